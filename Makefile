@@ -1,0 +1,54 @@
+# Two commands for a newcomer: `make run` and `make test`. Both create .venv when missing and
+# install the project with everything it needs first.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+POSTGRES_URL ?= postgresql://postgres@127.0.0.1:5432/test
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: install run test lint typecheck test-unit test-postgres bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[server,reports,dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Start the service on SQLite (./data) with a demo company and print its keys.
+run: $(STAMP)
+	$(VENV)/bin/inspectlang serve --demo --host $(HOST) --port $(PORT) --data-dir data
+
+## Lint, type-check, then the whole suite on SQLite and, when reachable, on PostgreSQL.
+test: $(STAMP) lint typecheck test-unit test-postgres
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check inspectlang runtime server tests benchmarks
+	$(VENV)/bin/ruff format --check inspectlang runtime server
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+test-unit: $(STAMP)
+	$(PY) -m pytest -q
+
+# The database tests again on PostgreSQL. Skipped with a plain message when PostgreSQL is not
+# reachable, unless REQUIRE_POSTGRES=1 (as .ci/run sets), where that is a failure.
+test-postgres: $(STAMP)
+	@if $(PY) -c "import psycopg,sys; psycopg.connect('$(POSTGRES_URL)', connect_timeout=3).close()" 2>/dev/null; then \
+		echo "== database tests on PostgreSQL ($(POSTGRES_URL))"; \
+		TEST_DATABASE_URL='$(POSTGRES_URL)' $(PY) -m pytest -q -m db; \
+	elif [ "$(REQUIRE_POSTGRES)" = "1" ]; then \
+		echo "PostgreSQL at $(POSTGRES_URL) is unreachable and REQUIRE_POSTGRES=1: failing."; exit 1; \
+	else \
+		echo "== PostgreSQL run SKIPPED: $(POSTGRES_URL) is unreachable (everything ran on SQLite)."; \
+	fi
+
+bench: $(STAMP)
+	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis data

@@ -1,0 +1,445 @@
+"""The abstract syntax tree of `.insp` files: frozen dataclasses, one per construct.
+
+Every node has a `span` (where it stands in the source) that takes no part in equality, so that
+`parse(format(tree)) == tree` compares structure and values, not positions. Comments are kept on
+the node they precede (`comments`) or end the line of (`trailing_comment`), so the formatter can
+put them back. Syntax: `docs/design/syntax.md`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A source range: 1-based line and column; the end is exclusive."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    def as_list(self) -> list[int]:
+        return [self.line, self.column, self.end_line, self.end_column]
+
+
+#: The span of nodes made by the program rather than read from a file (decompiler, tests).
+NO_SPAN = Span(0, 0, 0, 0)
+
+
+def _span() -> Span:
+    return field(default=NO_SPAN, compare=False, repr=False, kw_only=True)  # type: ignore[no-any-return]
+
+
+def _comments() -> tuple[str, ...]:
+    return field(default=(), compare=True, kw_only=True)  # type: ignore[no-any-return]
+
+
+# --------------------------------------------------------------------------------------------
+# Expressions
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Literal:
+    """A number, text or boolean written in the source."""
+
+    value: int | float | str | bool
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class ListExpr:
+    items: tuple[Expr, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Name:
+    """A bare name: a variable, a bound item, an event subject or a namespace (`car`, `inputs`)."""
+
+    name: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Attribute:
+    """`value.name`."""
+
+    value: Expr
+    name: str
+    span: Span = _span()
+    name_span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """`function(arguments)` for the library functions."""
+
+    function: str
+    arguments: tuple[Expr, ...]
+    span: Span = _span()
+    function_span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Quantifier:
+    """`count(L)`, `count(x in L where C)`, `any(...)`, `all(...)`, `sum(x in L of E)`.
+
+    `variable` is None only for the plain `count(L)`.
+    """
+
+    kind: str
+    variable: str | None
+    collection: Expr
+    condition: Expr | None = None
+    value: Expr | None = None
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Unary:
+    """`not x` or `-x`."""
+
+    operator: str
+    operand: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Binary:
+    """`left OP right` with OP one of `or and = != < <= > >= in + - * /`."""
+
+    operator: str
+    left: Expr
+    right: Expr
+    span: Span = _span()
+
+
+Expr = Union[Literal, ListExpr, Name, Attribute, Call, Quantifier, Unary, Binary]
+
+# --------------------------------------------------------------------------------------------
+# Statements (rule bodies)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SetStatement:
+    """`set VARIABLE to VALUE`."""
+
+    variable: str
+    value: Expr
+    span: Span = _span()
+    variable_span: Span = _span()
+    comments: tuple[str, ...] = _comments()
+    trailing_comment: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class IfStatement:
+    """`if C` ... `else if C2` ... `else` ...; an `else if` is an IfStatement alone in
+    `otherwise` with `is_else_if=True`, so the formatter writes it back the same way."""
+
+    condition: Expr
+    then: tuple[Statement, ...]
+    otherwise: tuple[Statement, ...] = ()
+    is_else_if: bool = False
+    span: Span = _span()
+    comments: tuple[str, ...] = _comments()
+    trailing_comment: str | None = field(default=None, kw_only=True)
+
+
+Statement = Union[SetStatement, IfStatement]
+
+# --------------------------------------------------------------------------------------------
+# Items inside declarations
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Quantity:
+    """A number with a unit: `48 hours`, `7 days`, `500 meters`, `5 MB`."""
+
+    amount: int | float
+    unit: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Size:
+    """`800 x 600` (width x height in pixels)."""
+
+    width: int
+    height: int
+    span: Span = _span()
+
+
+PropertyValue = Union[Expr, Quantity, Size]
+
+
+@dataclass(frozen=True, slots=True)
+class Property:
+    """`key: value` or `key LOCALE: value`; `values` holds the comma-separated parts."""
+
+    key: str
+    values: tuple[PropertyValue, ...]
+    locale: str | None = None
+    span: Span = _span()
+    key_span: Span = _span()
+    comments: tuple[str, ...] = _comments()
+    trailing_comment: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Flag:
+    """A property without a value: `required`, `whole number`, `email`."""
+
+    words: str
+    span: Span = _span()
+    comments: tuple[str, ...] = _comments()
+    trailing_comment: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """`option KEY: "Label"` or `option KEY LOCALE: "Etiqueta"` of a select/multiselect."""
+
+    key: str
+    label: str
+    locale: str | None = None
+    span: Span = _span()
+    comments: tuple[str, ...] = _comments()
+    trailing_comment: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Modifier:
+    """One part after the name of a `validate` line: `required`, `not run`,
+    `minimum confidence 85`, `within 24 hours`, `minimum size 800 x 600`."""
+
+    words: str
+    value: int | float | Quantity | Size | None = None
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Validate:
+    """`validate NAME, modifier, ...` inside an image."""
+
+    name: str
+    modifiers: tuple[Modifier, ...] = ()
+    span: Span = _span()
+    name_span: Span = _span()
+    comments: tuple[str, ...] = _comments()
+    trailing_comment: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class FeatureUse:
+    """`feature NAME` inside an image: the feature applies to that image."""
+
+    name: str
+    span: Span = _span()
+    comments: tuple[str, ...] = _comments()
+    trailing_comment: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Require:
+    """`require FIELD, FIELD` inside `product` or `consumer`."""
+
+    fields: tuple[str, ...]
+    span: Span = _span()
+    field_spans: tuple[Span, ...] = field(default=(), compare=False, repr=False, kw_only=True)
+    comments: tuple[str, ...] = _comments()
+    trailing_comment: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Disapprove:
+    """`disapprove "REASON" when CONDITION` inside `verdict`."""
+
+    reason: str
+    condition: Expr
+    span: Span = _span()
+    comments: tuple[str, ...] = _comments()
+    trailing_comment: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Approve:
+    """`approve when CONDITION` inside `verdict`."""
+
+    condition: Expr
+    span: Span = _span()
+    comments: tuple[str, ...] = _comments()
+    trailing_comment: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Otherwise:
+    """`otherwise "REASON"` inside `verdict`."""
+
+    reason: str
+    span: Span = _span()
+    comments: tuple[str, ...] = _comments()
+    trailing_comment: str | None = field(default=None, kw_only=True)
+
+
+Item = Union[
+    Property, Flag, Option, Validate, FeatureUse, Require, Disapprove, Approve, Otherwise
+]
+
+# --------------------------------------------------------------------------------------------
+# Declarations (each starts at column 0)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateDecl:
+    """`template "NAME"` with `type`, `id`, `locales` properties."""
+
+    name: str
+    items: tuple[Item, ...] = ()
+    span: Span = _span()
+    comments: tuple[str, ...] = _comments()
+    trailing_comment: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsDecl:
+    items: tuple[Item, ...] = ()
+    span: Span = _span()
+    comments: tuple[str, ...] = _comments()
+    trailing_comment: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class VariableDecl:
+    """`variable NAME: numeric|text = INITIAL`."""
+
+    name: str
+    variable_type: str
+    initial: Expr
+    span: Span = _span()
+    name_span: Span = _span()
+    comments: tuple[str, ...] = _comments()
+    trailing_comment: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ProductDecl:
+    items: tuple[Item, ...] = ()
+    span: Span = _span()
+    comments: tuple[str, ...] = _comments()
+    trailing_comment: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerDecl:
+    items: tuple[Item, ...] = ()
+    span: Span = _span()
+    comments: tuple[str, ...] = _comments()
+    trailing_comment: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ImageDecl:
+    name: str
+    items: tuple[Item, ...] = ()
+    span: Span = _span()
+    name_span: Span = _span()
+    comments: tuple[str, ...] = _comments()
+    trailing_comment: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class InputDecl:
+    name: str
+    items: tuple[Item, ...] = ()
+    span: Span = _span()
+    name_span: Span = _span()
+    comments: tuple[str, ...] = _comments()
+    trailing_comment: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class FeatureDecl:
+    """`feature NAME: on|off`."""
+
+    name: str
+    active: bool
+    span: Span = _span()
+    name_span: Span = _span()
+    comments: tuple[str, ...] = _comments()
+    trailing_comment: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class EventSpec:
+    """What a rule reacts to: `event` in words (`validation failed`), optionally narrowed by
+    `target` (an input, image or validation name) and `of_image` (`... of IMAGE`)."""
+
+    event: str
+    target: str | None = None
+    of_image: str | None = None
+    span: Span = _span()
+    target_span: Span = _span()
+    of_image_span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class RuleDecl:
+    """`on EVENT` followed by statements."""
+
+    event: EventSpec
+    body: tuple[Statement, ...]
+    span: Span = _span()
+    comments: tuple[str, ...] = _comments()
+    trailing_comment: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckDecl:
+    """`check KEY` with `name`, `description` and `valid when` properties."""
+
+    name: str
+    items: tuple[Item, ...] = ()
+    span: Span = _span()
+    name_span: Span = _span()
+    comments: tuple[str, ...] = _comments()
+    trailing_comment: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictDecl:
+    items: tuple[Item, ...] = ()
+    span: Span = _span()
+    comments: tuple[str, ...] = _comments()
+    trailing_comment: str | None = field(default=None, kw_only=True)
+
+
+Declaration = Union[
+    TemplateDecl,
+    SettingsDecl,
+    VariableDecl,
+    ProductDecl,
+    ConsumerDecl,
+    ImageDecl,
+    InputDecl,
+    FeatureDecl,
+    RuleDecl,
+    CheckDecl,
+    VerdictDecl,
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Module:
+    """A whole `.insp` file. `final_comments` are comments after the last declaration."""
+
+    declarations: tuple[Declaration, ...]
+    final_comments: tuple[str, ...] = ()
+    filename: str = field(default="<template>", compare=False)

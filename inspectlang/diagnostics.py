@@ -1,0 +1,139 @@
+"""Diagnostics: template problems as values, with a position the author can act on.
+
+Every problem has a stable code (`E0xx` errors, `W0xx` warnings), a message, the file and a span.
+`render` prints the source line with a caret under the span, the way compilers do; `to_dict`
+gives the JSON form used by `--format json` and by the server's 422 response.
+The table of codes is `CODES`; `docs/language.md` documents each one.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from inspectlang.ast import Span
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    code: str
+    message: str
+    span: Span
+    filename: str = "<template>"
+    severity: Severity = "error"
+    #: A "did you mean" suggestion, when a close name exists.
+    suggestion: str | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+            "file": self.filename,
+            "line": self.span.line,
+            "column": self.span.column,
+            "endLine": self.span.end_line,
+            "endColumn": self.span.end_column,
+        }
+        if self.suggestion is not None:
+            data["suggestion"] = self.suggestion
+        if self.notes:
+            data["notes"] = list(self.notes)
+        return data
+
+    def render(self, source: str | None = None) -> str:
+        """`file:line:column: error[E012]: message`, the source line and a caret under the span."""
+        head = (
+            f"{self.filename}:{self.span.line}:{self.span.column}: "
+            f"{self.severity}[{self.code}]: {self.message}"
+        )
+        lines = [head]
+        if source is not None and self.span.line >= 1:
+            source_lines = source.splitlines()
+            if self.span.line <= len(source_lines):
+                text = source_lines[self.span.line - 1]
+                gutter = f"{self.span.line:>4} | "
+                lines.append(gutter + text)
+                start = max(self.span.column, 1)
+                if self.span.end_line == self.span.line and self.span.end_column > start:
+                    width = self.span.end_column - start
+                else:
+                    width = max(len(text) - start + 1, 1)
+                lines.append(" " * (len(gutter) + start - 1) + "^" * width)
+        if self.suggestion is not None:
+            lines.append(f"     = help: did you mean `{self.suggestion}`?")
+        lines.extend(f"     = note: {note}" for note in self.notes)
+        return "\n".join(lines)
+
+
+class TemplateError(Exception):
+    """Raised when a template cannot be compiled; carries every diagnostic of the file."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic], source: str | None = None) -> None:
+        self.diagnostics = list(diagnostics)
+        self.source = source
+        first = self.diagnostics[0] if self.diagnostics else None
+        summary = first.render() if first else "template error"
+        more = len(self.diagnostics) - 1
+        super().__init__(summary + (f" (and {more} more)" if more > 0 else ""))
+
+    def render(self) -> str:
+        return "\n\n".join(d.render(self.source) for d in self.diagnostics)
+
+    def to_list(self) -> list[dict[str, Any]]:
+        return [d.to_dict() for d in self.diagnostics]
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
+    """The closest candidate to a misspelt name, if one is close enough."""
+    matches = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
+#: Every diagnostic code with a one-line meaning. Codes are stable: never reuse or renumber.
+CODES: dict[str, str] = {
+    # Syntax (parser)
+    "E001": "syntax error: unexpected token or character",
+    "E002": "bad indentation",
+    "E003": "unterminated text",
+    "E004": "nesting too deep",
+    "E005": "file too large",
+    # Structure
+    "E010": "unknown declaration or property",
+    "E011": "missing template header or required property",
+    "E012": "duplicate declaration",
+    "E013": "duplicate image side",
+    "E014": "duplicate identifier",
+    "E015": "invalid identifier format",
+    "E016": "unknown inspection type",
+    "E017": "property not allowed for this input type",
+    "E018": "options on a non-choice input, or a choice input without options",
+    "E019": "invalid value for a property",
+    # Names and types
+    "E020": "unknown name",
+    "E021": "unknown field",
+    "E022": "unknown function or wrong number of arguments",
+    "E023": "type mismatch",
+    "E024": "initial value of the wrong type",
+    "E025": "assignment to something that is not a variable",
+    "E026": "unknown validation name",
+    "E027": "unknown feature name",
+    "E028": "unknown locale or locale not declared",
+    "E029": "invalid regular expression",
+    # Logic
+    "E030": "division by a literal zero",
+    "E031": "a required input cannot be asked at create (built-in/alias templates)",
+    "E032": "value out of the input's own bounds",
+    "E033": "cycle between checks",
+    "E034": "verdict missing or can never be reached",
+    "E035": "a rule can never fire",
+    "E036": "event subject used outside its event",
+    "W001": "condition is always true or always false",
+    "W002": "variable is never used",
+    "W003": "disapproval can never match",
+}

@@ -1,0 +1,384 @@
+"""The Template manifest: what the compiler produces and what the runtime and the server consume.
+
+`Template.to_api()` serializes field for field to the spec's Template object (`_id`, `type`,
+`inspectionType`, `name`, `createdAt`, `updatedAt`, `parameters`, `variables`, `images`, `inputs`,
+`features`, `schema`) plus one extra key, `logic`, which holds everything the language knows that
+the spec's object has no place for: names, translations, per-validation thresholds, rules,
+global checks and the verdict, as the checked AST in JSON form (the IR, see `docs/design/ir.md`).
+
+A manifest is immutable once compiled: a changed template is a new revision with a new
+`logic.revision` (a content hash), and an inspection keeps the revision it was created with.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+#: Inspection types of the spec, in the spec's order.
+INSPECTION_TYPES: tuple[str, ...] = (
+    "car",
+    "moto",
+    "bike",
+    "machinery",
+    "goods",
+    "people",
+    "custom",
+    "cellphone",
+)
+
+#: Input types of the spec.
+INPUT_TYPES: tuple[str, ...] = (
+    "select",
+    "multiselect",
+    "text",
+    "textarea",
+    "date",
+    "numeric",
+    "check",
+    "file",
+    "video",
+)
+
+#: Validation names that appear in the spec.
+VALIDATION_NAMES: tuple[str, ...] = (
+    "date",
+    "distance",
+    "recaptured",
+    "angle",
+    "plate",
+    "color",
+    "make",
+    "model",
+    "complete",
+    "object",
+    "damage",
+    "face_comparison",
+    "birthdate",
+    "dni",
+    "full_name",
+    "sex",
+    "age",
+)
+
+#: Known features. `damage_declaration` is the spec's; the others are the ones a product needs.
+FEATURE_NAMES: tuple[str, ...] = (
+    "damage_declaration",
+    "video_call",
+    "geolocation",
+    "extra_images",
+    "document_scan",
+)
+
+#: Template aliases of built-in templates and the inspection types each is available for.
+ALIASES: dict[str, tuple[str, ...]] = {
+    "easy": INSPECTION_TYPES,
+    "deep": ("car", "moto"),
+    "damage": ("car",),
+}
+
+#: Product fields per inspection type, with their expression type. `milage` is spelled as the
+#: spec's product update body spells it. `people` has no product: its data is the consumer.
+PRODUCT_FIELDS: dict[str, dict[str, str]] = {
+    "car": {
+        "plate": "text",
+        "color": "text",
+        "make": "text",
+        "model": "text",
+        "use": "text",
+        "year": "number",
+        "milage": "number",
+        "vin": "text",
+    },
+    "moto": {
+        "plate": "text",
+        "color": "text",
+        "make": "text",
+        "model": "text",
+        "use": "text",
+        "year": "number",
+        "milage": "number",
+    },
+    "bike": {"make": "text", "model": "text", "color": "text", "year": "number", "serial": "text"},
+    "machinery": {
+        "make": "text",
+        "model": "text",
+        "year": "number",
+        "serial": "text",
+        "hours": "number",
+    },
+    "goods": {
+        "description": "text",
+        "quantity": "number",
+        "value": "number",
+        "serial": "text",
+    },
+    "people": {},
+    "custom": {"description": "text", "reference": "text"},
+    "cellphone": {
+        "make": "text",
+        "model": "text",
+        "color": "text",
+        "imei": "text",
+        "year": "number",
+    },
+}
+
+#: Consumer (identity) fields with their expression type.
+CONSUMER_FIELDS: dict[str, str] = {
+    "firstName": "text",
+    "lastName": "text",
+    "identification": "text",
+    "email": "text",
+    "phone": "text",
+    "birthdate": "date",
+    "sex": "number",
+    "address": "text",
+    "city": "text",
+    "state": "text",
+    "country": "text",
+}
+
+Stage = Literal["create", "update"]
+InputType = Literal[
+    "select", "multiselect", "text", "textarea", "date", "numeric", "check", "file", "video"
+]
+InspectionType = Literal[
+    "car", "moto", "bike", "machinery", "goods", "people", "custom", "cellphone"
+]
+TemplateKind = Literal["created", "built-in"]
+
+#: An IR expression or statement node: a JSON object with an `op` key (see docs/design/ir.md).
+IRNode = dict[str, Any]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True)
+
+
+class ValidationSpec(_Model):
+    """An image validation of the spec: `{_id, run, required, validation}`."""
+
+    id: str = Field(alias="_id")
+    run: bool = True
+    required: bool = True
+    validation: str
+
+
+class ImageSpec(_Model):
+    """An image the consumer must upload."""
+
+    side: str
+    identifier: str
+    validations: list[ValidationSpec] = Field(default_factory=list)
+
+
+class InputOption(_Model):
+    label: str
+
+
+class ValidationSchema(_Model):
+    """`required` plus the input type's own checks; absent keys are not serialized."""
+
+    required: bool = False
+    minLength: int | None = None
+    maxLength: int | None = None
+    pattern: str | None = None
+    email: bool | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    integer: bool | None = None
+    minDate: str | None = None
+    maxDate: str | None = None
+    minItems: int | None = None
+    maxItems: int | None = None
+    mediaTypes: list[str] | None = None
+    maxSizeBytes: int | None = None
+
+
+class InputSpec(_Model):
+    """A custom input (dynamic field) of the spec."""
+
+    identifier: str
+    label: str
+    type: InputType
+    options: list[InputOption] | None = None
+    stages: list[Stage] = Field(default_factory=list)
+    validationSchema: ValidationSchema = Field(default_factory=ValidationSchema)
+    helperMessage: str | None = None
+
+
+class VariableSpec(_Model):
+    name: str
+    type: Literal["numeric", "text"]
+    initialValue: float | int | str
+
+
+class FeatureSpec(_Model):
+    id: str = Field(alias="_id")
+    feature: str
+
+
+class Parameters(_Model):
+    """Template parameters. The spec shows `maxAttempts`; the others are ours (docs/language.md)."""
+
+    maxAttempts: int = 3
+    linkExpiresInHours: float | None = None
+    expiresInHours: float | None = None
+    minConfidence: float = 80
+    maxPhotoAgeHours: float | None = None
+    maxDistanceMeters: float | None = None
+    minImageWidth: int | None = None
+    minImageHeight: int | None = None
+
+
+# ---------------------------------------------------------------------------------------------
+# The compiled logic (the `logic` key). Expressions and statements are IR nodes (plain JSON).
+# ---------------------------------------------------------------------------------------------
+
+
+class ValidationLogic(_Model):
+    """Per-validation settings beyond the spec's `{_id, run, required, validation}`."""
+
+    minConfidence: float
+    #: Validator options, e.g. {"maxAgeHours": 24}, {"maxDistanceMeters": 500},
+    #: {"minWidth": 800, "minHeight": 600}.
+    options: dict[str, float] = Field(default_factory=dict)
+
+
+class ImageLogic(_Model):
+    name: str
+    #: Consumer-facing label per locale ("" key is the default locale's text).
+    labels: dict[str, str] = Field(default_factory=dict)
+    validations: dict[str, ValidationLogic] = Field(default_factory=dict)
+    features: list[str] = Field(default_factory=list)
+
+
+class InputTranslation(_Model):
+    label: str | None = None
+    helperMessage: str | None = None
+    options: list[str] | None = None
+
+
+class InputLogic(_Model):
+    name: str
+    #: Option keys, in the order of `options` of the spec's input.
+    optionKeys: list[str] | None = None
+    #: The image identifier this input belongs to, for per-image inputs.
+    image: str | None = None
+    translations: dict[str, InputTranslation] = Field(default_factory=dict)
+
+
+class FeatureLogic(_Model):
+    feature: str
+    active: bool
+
+
+class EventFilter(_Model):
+    """What a rule reacts to. `event` is one of RULE_EVENTS; the rest narrow it."""
+
+    event: str
+    input: str | None = None
+    image: str | None = None
+    validation: str | None = None
+
+
+class Rule(_Model):
+    id: str
+    on: EventFilter
+    body: list[IRNode]
+    span: list[int]
+
+
+class Check(_Model):
+    """A global validation: the spec's `{_id, name, description}` plus its condition."""
+
+    id: str = Field(alias="_id")
+    key: str
+    name: str
+    description: str
+    valid: IRNode
+    span: list[int]
+
+
+class Disapproval(_Model):
+    reason: str
+    when: IRNode
+    span: list[int]
+
+
+class Verdict(_Model):
+    #: Approved when no disapproval matches and this holds (None: always).
+    approveWhen: IRNode | None = None
+    disapprove: list[Disapproval] = Field(default_factory=list)
+    #: The reason given when no disapproval matched but `approveWhen` did not hold.
+    otherwise: str | None = None
+    span: list[int] | None = None
+
+
+class Requirements(_Model):
+    """Product and consumer fields the creation request must carry."""
+
+    product: list[str] = Field(default_factory=list)
+    consumer: list[str] = Field(default_factory=list)
+
+
+class Logic(_Model):
+    version: int = 1
+    #: Content hash of the manifest (without timestamps): identifies the revision.
+    revision: str = ""
+    sourceName: str | None = None
+    locales: list[str] = Field(default_factory=lambda: ["en_US"])
+    images: dict[str, ImageLogic] = Field(default_factory=dict)
+    inputs: dict[str, InputLogic] = Field(default_factory=dict)
+    features: list[FeatureLogic] = Field(default_factory=list)
+    requirements: Requirements = Field(default_factory=Requirements)
+    rules: list[Rule] = Field(default_factory=list)
+    #: In dependency order: a check comes after every check it refers to.
+    checks: list[Check] = Field(default_factory=list)
+    verdict: Verdict = Field(default_factory=Verdict)
+
+
+#: Events a rule can react to.
+RULE_EVENTS: tuple[str, ...] = (
+    "inspection_created",
+    "inspection_started",
+    "input_set",
+    "image_uploaded",
+    "image_processed",
+    "validation_passed",
+    "validation_failed",
+    "damage_declared",
+    "finish",
+)
+
+
+class Template(_Model):
+    """A compiled template: the spec's Template object plus `logic`."""
+
+    id: str = Field(alias="_id")
+    type: TemplateKind = "created"
+    inspectionType: InspectionType
+    name: str
+    createdAt: str
+    updatedAt: str
+    parameters: Parameters = Field(default_factory=Parameters)
+    variables: list[VariableSpec] = Field(default_factory=list)
+    images: list[ImageSpec] = Field(default_factory=list)
+    inputs: list[InputSpec] = Field(default_factory=list)
+    features: list[FeatureSpec] = Field(default_factory=list)
+    schema_: dict[str, Any] = Field(alias="schema")
+    logic: Logic = Field(default_factory=Logic)
+
+    def to_api(self, *, with_logic: bool = True) -> dict[str, Any]:
+        """The spec's Template object (JSON-ready), with `logic` unless asked not to."""
+        data = self.model_dump(by_alias=True, exclude_none=True, mode="json")
+        if not with_logic:
+            data.pop("logic", None)
+        return data
+
+    @classmethod
+    def from_api(cls, data: dict[str, Any]) -> Template:
+        """Load a manifest from its JSON form (the inverse of `to_api`)."""
+        return cls.model_validate(data)
