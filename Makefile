@@ -8,7 +8,7 @@ POSTGRES_URL ?= postgresql://postgres@127.0.0.1:5432/test
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install run test lint typecheck test-unit test-postgres bench clean
+.PHONY: install system-deps run test lint typecheck test-unit test-postgres bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -18,12 +18,22 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# Tools from Debian's packages that the tests use: pdftoppm (poppler-utils) renders a report page
+# to PNG. Installed when missing and we are root; otherwise say what to install.
+system-deps:
+	@command -v pdftoppm >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+			echo "installing poppler-utils (pdftoppm)"; \
+			(apt-get install -y -qq poppler-utils >/dev/null 2>&1 || \
+			 (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq poppler-utils >/dev/null)); \
+		else echo "pdftoppm is missing: install poppler-utils (the report tests need it)"; exit 1; fi; }
+
 ## Start the service on SQLite (./data) with a demo company and print its keys.
 run: $(STAMP)
 	$(VENV)/bin/inspectlang serve --demo --host $(HOST) --port $(PORT) --data-dir data
 
 ## Lint, type-check, then the whole suite on SQLite and, when reachable, on PostgreSQL.
-test: $(STAMP) lint typecheck test-unit test-postgres
+test: $(STAMP) system-deps lint typecheck test-unit test-postgres
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check inspectlang runtime server tests benchmarks
