@@ -1,0 +1,136 @@
+"""`create_app(settings)`: the Litestar application with auth, idempotency, errors and routes.
+
+Middleware order: authentication first, then idempotency (so unauthenticated requests store
+nothing), then the handler. Shared objects (database, settings, blob store, clock, idempotency
+store) live in `app.state` and reach handlers through `server.deps.DEPENDENCIES`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from typing import Any
+
+from litestar import Litestar, get
+from litestar.datastructures import State
+from litestar.middleware import DefineMiddleware
+from litestar.openapi.config import OpenAPIConfig
+from litestar.openapi.plugins import (
+    JsonRenderPlugin,
+    RedocRenderPlugin,
+    ScalarRenderPlugin,
+    SwaggerRenderPlugin,
+)
+from litestar.openapi.spec import Components, SecurityScheme
+
+from server import tokens
+from server.blobs import BlobStore, LocalBlobStore
+from server.controllers import load_routes
+from server.db import Database
+from server.deps import DEPENDENCIES, PUBLIC_OPT, AuthMiddleware, Clock, system_clock
+from server.errors import EXCEPTION_HANDLERS
+from server.idempotency import IdempotencyMiddleware, IdempotencyStore
+from server.settings import Settings
+
+logger = logging.getLogger("server.app")
+
+API_TITLE = "inspectlang inspection service"
+API_VERSION = "1.0.0"
+
+
+@get("/health", opt={PUBLIC_OPT: True}, sync_to_thread=False, include_in_schema=False)
+def health() -> dict[str, str]:
+    """Liveness probe: answers without touching the database."""
+    return {"status": "ok"}
+
+
+def openapi_config() -> OpenAPIConfig:
+    """OpenAPI 3.1 at `/schema/openapi.json`, browsable at `/schema` (Scalar) and siblings."""
+    return OpenAPIConfig(
+        title=API_TITLE,
+        version=API_VERSION,
+        path="/schema",
+        render_plugins=[
+            ScalarRenderPlugin(path=["/", "/scalar"]),
+            SwaggerRenderPlugin(path="/swagger"),
+            RedocRenderPlugin(path="/redoc"),
+            JsonRenderPlugin(path="/openapi.json"),
+        ],
+        components=Components(
+            security_schemes={
+                "apiKey": SecurityScheme(
+                    type="apiKey",
+                    name="x-api-key",
+                    security_scheme_in="header",
+                    description="The company's test or live API key.",
+                )
+            }
+        ),
+        security=[{"apiKey": []}],
+    )
+
+
+def create_app(
+    settings: Settings,
+    *,
+    db: Database | None = None,
+    blobs: BlobStore | None = None,
+    clock: Clock | None = None,
+    extra_routes: list[Any] | None = None,
+) -> Litestar:
+    """The application. `db`, `blobs` and `clock` default to ones made from `settings`;
+    `extra_routes` lets tests mount handlers beside the real ones."""
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    database = db or Database(settings.database_url)
+    database.create_all()
+    tokens.configure(settings.secret)
+    state = State(
+        {
+            "settings": settings,
+            "db": database,
+            "blobs": blobs or LocalBlobStore(settings.data_dir),
+            "clock": clock or system_clock,
+            "idempotency": IdempotencyStore(database),
+            "worker": None,
+        }
+    )
+    return Litestar(
+        route_handlers=[health, *load_routes(), *(extra_routes or [])],
+        state=state,
+        dependencies=DEPENDENCIES,
+        middleware=[DefineMiddleware(AuthMiddleware), DefineMiddleware(IdempotencyMiddleware)],
+        exception_handlers=EXCEPTION_HANDLERS,
+        openapi_config=openapi_config(),
+        request_max_body_size=settings.max_body_bytes,
+        on_startup=[_start_worker],
+        on_shutdown=[_stop_worker],
+        debug=False,
+    )
+
+
+def _start_worker(app: Litestar) -> None:
+    """Start R's in-process job worker when `settings.worker` is on and `server.jobs` exists."""
+    settings: Settings = app.state.settings
+    if not settings.worker:
+        return
+    try:
+        jobs = importlib.import_module("server.jobs")
+    except ModuleNotFoundError as error:
+        if error.name != "server.jobs":
+            raise
+        logger.info("no server.jobs module: background worker not started")
+        return
+    app.state.worker = jobs.start_worker_thread(app.state.db, settings)
+
+
+def _stop_worker(app: Litestar) -> None:
+    """Stop the in-process worker (it finishes its current job) before the process exits."""
+    worker = app.state.worker
+    app.state.worker = None
+    if worker is None:
+        return
+    stop = getattr(worker, "stop", None)
+    if callable(stop):
+        stop()
+    elif callable(worker):
+        worker()

@@ -1,0 +1,209 @@
+"""Errors as JSON: every error response is `{"code", "status", "description", "errors"?}`.
+
+Handlers raise `ApiError`; Litestar's own exceptions (unknown route, wrong method, malformed
+JSON, validation, body too large) and unexpected exceptions are turned into the same shape by
+`EXCEPTION_HANDLERS`, so a client never sees an HTML page or a traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Protocol
+
+from litestar import MediaType, Request, Response
+from litestar.exceptions import (
+    HTTPException,
+    MethodNotAllowedException,
+    NotAuthorizedException,
+    NotFoundException,
+    SerializationException,
+    ValidationException,
+)
+from litestar.exceptions.http_exceptions import RequestEntityTooLarge
+
+logger = logging.getLogger("server.errors")
+
+#: HTTP status of each stable error code (runtime codes included). S2 and R append entries.
+STATUS_BY_CODE: dict[str, int] = {
+    # transport and auth
+    "not_found": 404,
+    "method_not_allowed": 405,
+    "malformed_json": 400,
+    "invalid_body": 400,
+    "bad_request": 400,
+    "body_too_large": 413,
+    "unsupported_media_type": 415,
+    "internal_error": 500,
+    "unauthorized": 401,
+    "forbidden": 403,
+    "invalid_token": 401,
+    "token_expired": 401,
+    # idempotency
+    "invalid_idempotency_key": 400,
+    "idempotency_key_reused": 422,
+    "idempotency_request_in_progress": 409,
+    # spec: create inspection / get inspection
+    "invalid_template_id": 400,
+    "wrong_template_provided": 400,
+    "not_found_template": 404,
+    "input_value_not_provided": 400,
+    "invalid_input_value": 400,
+    "not_found_user": 404,
+    "inspection_not_found": 404,
+    # runtime (docs/design/runtime-api.md)
+    "invalid_locale": 400,
+    "invalid_initial_status": 400,
+    "inspection_not_editable": 409,
+    "invalid_status_transition": 409,
+    "product_not_found": 404,
+    "image_not_found": 404,
+    "max_attempts_exceeded": 409,
+    "unknown_validation": 400,
+    "invalid_validation_result": 400,
+    "feature_not_enabled": 409,
+    "update_inputs_missing": 409,
+}
+
+DESCRIPTIONS: dict[str, str] = {
+    "not_found": "No resource at this path.",
+    "method_not_allowed": "This path does not accept that HTTP method.",
+    "malformed_json": "The request body is not valid JSON.",
+    "invalid_body": "The request body or parameters are not valid.",
+    "body_too_large": "The request body is larger than the server accepts.",
+    "internal_error": "The server failed to handle the request.",
+    "unauthorized": "A valid API key is required in the x-api-key header.",
+}
+
+
+class ApiError(Exception):
+    """An error response with a stable `code`; raise it from anywhere under a handler."""
+
+    def __init__(
+        self,
+        code: str,
+        status: int,
+        description: str,
+        errors: list[dict[str, Any]] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(description)
+        self.code = code
+        self.status = status
+        self.description = description
+        self.errors = errors
+        self.headers = headers or {}
+
+    @classmethod
+    def of(
+        cls, code: str, description: str | None = None, errors: list[dict[str, Any]] | None = None
+    ) -> ApiError:
+        """An error whose status comes from `STATUS_BY_CODE` (400 for an unknown code)."""
+        return cls(
+            code,
+            STATUS_BY_CODE.get(code, 400),
+            description or DESCRIPTIONS.get(code, code.replace("_", " ")),
+            errors,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "code": self.code,
+            "status": self.status,
+            "description": self.description,
+        }
+        if self.errors is not None:
+            body["errors"] = self.errors
+        return body
+
+    def to_response(self) -> Response[dict[str, Any]]:
+        return Response(
+            content=self.to_dict(),
+            status_code=self.status,
+            media_type=MediaType.JSON,
+            headers=self.headers or None,
+        )
+
+
+class InspectionErrorLike(Protocol):
+    """What `runtime.InspectionError` carries (structural, so this module needs no runtime)."""
+
+    code: str
+    description: str
+    errors: list[dict[str, Any]]
+
+
+def from_inspection_error(err: InspectionErrorLike) -> ApiError:
+    """Map a runtime error to its HTTP status through `STATUS_BY_CODE` (400 when unknown)."""
+    errors = list(err.errors) if err.errors else None
+    return ApiError(err.code, STATUS_BY_CODE.get(err.code, 400), err.description, errors)
+
+
+def unauthorized(description: str | None = None) -> ApiError:
+    return ApiError.of("unauthorized", description)
+
+
+def _error_response(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    return api_error_for(exc).to_response()
+
+
+def api_error_for(exc: Exception) -> ApiError:
+    """The `ApiError` that describes any exception raised while handling a request."""
+    if isinstance(exc, ApiError):
+        return exc
+    if isinstance(exc, HTTPException):
+        return _from_http_exception(exc)
+    logger.error("unhandled error while handling a request", exc_info=exc)
+    return ApiError.of("internal_error")
+
+
+def _from_http_exception(exc: HTTPException) -> ApiError:
+    status = exc.status_code
+    if isinstance(exc, NotFoundException):
+        return ApiError.of("not_found")
+    if isinstance(exc, MethodNotAllowedException):
+        return ApiError.of("method_not_allowed")
+    if isinstance(exc, NotAuthorizedException):
+        return ApiError.of("unauthorized", _detail(exc, "unauthorized"))
+    if isinstance(exc, RequestEntityTooLarge) or status == 413 or "Entity Too Large" in exc.detail:
+        return ApiError.of("body_too_large")
+    if isinstance(exc.__cause__, SerializationException):
+        return ApiError.of("malformed_json")
+    if isinstance(exc, ValidationException):
+        return ApiError.of("invalid_body", errors=_validation_errors(exc.extra))
+    if status >= 500:
+        logger.error("server error while handling a request", exc_info=exc)
+        return ApiError.of("internal_error")
+    code = {401: "unauthorized", 403: "forbidden", 415: "unsupported_media_type"}.get(
+        status, "bad_request"
+    )
+    return ApiError(code, status, _detail(exc, code))
+
+
+def _detail(exc: HTTPException, code: str) -> str:
+    generic = exc.detail in ("", None) or exc.detail == getattr(type(exc), "detail", None)
+    return DESCRIPTIONS.get(code, code.replace("_", " ")) if generic else str(exc.detail)
+
+
+def _validation_errors(extra: Any) -> list[dict[str, Any]]:
+    """Litestar's validation messages as `[{"field", "source", "message"}]`."""
+    items = extra if isinstance(extra, list) else [extra] if extra else []
+    errors: list[dict[str, Any]] = []
+    for item in items:
+        if isinstance(item, dict):
+            entry: dict[str, Any] = {"message": str(item.get("message", "invalid value"))}
+            if item.get("key") is not None:
+                entry["field"] = str(item["key"])
+            if item.get("source") is not None:
+                entry["source"] = str(item["source"])
+            errors.append(entry)
+        else:
+            errors.append({"message": str(item)})
+    return errors
+
+
+#: Handed to `Litestar(exception_handlers=...)`: everything becomes the JSON error shape.
+EXCEPTION_HANDLERS: dict[type[Exception] | int, Any] = {
+    ApiError: _error_response,
+    HTTPException: _error_response,
+    Exception: _error_response,
+}

@@ -1,0 +1,300 @@
+"""Idempotency keys: the first response to a key is stored and replayed for its retries.
+
+Rules (spec "Idempotency", plus our choices where it is silent):
+- only POST, PUT and PATCH look at `Idempotency-Key`; GET and DELETE ignore it;
+- a key longer than 255 characters (or empty) gets 400 `invalid_idempotency_key`;
+- records are per company + key mode + key, with a fingerprint: sha256 of method, path and the
+  raw body; the same key with another fingerprint gets 422 `idempotency_key_reused`;
+- this middleware runs after authentication, so unauthenticated requests store nothing;
+- the key is claimed by an INSERT under a unique constraint BEFORE the handler runs, so two
+  concurrent requests can never both run it: the loser waits for the winner's response (up to
+  `WAIT_SECONDS`) and replays it, or gets 409 `idempotency_request_in_progress`;
+- the first response, whatever its status (5xx included), is stored and replayed with the
+  header `Idempotent-Replayed: true`; records expire after 24 hours and are then purged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, cast
+
+import anyio
+import anyio.to_thread
+from litestar.enums import ScopeType
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from sqlalchemy import delete, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from server.auth import AuthContext
+from server.db import Database
+from server.errors import ApiError
+from server.tables import IdempotencyRecord
+
+HEADER = b"idempotency-key"
+REPLAYED_HEADER = "Idempotent-Replayed"
+MAX_KEY_LENGTH = 255
+#: How long a record is kept and replayed.
+TTL = timedelta(hours=24)
+#: How long a duplicate waits for the first request in flight before giving up with 409.
+WAIT_SECONDS = 5.0
+POLL_SECONDS = 0.05
+#: Expired records are purged at most this often per process.
+PURGE_INTERVAL = timedelta(minutes=1)
+METHODS = frozenset({"POST", "PUT", "PATCH"})
+
+_table = cast(Any, IdempotencyRecord).__table__
+
+
+@dataclass(frozen=True, slots=True)
+class StoredResponse:
+    status_code: int
+    content_type: str | None
+    body: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """The outcome of trying to claim a key: ours to run, someone else's, or already answered."""
+
+    record_id: int | None
+    fingerprint: str
+    stored: StoredResponse | None = None
+    in_flight: bool = False
+
+
+def fingerprint(method: str, path: str, body: bytes) -> str:
+    digest = hashlib.sha256()
+    digest.update(method.upper().encode("ascii"))
+    digest.update(b"\n")
+    digest.update(path.encode("utf-8"))
+    digest.update(b"\n")
+    digest.update(body)
+    return digest.hexdigest()
+
+
+class IdempotencyStore:
+    """Claims and answers of idempotency keys in the database (all methods are blocking)."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._last_purge: datetime | None = None
+
+    def claim(self, auth: AuthContext, key: str, print_: str, now: datetime) -> Claim:
+        """Insert an in-flight record for the key, or report the existing one."""
+        self._maybe_purge(now)
+        for _ in range(3):
+            with self.db.engine.connect() as connection:
+                try:
+                    result = connection.execute(
+                        insert(_table).values(
+                            company_id=auth.company_id,
+                            mode=auth.mode,
+                            key=key,
+                            fingerprint=print_,
+                            created_at=now,
+                            expires_at=now + TTL,
+                        )
+                    )
+                    connection.commit()
+                    primary_key = result.inserted_primary_key
+                    return Claim(
+                        record_id=int(primary_key[0]) if primary_key else None, fingerprint=print_
+                    )
+                except IntegrityError:
+                    connection.rollback()
+                row = self._find(connection, auth, key)
+                if row is None:
+                    continue  # purged between our insert and our read: try again
+                if row.expires_at <= now:
+                    connection.execute(
+                        delete(_table)
+                        .where(_table.c.id == row.id)
+                        .where(_table.c.expires_at <= now)
+                    )
+                    connection.commit()
+                    continue
+                return self._existing(row)
+        raise ApiError.of("idempotency_request_in_progress", "The key could not be claimed.")
+
+    def lookup(self, auth: AuthContext, key: str, now: datetime) -> Claim | None:
+        with self.db.engine.connect() as connection:
+            row = self._find(connection, auth, key)
+        if row is None or row.expires_at <= now:
+            return None
+        return self._existing(row)
+
+    @staticmethod
+    def _find(connection: Any, auth: AuthContext, key: str) -> Any:
+        return connection.execute(
+            select(_table).where(
+                _table.c.company_id == auth.company_id,
+                _table.c.mode == auth.mode,
+                _table.c.key == key,
+            )
+        ).first()
+
+    @staticmethod
+    def _existing(row: Any) -> Claim:
+        if row.status_code is None:
+            return Claim(record_id=row.id, fingerprint=row.fingerprint, in_flight=True)
+        stored = StoredResponse(row.status_code, row.content_type, bytes(row.body or b""))
+        return Claim(record_id=row.id, fingerprint=row.fingerprint, stored=stored)
+
+    def store(self, record_id: int, response: StoredResponse) -> None:
+        with self.db.engine.begin() as connection:
+            connection.execute(
+                update(_table)
+                .where(_table.c.id == record_id)
+                .values(
+                    status_code=response.status_code,
+                    content_type=response.content_type,
+                    body=response.body,
+                )
+            )
+
+    def purge_expired(self, now: datetime) -> int:
+        with self.db.engine.begin() as connection:
+            result = connection.execute(delete(_table).where(_table.c.expires_at <= now))
+        return int(result.rowcount or 0)
+
+    def _maybe_purge(self, now: datetime) -> None:
+        if self._last_purge is None or now - self._last_purge >= PURGE_INTERVAL:
+            self._last_purge = now
+            self.purge_expired(now)
+
+
+class IdempotencyMiddleware:
+    """ASGI middleware applying the rules above; listed after `AuthMiddleware`."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        method = str(cast(Any, scope).get("method", ""))
+        if scope["type"] != ScopeType.HTTP or method not in METHODS:
+            await self.app(scope, receive, send)
+            return
+        raw_key = next((value for name, value in scope["headers"] if name == HEADER), None)
+        auth = scope.get("auth")
+        if raw_key is None or not isinstance(auth, AuthContext):
+            await self.app(scope, receive, send)
+            return
+        key = raw_key.decode("latin-1")
+        if not key.strip() or len(key) > MAX_KEY_LENGTH:
+            raise ApiError.of(
+                "invalid_idempotency_key",
+                f"Idempotency-Key must be 1 to {MAX_KEY_LENGTH} characters.",
+            )
+        state = scope["litestar_app"].state
+        store: IdempotencyStore = state.idempotency
+        body = await _read_body(receive, state.settings.max_body_bytes)
+        print_ = fingerprint(method, scope["path"], body)
+        now: datetime = state.clock()
+        claim = await anyio.to_thread.run_sync(store.claim, auth, key, print_, now)
+        _check_fingerprint(claim, print_)
+        claim = await _wait_while_in_flight(store, auth, key, claim, print_, state)
+        _check_fingerprint(claim, print_)
+        if claim.stored is not None:
+            await _replay(claim.stored, send)
+            return
+        if claim.in_flight or claim.record_id is None:
+            raise ApiError.of(
+                "idempotency_request_in_progress",
+                "A request with this Idempotency-Key is still being processed.",
+            )
+        await self._run_and_store(scope, body, receive, send, store, claim.record_id)
+
+    async def _run_and_store(
+        self,
+        scope: Scope,
+        body: bytes,
+        receive: Receive,
+        send: Send,
+        store: IdempotencyStore,
+        record_id: int,
+    ) -> None:
+        status_code = 500
+        content_type: str | None = None
+        chunks: list[bytes] = []
+        body_sent = False
+
+        async def replay_receive() -> Any:
+            nonlocal body_sent
+            if not body_sent:
+                body_sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        async def capture_send(message: Message) -> None:
+            nonlocal status_code, content_type
+            if message["type"] == "http.response.start":
+                status_code = int(message["status"])
+                for name, value in message.get("headers", []):
+                    if name.lower() == b"content-type":
+                        content_type = value.decode("latin-1")
+            elif message["type"] == "http.response.body":
+                chunks.append(bytes(message.get("body", b"")))
+            await send(message)
+
+        try:
+            await self.app(scope, cast(Receive, replay_receive), capture_send)
+        except Exception:
+            error = ApiError.of("internal_error")
+            stored = StoredResponse(500, "application/json", json.dumps(error.to_dict()).encode())
+            await anyio.to_thread.run_sync(store.store, record_id, stored)
+            raise
+        stored = StoredResponse(status_code, content_type, b"".join(chunks))
+        await anyio.to_thread.run_sync(store.store, record_id, stored)
+
+
+def _check_fingerprint(claim: Claim, print_: str) -> None:
+    if claim.fingerprint != print_:
+        raise ApiError.of(
+            "idempotency_key_reused",
+            "This Idempotency-Key was used with a different request.",
+        )
+
+
+async def _wait_while_in_flight(
+    store: IdempotencyStore, auth: AuthContext, key: str, claim: Claim, print_: str, state: Any
+) -> Claim:
+    """Poll a record someone else claimed until it has a response or `WAIT_SECONDS` pass."""
+    waited = 0.0
+    while claim.in_flight and waited < WAIT_SECONDS:
+        await anyio.sleep(POLL_SECONDS)
+        waited += POLL_SECONDS
+        found = await anyio.to_thread.run_sync(store.lookup, auth, key, state.clock())
+        if found is None:
+            # The first request's record expired or vanished: claim the key ourselves.
+            return await anyio.to_thread.run_sync(store.claim, auth, key, print_, state.clock())
+        claim = found
+    return claim
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message: Any = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunk = bytes(message.get("body", b""))
+        size += len(chunk)
+        if size > limit:
+            raise ApiError.of("body_too_large")
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+async def _replay(stored: StoredResponse, send: Send) -> None:
+    headers = [(REPLAYED_HEADER.lower().encode(), b"true")]
+    if stored.content_type:
+        headers.append((b"content-type", stored.content_type.encode("latin-1")))
+    headers.append((b"content-length", str(len(stored.body)).encode()))
+    await send({"type": "http.response.start", "status": stored.status_code, "headers": headers})
+    await send({"type": "http.response.body", "body": stored.body, "more_body": False})

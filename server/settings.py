@@ -1,0 +1,145 @@
+"""Server settings, read from environment variables, with defaults that work out of the box.
+
+`Settings.from_env()` is the only place the service reads its environment; everything else gets a
+`Settings` object passed in (tests build one directly). No `.env` file is read on purpose.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+#: Default request body limit: enough for a few high resolution photos in one multipart upload.
+DEFAULT_MAX_BODY_BYTES = 20 * 1024 * 1024
+#: Name of the file, inside the data directory, holding the generated server secret.
+SECRET_FILE_NAME = "server-secret"
+
+Environment = Literal["development", "production"]
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+class SettingsError(ValueError):
+    """An environment variable holds a value the server cannot use."""
+
+
+class Settings(BaseModel):
+    """Everything the server needs to know about its surroundings."""
+
+    model_config = ConfigDict(frozen=True)
+
+    #: SQLAlchemy URL; `sqlite:///<data_dir>/inspectlang.sqlite3` when unset.
+    database_url: str
+    #: Directory for the SQLite file, blobs (images, PDFs), the secret and the demo keys.
+    data_dir: Path
+    #: Base URL clients use to reach the service (links in responses, report URLs).
+    public_url: str = "http://127.0.0.1:8000"
+    #: Server secret for HMAC tokens and signed links. Never logged.
+    secret: str = Field(repr=False)
+    env: Environment = "development"
+    #: Allow webhook callbacks to loopback/private addresses (development and tests only).
+    allow_loopback_webhooks: bool = False
+    #: Largest request body accepted, in bytes; larger ones get 413 `body_too_large`.
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    #: Run the background job worker inside the server process.
+    worker: bool = True
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Build settings from `environ` (default `os.environ`); keyword overrides win.
+
+        When no secret is configured, one is generated once and kept in the data directory, so
+        tokens and signed links stay valid across restarts.
+        """
+        env = os.environ if environ is None else environ
+        data_dir = Path(
+            overrides.pop("data_dir", None) or env.get("INSPECTLANG_DATA_DIR") or "data"
+        )
+        data_dir = data_dir.expanduser().resolve()
+        values: dict[str, Any] = {
+            "data_dir": data_dir,
+            "database_url": env.get("DATABASE_URL") or default_database_url(data_dir),
+            "public_url": env.get("INSPECTLANG_PUBLIC_URL") or "http://127.0.0.1:8000",
+            "env": env.get("INSPECTLANG_ENV") or "development",
+            "allow_loopback_webhooks": _parse_bool(
+                env, "INSPECTLANG_ALLOW_LOOPBACK_WEBHOOKS", default=False
+            ),
+            "max_body_bytes": _parse_int(
+                env, "INSPECTLANG_MAX_BODY_BYTES", default=DEFAULT_MAX_BODY_BYTES
+            ),
+            "worker": _parse_bool(env, "INSPECTLANG_WORKER", default=True),
+        }
+        values.update({key: value for key, value in overrides.items() if value is not None})
+        if values["env"] not in ("development", "production"):
+            raise SettingsError(
+                f"INSPECTLANG_ENV must be 'development' or 'production', not {values['env']!r}"
+            )
+        if "secret" not in values:
+            values["secret"] = env.get("INSPECTLANG_SECRET") or load_or_create_secret(data_dir)
+        return cls(**values)
+
+    @property
+    def public_base(self) -> str:
+        """`public_url` without a trailing slash, ready to have a path appended."""
+        return self.public_url.rstrip("/")
+
+
+def default_database_url(data_dir: Path) -> str:
+    """The SQLite file inside the data directory."""
+    return f"sqlite:///{data_dir / 'inspectlang.sqlite3'}"
+
+
+def load_or_create_secret(data_dir: Path) -> str:
+    """Read the server secret from the data directory, creating it (mode 0600) the first time."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    path = data_dir / SECRET_FILE_NAME
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        pass
+    secret = secrets.token_urlsafe(48)
+    temporary = path.with_suffix(f".tmp-{secrets.token_hex(4)}")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(secret)
+        handle.flush()
+        os.fsync(handle.fileno())
+    try:
+        # link() fails when another process created the file first: then its secret wins.
+        os.link(temporary, path)
+    except FileExistsError:
+        secret = path.read_text(encoding="utf-8").strip()
+    finally:
+        os.unlink(temporary)
+    return secret
+
+
+def _parse_bool(env: Mapping[str, str], name: str, *, default: bool) -> bool:
+    raw = env.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise SettingsError(f"{name} must be a boolean (1/0, true/false), not {raw!r}")
+
+
+def _parse_int(env: Mapping[str, str], name: str, *, default: int) -> int:
+    raw = env.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise SettingsError(f"{name} must be an integer, not {raw!r}") from None
+    if value <= 0:
+        raise SettingsError(f"{name} must be positive, not {value}")
+    return value

@@ -1,0 +1,112 @@
+"""Tables of the server's foundation: companies, their members and API keys, idempotency records.
+
+Resource tables (templates, inspections, images) live in `server.records`; report and job
+tables in `server.reports.tables`.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Column, DateTime, Dialect, LargeBinary, UniqueConstraint
+from sqlalchemy.types import TypeDecorator
+from sqlmodel import Field, SQLModel
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def new_id() -> str:
+    """24 random hex characters, the shape of the spec's `_id` values."""
+    return secrets.token_hex(12)
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """An aware UTC datetime on every backend (SQLite stores it naive; we add the zone back)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given for a UTC column")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if not isinstance(value, datetime):
+            raise TypeError(f"expected a datetime, got {type(value).__name__}")
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _timestamp(nullable: bool = False, index: bool = False) -> Column[datetime]:
+    """A `UtcDateTime` column; a new Column object per field, as SQLAlchemy requires."""
+    return Column(UtcDateTime(), nullable=nullable, index=index)
+
+
+class Company(SQLModel, table=True):
+    __tablename__ = "companies"
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    name: str = Field(max_length=200)
+    #: Inspections created with the live key (test inspections are never counted).
+    consumed_inspections: int = Field(default=0)
+    #: Secret for signing webhook payloads (R's `server.webhooks` rotates it).
+    webhook_secret: str | None = Field(default=None, max_length=200)
+    created_at: datetime = Field(default_factory=utcnow, sa_column=_timestamp())
+
+
+class Member(SQLModel, table=True):
+    """A company member; `producer.internalId` in a creation request names one."""
+
+    __tablename__ = "members"
+    __table_args__ = (UniqueConstraint("company_id", "internal_id", name="uq_members_internal_id"),)
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    company_id: str = Field(foreign_key="companies.id", index=True, max_length=32)
+    internal_id: str = Field(max_length=200)
+    name: str | None = Field(default=None, max_length=200)
+    email: str | None = Field(default=None, max_length=320)
+    created_at: datetime = Field(default_factory=utcnow, sa_column=_timestamp())
+
+
+class ApiKey(SQLModel, table=True):
+    """An API key, stored as a SHA-256 hash; `id` is the public part embedded in the key."""
+
+    __tablename__ = "api_keys"
+
+    id: str = Field(primary_key=True, max_length=32)
+    company_id: str = Field(foreign_key="companies.id", index=True, max_length=32)
+    mode: str = Field(max_length=8)
+    key_hash: str = Field(max_length=64)
+    created_at: datetime = Field(default_factory=utcnow, sa_column=_timestamp())
+    revoked_at: datetime | None = Field(default=None, sa_column=_timestamp(nullable=True))
+
+
+class IdempotencyRecord(SQLModel, table=True):
+    """The first response to an `Idempotency-Key`, claimed before the handler runs."""
+
+    __tablename__ = "idempotency_records"
+    __table_args__ = (
+        UniqueConstraint("company_id", "mode", "key", name="uq_idempotency_company_mode_key"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    company_id: str = Field(max_length=32)
+    mode: str = Field(max_length=8)
+    key: str = Field(max_length=255)
+    #: sha256 of method, path and raw body.
+    fingerprint: str = Field(max_length=64)
+    #: None while the first request is in flight.
+    status_code: int | None = Field(default=None)
+    content_type: str | None = Field(default=None, max_length=200)
+    body: bytes | None = Field(default=None, sa_column=Column(LargeBinary, nullable=True))
+    created_at: datetime = Field(default_factory=utcnow, sa_column=_timestamp())
+    expires_at: datetime = Field(sa_column=_timestamp(index=True))

@@ -1,0 +1,120 @@
+"""Short-lived signed tokens (image uploads, signed links): HMAC-SHA256 with the server secret.
+
+A token is `<payload>.<signature>`, both base64url without padding; the payload is compact JSON
+with the kind, subject, company, mode and expiry. Verification compares signatures in constant
+time and checks kind and expiry. The secret is set once per process by `configure` (the app
+does it from `Settings.secret`); `issue`/`verify` also take an explicit `secret=`.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Literal
+
+from server.errors import ApiError
+
+Mode = Literal["test", "live"]
+
+#: Longest token accepted by `verify`, so a huge header cannot make us hash megabytes.
+MAX_TOKEN_LENGTH = 2048
+
+_secret: bytes | None = None
+
+
+class TokenError(ApiError):
+    """A token that is malformed, forged, of another kind, or expired (HTTP 401)."""
+
+    def __init__(self, code: Literal["invalid_token", "token_expired"], description: str) -> None:
+        super().__init__(code, 401, description)
+
+
+@dataclass(frozen=True, slots=True)
+class TokenClaims:
+    kind: str
+    subject: str
+    company_id: str
+    mode: Mode
+    expires_at: datetime
+
+
+def configure(secret: str) -> None:
+    """Set the process-wide signing secret (called by `create_app`)."""
+    global _secret
+    _secret = secret.encode("utf-8")
+
+
+def _key(secret: str | None) -> bytes:
+    if secret is not None:
+        return secret.encode("utf-8")
+    if _secret is None:
+        raise RuntimeError("server.tokens.configure(secret) has not been called")
+    return _secret
+
+
+def _b64encode(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _b64decode(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _sign(key: bytes, payload: str) -> str:
+    return _b64encode(hmac.new(key, payload.encode("ascii"), hashlib.sha256).digest())
+
+
+def issue(
+    kind: str,
+    subject: str,
+    company_id: str,
+    mode: Mode,
+    ttl_seconds: int,
+    *,
+    now: datetime | None = None,
+    secret: str | None = None,
+) -> tuple[str, datetime]:
+    """A token for `kind` (e.g. "image") about `subject`, valid `ttl_seconds`; and its expiry."""
+    issued = now or datetime.now(UTC)
+    expires_at = (issued + timedelta(seconds=ttl_seconds)).replace(microsecond=0)
+    claims = {
+        "k": kind,
+        "s": subject,
+        "c": company_id,
+        "m": mode,
+        "e": int(expires_at.timestamp()),
+    }
+    payload = _b64encode(json.dumps(claims, separators=(",", ":")).encode("utf-8"))
+    return f"{payload}.{_sign(_key(secret), payload)}", expires_at
+
+
+def verify(
+    kind: str, token: str, *, now: datetime | None = None, secret: str | None = None
+) -> TokenClaims:
+    """The claims of a valid, unexpired token of `kind`; `TokenError` otherwise."""
+    if not token or len(token) > MAX_TOKEN_LENGTH or token.count(".") != 1:
+        raise TokenError("invalid_token", "The token is malformed.")
+    payload, signature = token.split(".")
+    expected = _sign(_key(secret), payload)
+    if not hmac.compare_digest(expected.encode("ascii"), signature.encode("ascii", "replace")):
+        raise TokenError("invalid_token", "The token signature is not valid.")
+    try:
+        claims = json.loads(_b64decode(payload))
+        token_kind, subject, company_id, mode = (
+            str(claims["k"]),
+            str(claims["s"]),
+            str(claims["c"]),
+            claims["m"],
+        )
+        expires_at = datetime.fromtimestamp(int(claims["e"]), UTC)
+    except (ValueError, KeyError, TypeError):
+        raise TokenError("invalid_token", "The token is malformed.") from None
+    if token_kind != kind or mode not in ("test", "live"):
+        raise TokenError("invalid_token", f"This is not a {kind} token.")
+    if (now or datetime.now(UTC)) >= expires_at:
+        raise TokenError("token_expired", "The token has expired.")
+    return TokenClaims(token_kind, subject, company_id, mode, expires_at)

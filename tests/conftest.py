@@ -1,0 +1,209 @@
+"""Shared fixtures: a real database, the real app served over HTTP, companies with API keys.
+
+By default each test module gets a fresh SQLite file. With `TEST_DATABASE_URL` set (as
+`make test-postgres` does) every database test runs on that PostgreSQL instead, inside a schema
+created for this test session (`options=-csearch_path=...`) and dropped at the end. An
+unreachable PostgreSQL is a failure, never a skip.
+
+Every test under `tests/server/` and `tests/reports/` is marked `db`, so `pytest -m db` reruns
+exactly those on PostgreSQL. Server imports happen inside fixtures, so the language and runtime
+tests never need the server's dependencies.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+import pytest
+
+if TYPE_CHECKING:
+    import httpx
+
+    from server.db import Database
+    from server.settings import Settings
+
+#: The fixed server secret of test settings, so tokens made in one test module verify in another.
+TEST_SECRET = "inspectlang-test-secret-0123456789abcdef"
+DB_MARKED_DIRECTORIES = ("server", "reports")
+ServeApp = Callable[[Any], AbstractContextManager[str]]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "db: uses the database; rerun on PostgreSQL by `make test-postgres`"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    tests_root = Path(__file__).parent
+    for item in items:
+        try:
+            relative = Path(str(item.path)).relative_to(tests_root)
+        except ValueError:
+            continue
+        if relative.parts and relative.parts[0] in DB_MARKED_DIRECTORIES:
+            item.add_marker(pytest.mark.db)
+
+
+# --- database ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def postgres_schema_url() -> Iterator[str | None]:
+    """With TEST_DATABASE_URL: a fresh schema for this session, as a URL; else None."""
+    base_url = os.environ.get("TEST_DATABASE_URL")
+    if not base_url:
+        yield None
+        return
+    import psycopg
+
+    conninfo = base_url.replace("postgresql+psycopg://", "postgresql://")
+    schema = f"test_{secrets.token_hex(6)}"
+    try:
+        with psycopg.connect(conninfo, connect_timeout=5, autocommit=True) as connection:
+            connection.execute(f'CREATE SCHEMA "{schema}"')
+    except psycopg.OperationalError as error:
+        pytest.fail(f"TEST_DATABASE_URL is set but PostgreSQL is unreachable: {error}")
+    separator = "&" if "?" in base_url else "?"
+    yield f"{base_url}{separator}options={quote(f'-csearch_path={schema}', safe='')}"
+    with psycopg.connect(conninfo, connect_timeout=5, autocommit=True) as connection:
+        connection.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("data")
+
+
+@pytest.fixture(scope="module")
+def database_url(postgres_schema_url: str | None, data_dir: Path) -> str:
+    """A fresh SQLite file per module, or the session's PostgreSQL schema."""
+    if postgres_schema_url is not None:
+        return postgres_schema_url
+    return f"sqlite:///{data_dir / 'test.sqlite3'}"
+
+
+@pytest.fixture(scope="module")
+def server_socket() -> Iterator[socket.socket]:
+    """A listening socket on a free 127.0.0.1 port, bound before the settings need the URL."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    yield sock
+    sock.close()
+
+
+@pytest.fixture(scope="module")
+def settings(database_url: str, data_dir: Path, server_socket: socket.socket) -> Settings:
+    """Test settings: no in-process worker, loopback webhooks allowed, a fixed secret.
+
+    Override this fixture (same name) in a conftest to change a setting, e.g. `worker=True`.
+    """
+    from server.settings import Settings
+
+    port = server_socket.getsockname()[1]
+    return Settings(
+        database_url=database_url,
+        data_dir=data_dir,
+        public_url=f"http://127.0.0.1:{port}",
+        secret=TEST_SECRET,
+        env="development",
+        allow_loopback_webhooks=True,
+        worker=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def db(settings: Settings) -> Iterator[Database]:
+    from server.db import Database
+
+    database = Database(settings.database_url)
+    database.create_all()
+    yield database
+    database.dispose()
+
+
+# --- serving the real app -------------------------------------------------------------------------
+
+
+@contextmanager
+def serve(app: Any, sock: socket.socket | None = None) -> Iterator[str]:
+    """Serve an ASGI app with uvicorn in a background thread; yields its base URL."""
+    import uvicorn
+
+    own_socket = sock is None
+    if sock is None:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(128)
+    config = uvicorn.Config(app, lifespan="on", log_level="warning", ws="none", access_log=False)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.01)
+    host, port = sock.getsockname()[:2]
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=20)
+        if own_socket:
+            sock.close()
+
+
+@pytest.fixture(scope="session")
+def serve_app() -> ServeApp:
+    """`with serve_app(app) as base_url:` serves another app (e.g. with a fake clock)."""
+    return serve
+
+
+@pytest.fixture(scope="module")
+def live_server(settings: Settings, db: Database, server_socket: socket.socket) -> Iterator[str]:
+    """The real app (every controller present) on uvicorn; yields its base URL."""
+    from server.app import create_app
+
+    with serve(create_app(settings, db=db), server_socket) as base_url:
+        yield base_url
+
+
+@pytest.fixture
+def client(live_server: str) -> Iterator[httpx.Client]:
+    import httpx
+
+    with httpx.Client(base_url=live_server, timeout=30) as http:
+        yield http
+
+
+def _new_company(db: Database, label: str) -> dict[str, Any]:
+    from server.auth import create_company
+
+    members = ["member-1", "member-2"]
+    created = create_company(db, f"{label} {secrets.token_hex(3)}", members)
+    return {**created, "members": members}
+
+
+@pytest.fixture
+def company(db: Database) -> dict[str, Any]:
+    """A new company: `{"companyId", "testKey", "liveKey", "members": ["member-1", "member-2"]}`."""
+    return _new_company(db, "Company")
+
+
+@pytest.fixture
+def other_company(db: Database) -> dict[str, Any]:
+    """A second, unrelated company, for isolation tests."""
+    return _new_company(db, "Other company")
