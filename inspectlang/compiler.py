@@ -1,0 +1,325 @@
+"""The compiler: source text or a parsed module -> the Template manifest (`inspectlang.manifest`).
+
+Parsing is `inspectlang.parser`'s, checking `inspectlang.checker`'s; this module only turns a
+`CheckedTemplate` into the manifest: the spec's Template object field for field, the creation
+body's JSON Schema (`inspectlang.schema`) and the `logic` the runtime runs (docs/design/ir.md).
+`logic.revision` is a content hash, so an unchanged file always compiles to the same revision.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from inspectlang import ast
+from inspectlang.checker import CheckedTemplate, check_module
+from inspectlang.diagnostics import Diagnostic, TemplateError
+from inspectlang.manifest import (
+    INSPECTION_TYPES,
+    PRODUCT_FIELDS,
+    Check,
+    Disapproval,
+    EventFilter,
+    FeatureLogic,
+    FeatureSpec,
+    ImageLogic,
+    ImageSpec,
+    InputLogic,
+    InputOption,
+    InputSpec,
+    InputTranslation,
+    IRNode,
+    Logic,
+    Parameters,
+    Requirements,
+    Rule,
+    Template,
+    ValidationLogic,
+    ValidationSchema,
+    ValidationSpec,
+    VariableSpec,
+    Verdict,
+)
+from inspectlang.schema import creation_schema
+from inspectlang.types import ExpressionChecker, Scope
+
+#: Diagnostics about something missing are not reported when the file has syntax errors: the
+#: missing declaration is most likely the one the parser could not read.
+_MISSING = frozenset({"E011", "E020", "E034", "E035"})
+
+
+def _parse(source: str, filename: str) -> tuple[ast.Module | None, list[Diagnostic]]:
+    from inspectlang.parser import parse_with_diagnostics
+
+    return parse_with_diagnostics(source, filename)
+
+
+def _check(
+    source: str, filename: str, template_kind: str
+) -> tuple[CheckedTemplate | None, list[Diagnostic]]:
+    module, diagnostics = _parse(source, filename)
+    if module is None:
+        return None, diagnostics
+    checked, found = check_module(module, template_kind=template_kind)
+    if diagnostics:
+        found = [d for d in found if d.code not in _MISSING]
+        return None, sorted([*diagnostics, *found], key=lambda d: (d.span.line, d.span.column))
+    return checked, found
+
+
+def check_source(
+    source: str, filename: str = "<template>", *, template_kind: str = "created"
+) -> list[Diagnostic]:
+    """Every diagnostic of a template (syntax, then names, types and logic), errors and
+    warnings, in source order. An empty list means the file compiles without warnings."""
+    return _check(source, filename, template_kind)[1]
+
+
+def compile_source(
+    source: str,
+    filename: str = "<template>",
+    *,
+    template_kind: str = "created",
+    now: datetime | None = None,
+) -> Template:
+    """Compile `.insp` text to a Template manifest; raises `TemplateError` with every error."""
+    checked, diagnostics = _check(source, filename, template_kind)
+    if checked is None:
+        raise TemplateError([d for d in diagnostics if d.severity == "error"], source)
+    return build_manifest(checked, now=now)
+
+
+def compile_module(
+    module: ast.Module, *, template_kind: str = "created", now: datetime | None = None
+) -> Template:
+    """Compile an already parsed module (e.g. one built by the decompiler)."""
+    checked, diagnostics = check_module(module, template_kind=template_kind)
+    if checked is None:
+        raise TemplateError([d for d in diagnostics if d.severity == "error"])
+    return build_manifest(checked, now=now)
+
+
+def timestamp(now: datetime | None = None) -> str:
+    """ISO 8601 in UTC with milliseconds and `Z`, the spec's timestamp form."""
+    moment = (now or datetime.now(UTC)).astimezone(UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def revision_of(data: Mapping[str, Any]) -> str:
+    """sha256 of the canonical JSON of a manifest without `createdAt`, `updatedAt` and
+    `logic.revision`: equal manifests have equal revisions whenever they were compiled."""
+    content = {k: v for k, v in data.items() if k not in ("createdAt", "updatedAt")}
+    logic = content.get("logic")
+    if isinstance(logic, dict):
+        content["logic"] = {k: v for k, v in logic.items() if k != "revision"}
+    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> Template:
+    """The Template manifest of a checked template (no further checks: the input is valid)."""
+    moment = timestamp(now)
+    inputs = [
+        InputSpec(
+            identifier=i.identifier,
+            label=i.label,
+            type=i.input_type,
+            options=[InputOption(label=label) for label in i.option_labels]
+            if i.option_labels is not None
+            else None,
+            stages=i.stages,
+            validationSchema=ValidationSchema(required=i.required, **i.checks),
+            helperMessage=i.help,
+        )
+        for i in checked.inputs
+    ]
+    logic = Logic(
+        sourceName=checked.filename,
+        locales=checked.locales,
+        images={
+            image.identifier: ImageLogic(
+                name=image.name,
+                labels=image.labels,
+                validations={
+                    v.name: ValidationLogic(minConfidence=v.min_confidence, options=v.options)
+                    for v in image.validations
+                },
+                features=image.features,
+            )
+            for image in checked.images
+        },
+        inputs={
+            i.identifier: InputLogic(
+                name=i.name,
+                optionKeys=i.option_keys,
+                image=i.image,
+                translations={
+                    locale: InputTranslation(**values) for locale, values in i.translations.items()
+                },
+            )
+            for i in checked.inputs
+        },
+        features=[
+            FeatureLogic(feature=name, active=active) for name, active, _ in checked.features
+        ],
+        requirements=Requirements(
+            product=checked.product_required, consumer=checked.consumer_required
+        ),
+        rules=[
+            Rule(
+                id=rule.id,
+                on=EventFilter(
+                    event=rule.event, input=rule.input, image=rule.image, validation=rule.validation
+                ),
+                body=rule.body,
+                span=rule.span.as_list(),
+            )
+            for rule in checked.rules
+        ],
+        checks=[
+            Check(
+                id=check.id,
+                key=check.key,
+                name=check.name,
+                description=check.description,
+                valid=check.valid,
+                span=check.span.as_list(),
+            )
+            for check in checked.checks
+        ],
+        verdict=Verdict(
+            approveWhen=checked.verdict.approve_when,
+            disapprove=[
+                Disapproval(reason=reason, when=when, span=span.as_list())
+                for reason, when, span in checked.verdict.disapprove
+            ],
+            otherwise=checked.verdict.otherwise,
+            span=checked.verdict.span.as_list() if checked.verdict.span else None,
+        ),
+    )
+    template = Template(
+        id=checked.template_id,
+        type=checked.template_kind,
+        inspectionType=checked.inspection_type,
+        name=checked.name,
+        createdAt=moment,
+        updatedAt=moment,
+        parameters=Parameters(**checked.parameters),
+        variables=[
+            VariableSpec(name=name, type=type_, initialValue=initial)
+            for name, type_, initial in checked.variables
+        ],
+        images=[
+            ImageSpec(
+                side=image.side,
+                identifier=image.identifier,
+                validations=[
+                    ValidationSpec(id=v.id, run=v.run, required=v.required, validation=v.name)
+                    for v in image.validations
+                ],
+            )
+            for image in checked.images
+        ],
+        inputs=inputs,
+        features=[
+            FeatureSpec(id=feature_id, feature=name)
+            for name, active, feature_id in checked.features
+            if active
+        ],
+        schema_=creation_schema(
+            checked.inspection_type, inputs, checked.product_required, checked.consumer_required
+        ),
+        logic=logic,
+    )
+    return with_revision(template)
+
+
+def with_revision(template: Template) -> Template:
+    """The template with `logic.revision` set to the hash of its content."""
+    revision = revision_of(template.to_api())
+    return template.model_copy(
+        update={"logic": template.logic.model_copy(update={"revision": revision})}
+    )
+
+
+# -- standalone expressions -------------------------------------------------------------------
+
+_EXPRESSION_PREFIX = "    valid when: "
+
+
+def _shift(span: ast.Span, columns: int) -> ast.Span:
+    if span.line != 2:
+        return span
+    return ast.Span(1, span.column - columns, 1, span.end_column - columns)
+
+
+def _shift_ir(node: Any, columns: int) -> None:
+    if isinstance(node, dict):
+        span = node.get("span")
+        if isinstance(span, list) and len(span) == 4 and span[0] == 2:
+            node["span"] = [1, span[1] - columns, 1, span[3] - columns]
+        for value in node.values():
+            _shift_ir(value, columns)
+    elif isinstance(node, list):
+        for value in node:
+            _shift_ir(value, columns)
+
+
+def compile_expression(
+    source: str,
+    *,
+    variables: Mapping[str, str] | None = None,
+    inspection_type: str = "car",
+    locals: Mapping[str, str] | None = None,
+) -> IRNode:
+    """Check one expression against a small declared context and return its IR node.
+
+    `variables` maps variable names to `numeric` or `text`; `locals` maps bound names to types
+    (`number`, `image`, `list<text>`...). The expression is parsed with the template grammar by
+    wrapping it in a synthetic check; spans are then made relative to the expression (line 1).
+    Raises `TemplateError` with every error.
+    """
+    columns = len(_EXPRESSION_PREFIX)
+    if "\n" in source or "\r" in source:
+        diagnostic = Diagnostic("E001", "an expression is one line", ast.Span(1, 1, 1, 2))
+        raise TemplateError([diagnostic], source)
+    module, diagnostics = _parse(
+        f"check expression\n{_EXPRESSION_PREFIX}{source}\n", "<expression>"
+    )
+    expression: ast.Expr | None = None
+    if module is not None and module.declarations:
+        declaration = module.declarations[0]
+        if isinstance(declaration, ast.CheckDecl) and declaration.items:
+            item = declaration.items[0]
+            if isinstance(item, ast.Property) and len(item.values) == 1:
+                value = item.values[0]
+                if not isinstance(value, ast.Quantity | ast.Size):
+                    expression = value
+    if expression is None and not diagnostics:
+        diagnostics = [Diagnostic("E001", "not an expression", ast.Span(2, columns + 1, 2, 0))]
+    node: IRNode = {}
+    if expression is not None and not diagnostics:
+        if inspection_type not in INSPECTION_TYPES:
+            inspection_type = "car"
+        scope = Scope(
+            inspection_type=inspection_type,
+            product_fields=PRODUCT_FIELDS[inspection_type],
+            variables={
+                name: "numeric" if kind in ("numeric", "number") else "text"
+                for name, kind in (variables or {}).items()
+            },
+            locals=dict(locals or {}),
+        )
+        _, node = ExpressionChecker(scope, diagnostics, "<expression>").check(expression)
+    errors = [
+        Diagnostic(d.code, d.message, _shift(d.span, columns), d.filename, d.severity, d.suggestion)
+        for d in diagnostics
+        if d.severity == "error"
+    ]
+    if errors:
+        raise TemplateError(errors, source)
+    _shift_ir(node, columns)
+    return node

@@ -1,0 +1,754 @@
+"""Expression types and the expression checker: AST expression -> (type, IR node) plus diagnostics.
+
+One pass over each expression resolves names against the declared context (`Scope`), checks the
+types of operators and library calls (`FUNCTIONS`), and builds the IR node of `docs/design/ir.md`
+at the same time, so the compiler never walks an expression twice. A node that has an error gets
+the type `ERROR`, which every operator accepts silently: one mistake gives one diagnostic.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from inspectlang import ast
+from inspectlang.diagnostics import Diagnostic, did_you_mean
+from inspectlang.manifest import CONSUMER_FIELDS, VALIDATION_NAMES, IRNode
+
+NUMBER, TEXT, BOOLEAN, DATE = "number", "text", "boolean", "date"
+IMAGE, VALIDATION, DAMAGE = "image", "validation", "damage"
+#: The type of an expression that already has a diagnostic; compatible with everything.
+ERROR = "error"
+#: The element type of the empty list literal `[]`; compatible with any element type.
+ANY = "any"
+
+#: Maximum nesting of an expression; deeper expressions are refused (E004), never a crash.
+MAX_EXPRESSION_DEPTH = 64
+#: Maximum length of a regular expression given to `matches` or `pattern` (docs/design/ir.md).
+MAX_PATTERN_LENGTH = 200
+
+#: Fields of the record types (syntax.md); an image also has one field per validation name.
+RECORD_FIELDS: dict[str, dict[str, str]] = {
+    IMAGE: {
+        "side": TEXT,
+        "approved": BOOLEAN,
+        "processed": BOOLEAN,
+        "uploaded": BOOLEAN,
+        "attempts": NUMBER,
+        "uploaded_at": DATE,
+        "validations": "list<validation>",
+        "damages": "list<damage>",
+        **dict.fromkeys(VALIDATION_NAMES, VALIDATION),
+    },
+    VALIDATION: {
+        "name": TEXT,
+        "valid": BOOLEAN,
+        "confidence": NUMBER,
+        "result": TEXT,
+        "ran": BOOLEAN,
+        "required": BOOLEAN,
+    },
+    DAMAGE: {
+        "part": TEXT,
+        "damage": TEXT,
+        "severity": TEXT,
+        "percentage": NUMBER,
+        "declared": BOOLEAN,
+    },
+}
+
+#: The type an input's value has in expressions, per input type (docs/design/ir.md).
+INPUT_VALUE_TYPES: dict[str, str] = {
+    "numeric": NUMBER,
+    "text": TEXT,
+    "textarea": TEXT,
+    "select": TEXT,
+    "multiselect": "list<text>",
+    "date": DATE,
+    "check": BOOLEAN,
+    "file": TEXT,
+    "video": TEXT,
+}
+
+#: Event subjects: the name, its type, and the events (normalized) where it exists.
+EVENT_SUBJECTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "image": (
+        IMAGE,
+        ("image_uploaded", "image_processed", "validation_passed", "validation_failed"),
+    ),
+    "validation": (VALIDATION, ("validation_passed", "validation_failed")),
+    "damage": (DAMAGE, ("damage_declared",)),
+    "value": (ERROR, ("input_set",)),
+}
+
+#: Library functions: name -> (minimum arguments, maximum arguments or None for variadic).
+FUNCTIONS: dict[str, tuple[int, int | None]] = {
+    "lower": (1, 1),
+    "upper": (1, 1),
+    "trim": (1, 1),
+    "length": (1, 1),
+    "contains": (2, 2),
+    "starts_with": (2, 2),
+    "ends_with": (2, 2),
+    "matches": (2, 2),
+    "round": (1, 2),
+    "abs": (1, 1),
+    "min": (1, None),
+    "max": (1, None),
+    "defined": (1, 1),
+    "date": (1, 1),
+    "today": (0, 0),
+    "add_days": (2, 2),
+    "days_between": (2, 2),
+    "years_between": (2, 2),
+}
+
+QUANTIFIERS = ("count", "any", "all", "sum")
+COMPARISONS = frozenset({"<", "<=", ">", ">="})
+ARITHMETIC = frozenset({"-", "*", "/"})
+
+
+def list_of(element: str) -> str:
+    return f"list<{element}>"
+
+
+def element_of(type_: str) -> str | None:
+    """The element type of a list type, or None when the type is not a list."""
+    if type_.startswith("list<"):
+        return type_[5:-1]
+    return None
+
+
+def compatible(a: str, b: str) -> bool:
+    """Whether two types may meet in `=`, `in`, `set` and friends (errors and `any` fit all)."""
+    if a == b or ERROR in (a, b) or ANY in (a, b):
+        return True
+    ea, eb = element_of(a), element_of(b)
+    return ea is not None and eb is not None and compatible(ea, eb)
+
+
+def describe(type_: str) -> str:
+    """A type as an author reads it: `list<image>` is `list of image`."""
+    element = element_of(type_)
+    return f"list of {describe(element)}" if element is not None else type_
+
+
+def ir_type(type_: str) -> str:
+    """The type written in the IR: the internal placeholders become concrete types."""
+    if type_ in (ANY, ERROR):
+        return TEXT
+    element = element_of(type_)
+    return list_of(ir_type(element)) if element is not None else type_
+
+
+def is_iso_date(text: str) -> bool:
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return len(text) == 10
+
+
+def regex_problem(pattern: str) -> str | None:
+    """Why a regular expression is refused (too long or invalid), or None when it is fine."""
+    if len(pattern) > MAX_PATTERN_LENGTH:
+        return f"the pattern is longer than {MAX_PATTERN_LENGTH} characters"
+    try:
+        re.compile(pattern)
+    except re.error as error:
+        return f"invalid regular expression: {error}"
+    return None
+
+
+@dataclass(slots=True)
+class InputRef:
+    identifier: str
+    input_type: str
+
+
+@dataclass(slots=True)
+class ImageRef:
+    identifier: str
+    validations: frozenset[str]
+
+
+@dataclass(slots=True)
+class Scope:
+    """What an expression may refer to: the declarations of the template and the rule's event."""
+
+    inspection_type: str
+    product_fields: dict[str, str]
+    variables: dict[str, str] = field(default_factory=dict)
+    inputs: dict[str, InputRef] = field(default_factory=dict)
+    images: dict[str, ImageRef] = field(default_factory=dict)
+    checks: dict[str, str] = field(default_factory=dict)
+    #: The normalized event of the rule being checked (None outside rules).
+    event: str | None = None
+    #: The type of `value` in an `input set NAME` rule.
+    value_type: str | None = None
+    #: Names bound by quantifiers (and, for standalone expressions, given by the caller).
+    locals: dict[str, str] = field(default_factory=dict)
+    #: Filled while checking: variables read, checks referred to (key -> first span).
+    used_variables: set[str] = field(default_factory=set)
+    used_checks: dict[str, ast.Span] = field(default_factory=dict)
+
+
+Report = Callable[..., None]
+
+
+class ExpressionChecker:
+    """Types expressions in a `Scope` and emits IR; diagnostics go to `report(code, message, span,
+    suggestion=None)`."""
+
+    def __init__(self, scope: Scope, diagnostics: list[Diagnostic], filename: str) -> None:
+        self.scope = scope
+        self.diagnostics = diagnostics
+        self.filename = filename
+        self.depth = 0
+
+    def error(
+        self, code: str, message: str, span: ast.Span, suggestion: str | None = None
+    ) -> tuple[str, IRNode]:
+        self.diagnostics.append(
+            Diagnostic(code, message, span, self.filename, suggestion=suggestion)
+        )
+        return ERROR, {"op": "literal", "value": None, "type": TEXT, "span": span.as_list()}
+
+    def condition(self, expr: ast.Expr, what: str) -> IRNode:
+        """Check an expression used as a condition: it must be boolean."""
+        type_, node = self.check(expr)
+        if type_ not in (BOOLEAN, ERROR):
+            self.error("E023", f"{what} must be a boolean, not {describe(type_)}", expr.span)
+        return node
+
+    def check(self, expr: ast.Expr) -> tuple[str, IRNode]:
+        self.depth += 1
+        try:
+            if self.depth > MAX_EXPRESSION_DEPTH:
+                return self.error(
+                    "E004", f"expression nested deeper than {MAX_EXPRESSION_DEPTH}", expr.span
+                )
+            method: Callable[[Any], tuple[str, IRNode]] = getattr(
+                self, "_" + type(expr).__name__.lower()
+            )
+            return method(expr)
+        finally:
+            self.depth -= 1
+
+    # -- leaves ------------------------------------------------------------------------------
+
+    def _literal(self, expr: ast.Literal) -> tuple[str, IRNode]:
+        value = expr.value
+        if isinstance(value, bool):
+            type_ = BOOLEAN
+        elif isinstance(value, int | float):
+            type_ = NUMBER
+        else:
+            type_ = TEXT
+        return type_, {"op": "literal", "value": value, "type": type_, "span": expr.span.as_list()}
+
+    def _listexpr(self, expr: ast.ListExpr) -> tuple[str, IRNode]:
+        element = ANY
+        items: list[IRNode] = []
+        for item in expr.items:
+            type_, node = self.check(item)
+            items.append(node)
+            if element in (ANY, ERROR):
+                element = type_
+            elif not compatible(element, type_):
+                self.error(
+                    "E023",
+                    f"list items must have one type: {describe(element)} and {describe(type_)}",
+                    item.span,
+                )
+        type_ = list_of(element)
+        return type_, {
+            "op": "list",
+            "items": items,
+            "type": ir_type(type_),
+            "span": expr.span.as_list(),
+        }
+
+    def _name(self, expr: ast.Name) -> tuple[str, IRNode]:
+        name, span, scope = expr.name, expr.span.as_list(), self.scope
+        if name in scope.locals:
+            type_ = scope.locals[name]
+            return type_, {"op": "local", "name": name, "type": ir_type(type_), "span": span}
+        if name in EVENT_SUBJECTS:
+            subject_type, events = EVENT_SUBJECTS[name]
+            if scope.event in events:
+                if name == "value":
+                    if scope.value_type is None:
+                        return self.error(
+                            "E036",
+                            "`value` needs a specific input: write `on input set NAME`",
+                            expr.span,
+                        )
+                    subject_type = scope.value_type
+                return subject_type, {
+                    "op": "event",
+                    "field": name,
+                    "type": ir_type(subject_type),
+                    "span": span,
+                }
+            if name not in scope.variables:
+                where = " or ".join(f"`on {e.replace('_', ' ')}`" for e in events)
+                return self.error("E036", f"`{name}` exists only inside a rule {where}", expr.span)
+        if name in scope.variables:
+            scope.used_variables.add(name)
+            type_ = NUMBER if scope.variables[name] == "numeric" else TEXT
+            return type_, {"op": "var", "name": name, "type": type_, "span": span}
+        if name == "images":
+            return list_of(IMAGE), {"op": "images", "type": "list<image>", "span": span}
+        if name == "damages":
+            return list_of(DAMAGE), {"op": "damages", "type": "list<damage>", "span": span}
+        if name == "validations":
+            return list_of(VALIDATION), {
+                "op": "validations",
+                "type": "list<validation>",
+                "span": span,
+            }
+        if name in self._namespaces():
+            return self.error("E020", f"`{name}` needs a field: `{name}.NAME`", expr.span)
+        return self.error(
+            "E020",
+            f"unknown name `{name}`",
+            expr.span,
+            did_you_mean(name, self._known_names()),
+        )
+
+    def _namespaces(self) -> set[str]:
+        names = {"inputs", "checks", "consumer"}
+        if self.scope.product_fields:
+            names.update({self.scope.inspection_type, "product"})
+        return names
+
+    def _known_names(self) -> list[str]:
+        scope = self.scope
+        names = [*scope.locals, *scope.variables, "images", "damages", "validations"]
+        names.extend(self._namespaces())
+        names.extend(n for n, (_, events) in EVENT_SUBJECTS.items() if scope.event in events)
+        return names
+
+    # -- member access -----------------------------------------------------------------------
+
+    def _attribute(self, expr: ast.Attribute) -> tuple[str, IRNode]:
+        scope, span = self.scope, expr.span.as_list()
+        name_span = expr.name_span if expr.name_span.line else expr.span
+        base = expr.value
+        if isinstance(base, ast.Name) and base.name not in scope.locals:
+            namespace = base.name
+            if namespace == "inputs":
+                ref = scope.inputs.get(expr.name)
+                if ref is None:
+                    return self.error(
+                        "E020",
+                        f"unknown input `{expr.name}`",
+                        name_span,
+                        did_you_mean(expr.name, scope.inputs),
+                    )
+                type_ = INPUT_VALUE_TYPES[ref.input_type]
+                return type_, {"op": "input", "id": ref.identifier, "type": type_, "span": span}
+            if namespace == "images" and not (
+                expr.name in RECORD_FIELDS[IMAGE] and expr.name not in scope.images
+            ):
+                image = scope.images.get(expr.name)
+                if image is None:
+                    return self.error(
+                        "E020",
+                        f"unknown image `{expr.name}`",
+                        name_span,
+                        did_you_mean(expr.name, scope.images),
+                    )
+                return IMAGE, {"op": "image", "id": image.identifier, "type": IMAGE, "span": span}
+            if namespace == "checks":
+                check_id = scope.checks.get(expr.name)
+                if check_id is None:
+                    return self.error(
+                        "E020",
+                        f"unknown check `{expr.name}`",
+                        name_span,
+                        did_you_mean(expr.name, scope.checks),
+                    )
+                scope.used_checks.setdefault(expr.name, expr.span)
+                return BOOLEAN, {"op": "check", "id": check_id, "type": BOOLEAN, "span": span}
+            if namespace == "consumer":
+                return self._field_of_table("consumer", CONSUMER_FIELDS, expr.name, name_span, span)
+            if namespace in (scope.inspection_type, "product") and (
+                namespace not in scope.variables
+            ):
+                if not scope.product_fields:
+                    return self.error(
+                        "E021",
+                        f"a {scope.inspection_type} inspection has no product fields",
+                        expr.span,
+                    )
+                return self._field_of_table(
+                    "product", scope.product_fields, expr.name, name_span, span
+                )
+        base_type, base_node = self.check(base)
+        if base_type == ERROR:
+            return base_type, base_node
+        fields = RECORD_FIELDS.get(base_type)
+        if fields is None:
+            return self.error(
+                "E021", f"a {describe(base_type)} has no field `{expr.name}`", name_span
+            )
+        field_type = fields.get(expr.name)
+        if field_type is None:
+            return self.error(
+                "E021",
+                f"unknown field `{expr.name}` of {base_type}",
+                name_span,
+                did_you_mean(expr.name, fields),
+            )
+        if base_node["op"] == "image" and field_type == VALIDATION:
+            declared = next(
+                (i.validations for i in scope.images.values() if i.identifier == base_node["id"]),
+                frozenset(),
+            )
+            if expr.name not in declared:
+                return self.error(
+                    "E021",
+                    f"the image does not validate `{expr.name}`",
+                    name_span,
+                    did_you_mean(expr.name, declared),
+                )
+        return field_type, {
+            "op": "field",
+            "of": base_node,
+            "name": expr.name,
+            "type": field_type,
+            "span": span,
+        }
+
+    def _field_of_table(
+        self, op: str, table: dict[str, str], name: str, name_span: ast.Span, span: list[int]
+    ) -> tuple[str, IRNode]:
+        type_ = table.get(name)
+        if type_ is None:
+            what = "consumer" if op == "consumer" else self.scope.inspection_type
+            return self.error(
+                "E021", f"unknown {what} field `{name}`", name_span, did_you_mean(name, table)
+            )
+        return type_, {"op": op, "field": name, "type": type_, "span": span}
+
+    # -- operators ---------------------------------------------------------------------------
+
+    def _unary(self, expr: ast.Unary) -> tuple[str, IRNode]:
+        type_, operand = self.check(expr.operand)
+        wanted = BOOLEAN if expr.operator == "not" else NUMBER
+        if type_ not in (wanted, ERROR):
+            self.error(
+                "E023",
+                f"`{expr.operator}` needs a {wanted}, not {describe(type_)}",
+                expr.operand.span,
+            )
+        return wanted, {
+            "op": "unary",
+            "operator": expr.operator,
+            "operand": operand,
+            "type": wanted,
+            "span": expr.span.as_list(),
+        }
+
+    def _binary(self, expr: ast.Binary) -> tuple[str, IRNode]:
+        op = expr.operator
+        left_type, left = self.check(expr.left)
+        right_type, right = self.check(expr.right)
+        result = self._binary_type(expr, left_type, right_type)
+        if op == "/" and isinstance(expr.right, ast.Literal) and expr.right.value == 0:
+            self.error("E030", "division by zero", expr.right.span)
+        return result, {
+            "op": "binary",
+            "operator": op,
+            "left": left,
+            "right": right,
+            "type": ir_type(result),
+            "span": expr.span.as_list(),
+        }
+
+    def _binary_type(self, expr: ast.Binary, left: str, right: str) -> str:
+        op = expr.operator
+        both = f"{describe(left)} and {describe(right)}"
+        if op in ("and", "or"):
+            for type_, side in ((left, expr.left), (right, expr.right)):
+                if type_ not in (BOOLEAN, ERROR):
+                    self.error("E023", f"`{op}` needs booleans, not {describe(type_)}", side.span)
+            return BOOLEAN
+        if op in ("=", "!="):
+            if not compatible(left, right):
+                self.error("E023", f"cannot compare {both} with `{op}`", expr.span)
+            return BOOLEAN
+        if op in COMPARISONS:
+            if not compatible(left, right) or (
+                left not in (NUMBER, DATE, TEXT, ERROR) or right not in (NUMBER, DATE, TEXT, ERROR)
+            ):
+                self.error(
+                    "E023", f"`{op}` compares two numbers, dates or texts, not {both}", expr.span
+                )
+            return BOOLEAN
+        if op == "in":
+            element = element_of(right)
+            if right != ERROR and element is None:
+                self.error(
+                    "E023",
+                    f"`in` needs a list on its right, not {describe(right)}",
+                    expr.right.span,
+                )
+            elif element is not None and not compatible(left, element):
+                self.error(
+                    "E023", f"cannot look for a {describe(left)} in a {describe(right)}", expr.span
+                )
+            return BOOLEAN
+        if op == "+":
+            if left == ERROR or right == ERROR:
+                return right if left == ERROR else left
+            if left == right and left in (NUMBER, TEXT):
+                return left
+            self.error("E023", f"`+` adds two numbers or joins two texts, not {both}", expr.span)
+            return ERROR
+        if op in ARITHMETIC:
+            for type_, side in ((left, expr.left), (right, expr.right)):
+                if type_ not in (NUMBER, ERROR):
+                    self.error("E023", f"`{op}` needs numbers, not {describe(type_)}", side.span)
+            return NUMBER
+        self.error("E001", f"unknown operator `{op}`", expr.span)
+        return ERROR
+
+    # -- calls and quantifiers ---------------------------------------------------------------
+
+    def _call(self, expr: ast.Call) -> tuple[str, IRNode]:
+        name, args = expr.function, expr.arguments
+        function_span = expr.function_span if expr.function_span.line else expr.span
+        if name in QUANTIFIERS:
+            if len(args) != 1:
+                return self.error(
+                    "E022", f"`{name}` takes a list: `{name}(x in LIST where CONDITION)`", expr.span
+                )
+            return self._quantifier(ast.Quantifier(name, None, args[0], span=expr.span))
+        arity = FUNCTIONS.get(name)
+        if arity is None:
+            return self.error(
+                "E022",
+                f"unknown function `{name}`",
+                function_span,
+                did_you_mean(name, [*FUNCTIONS, *QUANTIFIERS]),
+            )
+        low, high = arity
+        if len(args) < low or (high is not None and len(args) > high):
+            wanted = (
+                str(low)
+                if low == high
+                else f"{low} or more"
+                if high is None
+                else f"{low} to {high}"
+            )
+            return self.error(
+                "E022",
+                f"`{name}` takes {wanted} argument{'s' if wanted != '1' else ''}, not {len(args)}",
+                expr.span,
+            )
+        if name == "date" and isinstance(args[0], ast.Literal) and isinstance(args[0].value, str):
+            if not is_iso_date(args[0].value):
+                return self.error(
+                    "E019", f"`{args[0].value}` is not a date of the form YYYY-MM-DD", args[0].span
+                )
+            return DATE, {
+                "op": "literal",
+                "value": args[0].value,
+                "type": DATE,
+                "span": expr.span.as_list(),
+            }
+        typed = [self.check(arg) for arg in args]
+        types = [t for t, _ in typed]
+        result = self._call_type(expr, types)
+        if (
+            name == "matches"
+            and isinstance(args[1], ast.Literal)
+            and isinstance(args[1].value, str)
+        ):
+            problem = regex_problem(args[1].value)
+            if problem is not None:
+                self.error("E029", problem, args[1].span)
+        return result, {
+            "op": "call",
+            "fn": name,
+            "args": [node for _, node in typed],
+            "type": ir_type(result),
+            "span": expr.span.as_list(),
+        }
+
+    def _expect(self, expr: ast.Call, index: int, actual: str, *wanted: str) -> None:
+        if (
+            actual != ERROR
+            and actual not in wanted
+            and not (ANY in (element_of(actual) or "") and any(element_of(w) for w in wanted))
+        ):
+            names = " or ".join(describe(w) for w in wanted)
+            self.error(
+                "E023",
+                f"argument {index + 1} of `{expr.function}` must be a {names}, "
+                f"not {describe(actual)}",
+                expr.arguments[index].span,
+            )
+
+    def _call_type(self, expr: ast.Call, types: list[str]) -> str:
+        name = expr.function
+        if name in ("lower", "upper", "trim"):
+            self._expect(expr, 0, types[0], TEXT)
+            return TEXT
+        if name == "length":
+            if element_of(types[0]) is None:
+                self._expect(expr, 0, types[0], TEXT)
+            return NUMBER
+        if name == "contains":
+            element = element_of(types[0])
+            if element is not None:
+                if not compatible(element, types[1]):
+                    self._expect(expr, 1, types[1], element)
+            else:
+                self._expect(expr, 0, types[0], TEXT)
+                self._expect(expr, 1, types[1], TEXT)
+            return BOOLEAN
+        if name in ("starts_with", "ends_with", "matches"):
+            self._expect(expr, 0, types[0], TEXT)
+            self._expect(expr, 1, types[1], TEXT)
+            return BOOLEAN
+        if name in ("round", "abs"):
+            for index, type_ in enumerate(types):
+                self._expect(expr, index, type_, NUMBER)
+            return NUMBER
+        if name in ("min", "max"):
+            if len(types) == 1:
+                self._expect(expr, 0, types[0], list_of(NUMBER))
+            else:
+                for index, type_ in enumerate(types):
+                    self._expect(expr, index, type_, NUMBER)
+            return NUMBER
+        if name == "defined":
+            return BOOLEAN
+        if name == "date":
+            self._expect(expr, 0, types[0], TEXT)
+            return DATE
+        if name == "today":
+            return DATE
+        if name == "add_days":
+            self._expect(expr, 0, types[0], DATE)
+            self._expect(expr, 1, types[1], NUMBER)
+            return DATE
+        # days_between, years_between
+        self._expect(expr, 0, types[0], DATE)
+        self._expect(expr, 1, types[1], DATE)
+        return NUMBER
+
+    def _quantifier(self, expr: ast.Quantifier) -> tuple[str, IRNode]:
+        kind = expr.kind
+        collection_type, over = self.check(expr.collection)
+        element = element_of(collection_type)
+        if collection_type != ERROR and element is None:
+            self.error(
+                "E023",
+                f"`{kind}` needs a list, not {describe(collection_type)}",
+                expr.collection.span,
+            )
+        element = element or ERROR
+        node: IRNode = {"op": kind, "var": expr.variable, "over": over}
+        if expr.variable is None and kind != "count":
+            self.error("E022", f"`{kind}` needs `x in LIST where CONDITION`", expr.span)
+        saved = self.scope.locals.get(expr.variable) if expr.variable else None
+        if expr.variable is not None:
+            self.scope.locals[expr.variable] = element
+        try:
+            if kind == "sum":
+                if expr.value is None:
+                    if element not in (NUMBER, ERROR):
+                        self.error("E022", "`sum` needs `x in LIST of VALUE`", expr.span)
+                    node["value"] = None
+                else:
+                    value_type, node["value"] = self.check(expr.value)
+                    if value_type not in (NUMBER, ERROR):
+                        self.error(
+                            "E023",
+                            f"`sum` adds numbers, not {describe(value_type)}",
+                            expr.value.span,
+                        )
+            else:
+                node["where"] = (
+                    self.condition(expr.condition, f"the condition of `{kind}`")
+                    if expr.condition is not None
+                    else None
+                )
+        finally:
+            if expr.variable is not None:
+                if saved is None:
+                    del self.scope.locals[expr.variable]
+                else:
+                    self.scope.locals[expr.variable] = saved
+        result = BOOLEAN if kind in ("any", "all") else NUMBER
+        node["type"] = result
+        node["span"] = expr.span.as_list()
+        return result, node
+
+
+def norm(words: str) -> str:
+    """Property keys and event words compare lowercased with single spaces."""
+    return " ".join(words.replace("_", " ").lower().split())
+
+
+def span_of(node: Any) -> ast.Span:
+    for attribute in ("key_span", "name_span"):
+        span = getattr(node, attribute, None)
+        if isinstance(span, ast.Span) and span.line:
+            return span
+    span = getattr(node, "span", None)
+    return span if isinstance(span, ast.Span) else ast.NO_SPAN
+
+
+def word(value: ast.PropertyValue) -> str | None:
+    """A bare word (`car`, `en_US`, `create`) written as a name or a text."""
+    if isinstance(value, ast.Name):
+        return value.name
+    if isinstance(value, ast.Literal) and isinstance(value.value, str):
+        return value.value
+    return None
+
+
+def text(value: ast.PropertyValue) -> str | None:
+    if isinstance(value, ast.Literal) and isinstance(value.value, str):
+        return value.value
+    return None
+
+
+def number(value: ast.PropertyValue | None) -> int | float | None:
+    """A constant number: a literal, possibly negated."""
+    if isinstance(value, ast.Literal):
+        literal = value.value
+        if isinstance(literal, int | float) and not isinstance(literal, bool):
+            return literal
+    if isinstance(value, ast.Unary) and value.operator == "-":
+        inner = number(value.operand)
+        return None if inner is None else -inner
+    return None
+
+
+def constant_boolean(expr: ast.Expr) -> bool | None:
+    """The value of a condition that does not depend on the inspection, when it has one."""
+    if isinstance(expr, ast.Literal) and isinstance(expr.value, bool):
+        return expr.value
+    if isinstance(expr, ast.Unary) and expr.operator == "not":
+        inner = constant_boolean(expr.operand)
+        return None if inner is None else not inner
+    if isinstance(expr, ast.Binary) and expr.operator in ("and", "or"):
+        left, right = constant_boolean(expr.left), constant_boolean(expr.right)
+        if expr.operator == "and":
+            if left is False or right is False:
+                return False
+            return True if left is True and right is True else None
+        if left is True or right is True:
+            return True
+        return False if left is False and right is False else None
+    return None
