@@ -237,6 +237,11 @@ def count_consumed(session: Session, company_id: str, mode: Mode = "live") -> No
     )
 
 
+def company_exists(db: Database, company_id: str) -> bool:
+    with db.session() as session:
+        return session.get(Company, company_id) is not None
+
+
 def consumed_inspections(db: Database, company_id: str) -> int:
     with db.session() as session:
         return _require_company(session, company_id).consumed_inspections

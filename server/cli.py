@@ -1,0 +1,206 @@
+"""The server's commands: `serve`, `worker` and `admin ...` (registered into `inspectlang`).
+
+Every command that opens a database creates or upgrades its tables first. Admin commands print
+ONE JSON object on stdout; on failure they print `{"code", "description"}` on stderr and exit 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from typing import Any
+
+from server.settings import Settings, SettingsError
+
+
+def register(subparsers: Any) -> None:
+    """Add `serve`, `worker` and `admin` to the `inspectlang` command."""
+    serve = subparsers.add_parser("serve", help="run the HTTP service (one process)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    _add_storage_options(serve)
+    serve.add_argument(
+        "--no-worker", action="store_true", help="do not run the job worker in this process"
+    )
+    serve.add_argument(
+        "--demo", action="store_true", help="create (once) a demo company and print its keys"
+    )
+    serve.set_defaults(handler=run_serve)
+
+    worker = subparsers.add_parser("worker", help="run background jobs (reports, callbacks)")
+    _add_storage_options(worker)
+    worker.set_defaults(handler=run_worker)
+
+    admin = subparsers.add_parser("admin", help="manage companies, members and keys")
+    commands = admin.add_subparsers(dest="admin_command", metavar="ACTION", required=True)
+
+    create = commands.add_parser("create-company", help="create a company with test/live keys")
+    create.add_argument("name")
+    create.add_argument("--member", action="append", default=[], metavar="INTERNAL_ID")
+    _add_storage_options(create)
+    create.set_defaults(handler=run_create_company)
+
+    revoke = commands.add_parser("revoke-key", help="revoke a key at once and issue a new one")
+    revoke.add_argument("company_id")
+    revoke.add_argument("--mode", choices=["test", "live"], required=True)
+    _add_storage_options(revoke)
+    revoke.set_defaults(handler=run_revoke_key)
+
+    member = commands.add_parser("add-member", help="add a member (producer internalId)")
+    member.add_argument("company_id")
+    member.add_argument("internal_id")
+    member.add_argument("--name")
+    member.add_argument("--email")
+    _add_storage_options(member)
+    member.set_defaults(handler=run_add_member)
+
+    rotate = commands.add_parser("rotate-webhook-secret", help="new webhook signing secret")
+    rotate.add_argument("company_id")
+    _add_storage_options(rotate)
+    rotate.set_defaults(handler=run_rotate_webhook_secret)
+
+
+def _add_storage_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--database-url", help="SQLAlchemy URL (default: DATABASE_URL, else SQLite in the data dir)"
+    )
+    parser.add_argument(
+        "--data-dir", help="data directory (default: INSPECTLANG_DATA_DIR or ./data)"
+    )
+
+
+def _settings(args: argparse.Namespace, **overrides: Any) -> Settings:
+    return Settings.from_env(
+        data_dir=getattr(args, "data_dir", None),
+        database_url=getattr(args, "database_url", None),
+        **overrides,
+    )
+
+
+def _open_database(settings: Settings) -> Any:
+    from server.db import Database
+
+    database = Database(settings.database_url)
+    database.create_all()
+    return database
+
+
+def _fail(code: str, description: str) -> int:
+    print(json.dumps({"code": code, "description": description}), file=sys.stderr)
+    return 1
+
+
+def _print(data: Any) -> int:
+    print(json.dumps(data))
+    return 0
+
+
+# --- serve / worker ------------------------------------------------------------------------------
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from server.app import create_app
+    from server.demo import describe, ensure_demo_company
+
+    try:
+        settings = _settings(args, worker=False) if args.no_worker else _settings(args)
+    except SettingsError as error:
+        return _fail("invalid_settings", str(error))
+    database = _open_database(settings)
+    if args.demo:
+        keys = ensure_demo_company(database, settings.data_dir)
+        print(describe(keys, f"http://{args.host}:{args.port}"), flush=True)
+    app = create_app(settings, db=database)
+    # uvicorn handles SIGTERM/SIGINT: it stops accepting, finishes requests, then runs the
+    # app's shutdown hooks, which stop the in-process worker.
+    uvicorn.run(app, host=args.host, port=args.port, workers=1, ws="none", log_level="info")
+    database.dispose()
+    return 0
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    try:
+        settings = _settings(args)
+    except SettingsError as error:
+        return _fail("invalid_settings", str(error))
+    try:
+        jobs = importlib.import_module("server.jobs")
+    except ModuleNotFoundError as error:
+        if error.name != "server.jobs":
+            raise
+        return _fail("worker_unavailable", "this installation has no job worker (server.jobs)")
+    database = _open_database(settings)
+    try:
+        jobs.run_worker(database, settings)
+    finally:
+        database.dispose()
+    return 0
+
+
+# --- admin ---------------------------------------------------------------------------------------
+
+
+def _admin(args: argparse.Namespace, action: Any) -> int:
+    from server.auth import AdminError
+
+    try:
+        settings = _settings(args)
+        database = _open_database(settings)
+    except SettingsError as error:
+        return _fail("invalid_settings", str(error))
+    try:
+        return _print(action(database))
+    except AdminError as error:
+        return _fail(error.code, str(error))
+    finally:
+        database.dispose()
+
+
+def run_create_company(args: argparse.Namespace) -> int:
+    from server.auth import create_company
+
+    return _admin(args, lambda database: create_company(database, args.name, list(args.member)))
+
+
+def run_revoke_key(args: argparse.Namespace) -> int:
+    from server.auth import revoke_key
+
+    def action(database: Any) -> dict[str, str]:
+        key = revoke_key(database, args.company_id, args.mode)
+        return {"companyId": args.company_id, "mode": args.mode, "key": key}
+
+    return _admin(args, action)
+
+
+def run_add_member(args: argparse.Namespace) -> int:
+    from server.auth import add_member
+
+    return _admin(
+        args,
+        lambda database: add_member(
+            database, args.company_id, args.internal_id, name=args.name, email=args.email
+        ),
+    )
+
+
+def run_rotate_webhook_secret(args: argparse.Namespace) -> int:
+    from server.auth import AdminError, company_exists
+
+    try:
+        webhooks = importlib.import_module("server.webhooks")
+    except ModuleNotFoundError as error:
+        if error.name != "server.webhooks":
+            raise
+        return _fail("webhooks_unavailable", "this installation has no webhooks (server.webhooks)")
+
+    def action(database: Any) -> dict[str, Any]:
+        if not company_exists(database, args.company_id):
+            raise AdminError("company_not_found", f"no company with id {args.company_id!r}")
+        secret = webhooks.rotate_secret(database, args.company_id)
+        return {"companyId": args.company_id, "webhookSecret": secret}
+
+    return _admin(args, action)
