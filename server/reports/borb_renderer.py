@@ -1,0 +1,254 @@
+"""The PDF report drawn with borb 3 (AGPL-3.0, the optional `reports` extra).
+
+Importing this module imports borb, so only `server.reports.renderer.default_renderer` does it,
+at render time. Before borb is first used, its usage statistics are switched off: borb 3.0.9
+otherwise posts statistics over the network and, on first use in the main thread, replaces the
+SIGTERM/SIGINT handlers with its own, which breaks a clean shutdown of the service. Text is
+drawn with the standard PDF fonts, which cover Latin-1 only, so other characters are
+transliterated or replaced. borb's producer line is kept, as its license asks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import threading
+import unicodedata
+from datetime import UTC, datetime
+from typing import Any
+
+from borb.pdf import UsageStatistics
+
+UsageStatistics.opt_out()  # before anything else of borb runs: no network, no signal handlers
+
+from borb.pdf import (  # noqa: E402  (the opt-out above must run first)
+    PDF,
+    Document,
+    FixedColumnWidthTable,
+    HexColor,
+    Image,
+    Page,
+    Paragraph,
+    SingleColumnLayout,
+    Standard14Fonts,
+)
+from borb.pdf.layout_element.layout_element import LayoutElement  # noqa: E402
+
+from server.reports.renderer import ReportData  # noqa: E402
+from server.reports.sections import (  # noqa: E402
+    Headline,
+    ImageBlock,
+    Section,
+    Table,
+    build_sections,
+)
+from server.reports.thumbnails import thumbnail  # noqa: E402
+
+#: Rows per drawn table: borb 3 cannot split a table across pages, so long tables are chunked.
+ROWS_PER_TABLE = 22
+#: Longest text drawn in one table cell or paragraph.
+MAX_CELL_CHARS = 400
+#: Longest unbroken word (longer ones get break points so they fit the column).
+MAX_WORD_CHARS = 40
+#: Width (points) of the text column of an A4 page with borb's default margins.
+_CONTENT_WIDTH = 515
+#: Size (points) at which a thumbnail is drawn.
+THUMBNAIL_BOX = (240, 180)
+
+_FONT = "Helvetica"
+_BOLD = "Helvetica-Bold"
+_GREEN = "1B7F3B"
+_RED = "B3261E"
+_GREY = "5F6368"
+_HEADER_BACKGROUND = "E8EAED"
+
+#: Characters outside Latin-1 with a readable substitute.
+_SUBSTITUTES = {
+    "\u20ac": "EUR",  # euro sign
+    "\u2713": "v",  # check mark
+    "\u2714": "v",
+    "\u2717": "x",  # ballot x
+    "\u201c": '"',  # curly quotes
+    "\u201d": '"',
+    "\u2018": "'",
+    "\u2019": "'",
+    "\u2013": "-",  # en and em dash
+    "\u2014": "-",
+    "\u2026": "...",  # ellipsis
+    "\u2022": "*",  # bullet
+    "\u0141": "L",  # letters NFKD does not decompose
+    "\u0142": "l",
+    "\u0152": "OE",
+    "\u0153": "oe",
+    "\u0110": "D",
+    "\u0111": "d",
+    "\u0131": "i",
+}
+
+_render_lock = threading.Lock()
+
+
+def latin1(text: str) -> str:
+    """Text the standard fonts can draw: transliterated to Latin-1, `?` where impossible."""
+    out: list[str] = []
+    for char in text:
+        if char in ("\n", "\r", "\t"):
+            out.append(" ")
+        elif ord(char) < 32 or 127 <= ord(char) < 160:
+            continue
+        elif ord(char) < 256:
+            out.append(char)
+        elif char in _SUBSTITUTES:
+            out.append(_SUBSTITUTES[char])
+        else:
+            decomposed = unicodedata.normalize("NFKD", char)
+            base = "".join(c for c in decomposed if ord(c) < 256 and not unicodedata.combining(c))
+            out.append(base or "?")
+    return "".join(out)
+
+
+def cell_text(text: str) -> str:
+    """Safe, bounded cell text: Latin-1, at most MAX_CELL_CHARS, long words broken."""
+    text = latin1(text).strip() or "-"
+    if len(text) > MAX_CELL_CHARS:
+        text = text[: MAX_CELL_CHARS - 3] + "..."
+    words = []
+    for word in text.split(" "):
+        while len(word) > MAX_WORD_CHARS:
+            words.append(word[:MAX_WORD_CHARS])
+            word = word[MAX_WORD_CHARS:]
+        words.append(word)
+    return " ".join(words)
+
+
+def _paragraph(
+    text: str, *, size: int = 9, bold: bool = False, color: str = "000000", **kwargs: Any
+) -> Any:
+    return Paragraph(
+        cell_text(text),
+        font=Standard14Fonts.get(_BOLD if bold else _FONT),
+        font_size=size,
+        font_color=HexColor(color),
+        **kwargs,
+    )
+
+
+def _table(header: list[str] | None, rows: list[list[str]], widths: list[int]) -> Any:
+    count = len(rows) + (1 if header else 0)
+    table = FixedColumnWidthTable(
+        number_of_rows=count, number_of_columns=len(widths), column_widths=widths
+    )
+    if header:
+        for title in header:
+            table.append_layout_element(
+                _paragraph(title, bold=True, background_color=HexColor(_HEADER_BACKGROUND))
+            )
+    for row in rows:
+        for value in row:
+            table.append_layout_element(_paragraph(value))
+    table.set_padding_on_all_cells(3, 4, 3, 4)
+    return table
+
+
+def _chunks(rows: list[list[str]]) -> list[list[list[str]]]:
+    return [rows[i : i + ROWS_PER_TABLE] for i in range(0, len(rows), ROWS_PER_TABLE)] or [[]]
+
+
+class BorbRenderer:
+    """`ReportRenderer` with borb: A4 portrait, one column, page numbers in the footer."""
+
+    def render(self, report: ReportData) -> bytes:
+        headline, sections = build_sections(report)
+        with _render_lock:  # borb keeps module-level state; render one document at a time
+            document = Document()
+            page = Page()
+            document.append_page(page)
+            layout = SingleColumnLayout(page)
+            self._headline(layout, headline)
+            for section in sections:
+                self._section(layout, section)
+            self._footers(document, headline)
+            self._metadata(document, report, headline)
+            buffer = io.BytesIO()
+            PDF.write(what=document, where_to=buffer)
+        return buffer.getvalue()
+
+    def _headline(self, layout: Any, headline: Headline) -> None:
+        layout.append_layout_element(_paragraph(headline.company, size=11, color=_GREY))
+        layout.append_layout_element(
+            _paragraph(f"Inspection report - {headline.template}", size=16, bold=True)
+        )
+        layout.append_layout_element(_paragraph(f"Inspection {headline.inspection_id}", size=9))
+        verdict = headline.verdict.replace("_", " ").upper()
+        color = {"approved": _GREEN, "disapproved": _RED}.get(headline.verdict, _GREY)
+        layout.append_layout_element(
+            _paragraph(verdict, size=30, bold=True, color=color, margin_top=12)
+        )
+        for reason in headline.reasons:
+            layout.append_layout_element(_paragraph(f"- {reason}", size=11))
+
+    def _heading(self, layout: Any, title: str) -> None:
+        layout.append_layout_element(_paragraph(title, size=13, bold=True, margin_top=14))
+
+    def _section(self, layout: Any, section: Section) -> None:
+        self._heading(layout, section.title)
+        if section.rows:
+            rows = [[key, value] for key, value in section.rows]
+            for chunk in _chunks(rows):
+                layout.append_layout_element(_table(None, chunk, [160, 355]))
+        for table in section.tables:
+            self._data_table(layout, table)
+        for text in section.paragraphs:
+            layout.append_layout_element(_paragraph(text))
+        for block in section.images:
+            self._image(layout, block)
+
+    def _data_table(self, layout: Any, table: Table) -> None:
+        weights = table.weights or [1] * len(table.header)
+        widths = [int(_CONTENT_WIDTH * weight / sum(weights)) for weight in weights]
+        if not table.rows:
+            layout.append_layout_element(_paragraph("None.", color=_GREY))
+            return
+        for chunk in _chunks(table.rows):
+            layout.append_layout_element(_table(table.header, chunk, widths))
+
+    def _image(self, layout: Any, block: ImageBlock) -> None:
+        layout.append_layout_element(_paragraph(block.caption, size=11, bold=True, margin_top=10))
+        picture = thumbnail(block.content) if block.content else None
+        if picture is not None:
+            width, height = THUMBNAIL_BOX
+            scale = min(width / picture.width, height / picture.height)
+            size = (max(1, int(picture.width * scale)), max(1, int(picture.height * scale)))
+            layout.append_layout_element(Image(picture, size=size))
+        else:
+            layout.append_layout_element(_paragraph("(image not available)", color=_GREY))
+        layout.append_layout_element(_table(None, [[k, v] for k, v in block.facts], [160, 355]))
+        self._data_table(layout, block.validations)
+        if block.damages is not None:
+            self._data_table(layout, block.damages)
+
+    def _footers(self, document: Any, headline: Headline) -> None:
+        total = document.get_number_of_pages()
+        for index in range(total):
+            page = document.get_page(index)
+            width, _ = page.get_size()
+            _paragraph(
+                f"Inspection {headline.inspection_id} - page {index + 1} of {total}",
+                size=8,
+                color=_GREY,
+                horizontal_alignment=LayoutElement.HorizontalAlignment.RIGHT,
+            ).paint(available_space=(40, 20, int(width) - 80, 20), page=page)
+
+    def _metadata(self, document: Any, report: ReportData, headline: Headline) -> None:
+        info = document["Trailer"]["Info"]
+        created = datetime.now(UTC)
+        if report.generated_at:
+            with contextlib.suppress(ValueError):
+                created = datetime.fromisoformat(report.generated_at.replace("Z", "+00:00"))
+        stamp = created.astimezone(UTC).strftime("D:%Y%m%d%H%M%S+00'00'")
+        info["Title"] = latin1(f"Inspection report {headline.inspection_id}")
+        info["Author"] = latin1(headline.company)
+        info["Subject"] = latin1(f"{headline.template}: {headline.verdict}")
+        info["Creator"] = "inspectlang"
+        info["CreationDate"] = stamp
+        info["ModDate"] = stamp

@@ -1,0 +1,1 @@
+"""Tests of reports, jobs, webhooks, events and URL safety (engineer R)."""

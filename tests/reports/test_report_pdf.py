@@ -1,0 +1,220 @@
+"""The PDF report read back with pypdf and rendered with pdftoppm; borb's side effects contained."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pypdf
+import pytest
+from PIL import Image, ImageStat
+
+from server.reports.renderer import ReportsUnavailableError, default_renderer
+from server.reports.sections import build_sections, mask
+
+from .samples import car_report
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def pdf_bytes() -> bytes:
+    return default_renderer().render(car_report())
+
+
+@pytest.fixture(scope="module")
+def pdf_text(pdf_bytes: bytes) -> str:
+    reader = pypdf.PdfReader(io.BytesIO(pdf_bytes))
+    return "\n".join(page.extract_text() for page in reader.pages)
+
+
+def test_pdf_shows_verdict_reasons_and_car(pdf_text: str) -> None:
+    assert "DISAPPROVED" in pdf_text
+    assert "The plate does not match the photo" in pdf_text
+    for value in ("AB123CD", "Toyota", "Corolla", "2019", "white", "private", "42000"):
+        assert value in pdf_text, value
+    assert "ACME Seguros" in pdf_text
+    assert "Car underwriting" in pdf_text
+    assert "6650f1c2a1b2c3d4e5f60718" in pdf_text
+
+
+def test_pdf_masks_identification(pdf_text: str) -> None:
+    assert "****5678" in pdf_text
+    assert "30125678" not in pdf_text
+
+
+def test_pdf_lists_every_validation_with_confidence(pdf_text: str) -> None:
+    report = car_report()
+    for image in report.images:
+        for validation in image.record["validations"]:
+            assert validation["validation"] in pdf_text
+    assert "plate_matches" in pdf_text and "Plate read matches" in pdf_text
+    assert "trunk" in pdf_text and "dent" in pdf_text and "minor" in pdf_text
+    for side in ("front", "back", "left", "right", "dashboard"):
+        assert side in pdf_text
+
+
+def test_pdf_input_labels_in_the_inspection_locale(pdf_text: str) -> None:
+    assert "Kilometraje" in pdf_text  # es_AR translation of input_1
+    assert "Has GNC" in pdf_text  # no translation: the default label
+    assert "score" in pdf_text and "7.5" in pdf_text  # variables
+
+
+def test_pdf_page_numbers_and_metadata(pdf_bytes: bytes) -> None:
+    reader = pypdf.PdfReader(io.BytesIO(pdf_bytes))
+    total = len(reader.pages)
+    assert total >= 2
+    for number, page in enumerate(reader.pages, start=1):
+        assert f"page {number} of {total}" in page.extract_text()
+    meta = reader.metadata
+    assert meta is not None
+    assert meta.title == "Inspection report 6650f1c2a1b2c3d4e5f60718"
+    assert meta.author == "ACME Seguros"
+    assert meta.producer == "borb"  # borb's producer line is kept (its license asks for it)
+    assert meta.creation_date is not None
+    assert meta.creation_date.isoformat().startswith("2026-11-20T10:15:00")
+
+
+def test_pdf_images_are_downscaled_thumbnails(pdf_bytes: bytes) -> None:
+    reader = pypdf.PdfReader(io.BytesIO(pdf_bytes))
+    images = [image for page in reader.pages for image in page.images]
+    assert len(images) == 6
+    for image in images:
+        assert image.image is not None
+        assert max(image.image.size) <= 400
+    originals = sum(len(image.content or b"") for image in car_report().images)
+    assert len(pdf_bytes) < originals / 2
+
+
+def test_first_page_renders_to_a_non_blank_png(pdf_bytes: bytes, tmp_path: Path) -> None:
+    pdftoppm = shutil.which("pdftoppm")
+    assert pdftoppm is not None, (
+        "pdftoppm is missing: install poppler-utils (apt-get install poppler-utils); "
+        "CI must provide it"
+    )
+    source = tmp_path / "report.pdf"
+    source.write_bytes(pdf_bytes)
+    subprocess.run(
+        [
+            pdftoppm,
+            "-png",
+            "-r",
+            "50",
+            "-f",
+            "1",
+            "-l",
+            "1",
+            "-singlefile",
+            str(source),
+            str(tmp_path / "page"),
+        ],
+        check=True,
+        timeout=60,
+    )
+    with Image.open(tmp_path / "page.png") as png:
+        gray = png.convert("L")
+        stat = ImageStat.Stat(gray)
+        assert stat.var[0] > 100, "page 1 looks blank"
+        # the verdict is drawn in red: some clearly red pixels exist
+        pixels = png.convert("RGB").tobytes()
+        red = sum(
+            1
+            for i in range(0, len(pixels), 3)
+            if pixels[i] > 150 and pixels[i + 1] < 90 and pixels[i + 2] < 90
+        )
+        assert red > 50
+
+
+def test_text_outside_latin1_is_transliterated_not_fatal() -> None:
+    report = car_report(images=1, validations=2, with_bytes=False)
+    report.inspection["consumer"]["lastName"] = "\u0141ukasz \u6f22\u5b57 \u2713 \u20ac"
+    report.inspection["template"]["name"] = "Pr\u00fcfung \u2013 \u201cdeep\u201d"
+    pdf = default_renderer().render(report)
+    text = "\n".join(p.extract_text() for p in pypdf.PdfReader(io.BytesIO(pdf)).pages)
+    assert "Lukasz ?? v EUR" in text
+    assert "(image not available)" in text
+
+
+def test_long_tables_are_split_over_pages() -> None:
+    report = car_report(images=1, validations=120, with_bytes=False)
+    pdf = default_renderer().render(report)
+    reader = pypdf.PdfReader(io.BytesIO(pdf))
+    text = "\n".join(p.extract_text() for p in reader.pages)
+    assert text.count("Confidence") >= 120 // 22
+    assert len(reader.pages) >= 3
+
+
+def test_masking() -> None:
+    assert mask("30125678") == "****5678"
+    assert mask("123") == "***"
+    assert mask("1234567890123") == "*********0123"
+
+
+def test_sections_do_not_need_borb(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "borb", None)
+    headline, sections = build_sections(car_report(with_bytes=False))
+    assert headline.verdict == "disapproved"
+    assert [s.title for s in sections][:3] == ["Inspection", "Product 1", "Consumer"]
+    with pytest.raises(ReportsUnavailableError) as caught:
+        default_renderer()
+    assert caught.value.code == "reports_unavailable"
+
+
+def _run(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_rendering_opens_no_socket_and_keeps_signal_handlers() -> None:
+    result = _run(
+        """
+        import signal, socket
+        calls = []
+        real_connect = socket.socket.connect
+        def connect(self, address):
+            calls.append(address)
+            return real_connect(self, address)
+        def create_connection(address, *args, **kwargs):
+            calls.append(address)
+            raise OSError("no network in this test")
+        socket.socket.connect = connect
+        socket.create_connection = create_connection
+        before = (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT))
+        from server.reports.renderer import default_renderer
+        from tests.reports.samples import car_report
+        renderer = default_renderer()
+        for _ in range(3):
+            assert renderer.render(car_report(images=2, validations=4)).startswith(b"%PDF")
+        after = (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT))
+        import threading
+        print("CALLS", calls)
+        print("SIGNALS", before == after)
+        print("THREADS", threading.active_count())
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    assert "CALLS []" in result.stdout
+    assert "SIGNALS True" in result.stdout
+    assert "THREADS 1" in result.stdout
+
+
+def test_embedding_the_language_and_runtime_pulls_no_agpl_code() -> None:
+    result = _run(
+        """
+        import sys
+        import inspectlang, inspectlang.manifest, runtime
+        import server.reports.renderer, server.reports.sections
+        print("BORB", any(name == "borb" or name.startswith("borb.") for name in sys.modules))
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    assert "BORB False" in result.stdout
