@@ -1,0 +1,151 @@
+"""Request bodies of the resource endpoints: JSON, multipart/form-data, or plain text.
+
+The spec lets any JSON body come as multipart/form-data instead: a part named `data` holds the
+JSON, and file parts carry files (an image, or a file input named by its input identifier).
+`read_body` accepts all three forms and turns every malformed body into a 400 with a stable
+code, never a 500: bad JSON (`malformed_json`), bad multipart (`invalid_multipart`), a body of
+another media type (`unsupported_media_type`, 415).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from litestar import Request
+from litestar.datastructures import UploadFile
+from litestar.exceptions import ClientException
+
+from server.errors import ApiError
+
+#: Deepest JSON nesting accepted; deeper bodies are refused before they can exhaust the stack.
+MAX_JSON_DEPTH = 64
+
+JSON_TYPES = ("application/json",)
+MULTIPART_TYPE = "multipart/form-data"
+TEXT_TYPE = "text/plain"
+
+
+@dataclass(frozen=True, slots=True)
+class UploadedFile:
+    """A file part of a multipart body, read into memory (the body size limit bounds it)."""
+
+    name: str
+    filename: str
+    content_type: str
+    data: bytes
+
+
+@dataclass(slots=True)
+class Body:
+    """A parsed request body: the JSON value (None when absent), its files, or its text."""
+
+    data: Any = None
+    files: dict[str, UploadedFile] = field(default_factory=dict)
+    text: str | None = None
+    multipart: bool = False
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth of a parsed JSON value, iteratively (no recursion on hostile input)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > MAX_JSON_DEPTH:
+            return depth
+        if isinstance(item, dict):
+            stack.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, list):
+            stack.extend((child, depth + 1) for child in item)
+    return deepest
+
+
+def parse_json(raw: bytes | str, *, what: str = "The request body") -> Any:
+    """Parse JSON text; `malformed_json` 400 for anything that is not strict JSON."""
+    try:
+        value = json.loads(raw, parse_constant=_reject_constant)
+    except (ValueError, RecursionError, UnicodeDecodeError):
+        raise ApiError.of("malformed_json", f"{what} is not valid JSON.") from None
+    if _depth(value) > MAX_JSON_DEPTH:
+        raise ApiError.of("malformed_json", f"{what} is nested deeper than {MAX_JSON_DEPTH}.")
+    return value
+
+
+def _invalid_multipart(description: str) -> ApiError:
+    return ApiError("invalid_multipart", 400, description)
+
+
+async def _read_upload(name: str, upload: UploadFile) -> UploadedFile:
+    try:
+        data = await upload.read()
+    finally:
+        await upload.close()
+    return UploadedFile(
+        name=name,
+        filename=upload.filename or name,
+        content_type=(upload.content_type or "application/octet-stream").split(";")[0].strip(),
+        data=data,
+    )
+
+
+async def _read_multipart(request: Request[Any, Any, Any]) -> Body:
+    try:
+        form = await request.form()
+    except ClientException as error:
+        if "Too Large" in str(error.detail):
+            raise ApiError.of("body_too_large") from None
+        raise _invalid_multipart(f"The multipart body is malformed: {error.detail}") from None
+    except (UnicodeDecodeError, LookupError):
+        raise _invalid_multipart("A multipart field is not text in its declared charset.") from None
+    body = Body(multipart=True)
+    for name, values in form.dict().items():
+        if len(values) > 1:
+            raise _invalid_multipart(f"The multipart field {name!r} is sent more than once.")
+        value = values[0]
+        if name == "data":
+            raw = (await _read_upload(name, value)).data if isinstance(value, UploadFile) else value
+            body.data = parse_json(raw, what="The multipart `data` part") if raw else None
+        elif isinstance(value, UploadFile):
+            body.files[name] = await _read_upload(name, value)
+        else:
+            raise _invalid_multipart(
+                f"The multipart field {name!r} is not a file; send values inside the `data` part."
+            )
+    return body
+
+
+async def read_body(request: Request[Any, Any, Any], *, allow_text: bool = False) -> Body:
+    """The request body in any accepted form; empty bodies give `Body(data=None)`."""
+    media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media_type == MULTIPART_TYPE:
+        return await _read_multipart(request)
+    raw = await request.body()
+    if not raw.strip():
+        return Body()
+    if media_type in JSON_TYPES or media_type.endswith("+json") or media_type == "":
+        return Body(data=parse_json(raw))
+    if allow_text and media_type == TEXT_TYPE:
+        try:
+            return Body(text=raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise ApiError.of("bad_request", "The text body is not valid UTF-8.") from None
+    raise ApiError.of(
+        "unsupported_media_type",
+        f"Send the body as application/json or multipart/form-data, not {media_type!r}.",
+    )
+
+
+def json_object(body: Body, *, required: bool = True) -> dict[str, Any]:
+    """The body's JSON value as an object: `invalid_body` 400 when it is anything else."""
+    if body.data is None and not required:
+        return {}
+    if not isinstance(body.data, dict):
+        raise ApiError.of("invalid_body", "The request body must be a JSON object.")
+    return body.data

@@ -1,0 +1,483 @@
+"""Request and response schemas of the resource endpoints, as the OpenAPI document shows them.
+
+Handlers read bodies themselves (JSON, text or multipart, see `server.multipart`) and return plain
+dicts, so Litestar cannot infer these shapes: each route gets an `operation(...)` class that puts
+the JSON Schemas below into its OpenAPI operation. The schemas describe what the handlers really
+send (schemathesis checks every response against them), including every error response.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from litestar.openapi.spec import OpenAPIMediaType as MediaTypeObject
+from litestar.openapi.spec import OpenAPIResponse as ResponseObject
+from litestar.openapi.spec import Operation, RequestBody, Schema
+
+from inspectlang.manifest import INPUT_TYPES, INSPECTION_TYPES, PRODUCT_FIELDS
+
+JsonSchema = dict[str, Any]
+
+
+@dataclass
+class RawSchema(Schema):
+    """A Schema object written as a plain JSON Schema dict (serialized as is)."""
+
+    raw: JsonSchema = field(default_factory=dict)
+
+    def to_schema(self) -> dict[str, Any]:
+        return self.raw
+
+
+def _nullable(kind: str) -> JsonSchema:
+    return {"type": [kind, "null"]}
+
+
+STRING: JsonSchema = {"type": "string"}
+OBJECT: JsonSchema = {"type": "object"}
+OBJECT_ID: JsonSchema = {"type": "string", "pattern": "^[0-9a-f]{24}$"}
+TIMESTAMP: JsonSchema = {"type": "string", "format": "date-time"}
+
+ERROR: JsonSchema = {
+    "type": "object",
+    "required": ["code", "status", "description"],
+    "properties": {
+        "code": {"type": "string", "description": "Stable error code (docs/api.md)."},
+        "status": {"type": "integer"},
+        "description": STRING,
+        "errors": {"type": "array", "items": OBJECT},
+    },
+}
+
+MESSAGE: JsonSchema = {"type": "object", "required": ["message"], "properties": {"message": STRING}}
+
+# --- Templates ---------------------------------------------------------------------------------
+
+_VALIDATION: JsonSchema = {
+    "type": "object",
+    "required": ["_id", "run", "required", "validation"],
+    "properties": {
+        "_id": STRING,
+        "run": {"type": "boolean"},
+        "required": {"type": "boolean"},
+        "validation": STRING,
+    },
+}
+
+_TEMPLATE_IMAGE: JsonSchema = {
+    "type": "object",
+    "required": ["side", "identifier", "validations"],
+    "properties": {
+        "side": STRING,
+        "identifier": STRING,
+        "validations": {"type": "array", "items": _VALIDATION},
+    },
+}
+
+_TEMPLATE_INPUT: JsonSchema = {
+    "type": "object",
+    "required": ["identifier", "label", "type", "stages", "validationSchema"],
+    "properties": {
+        "identifier": STRING,
+        "label": STRING,
+        "type": {"type": "string", "enum": list(INPUT_TYPES)},
+        "options": {
+            "type": "array",
+            "items": {"type": "object", "required": ["label"], "properties": {"label": STRING}},
+        },
+        "stages": {"type": "array", "items": {"type": "string", "enum": ["create", "update"]}},
+        "validationSchema": {
+            "type": "object",
+            "required": ["required"],
+            "properties": {"required": {"type": "boolean"}},
+        },
+        "helperMessage": STRING,
+    },
+}
+
+TEMPLATE: JsonSchema = {
+    "type": "object",
+    "required": [
+        "_id",
+        "type",
+        "inspectionType",
+        "name",
+        "createdAt",
+        "updatedAt",
+        "parameters",
+        "variables",
+        "images",
+        "inputs",
+        "features",
+        "schema",
+    ],
+    "properties": {
+        "_id": STRING,
+        "type": {"type": "string", "enum": ["created", "built-in"]},
+        "inspectionType": {"type": "string", "enum": list(INSPECTION_TYPES)},
+        "name": STRING,
+        "createdAt": STRING,
+        "updatedAt": STRING,
+        "revision": {"type": "integer", "description": "Revision number of a custom template."},
+        "parameters": {
+            "type": "object",
+            "required": ["maxAttempts"],
+            "properties": {"maxAttempts": {"type": "number"}},
+        },
+        "variables": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["name", "type", "initialValue"],
+                "properties": {
+                    "name": STRING,
+                    "type": {"type": "string", "enum": ["numeric", "text"]},
+                    "initialValue": {"type": ["number", "string"]},
+                },
+            },
+        },
+        "images": {"type": "array", "items": _TEMPLATE_IMAGE},
+        "inputs": {"type": "array", "items": _TEMPLATE_INPUT},
+        "features": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["_id", "feature"],
+                "properties": {"_id": STRING, "feature": STRING},
+            },
+        },
+        "schema": OBJECT,
+        "logic": OBJECT,
+    },
+}
+
+TEMPLATE_LIST: JsonSchema = {"type": "array", "items": TEMPLATE}
+
+TEMPLATE_SOURCE_BODY: JsonSchema = {
+    "type": "object",
+    "required": ["source"],
+    "properties": {"source": {"type": "string", "description": "The template's `.insp` source."}},
+}
+
+# --- Inspections -------------------------------------------------------------------------------
+
+_PRODUCT_DATA: JsonSchema = {
+    "type": "object",
+    "additionalProperties": {"type": ["string", "number", "boolean", "null"]},
+}
+
+_INPUT_VALUES: JsonSchema = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": ["identifier", "value"],
+        "properties": {"identifier": STRING, "value": {}},
+    },
+}
+
+_METADATA: JsonSchema = {
+    "type": "object",
+    "maxProperties": 50,
+    "propertyNames": {"maxLength": 50},
+    "additionalProperties": {"type": "string", "maxLength": 500},
+}
+
+_CONSUMER: JsonSchema = {
+    "type": "object",
+    "properties": {
+        "firstName": STRING,
+        "lastName": STRING,
+        "identification": STRING,
+        "email": STRING,
+        "phone": STRING,
+    },
+}
+
+CREATE_INSPECTION_BODY: JsonSchema = {
+    "type": "object",
+    "required": ["templateId"],
+    "properties": {
+        "templateId": {
+            "type": "string",
+            "description": "A 24-hex template id, or an alias: easy, deep, damage.",
+        },
+        "delivery": {
+            "type": "object",
+            "properties": {
+                "disabled": {"type": "boolean"},
+                "channel": STRING,
+                "destination": STRING,
+                "countryISO": STRING,
+            },
+        },
+        "locale": {"type": "string", "description": "`xx_YY`, e.g. en_US."},
+        "producer": {"type": "object", "properties": {"internalId": STRING}},
+        **{kind: _PRODUCT_DATA for kind, fields in PRODUCT_FIELDS.items() if fields},
+        "products": {"type": "array", "items": _PRODUCT_DATA},
+        "consumer": _CONSUMER,
+        "inputs": _INPUT_VALUES,
+        "initialStatus": {"type": "string", "enum": ["created", "started"]},
+        "metadata": _METADATA,
+        "callbackURL": {"type": "string", "format": "uri"},
+    },
+}
+
+CREATED_INSPECTION: JsonSchema = {
+    "type": "object",
+    "required": ["inspectionId", "productId", "message", "magicLink"],
+    "properties": {
+        "inspectionId": STRING,
+        "productId": _nullable("string"),
+        "productIds": {"type": "array", "items": STRING},
+        "message": STRING,
+        "magicLink": STRING,
+    },
+}
+
+UPDATE_INSPECTION_BODY: JsonSchema = {
+    "type": "object",
+    "properties": {"consumer": _CONSUMER, "metadata": _METADATA, "inputs": _INPUT_VALUES},
+}
+
+UPDATE_PRODUCT_BODY: JsonSchema = {
+    "type": "object",
+    "properties": {kind: _PRODUCT_DATA for kind, fields in PRODUCT_FIELDS.items() if fields},
+}
+
+_IMAGE_RECORD: JsonSchema = {
+    "type": "object",
+    "required": ["_id"],
+    "properties": {
+        "_id": STRING,
+        "templateImageIdentifier": _nullable("string"),
+        "side": _nullable("string"),
+        "target": _nullable("string"),
+        "type": _nullable("string"),
+        "processed": {"type": "boolean"},
+        "approved": {"type": ["boolean", "null"]},
+        "uploadedAt": _nullable("string"),
+        "src": _nullable("string"),
+        "validations": {"type": "array", "items": OBJECT},
+        "damages": {"type": "array", "items": OBJECT},
+    },
+}
+
+INSPECTION: JsonSchema = {
+    "type": "object",
+    "required": ["_id", "type", "status", "template", "products", "testing"],
+    "properties": {
+        "_id": STRING,
+        "type": {"type": "string", "enum": list(INSPECTION_TYPES)},
+        "status": STRING,
+        "veredict": _nullable("string"),
+        "completedBy": _nullable("string"),
+        "template": {
+            "type": "object",
+            "required": ["_id", "name", "type"],
+            "properties": {"_id": STRING, "name": STRING, "type": STRING},
+        },
+        "producer": OBJECT,
+        "metadata": {"type": "object", "additionalProperties": STRING},
+        "identity": _nullable("object"),
+        "custom": _nullable("object"),
+        "variables": {"type": "array", "items": OBJECT},
+        "globalValidations": {"type": "array", "items": OBJECT},
+        "products": {"type": "array", "items": OBJECT},
+        "testing": {"type": "boolean"},
+    },
+}
+
+INSPECTION_PAGE: JsonSchema = {
+    "type": "object",
+    "required": [
+        "inspections",
+        "totalInspections",
+        "limit",
+        "totalPages",
+        "page",
+        "pagingCounter",
+        "hasPrevPage",
+        "hasNextPage",
+        "prevPage",
+        "nextPage",
+    ],
+    "properties": {
+        "inspections": {"type": "array", "items": INSPECTION},
+        "totalInspections": {"type": "integer"},
+        "limit": {"type": "integer"},
+        "totalPages": {"type": "integer"},
+        "page": {"type": "integer"},
+        "pagingCounter": {"type": "integer"},
+        "hasPrevPage": {"type": "boolean"},
+        "hasNextPage": {"type": "boolean"},
+        "prevPage": _nullable("integer"),
+        "nextPage": _nullable("integer"),
+    },
+}
+
+FINISH_BODY: JsonSchema = {"type": "object", "properties": {}}
+
+DAMAGE_BODY: JsonSchema = {
+    "type": "object",
+    "required": ["part", "damage"],
+    "properties": {
+        "productId": STRING,
+        "part": STRING,
+        "damage": STRING,
+        "severity": STRING,
+        "percentage": {"type": "number", "minimum": 0, "maximum": 100},
+    },
+}
+
+VALIDATION_BODY: JsonSchema = {
+    "type": "object",
+    "required": ["validation", "confidence"],
+    "properties": {
+        "validation": STRING,
+        "confidence": {"type": "number", "minimum": 0, "maximum": 100},
+        "result": {},
+        "damages": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "part": STRING,
+                    "damage": STRING,
+                    "severity": STRING,
+                    "percentage": {"type": "number"},
+                },
+            },
+        },
+    },
+}
+
+# --- Images and signed links -------------------------------------------------------------------
+
+IMAGE_DATA_PART: JsonSchema = {
+    "type": "object",
+    "required": ["side"],
+    "properties": {
+        "side": STRING,
+        "identifier": STRING,
+        "date": STRING,
+        "coordinates": {
+            "type": "object",
+            "required": ["latitude", "longitude"],
+            "properties": {"latitude": {"type": "number"}, "longitude": {"type": "number"}},
+        },
+    },
+}
+
+IMAGE_UPLOAD_BODY: JsonSchema = {
+    "type": "object",
+    "required": ["image", "data"],
+    "properties": {
+        "image": {"type": "string", "format": "binary"},
+        "data": {"type": "string", "description": "JSON: " + str(IMAGE_DATA_PART)},
+    },
+}
+
+IMAGE: JsonSchema = _IMAGE_RECORD
+
+IMAGE_TOKEN: JsonSchema = {
+    "type": "object",
+    "required": ["token", "expiresAt"],
+    "properties": {"token": STRING, "expiresAt": TIMESTAMP},
+}
+
+PRESIGN_BODY: JsonSchema = {
+    "type": "object",
+    "properties": {"expiresInSeconds": {"type": "integer", "minimum": 1, "maximum": 604800}},
+}
+
+PRESIGNED: JsonSchema = {
+    "type": "object",
+    "required": ["accessToken", "expiresAt", "url"],
+    "properties": {"accessToken": STRING, "expiresAt": TIMESTAMP, "url": STRING},
+}
+
+# --- Operations --------------------------------------------------------------------------------
+
+_STATUS_TEXT = {
+    200: "OK",
+    201: "Created",
+    400: "Bad request: the body or a parameter is not valid",
+    401: "Missing, wrong or revoked API key",
+    403: "Forbidden: the signed token is not valid or has expired",
+    404: "Not found (also: another company's or the other key mode's resource)",
+    409: "Conflict with the resource's current state",
+    413: "Request body too large",
+    415: "Unsupported content type",
+    422: "Unprocessable: the template does not compile, or an idempotency key was reused",
+}
+
+
+def _media(schema: JsonSchema) -> MediaTypeObject:
+    return MediaTypeObject(schema=RawSchema(raw=schema))
+
+
+def _body(
+    schema: JsonSchema | None, *, multipart: bool, text: bool, multipart_schema: JsonSchema | None
+) -> RequestBody | None:
+    content: dict[str, MediaTypeObject] = {}
+    if schema is not None:
+        content["application/json"] = _media(schema)
+        if multipart:
+            content["multipart/form-data"] = _media(
+                multipart_schema
+                or {
+                    "type": "object",
+                    "properties": {
+                        "data": {"type": "string", "description": "The JSON body, as text."}
+                    },
+                }
+            )
+    if text:
+        content["text/plain"] = _media({"type": "string"})
+    if multipart_schema is not None and schema is None:
+        content["multipart/form-data"] = _media(multipart_schema)
+    return RequestBody(content=content, required=bool(content)) if content else None
+
+
+def operation(
+    *,
+    status: int,
+    response: JsonSchema | None,
+    errors: tuple[int, ...],
+    body: JsonSchema | None = None,
+    multipart: bool = True,
+    text: bool = False,
+    multipart_schema: JsonSchema | None = None,
+    public: bool = False,
+) -> type[Operation]:
+    """An Operation class for `@get/@post(operation_class=...)` with these bodies and responses.
+
+    Every route may answer 400 (bad body or parameter), 413 and 415 besides `errors`; every
+    authenticated route also 401.
+    """
+    request_body = _body(body, multipart=multipart, text=text, multipart_schema=multipart_schema)
+    statuses = set(errors) | {400}
+    if body is not None or multipart_schema is not None:
+        statuses |= {413, 415}
+    if not public:
+        statuses.add(401)
+
+    def init(self: Operation, *args: Any, **kwargs: Any) -> None:
+        Operation.__init__(self, *args, **kwargs)
+        responses: dict[str, ResponseObject] = {
+            str(status): ResponseObject(
+                description=_STATUS_TEXT.get(status, "Success"),
+                content={"application/json": _media(response)} if response is not None else None,
+            )
+        }
+        for code in sorted(statuses):
+            responses[str(code)] = ResponseObject(
+                description=_STATUS_TEXT.get(code, "Error"),
+                content={"application/json": _media(ERROR)},
+            )
+        self.responses = responses  # type: ignore[assignment]
+        if request_body is not None:
+            self.request_body = request_body
+
+    return type("ResourceOperation", (Operation,), {"__init__": init})
