@@ -1,0 +1,376 @@
+"""The compiled evaluation path: normalized IR -> Python source -> one code object per template.
+
+Like Jinja's compiler, this writes Python source from the verified IR only. Every value lives in a
+mangled local (`l_0`, `l_1`, ...), literals are emitted with `repr`, identifiers from the IR are
+emitted only as `repr` string keys of dict lookups, and the functions run with
+`{"__builtins__": {}}` plus a few helpers, taking a single argument: the inspection data (a
+dict, see `runtime.evaldata`). Expressions become three-address code, so missing-value checks
+are plain `is None` tests, emitted only where the operand can be missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from runtime.errors import StepLimitExceeded
+from runtime.values import (
+    FUNCTIONS,
+    MAX_NUMBER,
+    MAX_STEPS,
+    MAX_TEXT,
+    division_by_zero,
+    record,
+    too_large,
+    too_long,
+    typed,
+)
+from runtime.verify import PRESENT_FIELDS, body_cost, static_cost
+
+Node = dict[str, Any]
+
+#: Where each data source lives in the inspection data, and the local that holds it.
+SOURCES: dict[str, tuple[str, str]] = {
+    "var": ("vars", "d_vars"),
+    "input": ("inputs", "d_inputs"),
+    "product": ("product", "d_product"),
+    "consumer": ("consumer", "d_consumer"),
+    "image": ("images", "d_images"),
+    "images": ("image_list", "d_image_list"),
+    "damages": ("damages", "d_damages"),
+    "validations": ("validations", "d_validations"),
+    "check": ("checks", "d_checks"),
+    "event": ("event", "d_event"),
+    "now": ("now", "d_now"),
+}
+
+#: The only names generated code can reach besides its locals.
+HELPERS: dict[str, Any] = {
+    "__builtins__": {},
+    "_len": len,
+    "_record": record,
+    "_too_large": too_large,
+    "_too_long": too_long,
+    "_division_by_zero": division_by_zero,
+    "_typed": typed,
+    "_StepLimit": StepLimitExceeded,
+    **{f"_fn_{name}": function for name, function in FUNCTIONS.items()},
+}
+
+COMPARE = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+ARITHMETIC = {"+": "+", "-": "-", "*": "*", "/": "/"}
+
+
+class CodeGenerator:
+    """Writes the Python source of one function from normalized IR."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.level = 1
+        self.counter = 0
+        self.locals: dict[str, str] = {}
+        self.sources: set[str] = set()
+
+    # -- output --------------------------------------------------------------------------------
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " * self.level + line)
+
+    @contextmanager
+    def indented(self) -> Iterator[None]:
+        self.level += 1
+        try:
+            yield
+        finally:
+            self.level -= 1
+
+    def temp(self) -> str:
+        name = f"l_{self.counter}"
+        self.counter += 1
+        return name
+
+    def function(self, name: str, body: list[str]) -> str:
+        prologue = [f"def {name}(env):", "    d_err = env['errors']"]
+        for source in sorted(self.sources):
+            key, local = SOURCES[source]
+            prologue.append(f"    {local} = env[{key!r}]")
+        return "\n".join([*prologue, *body, ""])
+
+    def charge(self, cost: int) -> None:
+        """Count `cost` steps; past MAX_STEPS the event's evaluation stops."""
+        self.emit(f"env['steps'] += {cost!r}")
+        self.emit(f"if env['steps'] > {MAX_STEPS!r}: raise _StepLimit()")
+
+    # -- expressions ---------------------------------------------------------------------------
+
+    def expression(self, node: Node) -> tuple[str, bool]:
+        """Emit code computing `node`; return (a local or literal, whether it may be missing)."""
+        op = node["op"]
+        span = repr(tuple(node["span"]))
+        if op == "literal":
+            return repr(node["value"]), False
+        if op in SOURCES:
+            self.sources.add(op)
+            local = SOURCES[op][1]
+            if op in ("images", "damages", "validations", "now"):
+                return local, False
+            key = {"var": "name", "product": "field", "consumer": "field", "event": "field"}.get(
+                op, "id"
+            )
+            target = self.temp()
+            if op in ("var", "image", "check"):
+                self.emit(f"{target} = {local}[{node[key]!r}]")
+                return target, False
+            self.emit(f"{target} = {local}.get({node[key]!r})")
+            if op == "event" and node["field"] == "value":
+                self.emit(f"{target} = _typed({target}, {node['type']!r})")
+            return target, True
+        if op == "local":
+            return self.locals[node["name"]], False
+        target = self.temp()
+        if op == "list":
+            items = [self.expression(item)[0] for item in node["items"]]
+            self.emit(f"{target} = [{', '.join(items)}]")
+            return target, False
+        if op == "field":
+            record_code, missing = self.expression(node["of"])
+            lookup = f"{record_code}.get({node['name']!r})"
+            if missing:
+                self.emit(f"{target} = None if {record_code} is None else {lookup}")
+            else:
+                self.emit(f"{target} = {lookup}")
+            present = (node["of"]["type"], node["name"]) in PRESENT_FIELDS
+            return target, missing or not present
+        if op == "unary":
+            operand, missing = self.expression(node["operand"])
+            value = f"(not {operand})" if node["operator"] == "not" else f"(-{operand})"
+            guard = f"None if {operand} is None else " if missing else ""
+            self.emit(f"{target} = {guard}{value}")
+            return target, missing
+        if op == "binary":
+            return self.binary(node, target, span)
+        if op == "call":
+            return self.call(node, target, span)
+        return self.quantifier(node, target, span)
+
+    def binary(self, node: Node, target: str, span: str) -> tuple[str, bool]:
+        operator = node["operator"]
+        if operator in ("and", "or"):
+            return self.logical(node, target)
+        left, left_missing = self.expression(node["left"])
+        right, right_missing = self.expression(node["right"])
+        missing_test = " or ".join(
+            f"{code} is None"
+            for code, missing in ((left, left_missing), (right, right_missing))
+            if missing
+        )
+        if operator in ("=", "!="):
+            self.emit(f"{target} = {left} {COMPARE[operator]} {right}")
+            return target, False
+        if operator in COMPARE or operator == "in":
+            python = COMPARE.get(operator, "in")
+            guard = f"None if {missing_test} else " if missing_test else ""
+            self.emit(f"{target} = {guard}{left} {python} {right}")
+            return target, bool(missing_test)
+        # arithmetic (+ on numbers or texts, - * / on numbers)
+        block = False
+        if missing_test:
+            self.emit(f"if {missing_test}: {target} = None")
+            self.emit("else:")
+            block = True
+        with self.indented() if block else _nothing():
+            if operator == "/":
+                self.emit(f"if {right} == 0: {target} = _division_by_zero(d_err, {span})")
+                self.emit(f"else: {target} = {left} / {right}")
+            else:
+                self.emit(f"{target} = {left} {ARITHMETIC[operator]} {right}")
+            if node["type"] == "text":
+                self.emit(f"if _len({target}) > {MAX_TEXT!r}: {target} = _too_long(d_err, {span})")
+            else:
+                maybe = f"{target} is not None and " if operator == "/" else ""
+                self.emit(
+                    f"if {maybe}not -{MAX_NUMBER!r} <= {target} <= "
+                    f"{MAX_NUMBER!r}: {target} = _too_large(d_err, {span})"
+                )
+        return target, True
+
+    def logical(self, node: Node, target: str) -> tuple[str, bool]:
+        """Kleene and/or with short-circuit: the right side runs only when the left can't decide."""
+        left, left_missing = self.expression(node["left"])
+        decided = "False" if node["operator"] == "and" else "True"
+        other = "True" if decided == "False" else "False"
+        self.emit(f"if {left} is {decided}: {target} = {decided}")
+        self.emit("else:")
+        with self.indented():
+            right, right_missing = self.expression(node["right"])
+            if not left_missing and not right_missing:
+                self.emit(f"{target} = {right}")
+            else:
+                self.emit(
+                    f"{target} = {right} if {left} is {other} else "
+                    f"({decided} if {right} is {decided} else None)"
+                )
+        return target, left_missing or right_missing
+
+    def call(self, node: Node, target: str, span: str) -> tuple[str, bool]:
+        name = node["fn"]
+        if name == "today":
+            self.sources.add("now")
+            return "d_now", False
+        args = [self.expression(arg) for arg in node["args"]]
+        codes = [code for code, _ in args]
+        if name == "defined":
+            self.emit(f"{target} = {codes[0]} is not None")
+            return target, False
+        if name in ("lower", "upper"):
+            text, missing = args[0]
+            guard = f"None if {text} is None else " if missing else ""
+            self.emit(f"{target} = {guard}{text}.{name}()")
+            self.emit(
+                f"if {target} is not None and _len({target}) > {MAX_TEXT!r}: "
+                f"{target} = _too_long(d_err, {span})"
+            )
+            return target, True
+        self.emit(f"{target} = _fn_{name}(d_err, {span}, {', '.join(codes)})")
+        return target, True
+
+    def quantifier(self, node: Node, target: str, span: str) -> tuple[str, bool]:
+        op = node["op"]
+        items, missing = self.expression(node["over"])
+        body = node.get("value") if op == "sum" else node.get("where")
+        item = self.temp()
+        block = False
+        if missing:
+            self.emit(f"if {items} is None: {target} = None")
+            self.emit("else:")
+            block = True
+        with self.indented() if block else _nothing():
+            self.emit(f"env['steps'] += _len({items}) * {body_cost(node)!r}")
+            self.emit(f"if env['steps'] > {MAX_STEPS!r}: raise _StepLimit()")
+            start = {"count": "0", "sum": "0", "any": "False", "all": "True"}[op]
+            self.emit(f"{target} = {start}")
+            self.emit(f"for {item} in {items}:")
+            with self.indented():
+                self.emit(f"if {item} is None: continue")
+                saved = dict(self.locals)
+                if node.get("var") is not None:
+                    self.locals[node["var"]] = item
+                value, value_missing = (item, False) if body is None else self.expression(body)
+                self.locals = saved
+                if op == "sum":
+                    if value_missing:
+                        self.emit(f"if {value} is not None: {target} += {value}")
+                    else:
+                        self.emit(f"{target} += {value}")
+                elif op == "count":
+                    if body is None:
+                        self.emit(f"{target} += 1")
+                    else:
+                        self.emit(f"if {value} is True: {target} += 1")
+                elif op == "any":
+                    if body is None:
+                        self.emit(f"{target} = True")
+                        self.emit("break")
+                    else:
+                        self.emit(f"if {value} is True: {target} = True; break")
+                elif body is not None:
+                    self.emit(f"if {value} is not True: {target} = False; break")
+            if op == "sum":
+                self.emit(
+                    f"if not -{MAX_NUMBER!r} <= {target} <= {MAX_NUMBER!r}: "
+                    f"{target} = _too_large(d_err, {span})"
+                )
+        return target, missing or op == "sum"
+
+    # -- statements ----------------------------------------------------------------------------
+
+    def statements(self, nodes: list[Node]) -> None:
+        if not nodes:
+            self.emit("pass")
+        for node in nodes:
+            if node["op"] == "set":
+                self.charge(1 + static_cost(node["value"]))
+                value, missing = self.expression(node["value"])
+                store = f"d_vars[{node['name']!r}] = {value}"
+                self.sources.add("var")
+                if missing:
+                    span = repr(tuple(node["span"]))
+                    self.emit(f"if {value} is None: _record(d_err, 'missing_value', {span})")
+                    self.emit(f"else: {store}")
+                else:
+                    self.emit(store)
+            else:
+                self.charge(1 + static_cost(node["cond"]))
+                cond, _ = self.expression(node["cond"])
+                self.emit(f"if {cond} is True:")
+                with self.indented():
+                    self.statements(node["then"])
+                if node["else"]:
+                    self.emit("else:")
+                    with self.indented():
+                        self.statements(node["else"])
+
+    def condition(self, node: Node) -> str:
+        """Emit a condition (charged as one root); the returned code is True/False/None."""
+        self.charge(static_cost(node))
+        code, _ = self.expression(node)
+        return code
+
+
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield
+
+
+def generate_rule(name: str, body: list[Node]) -> str:
+    generator = CodeGenerator()
+    generator.statements(body)
+    return generator.function(name, generator.lines)
+
+
+def generate_check(name: str, valid: Node) -> str:
+    generator = CodeGenerator()
+    cond = generator.condition(valid)
+    generator.emit(f"return {cond} is True")
+    return generator.function(name, generator.lines)
+
+
+def generate_verdict(
+    name: str,
+    disapprovals: list[tuple[str, Node]],
+    approve_when: Node | None,
+    otherwise: str,
+) -> str:
+    """A function returning (approved, reasons)."""
+    generator = CodeGenerator()
+    reasons = generator.temp()
+    generator.emit(f"{reasons} = []")
+    for reason, when in disapprovals:
+        cond = generator.condition(when)
+        generator.emit(f"if {cond} is True: {reasons}.append({reason!r})")
+    generator.emit(f"if {reasons}: return (False, {reasons})")
+    if approve_when is not None:
+        cond = generator.condition(approve_when)
+        generator.emit(f"if {cond} is not True: return (False, [{otherwise!r}])")
+    generator.emit("return (True, [])")
+    return generator.function(name, generator.lines)
+
+
+def generate_expression(name: str, node: Node) -> str:
+    """A function returning the value of one expression (tests and conformance vectors)."""
+    generator = CodeGenerator()
+    generator.charge(static_cost(node))
+    code, _ = generator.expression(node)
+    generator.emit(f"return {code}")
+    return generator.function(name, generator.lines)
+
+
+def compile_functions(source: str, filename: str) -> dict[str, Callable[..., Any]]:
+    """`compile()` generated source once and return its functions by name."""
+    namespace: dict[str, Any] = dict(HELPERS)
+    code = compile(source, filename, "exec")
+    exec(code, namespace)  # the source is generated from verified IR only
+    return {
+        name: value for name, value in namespace.items() if name not in HELPERS and callable(value)
+    }

@@ -1,0 +1,777 @@
+"""Inspection events as pure functions: (program, state, request, now) -> new state.
+
+Every public operation validates its request, turns it into an `EventRecord` holding everything
+needed to apply it again (generated ids, the outcome of local image validators, never image
+bytes), and applies it with `apply_event`. `replay(program, events)` applies a log from nothing,
+so the state is a pure function of (program, events). A refused request raises
+`InspectionError` and leaves the state untouched. After each event the matching rules run (in
+source order) and every global check is recomputed; the verdict is computed at `finish`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from runtime import intake
+from runtime.errors import InspectionError, StepLimitExceeded
+from runtime.evaldata import build_env, damage_record, input_value, validation_record
+from runtime.imagemeta import read_meta
+from runtime.program import Program
+from runtime.state import (
+    DamageRecord,
+    EventRecord,
+    GlobalValidation,
+    ImageRecord,
+    InspectionState,
+    ProductState,
+    RuleErrorRecord,
+    TemplateRef,
+    ValidationRecord,
+)
+from runtime.validators import REGISTRY, ImageUpload, ValidationContext
+
+Ids = Callable[[], str]
+EDITABLE = ("created", "started", "processing")
+#: Most damages one inspection may hold (declared plus reported).
+MAX_DAMAGES = 1_000
+#: Rule runs kept for the explanation.
+MAX_RULE_RUNS = 5_000
+#: Most extra images per product.
+MAX_EXTRA_IMAGES = 50
+
+
+def new_object_id() -> str:
+    """A random id of 24 hex characters (the spec's ids look like MongoDB ObjectIds)."""
+    return os.urandom(12).hex()
+
+
+def iso(moment: dt.datetime) -> str:
+    if moment.tzinfo is None:
+        raise ValueError("now must be an aware datetime")
+    return moment.astimezone(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _editable(state: InspectionState) -> None:
+    if state.status not in EDITABLE:
+        raise InspectionError(
+            "inspection_not_editable",
+            f"the inspection is {state.status}; it can change only while created or started",
+        )
+
+
+# ----------------------------------------------------------------------------------------------
+# Public operations
+# ----------------------------------------------------------------------------------------------
+
+
+def create(
+    program: Program,
+    body: dict[str, Any],
+    *,
+    inspection_type: str,
+    now: dt.datetime,
+    ids: Ids = new_object_id,
+    company_id: str = "",
+    user_id: str = "",
+    testing: bool = False,
+) -> InspectionState:
+    """A new inspection from the spec's creation body."""
+    manifest = program.manifest
+    if inspection_type != manifest.inspectionType:
+        raise InspectionError(
+            "wrong_template_provided",
+            f"the template is for {manifest.inspectionType} inspections, not {inspection_type}",
+        )
+    if not isinstance(body, dict):
+        raise InspectionError("invalid_body", "the body must be an object")
+    locale = intake.check_locale(body)
+    initial = intake.check_initial_status(body)
+    metadata = intake.check_metadata(body.get("metadata"))
+    given = intake.inputs_by_identifier(body.get("inputs"))
+    inputs = intake.check_inputs(manifest, given, stage="create", locale=locale)
+    intake.check_schema(manifest, body, inputs)
+    product = intake.check_fields(
+        body.get(inspection_type), intake.product_fields(inspection_type), inspection_type
+    )
+    consumer = intake.check_fields(body.get("consumer"), intake.consumer_fields(), "consumer")
+    intake.check_requirements(manifest, product, consumer)
+    delivery = body.get("delivery")
+    producer = body.get("producer")
+    data = {
+        "id": ids(),
+        "productId": ids(),
+        "type": inspection_type,
+        "locale": locale,
+        "initialStatus": initial,
+        "metadata": metadata,
+        "inputs": inputs,
+        "product": product,
+        "consumer": consumer,
+        "delivery": delivery if isinstance(delivery, dict) else {},
+        "producer": {
+            "companyId": company_id,
+            "userId": user_id,
+            **(
+                {"internalId": producer["internalId"]}
+                if isinstance(producer, dict) and isinstance(producer.get("internalId"), str)
+                else {}
+            ),
+        },
+        "testing": testing,
+    }
+    return apply_event(program, None, EventRecord(kind="create", at=iso(now), data=data))
+
+
+def update(
+    program: Program, state: InspectionState, body: dict[str, Any], *, now: dt.datetime
+) -> InspectionState:
+    """The spec's PUT: only consumer fields, metadata keys and inputs not yet defined apply."""
+    _editable(state)
+    if not isinstance(body, dict):
+        raise InspectionError("invalid_body", "the body must be an object")
+    consumer = intake.check_fields(body.get("consumer"), intake.consumer_fields(), "consumer")
+    metadata = intake.check_metadata(body.get("metadata"), state.metadata)
+    given = intake.inputs_by_identifier(body.get("inputs"))
+    fresh = {k: v for k, v in given.items() if state.inputs.get(k) is None}
+    inputs = intake.check_inputs(program.manifest, fresh, stage="update", locale=state.locale)
+    data = {
+        "consumer": {k: v for k, v in consumer.items() if state.consumer.get(k) is None},
+        "metadata": {k: v for k, v in metadata.items() if k not in state.metadata},
+        "inputs": inputs,
+    }
+    return apply_event(program, state, EventRecord(kind="update", at=iso(now), data=data))
+
+
+def update_product(
+    program: Program,
+    state: InspectionState,
+    product_id: str,
+    body: dict[str, Any],
+    *,
+    now: dt.datetime,
+) -> InspectionState:
+    """Set product fields (`{"car": {...}}`); omitted fields stay as they are."""
+    _editable(state)
+    product = _product(state, product_id)
+    if product.type == "people":
+        raise InspectionError(
+            "invalid_body", "people inspections have no product data: update the consumer"
+        )
+    if not isinstance(body, dict):
+        raise InspectionError("invalid_body", "the body must be an object")
+    fields = intake.check_fields(
+        body.get(product.type), intake.product_fields(product.type), product.type
+    )
+    data = {"productId": product_id, "fields": fields}
+    return apply_event(program, state, EventRecord(kind="update_product", at=iso(now), data=data))
+
+
+def start(program: Program, state: InspectionState, *, now: dt.datetime) -> InspectionState:
+    if state.status != "created":
+        raise InspectionError(
+            "invalid_status_transition", f"cannot start an inspection that is {state.status}"
+        )
+    return apply_event(program, state, EventRecord(kind="start", at=iso(now)))
+
+
+def add_image(
+    program: Program,
+    state: InspectionState,
+    product_id: str,
+    upload: ImageUpload,
+    *,
+    now: dt.datetime,
+    ids: Ids = new_object_id,
+) -> tuple[InspectionState, ImageRecord]:
+    """Upload a photo for a template image (by identifier or side) or as an extra image."""
+    _editable(state)
+    product = _product(state, product_id)
+    manifest = program.manifest
+    spec = None
+    if upload.identifier is not None:
+        spec = program.image_spec(upload.identifier)
+        if spec is None:
+            raise InspectionError(
+                "image_not_found", f"the template has no image {upload.identifier!r}"
+            )
+    elif upload.side is not None:
+        spec = program.image_by_side(upload.side)
+    else:
+        raise InspectionError("invalid_body", "an upload needs a side or an identifier")
+    meta = read_meta(upload.data)
+    at = iso(now)
+    target = upload.target or ("identity" if state.type == "people" else "product")
+    record = ImageRecord(
+        id=ids(),
+        templateImageIdentifier=spec.identifier if spec is not None else None,
+        side=spec.side if spec is not None else str(upload.side)[:100],
+        target=target if target in ("product", "identity", "custom") else "product",
+        uploadedAt=at,
+        src=upload.src,
+        productInspectionId=product_id,
+        contentType=upload.content_type,
+        size=len(upload.data),
+        width=meta.width,
+        height=meta.height,
+        takenAt=_iso_or_none(meta.taken_at) or upload.date,
+        latitude=meta.latitude if meta.latitude is not None else upload.latitude,
+        longitude=meta.longitude if meta.longitude is not None else upload.longitude,
+    )
+    if spec is None:
+        if len(product.extraImages) >= MAX_EXTRA_IMAGES:
+            raise InspectionError("max_attempts_exceeded", "too many extra images")
+        record.processed = True
+        data = {"productId": product_id, "extra": True, "image": _dump(record)}
+        new = apply_event(program, state, EventRecord(kind="image", at=at, data=data))
+        return new, record
+    attempts = state.attempts.get(spec.identifier, 0)
+    if attempts >= manifest.parameters.maxAttempts:
+        raise InspectionError(
+            "max_attempts_exceeded",
+            f"image {spec.side!r} was already uploaded {attempts} times "
+            f"(maxAttempts {manifest.parameters.maxAttempts})",
+        )
+    record.attempt = attempts + 1
+    first = _first_location(state)
+    for validation in spec.validations:
+        item = ValidationRecord(
+            id=validation.id,
+            validation=validation.validation,
+            run=validation.run,
+            required=validation.required,
+            threshold=program.threshold(spec.identifier, validation),
+        )
+        validator = REGISTRY.get(validation.validation)
+        if validation.run and validator is not None:
+            options = _options(program, spec.identifier, validation.validation)
+            context = ValidationContext(now=now, options=options, first_location=first, meta=meta)
+            outcome = validator.validate(upload, context)
+            item.confidence = outcome.confidence
+            item.valid = outcome.valid and outcome.confidence >= item.threshold
+            item.result = outcome.result
+            item.reported = True
+            item.local = True
+        record.validations.append(item)
+    _settle(record)
+    data = {"productId": product_id, "extra": False, "image": _dump(record)}
+    new = apply_event(program, state, EventRecord(kind="image", at=at, data=data))
+    return new, record
+
+
+def record_validation(
+    program: Program,
+    state: InspectionState,
+    image_id: str,
+    result: dict[str, Any],
+    *,
+    damages: Iterable[dict[str, Any]] = (),
+    now: dt.datetime,
+    ids: Ids = new_object_id,
+) -> InspectionState:
+    """A result from an analysis service: `{validation, confidence, result}` (+ damages)."""
+    _editable(state)
+    found = state.find_image(image_id)
+    if found is None:
+        raise InspectionError("image_not_found", f"no image {image_id!r} in this inspection")
+    _, image = found
+    if not isinstance(result, dict):
+        raise InspectionError("invalid_validation_result", "the result must be an object")
+    name = result.get("validation")
+    record = next((v for v in image.validations if v.validation == name), None)
+    if record is None or not record.run:
+        raise InspectionError(
+            "unknown_validation",
+            f"image {image_id} has no validation {name!r} to run"
+            if record is None
+            else f"validation {name!r} is not run for this image",
+        )
+    if record.reported:
+        raise InspectionError(
+            "invalid_validation_result", f"validation {name!r} already has a result"
+        )
+    confidence = result.get("confidence")
+    if (
+        isinstance(confidence, bool)
+        or not isinstance(confidence, int | float)
+        or not 0 <= confidence <= 100
+    ):
+        raise InspectionError(
+            "invalid_validation_result", "confidence must be a number from 0 to 100"
+        )
+    value = result.get("result")
+    if value is not None and not isinstance(value, str | int | float | bool):
+        raise InspectionError("invalid_validation_result", "result must be a text or a number")
+    if isinstance(value, str) and len(value) > 1000:
+        raise InspectionError("invalid_validation_result", "result has at most 1000 characters")
+    damage_list = [_damage(item, ids, declared=False) for item in damages]
+    if _damage_count(state) + len(damage_list) > MAX_DAMAGES:
+        raise InspectionError("invalid_validation_result", f"at most {MAX_DAMAGES} damages")
+    data = {
+        "imageId": image_id,
+        "validation": name,
+        "confidence": confidence,
+        "result": value,
+        "damages": [_dump(d) for d in damage_list],
+    }
+    return apply_event(program, state, EventRecord(kind="validation", at=iso(now), data=data))
+
+
+def declare_damage(
+    program: Program,
+    state: InspectionState,
+    product_id: str,
+    body: dict[str, Any],
+    *,
+    now: dt.datetime,
+    ids: Ids = new_object_id,
+) -> InspectionState:
+    """The consumer declares a damage (needs the `damage_declaration` feature)."""
+    _editable(state)
+    product = _product(state, product_id)
+    if not program.feature_enabled("damage_declaration"):
+        raise InspectionError(
+            "feature_not_enabled", "this template does not enable damage_declaration"
+        )
+    damage = _damage(body, ids, declared=True)
+    if _damage_count(state) >= MAX_DAMAGES:
+        raise InspectionError("invalid_body", f"at most {MAX_DAMAGES} damages")
+    data = {"productId": product.id, "damage": _dump(damage)}
+    return apply_event(program, state, EventRecord(kind="damage", at=iso(now), data=data))
+
+
+def finish(
+    program: Program,
+    state: InspectionState,
+    *,
+    completed_by: str = "client",
+    now: dt.datetime,
+) -> InspectionState:
+    """Complete the inspection: the verdict is computed and everything is frozen."""
+    if completed_by not in ("client", "consumer", "expiration"):
+        raise InspectionError("invalid_body", "completedBy is client, consumer or expiration")
+    if state.status not in EDITABLE:
+        raise InspectionError(
+            "invalid_status_transition", f"cannot finish an inspection that is {state.status}"
+        )
+    if completed_by != "expiration":
+        missing = [
+            intake.problem(spec.identifier, "required", f"input {spec.label!r} is required")
+            for spec in program.manifest.inputs
+            if "update" in spec.stages
+            and spec.validationSchema.required
+            and state.inputs.get(spec.identifier) is None
+        ]
+        if missing:
+            raise InspectionError(
+                "update_inputs_missing",
+                "required inputs are missing: " + ", ".join(p["field"] for p in missing),
+                missing,
+            )
+    data = {"completedBy": completed_by}
+    return apply_event(program, state, EventRecord(kind="finish", at=iso(now), data=data))
+
+
+def expire(program: Program, state: InspectionState, *, now: dt.datetime) -> InspectionState:
+    """Block an inspection past its expiry (or whenever the caller decides it expired)."""
+    if state.status not in EDITABLE:
+        raise InspectionError(
+            "invalid_status_transition", f"cannot expire an inspection that is {state.status}"
+        )
+    if state.expiresAt is not None and iso(now) < state.expiresAt:
+        raise InspectionError(
+            "invalid_status_transition", f"the inspection expires at {state.expiresAt}"
+        )
+    return apply_event(program, state, EventRecord(kind="expire", at=iso(now)))
+
+
+def replay(program: Program, events: Iterable[EventRecord | dict[str, Any]]) -> InspectionState:
+    """The state after applying a log from the start."""
+    state: InspectionState | None = None
+    for event in events:
+        record = event if isinstance(event, EventRecord) else EventRecord.model_validate(event)
+        state = apply_event(program, state, record)
+    if state is None:
+        raise InspectionError("invalid_event", "an empty log has no inspection")
+    return state
+
+
+# ----------------------------------------------------------------------------------------------
+# Applying events
+# ----------------------------------------------------------------------------------------------
+
+Trigger = tuple[str, dict[str, Any], dict[str, Any]]
+
+
+def apply_event(
+    program: Program, state: InspectionState | None, event: EventRecord
+) -> InspectionState:
+    """Apply one event: the new state (the old one is never modified)."""
+    if event.kind == "create":
+        if state is not None:
+            raise InspectionError("invalid_event", "create must be the first event")
+        new, triggers = _apply_create(program, event)
+    else:
+        if state is None:
+            raise InspectionError("invalid_event", "the first event must be create")
+        new = state.model_copy(deep=True)
+        handler = _HANDLERS.get(event.kind)
+        if handler is None:
+            raise InspectionError("invalid_event", f"unknown event kind {event.kind!r}")
+        triggers = handler(program, new, event)
+    new.events.append(event.model_copy(deep=True))
+    new.updatedAt = event.at
+    _evaluate(program, new, triggers, event)
+    return new
+
+
+def _apply_create(program: Program, event: EventRecord) -> tuple[InspectionState, list[Trigger]]:
+    data = event.data
+    manifest = program.manifest
+    expires = manifest.parameters.expiresInHours
+    at = dt.datetime.fromisoformat(event.at.replace("Z", "+00:00"))
+    state = InspectionState(
+        id=data["id"],
+        type=data["type"],
+        status=data["initialStatus"],
+        resumeStatus=data["initialStatus"],
+        template=TemplateRef(
+            id=manifest.id, name=manifest.name, type="custom", revision=program.revision
+        ),
+        producer=data["producer"],
+        metadata=data["metadata"],
+        locale=data["locale"],
+        delivery=data["delivery"],
+        consumer=data["consumer"],
+        inputs=data["inputs"],
+        products=[ProductState(id=data["productId"], type=data["type"], data=data["product"])],
+        variables={v.name: v.initialValue for v in manifest.variables},
+        globalValidations=[
+            GlobalValidation(id=c.id, name=c.name, description=c.description, valid=False)
+            for c in program.checks
+        ],
+        createdAt=event.at,
+        updatedAt=event.at,
+        startedAt=event.at if data["initialStatus"] == "started" else None,
+        expiresAt=iso(at + dt.timedelta(hours=expires)) if expires is not None else None,
+        testing=bool(data["testing"]),
+    )
+    triggers: list[Trigger] = [("inspection_created", {}, {})]
+    triggers += _input_triggers(program, data["inputs"])
+    if data["initialStatus"] == "started":
+        triggers.append(("inspection_started", {}, {}))
+    return state, triggers
+
+
+def _input_triggers(program: Program, inputs: dict[str, Any]) -> list[Trigger]:
+    return [
+        (
+            "input_set",
+            {"value": input_value(program, spec.identifier, inputs[spec.identifier])},
+            {"input": spec.identifier},
+        )
+        for spec in program.manifest.inputs
+        if spec.identifier in inputs
+    ]
+
+
+def _apply_update(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
+    state.consumer.update(event.data["consumer"])
+    state.metadata.update(event.data["metadata"])
+    state.inputs.update(event.data["inputs"])
+    return _input_triggers(program, event.data["inputs"])
+
+
+def _apply_update_product(
+    program: Program, state: InspectionState, event: EventRecord
+) -> list[Trigger]:
+    _product(state, event.data["productId"]).data.update(event.data["fields"])
+    return []
+
+
+def _apply_start(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
+    state.status = state.resumeStatus = "started"
+    state.startedAt = event.at
+    return [("inspection_started", {}, {})]
+
+
+def _apply_image(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
+    product = _product(state, event.data["productId"])
+    record = ImageRecord.model_validate(event.data["image"])
+    if event.data["extra"]:
+        product.extraImages.append(record)
+        return []
+    identifier = record.templateImageIdentifier or ""
+    state.attempts[identifier] = state.attempts.get(identifier, 0) + 1
+    product.images = [i for i in product.images if i.templateImageIdentifier != identifier]
+    product.images.append(record)
+    product.images.sort(key=lambda image: _template_order(program, image))
+    triggers: list[Trigger] = [("image_uploaded", {"image": identifier}, {"image": identifier})]
+    for validation in record.validations:
+        if validation.reported:
+            triggers.append(_validation_trigger(identifier, validation))
+    triggers += _after_results(program, state, record, was_processed=False)
+    return triggers
+
+
+def _apply_validation(
+    program: Program, state: InspectionState, event: EventRecord
+) -> list[Trigger]:
+    found = state.find_image(event.data["imageId"])
+    if found is None:
+        raise InspectionError("invalid_event", "a validation for an unknown image")
+    _, image = found
+    was_processed = image.processed
+    record = next(v for v in image.validations if v.validation == event.data["validation"])
+    record.confidence = float(event.data["confidence"])
+    record.valid = record.confidence >= record.threshold
+    record.result = event.data["result"]
+    record.reported = True
+    image.damages.extend(DamageRecord.model_validate(d) for d in event.data["damages"])
+    identifier = image.templateImageIdentifier or ""
+    return [
+        _validation_trigger(identifier, record),
+        *_after_results(program, state, image, was_processed),
+    ]
+
+
+def _apply_damage(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
+    damage = DamageRecord.model_validate(event.data["damage"])
+    _product(state, event.data["productId"]).damages.append(damage)
+    return [("damage_declared", {"damage": damage_record(damage)}, {})]
+
+
+def _apply_finish(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
+    state.status = "completed"
+    state.completedBy = event.data["completedBy"]
+    state.completedAt = event.at
+    return [("finish", {}, {})]
+
+
+def _apply_expire(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
+    state.status = "blocked"
+    return []
+
+
+_HANDLERS: dict[str, Callable[[Program, InspectionState, EventRecord], list[Trigger]]] = {
+    "update": _apply_update,
+    "update_product": _apply_update_product,
+    "start": _apply_start,
+    "image": _apply_image,
+    "validation": _apply_validation,
+    "damage": _apply_damage,
+    "finish": _apply_finish,
+    "expire": _apply_expire,
+}
+
+
+def _validation_trigger(identifier: str, record: ValidationRecord) -> Trigger:
+    return (
+        "validation_passed" if record.valid else "validation_failed",
+        {"image": identifier, "validation": validation_record(record)},
+        {"image": identifier, "validation": record.validation},
+    )
+
+
+def _settle(image: ImageRecord) -> None:
+    """`processed` once every run validation has a result; `approved` if the required ones pass."""
+    run = [v for v in image.validations if v.run]
+    image.processed = all(v.reported for v in run)
+    image.approved = image.processed and all(v.valid for v in run if v.required)
+
+
+def _after_results(
+    program: Program, state: InspectionState, image: ImageRecord, was_processed: bool
+) -> list[Trigger]:
+    """Settle an image after a result and move the status in or out of processing."""
+    _settle(image)
+    triggers: list[Trigger] = []
+    identifier = image.templateImageIdentifier or ""
+    if image.processed and not was_processed:
+        triggers.append(("image_processed", {"image": identifier}, {"image": identifier}))
+    pending = any(not i.processed for p in state.products for i in p.images)
+    if pending and state.status in ("created", "started"):
+        state.resumeStatus = state.status
+        state.status = "processing"
+    elif not pending and state.status == "processing":
+        state.status = state.resumeStatus
+    attempts = state.attempts.get(identifier, 0)
+    if (
+        image.processed
+        and not image.approved
+        and attempts >= program.manifest.parameters.maxAttempts
+    ):
+        state.status = "blocked"
+    return triggers
+
+
+def _matches(rule: Any, trigger: Trigger) -> bool:
+    name, _, attrs = trigger
+    if rule.event != name:
+        return False
+    if rule.input is not None and attrs.get("input") != rule.input:
+        return False
+    if rule.image is not None and attrs.get("image") != rule.image:
+        return False
+    return rule.validation is None or attrs.get("validation") == rule.validation
+
+
+def _evaluate(
+    program: Program, state: InspectionState, triggers: list[Trigger], event: EventRecord
+) -> None:
+    """Run the matching rules, recompute the checks and, on finish, the verdict."""
+    index = len(state.events) - 1
+    env = build_env(program, state, event.at)
+    errors: list[RuleErrorRecord] = []
+
+    def collect(source: str, start: int) -> None:
+        for item in env["errors"][start:]:
+            errors.append(
+                RuleErrorRecord(code=item["code"], span=item["span"], source=source, event=index)
+            )
+
+    stopped = False
+    for name, subject, attrs in triggers:
+        if stopped:
+            break
+        env["event"] = _subject(env, subject)
+        for position, rule in enumerate(program.rules):
+            if not _matches(rule, (name, subject, attrs)):
+                continue
+            start = len(env["errors"])
+            if len(state.ruleRuns) < MAX_RULE_RUNS:
+                state.ruleRuns.append({"event": index, "rule": rule.id, "trigger": name})
+            try:
+                program.run_rule(position, env)
+            except StepLimitExceeded:
+                env["errors"].append({"code": "step_limit", "span": rule.span})
+                stopped = True
+            collect(f"rule:{rule.id}", start)
+            if stopped:
+                break
+    env["event"] = {}
+    for position, check in enumerate(program.checks):
+        start = len(env["errors"])
+        try:
+            valid = program.run_check(position, env) if not stopped else False
+        except StepLimitExceeded:
+            env["errors"].append({"code": "step_limit", "span": check.span})
+            valid, stopped = False, True
+        env["checks"][check.id] = valid
+        collect(f"check:{check.id}", start)
+    for item in state.globalValidations:
+        item.valid = bool(env["checks"].get(item.id, False))
+    if event.kind == "finish":
+        start = len(env["errors"])
+        try:
+            if stopped:
+                raise StepLimitExceeded()
+            approved, reasons = program.run_verdict(env)
+        except StepLimitExceeded:
+            env["errors"].append({"code": "step_limit", "span": [0, 0, 0, 0]})
+            approved, reasons = False, ["The verdict could not be computed (step limit)"]
+        collect("verdict", start)
+        state.veredict = "approved" if approved else "disapproved"
+        state.reasons = reasons
+    seen = {(e.code, tuple(e.span), e.source) for e in state.ruleErrors}
+    for error in errors:
+        key = (error.code, tuple(error.span), error.source)
+        if key not in seen and len(state.ruleErrors) < 1000:
+            seen.add(key)
+            state.ruleErrors.append(error)
+
+
+def _subject(env: dict[str, Any], subject: dict[str, Any]) -> dict[str, Any]:
+    """The event subject as records: an image identifier becomes that image's record."""
+    result = dict(subject)
+    if isinstance(result.get("image"), str):
+        result["image"] = env["images"].get(result["image"])
+    return result
+
+
+# ----------------------------------------------------------------------------------------------
+# Small helpers
+# ----------------------------------------------------------------------------------------------
+
+
+def _product(state: InspectionState, product_id: str) -> ProductState:
+    product = state.product(product_id)
+    if product is None:
+        raise InspectionError("product_not_found", f"no product {product_id!r} in this inspection")
+    return product
+
+
+def _dump(model: Any) -> dict[str, Any]:
+    return dict(model.model_dump(mode="json", by_alias=True))
+
+
+def _iso_or_none(moment: dt.datetime | None) -> str | None:
+    return None if moment is None else iso(moment)
+
+
+def _options(program: Program, identifier: str, validation: str) -> dict[str, float]:
+    options = program.validator_options(identifier, validation)
+    parameters = program.manifest.parameters
+    defaults = {
+        "minWidth": parameters.minImageWidth,
+        "minHeight": parameters.minImageHeight,
+        "maxAgeHours": parameters.maxPhotoAgeHours,
+        "maxDistanceMeters": parameters.maxDistanceMeters,
+    }
+    for key, value in defaults.items():
+        if key not in options and value is not None:
+            options[key] = float(value)
+    return options
+
+
+def _first_location(state: InspectionState) -> tuple[float, float] | None:
+    located = [
+        image
+        for product in state.products
+        for image in [*product.images, *product.extraImages]
+        if image.latitude is not None and image.longitude is not None
+    ]
+    if not located:
+        return None
+    first = min(located, key=lambda image: (image.uploadedAt, image.id))
+    return float(first.latitude or 0.0), float(first.longitude or 0.0)
+
+
+def _template_order(program: Program, image: ImageRecord) -> int:
+    identifiers = [spec.identifier for spec in program.manifest.images]
+    ident = image.templateImageIdentifier
+    return identifiers.index(ident) if ident in identifiers else len(identifiers)
+
+
+def _damage(body: Any, ids: Ids, *, declared: bool) -> DamageRecord:
+    if not isinstance(body, dict):
+        raise InspectionError("invalid_body", "a damage is an object {part, damage, severity}")
+    problems = [
+        intake.problem(key, "required", f"{key} must be a text of 1 to 100 characters")
+        for key in ("part", "damage", "severity")
+        if not isinstance(body.get(key), str) or not 0 < len(body[key]) <= 100
+    ]
+    percentage = body.get("percentage")
+    if percentage is not None and (
+        isinstance(percentage, bool)
+        or not isinstance(percentage, int | float)
+        or not 0 <= percentage <= 100
+    ):
+        problems.append(intake.problem("percentage", "range", "a number from 0 to 100"))
+    if problems:
+        code = "invalid_body" if declared else "invalid_validation_result"
+        raise InspectionError(code, "invalid damage", problems)
+    return DamageRecord(
+        id=ids(),
+        part=body["part"],
+        damage=body["damage"],
+        severity=body["severity"],
+        percentage=None if percentage is None else float(percentage),
+        declared=declared,
+    )
+
+
+def _damage_count(state: InspectionState) -> int:
+    return sum(len(p.damages) + sum(len(i.damages) for i in p.images) for p in state.products)

@@ -1,0 +1,68 @@
+"""Runtime errors: refused requests (`InspectionError`) and refused programs (`InvalidProgram`).
+
+A refused request never changes the state; its `code` is stable (docs/runtime.md lists every
+code) and the server maps it to an HTTP status. A refused program is a manifest whose logic the
+runtime will not compile (unknown op, bad name, wrong types, nesting too deep).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Every request error code with its meaning (kept in step with docs/runtime.md).
+ERROR_CODES: dict[str, str] = {
+    "wrong_template_provided": "the template is for another inspection type",
+    "input_value_not_provided": "a required create input is missing",
+    "invalid_input_value": "an input value breaks its validation",
+    "invalid_body": "the request body breaks the template's JSON Schema or the request shape",
+    "invalid_locale": "locale not of the form xx_YY",
+    "invalid_initial_status": "initialStatus not created or started",
+    "invalid_metadata": "metadata breaks its limits (50 pairs, keys 50, values 500 characters)",
+    "missing_required_field": "a product or consumer field the template requires is missing",
+    "inspection_not_editable": "the inspection is not created, started or processing",
+    "invalid_status_transition": "the move is not allowed from the current status",
+    "product_not_found": "unknown product id in this inspection",
+    "image_not_found": "unknown image id",
+    "unknown_image": "no template image has this identifier or side",
+    "max_attempts_exceeded": "an upload past the template image's maxAttempts",
+    "unknown_validation": "a result for a validation the image does not have or does not run",
+    "invalid_validation_result": "confidence outside 0..100 or a malformed result",
+    "feature_not_enabled": "the feature (e.g. damage_declaration) is not enabled",
+    "invalid_damage": "a damage declaration with missing or malformed fields",
+    "update_inputs_missing": "finish while a required update input is still missing",
+    "invalid_event": "an event in a log cannot be replayed",
+}
+
+
+class InspectionError(Exception):
+    """A refused request: a stable `code`, a description and per-field `errors`."""
+
+    def __init__(
+        self,
+        code: str,
+        description: str,
+        errors: list[dict[str, Any]] | None = None,
+    ) -> None:
+        super().__init__(f"{code}: {description}")
+        self.code = code
+        self.description = description
+        self.errors: list[dict[str, Any]] = list(errors or [])
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"code": self.code, "description": self.description}
+        if self.errors:
+            data["errors"] = self.errors
+        return data
+
+
+class InvalidProgram(Exception):
+    """A manifest's logic the runtime refuses to compile; `path` says where in the IR."""
+
+    def __init__(self, message: str, path: str = "logic") -> None:
+        super().__init__(f"{path}: {message}")
+        self.message = message
+        self.path = path
+
+
+class StepLimitExceeded(Exception):
+    """Raised inside an evaluation when an event used more than `MAX_STEPS` node evaluations."""

@@ -1,0 +1,146 @@
+"""The inspection data the evaluators read: a plain dict built from the state.
+
+Keys: `vars`, `inputs` (by identifier, typed per docs/design/ir.md), `product`, `consumer`,
+`images` (template image identifier -> image record), `image_list`, `damages`, `validations`,
+`checks` (check id -> bool), `event` (the rule's subject), `now` (ISO date of the event),
+`errors` (rule errors appended during evaluation) and `steps` (node evaluations so far).
+Records are dicts with the fields of syntax.md; a validation not yet reported is missing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runtime.program import Program
+from runtime.state import DamageRecord, ImageRecord, InspectionState, ValidationRecord
+
+
+def empty_env(now: str = "2024-01-01") -> dict[str, Any]:
+    return {
+        "vars": {},
+        "inputs": {},
+        "product": {},
+        "consumer": {},
+        "images": {},
+        "image_list": [],
+        "damages": [],
+        "validations": [],
+        "checks": {},
+        "event": {},
+        "now": now,
+        "errors": [],
+        "steps": 0,
+    }
+
+
+def validation_record(record: ValidationRecord) -> dict[str, Any] | None:
+    if not record.reported:
+        return None
+    result = record.result
+    return {
+        "name": record.validation,
+        "valid": record.valid,
+        "confidence": record.confidence,
+        "result": result if isinstance(result, str) else None,
+        "ran": record.run,
+        "required": record.required,
+    }
+
+
+def damage_record(damage: DamageRecord) -> dict[str, Any]:
+    return {
+        "part": damage.part,
+        "damage": damage.damage,
+        "severity": damage.severity,
+        "percentage": damage.percentage,
+        "declared": damage.declared,
+    }
+
+
+def image_record(side: str, image: ImageRecord | None, attempts: int) -> dict[str, Any]:
+    """The record of a template image; a not yet uploaded image is a record too (uploaded false)."""
+    data: dict[str, Any] = {
+        "side": side,
+        "approved": False,
+        "processed": False,
+        "uploaded": False,
+        "attempts": attempts,
+        "uploaded_at": None,
+        "validations": [],
+        "damages": [],
+    }
+    if image is None:
+        return data
+    validations = [validation_record(v) for v in image.validations]
+    data.update(
+        approved=image.approved,
+        processed=image.processed,
+        uploaded=True,
+        uploaded_at=image.uploadedAt[:10],
+        validations=[v for v in validations if v is not None],
+        damages=[damage_record(d) for d in image.damages],
+    )
+    for record, value in zip(image.validations, validations, strict=True):
+        data[record.validation] = value
+    return data
+
+
+def input_value(program: Program, identifier: str, value: Any) -> Any:
+    """An input's stored value as the expression sees it (select -> option label)."""
+    spec = program.input_spec(identifier)
+    if spec is None or value is None:
+        return None
+    if spec.type == "select" and spec.options is not None:
+        return _option_label(program, identifier, value)
+    if spec.type == "multiselect" and spec.options is not None:
+        return [_option_label(program, identifier, item) for item in value]
+    return value
+
+
+def _option_label(program: Program, identifier: str, value: Any) -> Any:
+    spec = program.input_spec(identifier)
+    logic = program.manifest.logic.inputs.get(identifier)
+    if spec is None or spec.options is None:
+        return value
+    keys = logic.optionKeys if logic is not None and logic.optionKeys else None
+    if keys is not None and value in keys:
+        return spec.options[keys.index(value)].label
+    return value
+
+
+def build_env(
+    program: Program,
+    state: InspectionState,
+    now: str,
+    event: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    env = empty_env(now[:10])
+    env["vars"] = state.variables
+    env["inputs"] = {
+        identifier: input_value(program, identifier, value)
+        for identifier, value in state.inputs.items()
+    }
+    product = state.products[0] if state.products else None
+    env["product"] = dict(product.data) if product is not None else {}
+    env["consumer"] = dict(state.consumer)
+    latest: dict[str, ImageRecord] = {}
+    damages: list[dict[str, Any]] = []
+    for item in state.products:
+        for image in item.images:
+            if image.templateImageIdentifier is not None:
+                latest[image.templateImageIdentifier] = image
+        damages.extend(damage_record(d) for d in item.damages)
+    images: dict[str, dict[str, Any]] = {}
+    for spec in program.manifest.images:
+        record = image_record(
+            spec.side, latest.get(spec.identifier), state.attempts.get(spec.identifier, 0)
+        )
+        images[spec.identifier] = record
+        damages.extend(record["damages"])
+        env["validations"].extend(record["validations"])
+    env["images"] = images
+    env["image_list"] = list(images.values())
+    env["damages"] = damages
+    env["checks"] = {g.id: g.valid for g in state.globalValidations}
+    env["event"] = event or {}
+    return env

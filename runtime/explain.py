@@ -1,0 +1,221 @@
+"""Why the verdict is what it is: validations, checks, rules and verdict lines, with values.
+
+`explain(program, state)` re-evaluates the checks and the verdict conditions on the reference
+path over the state (variables and checks are frozen at completion, so this gives what `finish`
+computed) and keeps each condition's trace: the values seen and the template span each comes
+from. `render_text` turns it into lines for the CLI.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from runtime.errors import StepLimitExceeded
+from runtime.evaldata import build_env
+from runtime.program import Program
+from runtime.reference import ReferenceEvaluator
+from runtime.state import InspectionState
+
+#: Trace ops worth showing: where a value came from, not intermediate arithmetic.
+SHOWN_OPS = frozenset({"var", "input", "product", "consumer", "field", "check", "event", "call"})
+
+
+class SeenValue(BaseModel):
+    op: str
+    span: list[int]
+    value: Any
+
+
+class ConditionExplanation(BaseModel):
+    kind: str  # "disapprove", "approve_when", "check"
+    label: str
+    span: list[int]
+    holds: bool | None
+    decided: bool
+    values: list[SeenValue] = Field(default_factory=list)
+
+
+class ValidationExplanation(BaseModel):
+    image: str | None
+    side: str
+    validation: str
+    required: bool
+    reported: bool
+    confidence: float | None
+    threshold: float
+    valid: bool | None
+
+
+class RuleExplanation(BaseModel):
+    rule: str
+    span: list[int]
+    events: list[int]
+    sets: list[str]
+
+
+class Explanation(BaseModel):
+    veredict: str
+    reasons: list[str]
+    status: str
+    verdict: list[ConditionExplanation]
+    checks: list[ConditionExplanation]
+    validations: list[ValidationExplanation]
+    rules: list[RuleExplanation]
+    variables: dict[str, Any]
+    ruleErrors: list[dict[str, Any]]
+
+
+def _values(trace: list[dict[str, Any]]) -> list[SeenValue]:
+    seen: list[SeenValue] = []
+    keys: set[tuple[str, tuple[int, ...]]] = set()
+    for step in trace:
+        key = (step["op"], tuple(step["span"]))
+        if (
+            step["op"] in SHOWN_OPS
+            and key not in keys
+            and not isinstance(step["value"], dict | list)
+        ):
+            keys.add(key)
+            seen.append(SeenValue(op=step["op"], span=step["span"], value=step["value"]))
+    return seen
+
+
+def _condition(
+    kind: str, label: str, span: list[int], node: dict[str, Any], env: dict[str, Any]
+) -> ConditionExplanation:
+    trace: list[dict[str, Any]] = []
+    try:
+        value = ReferenceEvaluator(trace).evaluate(node, env)
+    except StepLimitExceeded:
+        value = None
+    return ConditionExplanation(
+        kind=kind,
+        label=label,
+        span=span,
+        holds=value if isinstance(value, bool) else None,
+        decided=False,
+        values=_values(trace),
+    )
+
+
+def _sets(body: list[dict[str, Any]]) -> list[str]:
+    names: list[str] = []
+    for node in body:
+        if node["op"] == "set":
+            names.append(node["name"])
+        else:
+            names += _sets(node["then"]) + _sets(node["else"])
+    return sorted(set(names))
+
+
+def explain(program: Program, state: InspectionState) -> Explanation:
+    """The explanation of the state's verdict (or of where it stands, before completion)."""
+    now = state.completedAt or state.updatedAt
+    env = build_env(program, state, now)
+    env["steps"] = -(10**12)  # explaining is not an event: no step limit
+    checks = [
+        _condition("check", check.name, check.span, check.valid, env) for check in program.checks
+    ]
+    for item in checks:
+        item.decided = item.holds is not True
+    verdict = [
+        _condition("disapprove", reason, span, when, env)
+        for reason, when, span in program.disapprovals
+    ]
+    for item in verdict:
+        item.decided = item.holds is True
+    if program.approve_when is not None:
+        approve = _condition(
+            "approve_when",
+            program.otherwise,
+            list(program.approve_when["span"]),
+            program.approve_when,
+            env,
+        )
+        approve.decided = not any(item.decided for item in verdict)
+        verdict.append(approve)
+    validations = [
+        ValidationExplanation(
+            image=image.templateImageIdentifier,
+            side=image.side,
+            validation=v.validation,
+            required=v.required,
+            reported=v.reported,
+            confidence=v.confidence,
+            threshold=v.threshold,
+            valid=v.valid,
+        )
+        for product in state.products
+        for image in product.images
+        for v in image.validations
+        if v.run
+    ]
+    runs: dict[str, list[int]] = {}
+    for run in state.ruleRuns:
+        runs.setdefault(run["rule"], []).append(run["event"])
+    rules = [
+        RuleExplanation(rule=rule.id, span=rule.span, events=runs[rule.id], sets=_sets(rule.body))
+        for rule in program.rules
+        if rule.id in runs
+    ]
+    return Explanation(
+        veredict=state.veredict,
+        reasons=list(state.reasons),
+        status=state.status,
+        verdict=verdict,
+        checks=checks,
+        validations=validations,
+        rules=rules,
+        variables=dict(state.variables),
+        ruleErrors=[e.model_dump() for e in state.ruleErrors],
+    )
+
+
+def _where(span: list[int]) -> str:
+    return f"line {span[0]}" if span and span[0] else "built in"
+
+
+def render_text(explanation: Explanation) -> str:
+    """A readable rendering for the CLI."""
+    lines = [f"Verdict: {explanation.veredict} (status {explanation.status})"]
+    lines += [f"  reason: {reason}" for reason in explanation.reasons]
+    if explanation.verdict:
+        lines.append("Verdict lines:")
+    for item in explanation.verdict:
+        mark = "*" if item.decided else " "
+        verb = "disapprove" if item.kind == "disapprove" else "approve when"
+        lines.append(
+            f" {mark} {verb} [{_where(item.span)}]: {item.label!r} -> "
+            f"{'missing' if item.holds is None else item.holds}"
+        )
+        lines += [
+            f"      {v.op} at {_where(v.span)} col {v.span[1]} = {v.value!r}" for v in item.values
+        ]
+    if explanation.checks:
+        lines.append("Checks:")
+    for item in explanation.checks:
+        lines.append(f"   {item.label} [{_where(item.span)}]: {item.holds}")
+        lines += [
+            f"      {v.op} at {_where(v.span)} col {v.span[1]} = {v.value!r}" for v in item.values
+        ]
+    if explanation.validations:
+        lines.append("Validations:")
+    for v in explanation.validations:
+        state = "pending" if not v.reported else ("valid" if v.valid else "NOT valid")
+        lines.append(
+            f"   {v.side}.{v.validation}: {state} (confidence {v.confidence}, "
+            f"threshold {v.threshold}{', required' if v.required else ''})"
+        )
+    if explanation.rules:
+        lines.append("Rules that ran:")
+    for rule in explanation.rules:
+        sets = ", ".join(rule.sets) or "-"
+        lines.append(f"   {rule.rule} [{_where(rule.span)}] on events {rule.events} sets {sets}")
+    lines.append(
+        "Variables: " + ", ".join(f"{k} = {v!r}" for k, v in explanation.variables.items())
+    )
+    for error in explanation.ruleErrors:
+        lines.append(f"Rule error {error['code']} at {_where(error['span'])} ({error['source']})")
+    return "\n".join(lines)

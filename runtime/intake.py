@@ -1,0 +1,381 @@
+"""Validation of request bodies: locale, metadata, inputs, product and consumer data, schema.
+
+Each check raises `InspectionError` with a stable code and one `errors[]` entry per problem
+(`field`, `code`, `message`), reporting every problem of the body at once. Values come back
+normalized (numbers from numeric texts, select keys as their option label) so the engine stores
+one form only.
+"""
+
+from __future__ import annotations
+
+import math
+import mimetypes
+import re
+from typing import Any
+
+from jsonschema import Draft3Validator
+
+from inspectlang.manifest import CONSUMER_FIELDS, PRODUCT_FIELDS, InputSpec, Template
+from runtime.errors import InspectionError
+from runtime.values import MAX_NUMBER, MAX_TEXT, parse_date
+
+LOCALE = re.compile(r"[a-z]{2}_[A-Z]{2}")
+EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
+#: Limits of `metadata` (the spec's Limits table).
+MAX_METADATA_PAIRS = 50
+MAX_METADATA_KEY = 50
+MAX_METADATA_VALUE = 500
+INITIAL_STATUSES = ("created", "started")
+
+Problem = dict[str, Any]
+
+
+def problem(field: str, code: str, message: str) -> Problem:
+    return {"field": field, "code": code, "message": message}
+
+
+def check_locale(body: dict[str, Any]) -> str:
+    locale = body.get("locale")
+    if not isinstance(locale, str) or LOCALE.fullmatch(locale) is None:
+        raise InspectionError(
+            "invalid_locale",
+            f"locale must look like en_US (a language and a country), got {locale!r}",
+            [problem("locale", "format", "expected xx_YY")],
+        )
+    return locale
+
+
+def check_initial_status(body: dict[str, Any]) -> str:
+    status = body.get("initialStatus", "created")
+    if status not in INITIAL_STATUSES:
+        raise InspectionError(
+            "invalid_initial_status",
+            f"initialStatus must be created or started, got {status!r}",
+            [problem("initialStatus", "enum", "expected created or started")],
+        )
+    return str(status)
+
+
+def check_metadata(value: Any, existing: dict[str, str] | None = None) -> dict[str, str]:
+    """Metadata merged over `existing` (existing keys win); limits apply to the result."""
+    if value is None:
+        return dict(existing or {})
+    problems: list[Problem] = []
+    if not isinstance(value, dict):
+        raise InspectionError(
+            "invalid_body",
+            "metadata must be an object of texts",
+            [problem("metadata", "type", "expected an object")],
+        )
+    for key, item in value.items():
+        if len(key) > MAX_METADATA_KEY:
+            problems.append(
+                problem(
+                    f"metadata.{key[:60]}",
+                    "key_too_long",
+                    f"keys have at most {MAX_METADATA_KEY} characters",
+                )
+            )
+        if not isinstance(item, str):
+            problems.append(problem(f"metadata.{key[:60]}", "type", "values must be texts"))
+        elif len(item) > MAX_METADATA_VALUE:
+            problems.append(
+                problem(
+                    f"metadata.{key[:60]}",
+                    "value_too_long",
+                    f"values have at most {MAX_METADATA_VALUE} characters",
+                )
+            )
+    merged = {**value, **(existing or {})}
+    if len(merged) > MAX_METADATA_PAIRS:
+        problems.append(
+            problem("metadata", "too_many_pairs", f"at most {MAX_METADATA_PAIRS} pairs")
+        )
+    if problems:
+        raise InspectionError("invalid_body", "metadata breaks its limits", problems)
+    return merged
+
+
+def inputs_by_identifier(value: Any) -> dict[str, Any]:
+    """The spec's `inputs: [{identifier, value}]` as an object keyed by identifier."""
+    if value is None:
+        return {}
+    if not isinstance(value, list):
+        raise InspectionError(
+            "invalid_body",
+            "inputs must be an array of {identifier, value}",
+            [problem("inputs", "type", "expected an array")],
+        )
+    result: dict[str, Any] = {}
+    problems: list[Problem] = []
+    for index, item in enumerate(value):
+        if not isinstance(item, dict) or not isinstance(item.get("identifier"), str):
+            problems.append(problem(f"inputs[{index}]", "type", "expected {identifier, value}"))
+            continue
+        if item["identifier"] in result:
+            problems.append(problem(item["identifier"], "duplicate", "given more than once"))
+        result[item["identifier"]] = item.get("value")
+    if problems:
+        raise InspectionError("invalid_body", "inputs are malformed", problems)
+    return result
+
+
+def check_inputs(
+    manifest: Template, given: dict[str, Any], *, stage: str, locale: str
+) -> dict[str, Any]:
+    """Validate input values (unknown inputs, required ones at this stage, each input's rules)."""
+    specs = {spec.identifier: spec for spec in manifest.inputs}
+    missing = [
+        problem(spec.identifier, "required", f"input {spec.label!r} is required")
+        for spec in manifest.inputs
+        if stage == "create"
+        and "create" in spec.stages
+        and spec.validationSchema.required
+        and given.get(spec.identifier) is None
+    ]
+    if missing:
+        names = ", ".join(p["field"] for p in missing)
+        raise InspectionError("input_value_not_provided", f"missing inputs: {names}", missing)
+    values: dict[str, Any] = {}
+    problems: list[Problem] = []
+    for identifier, raw in given.items():
+        spec = specs.get(identifier)
+        if spec is None:
+            problems.append(problem(identifier, "unknown_input", "the template has no such input"))
+            continue
+        if raw is None:
+            continue
+        value, found = check_input_value(manifest, spec, raw)
+        problems.extend(found)
+        if not found:
+            values[identifier] = value
+    if problems:
+        summary = "; ".join(f"{p['field']}: {p['code']}" for p in problems)
+        raise InspectionError("invalid_input_value", f"invalid inputs: {summary}", problems)
+    return values
+
+
+def check_input_value(manifest: Template, spec: InputSpec, raw: Any) -> tuple[Any, list[Problem]]:
+    """The normalized value of one input and the rules it breaks."""
+    rules = spec.validationSchema
+    field = spec.identifier
+
+    def bad(code: str, message: str) -> tuple[Any, list[Problem]]:
+        return None, [problem(field, code, message)]
+
+    kind = spec.type
+    if kind == "numeric":
+        number = _number(raw)
+        if number is None:
+            return bad("not_a_number", "expected a number")
+        found: list[Problem] = []
+        if abs(number) > MAX_NUMBER:
+            return bad("too_large", f"numbers are limited to {MAX_NUMBER:g}")
+        if rules.minimum is not None and number < rules.minimum:
+            found.append(problem(field, "minimum", f"must be at least {rules.minimum:g}"))
+        if rules.maximum is not None and number > rules.maximum:
+            found.append(problem(field, "maximum", f"must be at most {rules.maximum:g}"))
+        if rules.integer and number != int(number):
+            found.append(problem(field, "integer", "must be a whole number"))
+        return number, found
+    if kind in ("text", "textarea"):
+        if not isinstance(raw, str):
+            return bad("not_a_text", "expected a text")
+        found = []
+        limit = rules.maxLength if rules.maxLength is not None else MAX_TEXT
+        if len(raw) > min(limit, MAX_TEXT):
+            found.append(problem(field, "max_length", f"at most {min(limit, MAX_TEXT)} characters"))
+        if rules.minLength is not None and len(raw) < rules.minLength:
+            found.append(problem(field, "min_length", f"at least {rules.minLength} characters"))
+        if rules.pattern is not None and re.search(rules.pattern, raw) is None:
+            found.append(problem(field, "pattern", f"must match {rules.pattern}"))
+        if rules.email and EMAIL.fullmatch(raw) is None:
+            found.append(problem(field, "email", "must be an email address"))
+        return raw, found
+    if kind == "select":
+        label = _option(manifest, spec, raw)
+        if label is None:
+            return bad("option", "not one of the options")
+        return label, []
+    if kind == "multiselect":
+        if not isinstance(raw, list):
+            return bad("not_a_list", "expected a list of options")
+        labels = [_option(manifest, spec, item) for item in raw]
+        found = []
+        if any(label is None for label in labels):
+            found.append(problem(field, "option", "not one of the options"))
+        if rules.minItems is not None and len(raw) < rules.minItems:
+            found.append(problem(field, "min_items", f"choose at least {rules.minItems}"))
+        if rules.maxItems is not None and len(raw) > rules.maxItems:
+            found.append(problem(field, "max_items", f"choose at most {rules.maxItems}"))
+        return labels, found
+    if kind == "date":
+        day = parse_date(raw[:10] if isinstance(raw, str) and len(raw) >= 10 else raw)
+        if day is None:
+            return bad("not_a_date", "expected a date YYYY-MM-DD")
+        iso = day.isoformat()
+        found = []
+        if rules.minDate is not None and iso < rules.minDate[:10]:
+            found.append(problem(field, "min_date", f"must be on or after {rules.minDate[:10]}"))
+        if rules.maxDate is not None and iso > rules.maxDate[:10]:
+            found.append(problem(field, "max_date", f"must be on or before {rules.maxDate[:10]}"))
+        return iso, found
+    if kind == "check":
+        if isinstance(raw, bool):
+            return raw, []
+        if raw in ("true", "false"):
+            return raw == "true", []
+        return bad("not_a_boolean", "expected true or false")
+    # file, video: a stored file name, or {name, contentType, size}
+    return _file(spec, raw)
+
+
+def _number(raw: Any) -> float | int | None:
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, int | float):
+        return raw if math.isfinite(raw) else None
+    if isinstance(raw, str) and len(raw) < 40:
+        try:
+            number = float(raw)
+        except ValueError:
+            return None
+        if not math.isfinite(number):
+            return None
+        return (
+            int(number)
+            if number.is_integer() and "." not in raw and "e" not in raw.lower()
+            else number
+        )
+    return None
+
+
+def _option(manifest: Template, spec: InputSpec, raw: Any) -> str | None:
+    """The option label for a label or an option key."""
+    if not isinstance(raw, str) or spec.options is None:
+        return None
+    labels = [option.label for option in spec.options]
+    if raw in labels:
+        return raw
+    logic = manifest.logic.inputs.get(spec.identifier)
+    keys = logic.optionKeys if logic is not None and logic.optionKeys else []
+    if raw in keys:
+        return labels[keys.index(raw)]
+    return None
+
+
+def _file(spec: InputSpec, raw: Any) -> tuple[Any, list[Problem]]:
+    field = spec.identifier
+    rules = spec.validationSchema
+    name: Any
+    if isinstance(raw, str):
+        name, content_type, size = raw, mimetypes.guess_type(raw)[0], None
+    elif isinstance(raw, dict) and isinstance(raw.get("name") or raw.get("src"), str):
+        name = raw.get("name") or raw.get("src")
+        content_type = raw.get("contentType") or mimetypes.guess_type(str(name))[0]
+        size = raw.get("size")
+    else:
+        return None, [
+            problem(field, "not_a_file", "expected a file name or {name, contentType, size}")
+        ]
+    if len(str(name)) > 1000:
+        return None, [problem(field, "max_length", "file names have at most 1000 characters")]
+    found: list[Problem] = []
+    if rules.mediaTypes and content_type not in rules.mediaTypes:
+        found.append(problem(field, "media_type", f"accepted: {', '.join(rules.mediaTypes)}"))
+    if rules.maxSizeBytes is not None and isinstance(size, int) and size > rules.maxSizeBytes:
+        found.append(problem(field, "too_large", f"at most {rules.maxSizeBytes} bytes"))
+    return str(name), found
+
+
+def check_fields(
+    value: Any, allowed: dict[str, str], prefix: str, *, replace_with: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Product or consumer data: known fields only, each of its type."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InspectionError(
+            "invalid_body",
+            f"{prefix} must be an object",
+            [problem(prefix, "type", "expected an object")],
+        )
+    problems: list[Problem] = []
+    result: dict[str, Any] = {}
+    for key, item in value.items():
+        kind = allowed.get(key)
+        where = f"{prefix}.{key}"
+        if kind is None:
+            problems.append(problem(where[:120], "unknown_field", f"{prefix} has no field {key!r}"))
+        elif item is None:
+            continue
+        elif kind == "number":
+            number = _number(item)
+            if number is None or abs(number) > MAX_NUMBER:
+                problems.append(problem(where, "not_a_number", "expected a number"))
+            else:
+                result[key] = number
+        elif kind == "date":
+            day = parse_date(item[:10] if isinstance(item, str) else item)
+            if day is None:
+                problems.append(problem(where, "not_a_date", "expected a date YYYY-MM-DD"))
+            else:
+                result[key] = day.isoformat()
+        elif not isinstance(item, str) or len(item) > MAX_TEXT:
+            problems.append(problem(where, "not_a_text", f"expected a text of at most {MAX_TEXT}"))
+        else:
+            result[key] = item
+    if problems:
+        raise InspectionError("invalid_body", f"invalid {prefix} data", problems)
+    return result
+
+
+def product_fields(inspection_type: str) -> dict[str, str]:
+    return PRODUCT_FIELDS.get(inspection_type, {})
+
+
+def consumer_fields() -> dict[str, str]:
+    return CONSUMER_FIELDS
+
+
+def check_requirements(
+    manifest: Template, product: dict[str, Any], consumer: dict[str, Any]
+) -> None:
+    kind = manifest.inspectionType
+    problems = [
+        problem(f"{kind}.{name}", "required", f"{kind}.{name} is required by the template")
+        for name in manifest.logic.requirements.product
+        if product.get(name.rsplit(".", 1)[-1]) is None
+    ] + [
+        problem(f"consumer.{name}", "required", f"consumer.{name} is required by the template")
+        for name in manifest.logic.requirements.consumer
+        if consumer.get(name.rsplit(".", 1)[-1]) is None
+    ]
+    if problems:
+        raise InspectionError(
+            "invalid_body", "required product or consumer data is missing", problems
+        )
+
+
+def check_schema(manifest: Template, body: dict[str, Any], inputs: dict[str, Any]) -> None:
+    """The template's draft-3 JSON Schema over the body, with `inputs` keyed by identifier."""
+    document = {key: value for key, value in body.items() if key != "inputs"}
+    document["inputs"] = inputs
+    schema = manifest.schema_
+    try:
+        validator = Draft3Validator(schema)
+        errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
+    except Exception as error:  # a broken schema in a manifest: refuse with a clear error
+        raise InspectionError(
+            "invalid_body", f"the template's schema cannot be applied: {error}"
+        ) from error
+    if errors:
+        problems = [
+            problem(
+                ".".join(str(part) for part in error.absolute_path) or "body",
+                str(error.validator),
+                error.message[:300],
+            )
+            for error in errors[:50]
+        ]
+        raise InspectionError("invalid_body", "the body breaks the template's schema", problems)

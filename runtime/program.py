@@ -1,0 +1,238 @@
+"""A loaded template: verified, compiled logic plus the lookup tables the engine needs.
+
+`load_program(manifest)` verifies the manifest's logic (`runtime.verify`), generates Python for
+every rule, check and the verdict (`runtime.codegen`) and `compile()`s it once per template
+revision; later calls with the same `logic.revision` return the cached Program. A Program is
+immutable and holds no inspection data, so any number of inspections can share it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from inspectlang.manifest import ImageSpec, InputSpec, Template, ValidationSpec
+from runtime import codegen
+from runtime.errors import InvalidProgram
+from runtime.reference import ReferenceEvaluator
+from runtime.verify import Scope, Verifier
+
+EvaluationPath = Literal["compiled", "reference"]
+Node = dict[str, Any]
+
+#: Default reason when `approve when` does not hold and the template gives none.
+DEFAULT_OTHERWISE = "The approval condition was not met"
+#: Programs kept in the cache (by revision).
+CACHE_SIZE = 256
+
+
+@dataclass(frozen=True)
+class RuleProgram:
+    id: str
+    event: str
+    input: str | None
+    image: str | None
+    validation: str | None
+    body: list[Node]
+    span: list[int]
+
+
+@dataclass(frozen=True)
+class CheckProgram:
+    id: str
+    key: str
+    name: str
+    description: str
+    valid: Node
+    span: list[int]
+
+
+@dataclass(frozen=True)
+class Program:
+    """Everything the engine needs from one template revision."""
+
+    manifest: Template
+    revision: str
+    rules: tuple[RuleProgram, ...]
+    checks: tuple[CheckProgram, ...]
+    disapprovals: tuple[tuple[str, Node, list[int]], ...]
+    approve_when: Node | None
+    otherwise: str
+    source: str
+    functions: dict[str, Callable[..., Any]] = field(repr=False)
+    path: EvaluationPath = "compiled"
+
+    # -- lookups --------------------------------------------------------------------------------
+
+    def image_spec(self, identifier: str) -> ImageSpec | None:
+        return next((i for i in self.manifest.images if i.identifier == identifier), None)
+
+    def image_by_side(self, side: str) -> ImageSpec | None:
+        return next((i for i in self.manifest.images if i.side == side), None)
+
+    def input_spec(self, identifier: str) -> InputSpec | None:
+        return next((i for i in self.manifest.inputs if i.identifier == identifier), None)
+
+    def threshold(self, image: str, validation: ValidationSpec) -> float:
+        logic = self.manifest.logic.images.get(image)
+        if logic is not None and validation.validation in logic.validations:
+            return logic.validations[validation.validation].minConfidence
+        return self.manifest.parameters.minConfidence
+
+    def validator_options(self, image: str, validation: str) -> dict[str, float]:
+        logic = self.manifest.logic.images.get(image)
+        if logic is not None and validation in logic.validations:
+            return dict(logic.validations[validation].options)
+        return {}
+
+    def feature_enabled(self, name: str) -> bool:
+        if any(f.feature == name for f in self.manifest.features):
+            return True
+        return any(f.feature == name and f.active for f in self.manifest.logic.features)
+
+    def with_path(self, path: EvaluationPath) -> Program:
+        """The same program evaluated through the other path (tests, explanations)."""
+        return replace(self, path=path)
+
+    # -- evaluation -----------------------------------------------------------------------------
+
+    def run_rule(self, index: int, env: dict[str, Any]) -> None:
+        if self.path == "compiled":
+            self.functions[f"rule_{index}"](env)
+        else:
+            ReferenceEvaluator().statements(self.rules[index].body, env)
+
+    def run_check(self, index: int, env: dict[str, Any]) -> bool:
+        if self.path == "compiled":
+            return bool(self.functions[f"check_{index}"](env))
+        return ReferenceEvaluator().condition(self.checks[index].valid, env) is True
+
+    def run_verdict(self, env: dict[str, Any]) -> tuple[bool, list[str]]:
+        if self.path == "compiled":
+            approved, reasons = self.functions["verdict"](env)
+            return bool(approved), list(reasons)
+        return ReferenceEvaluator().verdict(
+            [(reason, when) for reason, when, _ in self.disapprovals],
+            self.approve_when,
+            self.otherwise,
+            env,
+        )
+
+
+_CACHE: OrderedDict[str, Program] = OrderedDict()
+
+
+def revision_of(manifest: Template) -> str:
+    """`logic.revision`, or a content hash when the manifest carries none."""
+    if manifest.logic.revision:
+        return manifest.logic.revision
+    data = manifest.to_api()
+    data.pop("createdAt", None)
+    data.pop("updatedAt", None)
+    return "sha256:" + hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def load_program(manifest: Template) -> Program:
+    """Verify and compile a manifest's logic, once per revision (cached)."""
+    revision = revision_of(manifest)
+    cached = _CACHE.get(revision)
+    if cached is not None and cached.manifest.id == manifest.id:
+        _CACHE.move_to_end(revision)
+        return cached
+    program = build_program(manifest, revision)
+    _CACHE[revision] = program
+    while len(_CACHE) > CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return program
+
+
+def build_program(manifest: Template, revision: str | None = None) -> Program:
+    """Verify and compile without the cache."""
+    logic = manifest.logic
+    verifier = Verifier(manifest)
+    rules: list[RuleProgram] = []
+    for index, rule in enumerate(logic.rules):
+        where = f"logic.rules[{index}]"
+        if rule.on.input is not None and rule.on.input not in verifier.base.inputs:
+            raise InvalidProgram(f"rule on unknown input {rule.on.input!r}", where)
+        if rule.on.image is not None and rule.on.image not in verifier.base.images:
+            raise InvalidProgram(f"rule on unknown image {rule.on.image!r}", where)
+        scope = Scope(
+            **{
+                **verifier.base.__dict__,
+                "checks": frozenset(c.id for c in logic.checks),
+                "value_type": verifier.base.inputs.get(rule.on.input or ""),
+            }
+        )
+        body = verifier.statements(rule.body, scope, f"{where}.body")
+        rules.append(
+            RuleProgram(
+                id=rule.id,
+                event=rule.on.event,
+                input=rule.on.input,
+                image=rule.on.image,
+                validation=rule.on.validation,
+                body=body,
+                span=verifier.span({"span": rule.span}, where),
+            )
+        )
+    checks: list[CheckProgram] = []
+    seen: set[str] = set()
+    for index, check in enumerate(logic.checks):
+        where = f"logic.checks[{index}]"
+        verifier.reference(check.id, where)
+        if check.id in seen:
+            raise InvalidProgram(f"duplicate check {check.id!r}", where)
+        scope = Scope(**{**verifier.base.__dict__, "checks": frozenset(seen)})
+        valid = verifier.condition(check.valid, scope, f"{where}.valid")
+        checks.append(
+            CheckProgram(
+                id=check.id,
+                key=check.key,
+                name=check.name,
+                description=check.description,
+                valid=valid,
+                span=verifier.span({"span": check.span}, where),
+            )
+        )
+        seen.add(check.id)
+    full = Scope(**{**verifier.base.__dict__, "checks": frozenset(seen)})
+    disapprovals = tuple(
+        (
+            item.reason,
+            verifier.condition(item.when, full, f"logic.verdict.disapprove[{i}].when"),
+            verifier.span({"span": item.span}, f"logic.verdict.disapprove[{i}]"),
+        )
+        for i, item in enumerate(logic.verdict.disapprove)
+    )
+    approve_when = (
+        None
+        if logic.verdict.approveWhen is None
+        else verifier.condition(logic.verdict.approveWhen, full, "logic.verdict.approveWhen")
+    )
+    otherwise = logic.verdict.otherwise or DEFAULT_OTHERWISE
+    parts = [codegen.generate_rule(f"rule_{i}", rule.body) for i, rule in enumerate(rules)]
+    parts += [codegen.generate_check(f"check_{i}", check.valid) for i, check in enumerate(checks)]
+    parts.append(
+        codegen.generate_verdict(
+            "verdict", [(reason, when) for reason, when, _ in disapprovals], approve_when, otherwise
+        )
+    )
+    source = "\n".join(parts)
+    revision = revision or revision_of(manifest)
+    functions = codegen.compile_functions(source, f"<template {revision[:20]}>")
+    return Program(
+        manifest=manifest,
+        revision=revision,
+        rules=tuple(rules),
+        checks=tuple(checks),
+        disapprovals=disapprovals,
+        approve_when=approve_when,
+        otherwise=otherwise,
+        source=source,
+        functions=functions,
+    )

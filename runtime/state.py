@@ -1,0 +1,161 @@
+"""The state of one inspection: a pydantic model the server stores as JSON.
+
+The state is a pure function of the program and its event log (`events`): `engine.replay`
+rebuilds it from the log alone. Store it with `.model_dump(mode="json", by_alias=True)` and
+load it with `InspectionState.model_validate(...)`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Status = Literal["created", "started", "processing", "completed", "blocked"]
+Veredict = Literal["approved", "disapproved", "not_defined"]
+CompletedBy = Literal["client", "consumer", "expiration"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+
+
+class ValidationRecord(_Model):
+    """One validation of one uploaded image; `reported` once its result is in."""
+
+    id: str = Field(alias="_id")
+    validation: str
+    run: bool = True
+    required: bool = True
+    threshold: float = 80
+    confidence: float | None = None
+    valid: bool | None = None
+    result: Any = None
+    reported: bool = False
+    #: Computed by a validator of this runtime (complete, date, distance) rather than reported.
+    local: bool = False
+
+
+class DamageRecord(_Model):
+    id: str = Field(alias="_id")
+    part: str
+    damage: str
+    severity: str
+    percentage: float | None = None
+    #: True when the consumer declared it, False when a damage validation reported it.
+    declared: bool = True
+    imageId: str | None = None
+
+
+class ImageRecord(_Model):
+    """The latest upload of one template image (or of an extra image)."""
+
+    id: str = Field(alias="_id")
+    templateImageIdentifier: str | None = None
+    side: str
+    target: Literal["product", "identity", "custom"] = "product"
+    type: str = "normal"
+    processed: bool = False
+    approved: bool = False
+    uploadedAt: str
+    src: str | None = None
+    productInspectionId: str | None = None
+    attempt: int = 1
+    contentType: str | None = None
+    size: int = 0
+    width: int | None = None
+    height: int | None = None
+    takenAt: str | None = None
+    latitude: float | None = None
+    longitude: float | None = None
+    validations: list[ValidationRecord] = Field(default_factory=list)
+    damages: list[DamageRecord] = Field(default_factory=list)
+
+
+class ProductState(_Model):
+    id: str = Field(alias="_id")
+    type: str
+    #: The product's fields (`plate`, `year`, ...), as given at creation or product update.
+    data: dict[str, Any] = Field(default_factory=dict)
+    images: list[ImageRecord] = Field(default_factory=list)
+    extraImages: list[ImageRecord] = Field(default_factory=list)
+    #: Damages declared by the consumer (damages reported by validations live on the image).
+    damages: list[DamageRecord] = Field(default_factory=list)
+
+
+class TemplateRef(_Model):
+    id: str = Field(alias="_id")
+    name: str
+    type: str = "custom"
+    revision: str = ""
+
+
+class RuleErrorRecord(_Model):
+    """A rule error: evaluation went on, but this expression gave no value."""
+
+    code: str
+    span: list[int]
+    #: `rule:<id>`, `check:<id>` or `verdict`.
+    source: str
+    #: Index of the event (in `events`) that was being processed.
+    event: int
+
+
+class EventRecord(_Model):
+    """One accepted event: enough to apply it again without the original request's bytes."""
+
+    kind: str
+    at: str
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class GlobalValidation(_Model):
+    id: str = Field(alias="_id")
+    name: str
+    description: str
+    valid: bool
+
+
+class InspectionState(_Model):
+    id: str = Field(alias="_id")
+    type: str
+    status: Status = "created"
+    #: The status to go back to when processing ends.
+    resumeStatus: Status = "created"
+    veredict: Veredict = "not_defined"
+    reasons: list[str] = Field(default_factory=list)
+    completedBy: CompletedBy | None = None
+    template: TemplateRef
+    producer: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, str] = Field(default_factory=dict)
+    locale: str = "en_US"
+    delivery: dict[str, Any] = Field(default_factory=dict)
+    consumer: dict[str, Any] = Field(default_factory=dict)
+    #: Input values by identifier, as validated (numbers, texts, lists of option keys...).
+    inputs: dict[str, Any] = Field(default_factory=dict)
+    products: list[ProductState] = Field(default_factory=list)
+    #: This inspection's own copy of the template variables.
+    variables: dict[str, Any] = Field(default_factory=dict)
+    globalValidations: list[GlobalValidation] = Field(default_factory=list)
+    #: Uploads per template image identifier.
+    attempts: dict[str, int] = Field(default_factory=dict)
+    events: list[EventRecord] = Field(default_factory=list)
+    ruleErrors: list[RuleErrorRecord] = Field(default_factory=list)
+    #: Which rule ran on which event (`{event, rule, trigger}`), for the explanation.
+    ruleRuns: list[dict[str, Any]] = Field(default_factory=list)
+    createdAt: str
+    updatedAt: str
+    startedAt: str | None = None
+    completedAt: str | None = None
+    expiresAt: str | None = None
+    testing: bool = False
+
+    def product(self, product_id: str) -> ProductState | None:
+        return next((p for p in self.products if p.id == product_id), None)
+
+    def find_image(self, image_id: str) -> tuple[ProductState, ImageRecord] | None:
+        for product in self.products:
+            for image in product.images:
+                if image.id == image_id:
+                    return product, image
+        return None

@@ -1,0 +1,148 @@
+"""Image validators that run inside the runtime, and the registry that finds them by name.
+
+A validator is one small class with a `name` and `validate(image, context)`; registering it is
+`@register`. The runtime runs the registered ones when an image is uploaded (`complete`,
+`date`, `distance`); every other validation (plate, color, damage, face_comparison...) is
+reported from outside through `record_validation`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+from runtime.imagemeta import ImageMeta, parse_timestamp, read_meta
+
+EARTH_RADIUS_METERS = 6_371_000.0
+#: Clock skew tolerated for photos "from the future".
+FUTURE_SKEW = dt.timedelta(minutes=10)
+
+
+@dataclass(frozen=True)
+class ImageUpload:
+    """An uploaded photo: its bytes and what the client said about it."""
+
+    data: bytes
+    content_type: str | None = None
+    side: str | None = None
+    identifier: str | None = None
+    #: Capture time the client reports (ISO 8601), used when the photo has no EXIF date.
+    date: str | None = None
+    latitude: float | None = None
+    longitude: float | None = None
+    target: str | None = None
+    src: str | None = None
+
+
+@dataclass(frozen=True)
+class ValidationContext:
+    """What a validator may know besides the photo."""
+
+    now: dt.datetime
+    #: Options of this validation (`minWidth`, `maxAgeHours`, `maxDistanceMeters`...).
+    options: dict[str, float] = field(default_factory=dict)
+    #: Position of the inspection's first located photo, if any.
+    first_location: tuple[float, float] | None = None
+    meta: ImageMeta | None = None
+
+
+@dataclass(frozen=True)
+class ValidationOutcome:
+    confidence: float
+    valid: bool
+    result: Any = None
+
+
+class Validator(Protocol):
+    name: ClassVar[str]
+
+    def validate(self, image: ImageUpload, context: ValidationContext) -> ValidationOutcome: ...
+
+
+#: Validators run by the runtime, by validation name.
+REGISTRY: dict[str, Validator] = {}
+
+
+def register(cls: type[Any]) -> type[Any]:
+    """Class decorator: add a validator to the registry under its `name`."""
+    REGISTRY[cls.name] = cls()
+    return cls
+
+
+def _meta(image: ImageUpload, context: ValidationContext) -> ImageMeta:
+    return context.meta if context.meta is not None else read_meta(image.data)
+
+
+def _outcome(valid: bool, result: Any) -> ValidationOutcome:
+    return ValidationOutcome(confidence=100.0 if valid else 0.0, valid=valid, result=result)
+
+
+@register
+class CompleteValidator:
+    """The upload decodes as a picture of at least the template's minimum size."""
+
+    name: ClassVar[str] = "complete"
+
+    def validate(self, image: ImageUpload, context: ValidationContext) -> ValidationOutcome:
+        meta = _meta(image, context)
+        if not meta.decoded or meta.width is None or meta.height is None:
+            return _outcome(False, "not an image")
+        min_width = context.options.get("minWidth", 0)
+        min_height = context.options.get("minHeight", 0)
+        size = f"{meta.width}x{meta.height}"
+        return _outcome(meta.width >= min_width and meta.height >= min_height, size)
+
+
+def taken_at(image: ImageUpload, meta: ImageMeta) -> dt.datetime | None:
+    return meta.taken_at or parse_timestamp(image.date)
+
+
+@register
+class DateValidator:
+    """The photo was taken (EXIF DateTimeOriginal, else the upload's `date`) within the window."""
+
+    name: ClassVar[str] = "date"
+
+    def validate(self, image: ImageUpload, context: ValidationContext) -> ValidationOutcome:
+        moment = taken_at(image, _meta(image, context))
+        if moment is None:
+            return _outcome(False, None)
+        hours = context.options.get("maxAgeHours")
+        earliest = context.now - dt.timedelta(hours=hours) if hours is not None else None
+        on_time = moment <= context.now + FUTURE_SKEW and (earliest is None or moment >= earliest)
+        return _outcome(on_time, moment.isoformat().replace("+00:00", "Z"))
+
+
+def location(image: ImageUpload, meta: ImageMeta) -> tuple[float, float] | None:
+    if meta.latitude is not None and meta.longitude is not None:
+        return meta.latitude, meta.longitude
+    if image.latitude is not None and image.longitude is not None:
+        return float(image.latitude), float(image.longitude)
+    return None
+
+
+def haversine_meters(a: tuple[float, float], b: tuple[float, float]) -> float:
+    lat1, lon1, lat2, lon2 = (math.radians(v) for v in (*a, *b))
+    h = (
+        math.sin((lat2 - lat1) / 2) ** 2
+        + math.cos(lat1) * math.cos(lat2) * math.sin((lon2 - lon1) / 2) ** 2
+    )
+    return 2 * EARTH_RADIUS_METERS * math.asin(min(1.0, math.sqrt(h)))
+
+
+@register
+class DistanceValidator:
+    """The photo was taken within the template's radius of the inspection's first photo."""
+
+    name: ClassVar[str] = "distance"
+
+    def validate(self, image: ImageUpload, context: ValidationContext) -> ValidationOutcome:
+        here = location(image, _meta(image, context))
+        if here is None:
+            return _outcome(False, None)
+        first = context.first_location or here
+        meters = haversine_meters(first, here)
+        limit = context.options.get("maxDistanceMeters")
+        return _outcome(limit is None or meters <= limit, f"{meters:.0f}")

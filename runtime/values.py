@@ -1,0 +1,237 @@
+"""Values, limits and the function library shared by both evaluation paths.
+
+Missing is `None`. Every helper here is total: bad or missing operands give `None` and, where
+docs/design/ir.md says so, append a rule error `{"code", "span"}` to the `errors` list it gets.
+The compiled path calls these helpers (or inlines the same logic) and the reference path calls
+them too, so both give the same values and record the same errors.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+#: Largest magnitude a number may reach; a larger result is missing (`number_too_large`).
+MAX_NUMBER = 1e15
+#: Longest text an expression may produce (`text_too_long`).
+MAX_TEXT = 10_000
+#: Most items in a list literal or a list the program iterates.
+MAX_LIST = 10_000
+#: Longest `matches` pattern.
+MAX_PATTERN = 200
+#: Node evaluations allowed per event (rules, checks and verdict together).
+MAX_STEPS = 100_000
+
+Span = tuple[int, int, int, int]
+Errors = list[dict[str, Any]]
+
+
+def record(errors: Errors, code: str, span: Span) -> None:
+    """Append a rule error; the engine adds where it happened (rule, check, verdict)."""
+    errors.append({"code": code, "span": list(span)})
+
+
+def too_large(errors: Errors, span: Span) -> None:
+    record(errors, "number_too_large", span)
+    return None
+
+
+def too_long(errors: Errors, span: Span) -> None:
+    record(errors, "text_too_long", span)
+    return None
+
+
+def division_by_zero(errors: Errors, span: Span) -> None:
+    record(errors, "division_by_zero", span)
+    return None
+
+
+def check_number(errors: Errors, span: Span, value: Any) -> Any:
+    """The number itself, or missing when it is too large (or not a number at all: NaN)."""
+    if not -MAX_NUMBER <= value <= MAX_NUMBER:
+        too_large(errors, span)
+        return None
+    return value
+
+
+def check_text(errors: Errors, span: Span, value: str) -> str | None:
+    if len(value) > MAX_TEXT:
+        too_long(errors, span)
+        return None
+    return value
+
+
+def parse_date(value: Any) -> dt.date | None:
+    """An ISO `YYYY-MM-DD` text as a date, or None."""
+    if not isinstance(value, str) or len(value) != 10:
+        return None
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+# ----------------------------------------------------------------------------------------------
+# Library functions (docs/design/syntax.md). Signature: (errors, span, *arguments).
+# ----------------------------------------------------------------------------------------------
+
+
+def fn_lower(errors: Errors, span: Span, text: Any) -> Any:
+    return None if text is None else check_text(errors, span, text.lower())
+
+
+def fn_upper(errors: Errors, span: Span, text: Any) -> Any:
+    return None if text is None else check_text(errors, span, text.upper())
+
+
+def fn_trim(errors: Errors, span: Span, text: Any) -> Any:
+    return None if text is None else text.strip()
+
+
+def fn_length(errors: Errors, span: Span, value: Any) -> Any:
+    return None if value is None else len(value)
+
+
+def fn_contains(errors: Errors, span: Span, container: Any, item: Any) -> Any:
+    if container is None or item is None:
+        return None
+    return item in container
+
+
+def fn_starts_with(errors: Errors, span: Span, text: Any, prefix: Any) -> Any:
+    if text is None or prefix is None:
+        return None
+    return bool(text.startswith(prefix))
+
+
+def fn_ends_with(errors: Errors, span: Span, text: Any, suffix: Any) -> Any:
+    if text is None or suffix is None:
+        return None
+    return bool(text.endswith(suffix))
+
+
+@lru_cache(maxsize=256)
+def compiled_pattern(pattern: str) -> re.Pattern[str] | None:
+    if len(pattern) > MAX_PATTERN:
+        return None
+    try:
+        return re.compile(pattern)
+    except re.error:
+        return None
+
+
+def fn_matches(errors: Errors, span: Span, text: Any, pattern: Any) -> Any:
+    if text is None or pattern is None:
+        return None
+    compiled = compiled_pattern(pattern)
+    if compiled is None:
+        record(errors, "invalid_pattern", span)
+        return None
+    return compiled.search(text) is not None
+
+
+def fn_round(errors: Errors, span: Span, number: Any, digits: Any = 0) -> Any:
+    if number is None or digits is None:
+        return None
+    places = int(digits)
+    if not -20 <= places <= 20:
+        return None
+    result = round(number, places) if places else round(number)
+    return check_number(errors, span, result)
+
+
+def fn_abs(errors: Errors, span: Span, number: Any) -> Any:
+    return None if number is None else abs(number)
+
+
+def _extreme(pick: Callable[..., Any], arguments: tuple[Any, ...]) -> Any:
+    values = arguments[0] if len(arguments) == 1 and isinstance(arguments[0], list) else arguments
+    if len(arguments) == 1 and isinstance(arguments[0], list):
+        present = [v for v in values if v is not None]
+        return pick(present) if present else None
+    if any(v is None for v in values):
+        return None
+    return pick(values)
+
+
+def fn_min(errors: Errors, span: Span, *arguments: Any) -> Any:
+    return _extreme(min, arguments)
+
+
+def fn_max(errors: Errors, span: Span, *arguments: Any) -> Any:
+    return _extreme(max, arguments)
+
+
+def fn_defined(errors: Errors, span: Span, value: Any) -> Any:
+    return value is not None
+
+
+def fn_date(errors: Errors, span: Span, text: Any) -> Any:
+    parsed = parse_date(text)
+    return None if parsed is None else parsed.isoformat()
+
+
+def fn_add_days(errors: Errors, span: Span, date: Any, days: Any) -> Any:
+    start = parse_date(date)
+    if start is None or days is None:
+        return None
+    try:
+        return (start + dt.timedelta(days=int(days))).isoformat()
+    except (OverflowError, ValueError):
+        return None
+
+
+def fn_days_between(errors: Errors, span: Span, first: Any, second: Any) -> Any:
+    a, b = parse_date(first), parse_date(second)
+    if a is None or b is None:
+        return None
+    return (b - a).days
+
+
+def fn_years_between(errors: Errors, span: Span, first: Any, second: Any) -> Any:
+    a, b = parse_date(first), parse_date(second)
+    if a is None or b is None:
+        return None
+    return b.year - a.year - ((b.month, b.day) < (a.month, a.day))
+
+
+#: Library functions by name; `today` is not here: it reads the event date (`now` in the data).
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "lower": fn_lower,
+    "upper": fn_upper,
+    "trim": fn_trim,
+    "length": fn_length,
+    "contains": fn_contains,
+    "starts_with": fn_starts_with,
+    "ends_with": fn_ends_with,
+    "matches": fn_matches,
+    "round": fn_round,
+    "abs": fn_abs,
+    "min": fn_min,
+    "max": fn_max,
+    "defined": fn_defined,
+    "date": fn_date,
+    "add_days": fn_add_days,
+    "days_between": fn_days_between,
+    "years_between": fn_years_between,
+}
+
+
+def typed(value: Any, type_name: str) -> Any:
+    """The value when it has the expression type `type_name`, else missing (event `value`)."""
+    if value is None:
+        return None
+    if type_name == "number":
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+    elif type_name in ("text", "date"):
+        ok = isinstance(value, str) and (type_name == "text" or parse_date(value) is not None)
+    elif type_name == "boolean":
+        ok = isinstance(value, bool)
+    elif type_name == "list<text>":
+        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+    else:
+        ok = False
+    return value if ok else None
