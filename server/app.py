@@ -77,9 +77,11 @@ def create_app(
     blobs: BlobStore | None = None,
     clock: Clock | None = None,
     extra_routes: list[Any] | None = None,
+    include_controllers: bool = True,
 ) -> Litestar:
     """The application. `db`, `blobs` and `clock` default to ones made from `settings`;
-    `extra_routes` lets tests mount handlers beside the real ones."""
+    `extra_routes` lets tests mount handlers beside (or, with `include_controllers=False`,
+    instead of) the resource controllers."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     database = db or Database(settings.database_url)
     database.create_all()
@@ -95,7 +97,11 @@ def create_app(
         }
     )
     return Litestar(
-        route_handlers=[health, *load_routes(), *(extra_routes or [])],
+        route_handlers=[
+            health,
+            *(load_routes() if include_controllers else []),
+            *(extra_routes or []),
+        ],
         state=state,
         dependencies=DEPENDENCIES,
         middleware=[DefineMiddleware(AuthMiddleware), DefineMiddleware(IdempotencyMiddleware)],

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import anyio.to_thread
-from litestar.connection import ASGIConnection
+from litestar.connection import ASGIConnection, Request
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.middleware.authentication import (
@@ -97,8 +97,8 @@ def provide_clock(state: State) -> Clock:
     return clock
 
 
-def provide_auth(connection: ASGIConnection[Any, Any, Any, Any]) -> AuthContext:
-    context = connection.scope.get("auth")
+def provide_auth(request: Request[Any, Any, Any]) -> AuthContext:
+    context = request.scope.get("auth")
     if not isinstance(context, AuthContext):
         raise ApiError.of("unauthorized")
     return context

@@ -78,8 +78,10 @@ def fingerprint(method: str, path: str, body: bytes) -> str:
 class IdempotencyStore:
     """Claims and answers of idempotency keys in the database (all methods are blocking)."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, wait_seconds: float = WAIT_SECONDS) -> None:
         self.db = db
+        #: How long a duplicate waits for the request in flight before getting 409.
+        self.wait_seconds = wait_seconds
         self._last_purge: datetime | None = None
 
     def claim(self, auth: AuthContext, key: str, print_: str, now: datetime) -> Claim:
@@ -263,7 +265,7 @@ async def _wait_while_in_flight(
 ) -> Claim:
     """Poll a record someone else claimed until it has a response or `WAIT_SECONDS` pass."""
     waited = 0.0
-    while claim.in_flight and waited < WAIT_SECONDS:
+    while claim.in_flight and waited < store.wait_seconds:
         await anyio.sleep(POLL_SECONDS)
         waited += POLL_SECONDS
         found = await anyio.to_thread.run_sync(store.lookup, auth, key, state.clock())
