@@ -323,12 +323,37 @@ def image_block(report: ReportData, image: ReportImage, locale: str) -> ImageBlo
 
 
 def explanation_section(report: ReportData) -> Section | None:
-    """Rule errors and other notes of the runtime's explanation, when it has any."""
+    """How the verdict was reached (the runtime's explanation): conditions and rule errors."""
+    conditions = [
+        item
+        for item in report.explanation.get("verdict") or []
+        if isinstance(item, dict) and item.get("label")
+    ]
+    tables: list[Table] = []
+    if conditions:
+        kinds = {"disapprove": "Disapprove when", "approve_when": "Approve when"}
+        tables.append(
+            Table(
+                ["Condition", "Holds", "Decided the verdict"],
+                [
+                    [
+                        f"{kinds.get(str(item.get('kind')), show(item.get('kind')))}: "
+                        f"{show(item.get('label'))}",
+                        show(item.get("holds")),
+                        show(item.get("decided")),
+                    ]
+                    for item in conditions
+                ],
+                weights=[7, 2, 3],
+            )
+        )
     paragraphs: list[str] = []
     for error in report.explanation.get("ruleErrors") or []:
         if isinstance(error, dict):
             paragraphs.append(f"Rule error {show(error.get('code'))}: {show(error.get('message'))}")
-    return Section("Notes", paragraphs=paragraphs) if paragraphs else None
+    if not tables and not paragraphs:
+        return None
+    return Section("How the verdict was reached", tables=tables, paragraphs=paragraphs)
 
 
 def build_sections(report: ReportData) -> tuple[Headline, list[Section]]:

@@ -135,7 +135,25 @@ def car_report(images: int = 6, validations: int = 30, with_bytes: bool = True) 
             "images": {},
         },
     }
-    explanation = {"veredict": "disapproved", "reasons": ["The plate does not match the photo"]}
+    explanation = {
+        "veredict": "disapproved",
+        "reasons": ["The plate does not match the photo"],
+        "verdict": [
+            {
+                "kind": "disapprove",
+                "label": "The plate does not match the photo",
+                "holds": True,
+                "decided": True,
+            },
+            {
+                "kind": "approve_when",
+                "label": "Every photo approved",
+                "holds": False,
+                "decided": False,
+            },
+        ],
+        "ruleErrors": [{"code": "division_by_zero", "message": "score / count"}],
+    }
     pictures = [
         ReportImage(record=r, content=photo(i) if with_bytes else None)
         for i, r in enumerate(records)

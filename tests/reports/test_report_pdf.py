@@ -64,6 +64,12 @@ def test_pdf_input_labels_in_the_inspection_locale(pdf_text: str) -> None:
     assert "score" in pdf_text and "7.5" in pdf_text  # variables
 
 
+def test_pdf_explains_the_verdict(pdf_text: str) -> None:
+    assert "How the verdict was reached" in pdf_text
+    assert "Approve when: Every photo approved" in pdf_text
+    assert "division_by_zero" in pdf_text
+
+
 def test_pdf_page_numbers_and_metadata(pdf_bytes: bytes) -> None:
     reader = pypdf.PdfReader(io.BytesIO(pdf_bytes))
     total = len(reader.pages)

@@ -1,0 +1,152 @@
+"""Report request routes: request a PDF, read its status (with a fresh signed link), download it.
+
+The download route is public: the signed `expires`/`signature` query is the credential.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, Response, get, post
+from litestar.params import Parameter
+
+from server.auth import AuthContext
+from server.blobs import BlobStore
+from server.db import Database
+from server.deps import PUBLIC_OPT
+from server.multipart import json_object, read_body
+from server.reports import service
+from server.schemas import OBJECT_ID, STRING, TIMESTAMP, JsonSchema, operation
+from server.services.common import in_thread
+from server.settings import Settings
+
+TAGS = ["reports"]
+
+_NULLABLE_TIMESTAMP: JsonSchema = {"type": ["string", "null"], "format": "date-time"}
+
+REPORT_REQUEST_BODY: JsonSchema = {
+    "type": "object",
+    "properties": {
+        "callbackURL": {
+            "type": "string",
+            "format": "uri",
+            "description": "http(s) address notified when the report is ready (or failed).",
+        }
+    },
+}
+REPORT_REQUEST_CREATED: JsonSchema = {
+    "type": "object",
+    "required": ["_id"],
+    "properties": {"_id": OBJECT_ID},
+}
+REPORT_REQUEST: JsonSchema = {
+    "type": "object",
+    "required": ["_id", "inspectionId", "companyId", "status"],
+    "properties": {
+        "_id": OBJECT_ID,
+        "inspectionId": STRING,
+        "companyId": STRING,
+        "status": {"enum": ["pending", "processing", "completed", "failed"]},
+        "callbackURL": {"type": ["string", "null"]},
+        "createdAt": TIMESTAMP,
+        "processingAt": _NULLABLE_TIMESTAMP,
+        "completedAt": _NULLABLE_TIMESTAMP,
+        "failedAt": _NULLABLE_TIMESTAMP,
+        "result": {
+            "type": "object",
+            "required": ["url"],
+            "properties": {"url": STRING, "expiresAt": TIMESTAMP},
+        },
+    },
+}
+REPORT_REQUEST_LIST: JsonSchema = {
+    "type": "object",
+    "required": ["reportRequests"],
+    "properties": {"reportRequests": {"type": "array", "items": REPORT_REQUEST}},
+}
+
+
+@post(
+    "/v1/inspection/{inspection_id:str}/report/request",
+    tags=TAGS,
+    status_code=201,
+    operation_class=operation(
+        status=201,
+        response=REPORT_REQUEST_CREATED,
+        errors=(404, 409, 503),
+        body=REPORT_REQUEST_BODY,
+    ),
+)
+async def request_report(
+    request: Request[Any, Any, Any],
+    db: Database,
+    settings: Settings,
+    auth: AuthContext,
+    inspection_id: str,
+) -> dict[str, Any]:
+    """Queue a PDF report of a completed inspection."""
+    body = json_object(await read_body(request), required=False)
+    return await in_thread(service.create_report_request, db, settings, auth, inspection_id, body)
+
+
+@get(
+    "/v1/inspection/{inspection_id:str}/report/request/{report_request_id:str}",
+    tags=TAGS,
+    sync_to_thread=True,
+    operation_class=operation(status=200, response=REPORT_REQUEST, errors=(404,)),
+)
+def read_report_request(
+    db: Database,
+    settings: Settings,
+    auth: AuthContext,
+    inspection_id: str,
+    report_request_id: str,
+) -> dict[str, Any]:
+    """The report request; when completed, `result.url` is a fresh link valid for 15 minutes."""
+    return service.get_report_request(db, settings, auth, inspection_id, report_request_id)
+
+
+@get(
+    "/v1/inspection/{inspection_id:str}/report/request",
+    tags=TAGS,
+    sync_to_thread=True,
+    operation_class=operation(status=200, response=REPORT_REQUEST_LIST, errors=(404,)),
+)
+def list_report_requests(
+    db: Database, settings: Settings, auth: AuthContext, inspection_id: str
+) -> dict[str, Any]:
+    """Every report request of the inspection, oldest first."""
+    return service.list_report_requests(db, settings, auth, inspection_id)
+
+
+@get(
+    "/v1/report/file/{report_request_id:str}",
+    tags=TAGS,
+    sync_to_thread=True,
+    opt={PUBLIC_OPT: True},
+    security=[],
+    operation_class=operation(status=200, response=None, errors=(403, 404), public=True),
+)
+def download_report(
+    db: Database,
+    blobs: BlobStore,
+    settings: Settings,
+    report_request_id: str,
+    expires: str | None = Parameter(query="expires", default=None, description="Link expiry."),
+    signature: str | None = Parameter(
+        query="signature", default=None, description="Link signature."
+    ),
+) -> Response[bytes]:
+    """The PDF behind a signed link from `result.url`."""
+    pdf = service.report_file(db, blobs, settings, report_request_id, expires, signature)
+    return Response(
+        content=pdf,
+        media_type="application/pdf",
+        headers={
+            "content-disposition": f'inline; filename="report-{report_request_id}.pdf"',
+            "cache-control": "private, no-store",
+        },
+    )
+
+
+ROUTES: list[Any] = [request_report, read_report_request, list_report_requests, download_report]

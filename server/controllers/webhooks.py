@@ -1,0 +1,102 @@
+"""Webhook subscription routes: subscribe an endpoint to inspection events, list, delete."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, delete, get, post
+
+from server import webhooks
+from server.auth import AuthContext
+from server.db import Database
+from server.multipart import json_object, read_body
+from server.schemas import OBJECT_ID, STRING, TIMESTAMP, JsonSchema, operation
+from server.services.common import in_thread
+from server.settings import Settings
+
+TAGS = ["webhooks"]
+
+_EVENTS: JsonSchema = {
+    "type": "array",
+    "minItems": 1,
+    "items": {"enum": list(webhooks.EVENTS)},
+}
+SUBSCRIPTION_BODY: JsonSchema = {
+    "type": "object",
+    "required": ["events", "endpoint"],
+    "properties": {"events": _EVENTS, "endpoint": {"type": "string", "format": "uri"}},
+}
+SUBSCRIPTION_CREATED: JsonSchema = {
+    "type": "object",
+    "required": ["_id"],
+    "properties": {
+        "_id": OBJECT_ID,
+        "secret": {
+            "type": "string",
+            "description": "The company's signing secret, shown only when it was just created.",
+        },
+    },
+}
+SUBSCRIPTION: JsonSchema = {
+    "type": "object",
+    "required": ["_id", "endpoint", "events", "createdAt", "active"],
+    "properties": {
+        "_id": OBJECT_ID,
+        "endpoint": STRING,
+        "events": _EVENTS,
+        "createdAt": TIMESTAMP,
+        "active": {"type": "boolean"},
+    },
+}
+SUBSCRIPTION_LIST: JsonSchema = {
+    "type": "object",
+    "required": ["webhooks"],
+    "properties": {"webhooks": {"type": "array", "items": SUBSCRIPTION}},
+}
+
+
+@post(
+    "/v1/notification/webhook",
+    tags=TAGS,
+    status_code=201,
+    operation_class=operation(
+        status=201, response=SUBSCRIPTION_CREATED, errors=(409,), body=SUBSCRIPTION_BODY
+    ),
+)
+async def subscribe(
+    request: Request[Any, Any, Any], db: Database, settings: Settings, auth: AuthContext
+) -> dict[str, Any]:
+    """Subscribe an endpoint to inspection events (per key mode: test data goes to test hooks)."""
+    body = json_object(await read_body(request))
+    return await in_thread(
+        webhooks.create_subscription, db, settings, auth.company_id, auth.testing, body
+    )
+
+
+@get(
+    "/v1/notification/webhook",
+    tags=TAGS,
+    sync_to_thread=True,
+    operation_class=operation(status=200, response=SUBSCRIPTION_LIST, errors=()),
+)
+def list_subscriptions(db: Database, auth: AuthContext) -> dict[str, Any]:
+    """The company's subscriptions for the calling key's mode."""
+    return webhooks.list_subscriptions(db, auth.company_id, auth.testing)
+
+
+@delete(
+    "/v1/notification/webhook/{webhook_id:str}",
+    tags=TAGS,
+    sync_to_thread=True,
+    status_code=200,
+    operation_class=operation(
+        status=200, response={"type": "object", "properties": {"message": STRING}}, errors=(404,)
+    ),
+)
+def unsubscribe(db: Database, auth: AuthContext, webhook_id: str) -> dict[str, Any]:
+    """Delete a subscription: no more deliveries are queued for it."""
+    webhooks.delete_subscription(db, auth.company_id, auth.testing, webhook_id)
+    return {"message": "Webhook deleted"}
+
+
+ROUTES: list[Any] = [subscribe, list_subscriptions, unsubscribe]

@@ -1,0 +1,94 @@
+"""Inspection events for subscribed webhook endpoints, enqueued in the caller's transaction.
+
+`publish(session, company_id=, testing=, event=, payload=)` is called by the inspection
+services (S2) right where the change happens, so an event is delivered exactly when its change
+committed. The body is `{"event", "payload"}` where payload is the inspection: `_id, type,
+status, producer, metadata`, plus `veredict, products, template` on `inspection_completed`.
+A payload that is only a reference (`{"inspectionId": ...}`) is completed from the inspection
+row in the same session; other keys of the payload (e.g. `previousStatus`) are kept.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlmodel import Session
+
+from server.webhooks import EVENTS, active_subscriptions, enqueue_delivery
+
+logger = logging.getLogger("server.events")
+
+#: Inspection fields every event carries.
+BASE_FIELDS: tuple[str, ...] = ("_id", "type", "status", "producer", "metadata")
+#: Extra inspection fields of `inspection_completed`.
+COMPLETION_FIELDS: tuple[str, ...] = ("veredict", "completedBy", "products", "template")
+#: Keys of a reference payload that the inspection document replaces.
+REFERENCE_KEYS: frozenset[str] = frozenset(
+    {"inspectionId", "type", "status", "veredict", "callbackURL"}
+)
+
+
+class UnknownEventError(ValueError):
+    """`publish` was called with an event name that is not in `EVENTS`."""
+
+
+def event_payload(event: str, inspection: dict[str, Any]) -> dict[str, Any]:
+    """The part of the inspection an event carries."""
+    fields = BASE_FIELDS + (COMPLETION_FIELDS if event == "inspection_completed" else ())
+    return {name: inspection.get(name) for name in fields}
+
+
+def _inspection_document(session: Session, inspection_id: str) -> dict[str, Any] | None:
+    """The spec's Inspection object of a row in this session (pending changes included)."""
+    import runtime
+    from server.records import InspectionRecord
+    from server.services.inspections import load
+
+    record = session.get(InspectionRecord, inspection_id)
+    if record is None:
+        return None
+    loaded = load(session, record)
+    document: dict[str, Any] = dict(runtime.to_api(loaded.program, loaded.state))
+    return document
+
+
+def publish(
+    session: Session,
+    *,
+    company_id: str,
+    testing: bool,
+    event: str,
+    payload: dict[str, Any],
+) -> int:
+    """Queue one delivery per active subscription to `event`; returns how many were queued."""
+    if event not in EVENTS:
+        raise UnknownEventError(f"unknown event {event!r}; known: {', '.join(EVENTS)}")
+    subscriptions = active_subscriptions(session, company_id, testing, event)
+    if not subscriptions:
+        return 0
+    inspection = payload
+    if "_id" not in payload and isinstance(payload.get("inspectionId"), str):
+        document = _inspection_document(session, payload["inspectionId"])
+        if document is not None:
+            extras = {k: v for k, v in payload.items() if k not in REFERENCE_KEYS}
+            inspection = {**document, **extras}
+    body = {
+        "event": event,
+        "createdAt": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+        "payload": {
+            **event_payload(event, inspection),
+            **{k: v for k, v in inspection.items() if k in ("previousStatus", "imageId")},
+        },
+    }
+    for subscription in subscriptions:
+        enqueue_delivery(
+            session,
+            company_id=company_id,
+            event=event,
+            url=subscription.endpoint,
+            body=body,
+            subscription_id=subscription.id,
+        )
+    return len(subscriptions)

@@ -1,0 +1,399 @@
+"""The durable job queue and its worker: rows in the service's own database.
+
+A job is inserted with `enqueue(session, ...)` in the caller's transaction, so it exists exactly
+when the work it stands for was committed. Any number of workers (threads or processes) claim
+jobs safely: on PostgreSQL with `SELECT ... FOR UPDATE SKIP LOCKED`; on SQLite (one writer) by
+an `UPDATE ... WHERE id = ? AND <still claimable>` whose row count says who won.
+
+A claimed job carries a lease (`locked_until`) that a heartbeat thread extends while the handler
+runs; a job whose worker died is claimed again once its lease is in the past. Every write of the
+holder is fenced by its claim token (`locked_by`), so a worker that lost its lease cannot
+complete a job that another worker now owns. Failures are retried with exponential backoff and
+full jitter; after `max_attempts` the kind's give-up handler runs (a report is marked failed).
+
+Handlers are named per kind in `HANDLERS` and imported when first needed, so this module
+depends on none of them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import logging
+import os
+import random
+import secrets
+import signal
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, or_, update
+from sqlalchemy.sql.elements import ColumnElement
+from sqlmodel import Session, col, select
+
+from server.db import Database
+from server.reports.tables import JobRecord
+from server.settings import Settings
+
+logger = logging.getLogger("server.jobs")
+
+#: kind -> "module:function" run for a claimed job: `fn(ctx: JobContext) -> None`.
+HANDLERS: dict[str, str] = {
+    "report": "server.reports.service:run_report_job",
+    "webhook": "server.webhooks:run_delivery_job",
+}
+#: kind -> "module:function" run in the transaction that marks a job failed for good:
+#: `fn(session, job: JobRecord, error: str) -> None`.
+GIVE_UP_HANDLERS: dict[str, str] = {
+    "report": "server.reports.service:report_job_given_up",
+    "webhook": "server.webhooks:delivery_given_up",
+}
+
+#: Attempts of a job before it fails for good (a kind may pass its own to `enqueue`).
+DEFAULT_MAX_ATTEMPTS = 5
+#: How long a claim holds without a heartbeat. The heartbeat renews it every third of that.
+DEFAULT_LEASE_SECONDS = 30.0
+#: Idle wait between polls of an empty queue (an `enqueue` in this process wakes workers early).
+DEFAULT_POLL_SECONDS = 0.5
+#: Backoff: attempt n waits a random time in [delay/2, delay], delay = base * 2**(n-1) <= max.
+DEFAULT_BACKOFF_BASE_SECONDS = 2.0
+DEFAULT_BACKOFF_MAX_SECONDS = 15 * 60.0
+
+_wakeup = threading.Event()
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class RetryLater(Exception):
+    """Raised by a handler: try again after `delay_seconds` (e.g. the receiver's Retry-After)."""
+
+    def __init__(self, delay_seconds: float, reason: str) -> None:
+        super().__init__(reason)
+        self.delay_seconds = delay_seconds
+
+
+class GiveUp(Exception):
+    """Raised by a handler: the job can never succeed (e.g. 410 Gone); fail it now."""
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    lease_seconds: float = DEFAULT_LEASE_SECONDS
+    poll_seconds: float = DEFAULT_POLL_SECONDS
+    backoff_base_seconds: float = DEFAULT_BACKOFF_BASE_SECONDS
+    backoff_max_seconds: float = DEFAULT_BACKOFF_MAX_SECONDS
+
+
+@dataclass
+class JobContext:
+    """What a handler gets: the job, the services, and a fenced way to finish in its own txn."""
+
+    db: Database
+    settings: Settings
+    job_id: int
+    kind: str
+    payload: dict[str, Any]
+    attempt: int
+    max_attempts: int
+    token: str
+    completed: bool = field(default=False)
+
+    def complete_in(self, session: Session) -> bool:
+        """Mark the job done inside `session` (commit is the caller's). False: lease lost."""
+        result = session.execute(
+            update(JobRecord)
+            .where(col(JobRecord.id) == self.job_id, col(JobRecord.locked_by) == self.token)
+            .where(col(JobRecord.status) == "running")
+            .values(status="done", finished_at=utcnow(), locked_until=None)
+        )
+        self.completed = result.rowcount == 1  # type: ignore[attr-defined]
+        return self.completed
+
+    @property
+    def last_attempt(self) -> bool:
+        return self.attempt >= self.max_attempts
+
+
+def enqueue(
+    session: Session,
+    kind: str,
+    payload: dict[str, Any],
+    *,
+    delay_seconds: float = 0.0,
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+) -> JobRecord:
+    """Add a job in the caller's transaction (it runs once that transaction commits)."""
+    if kind not in HANDLERS:
+        raise ValueError(f"unknown job kind {kind!r}")
+    job = JobRecord(
+        kind=kind,
+        payload=payload,
+        max_attempts=max_attempts,
+        run_at=utcnow() + timedelta(seconds=delay_seconds),
+    )
+    session.add(job)
+    _wakeup.set()
+    return job
+
+
+def backoff_seconds(attempt: int, base: float, maximum: float) -> float:
+    """Exponential backoff with jitter for the retry after failed attempt number `attempt`."""
+    delay = min(maximum, base * (2 ** max(0, attempt - 1)))
+    return random.uniform(delay / 2, delay)
+
+
+def _claimable(now: datetime) -> ColumnElement[bool]:
+    return or_(
+        and_(col(JobRecord.status) == "queued", col(JobRecord.run_at) <= now),
+        and_(col(JobRecord.status) == "running", col(JobRecord.locked_until) < now),
+    )
+
+
+def claim(db: Database, *, lease_seconds: float) -> JobRecord | None:
+    """Claim one due job (or one whose lease expired) for this caller; None when none is due."""
+    token = secrets.token_hex(12)
+    now = utcnow()
+    values = {
+        "status": "running",
+        "locked_by": token,
+        "locked_until": now + timedelta(seconds=lease_seconds),
+        "attempts": col(JobRecord.attempts) + 1,
+    }
+    if db.dialect == "postgresql":
+        with db.session() as session:
+            row = session.exec(
+                select(JobRecord)
+                .where(_claimable(now))
+                .order_by(col(JobRecord.run_at))
+                .limit(1)
+                .with_for_update(skip_locked=True)
+            ).first()
+            if row is None:
+                return None
+            session.execute(update(JobRecord).where(col(JobRecord.id) == row.id).values(**values))
+            session.commit()
+            return _load(db, row.id)
+    with db.session() as session:
+        candidates = session.exec(
+            select(JobRecord.id).where(_claimable(now)).order_by(col(JobRecord.run_at)).limit(8)
+        ).all()
+    for job_id in candidates:
+        with db.session() as session:
+            result = session.execute(
+                update(JobRecord)
+                .where(col(JobRecord.id) == job_id)
+                .where(_claimable(now))
+                .values(**values)
+            )
+            if result.rowcount == 1:  # type: ignore[attr-defined]
+                session.commit()
+                return _load(db, job_id)
+            session.rollback()
+    return None
+
+
+def _load(db: Database, job_id: int | None) -> JobRecord | None:
+    with db.session() as session:
+        return session.get(JobRecord, job_id)
+
+
+def _resolve(target: str) -> Callable[..., Any]:
+    module_name, _, name = target.partition(":")
+    function: Callable[..., Any] = getattr(importlib.import_module(module_name), name)
+    return function
+
+
+@contextlib.contextmanager
+def _heartbeat(db: Database, job: JobRecord, lease_seconds: float) -> Iterator[None]:
+    """Renew the job's lease every third of it while the handler runs."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(lease_seconds / 3):
+            try:
+                with db.session() as session:
+                    session.execute(
+                        update(JobRecord)
+                        .where(
+                            col(JobRecord.id) == job.id, col(JobRecord.locked_by) == job.locked_by
+                        )
+                        .where(col(JobRecord.status) == "running")
+                        .values(locked_until=utcnow() + timedelta(seconds=lease_seconds))
+                    )
+                    session.commit()
+            except Exception:  # a missed beat only shortens the lease
+                logger.warning("job %s: lease renewal failed", job.id, exc_info=True)
+
+    thread = threading.Thread(target=beat, name=f"job-{job.id}-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def _finish(
+    db: Database,
+    job: JobRecord,
+    *,
+    status: str,
+    error: str | None = None,
+    run_at: datetime | None = None,
+) -> bool:
+    """Fenced status change of a job this worker holds; runs the give-up handler on failure."""
+    with db.session() as session:
+        values: dict[str, Any] = {"status": status, "locked_until": None, "last_error": error}
+        if status in ("done", "failed"):
+            values["finished_at"] = utcnow()
+        if run_at is not None:
+            values["run_at"] = run_at
+            values["locked_by"] = None
+        result = session.execute(
+            update(JobRecord)
+            .where(col(JobRecord.id) == job.id, col(JobRecord.locked_by) == job.locked_by)
+            .where(col(JobRecord.status) == "running")
+            .values(**values)
+        )
+        if result.rowcount != 1:  # type: ignore[attr-defined]
+            session.rollback()
+            logger.warning("job %s: lease lost before it could be marked %s", job.id, status)
+            return False
+        if status == "failed" and job.kind in GIVE_UP_HANDLERS:
+            _resolve(GIVE_UP_HANDLERS[job.kind])(session, job, error or "failed")
+        session.commit()
+        return True
+
+
+def run_job(db: Database, settings: Settings, job: JobRecord, config: WorkerConfig) -> None:
+    """Run one claimed job to its next state: done, queued again (retry) or failed."""
+    assert job.id is not None and job.locked_by is not None
+    if job.attempts > job.max_attempts:  # its workers kept dying: stop trying
+        _finish(db, job, status="failed", error=job.last_error or "worker lost too many times")
+        return
+    context = JobContext(
+        db=db,
+        settings=settings,
+        job_id=job.id,
+        kind=job.kind,
+        payload=dict(job.payload),
+        attempt=job.attempts,
+        max_attempts=job.max_attempts,
+        token=job.locked_by,
+    )
+    try:
+        with _heartbeat(db, job, config.lease_seconds):
+            _resolve(HANDLERS[job.kind])(context)
+    except GiveUp as error:
+        _finish(db, job, status="failed", error=str(error))
+        return
+    except Exception as error:
+        message = f"{type(error).__name__}: {error}"
+        if job.attempts >= job.max_attempts:
+            logger.warning("job %s (%s) failed for good: %s", job.id, job.kind, message)
+            _finish(db, job, status="failed", error=message)
+            return
+        if isinstance(error, RetryLater):
+            delay = min(max(error.delay_seconds, 0.0), config.backoff_max_seconds)
+        else:
+            delay = backoff_seconds(
+                job.attempts, config.backoff_base_seconds, config.backoff_max_seconds
+            )
+            logger.info(
+                "job %s (%s) attempt %s failed: %s", job.id, job.kind, job.attempts, message
+            )
+        run_at = utcnow() + timedelta(seconds=delay)
+        _finish(db, job, status="queued", error=message, run_at=run_at)
+        return
+    if not context.completed:
+        _finish(db, job, status="done")
+
+
+def run_once(db: Database, settings: Settings, config: WorkerConfig | None = None) -> bool:
+    """Claim and run at most one job; True when one ran."""
+    config = config or WorkerConfig()
+    job = claim(db, lease_seconds=config.lease_seconds)
+    if job is None:
+        return False
+    run_job(db, settings, job, config)
+    return True
+
+
+def run_worker(
+    db: Database,
+    settings: Settings,
+    *,
+    stop_event: threading.Event | None = None,
+    config: WorkerConfig | None = None,
+) -> None:
+    """Run jobs until `stop_event` is set (or SIGTERM/SIGINT when run in the main thread).
+
+    A job being run when the stop comes is finished first; one that takes too long is simply
+    claimed again by another worker after its lease, so stopping never loses work.
+    """
+    config = config or WorkerConfig()
+    stop = stop_event or threading.Event()
+    restore: dict[signal.Signals, Any] = {}
+    if stop_event is None and threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            restore[signum] = signal.signal(signum, lambda *_: stop.set())
+    name = f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
+    logger.info("worker %s started", name)
+    try:
+        while not stop.is_set():
+            try:
+                ran = run_once(db, settings, config)
+            except Exception:
+                logger.exception("worker %s: could not claim or run a job", name)
+                ran = False
+            if not ran:
+                _wakeup.wait(config.poll_seconds)
+                _wakeup.clear()
+    finally:
+        for signum, handler in restore.items():
+            signal.signal(signum, handler)
+        logger.info("worker %s stopped", name)
+
+
+class WorkerHandle:
+    """Worker threads inside the server process; `stop()` lets the current jobs finish."""
+
+    def __init__(self, threads: list[threading.Thread], stop_event: threading.Event) -> None:
+        self.threads = threads
+        self.stop_event = stop_event
+
+    def stop(self, timeout: float | None = 30.0) -> None:
+        self.stop_event.set()
+        _wakeup.set()
+        for thread in self.threads:
+            thread.join(timeout)
+
+
+def start_worker_thread(
+    db: Database,
+    settings: Settings,
+    *,
+    workers: int = 1,
+    config: WorkerConfig | None = None,
+) -> WorkerHandle:
+    """Start `workers` daemon threads running `run_worker` (the embedded worker of `serve`)."""
+    stop = threading.Event()
+    threads = [
+        threading.Thread(
+            target=run_worker,
+            args=(db, settings),
+            kwargs={"stop_event": stop, "config": config},
+            name=f"inspectlang-worker-{index}",
+            daemon=True,
+        )
+        for index in range(workers)
+    ]
+    for thread in threads:
+        thread.start()
+    return WorkerHandle(threads, stop)

@@ -1,0 +1,322 @@
+"""Report requests: create, read, list, serve the PDF, and the job that renders it.
+
+A request for a completed inspection inserts the `report_requests` row and its `report` job in
+one transaction. The job (any worker) renders the PDF from plain data (`ReportData`), stores it
+in the blob store under a key derived from the request id (so a re-run after a crash overwrites
+rather than duplicates), then marks the request completed and queues the callback in one
+transaction fenced by its job lease: two workers can never both complete it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlmodel import Session, col
+
+from server.auth import AuthContext
+from server.blobs import BlobNotFound, BlobStore, LocalBlobStore
+from server.db import Database
+from server.errors import ApiError
+from server.jobs import JobContext, enqueue
+from server.reports.links import LinkError, sign_link, verify_link
+from server.reports.renderer import (
+    ReportData,
+    ReportImage,
+    ReportRenderer,
+    default_renderer,
+    reports_available,
+)
+from server.reports.tables import JobRecord, ReportRequestRecord
+from server.settings import Settings
+from server.tables import Company
+from server.webhooks import check_endpoint, enqueue_delivery
+
+logger = logging.getLogger("server.reports")
+
+#: Makes the renderer a report job uses (tests swap in a slow one to kill a worker mid-job).
+RENDERER_FACTORY: Callable[[], ReportRenderer] = default_renderer
+#: Attempts of a report job before the request is marked failed.
+REPORT_MAX_ATTEMPTS = 4
+#: Inspection statuses a report may be requested for.
+REPORTABLE_STATUSES = frozenset({"completed"})
+
+
+def iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def blob_key(record: ReportRequestRecord) -> str:
+    return f"reports/{record.company_id}/{record.id}.pdf"
+
+
+def report_object(record: ReportRequestRecord, settings: Settings) -> dict[str, Any]:
+    """The spec's Report request object; `result.url` (fresh, 15 minutes) only when completed."""
+    document: dict[str, Any] = {
+        "_id": record.id,
+        "inspectionId": record.inspection_id,
+        "companyId": record.company_id,
+        "status": record.status,
+        "callbackURL": record.callback_url,
+        "createdAt": iso(record.created_at),
+        "processingAt": iso(record.processing_at),
+        "completedAt": iso(record.completed_at),
+        "failedAt": iso(record.failed_at),
+    }
+    if record.status == "completed":
+        url, expires = sign_link(settings.public_url, settings.secret, record.id)
+        document["result"] = {
+            "url": url,
+            "expiresAt": iso(datetime.fromtimestamp(expires, UTC)),
+        }
+    return document
+
+
+def _unavailable() -> ApiError:
+    return ApiError(
+        "reports_unavailable",
+        503,
+        "PDF reports are not available on this server (the `reports` extra is not installed).",
+    )
+
+
+def _find_inspection(session: Session, auth: AuthContext, inspection_id: str) -> Any:
+    from server.services.inspections import find_inspection
+
+    return find_inspection(session, auth, inspection_id, lock=False)
+
+
+def _find_report(
+    session: Session, auth: AuthContext, inspection_id: str, report_id: str
+) -> ReportRequestRecord:
+    record = session.get(ReportRequestRecord, report_id)
+    if (
+        record is None
+        or record.company_id != auth.company_id
+        or record.testing != auth.testing
+        or record.inspection_id != inspection_id
+    ):
+        raise ApiError("report_request_not_found", 404, "No report request with that id.")
+    return record
+
+
+def create_report_request(
+    db: Database, settings: Settings, auth: AuthContext, inspection_id: str, body: dict[str, Any]
+) -> dict[str, Any]:
+    """Queue a report of a completed inspection: `{_id}` (201)."""
+    callback = body.get("callbackURL")
+    callback_url = None if callback in (None, "") else check_endpoint(callback, settings)
+    with db.session() as session:
+        inspection = _find_inspection(session, auth, inspection_id)
+        if not reports_available():
+            raise _unavailable()
+        if inspection.status not in REPORTABLE_STATUSES:
+            raise ApiError(
+                "inspection_not_completed",
+                409,
+                f"A report can be requested only for a completed inspection; this one is "
+                f"{inspection.status}.",
+            )
+        record = ReportRequestRecord(
+            inspection_id=inspection_id,
+            company_id=auth.company_id,
+            testing=auth.testing,
+            callback_url=callback_url,
+        )
+        session.add(record)
+        enqueue(session, "report", {"reportRequestId": record.id}, max_attempts=REPORT_MAX_ATTEMPTS)
+        session.commit()
+    return {"_id": record.id}
+
+
+def get_report_request(
+    db: Database, settings: Settings, auth: AuthContext, inspection_id: str, report_id: str
+) -> dict[str, Any]:
+    with db.session() as session:
+        record = _find_report(session, auth, inspection_id, report_id)
+    return report_object(record, settings)
+
+
+def list_report_requests(
+    db: Database, settings: Settings, auth: AuthContext, inspection_id: str
+) -> dict[str, Any]:
+    with db.session() as session:
+        _find_inspection(session, auth, inspection_id)
+        records = session.execute(
+            select(ReportRequestRecord)
+            .where(col(ReportRequestRecord.company_id) == auth.company_id)
+            .where(col(ReportRequestRecord.testing) == auth.testing)
+            .where(col(ReportRequestRecord.inspection_id) == inspection_id)
+            .order_by(col(ReportRequestRecord.created_at), col(ReportRequestRecord.id))
+        ).scalars()
+        found = list(records)
+    return {"reportRequests": [report_object(record, settings) for record in found]}
+
+
+def report_file(
+    db: Database,
+    blobs: BlobStore,
+    settings: Settings,
+    report_id: str,
+    expires: str | None,
+    signature: str | None,
+) -> bytes:
+    """The PDF behind a signed link; 403 when the link is expired or altered."""
+    try:
+        verify_link(settings.secret, report_id, expires, signature)
+    except LinkError as error:
+        raise ApiError(error.code, 403, error.description) from None
+    with db.session() as session:
+        record = session.get(ReportRequestRecord, report_id)
+    if record is None or record.status != "completed" or record.blob_key is None:
+        raise ApiError("report_not_found", 404, "The report does not exist anymore.")
+    try:
+        return blobs.get(record.blob_key)
+    except BlobNotFound:
+        raise ApiError("report_not_found", 404, "The report file is no longer stored.") from None
+
+
+def callback_body(db: Database, settings: Settings, report_id: str, event: str) -> dict[str, Any]:
+    """The notification sent to `callbackURL`: the report request object (fresh link)."""
+    with db.session() as session:
+        record = session.get(ReportRequestRecord, report_id)
+    if record is None:
+        return {"event": event, "payload": {"_id": report_id, "status": "deleted"}}
+    return {"event": event, "payload": report_object(record, settings)}
+
+
+# --- the job -----------------------------------------------------------------------------------
+
+
+def _plain(value: Any) -> dict[str, Any]:
+    if hasattr(value, "model_dump"):
+        dumped: dict[str, Any] = value.model_dump(mode="json", by_alias=True)
+        return dumped
+    if isinstance(value, dict):
+        return value
+    return {"reasons": [str(value)]} if value else {}
+
+
+def _image_records(document: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
+    """Every image record of an inspection document with its target, in document order."""
+    found: list[tuple[dict[str, Any], str]] = []
+    for product in document.get("products") or []:
+        for key in ("images", "extraImages"):
+            found.extend((image, "product") for image in product.get(key) or [])
+    identity = document.get("identity") or {}
+    for key in ("images", "extraImages"):
+        found.extend((image, "identity") for image in identity.get(key) or [])
+    custom = document.get("custom") or {}
+    for key in ("images", "extraImages"):
+        found.extend((image, "custom") for image in custom.get(key) or [])
+    return [(image, target) for image, target in found if isinstance(image, dict)]
+
+
+def build_report_data(
+    db: Database, blobs: BlobStore, record: ReportRequestRecord, now: datetime
+) -> ReportData:
+    """Everything the report shows, read from the inspection as it is now."""
+    import runtime
+    from server.records import ImageRecord, InspectionRecord
+    from server.services.inspections import load
+
+    with db.session() as session:
+        inspection = session.get(InspectionRecord, record.inspection_id)
+        if inspection is None:
+            raise LookupError(f"inspection {record.inspection_id} no longer exists")
+        loaded = load(session, inspection)
+        company = session.get(Company, record.company_id)
+        stored = {
+            row.id: row
+            for row in session.execute(
+                select(ImageRecord).where(col(ImageRecord.inspection_id) == inspection.id)
+            ).scalars()
+        }
+    document: dict[str, Any] = dict(runtime.to_api(loaded.program, loaded.state))
+    for key in ("locale", "createdAt", "startedAt", "completedAt", "testing"):
+        if key not in document and getattr(loaded.state, key, None) is not None:
+            value = getattr(loaded.state, key)
+            document[key] = iso(value) if isinstance(value, datetime) else value
+    explanation = _plain(runtime.explain(loaded.program, loaded.state))
+    images: list[ReportImage] = []
+    for image, target in _image_records(document):
+        row = stored.get(str(image.get("_id")))
+        content: bytes | None = None
+        if row is not None:
+            try:
+                content = blobs.get(row.blob_key)
+            except BlobNotFound:
+                content = None
+        images.append(ReportImage(record=image, content=content, target=target))
+    return ReportData(
+        inspection=document,
+        template=loaded.manifest.to_api(),
+        explanation=explanation,
+        company_name=company.name if company is not None else record.company_id,
+        images=images,
+        generated_at=iso(now) or "",
+        report_request_id=record.id,
+    )
+
+
+def run_report_job(ctx: JobContext) -> None:
+    """Render one report; the completion and its callback commit together, fenced by the lease."""
+    report_id = str(ctx.payload["reportRequestId"])
+    now = datetime.now(UTC)
+    with ctx.db.session() as session:
+        record = session.get(ReportRequestRecord, report_id)
+        if record is None or record.status == "completed":
+            return
+        record.status = "processing"
+        record.processing_at = record.processing_at or now
+        session.add(record)
+        session.commit()
+    blobs = LocalBlobStore(ctx.settings.data_dir)
+    data = build_report_data(ctx.db, blobs, record, now)
+    pdf = RENDERER_FACTORY().render(data)
+    key = blob_key(record)
+    blobs.put(key, pdf)
+    with ctx.db.session(immediate=True) as session:
+        if not ctx.complete_in(session):
+            session.rollback()
+            logger.warning("report %s: lease lost; the new holder completes it", report_id)
+            return
+        current = session.get(ReportRequestRecord, report_id, with_for_update=True)
+        if current is not None and current.status != "completed":
+            current.status = "completed"
+            current.completed_at = datetime.now(UTC)
+            current.blob_key = key
+            current.size = len(pdf)
+            current.error = None
+            session.add(current)
+            if current.callback_url:
+                enqueue_delivery(
+                    session,
+                    company_id=current.company_id,
+                    event="report_completed",
+                    url=current.callback_url,
+                    report_request_id=current.id,
+                )
+        session.commit()
+
+
+def report_job_given_up(session: Session, job: JobRecord, error: str) -> None:
+    """Mark the request failed (in the transaction that fails the job) and notify its callback."""
+    record = session.get(ReportRequestRecord, str(job.payload.get("reportRequestId")))
+    if record is None or record.status == "completed":
+        return
+    record.status = "failed"
+    record.failed_at = datetime.now(UTC)
+    record.error = error[:2000]
+    session.add(record)
+    if record.callback_url:
+        enqueue_delivery(
+            session,
+            company_id=record.company_id,
+            event="report_failed",
+            url=record.callback_url,
+            report_request_id=record.id,
+        )

@@ -1,0 +1,404 @@
+"""Webhooks: signing (Standard Webhooks), delivery with retries, subscriptions, the secret.
+
+Every POST carries `webhook-id` (the delivery id, the same on every retry), `webhook-timestamp`
+(seconds), `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body` keyed with
+the company's secret `whsec_<base64>`), and `autoinspector-signature` (hex HMAC-SHA256 of the
+raw body with the same key) for clients of the older scheme. A delivery is a job (`server.jobs`):
+non-2xx answers are retried with backoff, `Retry-After` on 429/503 is honoured, 410 Gone stops
+(and disables an event subscription). The URL is checked again before every attempt, because
+DNS may now point elsewhere. Every attempt is recorded in `webhook_attempts`.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import logging
+import secrets
+import time
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any, cast
+
+import httpx
+from sqlalchemy import select
+from sqlmodel import Session, col
+
+from server.db import Database
+from server.errors import ApiError
+from server.jobs import GiveUp, JobContext, RetryLater, enqueue
+from server.reports.tables import JobRecord, WebhookAttemptRecord, WebhookSubscriptionRecord
+from server.settings import Settings
+from server.tables import Company
+from server.urlsafety import UnsafeURLError, check_url
+
+logger = logging.getLogger("server.webhooks")
+
+#: Events an endpoint can subscribe to.
+EVENTS: tuple[str, ...] = (
+    "inspection_created",
+    "inspection_started",
+    "image_processed",
+    "inspection_blocked",
+    "inspection_completed",
+)
+#: Events of report requests, sent to the request's `callbackURL` (not subscribable).
+REPORT_EVENTS: tuple[str, ...] = ("report_completed", "report_failed")
+#: Seconds a receiver has to answer one attempt.
+DELIVERY_TIMEOUT_SECONDS = 15.0
+#: Attempts of one delivery before it is given up.
+DELIVERY_MAX_ATTEMPTS = 8
+#: Longest wait a `Retry-After` may impose before the next attempt.
+MAX_RETRY_AFTER_SECONDS = 3600.0
+#: Subscriptions per company and key mode.
+MAX_SUBSCRIPTIONS = 20
+SECRET_PREFIX = "whsec_"
+USER_AGENT = "inspectlang-webhooks/1"
+
+
+# --- secret and signatures ---------------------------------------------------------------------
+
+
+def new_secret() -> str:
+    """A fresh signing secret: `whsec_` + base64 of 32 random bytes."""
+    return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+def secret_key(secret: str) -> bytes:
+    """The HMAC key of a `whsec_` secret (its base64 part, decoded)."""
+    return base64.b64decode(secret.removeprefix(SECRET_PREFIX))
+
+
+def sign(secret: str, message_id: str, timestamp: int, body: bytes) -> str:
+    """The Standard Webhooks signature header value: `v1,<base64 HMAC-SHA256>`."""
+    signed = f"{message_id}.{timestamp}.".encode() + body
+    digest = hmac.new(secret_key(secret), signed, hashlib.sha256).digest()
+    return "v1," + base64.b64encode(digest).decode()
+
+
+def legacy_signature(secret: str, body: bytes) -> str:
+    """`autoinspector-signature`: hex HMAC-SHA256 of the raw body."""
+    return hmac.new(secret_key(secret), body, hashlib.sha256).hexdigest()
+
+
+def signed_headers(secret: str, message_id: str, timestamp: int, body: bytes) -> dict[str, str]:
+    return {
+        "content-type": "application/json",
+        "user-agent": USER_AGENT,
+        "webhook-id": message_id,
+        "webhook-timestamp": str(timestamp),
+        "webhook-signature": sign(secret, message_id, timestamp, body),
+        "autoinspector-signature": legacy_signature(secret, body),
+    }
+
+
+def ensure_secret(session: Session, company_id: str) -> tuple[str, bool]:
+    """The company's secret, created in `session` when it has none; (secret, created)."""
+    company = session.get(Company, company_id, with_for_update=True)
+    if company is None:
+        raise LookupError(f"no company {company_id!r}")
+    if company.webhook_secret:
+        return company.webhook_secret, False
+    company.webhook_secret = new_secret()
+    session.add(company)
+    return company.webhook_secret, True
+
+
+def rotate_secret(db: Database, company_id: str) -> str:
+    """Replace the company's webhook secret; deliveries from now on are signed with the new one."""
+    with db.session(immediate=True) as session:
+        company = session.get(Company, company_id, with_for_update=True)
+        if company is None:
+            raise LookupError(f"no company {company_id!r}")
+        company.webhook_secret = new_secret()
+        session.add(company)
+        session.commit()
+        return company.webhook_secret
+
+
+# --- URL policy --------------------------------------------------------------------------------
+
+
+def check_endpoint(url: object, settings: Settings) -> str:
+    """The URL when the policy allows it; else a 400 with the policy's code."""
+    try:
+        return check_url(
+            url,
+            production=settings.env == "production",
+            allow_loopback=settings.allow_loopback_webhooks,
+        ).url
+    except UnsafeURLError as error:
+        raise ApiError(error.code, 400, error.description) from None
+
+
+# --- enqueueing --------------------------------------------------------------------------------
+
+
+def enqueue_delivery(
+    session: Session,
+    *,
+    company_id: str,
+    event: str,
+    url: str,
+    body: dict[str, Any] | None = None,
+    report_request_id: str | None = None,
+    subscription_id: str | None = None,
+) -> str:
+    """Queue one delivery in the caller's transaction; returns its `webhook-id`.
+
+    Report callbacks pass `report_request_id` instead of a body: the body (with a fresh
+    `result.url`) is built at each attempt.
+    """
+    delivery_id = "msg_" + secrets.token_hex(12)
+    enqueue(
+        session,
+        "webhook",
+        {
+            "deliveryId": delivery_id,
+            "companyId": company_id,
+            "event": event,
+            "url": url,
+            "body": body,
+            "reportRequestId": report_request_id,
+            "subscriptionId": subscription_id,
+        },
+        max_attempts=DELIVERY_MAX_ATTEMPTS,
+    )
+    return delivery_id
+
+
+# --- delivery (the job) ------------------------------------------------------------------------
+
+
+def _retry_after_seconds(value: str | None) -> float | None:
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return min(float(value), MAX_RETRY_AFTER_SECONDS)
+    try:
+        moment = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return min(max(0.0, (moment - datetime.now(UTC)).total_seconds()), MAX_RETRY_AFTER_SECONDS)
+
+
+def _record_attempt(
+    db: Database,
+    payload: dict[str, Any],
+    attempt: int,
+    *,
+    status_code: int | None,
+    error: str | None,
+    started: float,
+) -> None:
+    with db.session() as session:
+        session.add(
+            WebhookAttemptRecord(
+                delivery_id=payload["deliveryId"],
+                company_id=payload["companyId"],
+                event=payload["event"],
+                url=payload["url"],
+                attempt=attempt,
+                status_code=status_code,
+                error=error,
+                duration_ms=int((time.monotonic() - started) * 1000),
+            )
+        )
+        session.commit()
+
+
+def _body_for(ctx: JobContext) -> dict[str, Any]:
+    payload = ctx.payload
+    if payload.get("reportRequestId"):
+        from server.reports.service import callback_body
+
+        return callback_body(ctx.db, ctx.settings, payload["reportRequestId"], payload["event"])
+    body: dict[str, Any] = payload.get("body") or {}
+    return body
+
+
+def run_delivery_job(ctx: JobContext) -> None:
+    """One attempt of one delivery; raises to retry (backoff) or to give up."""
+    payload = ctx.payload
+    started = time.monotonic()
+    try:
+        check_url(
+            payload["url"],
+            production=ctx.settings.env == "production",
+            allow_loopback=ctx.settings.allow_loopback_webhooks,
+        )
+    except UnsafeURLError as error:
+        _record_attempt(
+            ctx.db, payload, ctx.attempt, status_code=None, error=error.code, started=started
+        )
+        raise GiveUp(f"{error.code}: {error.description}") from None
+    with ctx.db.session() as session:
+        secret, created = ensure_secret(session, payload["companyId"])
+        if created:
+            session.commit()
+    body = json.dumps(_body_for(ctx), separators=(",", ":"), ensure_ascii=False).encode()
+    headers = signed_headers(secret, payload["deliveryId"], int(time.time()), body)
+    try:
+        with httpx.Client(
+            timeout=DELIVERY_TIMEOUT_SECONDS, follow_redirects=False, trust_env=False
+        ) as client:
+            response = client.post(payload["url"], content=body, headers=headers)
+    except httpx.HTTPError as error:
+        message = f"{type(error).__name__}: {error}"
+        _record_attempt(
+            ctx.db, payload, ctx.attempt, status_code=None, error=message, started=started
+        )
+        raise
+    status = response.status_code
+    if 200 <= status < 300:
+        _record_attempt(
+            ctx.db, payload, ctx.attempt, status_code=status, error=None, started=started
+        )
+        return
+    _record_attempt(
+        ctx.db, payload, ctx.attempt, status_code=status, error=f"HTTP {status}", started=started
+    )
+    if status == 410:
+        _disable_subscription(ctx.db, payload.get("subscriptionId"))
+        raise GiveUp("the receiver answered 410 Gone")
+    if status in (429, 503):
+        delay = _retry_after_seconds(response.headers.get("retry-after"))
+        if delay is not None:
+            raise RetryLater(delay, f"HTTP {status}, Retry-After {delay:.0f}s")
+    raise DeliveryError(f"HTTP {status}")
+
+
+class DeliveryError(Exception):
+    """The receiver answered with a status that is retried with backoff."""
+
+
+def _disable_subscription(db: Database, subscription_id: str | None) -> None:
+    if not subscription_id:
+        return
+    with db.session() as session:
+        record = session.get(WebhookSubscriptionRecord, subscription_id)
+        if record is not None and record.disabled_at is None:
+            record.disabled_at = datetime.now(UTC)
+            session.add(record)
+            session.commit()
+
+
+def delivery_given_up(session: Session, job: JobRecord, error: str) -> None:
+    """Nothing to undo: the attempts are recorded; log it for operators."""
+    logger.warning(
+        "delivery %s to %s given up: %s",
+        job.payload.get("deliveryId"),
+        job.payload.get("url"),
+        error,
+    )
+
+
+def attempts_of(db: Database, delivery_id: str) -> list[WebhookAttemptRecord]:
+    """The recorded attempts of one delivery, oldest first."""
+    with db.session() as session:
+        rows = session.execute(
+            select(WebhookAttemptRecord)
+            .where(col(WebhookAttemptRecord.delivery_id) == delivery_id)
+            .order_by(col(WebhookAttemptRecord.id))
+        ).scalars()
+        return list(rows)
+
+
+# --- subscriptions -----------------------------------------------------------------------------
+
+
+def subscription_object(record: WebhookSubscriptionRecord) -> dict[str, Any]:
+    return {
+        "_id": record.id,
+        "endpoint": record.endpoint,
+        "events": list(record.events),
+        "createdAt": record.created_at.isoformat().replace("+00:00", "Z"),
+        "active": record.disabled_at is None,
+    }
+
+
+def _check_events(events: object) -> list[str]:
+    if not isinstance(events, list) or not events:
+        raise ApiError(
+            "invalid_events",
+            400,
+            "`events` must be a non-empty list of event names.",
+            [{"field": "events", "message": f"one or more of {', '.join(EVENTS)}"}],
+        )
+    unknown = [e for e in events if e not in EVENTS]
+    if unknown:
+        raise ApiError(
+            "invalid_events",
+            400,
+            f"Unknown events: {', '.join(map(str, unknown))}.",
+            [{"field": "events", "message": f"allowed: {', '.join(EVENTS)}"}],
+        )
+    return list(dict.fromkeys(cast(list[str], events)))
+
+
+def create_subscription(
+    db: Database, settings: Settings, company_id: str, testing: bool, body: dict[str, Any]
+) -> dict[str, Any]:
+    """Subscribe an endpoint; the response carries `secret` when the company had none yet."""
+    events = _check_events(body.get("events"))
+    endpoint = check_endpoint(body.get("endpoint"), settings)
+    with db.session(immediate=True) as session:
+        count = len(_subscriptions(session, company_id, testing))
+        if count >= MAX_SUBSCRIPTIONS:
+            raise ApiError(
+                "too_many_subscriptions",
+                409,
+                f"At most {MAX_SUBSCRIPTIONS} webhook subscriptions per key mode.",
+            )
+        secret, created = ensure_secret(session, company_id)
+        record = WebhookSubscriptionRecord(
+            company_id=company_id, testing=testing, endpoint=endpoint, events=events
+        )
+        session.add(record)
+        session.commit()
+        response: dict[str, Any] = {"_id": record.id}
+        if created:
+            response["secret"] = secret
+        return response
+
+
+def _subscriptions(
+    session: Session, company_id: str, testing: bool
+) -> list[WebhookSubscriptionRecord]:
+    rows = session.execute(
+        select(WebhookSubscriptionRecord)
+        .where(col(WebhookSubscriptionRecord.company_id) == company_id)
+        .where(col(WebhookSubscriptionRecord.testing) == testing)
+        .order_by(col(WebhookSubscriptionRecord.created_at), col(WebhookSubscriptionRecord.id))
+    ).scalars()
+    return list(rows)
+
+
+def active_subscriptions(
+    session: Session, company_id: str, testing: bool, event: str
+) -> list[WebhookSubscriptionRecord]:
+    return [
+        record
+        for record in _subscriptions(session, company_id, testing)
+        if record.disabled_at is None and event in record.events
+    ]
+
+
+def list_subscriptions(db: Database, company_id: str, testing: bool) -> dict[str, Any]:
+    with db.session() as session:
+        records = _subscriptions(session, company_id, testing)
+    return {"webhooks": [subscription_object(record) for record in records]}
+
+
+def delete_subscription(db: Database, company_id: str, testing: bool, subscription_id: str) -> None:
+    with db.session() as session:
+        record = session.get(WebhookSubscriptionRecord, subscription_id)
+        if record is None or record.company_id != company_id or record.testing != testing:
+            raise ApiError("webhook_not_found", 404, "No webhook subscription with that id.")
+        session.delete(record)
+        session.commit()
