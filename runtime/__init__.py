@@ -10,7 +10,6 @@ from __future__ import annotations
 from runtime.api_view import to_api
 from runtime.engine import (
     add_image,
-    apply_event,
     create,
     declare_damage,
     expire,
@@ -26,6 +25,7 @@ from runtime.errors import InspectionError, InvalidProgram
 from runtime.explain import explain
 from runtime.program import Program, load_program
 from runtime.state import InspectionState
+from runtime.transitions import apply_event
 from runtime.validators import ImageUpload, ValidationOutcome
 
 __all__ = [

@@ -10,7 +10,7 @@ are plain `is None` tests, emitted only where the operand can be missing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -357,9 +357,17 @@ def generate_verdict(
     return generator.function(name, generator.lines)
 
 
-def generate_expression(name: str, node: Node) -> str:
-    """A function returning the value of one expression (tests and conformance vectors)."""
+def generate_expression(name: str, node: Node, free_locals: Iterable[str] = ()) -> str:
+    """A function returning the value of one expression (tests, conformance vectors, CLI).
+
+    Names in `free_locals` are bound items read from `env["locals"]` (an expression checked
+    with bound names, as the body of a `where` is).
+    """
     generator = CodeGenerator()
+    for local in free_locals:
+        target = generator.temp()
+        generator.locals[local] = target
+        generator.emit(f"{target} = env['locals'][{local!r}]")
     generator.charge(static_cost(node))
     code, _ = generator.expression(node)
     generator.emit(f"return {code}")

@@ -177,6 +177,8 @@ def check_input_value(manifest: Template, spec: InputSpec, raw: Any) -> tuple[An
             found.append(problem(field, "maximum", f"must be at most {rules.maximum:g}"))
         if rules.integer and number != int(number):
             found.append(problem(field, "integer", "must be a whole number"))
+        elif rules.integer:
+            number = int(number)
         return number, found
     if kind in ("text", "textarea"):
         if not isinstance(raw, str):

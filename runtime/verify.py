@@ -351,7 +351,7 @@ class Verifier:
             return "boolean"
         if operator in ("and", "or") and lt == rt == "boolean":
             return "boolean"
-        if operator == "in" and (rt == f"list<{lt}>" or lt == rt == "text"):
+        if operator == "in" and rt == f"list<{lt}>":
             return "boolean"
         raise InvalidProgram(f"operator {operator!r} on {lt} and {rt}", where)
 

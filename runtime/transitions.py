@@ -1,0 +1,341 @@
+"""Applying events: each accepted event changes a copy of the state, then rules and checks run.
+
+`apply_event(program, state, event)` is the only place the state changes. It takes an
+`EventRecord` that already holds everything needed (ids, validator outcomes), so applying the
+same log again (`engine.replay`) gives the same state. After the change, the rules matching
+the event's triggers run in source order, every global check is recomputed in dependency order
+and, on `finish`, the verdict is computed; rule errors are kept in the state, once each.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import Any
+
+from runtime.errors import InspectionError, StepLimitExceeded
+from runtime.evaldata import build_env, damage_record, input_value, validation_record
+from runtime.program import Program
+from runtime.state import (
+    DamageRecord,
+    EventRecord,
+    GlobalValidation,
+    ImageRecord,
+    InspectionState,
+    ProductState,
+    RuleErrorRecord,
+    TemplateRef,
+    ValidationRecord,
+)
+
+#: Rule runs kept for the explanation.
+MAX_RULE_RUNS = 5_000
+
+
+def iso(moment: dt.datetime) -> str:
+    """An aware datetime as ISO 8601 UTC with milliseconds and `Z`."""
+    if moment.tzinfo is None:
+        raise ValueError("now must be an aware datetime")
+    return moment.astimezone(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+Trigger = tuple[str, dict[str, Any], dict[str, Any]]
+
+
+def apply_event(
+    program: Program, state: InspectionState | None, event: EventRecord
+) -> InspectionState:
+    """Apply one event: the new state (the old one is never modified)."""
+    if event.kind == "create":
+        if state is not None:
+            raise InspectionError("invalid_event", "create must be the first event")
+        new, triggers = _apply_create(program, event)
+    else:
+        if state is None:
+            raise InspectionError("invalid_event", "the first event must be create")
+        new = state.model_copy(deep=True)
+        handler = _HANDLERS.get(event.kind)
+        if handler is None:
+            raise InspectionError("invalid_event", f"unknown event kind {event.kind!r}")
+        triggers = handler(program, new, event)
+    new.events.append(event.model_copy(deep=True))
+    new.updatedAt = event.at
+    _evaluate(program, new, triggers, event)
+    return new
+
+
+def _apply_create(program: Program, event: EventRecord) -> tuple[InspectionState, list[Trigger]]:
+    data = event.data
+    manifest = program.manifest
+    expires = manifest.parameters.expiresInHours
+    at = dt.datetime.fromisoformat(event.at.replace("Z", "+00:00"))
+    state = InspectionState(
+        id=data["id"],
+        type=data["type"],
+        status=data["initialStatus"],
+        resumeStatus=data["initialStatus"],
+        template=TemplateRef(
+            id=manifest.id, name=manifest.name, type="custom", revision=program.revision
+        ),
+        producer=data["producer"],
+        metadata=data["metadata"],
+        locale=data["locale"],
+        delivery=data["delivery"],
+        consumer=data["consumer"],
+        inputs=data["inputs"],
+        products=[ProductState(id=data["productId"], type=data["type"], data=data["product"])],
+        variables={v.name: v.initialValue for v in manifest.variables},
+        globalValidations=[
+            GlobalValidation(id=c.id, name=c.name, description=c.description, valid=False)
+            for c in program.checks
+        ],
+        createdAt=event.at,
+        updatedAt=event.at,
+        startedAt=event.at if data["initialStatus"] == "started" else None,
+        expiresAt=iso(at + dt.timedelta(hours=expires)) if expires is not None else None,
+        testing=bool(data["testing"]),
+    )
+    triggers: list[Trigger] = [("inspection_created", {}, {})]
+    triggers += _input_triggers(program, data["inputs"])
+    if data["initialStatus"] == "started":
+        triggers.append(("inspection_started", {}, {}))
+    return state, triggers
+
+
+def _input_triggers(program: Program, inputs: dict[str, Any]) -> list[Trigger]:
+    return [
+        (
+            "input_set",
+            {"value": input_value(program, spec.identifier, inputs[spec.identifier])},
+            {"input": spec.identifier},
+        )
+        for spec in program.manifest.inputs
+        if spec.identifier in inputs
+    ]
+
+
+def _apply_update(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
+    state.consumer.update(event.data["consumer"])
+    state.metadata.update(event.data["metadata"])
+    state.inputs.update(event.data["inputs"])
+    return _input_triggers(program, event.data["inputs"])
+
+
+def _apply_update_product(
+    program: Program, state: InspectionState, event: EventRecord
+) -> list[Trigger]:
+    find_product(state, event.data["productId"]).data.update(event.data["fields"])
+    return []
+
+
+def _apply_start(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
+    state.status = state.resumeStatus = "started"
+    state.startedAt = event.at
+    return [("inspection_started", {}, {})]
+
+
+def _apply_image(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
+    product = find_product(state, event.data["productId"])
+    record = ImageRecord.model_validate(event.data["image"])
+    if event.data["extra"]:
+        product.extraImages.append(record)
+        return []
+    identifier = record.templateImageIdentifier or ""
+    state.attempts[identifier] = state.attempts.get(identifier, 0) + 1
+    product.images = [i for i in product.images if i.templateImageIdentifier != identifier]
+    product.images.append(record)
+    product.images.sort(key=lambda image: _template_order(program, image))
+    triggers: list[Trigger] = [("image_uploaded", {"image": identifier}, {"image": identifier})]
+    for validation in record.validations:
+        if validation.reported:
+            triggers.append(_validation_trigger(identifier, validation))
+    triggers += _after_results(program, state, record, was_processed=False)
+    return triggers
+
+
+def _apply_validation(
+    program: Program, state: InspectionState, event: EventRecord
+) -> list[Trigger]:
+    found = state.find_image(event.data["imageId"])
+    if found is None:
+        raise InspectionError("invalid_event", "a validation for an unknown image")
+    _, image = found
+    was_processed = image.processed
+    record = next(v for v in image.validations if v.validation == event.data["validation"])
+    record.confidence = float(event.data["confidence"])
+    record.valid = record.confidence >= record.threshold
+    record.result = event.data["result"]
+    record.reported = True
+    image.damages.extend(DamageRecord.model_validate(d) for d in event.data["damages"])
+    identifier = image.templateImageIdentifier or ""
+    return [
+        _validation_trigger(identifier, record),
+        *_after_results(program, state, image, was_processed),
+    ]
+
+
+def _apply_damage(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
+    damage = DamageRecord.model_validate(event.data["damage"])
+    find_product(state, event.data["productId"]).damages.append(damage)
+    return [("damage_declared", {"damage": damage_record(damage)}, {})]
+
+
+def _apply_finish(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
+    state.status = "completed"
+    state.completedBy = event.data["completedBy"]
+    state.completedAt = event.at
+    return [("finish", {}, {})]
+
+
+def _apply_expire(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
+    state.status = "blocked"
+    return []
+
+
+_HANDLERS: dict[str, Callable[[Program, InspectionState, EventRecord], list[Trigger]]] = {
+    "update": _apply_update,
+    "update_product": _apply_update_product,
+    "start": _apply_start,
+    "image": _apply_image,
+    "validation": _apply_validation,
+    "damage": _apply_damage,
+    "finish": _apply_finish,
+    "expire": _apply_expire,
+}
+
+
+def _validation_trigger(identifier: str, record: ValidationRecord) -> Trigger:
+    return (
+        "validation_passed" if record.valid else "validation_failed",
+        {"image": identifier, "validation": validation_record(record)},
+        {"image": identifier, "validation": record.validation},
+    )
+
+
+def settle(image: ImageRecord) -> None:
+    """`processed` once every run validation has a result; `approved` if the required ones pass."""
+    run = [v for v in image.validations if v.run]
+    image.processed = all(v.reported for v in run)
+    image.approved = image.processed and all(v.valid for v in run if v.required)
+
+
+def _after_results(
+    program: Program, state: InspectionState, image: ImageRecord, was_processed: bool
+) -> list[Trigger]:
+    """Settle an image after a result and move the status in or out of processing."""
+    settle(image)
+    triggers: list[Trigger] = []
+    identifier = image.templateImageIdentifier or ""
+    if image.processed and not was_processed:
+        triggers.append(("image_processed", {"image": identifier}, {"image": identifier}))
+    pending = any(not i.processed for p in state.products for i in p.images)
+    if pending and state.status in ("created", "started"):
+        state.resumeStatus = state.status
+        state.status = "processing"
+    elif not pending and state.status == "processing":
+        state.status = state.resumeStatus
+    attempts = state.attempts.get(identifier, 0)
+    if (
+        image.processed
+        and not image.approved
+        and attempts >= program.manifest.parameters.maxAttempts
+    ):
+        state.status = "blocked"
+    return triggers
+
+
+def _matches(rule: Any, trigger: Trigger) -> bool:
+    name, _, attrs = trigger
+    if rule.event != name:
+        return False
+    if rule.input is not None and attrs.get("input") != rule.input:
+        return False
+    if rule.image is not None and attrs.get("image") != rule.image:
+        return False
+    return rule.validation is None or attrs.get("validation") == rule.validation
+
+
+def _evaluate(
+    program: Program, state: InspectionState, triggers: list[Trigger], event: EventRecord
+) -> None:
+    """Run the matching rules, recompute the checks and, on finish, the verdict."""
+    index = len(state.events) - 1
+    env = build_env(program, state, event.at)
+    errors: list[RuleErrorRecord] = []
+
+    def collect(source: str, start: int) -> None:
+        for item in env["errors"][start:]:
+            errors.append(
+                RuleErrorRecord(code=item["code"], span=item["span"], source=source, event=index)
+            )
+
+    stopped = False
+    for name, subject, attrs in triggers:
+        if stopped:
+            break
+        env["event"] = _subject(env, subject)
+        for position, rule in enumerate(program.rules):
+            if not _matches(rule, (name, subject, attrs)):
+                continue
+            start = len(env["errors"])
+            if len(state.ruleRuns) < MAX_RULE_RUNS:
+                state.ruleRuns.append({"event": index, "rule": rule.id, "trigger": name})
+            try:
+                program.run_rule(position, env)
+            except StepLimitExceeded:
+                env["errors"].append({"code": "step_limit", "span": rule.span})
+                stopped = True
+            collect(f"rule:{rule.id}", start)
+            if stopped:
+                break
+    env["event"] = {}
+    for position, check in enumerate(program.checks):
+        start = len(env["errors"])
+        try:
+            valid = program.run_check(position, env) if not stopped else False
+        except StepLimitExceeded:
+            env["errors"].append({"code": "step_limit", "span": check.span})
+            valid, stopped = False, True
+        env["checks"][check.id] = valid
+        collect(f"check:{check.id}", start)
+    for item in state.globalValidations:
+        item.valid = bool(env["checks"].get(item.id, False))
+    if event.kind == "finish":
+        start = len(env["errors"])
+        try:
+            if stopped:
+                raise StepLimitExceeded()
+            approved, reasons = program.run_verdict(env)
+        except StepLimitExceeded:
+            env["errors"].append({"code": "step_limit", "span": [0, 0, 0, 0]})
+            approved, reasons = False, ["The verdict could not be computed (step limit)"]
+        collect("verdict", start)
+        state.veredict = "approved" if approved else "disapproved"
+        state.reasons = reasons
+    seen = {(e.code, tuple(e.span), e.source) for e in state.ruleErrors}
+    for error in errors:
+        key = (error.code, tuple(error.span), error.source)
+        if key not in seen and len(state.ruleErrors) < 1000:
+            seen.add(key)
+            state.ruleErrors.append(error)
+
+
+def _subject(env: dict[str, Any], subject: dict[str, Any]) -> dict[str, Any]:
+    """The event subject as records: an image identifier becomes that image's record."""
+    result = dict(subject)
+    if isinstance(result.get("image"), str):
+        result["image"] = env["images"].get(result["image"])
+    return result
+
+
+def find_product(state: InspectionState, product_id: str) -> ProductState:
+    product = state.product(product_id)
+    if product is None:
+        raise InspectionError("product_not_found", f"no product {product_id!r} in this inspection")
+    return product
+
+
+def _template_order(program: Program, image: ImageRecord) -> int:
+    identifiers = [spec.identifier for spec in program.manifest.images]
+    ident = image.templateImageIdentifier
+    return identifiers.index(ident) if ident in identifiers else len(identifiers)
