@@ -9,10 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from inspectlang.compiler import compile_source
-from inspectlang.manifest import Template
 from PIL import Image
 
+from inspectlang.compiler import compile_source
+from inspectlang.manifest import Template
 from runtime import load_program
 from runtime.program import Program
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from inspectlang.compiler import compile_expression
 
+from inspectlang.compiler import compile_expression
 from runtime.errors import InvalidProgram
 from runtime.expression import compile_ir
 
