@@ -27,6 +27,7 @@ from inspectlang.manifest import (
 from inspectlang.schema import CheckedInput
 from inspectlang.types import (
     INPUT_VALUE_TYPES,
+    MAX_EXPRESSION_DEPTH,
     ExpressionChecker,
     ImageRef,
     InputRef,
@@ -413,14 +414,10 @@ class Checker:
         self, value: Any, units: dict[str, float], what: str, span: ast.Span
     ) -> float | None:
         if not isinstance(value, ast.Quantity) or value.unit.lower() not in units:
-            self.report(
-                "E019",
-                f"expected {what}",
-                getattr(value, "span", span),
-                did_you_mean(getattr(value, "unit", ""), units)
-                if isinstance(value, ast.Quantity)
-                else None,
-            )
+            unit = value.unit.lower() if isinstance(value, ast.Quantity) else ""
+            known_elsewhere = unit in HOURS or unit in METERS
+            suggestion = None if known_elsewhere else did_you_mean(unit, units)
+            self.report("E019", f"expected {what}", getattr(value, "span", span), suggestion)
             return None
         if value.amount < 0:
             self.report("E019", f"{what} cannot be negative", value.span)
@@ -864,6 +861,7 @@ class Checker:
                 spec.span,
                 did_you_mean(norm(spec.event), EVENTS),
             )
+            rule.body = self.statements(decl.body)
             return rule
         self.scope.event, self.scope.value_type = event, None
         target_span = spec.target_span if spec.target_span.line else spec.span
@@ -958,8 +956,11 @@ class Checker:
         elif not candidates:
             self.report("E035", "no image has validations: the rule can never fire", spec.span)
 
-    def statements(self, body: tuple[ast.Statement, ...]) -> list[IRNode]:
+    def statements(self, body: tuple[ast.Statement, ...], depth: int = 0) -> list[IRNode]:
         nodes: list[IRNode] = []
+        if depth > MAX_EXPRESSION_DEPTH and body:
+            self.report("E004", f"`if` nested deeper than {MAX_EXPRESSION_DEPTH}", body[0].span)
+            return nodes
         for statement in body:
             if isinstance(statement, ast.SetStatement):
                 nodes.append(self.set_statement(statement))
@@ -978,8 +979,8 @@ class Checker:
                     {
                         "op": "if",
                         "cond": condition,
-                        "then": self.statements(statement.then),
-                        "else": self.statements(statement.otherwise),
+                        "then": self.statements(statement.then, depth + 1),
+                        "else": self.statements(statement.otherwise, depth + 1),
                         "span": statement.span.as_list(),
                     }
                 )

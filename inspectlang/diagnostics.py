@@ -133,6 +133,7 @@ CODES: dict[str, str] = {
     "E034": "verdict missing or can never be reached",
     "E035": "a rule can never fire",
     "E036": "event subject used outside its event",
+    "E037": "template too large: too many images, inputs, options, rules, checks or variables",
     "W001": "condition is always true or always false",
     "W002": "variable is never used",
     "W003": "disapproval can never match",

@@ -735,15 +735,19 @@ def number(value: ast.PropertyValue | None) -> int | float | None:
     return None
 
 
-def constant_boolean(expr: ast.Expr) -> bool | None:
-    """The value of a condition that does not depend on the inspection, when it has one."""
+def constant_boolean(expr: ast.Expr, depth: int = 0) -> bool | None:
+    """The value of a condition that does not depend on the inspection, when it has one
+    (None past MAX_EXPRESSION_DEPTH: such expressions are refused anyway)."""
+    if depth > MAX_EXPRESSION_DEPTH:
+        return None
     if isinstance(expr, ast.Literal) and isinstance(expr.value, bool):
         return expr.value
     if isinstance(expr, ast.Unary) and expr.operator == "not":
-        inner = constant_boolean(expr.operand)
+        inner = constant_boolean(expr.operand, depth + 1)
         return None if inner is None else not inner
     if isinstance(expr, ast.Binary) and expr.operator in ("and", "or"):
-        left, right = constant_boolean(expr.left), constant_boolean(expr.right)
+        left = constant_boolean(expr.left, depth + 1)
+        right = constant_boolean(expr.right, depth + 1)
         if expr.operator == "and":
             if left is False or right is False:
                 return False

@@ -1,0 +1,168 @@
+"""The language's commands: `inspectlang check`, `compile`, `decompile` and `fmt`.
+
+Each prints what a person (or, with `--format json`, a program) needs and returns an exit code:
+0 when all is well, 1 when a template has errors (or `fmt --check` would change a file), 2 when
+a file cannot be read. `--format json` prints diagnostics as the list of `Diagnostic.to_dict()`
+that the server's 422 response also carries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from inspectlang.diagnostics import Diagnostic, TemplateError
+
+
+def register(subparsers: Any) -> None:
+    """Add the language's subcommands to the `inspectlang` parser (see `inspectlang.cli`)."""
+    check = subparsers.add_parser("check", help="report every problem of .insp files")
+    check.add_argument("files", nargs="+", metavar="FILE", help="templates ('-' reads stdin)")
+    check.add_argument("--format", choices=("text", "json"), default="text")
+    _kind_option(check)
+    check.set_defaults(handler=run_check)
+
+    compile_ = subparsers.add_parser("compile", help="print the manifest JSON of a template")
+    compile_.add_argument("file", metavar="FILE", help="a template ('-' reads stdin)")
+    compile_.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="how to print diagnostics when the template has errors",
+    )
+    _kind_option(compile_)
+    compile_.set_defaults(handler=run_compile)
+
+    decompile = subparsers.add_parser("decompile", help="turn a manifest JSON into .insp text")
+    decompile.add_argument("file", metavar="MANIFEST", help="a manifest JSON file ('-': stdin)")
+    decompile.set_defaults(handler=run_decompile)
+
+    fmt = subparsers.add_parser("fmt", help="rewrite .insp files in the canonical layout")
+    fmt.add_argument("files", nargs="+", metavar="FILE")
+    fmt.add_argument(
+        "--check",
+        action="store_true",
+        help="change nothing; exit 1 and list the files that would change",
+    )
+    fmt.set_defaults(handler=run_fmt)
+
+
+def _kind_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--kind",
+        choices=("created", "built-in"),
+        default="created",
+        help="check as a custom (created) or a built-in template",
+    )
+
+
+def _read(name: str) -> str | None:
+    """The text of a file, or None after saying why it cannot be read."""
+    try:
+        if name == "-":
+            return sys.stdin.read()
+        return Path(name).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        print(f"error: cannot read {name}: {error}", file=sys.stderr)
+        return None
+
+
+def _print_diagnostics(diagnostics: list[Diagnostic], sources: dict[str, str]) -> None:
+    for diagnostic in diagnostics:
+        print(diagnostic.render(sources.get(diagnostic.filename)), end="\n\n")
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from inspectlang.compiler import check_source
+
+    found: list[Diagnostic] = []
+    sources: dict[str, str] = {}
+    unreadable = False
+    for name in args.files:
+        source = _read(name)
+        if source is None:
+            unreadable = True
+            continue
+        filename = "<stdin>" if name == "-" else name
+        sources[filename] = source
+        found.extend(check_source(source, filename, template_kind=args.kind))
+    errors = sum(1 for d in found if d.severity == "error")
+    if args.format == "json":
+        print(json.dumps([d.to_dict() for d in found], indent=2, ensure_ascii=False))
+    else:
+        _print_diagnostics(found, sources)
+        warnings = len(found) - errors
+        print(
+            f"{len(sources)} file(s) checked: {errors} error(s), {warnings} warning(s)",
+            file=sys.stderr,
+        )
+    if unreadable:
+        return 2
+    return 1 if errors else 0
+
+
+def run_compile(args: argparse.Namespace) -> int:
+    from inspectlang.compiler import compile_source
+
+    source = _read(args.file)
+    if source is None:
+        return 2
+    filename = "<stdin>" if args.file == "-" else args.file
+    try:
+        template = compile_source(source, filename, template_kind=args.kind)
+    except TemplateError as error:
+        if args.format == "json":
+            print(json.dumps(error.to_list(), indent=2, ensure_ascii=False))
+        else:
+            _print_diagnostics(error.diagnostics, {filename: source})
+        return 1
+    print(json.dumps(template.to_api(), indent=2, ensure_ascii=False))
+    return 0
+
+
+def run_decompile(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from inspectlang.decompiler import decompile
+
+    text = _read(args.file)
+    if text is None:
+        return 2
+    try:
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise ValueError("the manifest must be a JSON object")
+        print(decompile(data), end="")
+    except (ValueError, ValidationError) as error:
+        print(f"error: {args.file} is not a template manifest: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def run_fmt(args: argparse.Namespace) -> int:
+    from inspectlang.formatter import format_source
+
+    status = 0
+    for name in args.files:
+        source = _read(name)
+        if source is None:
+            status = 2
+            continue
+        try:
+            formatted = format_source(source, name)
+        except TemplateError as error:
+            _print_diagnostics(error.diagnostics, {name: source})
+            status = max(status, 1)
+            continue
+        if formatted == source:
+            continue
+        if args.check:
+            print(name)
+            status = max(status, 1)
+        else:
+            Path(name).write_text(formatted, encoding="utf-8")
+            print(f"formatted {name}", file=sys.stderr)
+    return status

@@ -1,0 +1,215 @@
+"""The checker on modules built by hand (no parser) and on source: what each bad input gets,
+with its exact position, message and suggestion."""
+
+from __future__ import annotations
+
+from inspectlang import ast
+from inspectlang.checker import check_module
+from inspectlang.compiler import check_source
+from inspectlang.diagnostics import Diagnostic
+
+S = ast.Span
+HEADER = ast.TemplateDecl("T", (ast.Property("type", (ast.Name("car"),)),), span=S(1, 1, 2, 14))
+VERDICT = ast.VerdictDecl((), span=S(20, 1, 20, 8))
+SOURCE_HEADER = 'template "T"\n    type: car\n'
+SOURCE_VERDICT = "verdict\n    approve when all(i in images where i.approved)\n"
+
+
+def check(*declarations: ast.Declaration) -> list[Diagnostic]:
+    module = ast.Module((HEADER, *declarations, VERDICT), filename="hand.insp")
+    return check_module(module)[1]
+
+
+def only(diagnostics: list[Diagnostic]) -> Diagnostic:
+    assert len(diagnostics) == 1, [d.render() for d in diagnostics]
+    return diagnostics[0]
+
+
+def source_diagnostics(body: str) -> list[Diagnostic]:
+    return check_source(SOURCE_HEADER + body + SOURCE_VERDICT, "t.insp")
+
+
+def test_a_minimal_hand_built_module_is_valid() -> None:
+    checked, diagnostics = check_module(ast.Module((HEADER, VERDICT)))
+    assert diagnostics == []
+    assert checked is not None
+    assert checked.inspection_type == "car"
+    assert checked.name == "T"
+    assert checked.parameters == {"maxAttempts": 3, "minConfidence": 80}
+
+
+def test_unknown_variable_in_a_check_suggests_the_close_name() -> None:
+    variable = ast.VariableDecl("score", "numeric", ast.Literal(1), span=S(3, 1, 3, 30))
+    condition = ast.Binary(
+        ">", ast.Name("scor", span=S(5, 17, 5, 21)), ast.Literal(1), span=S(5, 17, 5, 25)
+    )
+    check_decl = ast.CheckDecl(
+        "c", (ast.Property("valid when", (condition,), span=S(5, 5, 5, 25)),), span=S(4, 1, 5, 25)
+    )
+    found = [d for d in check(variable, check_decl) if d.severity == "error"]
+    diagnostic = only(found)
+    assert diagnostic.code == "E020"
+    assert diagnostic.message == "unknown name `scor`"
+    assert diagnostic.suggestion == "score"
+    assert (diagnostic.span.line, diagnostic.span.column) == (5, 17)
+    assert diagnostic.filename == "hand.insp"
+
+
+def test_type_mismatch_in_set_names_both_types() -> None:
+    variable = ast.VariableDecl("score", "numeric", ast.Literal(1))
+    statement = ast.SetStatement("score", ast.Literal("high", span=S(7, 18, 7, 24)))
+    rule = ast.RuleDecl(ast.EventSpec("finish"), (statement,))
+    diagnostic = only(check(variable, rule))
+    assert diagnostic.code == "E023"
+    assert diagnostic.message == "cannot set numeric variable `score` to a text"
+    assert diagnostic.span == S(7, 18, 7, 24)
+
+
+def test_the_checked_model_carries_ir_with_types_and_spans() -> None:
+    variable = ast.VariableDecl("score", "numeric", ast.Literal(100))
+    value = ast.Binary(
+        "-",
+        ast.Name("score", span=S(4, 18, 4, 23)),
+        ast.Literal(10, span=S(4, 26, 4, 28)),
+        span=S(4, 18, 4, 28),
+    )
+    rule = ast.RuleDecl(
+        ast.EventSpec("finish"), (ast.SetStatement("score", value, span=S(4, 5, 4, 28)),)
+    )
+    checked, diagnostics = check_module(ast.Module((HEADER, variable, rule, VERDICT)))
+    assert diagnostics == []
+    assert checked is not None
+    assert checked.rules[0].event == "finish"
+    assert checked.rules[0].body == [
+        {
+            "op": "set",
+            "name": "score",
+            "value": {
+                "op": "binary",
+                "operator": "-",
+                "left": {"op": "var", "name": "score", "type": "number", "span": [4, 18, 4, 23]},
+                "right": {"op": "literal", "value": 10, "type": "number", "span": [4, 26, 4, 28]},
+                "type": "number",
+                "span": [4, 18, 4, 28],
+            },
+            "span": [4, 5, 4, 28],
+        }
+    ]
+
+
+def test_all_errors_of_a_file_are_reported_in_one_run_in_source_order() -> None:
+    found = source_diagnostics(
+        "image front\n    validate plates\ninput km\n    type: numerik\nfeature video_cal: on\n"
+    )
+    assert [(d.code, d.span.line, d.suggestion) for d in found] == [
+        ("E026", 4, "plate"),
+        ("E019", 6, "numeric"),
+        ("E027", 7, "video_call"),
+    ]
+
+
+def test_cycle_message_names_the_whole_cycle() -> None:
+    found = source_diagnostics(
+        "check a\n    valid when: checks.b\ncheck b\n    valid when: checks.a\n"
+    )
+    diagnostic = only(found)
+    assert diagnostic.code == "E033"
+    assert diagnostic.message == "checks refer to each other in a cycle: a -> b -> a"
+
+
+def test_checks_are_ordered_after_what_they_refer_to() -> None:
+    module_source = (
+        SOURCE_HEADER
+        + "check c\n    valid when: checks.b and checks.a\n"
+        + "check b\n    valid when: checks.a\n"
+        + "check a\n    valid when: 1 < 2\n"
+        + SOURCE_VERDICT
+    )
+    from inspectlang.compiler import compile_source
+
+    template = compile_source(module_source)
+    assert [check.key for check in template.logic.checks] == ["a", "b", "c"]
+
+
+def test_event_subject_outside_its_event_says_where_it_exists() -> None:
+    found = source_diagnostics("check c\n    valid when: validation.valid\n")
+    diagnostic = only(found)
+    assert diagnostic.code == "E036"
+    assert "`on validation passed` or `on validation failed`" in diagnostic.message
+
+
+def test_warnings_do_not_stop_compilation() -> None:
+    from inspectlang.compiler import compile_source
+
+    source = SOURCE_HEADER + "variable unused: numeric = 1\n" + SOURCE_VERDICT
+    assert [d.code for d in check_source(source)] == ["W002"]
+    assert [d.severity for d in check_source(source)] == ["warning"]
+    assert compile_source(source).variables[0].name == "unused"
+
+
+def test_validation_defaults_take_the_template_minimum_confidence() -> None:
+    from inspectlang.compiler import compile_source
+
+    template = compile_source(
+        SOURCE_HEADER
+        + "settings\n    minimum confidence: 65\n"
+        + "image front\n    validate plate\n    validate color, minimum confidence 90\n"
+        + SOURCE_VERDICT
+    )
+    validations = next(iter(template.logic.images.values())).validations
+    assert validations["plate"].minConfidence == 65
+    assert validations["color"].minConfidence == 90
+
+
+def test_a_hand_built_module_with_absurd_sizes_is_refused_without_crashing() -> None:
+    images = tuple(ast.ImageDecl(f"i{n}", span=S(n + 3, 1, n + 3, 8)) for n in range(150))
+    diagnostic = only(check(*images))
+    assert diagnostic.code == "E037"
+    assert diagnostic.message == "too many images: 150 (at most 100)"
+
+
+def test_deep_expression_built_by_hand_is_refused_not_a_recursion_error() -> None:
+    expr: ast.Expr = ast.Literal(True, span=S(5, 1, 5, 5))
+    for _ in range(5000):
+        expr = ast.Unary("not", expr, span=S(5, 1, 5, 5))
+    check_decl = ast.CheckDecl("c", (ast.Property("valid when", (expr,)),))
+    codes = {d.code for d in check(check_decl)}
+    assert codes == {"E004"}
+
+
+def test_locale_written_in_the_key_is_understood() -> None:
+    header = ast.TemplateDecl(
+        "T",
+        (
+            ast.Property("type", (ast.Name("car"),)),
+            ast.Property("locales", (ast.Name("en_US"), ast.Name("es_AR"))),
+        ),
+    )
+    image = ast.ImageDecl(
+        "front",
+        (
+            ast.Property("label", (ast.Literal("Front"),)),
+            ast.Property("label es_AR", (ast.Literal("Frente"),)),
+        ),
+    )
+    checked, diagnostics = check_module(ast.Module((header, image, VERDICT)))
+    assert diagnostics == []
+    assert checked is not None
+    assert checked.images[0].labels == {"": "Front", "es_AR": "Frente"}
+
+
+def test_built_in_kind_refuses_required_create_inputs_but_created_allows_them() -> None:
+    body = "input n\n    type: text\n    required\n"
+    source = SOURCE_HEADER + body + SOURCE_VERDICT
+    assert check_source(source, template_kind="created") == []
+    diagnostic = only(check_source(source, template_kind="built-in"))
+    assert diagnostic.code == "E031"
+
+
+def test_deeply_nested_ifs_built_by_hand_are_refused_not_a_recursion_error() -> None:
+    variable = ast.VariableDecl("x", "numeric", ast.Literal(0))
+    statement: ast.Statement = ast.SetStatement("x", ast.Literal(1))
+    for _ in range(3000):
+        statement = ast.IfStatement(ast.Binary("<", ast.Name("x"), ast.Literal(1)), (statement,))
+    rule = ast.RuleDecl(ast.EventSpec("finish"), (statement,))
+    assert [d.code for d in check(variable, rule)] == ["E004"]
