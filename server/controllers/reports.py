@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Request, Response, get, post
-from litestar.params import Parameter
+from litestar.params import FromPath, FromQuery
 
 from server.auth import AuthContext
 from server.blobs import BlobStore
@@ -82,7 +82,7 @@ async def request_report(
     db: Database,
     settings: Settings,
     auth: AuthContext,
-    inspection_id: str,
+    inspection_id: FromPath[str],
 ) -> dict[str, Any]:
     """Queue a PDF report of a completed inspection."""
     body = json_object(await read_body(request), required=False)
@@ -99,8 +99,8 @@ def read_report_request(
     db: Database,
     settings: Settings,
     auth: AuthContext,
-    inspection_id: str,
-    report_request_id: str,
+    inspection_id: FromPath[str],
+    report_request_id: FromPath[str],
 ) -> dict[str, Any]:
     """The report request; when completed, `result.url` is a fresh link valid for 15 minutes."""
     return service.get_report_request(db, settings, auth, inspection_id, report_request_id)
@@ -113,7 +113,7 @@ def read_report_request(
     operation_class=operation(status=200, response=REPORT_REQUEST_LIST, errors=(404,)),
 )
 def list_report_requests(
-    db: Database, settings: Settings, auth: AuthContext, inspection_id: str
+    db: Database, settings: Settings, auth: AuthContext, inspection_id: FromPath[str]
 ) -> dict[str, Any]:
     """Every report request of the inspection, oldest first."""
     return service.list_report_requests(db, settings, auth, inspection_id)
@@ -131,11 +131,9 @@ def download_report(
     db: Database,
     blobs: BlobStore,
     settings: Settings,
-    report_request_id: str,
-    expires: str | None = Parameter(query="expires", default=None, description="Link expiry."),
-    signature: str | None = Parameter(
-        query="signature", default=None, description="Link signature."
-    ),
+    report_request_id: FromPath[str],
+    expires: FromQuery[str | None] = None,
+    signature: FromQuery[str | None] = None,
 ) -> Response[bytes]:
     """The PDF behind a signed link from `result.url`."""
     pdf = service.report_file(db, blobs, settings, report_request_id, expires, signature)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Request, delete, get, post
+from litestar.params import FromPath
 
 from server import webhooks
 from server.auth import AuthContext
@@ -93,7 +94,7 @@ def list_subscriptions(db: Database, auth: AuthContext) -> dict[str, Any]:
         status=200, response={"type": "object", "properties": {"message": STRING}}, errors=(404,)
     ),
 )
-def unsubscribe(db: Database, auth: AuthContext, webhook_id: str) -> dict[str, Any]:
+def unsubscribe(db: Database, auth: AuthContext, webhook_id: FromPath[str]) -> dict[str, Any]:
     """Delete a subscription: no more deliveries are queued for it."""
     webhooks.delete_subscription(db, auth.company_id, auth.testing, webhook_id)
     return {"message": "Webhook deleted"}
