@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -115,10 +116,10 @@ class Probe:
         return httpx.Client(base_url=self.base_url, timeout=30)
 
 
-@pytest.fixture(scope="module")
-def probe(settings: Settings, db: Database, serve_app: Any) -> Iterator[Probe]:
-    """The real app's infrastructure with the probe routes (no resource controllers, so these
-    tests depend on nothing else) and a fake clock, served on its own port."""
+@contextmanager
+def run_probe(settings: Settings, db: Database, serve_app: Any) -> Iterator[Probe]:
+    """Serve the app's infrastructure with the probe routes (no resource controllers, so these
+    tests depend on nothing else) and a fake clock; yields a `Probe`."""
     from server.app import create_app
 
     clock = FakeClock()
@@ -128,6 +129,23 @@ def probe(settings: Settings, db: Database, serve_app: Any) -> Iterator[Probe]:
     )
     with serve_app(app) as base_url:
         yield Probe(base_url, clock, calls, app)
+
+
+@pytest.fixture(scope="module")
+def probe(settings: Settings, db: Database, serve_app: Any) -> Iterator[Probe]:
+    """The probe server for this module."""
+    with run_probe(settings, db, serve_app) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def probe_with(db: Database, serve_app: Any) -> Any:
+    """`with probe_with(settings) as probe:` a probe server with other settings."""
+
+    def start(settings: Settings) -> AbstractContextManager[Probe]:
+        return run_probe(settings, db, serve_app)
+
+    return start
 
 
 @pytest.fixture

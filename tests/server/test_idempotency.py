@@ -1,0 +1,317 @@
+"""Idempotency-Key: stored first responses, replays, conflicts, concurrency and expiry.
+
+The probe route `/test/members` creates one real member row per execution, so counting rows
+tells how many times a handler really ran.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import func, select
+
+from server.db import Database
+from server.tables import IdempotencyRecord
+
+MemberCount = Callable[[str], int]
+
+
+def key() -> str:
+    return str(uuid.uuid4())
+
+
+def records_for(db: Database, company_id: str) -> int:
+    with db.session() as session:
+        statement = (
+            select(func.count())
+            .select_from(IdempotencyRecord)
+            .where(IdempotencyRecord.company_id == company_id)  # type: ignore[arg-type]
+        )
+        return int(session.execute(statement).scalar_one())
+
+
+def test_retry_replays_the_first_response_without_running_again(
+    probe_client: httpx.Client,
+    company: dict[str, Any],
+    test_headers: dict[str, str],
+    member_count: MemberCount,
+) -> None:
+    before = member_count(company["companyId"])
+    headers = {**test_headers, "Idempotency-Key": key()}
+    first = probe_client.post("/test/members", json={"a": 1}, headers=headers)
+    second = probe_client.post("/test/members", json={"a": 1}, headers=headers)
+    assert first.status_code == second.status_code == 201
+    assert "idempotent-replayed" not in first.headers
+    assert second.headers["idempotent-replayed"] == "true"
+    assert second.json() == first.json()
+    assert second.headers["content-type"] == first.headers["content-type"]
+    assert member_count(company["companyId"]) == before + 1
+
+
+@pytest.mark.parametrize("method", ["PUT", "PATCH"])
+def test_put_and_patch_are_idempotent_too(
+    probe_client: httpx.Client,
+    company: dict[str, Any],
+    test_headers: dict[str, str],
+    member_count: MemberCount,
+    method: str,
+) -> None:
+    before = member_count(company["companyId"])
+    headers = {**test_headers, "Idempotency-Key": key()}
+    first = probe_client.request(method, "/test/members", json={}, headers=headers)
+    second = probe_client.request(method, "/test/members", json={}, headers=headers)
+    assert second.headers["idempotent-replayed"] == "true"
+    assert second.json() == first.json()
+    assert member_count(company["companyId"]) == before + 1
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE"])
+def test_get_and_delete_ignore_the_header(
+    probe_client: httpx.Client,
+    company: dict[str, Any],
+    test_headers: dict[str, str],
+    member_count: MemberCount,
+    db: Database,
+    method: str,
+) -> None:
+    before = member_count(company["companyId"])
+    headers = {**test_headers, "Idempotency-Key": key()}
+    first = probe_client.request(method, "/test/members", headers=headers)
+    second = probe_client.request(method, "/test/members", headers=headers)
+    assert "idempotent-replayed" not in second.headers
+    assert first.json()["memberId"] != second.json()["memberId"]
+    assert member_count(company["companyId"]) == before + 2
+    assert records_for(db, company["companyId"]) == 0
+
+
+def test_same_key_with_another_body_is_422(
+    probe_client: httpx.Client, test_headers: dict[str, str]
+) -> None:
+    headers = {**test_headers, "Idempotency-Key": key()}
+    assert probe_client.post("/test/members", json={"a": 1}, headers=headers).status_code == 201
+    response = probe_client.post("/test/members", json={"a": 2}, headers=headers)
+    assert response.status_code == 422
+    assert response.json()["code"] == "idempotency_key_reused"
+    assert response.json()["status"] == 422
+
+
+def test_same_key_on_another_path_is_422(
+    probe_client: httpx.Client, test_headers: dict[str, str]
+) -> None:
+    headers = {**test_headers, "Idempotency-Key": key()}
+    assert probe_client.post("/test/members", json={}, headers=headers).status_code == 201
+    response = probe_client.post("/test/echo", json={}, headers=headers)
+    assert response.status_code == 422
+    assert response.json()["code"] == "idempotency_key_reused"
+
+
+@pytest.mark.parametrize("length", [256, 1000])
+def test_key_longer_than_255_is_400(
+    probe_client: httpx.Client,
+    company: dict[str, Any],
+    test_headers: dict[str, str],
+    member_count: MemberCount,
+    length: int,
+) -> None:
+    before = member_count(company["companyId"])
+    headers = {**test_headers, "Idempotency-Key": "k" * length}
+    response = probe_client.post("/test/members", json={}, headers=headers)
+    assert response.status_code == 400
+    assert response.json()["code"] == "invalid_idempotency_key"
+    assert member_count(company["companyId"]) == before
+
+
+def test_key_of_exactly_255_is_accepted(
+    probe_client: httpx.Client, test_headers: dict[str, str]
+) -> None:
+    headers = {**test_headers, "Idempotency-Key": "k" * 254 + uuid.uuid4().hex[:1]}
+    first = probe_client.post("/test/members", json={}, headers=headers)
+    second = probe_client.post("/test/members", json={}, headers=headers)
+    assert first.status_code == 201
+    assert second.headers["idempotent-replayed"] == "true"
+
+
+def test_unauthenticated_requests_store_nothing(
+    probe_client: httpx.Client,
+    company: dict[str, Any],
+    test_headers: dict[str, str],
+    db: Database,
+) -> None:
+    shared = key()
+    bad = probe_client.post(
+        "/test/members", json={}, headers={"x-api-key": "sk_test_bad", "Idempotency-Key": shared}
+    )
+    assert bad.status_code == 401
+    assert records_for(db, company["companyId"]) == 0
+    good = probe_client.post(
+        "/test/members", json={}, headers={**test_headers, "Idempotency-Key": shared}
+    )
+    assert good.status_code == 201
+    assert "idempotent-replayed" not in good.headers
+
+
+def test_server_errors_are_stored_and_replayed(
+    probe: Any, probe_client: httpx.Client, test_headers: dict[str, str]
+) -> None:
+    runs_before = probe.calls.counts.get("boom", 0)
+    headers = {**test_headers, "Idempotency-Key": key()}
+    first = probe_client.post("/test/boom", headers=headers)
+    second = probe_client.post("/test/boom", headers=headers)
+    assert first.status_code == second.status_code == 500
+    assert first.json()["code"] == "internal_error"
+    assert second.json() == first.json()
+    assert second.headers["idempotent-replayed"] == "true"
+    assert probe.calls.counts["boom"] == runs_before + 1
+
+
+def test_client_errors_are_stored_and_replayed(
+    probe_client: httpx.Client, test_headers: dict[str, str]
+) -> None:
+    headers = {**test_headers, "Idempotency-Key": key()}
+    first = probe_client.post("/test/echo", json={"count": "x"}, headers=headers)
+    second = probe_client.post("/test/echo", json={"count": "x"}, headers=headers)
+    assert first.status_code == second.status_code == 400
+    assert second.json() == first.json()
+    assert second.headers["idempotent-replayed"] == "true"
+
+
+def test_keys_are_scoped_by_company_and_mode(
+    probe_client: httpx.Client,
+    company: dict[str, Any],
+    other_company: dict[str, Any],
+    member_count: MemberCount,
+) -> None:
+    shared = key()
+    before = member_count(company["companyId"])
+    other_before = member_count(other_company["companyId"])
+    for api_key in (company["testKey"], company["liveKey"], other_company["testKey"]):
+        response = probe_client.post(
+            "/test/members", json={}, headers={"x-api-key": api_key, "Idempotency-Key": shared}
+        )
+        assert response.status_code == 201
+        assert "idempotent-replayed" not in response.headers
+    assert member_count(company["companyId"]) == before + 2
+    assert member_count(other_company["companyId"]) == other_before + 1
+
+
+def test_sixteen_concurrent_requests_with_one_key_run_once(
+    probe: Any,
+    company: dict[str, Any],
+    test_headers: dict[str, str],
+    member_count: MemberCount,
+) -> None:
+    before = member_count(company["companyId"])
+    headers = {**test_headers, "Idempotency-Key": key()}
+    barrier = threading.Barrier(16)
+
+    def send(_: int) -> httpx.Response:
+        with probe.client() as http:
+            barrier.wait()
+            return http.post("/test/members", json={"same": True}, headers=headers)
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        responses = list(pool.map(send, range(16)))
+    assert member_count(company["companyId"]) == before + 1
+    assert {response.status_code for response in responses} == {201}
+    assert len({response.json()["memberId"] for response in responses}) == 1
+    replayed = [r for r in responses if r.headers.get("idempotent-replayed") == "true"]
+    assert len(replayed) == 15
+
+
+def test_duplicate_waits_for_the_request_in_flight(
+    probe: Any, test_headers: dict[str, str]
+) -> None:
+    """The slow route takes 1 s; the default wait (5 s) covers it, so both get its answer."""
+    runs_before = probe.calls.counts.get("slow", 0)
+    headers = {**test_headers, "Idempotency-Key": key()}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = [pool.submit(_post, probe.base_url, "/test/slow", headers) for _ in range(2)]
+        responses = [future.result() for future in futures]
+    assert [r.status_code for r in responses] == [201, 201]
+    assert responses[0].json() == responses[1].json()
+    assert probe.calls.counts["slow"] == runs_before + 1
+
+
+def test_duplicate_gets_409_when_the_first_takes_too_long(
+    probe: Any, test_headers: dict[str, str]
+) -> None:
+    store = probe.app.state.idempotency
+    store.wait_seconds = 0.2
+    try:
+        headers = {**test_headers, "Idempotency-Key": key()}
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            first = pool.submit(_post, probe.base_url, "/test/slow", headers)
+            deadline = time.monotonic() + 10
+            while not _in_flight(probe, headers):
+                assert time.monotonic() < deadline, "the first request never started"
+                time.sleep(0.01)
+            second = _post(probe.base_url, "/test/slow", headers)
+            assert second.status_code == 409
+            assert second.json()["code"] == "idempotency_request_in_progress"
+            assert first.result().status_code == 201
+        third = _post(probe.base_url, "/test/slow", headers)
+        assert third.status_code == 201
+        assert third.headers["idempotent-replayed"] == "true"
+        assert third.json() == first.result().json()
+    finally:
+        store.wait_seconds = 5.0
+
+
+def _in_flight(probe: Any, headers: dict[str, str]) -> bool:
+    db: Database = probe.app.state.db
+    with db.session() as session:
+        statement = select(IdempotencyRecord).where(
+            IdempotencyRecord.key == headers["Idempotency-Key"]  # type: ignore[arg-type]
+        )
+        record = session.execute(statement).scalars().first()
+    return record is not None and record.status_code is None
+
+
+def _post(base_url: str, path: str, headers: dict[str, str]) -> httpx.Response:
+    with httpx.Client(base_url=base_url, timeout=30) as http:
+        return http.post(path, json={}, headers=headers)
+
+
+def test_records_expire_after_24_hours(
+    probe: Any,
+    probe_client: httpx.Client,
+    company: dict[str, Any],
+    test_headers: dict[str, str],
+    member_count: MemberCount,
+    db: Database,
+) -> None:
+    before = member_count(company["companyId"])
+    headers = {**test_headers, "Idempotency-Key": key()}
+    first = probe_client.post("/test/members", json={"v": 1}, headers=headers)
+    probe.clock.advance(hours=23, minutes=59)
+    within = probe_client.post("/test/members", json={"v": 1}, headers=headers)
+    assert within.headers["idempotent-replayed"] == "true"
+    assert within.json() == first.json()
+    probe.clock.advance(minutes=2)
+    # Expired: the key is free again, even for another body, and the handler runs.
+    after = probe_client.post("/test/members", json={"v": 2}, headers=headers)
+    assert after.status_code == 201
+    assert "idempotent-replayed" not in after.headers
+    assert after.json()["memberId"] != first.json()["memberId"]
+    assert member_count(company["companyId"]) == before + 2
+    assert records_for(db, company["companyId"]) == 1
+
+
+def test_expired_records_are_purged(
+    probe: Any, company: dict[str, Any], test_headers: dict[str, str], db: Database
+) -> None:
+    with probe.client() as http:
+        for _ in range(3):
+            http.post("/test/members", json={}, headers={**test_headers, "Idempotency-Key": key()})
+        assert records_for(db, company["companyId"]) == 3
+        probe.clock.advance(hours=25)
+        store = probe.app.state.idempotency
+        assert store.purge_expired(probe.clock()) >= 3
+    assert records_for(db, company["companyId"]) == 0
