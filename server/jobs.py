@@ -300,7 +300,7 @@ def run_job(db: Database, settings: Settings, job: JobRecord, config: WorkerConf
             _finish(db, job, status="failed", error=message)
             return
         if isinstance(error, RetryLater):
-            delay = min(max(error.delay_seconds, 0.0), config.backoff_max_seconds)
+            delay = max(error.delay_seconds, 0.0)  # the handler caps it
         else:
             delay = backoff_seconds(
                 job.attempts, config.backoff_base_seconds, config.backoff_max_seconds
