@@ -1,0 +1,219 @@
+"""The built-in templates: every alias of the spec resolves, compiles with its fixed id and works
+with a bare creation body (no required `create` input, no required product or consumer field)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import jsonschema
+import pytest
+
+from inspectlang import builtins
+from inspectlang.builtins import (
+    ALIAS_TABLE,
+    BUILTIN_TIMESTAMP,
+    builtin_source,
+    builtin_templates,
+    get_builtin,
+    get_builtin_by_id,
+    is_alias,
+)
+from inspectlang.compiler import compile_source
+from inspectlang.diagnostics import TemplateError
+from inspectlang.manifest import ALIASES, INSPECTION_TYPES, Template
+
+#: The spec's alias table ("Built-in templates and aliases"), written out independently.
+SPEC_ALIASES = {
+    ("easy", "car"),
+    ("easy", "moto"),
+    ("easy", "bike"),
+    ("easy", "machinery"),
+    ("easy", "goods"),
+    ("easy", "people"),
+    ("easy", "custom"),
+    ("easy", "cellphone"),
+    ("deep", "car"),
+    ("deep", "moto"),
+    ("damage", "car"),
+}
+
+PAIRS = sorted(SPEC_ALIASES)
+
+#: The smallest creation body the spec allows: a locale and the delivery.
+BARE_BODY: dict[str, Any] = {
+    "locale": "es_AR",
+    "delivery": {"channel": "email", "destination": "ana@example.com", "countryISO": "AR"},
+}
+
+
+def test_alias_table_matches_the_spec_and_the_manifest_contract() -> None:
+    table_pairs = {(alias, kind) for alias, by_type in ALIAS_TABLE.items() for kind in by_type}
+    manifest_pairs = {(alias, kind) for alias, kinds in ALIASES.items() for kind in kinds}
+    assert table_pairs == SPEC_ALIASES
+    assert manifest_pairs == SPEC_ALIASES
+    assert len(builtin_templates()) == 11
+    assert set(ALIAS_TABLE["easy"]) == set(INSPECTION_TYPES)
+
+
+def test_builtin_ids_are_fixed_distinct_object_ids() -> None:
+    ids = [template_id for by_type in ALIAS_TABLE.values() for template_id in by_type.values()]
+    assert len(set(ids)) == len(ids) == 11
+    assert all(re.fullmatch(r"[0-9a-f]{24}", template_id) for template_id in ids)
+    assert sorted(t.id for t in builtin_templates()) == sorted(ids)
+
+
+@pytest.mark.parametrize(("alias", "inspection_type"), PAIRS)
+def test_builtin_compiles_with_its_fixed_id(alias: str, inspection_type: str) -> None:
+    template = get_builtin(alias, inspection_type)
+    assert template is not None
+    # The id is written in the file itself, not only in the table.
+    source = builtin_source(alias, inspection_type)
+    assert f'id: "{ALIAS_TABLE[alias][inspection_type]}"' in source
+    assert template.id == ALIAS_TABLE[alias][inspection_type]
+    assert template.type == "built-in"
+    assert template.inspectionType == inspection_type
+    assert template.createdAt == template.updatedAt == BUILTIN_TIMESTAMP
+    assert get_builtin_by_id(template.id) is template
+    api = template.to_api(with_logic=False)
+    assert api["_id"] == template.id
+    assert api["type"] == "built-in"
+
+
+@pytest.mark.parametrize(("alias", "inspection_type"), PAIRS)
+def test_builtin_needs_nothing_at_creation(alias: str, inspection_type: str) -> None:
+    template = get_builtin(alias, inspection_type)
+    assert template is not None
+    required_at_create = [
+        i.identifier
+        for i in template.inputs
+        if "create" in i.stages and i.validationSchema.required
+    ]
+    assert required_at_create == []
+    assert template.logic.requirements.product == []
+    assert template.logic.requirements.consumer == []
+    # The bare body is valid against the template's own schema.
+    jsonschema.Draft3Validator(template.schema_).validate(BARE_BODY)
+
+
+@pytest.mark.parametrize(("alias", "inspection_type"), PAIRS)
+def test_builtin_schema_is_a_valid_draft3_schema(alias: str, inspection_type: str) -> None:
+    template = get_builtin(alias, inspection_type)
+    assert template is not None
+    schema = template.schema_
+    jsonschema.Draft3Validator.check_schema(schema)
+    assert schema["type"] == "object"
+    assert {"locale", "delivery", "inputs"} <= set(schema["properties"])
+    input_properties = schema["properties"]["inputs"]["properties"]
+    assert set(input_properties) == {i.identifier for i in template.inputs}
+
+
+@pytest.mark.parametrize(("alias", "inspection_type"), PAIRS)
+def test_builtin_is_realistic(alias: str, inspection_type: str) -> None:
+    """Every built-in asks for photos with validations, is translated, and has a verdict."""
+    template = get_builtin(alias, inspection_type)
+    assert template is not None
+    assert len(template.images) >= 2
+    assert all(image.validations for image in template.images)
+    names = {v.validation for image in template.images for v in image.validations}
+    assert "recaptured" in names
+    assert template.logic.locales == ["en_US", "es_AR", "pt_BR"]
+    for image in template.logic.images.values():
+        assert {"es_AR", "pt_BR"} <= set(image.labels), image.name
+    for spec in template.inputs:
+        translations = template.logic.inputs[spec.identifier].translations
+        assert {"es_AR", "pt_BR"} <= set(translations), spec.label
+    verdict = template.logic.verdict
+    assert verdict.approveWhen is not None or verdict.disapprove
+
+
+def test_type_specific_validations() -> None:
+    def validations(alias: str, kind: str) -> dict[str, set[str]]:
+        template = get_builtin(alias, kind)
+        assert template is not None
+        return {i.side: {v.validation for v in i.validations} for i in template.images}
+
+    car = validations("easy", "car")
+    assert {"front", "back", "left", "right"} <= set(car)
+    assert {"recaptured", "date", "distance", "complete", "plate"} <= car["front"]
+    deep = validations("deep", "car")
+    assert {"plate", "make", "model", "color", "damage"} <= deep["front"]
+    people = validations("easy", "people")
+    assert "face_comparison" in people["selfie"]
+    assert {"dni", "birthdate", "full_name", "age", "sex"} <= people["dni"]
+    cellphone = validations("easy", "cellphone")
+    assert {"front", "back", "imei"} <= set(cellphone)
+    machinery = validations("easy", "machinery")
+    assert {"serial_plate", "hour_meter"} <= set(machinery)
+
+
+def test_damage_builtin_turns_on_damage_declaration() -> None:
+    template = get_builtin("damage", "car")
+    assert template is not None
+    assert [f.feature for f in template.features] == ["damage_declaration"]
+    assert all("damage_declaration" in image.features for image in template.logic.images.values())
+    assert any(rule.on.event == "damage_declared" for rule in template.logic.rules)
+
+
+def test_deep_car_compares_declared_and_read_plate() -> None:
+    template = get_builtin("deep", "car")
+    assert template is not None
+    checks = {check.key: check for check in template.logic.checks}
+    assert "plate_matches" in checks
+    text = repr(checks["plate_matches"].valid)
+    assert "'product'" in text and "'plate'" in text
+
+
+@pytest.mark.parametrize(
+    ("alias", "inspection_type"),
+    [("damage", "moto"), ("deep", "people"), ("deep", "bike"), ("hard", "car"), ("easy", "boat")],
+)
+def test_alias_not_available_gives_none(alias: str, inspection_type: str) -> None:
+    assert get_builtin(alias, inspection_type) is None
+
+
+def test_unknown_id_gives_none_and_aliases_are_recognised() -> None:
+    assert get_builtin_by_id("000000000000000000000000") is None
+    assert get_builtin_by_id("easy") is None
+    assert is_alias("easy") and is_alias("deep") and is_alias("damage")
+    assert not is_alias("5f0c0a000000000000000001")
+
+
+def test_builtins_are_compiled_once_per_process() -> None:
+    first = builtin_templates()
+    second = builtin_templates()
+    assert all(a is b for a, b in zip(first, second, strict=True))
+
+
+def test_builtin_manifests_round_trip_and_are_reproducible() -> None:
+    for alias, kind in PAIRS:
+        template = get_builtin(alias, kind)
+        assert template is not None
+        assert Template.from_api(template.to_api()) == template
+        again = compile_source(
+            builtin_source(alias, kind), f"builtins/{kind}_{alias}.insp", template_kind="built-in"
+        )
+        assert again.logic.revision == template.logic.revision
+        assert [i.identifier for i in again.images] == [i.identifier for i in template.images]
+        assert [i.identifier for i in again.inputs] == [i.identifier for i in template.inputs]
+
+
+def test_a_builtin_may_not_require_an_input_at_creation() -> None:
+    source = builtin_source("easy", "custom") + (
+        "\ninput reference\n"
+        "    type: text\n"
+        '    label: "Reference"\n'
+        "    asked at: create\n"
+        "    required\n"
+    )
+    with pytest.raises(TemplateError) as raised:
+        compile_source(source, "custom_easy.insp", template_kind="built-in")
+    assert [d.code for d in raised.value.diagnostics] == ["E031"]
+    # The same input is fine in a company's own template.
+    created = compile_source(source, "custom_easy.insp", template_kind="created")
+    assert created.type == "created"
+
+
+def test_builtin_files_are_package_data() -> None:
+    assert builtins.builtin_filename("easy", "car") == "car_easy.insp"
+    assert builtin_source("damage", "car").startswith("# Car damage declaration")

@@ -1,0 +1,315 @@
+"""The example templates of `examples/`: each compiles to a valid manifest, compiling is
+reproducible, and together they use every construct of the language (so they double as the
+language's showcase and as a regression suite for the parser and the checker)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from inspectlang import ast
+from inspectlang.compiler import check_source, compile_source
+from inspectlang.diagnostics import CODES
+from inspectlang.formatter import format_source
+from inspectlang.manifest import INPUT_TYPES, RULE_EVENTS, Template
+from inspectlang.parser import parse
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+EXAMPLE_FILES = sorted(EXAMPLES.glob("*.insp"))
+
+#: The examples the documentation promises, with their inspection types.
+PROMISED = {
+    "motor_insurance.insp": "car",
+    "used_phone_resale.insp": "cellphone",
+    "person_onboarding.insp": "people",
+    "goods_delivery.insp": "goods",
+    "machinery_rental.insp": "machinery",
+}
+
+#: The library functions of docs/design/syntax.md.
+LIBRARY_FUNCTIONS = {
+    "lower",
+    "upper",
+    "trim",
+    "length",
+    "contains",
+    "starts_with",
+    "ends_with",
+    "matches",
+    "round",
+    "abs",
+    "min",
+    "max",
+    "defined",
+    "date",
+    "today",
+    "add_days",
+    "days_between",
+    "years_between",
+}
+QUANTIFIERS = {"count", "any", "all", "sum"}
+BINARY_OPERATORS = {"or", "and", "=", "!=", "<", "<=", ">", ">=", "in", "+", "-", "*", "/"}
+SETTINGS = {
+    "max attempts",
+    "link expires after",
+    "inspection expires after",
+    "minimum confidence",
+    "photo age limit",
+    "photo distance limit",
+    "minimum photo size",
+}
+MODIFIERS = {"required", "optional", "not run", "minimum confidence", "within", "minimum size"}
+
+
+def compile_file(path: Path) -> Template:
+    return compile_source(path.read_text(encoding="utf-8"), path.name, template_kind="created")
+
+
+def parse_file(path: Path) -> ast.Module:
+    return parse(path.read_text(encoding="utf-8"), path.name)
+
+
+def walk(node: object) -> Iterator[object]:
+    """Every AST node under `node` (itself included), depth first."""
+    yield node
+    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+        for field in dataclasses.fields(node):
+            yield from walk(getattr(node, field.name))
+    elif isinstance(node, tuple):
+        for item in node:
+            yield from walk(item)
+
+
+def all_nodes() -> list[object]:
+    return [node for path in EXAMPLE_FILES for node in walk(parse_file(path))]
+
+
+def test_the_promised_examples_exist() -> None:
+    assert {path.name for path in EXAMPLE_FILES} >= set(PROMISED)
+
+
+@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: p.name)
+def test_example_compiles_to_a_valid_manifest(path: Path) -> None:
+    template = compile_file(path)
+    assert template.type == "created"
+    if path.name in PROMISED:
+        assert template.inspectionType == PROMISED[path.name]
+    jsonschema.Draft3Validator.check_schema(template.schema_)
+    assert Template.from_api(template.to_api()) == template
+    assert template.images and template.logic.verdict.span is not None
+
+
+@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: p.name)
+def test_recompiling_yields_identical_identifiers(path: Path) -> None:
+    first, second = compile_file(path), compile_file(path)
+    assert first.id == second.id
+    assert first.logic.revision == second.logic.revision
+    assert first.to_api(with_logic=True) | {"createdAt": "", "updatedAt": ""} == (
+        second.to_api(with_logic=True) | {"createdAt": "", "updatedAt": ""}
+    )
+    identifiers = [i.identifier for i in first.images] + [i.identifier for i in first.inputs]
+    assert len(set(identifiers)) == len(identifiers)
+    assert all(re.fullmatch(r"image_[0-9a-f-]{36}", i.identifier) for i in first.images)
+    assert all(re.fullmatch(r"input_[0-9a-f-]{36}", i.identifier) for i in first.inputs)
+
+
+def test_examples_use_every_ast_node_class() -> None:
+    used = {type(node) for node in all_nodes()}
+    node_classes = {
+        cls
+        for cls in vars(ast).values()
+        if isinstance(cls, type)
+        and dataclasses.is_dataclass(cls)
+        and cls.__module__ == ast.__name__
+        and cls is not ast.Span
+    }
+    assert node_classes - used == set()
+
+
+def test_examples_use_every_input_type() -> None:
+    used = set()
+    for node in all_nodes():
+        if isinstance(node, ast.InputDecl):
+            for item in node.items:
+                if isinstance(item, ast.Property) and item.key == "type":
+                    value = item.values[0]
+                    assert isinstance(value, ast.Name)
+                    used.add(value.name)
+    assert used == set(INPUT_TYPES)
+
+
+def test_goods_delivery_uses_every_input_type_alone() -> None:
+    template = compile_file(EXAMPLES / "goods_delivery.insp")
+    assert {i.type for i in template.inputs} == set(INPUT_TYPES)
+
+
+def test_examples_use_every_rule_event() -> None:
+    used = {
+        node.event.event.replace(" ", "_") for node in all_nodes() if isinstance(node, ast.RuleDecl)
+    }
+    assert used == set(RULE_EVENTS)
+    narrowed = [
+        node
+        for node in all_nodes()
+        if isinstance(node, ast.EventSpec) and node.target is not None and node.of_image is not None
+    ]
+    assert narrowed, "no `validation ... NAME of IMAGE` rule"
+
+
+def test_examples_use_every_quantifier_and_function() -> None:
+    nodes = all_nodes()
+    quantifiers = {n.kind for n in nodes if isinstance(n, ast.Quantifier)}
+    quantifiers |= {n.function for n in nodes if isinstance(n, ast.Call)} & QUANTIFIERS
+    assert quantifiers == QUANTIFIERS
+    # Both forms of count: over a plain list and with a condition.
+    assert any(isinstance(n, ast.Quantifier) and n.kind == "count" and n.variable for n in nodes)
+    assert any(
+        (isinstance(n, ast.Quantifier) and n.kind == "count" and n.variable is None)
+        or (isinstance(n, ast.Call) and n.function == "count")
+        for n in nodes
+    )
+    functions = {n.function for n in nodes if isinstance(n, ast.Call)} - QUANTIFIERS
+    assert functions == LIBRARY_FUNCTIONS
+
+
+def test_examples_use_every_operator_literal_and_setting() -> None:
+    nodes = all_nodes()
+    assert {n.operator for n in nodes if isinstance(n, ast.Binary)} == BINARY_OPERATORS
+    assert {n.operator for n in nodes if isinstance(n, ast.Unary)} == {"not", "-"}
+    literals = [n.value for n in nodes if isinstance(n, ast.Literal)]
+    assert True in literals and False in literals
+    assert any(isinstance(v, float) for v in literals)
+    assert any(isinstance(v, str) and '"' in v for v in literals)  # the \" escape
+    assert {n.unit for n in nodes if isinstance(n, ast.Quantity)} >= {
+        "hours",
+        "days",
+        "meters",
+        "MB",
+    }
+    settings = {
+        item.key
+        for node in nodes
+        if isinstance(node, ast.SettingsDecl)
+        for item in node.items
+        if isinstance(item, ast.Property)
+    }
+    assert settings == SETTINGS
+    modifiers = {m.words for n in nodes if isinstance(n, ast.Validate) for m in n.modifiers}
+    assert modifiers >= MODIFIERS
+    locales = {n.locale for n in nodes if isinstance(n, ast.Property | ast.Option) and n.locale}
+    assert locales == {"es_AR", "pt_BR"}
+    features = {n.name for n in nodes if isinstance(n, ast.FeatureDecl) and not n.active}
+    assert features, "no feature switched off"
+    statements = [n for n in nodes if isinstance(n, ast.IfStatement)]
+    assert any(s.is_else_if for s in statements)
+    assert any(s.otherwise and not isinstance(s.otherwise[0], ast.IfStatement) for s in statements)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [*EXAMPLE_FILES, *sorted((ROOT / "inspectlang" / "builtins").glob("*.insp"))],
+    ids=lambda p: p.name,
+)
+def test_templates_are_in_the_canonical_layout(path: Path) -> None:
+    """`inspectlang fmt --check` passes on the shipped templates: they are the style guide."""
+    source = path.read_text(encoding="utf-8")
+    assert format_source(source, path.name) == source
+
+
+def test_language_reference_documents_every_diagnostic_code() -> None:
+    reference = (ROOT / "docs" / "language.md").read_text(encoding="utf-8")
+    missing = [code for code in CODES if f"| `{code}` |" not in reference]
+    assert missing == []
+
+
+_BASE = """template "Bike"
+    type: bike
+{header}
+{declarations}
+image left
+    label: "Left side"
+    validate recaptured
+{image}
+verdict
+    approve when all(i in images where i.approved)
+{verdict}"""
+
+
+def _bike(declarations: str = "", header: str = "", image: str = "", verdict: str = "") -> str:
+    return _BASE.format(declarations=declarations, header=header, image=image, verdict=verdict)
+
+
+_SCORE = "variable score: numeric = 1\non finish\n    set score to "
+
+#: For each code, a template that triggers it: the examples of the reference's table
+#: (docs/language.md, "Diagnostics"), made whole.
+TRIGGERS: dict[str, str] = {
+    "E001": _bike(_SCORE + "score +\n"),
+    "E002": _bike("settings\n\tmax attempts: 3\n"),
+    "E003": _bike('image right\n    label: "Right side\n'),
+    "E004": _bike(_SCORE + "(" * 70 + "1" + ")" * 70 + "\n"),
+    "E005": "# " + "x" * 1_000_001 + "\n",
+    "E010": _bike(image='    colour: "red"\n'),
+    "E011": "image left\n    validate recaptured\n\nverdict\n    approve when true\n",
+    "E012": _bike('image left\n    label: "Again"\n    validate recaptured\n'),
+    "E013": _bike('image other\n    side: "left"\n    validate recaptured\n'),
+    "E014": _bike(
+        "".join(
+            f'image {name}\n    id: "image_1b4e28ba-2fa1-41d2-883f-0016d3cca427"\n'
+            "    validate date\n\n"
+            for name in ("a", "b")
+        )
+    ),
+    "E015": _bike(header='    id: "12345"\n'),
+    "E016": _bike().replace("type: bike", "type: truck"),
+    "E017": _bike("input note\n    type: text\n    whole number\n"),
+    "E018": _bike('input size\n    type: select\n    label: "Size"\n'),
+    "E019": _bike('settings\n    max attempts: "three"\n'),
+    "E020": _bike(_SCORE + "scor + 1\n"),
+    "E021": _bike('check colour\n    valid when: bike.colour = "red"\n'),
+    "E022": _bike('check lowered\n    valid when: lowercase(bike.make) = "trek"\n'),
+    "E023": _bike(_SCORE + 'score + "points"\n'),
+    "E024": _bike('variable score: numeric = "high"\n'),
+    "E025": _bike("on finish\n    set inputs to 0\n"),
+    "E026": _bike(image="    validate licence_plate\n"),
+    "E027": _bike("feature teleport: on\n"),
+    "E028": _bike(image='    label fr_FR: "Côté gauche"\n'),
+    "E029": _bike('input code\n    type: text\n    pattern: "[0-9"\n'),
+    "E030": _bike(_SCORE + "score / 0\n"),
+    "E031": _bike("input reference\n    type: text\n    asked at: create\n    required\n"),
+    "E032": _bike("input weight\n    type: numeric\n    minimum: 10\n    maximum: 5\n"),
+    "E033": _bike("check a\n    valid when: checks.b\n\ncheck b\n    valid when: checks.a\n"),
+    "E034": 'template "Bike"\n    type: bike\n\nimage left\n    validate recaptured\n',
+    "E035": _bike(
+        "variable score: numeric = 1\non validation failed plate of left\n    set score to 0\n"
+    ),
+    "E036": _bike(_SCORE + "damage.percentage\n"),
+    "E037": _bike("".join(f"image i{n}\n    validate date\n" for n in range(101))),
+    "W001": _bike("check always\n    valid when: true\n"),
+    "W002": _bike("variable unused: numeric = 0\n"),
+    "W003": _bike(verdict='    disapprove "Never" when false\n'),
+}
+
+
+def test_every_diagnostic_code_has_a_trigger() -> None:
+    assert set(TRIGGERS) == set(CODES)
+
+
+@pytest.mark.parametrize("code", sorted(TRIGGERS))
+def test_the_documented_example_triggers_its_code(code: str) -> None:
+    kind = "built-in" if code == "E031" else "created"
+    found = check_source(TRIGGERS[code], "bike.insp", template_kind=kind)
+    assert code in [d.code for d in found]
+    expected = "warning" if code.startswith("W") else "error"
+    assert {d.severity for d in found if d.code == code} == {expected}
+
+
+def test_the_base_of_the_triggers_is_clean() -> None:
+    """Each trigger's code comes from its own change, not from the template around it."""
+    assert check_source(_bike(), "bike.insp") == []
