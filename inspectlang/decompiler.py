@@ -219,8 +219,11 @@ class Decompiler:
                 for key, option in zip(keys, spec.options, strict=False)
             )
             for locale, translation in translations.items():
-                for key, label in zip(keys, translation.options or [], strict=False):
-                    items.append(ast.Option(key, label, locale))
+                for key, label, option in zip(
+                    keys, translation.options or [], spec.options, strict=False
+                ):
+                    if label != option.label:
+                        items.append(ast.Option(key, label, locale))
         return ast.InputDecl(name, tuple(items))
 
     @staticmethod

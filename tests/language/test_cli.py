@@ -1,0 +1,155 @@
+"""The language commands on real files: check, compile, decompile, fmt; exit codes and output."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inspectlang.cli import main
+
+GOOD = (
+    'template "Good"\n    type: car\n\nvariable s: numeric = 1\n\non finish\n    set s to s + 1\n\n'
+    'verdict\n    disapprove "Low" when s < 1\n'
+)
+BAD = 'template "Bad"\n    type: car\nverdict\n    approve when scor > 1\n    otherwise "x"\n'
+UGLY = 'template "Ugly"\n    type: car\nverdict\n    disapprove "Low" when 1>2\n'
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_check_passes_a_good_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "good.insp", GOOD)
+    assert main(["check", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "1 file(s) checked: 0 error(s), 0 warning(s)" in captured.err
+
+
+def test_check_renders_every_diagnostic_with_caret_and_code(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = write(tmp_path, "bad.insp", BAD)
+    good = write(tmp_path, "good.insp", GOOD)
+    assert main(["check", str(good), str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert f"{bad}:4:18: error[E020]: unknown name `scor`" in out
+    assert "   4 |     approve when scor > 1\n" in out
+    assert "\n" + " " * 24 + "^^^^\n" in out
+
+
+def test_check_json_lists_diagnostic_dicts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = write(tmp_path, "bad.insp", BAD)
+    assert main(["check", "--format", "json", str(bad)]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data == [
+        {
+            "code": "E020",
+            "severity": "error",
+            "message": "unknown name `scor`",
+            "file": str(bad),
+            "line": 4,
+            "column": 18,
+            "endLine": 4,
+            "endColumn": 22,
+        }
+    ]
+
+
+def test_check_warnings_alone_exit_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(
+        tmp_path, "warn.insp", 'template "W"\n    type: car\nvariable unused: text = ""\nverdict\n'
+    )
+    assert main(["check", str(path)]) == 0
+    assert "warning[W002]" in capsys.readouterr().out
+
+
+def test_check_a_missing_file_exits_two(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(tmp_path / "nope.insp")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_compile_prints_the_manifest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "good.insp", GOOD)
+    assert main(["compile", str(path)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["name"] == "Good"
+    assert data["inspectionType"] == "car"
+    assert data["logic"]["verdict"]["disapprove"][0]["reason"] == "Low"
+
+
+def test_compile_errors_as_json_and_as_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "bad.insp", BAD)
+    assert main(["compile", "--format", "json", str(path)]) == 1
+    assert [d["code"] for d in json.loads(capsys.readouterr().out)] == ["E020"]
+    assert main(["compile", str(path)]) == 1
+    assert "error[E020]" in capsys.readouterr().out
+
+
+def test_decompile_a_compiled_manifest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "good.insp", GOOD)
+    assert main(["compile", str(path)]) == 0
+    manifest = write(tmp_path, "good.json", capsys.readouterr().out)
+    assert main(["decompile", str(manifest)]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith('template "Good"\n    type: car\n')
+    assert 'disapprove "Low" when s < 1' in text
+
+
+def test_decompile_refuses_what_is_not_a_manifest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for content in ("[1, 2]", "{not json", '{"name": "x"}'):
+        path = write(tmp_path, "x.json", content)
+        assert main(["decompile", str(path)]) == 1
+        assert "is not a template manifest" in capsys.readouterr().err
+
+
+def test_fmt_check_lists_files_that_would_change_and_changes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ugly = write(tmp_path, "ugly.insp", UGLY)
+    good = write(tmp_path, "good.insp", GOOD)
+    assert main(["fmt", "--check", str(ugly), str(good)]) == 1
+    assert capsys.readouterr().out == f"{ugly}\n"
+    assert ugly.read_text(encoding="utf-8") == UGLY
+
+
+def test_fmt_rewrites_in_place(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ugly = write(tmp_path, "ugly.insp", UGLY)
+    assert main(["fmt", str(ugly)]) == 0
+    assert 'disapprove "Low" when 1 > 2' in ugly.read_text(encoding="utf-8")
+    assert main(["fmt", "--check", str(ugly)]) == 0
+    capsys.readouterr()
+
+
+def test_fmt_reports_syntax_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    broken = write(
+        tmp_path, "broken.insp", 'template "B"\n    type: car\nverdict\n    approve when = 1\n'
+    )
+    assert main(["fmt", str(broken)]) == 1
+    assert "error[E001]" in capsys.readouterr().out
+
+
+def test_the_installed_command_runs_in_a_fresh_process(tmp_path: Path) -> None:
+    bad = write(tmp_path, "bad.insp", BAD)
+    result = subprocess.run(
+        [sys.executable, "-m", "inspectlang.cli", "check", "--format", "json", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert json.loads(result.stdout)[0]["code"] == "E020"

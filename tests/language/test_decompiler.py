@@ -1,0 +1,222 @@
+"""The decompiler: manifest -> `.insp` text that compiles back to the same manifest, and plain
+spec JSON templates (no `logic`) become files that keep their ids."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from inspectlang.compiler import compile_source
+from inspectlang.decompiler import decompile, decompile_module
+from inspectlang.manifest import INPUT_TYPES, VALIDATION_NAMES, Template
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE_MATCH = re.search(
+    r"```\n(.*?)```", (ROOT / "docs/design/syntax.md").read_text(encoding="utf-8"), re.S
+)
+assert EXAMPLE_MATCH is not None
+SHIPPED = sorted((ROOT / "examples").glob("*.insp")) + sorted(
+    (ROOT / "inspectlang/builtins").glob("*.insp")
+)
+
+
+def normalized(data: Any) -> Any:
+    """A manifest without what a round trip may change: timestamps, spans, the source name and
+    therefore the revision."""
+    if isinstance(data, dict):
+        return {
+            key: normalized(value)
+            for key, value in data.items()
+            if key not in ("span", "createdAt", "updatedAt", "revision", "sourceName")
+        }
+    if isinstance(data, list):
+        return [normalized(item) for item in data]
+    return data
+
+
+def round_trip(template: Template) -> Template:
+    return compile_source(decompile(template), "decompiled.insp", template_kind=template.type)
+
+
+def test_the_syntax_example_round_trips() -> None:
+    template = compile_source(EXAMPLE_MATCH.group(1), "motor.insp")
+    again = round_trip(template)
+    assert normalized(again.to_api()) == normalized(template.to_api())
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.name for p in SHIPPED])
+def test_every_shipped_template_round_trips(path: Path) -> None:
+    kind = "built-in" if path.parent.name == "builtins" else "created"
+    template = compile_source(path.read_text(encoding="utf-8"), str(path), template_kind=kind)
+    assert normalized(round_trip(template).to_api()) == normalized(template.to_api())
+
+
+def test_decompiling_twice_gives_the_same_text() -> None:
+    template = compile_source(EXAMPLE_MATCH.group(1))
+    text = decompile(template)
+    assert decompile(round_trip(template)) == text
+    assert decompile(template.to_api()) == text
+
+
+def test_derived_ids_are_left_out_and_written_ids_are_kept() -> None:
+    source = (
+        'template "Ids"\n    type: car\nimage front\n'
+        'image back\n    id: "image_1b4e28ba-2fa1-41d2-883f-0016d3cca427"\n'
+        "verdict\n"
+    )
+    text = decompile(compile_source(source))
+    assert text.count("id:") == 1
+    assert 'id: "image_1b4e28ba-2fa1-41d2-883f-0016d3cca427"' in text
+
+
+PLAIN_SPEC_TEMPLATE: dict[str, Any] = {
+    "_id": "5f1a2b3c4d5e6f7a8b9c0d1e",
+    "type": "custom",
+    "inspectionType": "car",
+    "name": "Legacy JSON template",
+    "parameters": {"maxAttempts": 5},
+    "variables": [
+        {"name": "score", "type": "numeric", "initialValue": -3},
+        {"name": "note", "type": "text", "initialValue": "none"},
+    ],
+    "images": [
+        {
+            "side": "front",
+            "identifier": "image_6f1c0a52-3a59-4a8e-9a65-4b5c7ef2d9a1",
+            "__v": 0,
+            "validations": [
+                {
+                    "_id": "aaaaaaaaaaaaaaaaaaaaaaaa",
+                    "run": True,
+                    "required": True,
+                    "validation": "plate",
+                },
+                {
+                    "_id": "bbbbbbbbbbbbbbbbbbbbbbbb",
+                    "run": False,
+                    "required": False,
+                    "validation": "recaptured",
+                },
+            ],
+        },
+        {
+            "side": "Left side (driver)",
+            "identifier": "image_0c9a7d1e-8c1b-4f53-b2a2-1d3e5f7a9b0c",
+            "validations": [],
+        },
+    ],
+    "inputs": [
+        {
+            "identifier": "input_3d1b2c4a-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+            "label": "Vehicle use",
+            "type": "select",
+            "options": [{"label": "Private"}, {"label": "Commercial use"}],
+            "stages": ["create"],
+            "validationSchema": {"required": True},
+            "helperMessage": "How the car is used",
+            "templateId": "5f1a2b3c4d5e6f7a8b9c0d1e",
+        },
+        {
+            "identifier": "input_9a8b7c6d-5e4f-4a3b-2c1d-0e9f8a7b6c5d",
+            "label": "Mileage",
+            "type": "numeric",
+            "stages": ["update"],
+            "validationSchema": {"required": False},
+        },
+    ],
+    "features": [{"_id": "cccccccccccccccccccccccc", "feature": "damage_declaration"}],
+    "schema": {"type": "object", "properties": {}},
+}
+
+
+def test_a_plain_spec_template_without_logic_becomes_a_file_that_keeps_its_ids() -> None:
+    text = decompile(PLAIN_SPEC_TEMPLATE)
+    template = compile_source(text, "legacy.insp")
+    data = template.to_api()
+    assert data["_id"] == PLAIN_SPEC_TEMPLATE["_id"]
+    assert data["name"] == "Legacy JSON template"
+    assert data["parameters"]["maxAttempts"] == 5
+    assert data["variables"] == PLAIN_SPEC_TEMPLATE["variables"]
+    assert [(i["side"], i["identifier"]) for i in data["images"]] == [
+        (i["side"], i["identifier"]) for i in PLAIN_SPEC_TEMPLATE["images"]
+    ]
+    assert [
+        (v["validation"], v["run"], v["required"]) for v in data["images"][0]["validations"]
+    ] == [("plate", True, True), ("recaptured", False, False)]
+    original_inputs = PLAIN_SPEC_TEMPLATE["inputs"]
+    assert [(i["identifier"], i["label"], i["type"], i["stages"]) for i in data["inputs"]] == [
+        (i["identifier"], i["label"], i["type"], i["stages"]) for i in original_inputs
+    ]
+    assert data["inputs"][0]["options"] == original_inputs[0]["options"]
+    assert data["inputs"][0]["validationSchema"]["required"] is True
+    assert data["inputs"][0]["helperMessage"] == "How the car is used"
+    assert [f["feature"] for f in data["features"]] == ["damage_declaration"]
+    assert "image left_side_driver" in text
+    assert 'option commercial_use: "Commercial use"' in text
+
+
+def test_the_module_of_a_plain_template_names_its_declarations_from_the_data() -> None:
+    module = decompile_module(PLAIN_SPEC_TEMPLATE)
+    names = [getattr(d, "name", None) for d in module.declarations]
+    assert "front" in names
+    assert "vehicle_use" in names
+    assert "mileage" in names
+
+
+# -- generated manifests -----------------------------------------------------------------------
+
+NAMES = st.sampled_from(["front", "back", "left", "right", "dash", "vin_plate", "selfie"])
+
+
+@st.composite
+def template_sources(draw: st.DrawFn) -> str:
+    lines = ['template "Generated"', "    type: car", "    locales: en_US, es_AR"]
+    lines += ["settings", f"    max attempts: {draw(st.integers(1, 9))}"]
+    lines.append(f"    minimum confidence: {draw(st.integers(0, 100))}")
+    for name in draw(st.lists(NAMES, unique=True, max_size=3)):
+        lines.append(f"image {name}")
+        if draw(st.booleans()):
+            lines.append(f'    label es_AR: "{name.upper()}"')
+        for validation in draw(
+            st.lists(st.sampled_from(VALIDATION_NAMES), unique=True, max_size=3)
+        ):
+            modifiers = draw(
+                st.lists(
+                    st.sampled_from(
+                        ["optional", "not run", "minimum confidence 55", "within 3 hours"]
+                    ),
+                    unique=True,
+                    max_size=2,
+                )
+            )
+            lines.append("    validate " + ", ".join([validation, *modifiers]))
+    for index, input_type in enumerate(draw(st.lists(st.sampled_from(INPUT_TYPES), max_size=4))):
+        lines += [f"input field{index}", f"    type: {input_type}"]
+        if draw(st.booleans()):
+            lines.append("    required")
+        if input_type in ("select", "multiselect"):
+            lines += ['    option a: "A"', '    option b: "B"', '    option b es_AR: "Be"']
+        if input_type == "numeric" and draw(st.booleans()):
+            lines += ["    minimum: -5", "    whole number"]
+        if draw(st.booleans()):
+            lines.append("    asked at: update")
+    variable_value = draw(st.integers(-1000, 1000))
+    lines += [
+        f"variable v: numeric = {variable_value}",
+        "on finish",
+        f"    set v to v + {draw(st.integers(0, 50))}",
+    ]
+    lines += ["verdict", f'    disapprove "Low" when v < {draw(st.integers(0, 99))}']
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(template_sources())
+def test_generated_manifests_round_trip(source: str) -> None:
+    template = compile_source(source, "generated.insp")
+    assert normalized(round_trip(template).to_api()) == normalized(template.to_api())
