@@ -90,6 +90,16 @@ class WorkerConfig:
     backoff_max_seconds: float = DEFAULT_BACKOFF_MAX_SECONDS
 
 
+def default_config() -> WorkerConfig:
+    """The configuration from the module's `DEFAULT_*` values as they are now."""
+    return WorkerConfig(
+        lease_seconds=DEFAULT_LEASE_SECONDS,
+        poll_seconds=DEFAULT_POLL_SECONDS,
+        backoff_base_seconds=DEFAULT_BACKOFF_BASE_SECONDS,
+        backoff_max_seconds=DEFAULT_BACKOFF_MAX_SECONDS,
+    )
+
+
 @dataclass
 class JobContext:
     """What a handler gets: the job, the services, and a fenced way to finish in its own txn."""
@@ -317,7 +327,7 @@ def run_job(db: Database, settings: Settings, job: JobRecord, config: WorkerConf
 
 def run_once(db: Database, settings: Settings, config: WorkerConfig | None = None) -> bool:
     """Claim and run at most one job; True when one ran."""
-    config = config or WorkerConfig()
+    config = config or default_config()
     job = claim(db, lease_seconds=config.lease_seconds)
     if job is None:
         return False
@@ -337,7 +347,7 @@ def run_worker(
     A job being run when the stop comes is finished first; one that takes too long is simply
     claimed again by another worker after its lease, so stopping never loses work.
     """
-    config = config or WorkerConfig()
+    config = config or default_config()
     stop = stop_event or threading.Event()
     restore: dict[signal.Signals, Any] = {}
     if stop_event is None and threading.current_thread() is threading.main_thread():
