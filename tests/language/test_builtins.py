@@ -3,11 +3,15 @@ with a bare creation body (no required `create` input, no required product or co
 
 from __future__ import annotations
 
+import datetime as dt
+import io
 import re
+from functools import cache
 from typing import Any
 
 import jsonschema
 import pytest
+from PIL import Image
 
 from inspectlang import builtins
 from inspectlang.builtins import (
@@ -22,6 +26,19 @@ from inspectlang.builtins import (
 from inspectlang.compiler import compile_source
 from inspectlang.diagnostics import TemplateError
 from inspectlang.manifest import ALIASES, INSPECTION_TYPES, Template
+from runtime import (
+    ImageUpload,
+    InspectionState,
+    add_image,
+    create,
+    declare_damage,
+    finish,
+    load_program,
+    record_validation,
+    start,
+    to_api,
+    update,
+)
 
 #: The spec's alias table ("Built-in templates and aliases"), written out independently.
 SPEC_ALIASES = {
@@ -217,3 +234,163 @@ def test_a_builtin_may_not_require_an_input_at_creation() -> None:
 def test_builtin_files_are_package_data() -> None:
     assert builtins.builtin_filename("easy", "car") == "car_easy.insp"
     assert builtin_source("damage", "car").startswith("# Car damage declaration")
+
+
+# ---------------------------------------------------------------------------------------------
+# The built-ins at work: whole inspections through the real runtime.
+# ---------------------------------------------------------------------------------------------
+
+NOW = dt.datetime(2026, 3, 2, 12, 0, tzinfo=dt.UTC)
+
+
+@cache
+def photo() -> bytes:
+    """A real JPEG, large enough for every built-in's `minimum photo size`."""
+    buffer = io.BytesIO()
+    Image.new("RGB", (1600, 1200), (120, 130, 140)).save(buffer, "JPEG")
+    return buffer.getvalue()
+
+
+def run_inspection(
+    alias: str,
+    inspection_type: str,
+    *,
+    body: dict[str, Any] | None = None,
+    results: dict[str, tuple[float, str | None]] | None = None,
+    detected: dict[tuple[str, str], list[dict[str, Any]]] | None = None,
+    declared: tuple[dict[str, Any], ...] = (),
+    inputs: dict[str, Any] | None = None,
+) -> tuple[dict[str, Any], InspectionState]:
+    """Create (bare body plus `body`), start, upload every image, report every validation the
+    runtime does not run itself (`results`: validation -> (confidence, result); 95 otherwise),
+    declare damages, set inputs by name, finish: the spec's Inspection object and the state."""
+    template = get_builtin(alias, inspection_type)
+    assert template is not None
+    program = load_program(template)
+    state = create(program, {**BARE_BODY, **(body or {})}, inspection_type=inspection_type, now=NOW)
+    state = start(program, state, now=NOW)
+    product = state.products[0].id
+    for image in template.images:
+        upload = ImageUpload(
+            photo(),
+            "image/jpeg",
+            identifier=image.identifier,
+            date=NOW.isoformat(),
+            latitude=-34.6037,
+            longitude=-58.3816,
+        )
+        state, record = add_image(program, state, product, upload, now=NOW)
+        for validation in record.validations:
+            if not validation.run or validation.reported:
+                continue
+            confidence, result = (results or {}).get(validation.validation, (95, None))
+            state = record_validation(
+                program,
+                state,
+                record.id,
+                {"validation": validation.validation, "confidence": confidence, "result": result},
+                damages=(detected or {}).get((image.side, validation.validation), []),
+                now=NOW,
+            )
+    for damage in declared:
+        state = declare_damage(program, state, product, damage, now=NOW)
+    if inputs:
+        by_name = {i.name: identifier for identifier, i in template.logic.inputs.items()}
+        items = [{"identifier": by_name[name], "value": value} for name, value in inputs.items()]
+        state = update(program, state, {"inputs": items}, now=NOW)
+    state = finish(program, state, now=NOW)
+    return to_api(program, state), state
+
+
+def variables(document: dict[str, Any]) -> dict[str, Any]:
+    return {item["name"]: item["value"] for item in document["variables"]}
+
+
+@pytest.mark.parametrize(("alias", "inspection_type"), PAIRS)
+def test_a_bare_body_creates_an_inspection(alias: str, inspection_type: str) -> None:
+    template = get_builtin(alias, inspection_type)
+    assert template is not None
+    state = create(load_program(template), BARE_BODY, inspection_type=inspection_type, now=NOW)
+    assert state.status == "created"
+    assert state.veredict == "not_defined"
+
+
+def test_easy_car_approves_four_good_photos() -> None:
+    document, _ = run_inspection("easy", "car")
+    assert document["veredict"] == "approved"
+    assert variables(document) == {"approved_photos": 4}
+
+
+def test_easy_car_disapproves_a_recaptured_photo() -> None:
+    document, state = run_inspection("easy", "car", results={"recaptured": (20, None)})
+    assert document["veredict"] == "disapproved"
+    assert state.reasons == ["A photo was taken from a screen or a print"]
+    assert variables(document) == {"approved_photos": 0}
+
+
+def test_deep_car_approves_when_the_declared_plate_is_read() -> None:
+    document, _ = run_inspection(
+        "deep",
+        "car",
+        body={"car": {"plate": " ab123cd "}},
+        results={"plate": (97, "AB123CD")},
+        inputs={"mileage": 85000},
+    )
+    assert document["veredict"] == "approved"
+    assert variables(document) == {"damage_score": 0, "risk": "low"}
+
+
+def test_deep_car_disapproves_a_plate_that_does_not_match() -> None:
+    document, state = run_inspection(
+        "deep",
+        "car",
+        body={"car": {"plate": "AB123CD"}},
+        results={"plate": (97, "XX999XX")},
+        inputs={"mileage": 85000},
+    )
+    assert document["veredict"] == "disapproved"
+    assert state.reasons == ["The plate in the photos does not match the declared plate"]
+    checks = {item["name"]: item["valid"] for item in document["globalValidations"]}
+    assert checks == {"Plate matches": False, "Make matches": True, "Live photos": True}
+
+
+def test_deep_car_scores_detected_damage() -> None:
+    dent = {"part": "trunk", "damage": "dent", "severity": "minor", "percentage": 35}
+    document, _ = run_inspection(
+        "deep", "car", detected={("back", "damage"): [dent]}, inputs={"mileage": 1000}
+    )
+    assert variables(document) == {"damage_score": 35, "risk": "medium"}
+    assert document["veredict"] == "approved"
+    crash = {**dent, "severity": "severe", "percentage": 70}
+    document, state = run_inspection(
+        "deep", "car", detected={("front", "damage"): [crash]}, inputs={"mileage": 1000}
+    )
+    assert variables(document) == {"damage_score": 70, "risk": "high"}
+    assert state.reasons == ["The car has too much damage"]
+
+
+def test_damage_car_scores_declared_damages() -> None:
+    scratch = {"part": "door", "damage": "scratch", "severity": "minor", "percentage": 5}
+    dent = {"part": "trunk", "damage": "dent", "severity": "moderate", "percentage": 15}
+    document, _ = run_inspection("damage", "car", declared=(scratch, dent))
+    assert document["veredict"] == "approved"
+    assert variables(document)["condition_score"] == 80
+    assert variables(document)["declared_damages"] == 2
+    crash = {"part": "hood", "damage": "crash", "severity": "severe", "percentage": 60}
+    document, state = run_inspection("damage", "car", declared=(crash,))
+    assert variables(document)["condition_score"] == 60
+    assert state.reasons == ["The car has severe damage"]
+
+
+def test_easy_people_disapproves_a_selfie_that_does_not_match() -> None:
+    document, _ = run_inspection("easy", "people")
+    assert document["veredict"] == "approved"
+    document, state = run_inspection("easy", "people", results={"face_comparison": (40, None)})
+    assert document["veredict"] == "disapproved"
+    assert state.reasons == ["The selfie does not match the identity card"]
+
+
+def test_easy_cellphone_disapproves_a_damaged_screen() -> None:
+    document, state = run_inspection("easy", "cellphone", results={"damage": (10, None)})
+    assert variables(document) == {"screen_state": "damaged"}
+    assert state.reasons == ["The screen is damaged"]
