@@ -1,0 +1,131 @@
+"""Image routes: upload a photo of a product (API key or upload token), issue upload tokens,
+read an image's bytes, and record an analysis service's validation result."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from litestar import Request, get, post
+from litestar.params import FromPath, QueryParameter
+from litestar.response import Response
+
+from server.auth import AuthContext, authenticate_key
+from server.blobs import BlobStore
+from server.db import Database
+from server.deps import IMAGE_TOKEN_OPT, PUBLIC_OPT, Clock
+from server.multipart import json_object, read_body
+from server.schemas import (
+    IMAGE,
+    IMAGE_TOKEN,
+    IMAGE_UPLOAD_BODY,
+    INSPECTION,
+    VALIDATION_BODY,
+    operation,
+)
+from server.services import images, inspections
+from server.services.common import in_thread
+from server.settings import Settings
+
+TAGS = ["images"]
+
+
+@post(
+    "/v1/inspection/image/{product_id:str}",
+    tags=TAGS,
+    status_code=201,
+    opt={IMAGE_TOKEN_OPT: True},
+    operation_class=operation(
+        status=201,
+        response=IMAGE,
+        errors=(403, 404, 409),
+        multipart_schema=IMAGE_UPLOAD_BODY,
+    ),
+)
+async def upload_image(
+    request: Request[Any, Any, Any],
+    db: Database,
+    settings: Settings,
+    blobs: BlobStore,
+    auth: AuthContext,
+    clock: Clock,
+    product_id: FromPath[str],
+) -> dict[str, Any]:
+    """Upload a photo (multipart: `image` file part, `data` JSON part with `side`, ...)."""
+    body = await read_body(request)
+    return await in_thread(
+        images.upload_image,
+        db,
+        settings,
+        blobs,
+        auth,
+        product_id,
+        body.files.get("image"),
+        body.data,
+        clock(),
+    )
+
+
+@post(
+    "/v1/inspection/image/token/{product_id:str}",
+    tags=TAGS,
+    status_code=200,
+    operation_class=operation(status=200, response=IMAGE_TOKEN, errors=(403, 404)),
+)
+async def upload_token(
+    db: Database, auth: AuthContext, clock: Clock, product_id: FromPath[str]
+) -> dict[str, Any]:
+    """A short-lived token for header `x-image-token`: uploads of this product, no API key."""
+    return await in_thread(images.upload_token, db, auth, product_id, clock())
+
+
+@get(
+    "/v1/inspection/image/{image_id:str}/content",
+    tags=TAGS,
+    sync_to_thread=True,
+    opt={PUBLIC_OPT: True},
+    media_type="application/octet-stream",
+    operation_class=operation(status=200, response=None, errors=(401, 403, 404), public=True),
+)
+def image_content(
+    request: Request[Any, Any, Any],
+    db: Database,
+    blobs: BlobStore,
+    image_id: FromPath[str],
+    token: Annotated[str | None, QueryParameter(name="token")] = None,
+) -> Response[bytes]:
+    """An image's bytes: with the company's `x-api-key`, or the signed `token` of its `src`."""
+    api_key = request.headers.get("x-api-key")
+    auth = authenticate_key(db, api_key) if api_key is not None else None
+    data, media_type = images.image_content(db, blobs, image_id, auth=auth, token=token)
+    return Response(
+        data,
+        media_type=media_type,
+        headers={"cache-control": "private, max-age=300", "x-content-type-options": "nosniff"},
+    )
+
+
+@post(
+    "/v1/inspection/{inspection_id:str}/image/{image_id:str}/validation",
+    tags=TAGS,
+    status_code=200,
+    operation_class=operation(
+        status=200, response=INSPECTION, errors=(404, 409), body=VALIDATION_BODY
+    ),
+)
+async def record_validation(
+    request: Request[Any, Any, Any],
+    db: Database,
+    settings: Settings,
+    auth: AuthContext,
+    clock: Clock,
+    inspection_id: FromPath[str],
+    image_id: FromPath[str],
+) -> dict[str, Any]:
+    """An external analysis service reports one validation of an image."""
+    body = json_object(await read_body(request))
+    return await in_thread(
+        inspections.record_validation, db, settings, auth, inspection_id, image_id, body, clock()
+    )
+
+
+ROUTES: list[Any] = [upload_image, upload_token, image_content, record_validation]

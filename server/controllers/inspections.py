@@ -1,0 +1,220 @@
+"""Inspection routes: create, read, list, update, update a product, start, finish, declare a
+damage. Bodies may be JSON or multipart (a `data` part with the JSON, file inputs as parts)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from litestar import Request, get, post, put
+from litestar.params import FromPath, PathParameter, QueryParameter
+
+from server.auth import AuthContext
+from server.blobs import BlobStore
+from server.db import Database
+from server.deps import Clock
+from server.multipart import json_object, read_body
+from server.schemas import (
+    CREATE_INSPECTION_BODY,
+    CREATED_INSPECTION,
+    DAMAGE_BODY,
+    FINISH_BODY,
+    INSPECTION,
+    INSPECTION_PAGE,
+    MESSAGE,
+    UPDATE_INSPECTION_BODY,
+    UPDATE_PRODUCT_BODY,
+    operation,
+)
+from server.services import inspections, listing
+from server.services.common import in_thread
+from server.settings import Settings
+
+TAGS = ["inspections"]
+
+
+@post(
+    "/v1/inspection/{inspection_type:str}",
+    tags=TAGS,
+    status_code=201,
+    operation_class=operation(
+        status=201, response=CREATED_INSPECTION, errors=(404,), body=CREATE_INSPECTION_BODY
+    ),
+)
+async def create_inspection(
+    request: Request[Any, Any, Any],
+    db: Database,
+    settings: Settings,
+    blobs: BlobStore,
+    auth: AuthContext,
+    clock: Clock,
+    inspection_type: Annotated[str, PathParameter(description="car, moto, bike, ...")],
+) -> dict[str, Any]:
+    """Create an inspection of a type from a template (id or alias)."""
+    body = await read_body(request)
+    return await in_thread(
+        inspections.create_inspection,
+        db,
+        settings,
+        blobs,
+        auth,
+        inspection_type,
+        json_object(body),
+        body.files,
+        clock(),
+    )
+
+
+@get(
+    "/v1/inspection",
+    tags=TAGS,
+    sync_to_thread=True,
+    operation_class=operation(status=200, response=INSPECTION_PAGE, errors=()),
+)
+def list_inspections(
+    db: Database,
+    settings: Settings,
+    auth: AuthContext,
+    page: Annotated[str | None, QueryParameter(name="page", description="1-based page")] = None,
+    limit: Annotated[
+        str | None, QueryParameter(name="limit", description="1..100, default 10")
+    ] = None,
+    limite: Annotated[
+        str | None, QueryParameter(name="limite", description="alias of limit")
+    ] = None,
+    status: Annotated[str | None, QueryParameter(name="status")] = None,
+    veredict: Annotated[str | None, QueryParameter(name="veredict")] = None,
+    inspection_type: Annotated[str | None, QueryParameter(name="type")] = None,
+    consumer_identification: Annotated[
+        str | None, QueryParameter(name="consumerIdentification")
+    ] = None,
+    plate: Annotated[str | None, QueryParameter(name="plate")] = None,
+    template_id: Annotated[str | None, QueryParameter(name="templateId")] = None,
+) -> dict[str, Any]:
+    """The caller's inspections, oldest first, one page at a time."""
+    params = {
+        "page": page,
+        "limit": limit,
+        "limite": limite,
+        "status": status,
+        "veredict": veredict,
+        "type": inspection_type,
+        "consumerIdentification": consumer_identification,
+        "plate": plate,
+        "templateId": template_id,
+    }
+    return listing.list_inspections(db, settings.public_url, auth, params)
+
+
+@get(
+    "/v1/inspection/{inspection_id:str}",
+    tags=TAGS,
+    sync_to_thread=True,
+    operation_class=operation(status=200, response=INSPECTION, errors=(404,)),
+)
+def get_inspection(
+    db: Database, settings: Settings, auth: AuthContext, inspection_id: FromPath[str]
+) -> dict[str, Any]:
+    """The Inspection object."""
+    return inspections.get_inspection(db, settings, auth, inspection_id)
+
+
+@put(
+    "/v1/inspection/{inspection_id:str}",
+    tags=TAGS,
+    operation_class=operation(
+        status=200, response=MESSAGE, errors=(404, 409), body=UPDATE_INSPECTION_BODY
+    ),
+)
+async def update_inspection(
+    request: Request[Any, Any, Any],
+    db: Database,
+    auth: AuthContext,
+    clock: Clock,
+    inspection_id: FromPath[str],
+) -> dict[str, Any]:
+    """Set consumer, metadata and inputs not yet defined (created or started only)."""
+    body = json_object(await read_body(request), required=False)
+    return await in_thread(inspections.update_inspection, db, auth, inspection_id, body, clock())
+
+
+@put(
+    "/v1/inspection/{inspection_type:str}/{product_id:str}",
+    tags=TAGS,
+    operation_class=operation(
+        status=200, response=MESSAGE, errors=(404, 409), body=UPDATE_PRODUCT_BODY
+    ),
+)
+async def update_product(
+    request: Request[Any, Any, Any],
+    db: Database,
+    auth: AuthContext,
+    clock: Clock,
+    inspection_type: FromPath[str],
+    product_id: FromPath[str],
+) -> dict[str, Any]:
+    """Set product fields not yet defined (not for `people`: update the inspection)."""
+    body = json_object(await read_body(request), required=False)
+    return await in_thread(
+        inspections.update_product, db, auth, inspection_type, product_id, body, clock()
+    )
+
+
+@post(
+    "/v1/inspection/finish/{inspection_id:str}",
+    tags=TAGS,
+    status_code=200,
+    operation_class=operation(status=200, response=INSPECTION, errors=(404, 409), body=FINISH_BODY),
+)
+async def finish_inspection(
+    db: Database, settings: Settings, auth: AuthContext, clock: Clock, inspection_id: FromPath[str]
+) -> dict[str, Any]:
+    """The client finishes the inspection: verdict computed, `completedBy: client`."""
+    return await in_thread(
+        inspections.finish_inspection, db, settings, auth, inspection_id, clock()
+    )
+
+
+@post(
+    "/v1/inspection/{inspection_id:str}/start",
+    tags=TAGS,
+    status_code=200,
+    operation_class=operation(status=200, response=INSPECTION, errors=(404, 409), body=FINISH_BODY),
+)
+async def start_inspection(
+    db: Database, settings: Settings, auth: AuthContext, clock: Clock, inspection_id: FromPath[str]
+) -> dict[str, Any]:
+    """Move a `created` inspection to `started` (the consumer opened it)."""
+    return await in_thread(inspections.start_inspection, db, settings, auth, inspection_id, clock())
+
+
+@post(
+    "/v1/inspection/{inspection_id:str}/damage",
+    tags=TAGS,
+    status_code=200,
+    operation_class=operation(status=200, response=INSPECTION, errors=(404, 409), body=DAMAGE_BODY),
+)
+async def declare_damage(
+    request: Request[Any, Any, Any],
+    db: Database,
+    settings: Settings,
+    auth: AuthContext,
+    clock: Clock,
+    inspection_id: FromPath[str],
+) -> dict[str, Any]:
+    """A damage declared by the consumer (template feature `damage_declaration`)."""
+    body = json_object(await read_body(request))
+    return await in_thread(
+        inspections.declare_damage, db, settings, auth, inspection_id, body, clock()
+    )
+
+
+ROUTES: list[Any] = [
+    create_inspection,
+    list_inspections,
+    get_inspection,
+    update_inspection,
+    update_product,
+    finish_inspection,
+    start_inspection,
+    declare_damage,
+]

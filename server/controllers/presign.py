@@ -1,0 +1,119 @@
+"""Presigned links: a read-only URL to one inspection for people without an API key.
+
+`POST /v1/inspection/presign/detail/:inspectionId` signs a token (kind `inspection_detail`,
+subject the inspection id) with the server secret; `GET` of the returned `url` answers the
+Inspection object with no key. An expired, altered or foreign token is 403 (JSON).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from litestar import Request, get, post
+from litestar.params import FromPath, QueryParameter
+
+from server import tokens
+from server.auth import AuthContext
+from server.db import Database
+from server.deps import PUBLIC_OPT, Clock
+from server.errors import ApiError
+from server.multipart import json_object, read_body
+from server.schemas import INSPECTION, PRESIGN_BODY, PRESIGNED, operation
+from server.services import inspections
+from server.services.common import in_thread
+from server.settings import Settings
+
+TAGS = ["presigned links"]
+
+#: Token kind of presigned detail links.
+DETAIL_TOKEN_KIND = "inspection_detail"
+#: Lifetime of a link when `expiresInSeconds` is not given (1 hour), and the longest (7 days).
+DEFAULT_EXPIRES_IN_SECONDS = 3600
+MAX_EXPIRES_IN_SECONDS = 7 * 24 * 3600
+
+
+def _expires_in(body: dict[str, Any]) -> int:
+    value = body.get("expiresInSeconds", DEFAULT_EXPIRES_IN_SECONDS)
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or not 1 <= value <= MAX_EXPIRES_IN_SECONDS
+    ):
+        raise ApiError(
+            "invalid_expires_in",
+            400,
+            f"expiresInSeconds must be a whole number from 1 to {MAX_EXPIRES_IN_SECONDS}.",
+            [{"field": "expiresInSeconds", "message": "out of range"}],
+        )
+    return value
+
+
+def _presign(
+    db: Database,
+    settings: Settings,
+    auth: AuthContext,
+    inspection_id: FromPath[str],
+    expires_in: int,
+    now: datetime,
+) -> dict[str, Any]:
+    with db.session() as session:
+        inspections.find_inspection(session, auth, inspection_id, lock=False)
+    token, expires_at = tokens.issue(
+        DETAIL_TOKEN_KIND, inspection_id, auth.company_id, auth.mode, expires_in, now=now
+    )
+    return {
+        "accessToken": token,
+        "expiresAt": expires_at.isoformat().replace("+00:00", "Z"),
+        "url": f"{settings.public_url}/v1/inspection/presign/detail/{inspection_id}?token={token}",
+    }
+
+
+@post(
+    "/v1/inspection/presign/detail/{inspection_id:str}",
+    tags=TAGS,
+    status_code=200,
+    operation_class=operation(status=200, response=PRESIGNED, errors=(404,), body=PRESIGN_BODY),
+)
+async def presign_detail(
+    request: Request[Any, Any, Any],
+    db: Database,
+    settings: Settings,
+    auth: AuthContext,
+    clock: Clock,
+    inspection_id: FromPath[str],
+) -> dict[str, Any]:
+    """A signed, expiring, read-only link to the inspection."""
+    body = json_object(await read_body(request), required=False)
+    expires_in = _expires_in(body)
+    return await in_thread(_presign, db, settings, auth, inspection_id, expires_in, clock())
+
+
+@get(
+    "/v1/inspection/presign/detail/{inspection_id:str}",
+    tags=TAGS,
+    sync_to_thread=True,
+    opt={PUBLIC_OPT: True},
+    security=[],
+    operation_class=operation(status=200, response=INSPECTION, errors=(403, 404), public=True),
+)
+def read_presigned(
+    db: Database,
+    settings: Settings,
+    clock: Clock,
+    inspection_id: FromPath[str],
+    token: Annotated[str, QueryParameter(name="token", description="The link's accessToken.")] = "",
+) -> dict[str, Any]:
+    """The Inspection object, for the holder of a valid link (no API key)."""
+    try:
+        claims = tokens.verify(DETAIL_TOKEN_KIND, token, now=clock())
+    except tokens.TokenError as error:
+        code = "link_expired" if error.code == "token_expired" else "invalid_link"
+        raise ApiError(code, 403, error.description) from None
+    if claims.subject != inspection_id:
+        raise ApiError("invalid_link", 403, "The link is for another inspection.")
+    auth = AuthContext(company_id=claims.company_id, mode=claims.mode, key_id="presigned-link")
+    return inspections.get_inspection(db, settings, auth, inspection_id)
+
+
+ROUTES: list[Any] = [presign_detail, read_presigned]

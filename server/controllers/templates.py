@@ -1,0 +1,134 @@
+"""Template routes: list and read templates (the company's and the built-ins), and, for
+template authors, create a custom template from `.insp` source and revise it."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from litestar import Request, get, post, put
+from litestar.params import FromPath, QueryParameter
+from litestar.response import Response
+
+from server.auth import AuthContext
+from server.db import Database
+from server.deps import Clock
+from server.errors import ApiError
+from server.multipart import read_body
+from server.schemas import TEMPLATE, TEMPLATE_LIST, TEMPLATE_SOURCE_BODY, operation
+from server.services import templates
+from server.services.common import in_thread
+
+TAGS = ["templates"]
+
+
+@get(
+    "/v1/inspection/template",
+    tags=TAGS,
+    sync_to_thread=True,
+    operation_class=operation(status=200, response=TEMPLATE_LIST, errors=()),
+)
+def list_templates(
+    db: Database,
+    auth: AuthContext,
+    inspection_type: Annotated[str | None, QueryParameter(name="inspectionType")] = None,
+    kind: Annotated[
+        str | None, QueryParameter(name="type", description="`created` or `built-in`")
+    ] = None,
+) -> list[dict[str, Any]]:
+    """The company's templates (latest revision of each) and the built-in ones."""
+    return templates.list_templates(db, auth.company_id, inspection_type=inspection_type, kind=kind)
+
+
+@get(
+    "/v1/inspection/template/{template_id:str}",
+    tags=TAGS,
+    sync_to_thread=True,
+    operation_class=operation(status=200, response=TEMPLATE, errors=(404,)),
+)
+def get_template(
+    db: Database,
+    auth: AuthContext,
+    template_id: FromPath[str],
+    with_logic: Annotated[
+        str | None,
+        QueryParameter(name="withLogic", description="`true` adds the compiled `logic`."),
+    ] = None,
+) -> dict[str, Any]:
+    """One template object: a custom template's latest revision, or a built-in."""
+    return templates.get_template(
+        db, auth.company_id, template_id, with_logic=with_logic in ("true", "1")
+    )
+
+
+@get(
+    "/v1/inspection/template/{template_id:str}/source",
+    tags=TAGS,
+    sync_to_thread=True,
+    media_type="text/plain",
+    operation_class=operation(status=200, response=None, errors=(404,)),
+)
+def get_template_source(
+    db: Database, auth: AuthContext, template_id: FromPath[str]
+) -> Response[str]:
+    """The `.insp` source of a custom template's latest revision (text/plain)."""
+    source = templates.get_template_source(db, auth.company_id, template_id)
+    return Response(source, media_type="text/plain; charset=utf-8")
+
+
+async def _source(request: Request[Any, Any, Any]) -> str:
+    body = await read_body(request, allow_text=True)
+    if body.text is not None:
+        return body.text
+    if isinstance(body.data, dict) and isinstance(body.data.get("source"), str):
+        return str(body.data["source"])
+    raise ApiError.of(
+        "invalid_body",
+        'Send the template\'s .insp source as text/plain, or JSON {"source": "..."}.',
+    )
+
+
+@post(
+    "/v1/inspection/template",
+    tags=TAGS,
+    status_code=201,
+    operation_class=operation(
+        status=201, response=TEMPLATE, errors=(409, 422), body=TEMPLATE_SOURCE_BODY, text=True
+    ),
+)
+async def create_template(
+    request: Request[Any, Any, Any], db: Database, auth: AuthContext, clock: Clock
+) -> dict[str, Any]:
+    """Create a custom template (`type: created`) from its `.insp` source."""
+    source = await _source(request)
+    return await in_thread(templates.create_template, db, auth.company_id, source, clock())
+
+
+@put(
+    "/v1/inspection/template/{template_id:str}",
+    tags=TAGS,
+    status_code=200,
+    operation_class=operation(
+        status=200, response=TEMPLATE, errors=(404, 409, 422), body=TEMPLATE_SOURCE_BODY, text=True
+    ),
+)
+async def revise_template(
+    request: Request[Any, Any, Any],
+    db: Database,
+    auth: AuthContext,
+    clock: Clock,
+    template_id: FromPath[str],
+) -> dict[str, Any]:
+    """A new revision of a custom template; inspections created before keep their revision."""
+    source = await _source(request)
+    return await in_thread(
+        templates.revise_template, db, auth.company_id, template_id, source, clock()
+    )
+
+
+ROUTES: list[Any] = [
+    list_templates,
+    get_template,
+    get_template_source,
+    create_template,
+    revise_template,
+]

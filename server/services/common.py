@@ -1,0 +1,99 @@
+"""Helpers every service shares: runtime errors as API errors, and event publishing."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import re
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any, TypeVar
+
+import anyio.to_thread
+from sqlmodel import Session
+
+from runtime import InspectionError
+from server import tokens
+from server.errors import ApiError, from_inspection_error
+
+T = TypeVar("T")
+
+_EVENTS_MODULE = "server.events"
+_events: list[ModuleType | None] = []
+
+
+def run_runtime(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Call a runtime function; its refusals become `ApiError`s with the runtime's code."""
+    try:
+        return function(*args, **kwargs)
+    except InspectionError as error:
+        raise from_inspection_error(error) from None
+
+
+def _events_module() -> ModuleType | None:
+    """`server.events` when it exists (R writes it); None while it does not."""
+    if not _events:
+        try:
+            _events.append(importlib.import_module(_EVENTS_MODULE))
+        except ModuleNotFoundError as error:
+            if error.name != _EVENTS_MODULE:
+                raise
+            _events.append(None)
+    return _events[0]
+
+
+def publish(
+    session: Session, *, company_id: str, testing: bool, event: str, payload: dict[str, Any]
+) -> None:
+    """Record an event in the caller's transaction (a no-op until `server.events` exists)."""
+    module = _events_module()
+    if module is not None:
+        module.publish(
+            session, company_id=company_id, testing=testing, event=event, payload=payload
+        )
+
+
+#: Token kind of the signed links in image `src` values.
+CONTENT_TOKEN_KIND = "image_content"
+#: A stored file's id (24 hex characters).
+_FILE_ID = re.compile(r"[0-9a-f]{24}")
+#: Lifetime of the token in an image `src` link.
+CONTENT_TOKEN_TTL_SECONDS = 60 * 60
+
+
+def content_url(public_url: str, image_id: str) -> str:
+    """Where an image's bytes are served (`GET /v1/inspection/image/:imageId/content`)."""
+    return f"{public_url}/v1/inspection/image/{image_id}/content"
+
+
+def sign_sources(public_url: str, document: Any, company_id: str, testing: bool) -> Any:
+    """Add a fresh content token to every link to this server's stored files in a document
+    (image `src` values and file input values), in place; returns the document."""
+    mode: tokens.Mode = "test" if testing else "live"
+    prefix = content_url(public_url, "")[: -len("/content")]
+    stack = [document]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key in ("src", "value"):
+                link = item.get(key)
+                if isinstance(link, str) and link.startswith(prefix):
+                    file_id = link[len(prefix) :].removesuffix("/content")
+                    if _FILE_ID.fullmatch(file_id) and link.endswith("/content"):
+                        token, _ = tokens.issue(
+                            CONTENT_TOKEN_KIND, file_id, company_id, mode, CONTENT_TOKEN_TTL_SECONDS
+                        )
+                        item[key] = f"{link}?token={token}"
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return document
+
+
+def not_found_inspection() -> ApiError:
+    return ApiError.of("inspection_not_found", "No inspection with that id.")
+
+
+async def in_thread(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run a blocking service call in a worker thread (async handlers read bodies first)."""
+    return await anyio.to_thread.run_sync(functools.partial(function, *args, **kwargs))

@@ -1,0 +1,233 @@
+"""Images: uploads (bytes to the blob store, the record through the runtime), upload tokens,
+validation results, and reading an image's bytes back.
+
+An image's `src` is `{public_url}/v1/inspection/image/{imageId}/content`. That endpoint answers
+to the company's API key, or to a signed `token` query parameter: every Inspection object the
+API returns carries `src` values with a fresh token (valid `CONTENT_TOKEN_TTL_SECONDS`), so a
+browser can show the photos without a key, and a leaked link stops working soon.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, cast
+
+from sqlmodel import Session
+
+import runtime
+from runtime import ImageUpload, InspectionState, new_object_id
+from server import tokens
+from server.auth import AuthContext
+from server.blobs import BlobNotFound, BlobStore
+from server.db import Database
+from server.errors import ApiError
+from server.multipart import UploadedFile
+from server.records import ImageRecord
+from server.services import inspections
+from server.services.common import CONTENT_TOKEN_KIND, content_url, run_runtime, sign_sources
+from server.settings import Settings
+
+#: Lifetime of an upload token (`POST /v1/inspection/image/token/:productId`).
+UPLOAD_TOKEN_TTL_SECONDS = 15 * 60
+#: Token kind of upload tokens (`server.tokens`; the auth middleware verifies this kind).
+UPLOAD_TOKEN_KIND = "image"
+
+
+def _check_scope(auth: AuthContext, product_id: str) -> None:
+    """An upload token is good for its own product only."""
+    if auth.scope is not None and auth.scope != f"image:{product_id}":
+        raise ApiError("forbidden", 403, "This upload token is for another product.")
+
+
+def _upload_fields(data: dict[str, Any]) -> dict[str, Any]:
+    """The `data` part's fields as `ImageUpload` arguments; `invalid_body` 400 when malformed."""
+    side = data.get("side")
+    identifier = data.get("identifier")
+    if side is None and identifier is None:
+        raise _invalid_image_data("side", "`side` (or a template image `identifier`) is required")
+    if side is not None and (not isinstance(side, str) or not side or len(side) > 100):
+        raise _invalid_image_data("side", "side must be a text of 1 to 100 characters")
+    if identifier is not None and (not isinstance(identifier, str) or len(identifier) > 100):
+        raise _invalid_image_data("identifier", "identifier must be a text")
+    date = data.get("date")
+    if date is not None and (not isinstance(date, str) or len(date) > 40):
+        raise _invalid_image_data("date", "date must be an ISO 8601 text")
+    fields: dict[str, Any] = {"side": side, "identifier": identifier, "date": date}
+    coordinates = data.get("coordinates")
+    if coordinates is not None:
+        if not isinstance(coordinates, dict):
+            raise _invalid_image_data("coordinates", "coordinates must be an object")
+        for axis, bound in (("latitude", 90), ("longitude", 180)):
+            value = coordinates.get(axis)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise _invalid_image_data(f"coordinates.{axis}", f"{axis} must be a number")
+            if not -bound <= value <= bound:
+                raise _invalid_image_data(
+                    f"coordinates.{axis}", f"{axis} must be between -{bound} and {bound}"
+                )
+            fields[axis] = float(value)
+    target = data.get("target")
+    if target is not None:
+        if target not in ("product", "identity", "custom"):
+            raise _invalid_image_data("target", "target must be product, identity or custom")
+        fields["target"] = target
+    return fields
+
+
+def _invalid_image_data(field: str, message: str) -> ApiError:
+    return ApiError.of(
+        "invalid_body", f"{field}: {message}", [{"field": field, "message": message}]
+    )
+
+
+def _image_by_id(state: InspectionState, image_id: str) -> Any | None:
+    for product in state.products:
+        for image in [*product.images, *product.extraImages]:
+            if image.id == image_id:
+                return image
+    return None
+
+
+def upload_image(
+    db: Database,
+    settings: Settings,
+    blobs: BlobStore,
+    auth: AuthContext,
+    product_id: str,
+    image: UploadedFile | None,
+    data: Any,
+    now: datetime,
+) -> dict[str, Any]:
+    """Store an uploaded photo and add it to its product's inspection; the image record."""
+    _check_scope(auth, product_id)
+    if image is None or not image.data:
+        raise ApiError.of(
+            "invalid_body", "A non-empty multipart file part named `image` is required."
+        )
+    if not isinstance(data, dict):
+        raise ApiError.of("invalid_body", "The `data` part must hold a JSON object.")
+    fields = _upload_fields(data)
+    with db.session() as session:
+        product = inspections.find_product(session, auth, product_id)
+    blob_key = f"images/{auth.company_id}/{new_object_id()}"
+    image_id = new_object_id()
+    upload = ImageUpload(
+        data=image.data,
+        content_type=image.content_type,
+        src=content_url(settings.public_url, image_id),
+        **{name: value for name, value in fields.items() if value is not None},
+    )
+    added: list[str] = []
+
+    def operation(loaded: inspections.Loaded) -> InspectionState:
+        fresh = iter([image_id])
+        state, record = run_runtime(
+            runtime.add_image,
+            loaded.program,
+            loaded.state,
+            product_id,
+            upload,
+            now=now,
+            ids=lambda: next(fresh, None) or new_object_id(),
+        )
+        if record.id != image_id:  # the runtime named it otherwise: point src at its id
+            stored = _image_by_id(state, record.id)
+            if stored is not None:
+                stored.src = content_url(settings.public_url, record.id)
+        added.append(record.id)
+        return state
+
+    def events(
+        loaded: inspections.Loaded, state: InspectionState
+    ) -> list[tuple[str, dict[str, Any]]]:
+        stored = _image_by_id(state, added[0])
+        if stored is not None and stored.processed:
+            return [("image_processed", {"imageId": added[0], "productId": product_id})]
+        return []
+
+    def add_row(session: Session, loaded: inspections.Loaded, state: InspectionState) -> None:
+        session.add(
+            ImageRecord(
+                id=added[0],
+                inspection_id=loaded.record.id,
+                product_id=product_id,
+                company_id=auth.company_id,
+                testing=auth.testing,
+                kind="image",
+                blob_key=blob_key,
+                content_type=image.content_type,
+                size=len(image.data),
+                filename=image.filename[:500],
+                created_at=now,
+            )
+        )
+
+    blobs.put(blob_key, image.data)
+    try:
+        _loaded, state = inspections.change(
+            db, auth, product.inspection_id, operation, now, events=events, after=add_row
+        )
+    except BaseException:
+        blobs.delete(blob_key)
+        raise
+    stored = _image_by_id(state, added[0])
+    if stored is None:
+        raise ApiError.of("internal_error", "The uploaded image is missing from the inspection.")
+    document = stored.model_dump(mode="json", by_alias=True)
+    return cast(
+        dict[str, Any],
+        sign_sources(settings.public_url, document, auth.company_id, auth.testing),
+    )
+
+
+def upload_token(db: Database, auth: AuthContext, product_id: str, now: datetime) -> dict[str, Any]:
+    """A short-lived token that lets a device upload images of this product without the key."""
+    _check_scope(auth, product_id)
+    with db.session() as session:
+        inspections.find_product(session, auth, product_id)
+    token, expires_at = tokens.issue(
+        UPLOAD_TOKEN_KIND, product_id, auth.company_id, auth.mode, UPLOAD_TOKEN_TTL_SECONDS, now=now
+    )
+    return {"token": token, "expiresAt": _iso(expires_at)}
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+# --- reading images ----------------------------------------------------------------------------
+
+
+def _image_record(session: Session, image_id: str) -> ImageRecord | None:
+    return session.get(ImageRecord, image_id)
+
+
+def image_content(
+    db: Database,
+    blobs: BlobStore,
+    image_id: str,
+    *,
+    auth: AuthContext | None,
+    token: str | None,
+) -> tuple[bytes, str]:
+    """The bytes and media type of an image, for its company's key or a valid content token."""
+    if auth is None:
+        if not token:
+            raise ApiError.of("unauthorized", "Send the x-api-key header or a `token` parameter.")
+        try:
+            claims = tokens.verify(CONTENT_TOKEN_KIND, token)
+        except tokens.TokenError as error:
+            raise ApiError(error.code, 403, error.description) from None
+        if claims.subject != image_id:
+            raise ApiError("invalid_token", 403, "The token is for another image.")
+        company_id, testing = claims.company_id, claims.mode == "test"
+    else:
+        company_id, testing = auth.company_id, auth.testing
+    with db.session() as session:
+        record = _image_record(session, image_id)
+    if record is None or record.company_id != company_id or record.testing != testing:
+        raise ApiError.of("image_not_found", "No image with that id.")
+    try:
+        return blobs.get(record.blob_key), record.content_type
+    except BlobNotFound:
+        raise ApiError.of("image_not_found", "The image's bytes are no longer stored.") from None

@@ -1,0 +1,147 @@
+"""Listing inspections: filters on indexed columns, chronological order, offset paging.
+
+The page is found with a deferred join: the ids of the page are read from the composite index
+`(company_id, testing, <filter>, created_at, id)` alone (an index-only walk, no sort), and only
+those rows' documents are loaded. The total is `count(*)` with the same filter, also index-only.
+The paging fields are those of the spec (the mongoose-paginate shape).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, cast
+
+from sqlalchemy import func, select
+
+from inspectlang.manifest import INSPECTION_TYPES
+from server.auth import AuthContext
+from server.db import Database
+from server.errors import ApiError
+from server.records import InspectionRecord
+from server.services.inspections import load, to_document
+
+#: Page size when none is asked for (spec: default 10).
+DEFAULT_LIMIT = 10
+#: Largest page size; a larger `limit` is refused with 400 `invalid_limit` (not clamped).
+MAX_LIMIT = 100
+#: Largest page number accepted (keeps the offset arithmetic and the SQL sane).
+MAX_PAGE = 10_000_000
+#: Longest filter value accepted.
+MAX_FILTER_CHARS = 200
+
+STATUSES = ("created", "started", "processing", "completed", "blocked")
+VEREDICTS = ("approved", "disapproved", "not_defined")
+
+#: Query parameter -> (column, allowed values or None for free text).
+FILTERS: dict[str, tuple[str, tuple[str, ...] | None]] = {
+    "status": ("status", STATUSES),
+    "veredict": ("veredict", VEREDICTS),
+    "type": ("type", INSPECTION_TYPES),
+    "consumerIdentification": ("consumer_identification", None),
+    "plate": ("plate", None),
+    "templateId": ("template_id", None),
+}
+
+
+def _positive_int(raw: str | None, *, name: str, code: str, default: int, maximum: int) -> int:
+    if raw is None or raw == "":
+        return default
+    text = raw.strip()
+    if not text.isdigit() or len(text) > 12 or int(text) < 1:
+        raise ApiError(
+            code,
+            400,
+            f"{name} must be a whole number from 1 to {maximum}.",
+            [{"field": name, "message": f"got {raw[:40]!r}"}],
+        )
+    value = int(text)
+    if value > maximum:
+        raise ApiError(
+            code,
+            400,
+            f"{name} must be at most {maximum}.",
+            [{"field": name, "message": f"got {value}"}],
+        )
+    return value
+
+
+def paging(params: Mapping[str, str | None]) -> tuple[int, int]:
+    """(page, limit) from the query; `limit` wins over the spec's `limite` spelling."""
+    limit_name = "limit"
+    raw_limit = params.get("limit")
+    if raw_limit is None or raw_limit == "":
+        limit_name, raw_limit = "limite", params.get("limite")
+    limit = _positive_int(
+        raw_limit, name=limit_name, code="invalid_limit", default=DEFAULT_LIMIT, maximum=MAX_LIMIT
+    )
+    page = _positive_int(
+        params.get("page"), name="page", code="invalid_page", default=1, maximum=MAX_PAGE
+    )
+    return page, limit
+
+
+def filters(params: Mapping[str, str | None]) -> dict[str, str]:
+    """Column -> value of each filter given; 400 `invalid_filter` for a value out of its set."""
+    chosen: dict[str, str] = {}
+    for name, (column, allowed) in FILTERS.items():
+        value = params.get(name)
+        if value is None or value == "":
+            continue
+        if (allowed is not None and value not in allowed) or len(value) > MAX_FILTER_CHARS:
+            expected = f"one of {', '.join(allowed)}" if allowed else "a shorter text"
+            raise ApiError(
+                "invalid_filter",
+                400,
+                f"The filter {name} must be {expected}.",
+                [{"field": name, "message": f"got {value[:40]!r}"}],
+            )
+        chosen[column] = value
+    return chosen
+
+
+def list_inspections(
+    db: Database, public_url: str, auth: AuthContext, params: Mapping[str, str | None]
+) -> dict[str, Any]:
+    """One page of the caller's inspections (its company and key mode), oldest first."""
+    page, limit = paging(params)
+    chosen = filters(params)
+    model = cast(Any, InspectionRecord)
+    conditions = [model.company_id == auth.company_id, model.testing == auth.testing]
+    conditions.extend(getattr(model, column) == value for column, value in chosen.items())
+    offset = (page - 1) * limit
+    with db.session() as session:
+        total = session.execute(
+            select(func.count()).select_from(model).where(*conditions)
+        ).scalar_one()
+        page_ids = (
+            select(model.id)
+            .where(*conditions)
+            .order_by(model.created_at, model.id)
+            .limit(limit)
+            .offset(offset)
+            .scalar_subquery()
+        )
+        rows = list(
+            session.execute(
+                select(model).where(model.id.in_(page_ids)).order_by(model.created_at, model.id)
+            ).scalars()
+        )
+        documents = []
+        for record in rows:
+            loaded = load(session, record)
+            documents.append(to_document(loaded.program, loaded.state, record, public_url))
+    total_pages = max(1, -(-total // limit))
+    has_prev = page > 1
+    has_next = page < total_pages
+    return {
+        "inspections": documents,
+        "totalInspections": total,
+        "limit": limit,
+        "totalPages": total_pages,
+        "page": page,
+        "pagingCounter": offset + 1,
+        "hasPrevPage": has_prev,
+        "hasNextPage": has_next,
+        "prevPage": page - 1 if has_prev else None,
+        "nextPage": page + 1 if has_next else None,
+    }

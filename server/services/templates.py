@@ -1,0 +1,428 @@
+"""Templates: compile and store custom templates as immutable revisions; find the manifest an
+inspection is created from; cache the runtime program of each manifest.
+
+A custom template's id is assigned by the server (24 random hex characters) when it is created
+and kept across revisions; an `id:` in the source is replaced, so ids never collide between
+companies or with built-ins. Each revision's manifest is stored under a content key (SHA-256 of
+its JSON), and inspections point at that key: a new revision never changes an old inspection.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from collections import OrderedDict
+from datetime import datetime
+from typing import Any, cast
+
+from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session
+
+from inspectlang.builtins import builtin_templates, get_builtin, get_builtin_by_id
+from inspectlang.compiler import compile_source, timestamp, with_revision
+from inspectlang.diagnostics import TemplateError
+from inspectlang.manifest import ALIASES, INSPECTION_TYPES, Template
+from runtime import Program, load_program, new_object_id
+from server.db import Database
+from server.errors import ApiError
+from server.records import TemplateManifestRecord, TemplateRecord, TemplateRevisionRecord
+
+#: A template id as the spec shows them: 24 lowercase hex characters.
+TEMPLATE_ID = re.compile(r"[0-9a-f]{24}")
+#: Longest template source accepted, in characters (the compiler has its own limit too).
+MAX_SOURCE_CHARS = 200_000
+#: How many compiled programs and parsed manifests stay in memory.
+CACHE_SIZE = 512
+
+TEMPLATE_KINDS = ("created", "built-in")
+
+
+class _LruCache:
+    """A small thread-safe LRU map; values are immutable, keyed by content hash."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[str, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> Any | None:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: str, value: Any) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+
+_manifests = _LruCache(CACHE_SIZE)
+_programs = _LruCache(CACHE_SIZE)
+
+
+def manifest_key(manifest: Template) -> str:
+    """The content key of a manifest: SHA-256 of its canonical JSON form."""
+    canonical = json.dumps(manifest.to_api(), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def program_for(key: str, manifest: Template) -> Program:
+    """The runtime program of a stored manifest, compiled once per content key."""
+    program = _programs.get(key)
+    if program is None:
+        program = load_program(manifest)
+        _programs.put(key, program)
+    return cast(Program, program)
+
+
+def template_not_found() -> ApiError:
+    return ApiError.of("not_found_template", "No template with that id.")
+
+
+# --- compiling ---------------------------------------------------------------------------------
+
+
+def name_key(name: str) -> str:
+    """Names are unique per company regardless of case and spacing."""
+    return " ".join(name.split()).casefold()
+
+
+def compile_template(
+    source: str, *, template_id: str, created_at: datetime, now: datetime
+) -> Template:
+    """Compile `.insp` source into a custom template manifest with the server's id and times.
+
+    422 `invalid_template` with every diagnostic in `errors` when it does not compile.
+    """
+    if not source.strip():
+        raise ApiError(
+            "invalid_template", 422, "The template source is empty.", [_empty_source_error()]
+        )
+    if len(source) > MAX_SOURCE_CHARS:
+        raise ApiError(
+            "invalid_template",
+            422,
+            f"The template source is longer than {MAX_SOURCE_CHARS} characters.",
+        )
+    try:
+        compiled = compile_source(source, now=now)
+    except TemplateError as error:
+        raise ApiError(
+            "invalid_template",
+            422,
+            f"The template does not compile: {len(error.diagnostics)} problem(s).",
+            error.to_list(),
+        ) from None
+    # The server's id replaces the compiler's derived one; the revision hash is recomputed so
+    # that it covers the id (the runtime caches programs by revision).
+    return with_revision(
+        compiled.model_copy(
+            update={
+                "id": template_id,
+                "type": "created",
+                "createdAt": timestamp(created_at),
+                "updatedAt": timestamp(now),
+            }
+        )
+    )
+
+
+def _empty_source_error() -> dict[str, Any]:
+    return {
+        "code": "E011",
+        "severity": "error",
+        "message": "missing template header",
+        "line": 1,
+        "column": 1,
+    }
+
+
+# --- storage -----------------------------------------------------------------------------------
+
+
+def store_manifest(session: Session, key: str, manifest: Template, now: datetime) -> None:
+    """Insert a manifest under its content key unless it is already there (race-free)."""
+    values = {
+        "key": key,
+        "template_id": manifest.id,
+        "manifest": manifest.to_api(),
+        "created_at": now,
+    }
+    table = cast(Any, TemplateManifestRecord).__table__
+    dialect = session.get_bind().dialect.name
+    insert = postgresql_insert if dialect == "postgresql" else sqlite_insert
+    session.execute(insert(table).values(**values).on_conflict_do_nothing(index_elements=["key"]))
+    _manifests.put(key, manifest)
+
+
+def load_manifest(session: Session, key: str) -> Template:
+    """The manifest stored under `key` (cached: manifests never change)."""
+    cached = _manifests.get(key)
+    if cached is not None:
+        return cast(Template, cached)
+    record = session.get(TemplateManifestRecord, key)
+    if record is None:
+        raise ApiError.of("internal_error", "A stored template revision is missing.")
+    manifest = Template.from_api(record.manifest)
+    _manifests.put(key, manifest)
+    return manifest
+
+
+def _api(manifest: Template, record: TemplateRecord | None, with_logic: bool) -> dict[str, Any]:
+    data = manifest.to_api(with_logic=with_logic)
+    if record is not None:
+        data["revision"] = record.latest_revision
+    return data
+
+
+def _find_record(session: Session, company_id: str, template_id: str) -> TemplateRecord | None:
+    record = session.get(TemplateRecord, template_id)
+    if record is None or record.company_id != company_id:
+        return None
+    return record
+
+
+def _check_name_free(session: Session, company_id: str, name: str, template_id: str | None) -> None:
+    statement = select(TemplateRecord).where(
+        cast(Any, TemplateRecord.company_id) == company_id,
+        cast(Any, TemplateRecord.name_key) == name_key(name),
+    )
+    existing = session.execute(statement).scalars().first()
+    if existing is not None and existing.id != template_id:
+        raise _name_taken(name)
+    if any(name_key(builtin.name) == name_key(name) for builtin in builtin_templates()):
+        raise _name_taken(name)
+
+
+def _name_taken(name: str) -> ApiError:
+    return ApiError(
+        "template_name_taken",
+        409,
+        f"The company already has a template named {name!r} (or it is a built-in's name).",
+    )
+
+
+def create_template(db: Database, company_id: str, source: str, now: datetime) -> dict[str, Any]:
+    """Compile and store a new custom template (revision 1); the template object."""
+    template_id = new_object_id()
+    manifest = compile_template(source, template_id=template_id, created_at=now, now=now)
+    key = manifest_key(manifest)
+    with db.session(immediate=True) as session:
+        _check_name_free(session, company_id, manifest.name, None)
+        store_manifest(session, key, manifest, now)
+        record = TemplateRecord(
+            id=template_id,
+            company_id=company_id,
+            name=manifest.name,
+            name_key=name_key(manifest.name),
+            inspection_type=manifest.inspectionType,
+            latest_revision=1,
+            manifest_key=key,
+            created_at=now,
+            updated_at=now,
+        )
+        session.add(record)
+        session.flush()
+        session.add(
+            TemplateRevisionRecord(
+                template_id=template_id, number=1, source=source, manifest_key=key, created_at=now
+            )
+        )
+        _commit_or_name_taken(session, manifest.name)
+    return _api(manifest, record, with_logic=False)
+
+
+def revise_template(
+    db: Database, company_id: str, template_id: str, source: str, now: datetime
+) -> dict[str, Any]:
+    """Store a new revision of a custom template; existing inspections keep theirs."""
+    with db.session(immediate=True) as session:
+        record = _find_record(session, company_id, template_id)
+        if record is None:
+            if get_builtin_by_id(template_id) is not None:
+                raise ApiError(
+                    "template_not_editable", 409, "Built-in templates cannot be changed."
+                )
+            raise template_not_found()
+        record = session.execute(
+            select(TemplateRecord)
+            .where(cast(Any, TemplateRecord.id) == template_id)
+            .with_for_update()
+        ).scalar_one()
+        manifest = compile_template(
+            source, template_id=template_id, created_at=record.created_at, now=now
+        )
+        if manifest.inspectionType != record.inspection_type:
+            raise ApiError(
+                "template_type_changed",
+                422,
+                f"A revision cannot change the inspection type ({record.inspection_type} to "
+                f"{manifest.inspectionType}); create a new template instead.",
+            )
+        _check_name_free(session, company_id, manifest.name, template_id)
+        key = manifest_key(manifest)
+        store_manifest(session, key, manifest, now)
+        record.latest_revision += 1
+        record.name = manifest.name
+        record.name_key = name_key(manifest.name)
+        record.manifest_key = key
+        record.updated_at = now
+        session.add(record)
+        session.add(
+            TemplateRevisionRecord(
+                template_id=template_id,
+                number=record.latest_revision,
+                source=source,
+                manifest_key=key,
+                created_at=now,
+            )
+        )
+        _commit_or_name_taken(session, manifest.name)
+    return _api(manifest, record, with_logic=False)
+
+
+def _commit_or_name_taken(session: Session, name: str) -> None:
+    try:
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        raise _name_taken(name) from None
+
+
+# --- reading -----------------------------------------------------------------------------------
+
+
+def _validated_filters(inspection_type: str | None, kind: str | None) -> None:
+    if inspection_type is not None and inspection_type not in INSPECTION_TYPES:
+        raise ApiError(
+            "invalid_filter",
+            400,
+            f"inspectionType must be one of {', '.join(INSPECTION_TYPES)}.",
+            [{"field": "inspectionType", "message": "unknown inspection type"}],
+        )
+    if kind is not None and kind not in TEMPLATE_KINDS:
+        raise ApiError(
+            "invalid_filter",
+            400,
+            "type must be `created` or `built-in`.",
+            [{"field": "type", "message": "unknown template type"}],
+        )
+
+
+def list_templates(
+    db: Database, company_id: str, *, inspection_type: str | None, kind: str | None
+) -> list[dict[str, Any]]:
+    """The company's templates (latest revision each, oldest first), then the built-ins."""
+    _validated_filters(inspection_type, kind)
+    result: list[dict[str, Any]] = []
+    if kind in (None, "created"):
+        statement = select(TemplateRecord).where(cast(Any, TemplateRecord.company_id) == company_id)
+        if inspection_type is not None:
+            statement = statement.where(
+                cast(Any, TemplateRecord.inspection_type) == inspection_type
+            )
+        statement = statement.order_by(
+            cast(Any, TemplateRecord.created_at), cast(Any, TemplateRecord.id)
+        )
+        with db.session() as session:
+            for record in session.execute(statement).scalars():
+                manifest = load_manifest(session, record.manifest_key)
+                result.append(_api(manifest, record, with_logic=False))
+    if kind in (None, "built-in"):
+        result.extend(
+            builtin.to_api(with_logic=False)
+            for builtin in builtin_templates()
+            if inspection_type in (None, builtin.inspectionType)
+        )
+    return result
+
+
+def get_template(
+    db: Database, company_id: str, template_id: str, *, with_logic: bool = False
+) -> dict[str, Any]:
+    """One template object (the latest revision of a custom template); 404 otherwise."""
+    if not TEMPLATE_ID.fullmatch(template_id):
+        raise template_not_found()
+    with db.session() as session:
+        record = _find_record(session, company_id, template_id)
+        if record is not None:
+            return _api(load_manifest(session, record.manifest_key), record, with_logic)
+    builtin = get_builtin_by_id(template_id)
+    if builtin is None:
+        raise template_not_found()
+    return builtin.to_api(with_logic=with_logic)
+
+
+def get_template_source(db: Database, company_id: str, template_id: str) -> str:
+    """The `.insp` source of a custom template's latest revision."""
+    with db.session() as session:
+        record = _find_record(session, company_id, template_id)
+        if record is None:
+            raise template_not_found()
+        revision = session.execute(
+            select(TemplateRevisionRecord).where(
+                cast(Any, TemplateRevisionRecord.template_id) == template_id,
+                cast(Any, TemplateRevisionRecord.number) == record.latest_revision,
+            )
+        ).scalar_one()
+        return str(revision.source)
+
+
+def resolve_for_inspection(
+    session: Session, company_id: str, reference: Any, inspection_type: str, now: datetime
+) -> tuple[str, Template]:
+    """The (content key, manifest) a new inspection of `inspection_type` is created from.
+
+    `reference` is the body's `templateId`: an alias (`easy`, `deep`, `damage`) or a 24-hex id of
+    one of the company's templates or a built-in. Built-in manifests are stored on first use, so
+    the inspection keeps its revision even when a later release changes the built-in.
+    """
+    if not isinstance(reference, str) or not reference:
+        raise ApiError.of(
+            "invalid_template_id", "templateId is required: a 24-hex template id or an alias."
+        )
+    manifest: Template | None
+    if reference in ALIASES:
+        if inspection_type not in ALIASES[reference]:
+            raise ApiError.of(
+                "invalid_template_id",
+                f"The alias {reference!r} is not available for {inspection_type} inspections.",
+            )
+        manifest = get_builtin(reference, inspection_type)
+        if manifest is None:
+            raise template_not_found()
+    elif not TEMPLATE_ID.fullmatch(reference):
+        raise ApiError.of(
+            "invalid_template_id",
+            "templateId must be 24 hexadecimal characters or an alias (easy, deep, damage).",
+        )
+    else:
+        record = _find_record(session, company_id, reference)
+        if record is not None:
+            manifest = load_manifest(session, record.manifest_key)
+            _check_type(manifest, inspection_type)
+            return record.manifest_key, manifest
+        manifest = get_builtin_by_id(reference)
+        if manifest is None:
+            raise template_not_found()
+    _check_type(manifest, inspection_type)
+    key = manifest_key(manifest)
+    store_manifest(session, key, manifest, now)
+    return key, manifest
+
+
+def _check_type(manifest: Template, inspection_type: str) -> None:
+    if manifest.inspectionType != inspection_type:
+        raise ApiError.of(
+            "wrong_template_provided",
+            f"The template is for {manifest.inspectionType} inspections, not {inspection_type}.",
+        )

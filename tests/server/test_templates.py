@@ -1,0 +1,258 @@
+"""Template endpoints over real HTTP: built-ins, custom templates, revisions, every error code."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+
+FLEET = """\
+template "Fleet check"
+    type: car
+    locales: en_US
+
+variable score: numeric = 100
+
+image front
+    label: "Front"
+    validate plate, optional
+
+input mileage
+    type: numeric
+    label: "Mileage"
+    asked at: create
+    required
+    minimum: 0
+
+verdict
+    approve when score > 50
+"""
+
+BUILTIN_CAR_EASY = "5f0c0a000000000000000001"
+
+
+def _source(name: str, inspection_type: str = "car", extra: str = "") -> str:
+    header = f'template "{name}"\n    type: {inspection_type}\n'
+    return (
+        header
+        + '\nimage front\n    label: "Front"\n'
+        + extra
+        + "\nverdict\n    approve when true\n"
+    )
+
+
+def _create(client: httpx.Client, headers: dict[str, str], source: str) -> httpx.Response:
+    return client.post(
+        "/v1/inspection/template",
+        content=source.encode(),
+        headers={**headers, "content-type": "text/plain"},
+    )
+
+
+def test_list_has_the_eleven_builtins(client: httpx.Client, test_headers: dict[str, str]) -> None:
+    response = client.get("/v1/inspection/template", headers=test_headers)
+    assert response.status_code == 200
+    templates = response.json()
+    builtins = [t for t in templates if t["type"] == "built-in"]
+    assert len(builtins) == 11
+    assert {t["inspectionType"] for t in builtins} == {
+        "car",
+        "moto",
+        "bike",
+        "machinery",
+        "goods",
+        "people",
+        "custom",
+        "cellphone",
+    }
+    for template in builtins:
+        assert "logic" not in template
+        assert set(template) >= {"_id", "name", "images", "inputs", "schema", "parameters"}
+
+
+def test_list_filters(client: httpx.Client, test_headers: dict[str, str]) -> None:
+    created = _create(client, test_headers, _source("Filter me", "moto"))
+    assert created.status_code == 201, created.text
+    motos = client.get(
+        "/v1/inspection/template", params={"inspectionType": "moto"}, headers=test_headers
+    ).json()
+    assert {t["inspectionType"] for t in motos} == {"moto"}
+    assert [t["name"] for t in motos if t["type"] == "created"] == ["Filter me"]
+    assert len([t for t in motos if t["type"] == "built-in"]) == 2  # easy and deep
+    only_created = client.get(
+        "/v1/inspection/template", params={"type": "created"}, headers=test_headers
+    ).json()
+    assert [t["_id"] for t in only_created] == [created.json()["_id"]]
+    only_builtin = client.get(
+        "/v1/inspection/template", params={"type": "built-in"}, headers=test_headers
+    ).json()
+    assert len(only_builtin) == 11
+
+
+def test_list_bad_filters(client: httpx.Client, test_headers: dict[str, str]) -> None:
+    for params in ({"inspectionType": "boat"}, {"type": "custom"}):
+        response = client.get("/v1/inspection/template", params=params, headers=test_headers)
+        assert response.status_code == 400
+        assert response.json()["code"] == "invalid_filter"
+
+
+def test_get_builtin_and_unknown(client: httpx.Client, test_headers: dict[str, str]) -> None:
+    response = client.get(f"/v1/inspection/template/{BUILTIN_CAR_EASY}", headers=test_headers)
+    assert response.status_code == 200
+    assert response.json()["type"] == "built-in"
+    assert response.json()["inspectionType"] == "car"
+    with_logic = client.get(
+        f"/v1/inspection/template/{BUILTIN_CAR_EASY}",
+        params={"withLogic": "true"},
+        headers=test_headers,
+    )
+    assert "logic" in with_logic.json()
+    for template_id in ("0" * 24, "not-an-id"):
+        missing = client.get(f"/v1/inspection/template/{template_id}", headers=test_headers)
+        assert missing.status_code == 404
+        assert missing.json() == {
+            "code": "not_found_template",
+            "status": 404,
+            "description": "No template with that id.",
+        }
+
+
+def test_create_as_text_json_and_multipart(
+    client: httpx.Client, test_headers: dict[str, str]
+) -> None:
+    as_text = _create(client, test_headers, FLEET)
+    assert as_text.status_code == 201, as_text.text
+    template = as_text.json()
+    assert template["type"] == "created"
+    assert template["name"] == "Fleet check"
+    assert template["revision"] == 1
+    assert len(template["_id"]) == 24
+    assert template["inputs"][0]["validationSchema"]["required"] is True
+
+    as_json = client.post(
+        "/v1/inspection/template",
+        json={"source": _source("From JSON")},
+        headers=test_headers,
+    )
+    assert as_json.status_code == 201, as_json.text
+    as_multipart = client.post(
+        "/v1/inspection/template",
+        files={"data": (None, json.dumps({"source": _source("From form")}))},
+        headers=test_headers,
+    )
+    assert as_multipart.status_code == 201, as_multipart.text
+    assert as_multipart.json()["name"] == "From form"
+
+    read = client.get(f"/v1/inspection/template/{template['_id']}", headers=test_headers)
+    assert read.status_code == 200
+    assert read.json() == template
+    source = client.get(f"/v1/inspection/template/{template['_id']}/source", headers=test_headers)
+    assert source.status_code == 200
+    assert source.text == FLEET
+
+
+def test_invalid_source_gives_every_diagnostic(
+    client: httpx.Client, test_headers: dict[str, str]
+) -> None:
+    source = 'template "Broken"\n    type: boat\n\ninput x\n    type: nope\n'
+    response = _create(client, test_headers, source)
+    assert response.status_code == 422
+    body = response.json()
+    assert body["code"] == "invalid_template"
+    assert body["status"] == 422
+    assert len(body["errors"]) >= 1
+    for error in body["errors"]:
+        assert set(error) >= {"code", "line", "column", "message"}
+        assert error["code"].startswith("E")
+    assert any(e["line"] == 2 for e in body["errors"])
+
+
+def test_bad_bodies(client: httpx.Client, test_headers: dict[str, str]) -> None:
+    empty = _create(client, test_headers, "   ")
+    assert (empty.status_code, empty.json()["code"]) == (400, "invalid_body")
+    no_source = client.post("/v1/inspection/template", json={"src": "x"}, headers=test_headers)
+    assert (no_source.status_code, no_source.json()["code"]) == (400, "invalid_body")
+    bad_json = client.post(
+        "/v1/inspection/template",
+        content=b"{nope",
+        headers={**test_headers, "content-type": "application/json"},
+    )
+    assert (bad_json.status_code, bad_json.json()["code"]) == (400, "malformed_json")
+    xml = client.post(
+        "/v1/inspection/template",
+        content=b"<template/>",
+        headers={**test_headers, "content-type": "application/xml"},
+    )
+    assert (xml.status_code, xml.json()["code"]) == (415, "unsupported_media_type")
+
+
+def test_names_are_unique_per_company(
+    client: httpx.Client,
+    test_headers: dict[str, str],
+    live_headers: dict[str, str],
+    other_company: dict[str, Any],
+) -> None:
+    assert _create(client, test_headers, _source("Unique name")).status_code == 201
+    again = _create(client, live_headers, _source("  unique   NAME "))
+    assert again.status_code == 409
+    assert again.json()["code"] == "template_name_taken"
+    builtin_name = _create(client, test_headers, _source("Easy car inspection"))
+    assert (builtin_name.status_code, builtin_name.json()["code"]) == (409, "template_name_taken")
+    elsewhere = _create(client, {"x-api-key": other_company["testKey"]}, _source("Unique name"))
+    assert elsewhere.status_code == 201
+
+
+def test_revision_keeps_id_and_bumps_revision(
+    client: httpx.Client, test_headers: dict[str, str]
+) -> None:
+    first = _create(client, test_headers, _source("Revised")).json()
+    second = client.put(
+        f"/v1/inspection/template/{first['_id']}",
+        content=_source("Revised", extra='\nimage back\n    label: "Back"\n').encode(),
+        headers={**test_headers, "content-type": "text/plain"},
+    )
+    assert second.status_code == 200, second.text
+    revised = second.json()
+    assert revised["_id"] == first["_id"]
+    assert revised["revision"] == 2
+    assert revised["createdAt"] == first["createdAt"]
+    assert [i["side"] for i in revised["images"]] == ["front", "back"]
+    renamed = client.put(
+        f"/v1/inspection/template/{first['_id']}",
+        content=_source("Renamed").encode(),
+        headers={**test_headers, "content-type": "text/plain"},
+    )
+    assert renamed.json()["name"] == "Renamed"
+    assert renamed.json()["revision"] == 3
+
+
+def test_revision_errors(client: httpx.Client, test_headers: dict[str, str]) -> None:
+    template = _create(client, test_headers, _source("Stays a car")).json()
+    taken = _create(client, test_headers, _source("Taken by another")).json()
+    url = f"/v1/inspection/template/{template['_id']}"
+    headers = {**test_headers, "content-type": "text/plain"}
+    type_change = client.put(url, content=_source("Stays a car", "moto").encode(), headers=headers)
+    assert (type_change.status_code, type_change.json()["code"]) == (422, "template_type_changed")
+    name_clash = client.put(url, content=_source(taken["name"]).encode(), headers=headers)
+    assert (name_clash.status_code, name_clash.json()["code"]) == (409, "template_name_taken")
+    broken = client.put(url, content=b'template "x"\n    type: car\n  oops', headers=headers)
+    assert (broken.status_code, broken.json()["code"]) == (422, "invalid_template")
+    missing = client.put(
+        "/v1/inspection/template/" + "0" * 24, content=_source("x").encode(), headers=headers
+    )
+    assert (missing.status_code, missing.json()["code"]) == (404, "not_found_template")
+    builtin = client.put(
+        f"/v1/inspection/template/{BUILTIN_CAR_EASY}",
+        content=_source("x").encode(),
+        headers=headers,
+    )
+    assert (builtin.status_code, builtin.json()["code"]) == (409, "template_not_editable")
+    still = client.get(url, headers=test_headers).json()
+    assert still["revision"] == 1
+
+
+def test_templates_need_a_key(client: httpx.Client) -> None:
+    response = client.get("/v1/inspection/template")
+    assert response.status_code == 401
+    assert response.json()["code"] == "unauthorized"
