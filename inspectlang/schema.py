@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
-
-from jsonschema import Draft3Validator
 
 from inspectlang import ast, identifiers
 from inspectlang.diagnostics import did_you_mean
@@ -25,6 +24,8 @@ from inspectlang.manifest import CONSUMER_FIELDS, INPUT_TYPES, PRODUCT_FIELDS, I
 from inspectlang.types import is_iso_date, norm, regex_problem, span_of, text, word
 
 if TYPE_CHECKING:
+    from jsonschema import Draft3Validator
+
     from inspectlang.checker import Checker
     from inspectlang.manifest import Template
 
@@ -345,6 +346,7 @@ def input_options(
 # -- the creation body's JSON Schema (draft 3) -------------------------------------------------
 
 
+@lru_cache(maxsize=512)
 def human_label(name: str) -> str:
     """`firstName` -> `First name`, `milage` -> `Milage`: labels for fixed fields."""
     words: list[str] = []
@@ -486,5 +488,8 @@ def inputs_to_object(items: Any) -> Any:
 
 def creation_validator(template: Template) -> Draft3Validator:
     """A validator of creation bodies for `template` (convert `inputs` with `inputs_to_object`
-    first). Formats (`date`, `email`) are checked."""
+    first). Formats (`date`, `email`) are checked. jsonschema is imported here, not at module
+    load, to keep compiling free of its import cost."""
+    from jsonschema import Draft3Validator
+
     return Draft3Validator(template.schema_, format_checker=Draft3Validator.FORMAT_CHECKER)
