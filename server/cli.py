@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import signal
 import sys
 from typing import Any
 
@@ -115,11 +116,19 @@ def run_serve(args: argparse.Namespace) -> int:
         keys = ensure_demo_company(database, settings.data_dir)
         print(describe(keys, f"http://{args.host}:{args.port}"), flush=True)
     app = create_app(settings, db=database)
-    # uvicorn handles SIGTERM/SIGINT: it stops accepting, finishes requests, then runs the
-    # app's shutdown hooks, which stop the in-process worker.
-    uvicorn.run(app, host=args.host, port=args.port, workers=1, ws="none", log_level="info")
-    database.dispose()
+    # While serving, uvicorn handles SIGTERM/SIGINT: it stops accepting, finishes requests, runs
+    # the app's shutdown hooks (which stop the in-process worker), restores this handler and
+    # re-raises the signal, so the process ends with status 0 rather than "killed by SIGTERM".
+    signal.signal(signal.SIGTERM, _exit_cleanly)
+    try:
+        uvicorn.run(app, host=args.host, port=args.port, workers=1, ws="none", log_level="info")
+    finally:
+        database.dispose()
     return 0
+
+
+def _exit_cleanly(signum: int, frame: Any) -> None:
+    raise SystemExit(0)
 
 
 def run_worker(args: argparse.Namespace) -> int:
