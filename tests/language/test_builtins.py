@@ -315,6 +315,29 @@ def test_a_bare_body_creates_an_inspection(alias: str, inspection_type: str) -> 
     assert state.veredict == "not_defined"
 
 
+#: Inputs a built-in requires at update (finishing without them is refused).
+REQUIRED_UPDATES: dict[tuple[str, str], dict[str, Any]] = {
+    ("deep", "car"): {"mileage": 85000},
+    ("deep", "moto"): {"mileage": 12000},
+}
+
+
+@pytest.mark.parametrize(("alias", "inspection_type"), PAIRS)
+def test_every_builtin_approves_an_inspection_where_every_photo_passes(
+    alias: str, inspection_type: str
+) -> None:
+    document, state = run_inspection(
+        alias, inspection_type, inputs=REQUIRED_UPDATES.get((alias, inspection_type))
+    )
+    assert (document["status"], document["veredict"], state.reasons) == (
+        "completed",
+        "approved",
+        [],
+    )
+    assert all(image["approved"] for product in document["products"] for image in product["images"])
+    assert state.ruleErrors == []
+
+
 def test_easy_car_approves_four_good_photos() -> None:
     document, _ = run_inspection("easy", "car")
     assert document["veredict"] == "approved"
