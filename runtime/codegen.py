@@ -221,7 +221,8 @@ class CodeGenerator:
         args = [self.expression(arg) for arg in node["args"]]
         codes = [code for code, _ in args]
         if name == "defined":
-            self.emit(f"{target} = {codes[0]} is not None")
+            present = f"{codes[0]} is not None" if args[0][1] else "True"
+            self.emit(f"{target} = {present}")
             return target, False
         if name in ("lower", "upper"):
             text, missing = args[0]

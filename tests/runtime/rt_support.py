@@ -118,7 +118,8 @@ def car_program() -> Program:
 def ids(prefix: str = "") -> Callable[[], str]:
     """Deterministic 24-hex ids."""
     counter = itertools.count(1)
-    return lambda: f"{prefix}{next(counter):024x}"[-24:]
+    width = 24 - len(prefix)
+    return lambda: f"{prefix}{next(counter):0{width}x}"
 
 
 def at(minutes: int) -> dt.datetime:

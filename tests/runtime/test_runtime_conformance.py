@@ -28,8 +28,14 @@ def expand(value: Any) -> Any:
     (Keeps long texts and lists out of the JSON files.)
     """
     if isinstance(value, str) and value.startswith("@@validations"):
-        record = {"name": "plate", "valid": True, "confidence": 90, "result": "X", "ran": True,
-                  "required": True}  # fmt: skip
+        record = {
+            "name": "plate",
+            "valid": True,
+            "confidence": 90,
+            "result": "X",
+            "ran": True,
+            "required": True,
+        }
         return [dict(record) for _ in range(int(value[len("@@validations") :]))]
     if isinstance(value, str) and value.startswith("@ß") and value[2:].isdigit():
         return "ß" * int(value[2:])
@@ -52,10 +58,12 @@ def load_vectors() -> list[Any]:
             for evaluation_path in PATHS:
                 cases.append(
                     pytest.param(
-                        area["context"], test, evaluation_path,
+                        area["context"],
+                        test,
+                        evaluation_path,
                         id=f"{area['area']}-{test['name']}-{evaluation_path}",
                     )
-                )  # fmt: skip
+                )
     return cases
 
 
@@ -109,6 +117,16 @@ def test_vector(context: dict[str, Any], test: dict[str, Any], path: str) -> Non
 def test_every_area_has_vectors() -> None:
     areas = sorted(path.stem for path in VECTORS.glob("*.json"))
     assert areas == sorted(
-        ["arithmetic", "comparison", "functions", "logic", "missing", "quantifiers", "records",
-         "refused", "text", "limits"]
-    )  # fmt: skip
+        [
+            "arithmetic",
+            "comparison",
+            "functions",
+            "logic",
+            "missing",
+            "quantifiers",
+            "records",
+            "refused",
+            "text",
+            "limits",
+        ]
+    )
