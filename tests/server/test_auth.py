@@ -211,3 +211,27 @@ def test_admin_errors_have_codes(db: Database) -> None:
     with pytest.raises(AdminError) as duplicate:
         create_company(db, "Twice", ["same", "same"])
     assert duplicate.value.code == "duplicate_member"
+
+
+def test_test_key_data_is_invisible_to_the_live_key(
+    client: httpx.Client, company: dict[str, Any]
+) -> None:
+    """Inspections made with the test key exist only for the test key, and the reverse."""
+    body = {
+        "templateId": "easy",
+        "locale": "en_US",
+        "delivery": {"channel": "email", "destination": "driver@example.com"},
+    }
+    test = {"x-api-key": company["testKey"]}
+    live = {"x-api-key": company["liveKey"]}
+    made_in_test = client.post("/v1/inspection/car", json=body, headers=test)
+    made_in_live = client.post("/v1/inspection/car", json=body, headers=live)
+    assert made_in_test.status_code == made_in_live.status_code == 201
+    test_id = made_in_test.json()["inspectionId"]
+    live_id = made_in_live.json()["inspectionId"]
+    assert client.get(f"/v1/inspection/{test_id}", headers=test).json()["testing"] is True
+    assert client.get(f"/v1/inspection/{live_id}", headers=live).json()["testing"] is False
+    for inspection_id, headers in ((test_id, live), (live_id, test)):
+        response = client.get(f"/v1/inspection/{inspection_id}", headers=headers)
+        assert response.status_code == 404
+        assert response.json()["code"] == "inspection_not_found"

@@ -315,3 +315,44 @@ def test_expired_records_are_purged(
         store = probe.app.state.idempotency
         assert store.purge_expired(probe.clock()) >= 3
     assert records_for(db, company["companyId"]) == 0
+
+
+def _inspections_of(db: Database, company_id: str) -> int:
+    from server.records import InspectionRecord
+
+    with db.session() as session:
+        statement = (
+            select(func.count())
+            .select_from(InspectionRecord)
+            .where(InspectionRecord.company_id == company_id)  # type: ignore[arg-type]
+        )
+        return int(session.execute(statement).scalar_one())
+
+
+def test_sixteen_concurrent_inspection_creations_with_one_key_create_one(
+    live_server: str, company: dict[str, Any], live_headers: dict[str, str], db: Database
+) -> None:
+    """The spec's intended use: retrying an inspection creation never creates it twice."""
+    from server.auth import consumed_inspections
+
+    body = {
+        "templateId": "easy",
+        "locale": "en_US",
+        "delivery": {"channel": "email", "destination": "driver@example.com"},
+        "car": {"plate": "AB123CD"},
+    }
+    headers = {**live_headers, "Idempotency-Key": key()}
+    barrier = threading.Barrier(16)
+
+    def send(_: int) -> httpx.Response:
+        with httpx.Client(base_url=live_server, timeout=60) as http:
+            barrier.wait()
+            return http.post("/v1/inspection/car", json=body, headers=headers)
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        responses = list(pool.map(send, range(16)))
+    assert [r.status_code for r in responses] == [201] * 16, [r.text for r in responses]
+    assert len({r.json()["inspectionId"] for r in responses}) == 1
+    assert sum(r.headers.get("idempotent-replayed") == "true" for r in responses) == 15
+    assert _inspections_of(db, company["companyId"]) == 1
+    assert consumed_inspections(db, company["companyId"]) == 1
