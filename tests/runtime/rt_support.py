@@ -11,9 +11,10 @@ from typing import Any
 
 from PIL import Image
 
+import runtime as rt
 from inspectlang.compiler import compile_source
 from inspectlang.manifest import Template
-from runtime import load_program
+from runtime import InspectionState, load_program
 from runtime.program import Program
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -178,3 +179,60 @@ def input_id(program: Program, label: str) -> str:
 
 def image_id(program: Program, side: str) -> str:
     return next(i.identifier for i in program.manifest.images if i.side == side)
+
+
+GPS = (-34.6037, -58.3816)
+
+
+def created(program: Program | None = None, **extra: Any) -> InspectionState:
+    program = program or car_program()
+    return rt.create(
+        program,
+        create_body(**extra),
+        inspection_type="car",
+        now=NOW,
+        ids=ids(),
+        company_id="c1",
+        user_id="u1",
+    )
+
+
+def upload_front(
+    program: Program, state: InspectionState, minutes: int = 1
+) -> tuple[InspectionState, Any]:
+    photo = jpeg(taken=at(minutes).replace(tzinfo=None), gps=GPS)
+    upload = rt.ImageUpload(data=photo, content_type="image/jpeg", side="front")
+    return rt.add_image(program, state, state.products[0].id, upload, now=at(minutes), ids=ids("a"))
+
+
+def upload_back(
+    program: Program, state: InspectionState, gps: tuple[float, float] = GPS
+) -> tuple[InspectionState, Any]:
+    upload = rt.ImageUpload(data=jpeg(gps=gps), content_type="image/jpeg", side="back")
+    return rt.add_image(program, state, state.products[0].id, upload, now=at(3), ids=ids("b"))
+
+
+def complete_run(program: Program, plate: str = "ab123cd") -> InspectionState:
+    state = rt.start(program, created(program), now=at(0))
+    state, front = upload_front(program, state)
+    state = rt.record_validation(
+        program,
+        state,
+        front.id,
+        {"validation": "plate", "confidence": 90, "result": plate},
+        now=at(2),
+    )
+    state = rt.record_validation(
+        program,
+        state,
+        front.id,
+        {"validation": "color", "confidence": 95, "result": "red"},
+        now=at(2),
+    )
+    state, back = upload_back(program, state)
+    state = rt.record_validation(
+        program, state, back.id, {"validation": "damage", "confidence": 88}, now=at(4)
+    )
+    notes = input_id(program, "Notes")
+    state = rt.update(program, state, {"inputs": [{"identifier": notes, "value": "ok"}]}, now=at(5))
+    return rt.finish(program, state, completed_by="client", now=at(6))

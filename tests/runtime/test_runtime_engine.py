@@ -11,77 +11,24 @@ from rt_support import (
     at,
     car_program,
     compile_template,
+    complete_run,
     create_body,
-    ids,
+    created,
     image_id,
     input_id,
     jpeg,
+    upload_back,
+    upload_front,
 )
 
 import runtime as rt
-from runtime import InspectionError, InspectionState, Program
-
-GPS = (-34.6037, -58.3816)
-
-
-def created(program: Program | None = None, **extra: Any) -> InspectionState:
-    program = program or car_program()
-    return rt.create(
-        program,
-        create_body(**extra),
-        inspection_type="car",
-        now=NOW,
-        ids=ids(),
-        company_id="c1",
-        user_id="u1",
-    )
+from runtime import InspectionError, InspectionState
 
 
 def code_of(call: Any, *args: Any, **kwargs: Any) -> InspectionError:
     with pytest.raises(InspectionError) as caught:
         call(*args, **kwargs)
     return caught.value
-
-
-def upload_front(
-    program: Program, state: InspectionState, minutes: int = 1
-) -> tuple[InspectionState, Any]:
-    photo = jpeg(taken=at(minutes).replace(tzinfo=None), gps=GPS)
-    upload = rt.ImageUpload(data=photo, content_type="image/jpeg", side="front")
-    return rt.add_image(program, state, state.products[0].id, upload, now=at(minutes), ids=ids("a"))
-
-
-def upload_back(
-    program: Program, state: InspectionState, gps: tuple[float, float] = GPS
-) -> tuple[InspectionState, Any]:
-    upload = rt.ImageUpload(data=jpeg(gps=gps), content_type="image/jpeg", side="back")
-    return rt.add_image(program, state, state.products[0].id, upload, now=at(3), ids=ids("b"))
-
-
-def complete_run(program: Program, plate: str = "ab123cd") -> InspectionState:
-    state = rt.start(program, created(program), now=at(0))
-    state, front = upload_front(program, state)
-    state = rt.record_validation(
-        program,
-        state,
-        front.id,
-        {"validation": "plate", "confidence": 90, "result": plate},
-        now=at(2),
-    )
-    state = rt.record_validation(
-        program,
-        state,
-        front.id,
-        {"validation": "color", "confidence": 95, "result": "red"},
-        now=at(2),
-    )
-    state, back = upload_back(program, state)
-    state = rt.record_validation(
-        program, state, back.id, {"validation": "damage", "confidence": 88}, now=at(4)
-    )
-    notes = input_id(program, "Notes")
-    state = rt.update(program, state, {"inputs": [{"identifier": notes, "value": "ok"}]}, now=at(5))
-    return rt.finish(program, state, completed_by="client", now=at(6))
 
 
 # -- create ------------------------------------------------------------------------------------
