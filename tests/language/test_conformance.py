@@ -1,0 +1,95 @@
+"""Runs the language conformance vectors in `tests/conformance/language/*.json`.
+
+Each vector is `{"name", "source", "expect": {manifest fragment}}` (the compiled manifest must
+contain the fragment: objects by subset, lists item by item with equal length) or
+`{"name", "source", "diagnostics": [{"code", "line", "column", "suggestion"?}]}` (exactly these
+diagnostics, in order). `templateKind` optionally compiles as a built-in.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inspectlang.compiler import check_source, compile_source
+from inspectlang.diagnostics import CODES
+
+VECTORS_DIR = Path(__file__).resolve().parent.parent / "conformance" / "language"
+NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+
+
+def load_vectors() -> list[tuple[str, dict[str, Any]]]:
+    vectors: list[tuple[str, dict[str, Any]]] = []
+    for path in sorted(VECTORS_DIR.glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for test in data["tests"]:
+            vectors.append((f"{path.stem}: {test['name']}", test))
+    return vectors
+
+
+VECTORS = load_vectors()
+
+
+def mismatch(expected: Any, actual: Any, path: str = "$") -> str | None:
+    """Where `actual` fails to contain `expected`, or None when it does."""
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict):
+            return f"{path}: expected an object, got {actual!r}"
+        for key, value in expected.items():
+            if key not in actual:
+                return f"{path}.{key}: missing"
+            problem = mismatch(value, actual[key], f"{path}.{key}")
+            if problem:
+                return problem
+        return None
+    if isinstance(expected, list):
+        if not isinstance(actual, list) or len(actual) != len(expected):
+            return f"{path}: expected {len(expected)} items, got {actual!r}"
+        for index, (want, got) in enumerate(zip(expected, actual, strict=True)):
+            problem = mismatch(want, got, f"{path}[{index}]")
+            if problem:
+                return problem
+        return None
+    if expected != actual or isinstance(expected, bool) != isinstance(actual, bool):
+        return f"{path}: expected {expected!r}, got {actual!r}"
+    return None
+
+
+@pytest.mark.parametrize(("name", "vector"), VECTORS, ids=[name for name, _ in VECTORS])
+def test_vector(name: str, vector: dict[str, Any]) -> None:
+    kind = vector.get("templateKind", "created")
+    if "expect" in vector:
+        template = compile_source(vector["source"], "t.insp", template_kind=kind, now=NOW)
+        problem = mismatch(vector["expect"], template.to_api())
+        assert problem is None, problem
+        # A valid vector compiles without warnings too: warnings have their own vectors.
+        assert check_source(vector["source"], "t.insp", template_kind=kind) == []
+    else:
+        found = [
+            {
+                "code": d.code,
+                "line": d.span.line,
+                "column": d.span.column,
+                **({"suggestion": d.suggestion} if d.suggestion else {}),
+            }
+            for d in check_source(vector["source"], "t.insp", template_kind=kind)
+        ]
+        assert found == vector["diagnostics"]
+
+
+def test_every_vector_has_one_expectation_and_a_unique_name() -> None:
+    names = [name for name, _ in VECTORS]
+    assert len(names) == len(set(names))
+    for _, vector in VECTORS:
+        assert ("expect" in vector) != ("diagnostics" in vector)
+        assert vector.get("diagnostics") != []
+
+
+def test_every_diagnostic_code_has_a_vector() -> None:
+    covered = {d["code"] for _, v in VECTORS for d in v.get("diagnostics", [])}
+    # E005 (file larger than 1 MB) is tested in test_compiler.py: a vector would weigh 1 MB.
+    assert set(CODES) - covered == {"E005"}
