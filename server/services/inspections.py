@@ -514,14 +514,22 @@ def update_inspection(
     db: Database, auth: AuthContext, inspection_id: str, body: dict[str, Any], now: datetime
 ) -> dict[str, Any]:
     """The spec's PUT: only fields not yet defined are applied; created/started only."""
-    validate_metadata(body.get("metadata"))
-    change(
-        db,
-        auth,
-        inspection_id,
-        lambda loaded: run_runtime(runtime.update, loaded.program, loaded.state, body, now=now),
-        now,
-    )
+    metadata = body.get("metadata")
+    validate_metadata(metadata)
+
+    def operation(loaded: Loaded) -> InspectionState:
+        if isinstance(metadata, dict) and loaded.state.metadata:
+            merged = {**metadata, **loaded.state.metadata}
+            if len(merged) > MAX_METADATA_PAIRS:
+                raise _metadata_error(
+                    "metadata",
+                    "too_many_pairs",
+                    f"with the keys already set the inspection would have {len(merged)} "
+                    f"metadata pairs; at most {MAX_METADATA_PAIRS} are allowed",
+                )
+        return run_runtime(runtime.update, loaded.program, loaded.state, body, now=now)
+
+    change(db, auth, inspection_id, operation, now)
     return {"message": "Inspection updated"}
 
 
