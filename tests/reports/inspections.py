@@ -29,46 +29,49 @@ from server.services.inspections import dump_state, filter_columns, product_ids
 
 from .samples import photo
 
-SIDES = ("front", "back")
-VALIDATIONS = ("plate", "color", "recaptured")
+SIDES = ("front", "back", "left", "right", "dashboard", "interior")
+VALIDATIONS = ("plate", "color", "recaptured", "make", "model", "complete", "angle", "date")
 
 
 def _identifier(index: int) -> str:
     return f"image_0000000{index}-0000-4000-8000-00000000000{index}"
 
 
-def report_manifest() -> Template:
-    """A small custom car template with two photos and three validations each."""
-    images = [
+def report_manifest(images: int = 2, validations: int = 3) -> Template:
+    """A custom car template with `images` photos and `validations` validations on each."""
+    sides = SIDES[:images]
+    names = VALIDATIONS[:validations]
+    specs = [
         ImageSpec(
             side=side,
             identifier=_identifier(index),
             validations=[
                 ValidationSpec(_id=f"{index}{k:023d}", validation=name, required=False)
-                for k, name in enumerate(VALIDATIONS)
+                for k, name in enumerate(names)
             ],
         )
-        for index, side in enumerate(SIDES, start=1)
+        for index, side in enumerate(sides, start=1)
     ]
     logic = Logic(
-        revision="report-test-" + hashlib.sha256(b"report-manifest-v1").hexdigest()[:16],
+        revision="report-test-"
+        + hashlib.sha256(f"report-manifest-v1-{images}-{validations}".encode()).hexdigest()[:16],
         locales=["en_US", "es_AR"],
         images={
             _identifier(index): ImageLogic(
                 name=side,
                 labels={"": f"Photo of the {side}", "es_AR": f"Foto {side}"},
-                validations={name: ValidationLogic(minConfidence=80) for name in VALIDATIONS},
+                validations={name: ValidationLogic(minConfidence=80) for name in names},
             )
-            for index, side in enumerate(SIDES, start=1)
+            for index, side in enumerate(sides, start=1)
         },
     )
     return Template(
-        _id="5f0c0a00000000000000beef",
+        _id=f"5f0c0a00000000000000be{images}{validations}",
         inspectionType="car",
         name="Report test car",
         createdAt="2026-11-01T00:00:00Z",
         updatedAt="2026-11-01T00:00:00Z",
-        images=images,
+        images=specs,
         schema={"type": "object", "properties": {}},
         logic=logic,
     )
@@ -82,10 +85,13 @@ def insert_inspection(
     testing: bool = True,
     finish: bool = True,
     plate: str = "AB123CD",
+    images: int = 2,
+    validations: int = 3,
+    image_size: tuple[int, int] = (960, 720),
 ) -> dict[str, Any]:
-    """A car inspection with two photos and their validation results; completed if `finish`."""
+    """A car inspection with photos and their validation results; completed if `finish`."""
     now = datetime.now(UTC)
-    manifest = report_manifest()
+    manifest = report_manifest(images, validations)
     program = runtime.load_program(manifest)
     body = {
         "templateId": manifest.id,
@@ -107,8 +113,8 @@ def insert_inspection(
     )
     product_id = product_ids(dump_state(state))[0]
     stored: list[tuple[str, str, int]] = []
-    for index, side in enumerate(SIDES, start=1):
-        content = photo(index, size=(960, 720))
+    for index, side in enumerate(SIDES[:images], start=1):
+        content = photo(index, size=image_size, quality=75)
         image_id = runtime.new_object_id()
         upload = runtime.ImageUpload(
             data=content,
@@ -126,7 +132,7 @@ def insert_inspection(
             now=now,
             ids=lambda fresh=fresh: next(fresh, None) or runtime.new_object_id(),  # type: ignore[misc]
         )
-        for k, name in enumerate(VALIDATIONS):
+        for k, name in enumerate(VALIDATIONS[:validations]):
             state = runtime.record_validation(
                 program,
                 state,
