@@ -3,10 +3,19 @@ with its exact position, message and suggestion."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from inspectlang import ast
 from inspectlang.checker import check_module
-from inspectlang.compiler import check_source
-from inspectlang.diagnostics import Diagnostic
+from inspectlang.compiler import check_source, compile_module, compile_source
+from inspectlang.diagnostics import CODES, Diagnostic, TemplateError
+from inspectlang.manifest import Template
+
+from . import strategies
 
 S = ast.Span
 HEADER = ast.TemplateDecl("T", (ast.Property("type", (ast.Name("car"),)),), span=S(1, 1, 2, 14))
@@ -125,7 +134,6 @@ def test_checks_are_ordered_after_what_they_refer_to() -> None:
         + "check a\n    valid when: 1 < 2\n"
         + SOURCE_VERDICT
     )
-    from inspectlang.compiler import compile_source
 
     template = compile_source(module_source)
     assert [check.key for check in template.logic.checks] == ["a", "b", "c"]
@@ -139,7 +147,6 @@ def test_event_subject_outside_its_event_says_where_it_exists() -> None:
 
 
 def test_warnings_do_not_stop_compilation() -> None:
-    from inspectlang.compiler import compile_source
 
     source = SOURCE_HEADER + "variable unused: numeric = 1\n" + SOURCE_VERDICT
     assert [d.code for d in check_source(source)] == ["W002"]
@@ -148,7 +155,6 @@ def test_warnings_do_not_stop_compilation() -> None:
 
 
 def test_validation_defaults_take_the_template_minimum_confidence() -> None:
-    from inspectlang.compiler import compile_source
 
     template = compile_source(
         SOURCE_HEADER
@@ -213,3 +219,60 @@ def test_deeply_nested_ifs_built_by_hand_are_refused_not_a_recursion_error() -> 
         statement = ast.IfStatement(ast.Binary("<", ast.Name("x"), ast.Literal(1)), (statement,))
     rule = ast.RuleDecl(ast.EventSpec("finish"), (statement,))
     assert [d.code for d in check(variable, rule)] == ["E004"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(strategies.modules)
+def test_any_module_gets_diagnostics_or_a_manifest_never_an_exception(module: ast.Module) -> None:
+    checked, diagnostics = check_module(module)
+    assert all(d.code in CODES for d in diagnostics)
+    if checked is None:
+        assert any(d.severity == "error" for d in diagnostics)
+        with pytest.raises(TemplateError):
+            compile_module(module)
+    else:
+        template = compile_module(module)
+        assert Template.from_api(template.to_api()) == template
+
+
+EXAMPLE_LINES = (
+    (Path(__file__).resolve().parents[2] / "docs/design/syntax.md")
+    .read_text(encoding="utf-8")
+    .split("```\n", 2)[1]
+    .split("```")[0]
+    .splitlines(keepends=True)
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["delete", "duplicate", "swap"]),
+            st.integers(0, len(EXAMPLE_LINES) - 1),
+            st.integers(0, len(EXAMPLE_LINES) - 1),
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_mutated_example_lines_get_diagnostics_never_an_exception(
+    mutations: list[tuple[str, int, int]],
+) -> None:
+    lines = list(EXAMPLE_LINES)
+    for action, first, second in mutations:
+        first, second = first % len(lines), second % len(lines)
+        if action == "delete" and len(lines) > 1:
+            del lines[first]
+        elif action == "duplicate":
+            lines.insert(second, lines[first])
+        else:
+            lines[first], lines[second] = lines[second], lines[first]
+    source = "".join(lines)
+    diagnostics = check_source(source, "mutated.insp")
+    assert all(d.code in CODES and d.span.line >= 0 for d in diagnostics)
+    if any(d.severity == "error" for d in diagnostics):
+        with pytest.raises(TemplateError):
+            compile_source(source)
+    else:
+        assert compile_source(source).name == "Motor insurance"
