@@ -50,8 +50,6 @@ ROWS_PER_TABLE = 22
 MAX_CELL_CHARS = 400
 #: Longest unbroken word (longer ones get break points so they fit the column).
 MAX_WORD_CHARS = 40
-#: Width (points) of the text column of an A4 page with borb's default margins.
-_CONTENT_WIDTH = 515
 #: Size (points) at which a thumbnail is drawn.
 THUMBNAIL_BOX = (240, 180)
 
@@ -204,8 +202,7 @@ class BorbRenderer:
             self._image(layout, block)
 
     def _data_table(self, layout: Any, table: Table) -> None:
-        weights = table.weights or [1] * len(table.header)
-        widths = [int(_CONTENT_WIDTH * weight / sum(weights)) for weight in weights]
+        widths = table.weights or [1] * len(table.header)  # borb scales them to the column
         if not table.rows:
             layout.append_layout_element(_paragraph("None.", color=_GREY))
             return
