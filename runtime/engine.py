@@ -345,18 +345,21 @@ def finish(
             "invalid_status_transition", f"cannot finish an inspection that is {state.status}"
         )
     if completed_by != "expiration":
-        missing = [
-            intake.problem(spec.identifier, "required", f"input {spec.label!r} is required")
+        specs = [
+            spec
             for spec in program.manifest.inputs
             if "update" in spec.stages
             and spec.validationSchema.required
             and state.inputs.get(spec.identifier) is None
         ]
-        if missing:
+        if specs:
             raise InspectionError(
                 "update_inputs_missing",
-                "required inputs are missing: " + ", ".join(p["field"] for p in missing),
-                missing,
+                "required inputs are missing: " + ", ".join(spec.label for spec in specs),
+                [
+                    intake.problem(spec.identifier, "required", f"input {spec.label!r} is required")
+                    for spec in specs
+                ],
             )
     data = {"completedBy": completed_by}
     return apply_event(program, state, EventRecord(kind="finish", at=iso(now), data=data))

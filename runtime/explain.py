@@ -50,6 +50,8 @@ class ValidationExplanation(BaseModel):
 
 class RuleExplanation(BaseModel):
     rule: str
+    #: The event the rule reacts to (`damage_declared`, `finish`...).
+    on: str
     span: list[int]
     events: list[int]
     sets: list[str]
@@ -156,7 +158,9 @@ def explain(program: Program, state: InspectionState) -> Explanation:
     for run in state.ruleRuns:
         runs.setdefault(run["rule"], []).append(run["event"])
     rules = [
-        RuleExplanation(rule=rule.id, span=rule.span, events=runs[rule.id], sets=_sets(rule.body))
+        RuleExplanation(
+            rule=rule.id, on=rule.event, span=rule.span, events=runs[rule.id], sets=_sets(rule.body)
+        )
         for rule in program.rules
         if rule.id in runs
     ]
@@ -212,7 +216,8 @@ def render_text(explanation: Explanation) -> str:
         lines.append("Rules that ran:")
     for rule in explanation.rules:
         sets = ", ".join(rule.sets) or "-"
-        lines.append(f"   {rule.rule} [{_where(rule.span)}] on events {rule.events} sets {sets}")
+        count = len(rule.events)
+        lines.append(f"   on {rule.on} [{_where(rule.span)}]: ran {count} time(s), sets {sets}")
     lines.append(
         "Variables: " + ", ".join(f"{k} = {v!r}" for k, v in explanation.variables.items())
     )

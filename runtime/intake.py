@@ -134,7 +134,11 @@ def check_inputs(
         and given.get(spec.identifier) is None
     ]
     if missing:
-        names = ", ".join(p["field"] for p in missing)
+        names = ", ".join(
+            spec.label
+            for spec in manifest.inputs
+            if spec.identifier in {p["field"] for p in missing}
+        )
         raise InspectionError("input_value_not_provided", f"missing inputs: {names}", missing)
     values: dict[str, Any] = {}
     problems: list[Problem] = []
@@ -150,7 +154,8 @@ def check_inputs(
         if not found:
             values[identifier] = value
     if problems:
-        summary = "; ".join(f"{p['field']}: {p['code']}" for p in problems)
+        labels = {spec.identifier: spec.label for spec in manifest.inputs}
+        summary = "; ".join(f"{labels.get(p['field'], p['field'])}: {p['code']}" for p in problems)
         raise InspectionError("invalid_input_value", f"invalid inputs: {summary}", problems)
     return values
 

@@ -1,0 +1,126 @@
+"""`inspectlang simulate` on every example template with its events file, and its failures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from rt_support import ROOT
+
+from inspectlang.cli import main
+
+EXAMPLES = ROOT / "examples"
+EXPECTED = {
+    "motor_insurance": ("approved", []),
+    "goods_delivery": ("approved", []),
+    "machinery_rental": ("approved", []),
+    "person_onboarding": ("approved", []),
+    "used_phone_resale": ("disapproved", ["The screen has cracks that were not declared"]),
+}
+
+
+def test_every_example_has_an_events_file() -> None:
+    templates = {path.stem for path in EXAMPLES.glob("*.insp")}
+    events = {path.name.removesuffix(".events.json") for path in EXAMPLES.glob("*.events.json")}
+    assert templates == events == set(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_simulate_examples_as_json(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(
+        [
+            "simulate",
+            str(EXAMPLES / f"{name}.insp"),
+            str(EXAMPLES / f"{name}.events.json"),
+            "--format",
+            "json",
+        ]
+    )
+    output = json.loads(capsys.readouterr().out)
+    assert code == 0
+    veredict, reasons = EXPECTED[name]
+    assert output["inspection"]["veredict"] == veredict
+    assert output["explanation"]["reasons"] == reasons
+    assert output["inspection"]["status"] == "completed"
+    assert output["steps"][-1]["status"] == "completed"
+    assert output["explanation"]["ruleErrors"] == []
+
+
+def test_simulate_text_output(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(
+        [
+            "simulate",
+            str(EXAMPLES / "motor_insurance.insp"),
+            str(EXAMPLES / "motor_insurance.events.json"),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "#1   create          status=created veredict=not_defined" in out
+    assert "REFUSED inspection_not_editable" in out
+    assert "Verdict: approved (status completed)" in out
+    assert "Plate matches [line 148]: True" in out
+
+
+def test_simulate_refusals_are_reported_and_the_run_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    events = tmp_path / "events.json"
+    events.write_text(
+        json.dumps(
+            {
+                "events": [
+                    {"event": "create", "body": {"locale": "en", "delivery": {}}},
+                    {
+                        "event": "create",
+                        "body": {
+                            "locale": "en_US",
+                            "delivery": {"channel": "e", "destination": "d"},
+                            "car": {"plate": "AB1", "year": 2001},
+                            "consumer": {"email": "a@b.co"},
+                            "inputs": [
+                                {"input": "mileage", "value": 1},
+                                {"input": "use", "value": "private"},
+                            ],
+                        },
+                    },
+                    {"event": "start"},
+                    {"event": "start"},
+                    {"event": "finish"},
+                ]
+            }
+        )
+    )
+    code = main(["simulate", str(EXAMPLES / "motor_insurance.insp"), str(events)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "#1   create          REFUSED invalid_locale" in out
+    assert "#4   start           REFUSED invalid_status_transition" in out
+    assert "Verdict: disapproved (status completed)" in out
+
+
+def test_simulate_bad_template(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    template = tmp_path / "bad.insp"
+    template.write_text('template "Bad"\n    type: spaceship\n')
+    code = main(["simulate", str(template), str(EXAMPLES / "motor_insurance.events.json")])
+    assert code == 1
+    assert "error[E016]" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("not json", "not an events file"),
+        ('{"events": 5}', "not an events file"),
+        ('{"events": [{"event": "start"}]}', "the first event must be create"),
+        ('{"events": [{"event": "fly"}]}', "the first event must be create"),
+    ],
+)
+def test_simulate_bad_events_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, message: str
+) -> None:
+    events = tmp_path / "events.json"
+    events.write_text(content)
+    assert main(["simulate", str(EXAMPLES / "motor_insurance.insp"), str(events)]) == 1
+    assert message in capsys.readouterr().err
