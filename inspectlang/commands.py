@@ -20,7 +20,9 @@ from inspectlang.diagnostics import Diagnostic, TemplateError
 def register(subparsers: Any) -> None:
     """Add the language's subcommands to the `inspectlang` parser (see `inspectlang.cli`)."""
     check = subparsers.add_parser("check", help="report every problem of .insp files")
-    check.add_argument("files", nargs="+", metavar="FILE", help="templates ('-' reads stdin)")
+    check.add_argument(
+        "files", nargs="+", metavar="FILE", help="templates or directories ('-' reads stdin)"
+    )
     check.add_argument("--format", choices=("text", "json"), default="text")
     _kind_option(check)
     check.set_defaults(handler=run_check)
@@ -70,6 +72,18 @@ def _read(name: str) -> str | None:
         return None
 
 
+def _expand(names: list[str]) -> list[str]:
+    """Files as given; a directory stands for every `.insp` file under it, in sorted order."""
+    files: list[str] = []
+    for name in names:
+        path = Path(name)
+        if name != "-" and path.is_dir():
+            files.extend(str(p) for p in sorted(path.rglob("*.insp")))
+        else:
+            files.append(name)
+    return files
+
+
 def _print_diagnostics(diagnostics: list[Diagnostic], sources: dict[str, str]) -> None:
     for diagnostic in diagnostics:
         print(diagnostic.render(sources.get(diagnostic.filename)), end="\n\n")
@@ -81,7 +95,7 @@ def run_check(args: argparse.Namespace) -> int:
     found: list[Diagnostic] = []
     sources: dict[str, str] = {}
     unreadable = False
-    for name in args.files:
+    for name in _expand(args.files):
         source = _read(name)
         if source is None:
             unreadable = True
@@ -146,7 +160,7 @@ def run_fmt(args: argparse.Namespace) -> int:
     from inspectlang.formatter import format_source
 
     status = 0
-    for name in args.files:
+    for name in _expand(args.files):
         source = _read(name)
         if source is None:
             status = 2

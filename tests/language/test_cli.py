@@ -153,3 +153,16 @@ def test_the_installed_command_runs_in_a_fresh_process(tmp_path: Path) -> None:
     )
     assert result.returncode == 1
     assert json.loads(result.stdout)[0]["code"] == "E020"
+
+
+def test_check_and_fmt_take_directories(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    nested = tmp_path / "templates" / "cars"
+    nested.mkdir(parents=True)
+    write(nested, "bad.insp", BAD)
+    write(tmp_path / "templates", "good.insp", GOOD)
+    write(tmp_path / "templates", "notes.txt", "not a template")
+    assert main(["check", str(tmp_path / "templates")]) == 1
+    captured = capsys.readouterr()
+    assert "2 file(s) checked: 1 error(s), 0 warning(s)" in captured.err
+    assert main(["fmt", "--check", str(tmp_path / "templates")]) == 1
+    assert capsys.readouterr().out == f"{nested / 'bad.insp'}\n"
