@@ -313,3 +313,39 @@ def test_the_documented_example_triggers_its_code(code: str) -> None:
 def test_the_base_of_the_triggers_is_clean() -> None:
     """Each trigger's code comes from its own change, not from the template around it."""
     assert check_source(_bike(), "bike.insp") == []
+
+
+# ---------------------------------------------------------------------------------------------
+# The tutorial shows real compiler output.
+# ---------------------------------------------------------------------------------------------
+
+TUTORIAL = ROOT / "docs" / "tutorial.md"
+
+
+def tutorial_blocks() -> list[str]:
+    """The fenced code blocks of docs/tutorial.md, in order."""
+    return re.findall(r"```[a-z]*\n(.*?)```", TUTORIAL.read_text(encoding="utf-8"), re.DOTALL)
+
+
+def test_the_tutorial_template_compiles() -> None:
+    source = tutorial_blocks()[0]
+    template = compile_source(source, "trade_in.insp")
+    assert template.name == "Bike trade-in"
+    assert check_source(source, "trade_in.insp") == []
+    assert f'"_id": "{template.id}"' in TUTORIAL.read_text(encoding="utf-8")
+    assert template.inputs[0].identifier in TUTORIAL.read_text(encoding="utf-8")
+
+
+def test_the_tutorial_shows_the_real_diagnostics() -> None:
+    blocks = tutorial_blocks()
+    source = blocks[0]
+    broken_rule = blocks[2]
+    original_rule = source[source.index("on input set condition") : source.index("verdict")]
+    broken = source.replace(original_rule.rstrip("\n") + "\n", broken_rule)
+    assert broken != source
+    found = check_source(broken, "trade_in.insp")
+    rendered = "\n\n".join(d.render(broken) for d in found)
+    shown = blocks[3]
+    assert shown.startswith("$ inspectlang check trade_in.insp\n")
+    assert rendered in shown
+    assert [d.code for d in found] == ["E020", "E023"]
