@@ -623,7 +623,7 @@ class Checker:
                 self.report("E012", f"image `{decl.name}` is declared twice", span_of(decl))
                 continue
             props = self.properties(
-                tuple(i for i in decl.items if not isinstance(i, ast.Validate | ast.FeatureUse)),
+                tuple(i for i in decl.items if not isinstance(i, (ast.Validate, ast.FeatureUse))),
                 IMAGE_PROPERTIES,
                 f"image `{decl.name}`",
                 translatable=("label",),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid
+from functools import lru_cache
 
 #: `image_<uuid>` as the spec writes image identifiers.
 IMAGE_IDENTIFIER = re.compile(
@@ -33,6 +34,7 @@ def template_id(name: str) -> str:
     return _hex24("template:" + name)
 
 
+@lru_cache(maxsize=64)
 def _namespace(template: str) -> uuid.UUID:
     return uuid.uuid5(uuid.NAMESPACE_URL, "inspectlang:template:" + template)
 

@@ -179,7 +179,7 @@ def read_input(checker: Checker, decl: ast.InputDecl) -> CheckedInput | None:
     flags = [i for i in decl.items if isinstance(i, ast.Flag)]
     options = [i for i in decl.items if isinstance(i, ast.Option)]
     props = checker.properties(
-        tuple(i for i in decl.items if not isinstance(i, ast.Flag | ast.Option)),
+        tuple(i for i in decl.items if not isinstance(i, (ast.Flag, ast.Option))),
         INPUT_PROPERTIES,
         where,
         translatable=("label", "help"),

@@ -231,10 +231,10 @@ class ExpressionChecker:
                 return self.error(
                     "E004", f"expression nested deeper than {MAX_EXPRESSION_DEPTH}", expr.span
                 )
-            method: Callable[[Any], tuple[str, IRNode]] = getattr(
-                self, "_" + type(expr).__name__.lower()
-            )
-            return method(expr)
+            method = _DISPATCH.get(type(expr))
+            if method is None:
+                return self.error("E001", f"not an expression: {type(expr).__name__}", expr.span)
+            return method(self, expr)
         finally:
             self.depth -= 1
 
@@ -692,6 +692,19 @@ class ExpressionChecker:
         node["type"] = result
         node["span"] = expr.span.as_list()
         return result, node
+
+
+#: Expression node type -> the ExpressionChecker method that checks it (one dict lookup per node).
+_DISPATCH: dict[type, Callable[[ExpressionChecker, Any], tuple[str, IRNode]]] = {
+    ast.Literal: ExpressionChecker._literal,
+    ast.ListExpr: ExpressionChecker._listexpr,
+    ast.Name: ExpressionChecker._name,
+    ast.Attribute: ExpressionChecker._attribute,
+    ast.Call: ExpressionChecker._call,
+    ast.Quantifier: ExpressionChecker._quantifier,
+    ast.Unary: ExpressionChecker._unary,
+    ast.Binary: ExpressionChecker._binary,
+}
 
 
 def norm(words: str) -> str:
