@@ -78,6 +78,13 @@ def date_value(value: ast.PropertyValue) -> str | None:
     return result if result is not None and is_iso_date(result) else None
 
 
+def allowed_note(input_type: str) -> str:
+    own = list(TYPE_PROPERTIES[input_type])
+    if not own:
+        return f"a {input_type} input has no properties of its own"
+    return f"a {input_type} input takes: " + ", ".join(f"`{key}`" for key in own)
+
+
 def read_input_checks(
     checker: Checker,
     input_type: str,
@@ -101,7 +108,12 @@ def read_input_checks(
                 did_you_mean(words, INPUT_FLAGS),
             )
         elif words not in allowed:
-            checker.report("E017", f"`{words}` is not allowed for a {input_type} input", flag.span)
+            checker.report(
+                "E017",
+                f"`{words}` is not allowed for a {input_type} input",
+                flag.span,
+                notes=(allowed_note(input_type),),
+            )
         else:
             checks[allowed[words]] = True
     for key, prop in props.items():
@@ -110,7 +122,10 @@ def read_input_checks(
         target = allowed.get(key)
         if target is None:
             checker.report(
-                "E017", f"`{key}` is not allowed for a {input_type} input", span_of(prop)
+                "E017",
+                f"`{key}` is not allowed for a {input_type} input",
+                span_of(prop),
+                notes=(allowed_note(input_type),),
             )
             continue
         value: Any = None

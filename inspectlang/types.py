@@ -210,10 +210,15 @@ class ExpressionChecker:
         self.depth = 0
 
     def error(
-        self, code: str, message: str, span: ast.Span, suggestion: str | None = None
+        self,
+        code: str,
+        message: str,
+        span: ast.Span,
+        suggestion: str | None = None,
+        notes: tuple[str, ...] = (),
     ) -> tuple[str, IRNode]:
         self.diagnostics.append(
-            Diagnostic(code, message, span, self.filename, suggestion=suggestion)
+            Diagnostic(code, message, span, self.filename, suggestion=suggestion, notes=notes)
         )
         return ERROR, {"op": "literal", "value": None, "type": TEXT, "span": span.as_list()}
 
@@ -471,6 +476,20 @@ class ExpressionChecker:
             "span": expr.span.as_list(),
         }
 
+    @staticmethod
+    def _date_hint(expr: ast.Binary, left: str, right: str) -> tuple[str, ...]:
+        """A note when a date meets a text that looks like a date: `date("...")` was meant."""
+        for type_, other, side in ((left, right, expr.right), (right, left, expr.left)):
+            if (
+                type_ == DATE
+                and other == TEXT
+                and isinstance(side, ast.Literal)
+                and isinstance(side.value, str)
+                and is_iso_date(side.value)
+            ):
+                return (f'write `date("{side.value}")` for a date',)
+        return ()
+
     def _binary_type(self, expr: ast.Binary, left: str, right: str) -> str:
         op = expr.operator
         both = f"{describe(left)} and {describe(right)}"
@@ -481,14 +500,22 @@ class ExpressionChecker:
             return BOOLEAN
         if op in ("=", "!="):
             if not compatible(left, right):
-                self.error("E023", f"cannot compare {both} with `{op}`", expr.span)
+                self.error(
+                    "E023",
+                    f"cannot compare {both} with `{op}`",
+                    expr.span,
+                    notes=self._date_hint(expr, left, right),
+                )
             return BOOLEAN
         if op in COMPARISONS:
             if not compatible(left, right) or (
                 left not in (NUMBER, DATE, TEXT, ERROR) or right not in (NUMBER, DATE, TEXT, ERROR)
             ):
                 self.error(
-                    "E023", f"`{op}` compares two numbers, dates or texts, not {both}", expr.span
+                    "E023",
+                    f"`{op}` compares two numbers, dates or texts, not {both}",
+                    expr.span,
+                    notes=self._date_hint(expr, left, right),
                 )
             return BOOLEAN
         if op == "in":

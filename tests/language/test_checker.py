@@ -276,3 +276,16 @@ def test_mutated_example_lines_get_diagnostics_never_an_exception(
             compile_source(source)
     else:
         assert compile_source(source).name == "Motor insurance"
+
+
+def test_notes_say_what_was_meant() -> None:
+    found = source_diagnostics(
+        "input km\n    type: numeric\n    maximum length: 3\n"
+        'check adult\n    valid when: consumer.birthdate < "2000-01-01"\n'
+    )
+    assert [(d.code, d.notes) for d in found] == [
+        ("E017", ("a numeric input takes: `minimum`, `maximum`, `whole number`",)),
+        ("E023", ('write `date("2000-01-01")` for a date',)),
+    ]
+    check_input = source_diagnostics("input ok\n    type: check\n    minimum: 1\n")
+    assert check_input[0].notes == ("a check input has no properties of its own",)
