@@ -1,0 +1,146 @@
+"""Fuzz the resource API from its own OpenAPI document against the live server.
+
+Every operation of this part of the API (`/v1/inspection...` except the report routes, which
+R tests) gets a few generated requests with a valid API key: none may answer 5xx, every status
+must be one the document declares, and every JSON body must match its declared schema. The run
+is bounded (a handful of examples per operation) so it stays well under two minutes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, Phase, given, settings
+from schemathesis import GenerationMode
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+PNG_1X1 = bytes.fromhex(
+    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8"
+    "cfc0f01f0005000201a5d4a1f20000000049454e44ae426082"
+)
+
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+]
+
+
+@pytest.fixture(scope="module")
+def fuzz_key(live_server: str, db: Any) -> str:
+    from server.auth import create_company
+
+    return create_company(db, "Fuzzing company", ["member-1"])["testKey"]
+
+
+def _real_resources(base_url: str, key: str) -> dict[str, str]:
+    """An existing template, inspection, product and image, so positive cases reach success."""
+    headers = {"x-api-key": key}
+    with httpx.Client(base_url=base_url, timeout=30, headers=headers) as http:
+        template = http.post(
+            "/v1/inspection/template",
+            json={"source": 'template "Fuzzed"\n    type: car\n\nverdict\n    approve when true\n'},
+        ).json()
+        created = http.post(
+            "/v1/inspection/car",
+            json={
+                "templateId": "easy",
+                "locale": "en_US",
+                "delivery": {"channel": "email", "destination": "a@example.com"},
+            },
+        ).json()
+        image = http.post(
+            f"/v1/inspection/image/{created['productId']}",
+            files={"image": ("a.png", PNG_1X1, "image/png"), "data": (None, '{"side": "front"}')},
+        ).json()
+    return {
+        "inspection_type": "car",
+        "template_id": template["_id"],
+        "inspection_id": created["inspectionId"],
+        "product_id": created["productId"],
+        "image_id": image["_id"],
+    }
+
+
+#: Generated requests per operation and mode (positive: schema-valid; negative: schema-breaking).
+EXAMPLES_PER_OPERATION = 5
+
+
+def test_api_answers_as_documented(live_server: str, fuzz_key: str) -> None:
+    """Drive Hypothesis directly (schemathesis' pytest loader does not support pytest 9)."""
+    schema = schemathesis.openapi.from_url(f"{live_server}/schema/openapi.json").include(
+        path_regex=r"^/v1/inspection(?!.*/report)"
+    )
+    known = _real_resources(live_server, fuzz_key)
+    failures: list[str] = []
+    operations = [result.ok() for result in schema.get_all_operations()]
+    assert len(operations) >= 17
+    for operation in operations:
+        real = {k: v for k, v in known.items() if "{" + k + "}" in operation.path}
+        for mode, path_parameters in (
+            (GenerationMode.POSITIVE, real),
+            (GenerationMode.POSITIVE, None),
+            (GenerationMode.NEGATIVE, None),
+        ):
+            strategy = operation.as_strategy(generation_mode=mode, path_parameters=path_parameters)
+
+            @given(case=strategy)
+            @settings(
+                max_examples=EXAMPLES_PER_OPERATION,
+                deadline=None,
+                derandomize=True,
+                database=None,
+                suppress_health_check=list(HealthCheck),
+                phases=[Phase.explicit, Phase.generate],
+            )
+            def run(case: Any) -> None:
+                case.call_and_validate(
+                    base_url=live_server,
+                    headers={"x-api-key": fuzz_key},
+                    checks=CHECKS,
+                    timeout=30,
+                )
+
+            try:
+                run()
+            except Exception as error:  # collect every operation's failure, then report all
+                failures.append(f"{operation.label} ({mode.value}, {path_parameters}): {error}")
+    assert not failures, "\n\n".join(failures)
+
+
+def test_schema_declares_every_resource_route(live_server: str) -> None:
+    paths = httpx.get(f"{live_server}/schema/openapi.json", timeout=30).json()["paths"]
+    expected = {
+        "/v1/inspection": {"get"},
+        "/v1/inspection/template": {"get", "post"},
+        "/v1/inspection/template/{template_id}": {"get", "put"},
+        "/v1/inspection/template/{template_id}/source": {"get"},
+        "/v1/inspection/{inspection_type}": {"post"},
+        "/v1/inspection/{inspection_id}": {"get", "put"},
+        "/v1/inspection/{inspection_type}/{product_id}": {"put"},
+        "/v1/inspection/finish/{inspection_id}": {"post"},
+        "/v1/inspection/{inspection_id}/start": {"post"},
+        "/v1/inspection/{inspection_id}/damage": {"post"},
+        "/v1/inspection/image/{product_id}": {"post"},
+        "/v1/inspection/image/token/{product_id}": {"post"},
+        "/v1/inspection/image/{image_id}/content": {"get"},
+        "/v1/inspection/{inspection_id}/image/{image_id}/validation": {"post"},
+        "/v1/inspection/presign/detail/{inspection_id}": {"get", "post"},
+    }
+    for path, methods in expected.items():
+        assert path in paths, path
+        assert methods <= set(paths[path]), path
+        for method in methods:
+            responses = paths[path][method]["responses"]
+            assert "400" in responses, (path, method)
+            error = responses["400"]["content"]["application/json"]["schema"]
+            assert error["required"] == ["code", "status", "description"]
