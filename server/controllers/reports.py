@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Request, Response, get, post
+from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation, Schema
+from litestar.openapi.spec.enums import OpenAPIFormat, OpenAPIType
 from litestar.params import FromPath, FromQuery
 
 from server.auth import AuthContext
@@ -64,6 +66,26 @@ REPORT_REQUEST_LIST: JsonSchema = {
     "required": ["reportRequests"],
     "properties": {"reportRequests": {"type": "array", "items": REPORT_REQUEST}},
 }
+
+
+def pdf_operation() -> type[Operation]:
+    """The download's Operation: a PDF body on 200, JSON errors otherwise."""
+    base = operation(status=200, response=None, errors=(403, 404), public=True)
+
+    def init(self: Operation, *args: Any, **kwargs: Any) -> None:
+        base.__init__(self, *args, **kwargs)
+        responses = dict(self.responses or {})
+        responses["200"] = OpenAPIResponse(
+            description="The report PDF",
+            content={
+                "application/pdf": OpenAPIMediaType(
+                    schema=Schema(type=OpenAPIType.STRING, format=OpenAPIFormat.BINARY)
+                )
+            },
+        )
+        self.responses = responses
+
+    return type("PdfOperation", (base,), {"__init__": init})
 
 
 @post(
@@ -125,7 +147,7 @@ def list_report_requests(
     sync_to_thread=True,
     opt={PUBLIC_OPT: True},
     security=[],
-    operation_class=operation(status=200, response=None, errors=(403, 404), public=True),
+    operation_class=pdf_operation(),
 )
 def download_report(
     db: Database,
