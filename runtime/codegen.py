@@ -91,7 +91,7 @@ class CodeGenerator:
         return name
 
     def function(self, name: str, body: list[str]) -> str:
-        prologue = [f"def {name}(env):", "    d_err = env['errors']"]
+        prologue = [f"def {name}(env):", "    d_err = env['errors']", "    d_steps = env['steps']"]
         for source in sorted(self.sources):
             key, local = SOURCES[source]
             prologue.append(f"    {local} = env[{key!r}]")
@@ -99,8 +99,14 @@ class CodeGenerator:
 
     def charge(self, cost: int) -> None:
         """Count `cost` steps; past MAX_STEPS the event's evaluation stops."""
-        self.emit(f"env['steps'] += {cost!r}")
-        self.emit(f"if env['steps'] > {MAX_STEPS!r}: raise _StepLimit()")
+        self.emit(f"d_steps += {cost!r}")
+        self.emit(f"if d_steps > {MAX_STEPS!r}: raise _StepLimit()")
+
+    def leave(self, value: str | None = None) -> None:
+        """Store the step count back, then return `value` (or fall off the end)."""
+        self.emit("env['steps'] = d_steps")
+        if value is not None:
+            self.emit(f"return {value}")
 
     # -- expressions ---------------------------------------------------------------------------
 
@@ -135,12 +141,18 @@ class CodeGenerator:
             return target, False
         if op == "field":
             record_code, missing = self.expression(node["of"])
-            lookup = f"{record_code}.get({node['name']!r})"
+            present = (node["of"]["type"], node["name"]) in PRESENT_FIELDS
+            # Records are built by runtime.evaldata with every key; present fields never hold
+            # None on an existing record, so they are read by subscription.
+            lookup = (
+                f"{record_code}[{node['name']!r}]"
+                if present
+                else f"{record_code}.get({node['name']!r})"
+            )
             if missing:
                 self.emit(f"{target} = None if {record_code} is None else {lookup}")
             else:
                 self.emit(f"{target} = {lookup}")
-            present = (node["of"]["type"], node["name"]) in PRESENT_FIELDS
             return target, missing or not present
         if op == "unary":
             operand, missing = self.expression(node["operand"])
@@ -204,7 +216,8 @@ class CodeGenerator:
         self.emit("else:")
         with self.indented():
             right, right_missing = self.expression(node["right"])
-            if not left_missing and not right_missing:
+            if not left_missing:
+                # here the left side is the neutral element: the right side decides
                 self.emit(f"{target} = {right}")
             else:
                 self.emit(
@@ -247,13 +260,14 @@ class CodeGenerator:
             self.emit("else:")
             block = True
         with self.indented() if block else _nothing():
-            self.emit(f"env['steps'] += _len({items}) * {body_cost(node)!r}")
-            self.emit(f"if env['steps'] > {MAX_STEPS!r}: raise _StepLimit()")
+            self.emit(f"d_steps += _len({items}) * {body_cost(node)!r}")
+            self.emit(f"if d_steps > {MAX_STEPS!r}: raise _StepLimit()")
             start = {"count": "0", "sum": "0", "any": "False", "all": "True"}[op]
             self.emit(f"{target} = {start}")
             self.emit(f"for {item} in {items}:")
             with self.indented():
-                self.emit(f"if {item} is None: continue")
+                if _items_may_be_missing(node["over"]):
+                    self.emit(f"if {item} is None: continue")
                 saved = dict(self.locals)
                 if node.get("var") is not None:
                     self.locals[node["var"]] = item
@@ -324,16 +338,22 @@ def _nothing() -> Iterator[None]:
     yield
 
 
+def _items_may_be_missing(over: Node) -> bool:
+    """Only list literals can hold missing items; data lists never do."""
+    return bool(over["op"] == "list")
+
+
 def generate_rule(name: str, body: list[Node]) -> str:
     generator = CodeGenerator()
     generator.statements(body)
+    generator.leave()
     return generator.function(name, generator.lines)
 
 
 def generate_check(name: str, valid: Node) -> str:
     generator = CodeGenerator()
     cond = generator.condition(valid)
-    generator.emit(f"return {cond} is True")
+    generator.leave(f"{cond} is True")
     return generator.function(name, generator.lines)
 
 
@@ -350,11 +370,15 @@ def generate_verdict(
     for reason, when in disapprovals:
         cond = generator.condition(when)
         generator.emit(f"if {cond} is True: {reasons}.append({reason!r})")
-    generator.emit(f"if {reasons}: return (False, {reasons})")
+    generator.emit(f"if {reasons}:")
+    with generator.indented():
+        generator.leave(f"(False, {reasons})")
     if approve_when is not None:
         cond = generator.condition(approve_when)
-        generator.emit(f"if {cond} is not True: return (False, [{otherwise!r}])")
-    generator.emit("return (True, [])")
+        generator.emit(f"if {cond} is not True:")
+        with generator.indented():
+            generator.leave(f"(False, [{otherwise!r}])")
+    generator.leave("(True, [])")
     return generator.function(name, generator.lines)
 
 
@@ -371,7 +395,7 @@ def generate_expression(name: str, node: Node, free_locals: Iterable[str] = ()) 
         generator.emit(f"{target} = env['locals'][{local!r}]")
     generator.charge(static_cost(node))
     code, _ = generator.expression(node)
-    generator.emit(f"return {code}")
+    generator.leave(code)
     return generator.function(name, generator.lines)
 
 

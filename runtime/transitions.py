@@ -53,7 +53,7 @@ def apply_event(
     else:
         if state is None:
             raise InspectionError("invalid_event", "the first event must be create")
-        new = state.model_copy(deep=True)
+        new = _copy_state(state)
         handler = _HANDLERS.get(event.kind)
         if handler is None:
             raise InspectionError("invalid_event", f"unknown event kind {event.kind!r}")
@@ -61,6 +61,16 @@ def apply_event(
     new.events.append(event.model_copy(deep=True))
     new.updatedAt = event.at
     _evaluate(program, new, triggers, event)
+    return new
+
+
+def _copy_state(state: InspectionState) -> InspectionState:
+    """A deep copy, except the append-only logs: their items never change, so they are shared."""
+    logs: dict[str, Any] = {"events": [], "ruleErrors": [], "ruleRuns": []}
+    new = state.model_copy(update=logs).model_copy(deep=True)
+    new.events = list(state.events)
+    new.ruleErrors = list(state.ruleErrors)
+    new.ruleRuns = list(state.ruleRuns)
     return new
 
 

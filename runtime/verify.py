@@ -82,8 +82,13 @@ PRESENT_FIELDS: frozenset[tuple[str, str]] = frozenset(
         ("image", "validations"),
         ("image", "damages"),
         ("validation", "name"),
+        ("validation", "valid"),
+        ("validation", "confidence"),
         ("validation", "ran"),
         ("validation", "required"),
+        ("damage", "part"),
+        ("damage", "damage"),
+        ("damage", "severity"),
         ("damage", "declared"),
     }
 )
