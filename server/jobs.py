@@ -26,12 +26,13 @@ import secrets
 import signal
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, or_, update
+from sqlalchemy import and_, delete, or_, update
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col, select
 
@@ -62,6 +63,12 @@ DEFAULT_POLL_SECONDS = 0.5
 #: Backoff: attempt n waits a random time in [delay/2, delay], delay = base * 2**(n-1) <= max.
 DEFAULT_BACKOFF_BASE_SECONDS = 2.0
 DEFAULT_BACKOFF_MAX_SECONDS = 15 * 60.0
+
+#: Finished jobs are deleted after this long; failed ones are kept longer for operators.
+DONE_RETENTION = timedelta(days=7)
+FAILED_RETENTION = timedelta(days=30)
+#: How often a worker purges old finished jobs.
+PURGE_EVERY_SECONDS = 600.0
 
 _wakeup = threading.Event()
 
@@ -325,6 +332,28 @@ def run_job(db: Database, settings: Settings, job: JobRecord, config: WorkerConf
         _finish(db, job, status="done")
 
 
+def purge_finished(db: Database, *, now: datetime | None = None) -> int:
+    """Delete done jobs older than DONE_RETENTION and failed ones older than FAILED_RETENTION."""
+    now = now or utcnow()
+    with db.session() as session:
+        result = session.execute(
+            delete(JobRecord).where(
+                or_(
+                    and_(
+                        col(JobRecord.status) == "done",
+                        col(JobRecord.finished_at) < now - DONE_RETENTION,
+                    ),
+                    and_(
+                        col(JobRecord.status) == "failed",
+                        col(JobRecord.finished_at) < now - FAILED_RETENTION,
+                    ),
+                )
+            )
+        )
+        session.commit()
+        return int(result.rowcount)  # type: ignore[attr-defined]
+
+
 def run_once(db: Database, settings: Settings, config: WorkerConfig | None = None) -> bool:
     """Claim and run at most one job; True when one ran."""
     config = config or default_config()
@@ -355,8 +384,15 @@ def run_worker(
             restore[signum] = signal.signal(signum, lambda *_: stop.set())
     name = f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
     logger.info("worker %s started", name)
+    next_purge = 0.0
     try:
         while not stop.is_set():
+            if time.monotonic() >= next_purge:
+                next_purge = time.monotonic() + PURGE_EVERY_SECONDS
+                try:
+                    purge_finished(db)
+                except Exception:
+                    logger.warning("worker %s: purging finished jobs failed", name, exc_info=True)
             try:
                 ran = run_once(db, settings, config)
             except Exception:

@@ -62,6 +62,25 @@ def test_backoff_grows_with_jitter_and_a_cap() -> None:
         assert len(delays) > 1  # jittered
 
 
+def test_old_finished_jobs_are_purged(db: Database, noop_kind: str) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    now = datetime.now(UTC)
+    ids = _enqueue(db, noop_kind, 4)
+    ages = [("done", 8), ("done", 1), ("failed", 8), ("failed", 31)]
+    with db.session() as session:
+        for job_id, (status, days) in zip(ids, ages, strict=True):
+            row = session.get(JobRecord, job_id)
+            assert row is not None
+            row.status, row.finished_at = status, now - timedelta(days=days)
+            session.add(row)
+        session.commit()
+    assert jobs.purge_finished(db, now=now) >= 2
+    with db.session() as session:
+        left = {row.id for row in session.exec(select(JobRecord)).all()}
+    assert [job_id in left for job_id in ids] == [False, True, True, False]
+
+
 def test_unknown_kinds_cannot_be_enqueued(db: Database) -> None:
     with db.session() as session, pytest.raises(ValueError, match="unknown job kind"):
         jobs.enqueue(session, "nope", {})
