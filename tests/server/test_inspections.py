@@ -412,3 +412,132 @@ def test_new_revision_never_changes_an_existing_inspection(
     ).json()
     assert {"name": "score", "value": 90} in old_finished["variables"]
     assert old_finished["veredict"] == "approved"
+
+
+def test_presigned_detail_link(
+    client: httpx.Client, live_server: str, test_headers: dict[str, str]
+) -> None:
+    created = create(client, test_headers, creation())
+    inspection_id = created["inspectionId"]
+    response = client.post(
+        f"/v1/inspection/presign/detail/{inspection_id}",
+        json={"expiresInSeconds": 120},
+        headers=test_headers,
+    )
+    assert response.status_code == 200, response.text
+    link = response.json()
+    assert set(link) == {"accessToken", "expiresAt", "url"}
+    assert link["url"] == (
+        f"{live_server}/v1/inspection/presign/detail/{inspection_id}?token={link['accessToken']}"
+    )
+    anonymous = httpx.get(link["url"])
+    assert anonymous.status_code == 200
+    expected = client.get(f"/v1/inspection/{inspection_id}", headers=test_headers).json()
+    assert anonymous.json()["_id"] == expected["_id"] == inspection_id
+    assert anonymous.json()["status"] == expected["status"]
+
+    default = client.post(f"/v1/inspection/presign/detail/{inspection_id}", headers=test_headers)
+    assert default.status_code == 200
+
+    url = f"{live_server}/v1/inspection/presign/detail/{inspection_id}"
+    token = link["accessToken"]
+    altered = token[:-3] + ("xyz" if not token.endswith("xyz") else "abc")
+    assert error_of(httpx.get(url, params={"token": altered})) == (403, "invalid_link")
+    assert error_of(httpx.get(url)) == (403, "invalid_link")
+    other = create(client, test_headers, creation())
+    foreign = httpx.get(
+        f"{live_server}/v1/inspection/presign/detail/{other['inspectionId']}",
+        params={"token": token},
+    )
+    assert error_of(foreign) == (403, "invalid_link")
+
+
+def test_presigned_link_expires(
+    live_server: str,
+    serve_app: Any,
+    settings: Any,
+    db: Database,
+    company: dict[str, Any],
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from server.app import create_app
+
+    moments = [datetime.now(UTC)]
+    app = create_app(settings, db=db, clock=lambda: moments[0])
+    headers = {"x-api-key": company["testKey"]}
+    with serve_app(app) as base_url, httpx.Client(base_url=base_url, timeout=30) as http:
+        created = create(http, headers, creation())
+        link = http.post(
+            f"/v1/inspection/presign/detail/{created['inspectionId']}",
+            json={"expiresInSeconds": 60},
+            headers=headers,
+        ).json()
+        path = link["url"].removeprefix(settings.public_url)
+        assert http.get(path).status_code == 200
+        moments[0] += timedelta(seconds=61)
+        assert error_of(http.get(path)) == (403, "link_expired")
+
+
+@pytest.mark.parametrize("value", [0, -5, 604801, 1.5, "60", True])
+def test_presign_expiry_bounds(
+    client: httpx.Client, test_headers: dict[str, str], value: Any
+) -> None:
+    created = create(client, test_headers, creation())
+    response = client.post(
+        f"/v1/inspection/presign/detail/{created['inspectionId']}",
+        json={"expiresInSeconds": value},
+        headers=test_headers,
+    )
+    assert error_of(response) == (400, "invalid_expires_in")
+
+
+def test_presign_unknown_inspection(client: httpx.Client, test_headers: dict[str, str]) -> None:
+    response = client.post(f"/v1/inspection/presign/detail/{'0' * 24}", headers=test_headers)
+    assert error_of(response) == (404, "inspection_not_found")
+
+
+def test_goods_with_several_products(client: httpx.Client, test_headers: dict[str, str]) -> None:
+    products = [
+        {"description": "Laptop", "quantity": 1, "serial": "SN-1"},
+        {"description": "Monitor", "quantity": 2},
+        {"description": "Dock", "value": 150},
+    ]
+    response = client.post(
+        "/v1/inspection/goods", json=creation(products=products), headers=test_headers
+    )
+    assert response.status_code == 201, response.text
+    created = response.json()
+    assert len(created["productIds"]) == 3
+    assert created["productId"] == created["productIds"][0]
+    read = client.get(f"/v1/inspection/{created['inspectionId']}", headers=test_headers).json()
+    assert [p["_id"] for p in read["products"]] == created["productIds"]
+    assert [p["goods"] for p in read["products"]] == products
+    update = client.put(
+        f"/v1/inspection/goods/{created['productIds'][2]}",
+        json={"goods": {"serial": "SN-3"}},
+        headers=test_headers,
+    )
+    assert update.status_code == 200, update.text
+    one = client.post(
+        "/v1/inspection/goods", json=creation(goods=products[0]), headers=test_headers
+    )
+    assert set(one.json()) == {"inspectionId", "productId", "message", "magicLink"}
+
+
+@pytest.mark.parametrize(
+    ("kind", "extra"),
+    [
+        ("goods", {"products": []}),
+        ("goods", {"products": "laptop"}),
+        ("goods", {"products": [{"description": "x"}] * 21}),
+        ("goods", {"products": [{"description": "x"}, {"weight": 3}]}),
+        ("goods", {"products": [{"description": "x"}], "goods": {"description": "y"}}),
+        ("car", {"products": [{"plate": "AB123CD"}]}),
+    ],
+)
+def test_bad_product_lists(
+    client: httpx.Client, test_headers: dict[str, str], kind: str, extra: dict[str, Any]
+) -> None:
+    response = client.post(f"/v1/inspection/{kind}", json=creation(**extra), headers=test_headers)
+    assert error_of(response) == (400, "invalid_body")
