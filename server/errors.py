@@ -62,6 +62,23 @@ STATUS_BY_CODE: dict[str, int] = {
     "invalid_validation_result": 400,
     "feature_not_enabled": 409,
     "update_inputs_missing": 409,
+    # S2: templates, inspections, listing, images, presigned links (docs/api.md)
+    "invalid_template": 422,
+    "template_name_taken": 409,
+    "template_not_editable": 409,
+    "template_type_changed": 422,
+    "invalid_filter": 400,
+    "invalid_limit": 400,
+    "invalid_page": 400,
+    "invalid_inspection_type": 400,
+    "invalid_callback_url": 400,
+    "invalid_metadata": 400,
+    "invalid_multipart": 400,
+    "unknown_file_input": 400,
+    "product_update_not_supported": 400,
+    "invalid_expires_in": 400,
+    "invalid_link": 403,
+    "link_expired": 403,
 }
 
 DESCRIPTIONS: dict[str, str] = {
