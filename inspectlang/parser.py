@@ -178,6 +178,8 @@ class _SourceLines:
         """Own-line comments just above line `first` (and inside a node spread over several
         lines), and the end-of-line comments of lines `first..last`."""
         kinds = self.kinds
+        if first == last and kinds[first - 1] == _CODE:  # the common case: nothing above
+            return (), self.trailing.get(first)
         before: list[str] = []
         number = first - 1
         while number > 0 and kinds[number] != _CODE:
@@ -299,7 +301,10 @@ class _AstBuilder:
     def nested(self, node: ast.Expr, *children: ast.Expr) -> ast.Expr:
         """Record the node's depth; refuse it past MAX_NESTING (E004)."""
         depth_of = self.depth.get
-        depth = 1 + max(depth_of(id(child), 1) for child in children)
+        if len(children) == 1:
+            depth = depth_of(id(children[0]), 1) + 1
+        else:
+            depth = 1 + max([depth_of(id(child), 1) for child in children])
         if depth > MAX_NESTING:
             message = f"expression nested more than {MAX_NESTING} levels deep"
             raise _SyntaxProblem("E004", message, node.span)
@@ -471,11 +476,13 @@ class _AstBuilder:
         return self.with_comments(node, _line(keyword), condition.span.end_line)
 
     def if_statement(self, children: _Children) -> Any:
-        keyword, condition, then, otherwise = children
+        keyword, condition, then = children[:3]
+        otherwise = children[3] if len(children) > 3 else None
         return self.make_if(keyword, condition, then, otherwise, False)
 
     def else_if(self, children: _Children) -> tuple[Any, ...]:
-        else_keyword, _if_keyword, condition, then, otherwise = children
+        else_keyword, _if_keyword, condition, then = children[:4]
+        otherwise = children[4] if len(children) > 4 else None
         return (self.make_if(else_keyword, condition, then, otherwise, True),)
 
     def else_block(self, children: _Children) -> tuple[Any, ...]:

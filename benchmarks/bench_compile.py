@@ -1,0 +1,326 @@
+"""Compile speed of a large template against Lark's own LALR parse of the same text.
+
+Generates a realistic 2,000-line car template (many images, inputs, rules, checks and verdict
+lines), then measures, interleaved and taking medians:
+
+- raw parse: a plain `Lark(grammar, parser="lalr")` of the same `grammar.lark`, with the same
+  indentation postlexer (the grammar needs it) and no callbacks, so it builds a Lark Tree;
+- our full compile: `inspectlang.compiler.compile_source` (parse, check, manifest), or only
+  `inspectlang.parser.parse` when the compiler is not there (the output says which);
+- tokens per second of the full compile;
+- cold start: fresh `python -c` processes timing their own `import` plus the first compile of the
+  built-in `car_easy.insp` (median of 5; the interpreter's own start-up is not counted).
+
+Targets: compile within 1.5x of the raw parse; cold start under 150 ms. The last line printed is
+ONE JSON object: `{"compile_vs_parse": ..., "tokens_per_s": ..., "cold_start_ms": ...}`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from lark import Lark, Token
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from inspectlang import parser as insp_parser  # noqa: E402
+
+TARGET_LINES = 2000
+ROUNDS = 7
+COLD_RUNS = 5
+VALIDATIONS = ("recaptured", "date", "distance", "complete", "color", "damage", "plate")
+
+
+def header() -> list[str]:
+    return [
+        "# A large generated car template for the compile benchmark.",
+        'template "Benchmark fleet inspection"',
+        "    type: car",
+        "    locales: en_US, es_AR, pt_BR",
+        "",
+        "settings",
+        "    max attempts: 3",
+        "    link expires after: 48 hours",
+        "    inspection expires after: 7 days",
+        "    minimum confidence: 80",
+        "    photo age limit: 24 hours",
+        "    photo distance limit: 500 meters",
+        "    minimum photo size: 800 x 600",
+        "",
+        "variable score: numeric = 100",
+        'variable risk: text = "low"',
+        "",
+        "product",
+        "    require plate, year",
+        "",
+    ]
+
+
+def image(index: int) -> list[str]:
+    name = f"photo_{index}"
+    lines = [
+        f"# Photo {index} of the fleet walk-around.",
+        f"image {name}",
+        f'    label: "Photo {index} of the car"',
+        f'    label es_AR: "Foto {index} del auto"',
+        f'    label pt_BR: "Foto {index} do carro"',
+        "    validate recaptured",
+        "    validate date, within 12 hours",
+        "    validate distance, optional, within 300 meters",
+        "    validate complete, minimum size 1280 x 720",
+        "    validate damage, optional",
+    ]
+    if index % 4 == 0:
+        lines.append("    validate plate, required, minimum confidence 85")
+    lines.append("    feature damage_declaration")
+    return [*lines, ""]
+
+
+def numeric_input(index: int) -> list[str]:
+    return [
+        f"input reading_{index}",
+        "    type: numeric",
+        f'    label: "Reading {index}"',
+        f'    label es_AR: "Lectura {index}"',
+        f'    help: "Meter {index}, as shown on the dashboard"  # what the driver sees',
+        "    asked at: create, update",
+        "    minimum: 0",
+        f"    maximum: {1000 * (index + 1)}",
+        "    whole number",
+        "",
+    ]
+
+
+def select_input(index: int) -> list[str]:
+    return [
+        f"input use_{index}",
+        "    type: select",
+        f'    label: "Use of vehicle {index}"',
+        "    asked at: update",
+        '    option private: "Private"',
+        '    option private es_AR: "Particular"',
+        '    option commercial: "Commercial"',
+        '    option commercial es_AR: "Comercial"',
+        "",
+    ]
+
+
+def variable(index: int) -> list[str]:
+    return [f"variable total_{index}: numeric = {index}"]
+
+
+def rule(index: int, images: int, inputs: int) -> list[str]:
+    photo = f"photo_{(index * 4) % images}"
+    reading = f"reading_{index % inputs}"
+    return [
+        f"on validation failed plate of {photo}",
+        '    set risk to "high"',
+        "",
+        f"on input set {reading}",
+        f'    if inputs.{reading} > {500 * (index + 1)} and risk != "high"',
+        f"        set total_{index} to total_{index} + inputs.{reading} / 1000",
+        f"    else if inputs.{reading} < {index}",
+        f"        set total_{index} to 0",
+        "    else",
+        "        # unremarkable",
+        f"        set total_{index} to total_{index} - 1",
+        "",
+    ]
+
+
+def check(index: int, images: int) -> list[str]:
+    photo = f"photo_{index % images}"
+    return [
+        f"check photo_{index}_fine",
+        f'    name: "Photo {index} is fine"',
+        f'    description: "Photo {index} was uploaded, approved and not recaptured"',
+        f"    valid when: images.{photo}.uploaded and images.{photo}.approved"
+        f" and not (images.{photo}.recaptured.ran and not images.{photo}.recaptured.valid)",
+        "",
+    ]
+
+
+def verdict(checks: int) -> list[str]:
+    lines = ["verdict"]
+    for index in range(checks):
+        lines.append(
+            f'    disapprove "Photo {index} is not acceptable" when not checks.photo_{index}_fine'
+        )
+    lines += [
+        '    disapprove "Too much damage" when score < 60',
+        "    approve when all(i in images where i.approved) and count(i in images where"
+        " i.damage.valid) < 3",
+        '    otherwise "Some photos were not approved"',
+    ]
+    return lines
+
+
+def generate(target_lines: int = TARGET_LINES) -> str:
+    """A valid car template of about `target_lines` lines."""
+    images, inputs, selects, rules, checks = 40, 48, 20, 38, 58
+    while True:
+        lines = header()
+        for index in range(rules):
+            lines += variable(index)
+        lines.append("")
+        for index in range(images):
+            lines += image(index)
+        for index in range(inputs):
+            lines += numeric_input(index)
+        for index in range(selects):
+            lines += select_input(index)
+        lines += ["feature damage_declaration: on", ""]
+        for index in range(rules):
+            lines += rule(index, images, inputs)
+        for index in range(checks):
+            lines += check(index, images)
+        lines += verdict(checks)
+        if len(lines) >= target_lines:
+            return "\n".join(lines) + "\n"
+        rules += 5
+        checks += 5
+
+
+class CountingIndentation(insp_parser._Indentation):
+    """The parser's own postlexer, counting the tokens it passes on (used once, untimed)."""
+
+    count = 0
+
+    def process(self, stream: Iterator[Token]) -> Iterator[Token]:
+        for token in super().process(stream):
+            CountingIndentation.count += 1
+            yield token
+
+
+def raw_parser(postlex: insp_parser._Indentation | None = None) -> Lark:
+    """Lark's plain LALR parser of the same grammar: no callbacks, so it builds a Tree."""
+    return Lark.open_from_package(
+        "inspectlang",
+        "grammar.lark",
+        parser="lalr",
+        lexer="contextual",
+        postlex=postlex or insp_parser._Indentation(),
+        maybe_placeholders=True,
+    )
+
+
+def count_tokens(text: str) -> int:
+    CountingIndentation.count = 0
+    raw_parser(CountingIndentation()).parse(text)
+    return CountingIndentation.count
+
+
+def full_compile() -> tuple[str, Callable[[str], Any]]:
+    if importlib.util.find_spec("inspectlang.compiler") is not None:
+        from inspectlang.compiler import compile_source
+
+        return "compile_source (parse + check + manifest)", lambda text: compile_source(
+            text, "bench.insp"
+        )
+    return "parse only (inspectlang.compiler is missing)", lambda text: insp_parser.parse(
+        text, "bench.insp"
+    )
+
+
+def timed(function: Callable[[], Any]) -> float:
+    """CPU seconds of this process: steadier than wall time on a shared, busy machine."""
+    start = time.process_time()
+    function()
+    return time.process_time() - start
+
+
+COLD_CODE = """
+import time, sys
+start, cpu = time.perf_counter(), time.process_time()
+from inspectlang.compiler import compile_source
+imported, imported_cpu = time.perf_counter(), time.process_time()
+source = open(sys.argv[1], encoding="utf-8").read()
+compile_source(source, sys.argv[1])
+end, end_cpu = time.perf_counter(), time.process_time()
+print((end - start) * 1000, (end_cpu - cpu) * 1000, (imported_cpu - cpu) * 1000)
+"""
+
+
+def cold_start_ms() -> tuple[float, float, float, str]:
+    """Medians over fresh processes of import + first compile: wall ms, CPU ms, and the CPU ms
+    of the import alone (the interpreter's own start-up is not counted)."""
+    template = ROOT / "inspectlang" / "builtins" / "car_easy.insp"
+    if not template.exists():  # before the built-ins exist: the example of syntax.md
+        template = Path(tempfile.gettempdir()) / "inspectlang-syntax-example.insp"
+        text = (ROOT / "docs" / "design" / "syntax.md").read_text(encoding="utf-8")
+        template.write_text(text.split("```\n", 2)[1].split("```")[0], encoding="utf-8")
+    code = COLD_CODE
+    if importlib.util.find_spec("inspectlang.compiler") is None:
+        code = code.replace(
+            "from inspectlang.compiler import compile_source",
+            "from inspectlang.parser import parse as compile_source",
+        )
+    command = [sys.executable, "-c", code, str(template)]
+    subprocess.run(command, check=True, capture_output=True, cwd=ROOT)  # writes Lark's cache
+    runs: list[list[float]] = []
+    for _ in range(COLD_RUNS):
+        done = subprocess.run(command, check=True, capture_output=True, text=True, cwd=ROOT)
+        runs.append([float(part) for part in done.stdout.split()])
+    wall, cpu, import_cpu = (statistics.median(run[i] for run in runs) for i in range(3))
+    return wall, cpu, import_cpu, template.name
+
+
+def main() -> None:
+    text = generate()
+    line_count = text.count("\n")
+    raw = raw_parser()
+    label, compile_text = full_compile()
+    insp_parser.parse(text)  # warm both: Lark compiles its lexer regexes on first use
+    compile_text(text)
+    raw.parse(text)
+    tokens = count_tokens(text)
+
+    raw_times: list[float] = []
+    ours_times: list[float] = []
+    parse_times: list[float] = []
+    for _ in range(ROUNDS):
+        raw_times.append(timed(lambda: raw.parse(text)))
+        ours_times.append(timed(lambda: compile_text(text)))
+        parse_times.append(timed(lambda: insp_parser.parse(text)))
+    raw_s = statistics.median(raw_times)
+    ours_s = statistics.median(ours_times)
+    parse_s = statistics.median(parse_times)
+    cold_wall, cold_cpu, import_cpu, cold_template = cold_start_ms()
+
+    print(f"template: {line_count} lines, {len(text)} bytes, {tokens} tokens")
+    print("times are CPU time of the process, median of", ROUNDS, "interleaved rounds")
+    print(f"raw Lark LALR parse (Tree):  {raw_s * 1000:8.1f} ms")
+    print(f"our parse (AST + comments):  {parse_s * 1000:8.1f} ms  ({parse_s / raw_s:.2f}x raw)")
+    print(f"our full compile:            {ours_s * 1000:8.1f} ms  ({ours_s / raw_s:.2f}x raw)")
+    print(f"  [{label}]")
+    print(f"tokens per second (compile): {tokens / ours_s:10.0f}")
+    print(
+        f"cold start ({cold_template}), median of {COLD_RUNS} fresh processes: import + first "
+        f"compile {cold_cpu:.1f} ms CPU ({import_cpu:.1f} ms of it importing), {cold_wall:.1f} ms "
+        "wall (the interpreter's own start-up excluded)"
+    )
+    print(
+        json.dumps(
+            {
+                "compile_vs_parse": round(ours_s / raw_s, 3),
+                "tokens_per_s": round(tokens / ours_s),
+                "cold_start_ms": round(cold_cpu, 1),
+                "cold_start_wall_ms": round(cold_wall, 1),
+                "parse_vs_raw_parse": round(parse_s / raw_s, 3),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
