@@ -365,14 +365,15 @@ def generate_verdict(
 ) -> str:
     """A function returning (approved, reasons)."""
     generator = CodeGenerator()
-    reasons = generator.temp()
-    generator.emit(f"{reasons} = []")
-    for reason, when in disapprovals:
-        cond = generator.condition(when)
-        generator.emit(f"if {cond} is True: {reasons}.append({reason!r})")
-    generator.emit(f"if {reasons}:")
-    with generator.indented():
-        generator.leave(f"(False, {reasons})")
+    if disapprovals:
+        reasons = generator.temp()
+        generator.emit(f"{reasons} = []")
+        for reason, when in disapprovals:
+            cond = generator.condition(when)
+            generator.emit(f"if {cond} is True: {reasons}.append({reason!r})")
+        generator.emit(f"if {reasons}:")
+        with generator.indented():
+            generator.leave(f"(False, {reasons})")
     if approve_when is not None:
         cond = generator.condition(approve_when)
         generator.emit(f"if {cond} is not True:")
