@@ -32,6 +32,7 @@ from borb.pdf import (  # noqa: E402  (the opt-out above must run first)
     SingleColumnLayout,
     Standard14Fonts,
 )
+from borb.pdf import Table as BorbTable  # noqa: E402
 from borb.pdf.layout_element.layout_element import LayoutElement  # noqa: E402
 
 from server.reports.renderer import ReportData  # noqa: E402
@@ -51,7 +52,7 @@ MAX_CELL_CHARS = 400
 #: Longest unbroken word (longer ones get break points so they fit the column).
 MAX_WORD_CHARS = 40
 #: Size (points) at which a thumbnail is drawn.
-THUMBNAIL_BOX = (240, 180)
+THUMBNAIL_BOX = (220, 165)
 
 _FONT = "Helvetica"
 _BOLD = "Helvetica-Bold"
@@ -210,16 +211,28 @@ class BorbRenderer:
             layout.append_layout_element(_table(table.header, chunk, widths))
 
     def _image(self, layout: Any, block: ImageBlock) -> None:
-        layout.append_layout_element(_paragraph(block.caption, size=11, bold=True, margin_top=10))
+        """Caption over the thumbnail beside its facts (kept together), then validations and
+        damages."""
         picture = thumbnail(block.content) if block.content else None
         if picture is not None:
             width, height = THUMBNAIL_BOX
             scale = min(width / picture.width, height / picture.height)
             size = (max(1, int(picture.width * scale)), max(1, int(picture.height * scale)))
-            layout.append_layout_element(Image(picture, size=size))
+            visual: Any = Image(picture, size=size)
         else:
-            layout.append_layout_element(_paragraph("(image not available)", color=_GREY))
-        layout.append_layout_element(_table(None, [[k, v] for k, v in block.facts], [160, 355]))
+            visual = _paragraph("(image not available)", color=_GREY)
+        facts = _table(None, [[k, v] for k, v in block.facts], [2, 3])
+        row = FixedColumnWidthTable(
+            number_of_rows=2, number_of_columns=2, column_widths=[1, 1], margin_top=10
+        )
+        row.append_layout_element(
+            BorbTable.TableCell(_paragraph(block.caption, size=11, bold=True), column_span=2)
+        )
+        row.append_layout_element(visual)
+        row.append_layout_element(facts)
+        row.no_borders()
+        row.set_padding_on_all_cells(0, 6, 4, 0)
+        layout.append_layout_element(row)
         self._data_table(layout, block.validations)
         if block.damages is not None:
             self._data_table(layout, block.damages)
