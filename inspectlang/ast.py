@@ -9,7 +9,7 @@ put them back. Syntax: `docs/design/syntax.md`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
+from typing import TypeAlias
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,11 +30,11 @@ NO_SPAN = Span(0, 0, 0, 0)
 
 
 def _span() -> Span:
-    return field(default=NO_SPAN, compare=False, repr=False, kw_only=True)  # type: ignore[no-any-return]
+    return field(default=NO_SPAN, compare=False, repr=False, kw_only=True)
 
 
 def _comments() -> tuple[str, ...]:
-    return field(default=(), compare=True, kw_only=True)  # type: ignore[no-any-return]
+    return field(default=(), compare=True, kw_only=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -118,7 +118,7 @@ class Binary:
     span: Span = _span()
 
 
-Expr = Union[Literal, ListExpr, Name, Attribute, Call, Quantifier, Unary, Binary]
+Expr: TypeAlias = Literal | ListExpr | Name | Attribute | Call | Quantifier | Unary | Binary
 
 # --------------------------------------------------------------------------------------------
 # Statements (rule bodies)
@@ -151,7 +151,7 @@ class IfStatement:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-Statement = Union[SetStatement, IfStatement]
+Statement: TypeAlias = SetStatement | IfStatement
 
 # --------------------------------------------------------------------------------------------
 # Items inside declarations
@@ -176,7 +176,7 @@ class Size:
     span: Span = _span()
 
 
-PropertyValue = Union[Expr, Quantity, Size]
+PropertyValue: TypeAlias = Expr | Quantity | Size
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,9 +288,9 @@ class Otherwise:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-Item = Union[
-    Property, Flag, Option, Validate, FeatureUse, Require, Disapprove, Approve, Otherwise
-]
+Item: TypeAlias = (
+    Property | Flag | Option | Validate | FeatureUse | Require | Disapprove | Approve | Otherwise
+)
 
 # --------------------------------------------------------------------------------------------
 # Declarations (each starts at column 0)
@@ -421,19 +421,19 @@ class VerdictDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-Declaration = Union[
-    TemplateDecl,
-    SettingsDecl,
-    VariableDecl,
-    ProductDecl,
-    ConsumerDecl,
-    ImageDecl,
-    InputDecl,
-    FeatureDecl,
-    RuleDecl,
-    CheckDecl,
-    VerdictDecl,
-]
+Declaration: TypeAlias = (
+    TemplateDecl
+    | SettingsDecl
+    | VariableDecl
+    | ProductDecl
+    | ConsumerDecl
+    | ImageDecl
+    | InputDecl
+    | FeatureDecl
+    | RuleDecl
+    | CheckDecl
+    | VerdictDecl
+)
 
 
 @dataclass(frozen=True, slots=True)
