@@ -1,0 +1,294 @@
+"""HTTP throughput of the service against ceilings measured in the same run.
+
+For each database (SQLite, then PostgreSQL when reachable) this starts `inspectlang serve` (one
+uvicorn process, no worker) and `benchmarks/bare_app.py` the same way, bulk-inserts 100,000
+inspections (clones of a real one, through SQLAlchemy Core in the real table shape), and drives
+each endpoint from a separate process (async httpx, 32 concurrent connections):
+
+- create inspection (POST /v1/inspection/car)  vs  bare insert of one row through SQLModel
+- get inspection (GET /v1/inspection/{id})      vs  bare read of one row by primary key
+- list with a filter, page 5,000 vs page 1 (limit 10, status=created, 100,000 matching rows)
+
+It prints req/s, p50 and p99 for each and the ratios; the last line is ONE JSON object with the
+ratios (the worst over the databases): `create_vs_insert_ceiling` (target >= 0.5),
+`get_vs_read_ceiling` (target >= 0.7), `deep_page_vs_first_page` (latency ratio, target <= 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+INSPECTLANG = str(Path(sys.executable).parent / "inspectlang")
+CONCURRENCY = 32
+DURATION = float(os.environ.get("BENCH_DURATION", "2.5"))
+WARMUP = 0.5
+ROUNDS = 2
+ROWS = 100_000
+POSTGRES_URL = os.environ.get("BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+CREATE_BODY = {
+    "templateId": "easy",
+    "locale": "en_US",
+    "delivery": {"channel": "email", "destination": "driver@example.com"},
+    "car": {"plate": "AB123CD"},
+}
+
+
+# --- the load driver (runs in its own process) ------------------------------------------------
+
+
+async def _drive(spec: dict[str, Any]) -> dict[str, Any]:
+    limits = httpx.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
+    latencies: list[float] = []
+    errors: dict[str, int] = {}
+    body = json.dumps(spec["body"]).encode() if spec.get("body") is not None else None
+    headers = {**spec.get("headers", {}), "content-type": "application/json"}
+    async with httpx.AsyncClient(base_url=spec["base_url"], limits=limits, timeout=60) as client:
+
+        async def worker(deadline: float, record: bool) -> None:
+            while time.perf_counter() < deadline:
+                started = time.perf_counter()
+                response = await client.request(
+                    spec["method"], spec["path"], content=body, headers=headers
+                )
+                elapsed = time.perf_counter() - started
+                if response.status_code != spec["expect"]:
+                    key = f"{response.status_code}: {response.text[:120]}"
+                    errors[key] = errors.get(key, 0) + 1
+                elif record:
+                    latencies.append(elapsed)
+
+        warm = time.perf_counter() + WARMUP
+        await asyncio.gather(*(worker(warm, False) for _ in range(CONCURRENCY)))
+        begin = time.perf_counter()
+        end = begin + DURATION
+        await asyncio.gather(*(worker(end, True) for _ in range(CONCURRENCY)))
+        wall = time.perf_counter() - begin
+    latencies.sort()
+    count = len(latencies)
+    return {
+        "requests": count,
+        "rps": count / wall if wall else 0.0,
+        "p50_ms": 1000 * latencies[count // 2] if count else None,
+        "p99_ms": 1000 * latencies[min(count - 1, int(count * 0.99))] if count else None,
+        "errors": errors,
+    }
+
+
+def drive(base_url: str, method: str, path: str, expect: int, **extra: Any) -> dict[str, Any]:
+    """Run the driver in a separate process so its CPU is not the server's."""
+    spec = {"base_url": base_url, "method": method, "path": path, "expect": expect, **extra}
+    result = subprocess.run(
+        [sys.executable, __file__, "--drive", json.dumps(spec)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    measured: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    if measured["errors"]:
+        print(f"  !! unexpected responses on {method} {path}: {measured['errors']}")
+    return measured
+
+
+# --- servers and data ---------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextmanager
+def running(command: list[str], port: int, env: dict[str, str], log: Path) -> Iterator[str]:
+    """The server of `command`, its output in `log` (read it when a measurement has errors)."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log_file = log.open("wb")
+    process = subprocess.Popen(
+        command, stdout=log_file, stderr=subprocess.STDOUT, env=env, cwd=ROOT
+    )
+    base_url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{base_url}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"server did not start: {command}")
+            time.sleep(0.1)
+        yield base_url
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+        log_file.close()
+
+
+@contextmanager
+def postgres_schema() -> Iterator[str | None]:
+    """A throwaway schema on the benchmark PostgreSQL, as a URL; None when unreachable."""
+    try:
+        import psycopg
+
+        connection = psycopg.connect(POSTGRES_URL, connect_timeout=3, autocommit=True)
+    except Exception as error:
+        print(f"PostgreSQL at {POSTGRES_URL} unreachable ({error}): SQLite only")
+        yield None
+        return
+    schema = f"bench_{secrets.token_hex(4)}"
+    connection.execute(f'CREATE SCHEMA "{schema}"')
+    try:
+        yield f"{POSTGRES_URL}?options=-csearch_path%3D{schema}"
+    finally:
+        connection.execute(f'DROP SCHEMA "{schema}" CASCADE')
+        connection.close()
+
+
+def bulk_insert_clones(database_url: str, inspection_id: str, rows: int) -> None:
+    """`rows` copies of a real inspection row, older than it, through SQLAlchemy Core."""
+    from sqlalchemy import insert, select
+
+    from server.db import Database
+    from server.records import InspectionRecord
+
+    table = InspectionRecord.__table__  # type: ignore[attr-defined]
+    database = Database(database_url)
+    with database.engine.begin() as connection:
+        template = dict(
+            connection.execute(select(table).where(table.c.id == inspection_id)).mappings().one()
+        )
+    base_time = template["created_at"]
+    batch: list[dict[str, Any]] = []
+    with database.engine.begin() as connection:
+        for index in range(rows):
+            new_id = secrets.token_hex(12)
+            state = {**template["state"], "_id": new_id}
+            created = base_time - timedelta(seconds=rows - index)
+            batch.append(
+                {**template, "id": new_id, "created_at": created, "updated_at": created,
+                 "state": state}
+            )  # fmt: skip
+            if len(batch) == 5000:
+                connection.execute(insert(table), batch)
+                batch = []
+        if batch:
+            connection.execute(insert(table), batch)
+    database.dispose()
+
+
+def bench_database(label: str, database_url: str, data_dir: Path) -> dict[str, Any]:
+    from server.auth import create_company
+    from server.db import Database
+
+    database = Database(database_url)
+    database.create_all()
+    keys = create_company(database, "Bench Company", ["bench-user"])
+    database.dispose()
+    headers = {"x-api-key": keys["liveKey"]}
+    env = {**os.environ, "INSPECTLANG_WORKER": "0", "INSPECTLANG_SECRET": "bench-" + "x" * 40}
+    results: dict[str, Any] = {}
+
+    serve_port, bare_port = free_port(), free_port()
+    serve = [INSPECTLANG, "serve", "--no-worker", "--port", str(serve_port), "--data-dir",
+             str(data_dir), "--database-url", database_url]  # fmt: skip
+    bare = [sys.executable, str(ROOT / "benchmarks" / "bare_app.py"), "--port", str(bare_port),
+            "--database-url", database_url]  # fmt: skip
+    with (
+        running(serve, serve_port, env, data_dir / "serve.log") as api,
+        running(bare, bare_port, env, data_dir / "bare.log") as ceiling,
+    ):
+        first = httpx.post(f"{api}/v1/inspection/car", json=CREATE_BODY, headers=headers)
+        first.raise_for_status()
+        inspection_id = first.json()["inspectionId"]
+        row_id = httpx.post(f"{ceiling}/rows").json()["id"]
+        started = time.perf_counter()
+        bulk_insert_clones(database_url, inspection_id, ROWS)
+        print(f"[{label}] inserted {ROWS} inspections in {time.perf_counter() - started:.1f}s")
+        listing = "/v1/inspection?limit=10&status=created&page="
+        scenarios: dict[str, tuple[str, str, str, int, dict[str, Any]]] = {
+            "list_page_1": (api, "GET", listing + "1", 200, {"headers": headers}),
+            "list_page_5000": (api, "GET", listing + "5000", 200, {"headers": headers}),
+            "get": (api, "GET", f"/v1/inspection/{inspection_id}", 200, {"headers": headers}),
+            "bare_read": (ceiling, "GET", f"/rows/{row_id}", 200, {}),
+            "create": (
+                api,
+                "POST",
+                "/v1/inspection/car",
+                201,
+                {"headers": headers, "body": CREATE_BODY},
+            ),
+            "bare_insert": (ceiling, "POST", "/rows", 201, {}),
+        }
+        # Each pair (real, ceiling) is measured back to back, ROUNDS times, keeping the best
+        # round of each: other load on the machine then hurts both sides alike, or neither.
+        for _ in range(ROUNDS):
+            for name, (base_url, method, path, expect, extra) in scenarios.items():
+                measured = drive(base_url, method, path, expect, **extra)
+                if name not in results or measured["rps"] > results[name]["rps"]:
+                    results[name] = measured
+
+    for name, measured in results.items():
+        print(
+            f"[{label}] {name:<15} {measured['rps']:8.1f} req/s   p50 {measured['p50_ms']:7.2f} ms"
+            f"   p99 {measured['p99_ms']:7.2f} ms"
+        )
+    ratios = {
+        "create_vs_insert_ceiling": results["create"]["rps"] / results["bare_insert"]["rps"],
+        "get_vs_read_ceiling": results["get"]["rps"] / results["bare_read"]["rps"],
+        "deep_page_vs_first_page": results["list_page_5000"]["p50_ms"]
+        / results["list_page_1"]["p50_ms"],
+    }
+    print(f"[{label}] ratios: " + ", ".join(f"{k} {v:.2f}" for k, v in ratios.items()))
+    return ratios
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--drive", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.drive:
+        print(json.dumps(asyncio.run(_drive(json.loads(args.drive)))))
+        return
+    sys.path.insert(0, str(ROOT))
+    print(
+        f"concurrency {CONCURRENCY}, best of {ROUNDS} rounds of {DURATION:.1f} s, "
+        f"{ROWS} inspections"
+    )
+    all_ratios: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-api-") as temporary:
+        sqlite_dir = Path(temporary) / "sqlite"
+        sqlite_url = f"sqlite:///{sqlite_dir / 'bench.sqlite3'}"
+        all_ratios["sqlite"] = bench_database("sqlite", sqlite_url, sqlite_dir)
+        with postgres_schema() as postgres_url:
+            if postgres_url is not None:
+                postgres_dir = Path(temporary) / "postgres"
+                all_ratios["postgresql"] = bench_database("postgresql", postgres_url, postgres_dir)
+    worst = {
+        "create_vs_insert_ceiling": min(r["create_vs_insert_ceiling"] for r in all_ratios.values()),
+        "get_vs_read_ceiling": min(r["get_vs_read_ceiling"] for r in all_ratios.values()),
+        "deep_page_vs_first_page": max(r["deep_page_vs_first_page"] for r in all_ratios.values()),
+    }
+    print(json.dumps({key: round(value, 3) for key, value in worst.items()}))
+
+
+if __name__ == "__main__":
+    main()
