@@ -14,23 +14,30 @@ ERROR_CODES: dict[str, str] = {
     "wrong_template_provided": "the template is for another inspection type",
     "input_value_not_provided": "a required create input is missing",
     "invalid_input_value": "an input value breaks its validation",
-    "invalid_body": "the request body breaks the template's JSON Schema or the request shape",
+    "invalid_body": "the body breaks the template's JSON Schema, the metadata limits, a required "
+    "product/consumer field, or the request's shape",
     "invalid_locale": "locale not of the form xx_YY",
     "invalid_initial_status": "initialStatus not created or started",
-    "invalid_metadata": "metadata breaks its limits (50 pairs, keys 50, values 500 characters)",
-    "missing_required_field": "a product or consumer field the template requires is missing",
     "inspection_not_editable": "the inspection is not created, started or processing",
     "invalid_status_transition": "the move is not allowed from the current status",
     "product_not_found": "unknown product id in this inspection",
     "image_not_found": "unknown image id",
-    "unknown_image": "no template image has this identifier or side",
     "max_attempts_exceeded": "an upload past the template image's maxAttempts",
     "unknown_validation": "a result for a validation the image does not have or does not run",
     "invalid_validation_result": "confidence outside 0..100 or a malformed result",
     "feature_not_enabled": "the feature (e.g. damage_declaration) is not enabled",
-    "invalid_damage": "a damage declaration with missing or malformed fields",
     "update_inputs_missing": "finish while a required update input is still missing",
     "invalid_event": "an event in a log cannot be replayed",
+}
+
+#: Rule errors: evaluation goes on, the expression gives missing, the error is kept in the state.
+RULE_ERROR_CODES: dict[str, str] = {
+    "division_by_zero": "a division by zero (the result is missing)",
+    "number_too_large": "a number result beyond 1e15 in magnitude (the result is missing)",
+    "text_too_long": "a text result longer than 10,000 characters (the result is missing)",
+    "missing_value": "`set` of a missing value (the variable keeps its value)",
+    "step_limit": "more than 100,000 node evaluations in one event (the rest is skipped)",
+    "invalid_pattern": "a `matches` pattern that does not compile (the result is missing)",
 }
 
 
