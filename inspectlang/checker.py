@@ -35,6 +35,7 @@ from inspectlang.types import (
     compatible,
     constant_boolean,
     describe,
+    first_given,
     norm,
     number,
     span_of,
@@ -628,7 +629,8 @@ class Checker:
                 f"image `{decl.name}`",
                 translatable=("label",),
             )
-            side = self.text_value(props.get("side")) or decl.name
+            side = self.text_value(props.get("side"))
+            side = decl.name if side is None else side
             if side in sides:
                 self.report(
                     "E013",
@@ -802,7 +804,7 @@ class Checker:
                 CheckedCheck(
                     self.scope.checks[decl.name],
                     decl.name,
-                    self.text_value(props.get("name")) or decl.name,
+                    first_given(self.text_value(props.get("name")), default=decl.name),
                     self.text_value(props.get("description")) or "",
                     node,
                     list(self.scope.used_checks),

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from inspectlang import ast, identifiers
 from inspectlang.diagnostics import did_you_mean
 from inspectlang.manifest import CONSUMER_FIELDS, INPUT_TYPES, PRODUCT_FIELDS, InputSpec
-from inspectlang.types import is_iso_date, norm, regex_problem, span_of, text, word
+from inspectlang.types import first_given, is_iso_date, norm, regex_problem, span_of, text, word
 
 if TYPE_CHECKING:
     from jsonschema import Draft3Validator
@@ -227,13 +227,14 @@ def read_input(checker: Checker, decl: ast.InputDecl) -> CheckedInput | None:
         identifiers.input_identifier(checker.template_id, decl.name),
     )
     default = checker.locales[0]
-    label = (
-        checker.text_value(props.get("label"))
-        or checker.text_value(props.get(f"label {default}"))
-        or decl.name
+    label = first_given(
+        checker.text_value(props.get("label")),
+        checker.text_value(props.get(f"label {default}")),
+        default=decl.name,
     )
-    help_text = checker.text_value(props.get("help")) or checker.text_value(
-        props.get(f"help {default}")
+    help_text = checker.text_value(props.get("help"))
+    help_text = (
+        help_text if help_text is not None else checker.text_value(props.get(f"help {default}"))
     )
     translations: dict[str, dict[str, Any]] = {}
     for key, prop in props.items():

@@ -734,6 +734,11 @@ _DISPATCH: dict[type, Callable[[ExpressionChecker, Any], tuple[str, IRNode]]] = 
 }
 
 
+def first_given(*values: str | None, default: str) -> str:
+    """The first value that was given (an empty text counts as given), else `default`."""
+    return next((value for value in values if value is not None), default)
+
+
 def norm(words: str) -> str:
     """Property keys and event words compare lowercased with single spaces."""
     return " ".join(words.replace("_", " ").lower().split())

@@ -220,3 +220,36 @@ def template_sources(draw: st.DrawFn) -> str:
 def test_generated_manifests_round_trip(source: str) -> None:
     template = compile_source(source, "generated.insp")
     assert normalized(round_trip(template).to_api()) == normalized(template.to_api())
+
+
+@pytest.mark.parametrize(
+    "word", ["", "on", "if", "not", "true", "of", "where", "1st place", "Ñandú"]
+)
+def test_sides_and_labels_that_look_like_keywords_or_are_empty_survive(word: str) -> None:
+    manifest = {
+        "_id": "5f1a2b3c4d5e6f7a8b9c0d1e",
+        "type": "created",
+        "inspectionType": "car",
+        "name": word or "unnamed",
+        "images": [
+            {
+                "side": word,
+                "identifier": "image_6f1c0a52-3a59-4a8e-9a65-4b5c7ef2d9a1",
+                "validations": [],
+            }
+        ],
+        "inputs": [
+            {
+                "identifier": "input_3d1b2c4a-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                "label": word,
+                "type": "select",
+                "options": [{"label": word}, {"label": word + "!"}],
+                "stages": ["create"],
+                "validationSchema": {"required": False},
+            }
+        ],
+    }
+    template = compile_source(decompile(manifest))
+    assert template.images[0].side == word
+    assert template.inputs[0].label == word
+    assert [o.label for o in template.inputs[0].options or []] == [word, word + "!"]
