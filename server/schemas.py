@@ -258,32 +258,138 @@ _IMAGE_RECORD: JsonSchema = {
         "approved": {"type": ["boolean", "null"]},
         "uploadedAt": _nullable("string"),
         "src": _nullable("string"),
-        "validations": {"type": "array", "items": OBJECT},
+        "label": STRING,
+        "productInspectionId": _nullable("string"),
+        "validations": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["_id", "validation", "confidence", "valid"],
+                "properties": {
+                    "_id": STRING,
+                    "validation": STRING,
+                    "confidence": {"type": ["number", "null"]},
+                    "valid": {"type": ["boolean", "null"]},
+                },
+            },
+        },
         "damages": {"type": "array", "items": OBJECT},
+    },
+}
+
+_INPUT_VALUE: JsonSchema = {
+    "type": "object",
+    "required": ["identifier", "value"],
+    "properties": {"identifier": STRING, "label": STRING, "type": STRING, "value": {}},
+}
+
+_DAMAGE: JsonSchema = {
+    "type": "object",
+    "required": ["part", "damage", "severity"],
+    "properties": {
+        "part": STRING,
+        "damage": STRING,
+        "severity": STRING,
+        "percentage": {"type": ["number", "null"]},
+    },
+}
+
+_PRODUCT: JsonSchema = {
+    "type": "object",
+    "required": ["_id", "type", "images", "extraImages"],
+    "properties": {
+        "_id": STRING,
+        "type": {"type": "string", "enum": list(INSPECTION_TYPES)},
+        **{kind: OBJECT for kind in INSPECTION_TYPES},
+        "inputs": {"type": "array", "items": _INPUT_VALUE},
+        "images": {"type": "array", "items": _IMAGE_RECORD},
+        "extraImages": {"type": "array", "items": _IMAGE_RECORD},
+        "damages": {"type": "array", "items": _DAMAGE},
+    },
+}
+
+_IMAGES_HOLDER: JsonSchema = {
+    "type": "object",
+    "properties": {
+        "images": {"type": "array", "items": _IMAGE_RECORD},
+        "extraImages": {"type": "array", "items": _IMAGE_RECORD},
+        "inputs": {"type": "array", "items": _INPUT_VALUE},
     },
 }
 
 INSPECTION: JsonSchema = {
     "type": "object",
-    "required": ["_id", "type", "status", "template", "products", "testing"],
+    "required": [
+        "_id",
+        "type",
+        "status",
+        "veredict",
+        "template",
+        "producer",
+        "metadata",
+        "variables",
+        "globalValidations",
+        "products",
+        "testing",
+    ],
     "properties": {
         "_id": STRING,
         "type": {"type": "string", "enum": list(INSPECTION_TYPES)},
-        "status": STRING,
-        "veredict": _nullable("string"),
-        "completedBy": _nullable("string"),
+        "status": {
+            "type": "string",
+            "enum": ["created", "started", "processing", "completed", "blocked"],
+        },
+        "veredict": {"type": "string", "enum": ["approved", "disapproved", "not_defined"]},
+        "reasons": {"type": "array", "items": STRING},
+        "completedBy": {
+            "type": ["string", "null"],
+            "enum": ["client", "consumer", "expiration", None],
+        },
         "template": {
             "type": "object",
             "required": ["_id", "name", "type"],
-            "properties": {"_id": STRING, "name": STRING, "type": STRING},
+            "properties": {
+                "_id": STRING,
+                "name": STRING,
+                "type": STRING,
+                "inputs": {"type": "array", "items": _INPUT_VALUE},
+            },
         },
-        "producer": OBJECT,
+        "producer": {
+            "type": "object",
+            "properties": {"companyId": STRING, "userId": STRING, "internalId": STRING},
+        },
         "metadata": {"type": "object", "additionalProperties": STRING},
-        "identity": _nullable("object"),
-        "custom": _nullable("object"),
-        "variables": {"type": "array", "items": OBJECT},
-        "globalValidations": {"type": "array", "items": OBJECT},
-        "products": {"type": "array", "items": OBJECT},
+        "locale": STRING,
+        "identity": _IMAGES_HOLDER,
+        "custom": _IMAGES_HOLDER,
+        "variables": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["name", "value"],
+                "properties": {"name": STRING, "value": {"type": ["number", "string", "null"]}},
+            },
+        },
+        "globalValidations": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["_id", "name", "description", "valid"],
+                "properties": {
+                    "_id": STRING,
+                    "name": STRING,
+                    "description": STRING,
+                    "valid": {"type": "boolean"},
+                },
+            },
+        },
+        "products": {"type": "array", "items": _PRODUCT},
+        "createdAt": STRING,
+        "updatedAt": STRING,
+        "startedAt": _nullable("string"),
+        "completedAt": _nullable("string"),
+        "expiresAt": _nullable("string"),
         "testing": {"type": "boolean"},
     },
 }

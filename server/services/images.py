@@ -10,7 +10,7 @@ browser can show the photos without a key, and a leaked link stops working soon.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from sqlmodel import Session
 
@@ -24,7 +24,7 @@ from server.errors import ApiError
 from server.multipart import UploadedFile
 from server.records import ImageRecord
 from server.services import inspections
-from server.services.common import CONTENT_TOKEN_KIND, content_url, run_runtime, sign_sources
+from server.services.common import CONTENT_TOKEN_KIND, content_url, run_runtime
 from server.settings import Settings
 
 #: Lifetime of an upload token (`POST /v1/inspection/image/token/:productId`).
@@ -164,20 +164,30 @@ def upload_image(
 
     blobs.put(blob_key, image.data)
     try:
-        _loaded, state = inspections.change(
+        loaded, state = inspections.change(
             db, auth, product.inspection_id, operation, now, events=events, after=add_row
         )
     except BaseException:
         blobs.delete(blob_key)
         raise
-    stored = _image_by_id(state, added[0])
-    if stored is None:
+    document = inspections.to_document(loaded.program, state, loaded.record, settings.public_url)
+    view = _find_view(document, added[0])
+    if view is None:
         raise ApiError.of("internal_error", "The uploaded image is missing from the inspection.")
-    document = stored.model_dump(mode="json", by_alias=True)
-    return cast(
-        dict[str, Any],
-        sign_sources(settings.public_url, document, auth.company_id, auth.testing),
-    )
+    return view
+
+
+def _find_view(document: dict[str, Any], image_id: str) -> dict[str, Any] | None:
+    """The image record with this id in an Inspection object (products, identity, custom)."""
+    holders = [*document.get("products", []), document.get("identity"), document.get("custom")]
+    for holder in holders:
+        if not isinstance(holder, dict):
+            continue
+        for key in ("images", "extraImages"):
+            for view in holder.get(key) or []:
+                if isinstance(view, dict) and view.get("_id") == image_id:
+                    return view
+    return None
 
 
 def upload_token(db: Database, auth: AuthContext, product_id: str, now: datetime) -> dict[str, Any]:
