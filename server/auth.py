@@ -14,7 +14,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict, cast
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
@@ -86,6 +86,13 @@ def _new_key(company_id: str, mode: Mode) -> tuple[str, ApiKey]:
     return key, ApiKey(id=key_id, company_id=company_id, mode=mode, key_hash=hash_key(key))
 
 
+_api_keys = cast(Any, ApiKey).__table__
+#: Built once: the lookup runs on every request.
+_KEY_LOOKUP = select(
+    _api_keys.c.company_id, _api_keys.c.mode, _api_keys.c.key_hash, _api_keys.c.revoked_at
+).where(_api_keys.c.id == bindparam("key_id"))
+
+
 def authenticate_key(db: Database, key: str | None) -> AuthContext:
     """The context of a valid, unrevoked key; `ApiError` 401 `unauthorized` otherwise."""
     if not key:
@@ -94,13 +101,8 @@ def authenticate_key(db: Database, key: str | None) -> AuthContext:
     if parsed is None:
         raise ApiError.of("unauthorized", "The API key is not valid.")
     mode, key_id = parsed
-    table = cast(Any, ApiKey).__table__
     with db.engine.connect() as connection:
-        row = connection.execute(
-            select(table.c.company_id, table.c.mode, table.c.key_hash, table.c.revoked_at).where(
-                table.c.id == key_id
-            )
-        ).first()
+        row = connection.execute(_KEY_LOOKUP, {"key_id": key_id}).first()
     # Compare even when the row is missing, so timing says nothing about which ids exist.
     stored_hash = row.key_hash if row is not None else "0" * 64
     matches = hmac.compare_digest(stored_hash.encode("ascii"), hash_key(key).encode("ascii"))
