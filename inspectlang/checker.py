@@ -882,6 +882,13 @@ class Checker:
                 else:
                     rule.input = ref.identifier
                     self.scope.value_type = INPUT_VALUE_TYPES[ref.input_type]
+                    asked = next(i.stages for i in self.inputs if i.identifier == ref.identifier)
+                    if not asked:
+                        self.report(
+                            "E035",
+                            f"input `{spec.target}` is asked at no stage: the rule can never fire",
+                            target_span,
+                        )
             elif not self.inputs:
                 self.report(
                     "E035", "the template has no inputs: the rule can never fire", spec.span
