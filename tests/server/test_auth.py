@@ -132,6 +132,27 @@ def test_public_routes_need_no_key(probe_client: httpx.Client) -> None:
     assert probe_client.get("/schema/openapi.json").status_code == 200
 
 
+def test_openapi_31_declares_the_api_key_and_has_browsable_pages(
+    probe_client: httpx.Client,
+) -> None:
+    document = probe_client.get("/schema/openapi.json").json()
+    assert document["openapi"].startswith("3.1")
+    assert document["components"]["securitySchemes"]["apiKey"] == {
+        "type": "apiKey",
+        "name": "x-api-key",
+        "in": "header",
+        "description": "The company's test or live API key.",
+    }
+    assert document["security"] == [{"apiKey": []}]
+    assert "/test/whoami" in document["paths"]
+    assert "/health" not in document["paths"]
+    for page in ("/schema", "/schema/swagger", "/schema/redoc"):
+        response = probe_client.get(page)
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/html")
+        assert "<html" in response.text.lower()
+
+
 def test_image_token_authenticates_only_routes_that_accept_it(
     probe_client: httpx.Client, company: dict[str, Any]
 ) -> None:
