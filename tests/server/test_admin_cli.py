@@ -120,6 +120,30 @@ def test_unknown_company_is_an_error_with_a_code(
     assert one_json_object(result.stderr)["code"] == "company_not_found"
 
 
+def test_rotate_webhook_secret_prints_a_new_secret_each_time(
+    database_url: str, tmp_path: Path, db: Any
+) -> None:
+    from server.tables import Company
+
+    created = one_json_object(
+        run_cli("admin", "create-company", "Hooks", database_url=database_url,
+                data_dir=tmp_path).stdout
+    )  # fmt: skip
+    args = ("admin", "rotate-webhook-secret", created["companyId"])
+    first = one_json_object(run_cli(*args, database_url=database_url, data_dir=tmp_path).stdout)
+    second = one_json_object(run_cli(*args, database_url=database_url, data_dir=tmp_path).stdout)
+    assert first["companyId"] == second["companyId"] == created["companyId"]
+    assert first["webhookSecret"] and second["webhookSecret"]
+    assert first["webhookSecret"] != second["webhookSecret"]
+    with db.session() as session:
+        company = session.get(Company, created["companyId"])
+        assert company is not None and company.webhook_secret == second["webhookSecret"]
+    missing = run_cli("admin", "rotate-webhook-secret", "0" * 24, database_url=database_url,
+                      data_dir=tmp_path)  # fmt: skip
+    assert missing.returncode == 1
+    assert one_json_object(missing.stderr)["code"] == "company_not_found"
+
+
 def test_bad_mode_is_refused_by_the_parser(database_url: str, tmp_path: Path) -> None:
     result = run_cli(
         "admin", "revoke-key", "x", "--mode", "prod", database_url=database_url, data_dir=tmp_path
