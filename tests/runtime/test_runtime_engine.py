@@ -8,12 +8,14 @@ from typing import Any
 import pytest
 from rt_support import (
     NOW,
+    ROOT,
     at,
     car_program,
     compile_template,
     complete_run,
     create_body,
     created,
+    ids,
     image_id,
     input_id,
     jpeg,
@@ -22,7 +24,7 @@ from rt_support import (
 )
 
 import runtime as rt
-from runtime import InspectionError, InspectionState
+from runtime import InspectionError, InspectionState, Program
 
 
 def code_of(call: Any, *args: Any, **kwargs: Any) -> InspectionError:
@@ -573,3 +575,150 @@ def test_state_round_trips_through_json() -> None:
     document = state.model_dump(mode="json", by_alias=True)
     assert InspectionState.model_validate(document) == state
     assert document["_id"] == state.id
+
+
+# -- every input rule, on the goods delivery example --------------------------------------------
+
+
+def goods() -> tuple[Program, InspectionState]:
+    source = (ROOT / "examples" / "goods_delivery.insp").read_text()
+    program = rt.load_program(compile_template(source, "goods_delivery.insp"))
+    names = {logic.name: ident for ident, logic in program.manifest.logic.inputs.items()}
+    body = {
+        "locale": "en_US",
+        "delivery": {"channel": "sms", "destination": "+5491100000000"},
+        "goods": {"description": "boxes", "quantity": 2},
+        "inputs": [
+            {"identifier": names["promised_date"], "value": "2024-05-02"},
+            {"identifier": names["tracking_code"], "value": "AR123456789BA"},
+            {"identifier": names["packages"], "value": 2},
+        ],
+    }
+    return program, rt.create(program, body, inspection_type="goods", now=NOW, ids=ids())
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "rule"),
+    [
+        ("delivery_date", "2023-12-31", "min_date"),
+        ("delivery_date", "2031-01-01", "max_date"),
+        ("delivery_date", "03/05/2024", "not_a_date"),
+        ("recipient_name", "Al", "min_length"),
+        ("package_state", "Broken", "option"),
+        ("contents", [], "min_items"),
+        ("contents", ["electronics", "furniture", "documents", "clothing"], "max_items"),
+        ("contents", ["Electronics", "Gold"], "option"),
+        ("contents", "electronics", "not_a_list"),
+        ("received", "yes", "not_a_boolean"),
+        ("signature", {"name": "s.gif", "contentType": "image/gif", "size": 10}, "media_type"),
+        (
+            "signature",
+            {"name": "s.png", "contentType": "image/png", "size": 6_000_000},
+            "too_large",
+        ),
+        ("signature", 42, "not_a_file"),
+        ("unboxing", "clip.avi", "media_type"),
+    ],
+)
+def test_every_input_rule(name: str, value: Any, rule: str) -> None:
+    program, state = goods()
+    names = {logic.name: ident for ident, logic in program.manifest.logic.inputs.items()}
+    body = {"inputs": [{"identifier": names[name], "value": value}]}
+    error = code_of(rt.update, program, state, body, now=at(1))
+    assert error.code == "invalid_input_value"
+    assert [(e["field"], e["code"]) for e in error.errors] == [(names[name], rule)]
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "rule"),
+    [("tracking_code", "AR12345", "pattern"), ("packages", 51, "maximum")],
+)
+def test_create_input_rules(name: str, value: Any, rule: str) -> None:
+    program, _ = goods()
+    names = {logic.name: ident for ident, logic in program.manifest.logic.inputs.items()}
+    body = {
+        "locale": "en_US",
+        "delivery": {"channel": "sms", "destination": "+54"},
+        "goods": {"description": "boxes", "quantity": 2},
+        "inputs": [
+            {"identifier": names["promised_date"], "value": "2024-05-02"},
+            {"identifier": names["tracking_code"], "value": "AR123456789BA"},
+            {"identifier": names["packages"], "value": 2},
+        ],
+    }
+    for item in body["inputs"]:
+        if item["identifier"] == names[name]:
+            item["value"] = value
+    error = code_of(rt.create, program, body, inspection_type="goods", now=NOW)
+    assert [(e["field"], e["code"]) for e in error.errors] == [(names[name], rule)]
+
+
+def test_email_rule() -> None:
+    source = (ROOT / "examples" / "person_onboarding.insp").read_text()
+    program = rt.load_program(compile_template(source, "person_onboarding.insp"))
+    body = {
+        "locale": "en_US",
+        "delivery": {"channel": "e", "destination": "d"},
+        "consumer": {"firstName": "A", "lastName": "B", "email": "a@b.co"},
+    }
+    state = rt.create(program, body, inspection_type="people", now=NOW)
+    email = next(i for i, logic in program.manifest.logic.inputs.items() if logic.name == "email")
+    error = code_of(
+        rt.update,
+        program,
+        state,
+        {"inputs": [{"identifier": email, "value": "not-an-email"}]},
+        now=at(1),
+    )
+    assert [e["code"] for e in error.errors] == ["email"]
+
+
+# -- the step limit inside a whole event ---------------------------------------------------------
+
+BOMB_SOURCE = """
+template "Bomb"
+    type: car
+
+variable n: numeric = 0
+variable after: numeric = 0
+
+image front
+    validate damage
+
+on validation passed
+    set n to count(a in damages where count(b in damages where b.percentage > 1) > 0)
+
+on validation passed
+    set after to 1
+
+check fine
+    name: "Fine"
+    description: "Always"
+    valid when: n = 0
+
+verdict
+    approve when checks.fine
+"""
+
+
+@pytest.mark.parametrize("path", ["compiled", "reference"])
+def test_step_limit_skips_the_rest_of_the_event(path: str) -> None:
+    program = rt.load_program(compile_template(BOMB_SOURCE)).with_path(path)
+    body = {"locale": "en_US", "delivery": {"channel": "e", "destination": "d"}, "car": {}}
+    state = rt.create(program, body, inspection_type="car", now=NOW, ids=ids())
+    state, image = rt.add_image(
+        program, state, state.products[0].id, rt.ImageUpload(data=jpeg(), side="front"), now=at(1)
+    )
+    damages = [{"part": "door", "damage": "dent", "severity": "minor", "percentage": 5}] * 400
+    state = rt.record_validation(
+        program,
+        state,
+        image.id,
+        {"validation": "damage", "confidence": 90},
+        damages=damages,
+        now=at(2),
+    )
+    assert state.variables == {"n": 0, "after": 0}
+    assert [(e.code, e.source.split(":")[0]) for e in state.ruleErrors] == [("step_limit", "rule")]
+    assert [g.valid for g in state.globalValidations] == [False]
+    assert rt.replay(program, state.events) == state
