@@ -79,6 +79,17 @@ STATUS_BY_CODE: dict[str, int] = {
     "invalid_expires_in": 400,
     "invalid_link": 403,
     "link_expired": 403,
+    # R: reports and webhooks (docs/reports.md)
+    "inspection_not_completed": 409,
+    "reports_unavailable": 503,
+    "report_request_not_found": 404,
+    "report_not_found": 404,
+    "report_link_expired": 403,
+    "report_link_invalid": 403,
+    "callback_url_not_allowed": 400,
+    "invalid_events": 400,
+    "webhook_not_found": 404,
+    "too_many_subscriptions": 409,
 }
 
 DESCRIPTIONS: dict[str, str] = {
