@@ -193,6 +193,8 @@ class IdempotencyMiddleware:
         state = scope["litestar_app"].state
         store: IdempotencyStore = state.idempotency
         body = await _read_body(receive, state.settings.max_body_bytes)
+        if body is None:
+            return  # the client went away before sending its whole body: nothing to run
         print_ = fingerprint(method, scope["path"], body)
         now: datetime = state.clock()
         claim = await anyio.to_thread.run_sync(store.claim, auth, key, print_, now)
@@ -276,13 +278,14 @@ async def _wait_while_in_flight(
     return claim
 
 
-async def _read_body(receive: Receive, limit: int) -> bytes:
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    """The whole request body (at most `limit` bytes); None if the client disconnected."""
     chunks: list[bytes] = []
     size = 0
     while True:
         message: Any = await receive()
         if message["type"] == "http.disconnect":
-            break
+            return None
         chunk = bytes(message.get("body", b""))
         size += len(chunk)
         if size > limit:
