@@ -21,6 +21,7 @@ import time
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, cast
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 from sqlalchemy import select
@@ -32,7 +33,7 @@ from server.jobs import GiveUp, JobContext, RetryLater, enqueue
 from server.reports.tables import JobRecord, WebhookAttemptRecord, WebhookSubscriptionRecord
 from server.settings import Settings
 from server.tables import Company
-from server.urlsafety import UnsafeURLError, check_url
+from server.urlsafety import CheckedURL, Resolver, UnsafeURLError, check_url, system_resolver
 
 logger = logging.getLogger("server.webhooks")
 
@@ -222,15 +223,40 @@ def _body_for(ctx: JobContext) -> dict[str, Any]:
     return body
 
 
+#: How delivery resolves host names (tests swap in a fixed table).
+RESOLVER: Resolver = system_resolver
+
+
+def pinned(checked: CheckedURL) -> tuple[str, dict[str, str], dict[str, Any]]:
+    """The request aimed at the address that passed the check, not at a fresh DNS answer.
+
+    Returns (url with the host replaced by that address, extra headers with the original
+    `host`, httpx extensions with the TLS server name), so a DNS answer that changes between
+    the check and the connection (rebinding) cannot redirect the delivery. Without resolved
+    addresses (outside production) the URL is used as it is.
+    """
+    if not checked.addresses:
+        return checked.url, {}, {}
+    parts = urlsplit(checked.url)
+    address = checked.addresses[0]
+    literal = f"[{address}]" if ":" in address else address
+    netloc = f"{literal}:{parts.port}" if parts.port is not None else literal
+    url = urlunsplit((parts.scheme, netloc, parts.path or "/", parts.query, ""))
+    host = parts.netloc.rpartition("@")[2]
+    extensions: dict[str, Any] = {"sni_hostname": checked.host} if parts.scheme == "https" else {}
+    return url, {"host": host}, extensions
+
+
 def run_delivery_job(ctx: JobContext) -> None:
     """One attempt of one delivery; raises to retry (backoff) or to give up."""
     payload = ctx.payload
     started = time.monotonic()
     try:
-        check_url(
+        checked = check_url(
             payload["url"],
             production=ctx.settings.env == "production",
             allow_loopback=ctx.settings.allow_loopback_webhooks,
+            resolver=RESOLVER,
         )
     except UnsafeURLError as error:
         _record_attempt(
@@ -243,11 +269,14 @@ def run_delivery_job(ctx: JobContext) -> None:
             session.commit()
     body = json.dumps(_body_for(ctx), separators=(",", ":"), ensure_ascii=False).encode()
     headers = signed_headers(secret, payload["deliveryId"], int(time.time()), body)
+    url, host_header, extensions = pinned(checked)
     try:
         with httpx.Client(
             timeout=DELIVERY_TIMEOUT_SECONDS, follow_redirects=False, trust_env=False
         ) as client:
-            response = client.post(payload["url"], content=body, headers=headers)
+            response = client.post(
+                url, content=body, headers={**headers, **host_header}, extensions=extensions
+            )
     except httpx.HTTPError as error:
         message = f"{type(error).__name__}: {error}"
         _record_attempt(

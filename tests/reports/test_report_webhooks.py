@@ -209,6 +209,57 @@ def test_delivery_rechecks_the_url_policy(
     assert receiver.received == []
 
 
+def test_production_delivery_connects_to_the_checked_address(
+    db: Database,
+    settings: Settings,
+    company: dict[str, Any],
+    receiver: Receiver,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The delivery goes to the address the policy approved, with the original Host header,
+    so a DNS answer changing after the check (rebinding) cannot redirect it."""
+    from server import jobs
+
+    port = receiver.url.split(":")[2].split("/")[0]
+    answers = {"hooks.customer.test": ["127.0.0.1"]}
+    monkeypatch.setattr(webhooks, "RESOLVER", lambda host, _port: answers[host])
+    production = settings.model_copy(update={"env": "production", "allow_loopback_webhooks": True})
+    delivery_id = _deliver(db, company["companyId"], f"http://hooks.customer.test:{port}/in?x=1")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not attempts(db, delivery_id):
+        jobs.run_once(db, production, jobs.WorkerConfig(backoff_base_seconds=0.01))
+    (delivery,) = receiver.wait_for(1)
+    assert delivery.headers["host"] == f"hooks.customer.test:{port}"
+    assert delivery.path == "/in?x=1"
+    assert [a.status_code for a in attempts(db, delivery_id)] == [200]
+
+    answers["hooks.customer.test"] = ["10.0.0.7"]  # rebinding to an internal address
+    refused = _deliver(db, company["companyId"], f"http://hooks.customer.test:{port}/in")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not attempts(db, refused):
+        jobs.run_once(db, production, jobs.WorkerConfig(backoff_base_seconds=0.01))
+    assert [a.error for a in attempts(db, refused)] == ["callback_url_not_allowed"]
+    assert len(receiver.received) == 1
+
+
+def test_pinned_urls_keep_host_port_path_and_tls_name() -> None:
+    from server.urlsafety import CheckedURL
+
+    url, extra, extensions = webhooks.pinned(
+        CheckedURL(
+            "https://hooks.example.com:8443/a/b?c=d",
+            "hooks.example.com",
+            8443,
+            ("2606:2800:220:1::1",),
+        )
+    )
+    assert url == "https://[2606:2800:220:1::1]:8443/a/b?c=d"
+    assert extra == {"host": "hooks.example.com:8443"}
+    assert extensions == {"sni_hostname": "hooks.example.com"}
+    unchanged = webhooks.pinned(CheckedURL("http://x.test/p", "x.test", 80, ()))
+    assert unchanged == ("http://x.test/p", {}, {})
+
+
 def test_subscriptions_crud_and_secret_shown_once(
     client: httpx.Client,
     company: dict[str, Any],
