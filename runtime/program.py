@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -124,6 +125,8 @@ class Program:
 
 
 _CACHE: OrderedDict[str, Program] = OrderedDict()
+#: The cache is shared by the server's threads.
+_CACHE_LOCK = threading.Lock()
 
 
 def revision_of(manifest: Template) -> str:
@@ -139,14 +142,16 @@ def revision_of(manifest: Template) -> str:
 def load_program(manifest: Template) -> Program:
     """Verify and compile a manifest's logic, once per revision (cached)."""
     revision = revision_of(manifest)
-    cached = _CACHE.get(revision)
-    if cached is not None and cached.manifest.id == manifest.id:
-        _CACHE.move_to_end(revision)
-        return cached
+    with _CACHE_LOCK:
+        cached = _CACHE.get(revision)
+        if cached is not None and cached.manifest.id == manifest.id:
+            _CACHE.move_to_end(revision)
+            return cached
     program = build_program(manifest, revision)
-    _CACHE[revision] = program
-    while len(_CACHE) > CACHE_SIZE:
-        _CACHE.popitem(last=False)
+    with _CACHE_LOCK:
+        _CACHE[revision] = program
+        while len(_CACHE) > CACHE_SIZE:
+            _CACHE.popitem(last=False)
     return program
 
 

@@ -29,6 +29,7 @@ numbers = st.one_of(
     st.sampled_from([0, 0.5, -2.5, 1e14, 99999999, 1e15]),
 )
 texts = st.sampled_from(["", "a", "AbC", "plate", "ß", "x" * 6000])
+dates = st.sampled_from(["2024-01-31", "2000-02-29", "9999-12-31", "0001-01-01"])
 
 
 def leaves(kind: str) -> st.SearchStrategy[Node]:
@@ -38,6 +39,12 @@ def leaves(kind: str) -> st.SearchStrategy[Node]:
             st.sampled_from(["n1", "n2"]).map(lambda n: node(op="var", name=n)),
             st.just(node(op="input", id="input_n")),
             st.just(node(op="product", field="year")),
+        )
+    if kind == "date":
+        return st.one_of(
+            dates.map(lambda v: node(op="literal", value=v, type="date")),
+            st.just(node(op="now")),
+            st.just(node(op="consumer", field="birthdate")),
         )
     if kind == "text":
         return st.one_of(
@@ -55,6 +62,13 @@ def leaves(kind: str) -> st.SearchStrategy[Node]:
 def expressions(kind: str, depth: int) -> st.SearchStrategy[Node]:
     if depth <= 0:
         return leaves(kind)
+    if kind == "date":
+        return st.one_of(
+            leaves("date"),
+            st.tuples(expressions("date", depth - 1), expressions("number", depth - 1)).map(
+                lambda t: node(op="call", fn="add_days", args=[t[0], t[1]])
+            ),
+        )
     sub_number = expressions("number", depth - 1)
     sub_text = expressions("text", depth - 1)
     sub_bool = expressions("boolean", depth - 1)
@@ -72,6 +86,11 @@ def expressions(kind: str, depth: int) -> st.SearchStrategy[Node]:
                 lambda t: node(op="call", fn=t[0], args=[t[1], t[2]])
             ),
             sub_text.map(lambda t: node(op="call", fn="length", args=[t])),
+            st.tuples(
+                st.sampled_from(["days_between", "years_between"]),
+                expressions("date", depth - 1),
+                expressions("date", depth - 1),
+            ).map(lambda t: node(op="call", fn=t[0], args=[t[1], t[2]])),
             st.lists(sub_number, max_size=3).map(
                 lambda items: node(
                     op="sum",
@@ -122,6 +141,11 @@ def expressions(kind: str, depth: int) -> st.SearchStrategy[Node]:
             st.sampled_from(["contains", "starts_with", "ends_with"]), sub_text, sub_text
         ).map(lambda t: node(op="call", fn=t[0], args=[t[1], t[2]])),
         sub_number.map(lambda n: node(op="call", fn="defined", args=[n])),
+        st.tuples(
+            st.sampled_from(["=", "<", ">="]),
+            expressions("date", depth - 1),
+            expressions("date", depth - 1),
+        ).map(lambda t: node(op="binary", operator=t[0], left=t[1], right=t[2])),
         st.tuples(sub_number, st.lists(sub_number, max_size=3)).map(
             lambda t: node(
                 op="binary",
@@ -147,11 +171,13 @@ def data() -> st.SearchStrategy[dict[str, Any]]:
                 }
             ),
             "product": st.fixed_dictionaries({"year": maybe_number, "plate": maybe_text}),
+            "consumer": st.fixed_dictionaries({"birthdate": st.one_of(st.none(), dates)}),
+            "now": dates,
         }
     )
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     kind=st.sampled_from(["number", "text", "boolean"]).flatmap(lambda k: expressions(k, 3)),
     values=data(),
