@@ -91,9 +91,15 @@ class Program:
         return {}
 
     def feature_enabled(self, name: str) -> bool:
+        """On when the template enables it, or an image asks for it and it is not turned off."""
+        logic = self.manifest.logic
+        if any(f.feature == name and not f.active for f in logic.features):
+            return False
         if any(f.feature == name for f in self.manifest.features):
             return True
-        return any(f.feature == name and f.active for f in self.manifest.logic.features)
+        if any(f.feature == name and f.active for f in logic.features):
+            return True
+        return any(name in image.features for image in logic.images.values())
 
     def with_path(self, path: EvaluationPath) -> Program:
         """The same program evaluated through the other path (tests, explanations)."""
