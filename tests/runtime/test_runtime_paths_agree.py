@@ -7,12 +7,18 @@ texts; both paths must return the same value and record the same rule errors.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runtime.expression import compile_ir
+from runtime import codegen
+from runtime.errors import StepLimitExceeded
+from runtime.evaldata import empty_env
+from runtime.expression import Context, compile_ir, context_template
+from runtime.reference import ReferenceEvaluator
+from runtime.verify import Verifier
 
 SPAN = [1, 1, 1, 2]
 VARIABLES = {"n1": "numeric", "n2": "numeric", "t1": "text"}
@@ -188,3 +194,45 @@ def test_compiled_and_reference_agree(kind: Node, values: dict[str, Any]) -> Non
     reference = expression.run(values, path="reference")
     assert compiled == reference
     assert type(compiled[0]) is type(reference[0])
+
+
+def statements(depth: int) -> st.SearchStrategy[list[Node]]:
+    """Rule bodies: `set` of well-typed values and `if` with generated conditions."""
+    sets = st.one_of(
+        st.tuples(st.sampled_from(["n1", "n2"]), expressions("number", 2)).map(
+            lambda t: node(op="set", name=t[0], value=t[1])
+        ),
+        expressions("text", 2).map(lambda v: node(op="set", name="t1", value=v)),
+    )
+    if depth <= 0:
+        return st.lists(sets, max_size=3)
+    branch = st.tuples(expressions("boolean", 2), statements(depth - 1), statements(depth - 1))
+    ifs = branch.map(lambda t: node(op="if", cond=t[0], then=t[1], **{"else": t[2]}))
+    return st.lists(st.one_of(sets, ifs), max_size=3)
+
+
+def run_rule(path: str, body: list[Node], values: dict[str, Any]) -> tuple[Any, ...]:
+    context = Context(variables=VARIABLES, inputs=INPUTS, images=(), locals={})
+    verifier = Verifier(context_template(context))
+    normalized = verifier.statements(body, verifier.base, "rule")
+    env = empty_env()
+    env.update(copy.deepcopy(values))
+    try:
+        if path == "compiled":
+            source = codegen.generate_rule("rule_0", normalized)
+            codegen.compile_functions(source, "<rule>")["rule_0"](env)
+        else:
+            ReferenceEvaluator().statements(normalized, env)
+        outcome = "done"
+    except StepLimitExceeded:
+        outcome = "step_limit"
+    steps = env["steps"] if outcome == "done" else None
+    return outcome, env["vars"], env["errors"], steps
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(body=statements(2), values=data())
+def test_rules_agree_on_variables_errors_and_steps(
+    body: list[Node], values: dict[str, Any]
+) -> None:
+    assert run_rule("compiled", body, values) == run_rule("reference", body, values)
