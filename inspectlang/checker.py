@@ -28,6 +28,7 @@ from inspectlang.schema import CheckedInput
 from inspectlang.types import (
     INPUT_VALUE_TYPES,
     MAX_EXPRESSION_DEPTH,
+    MAX_TEXT_LENGTH,
     ExpressionChecker,
     ImageRef,
     InputRef,
@@ -49,8 +50,6 @@ MAX_INPUTS = 200
 MAX_RULES = 1000
 MAX_CHECKS = 500
 MAX_VARIABLES = 500
-#: Longest text accepted in a label, help, name, description or reason.
-MAX_TEXT_LENGTH = 10_000
 
 LOCALE = re.compile(r"^[a-z]{2}_[A-Z]{2}$")
 DEFAULT_LOCALE = "en_US"

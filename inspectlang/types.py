@@ -27,6 +27,10 @@ ANY = "any"
 
 #: Maximum nesting of an expression; deeper expressions are refused (E004), never a crash.
 MAX_EXPRESSION_DEPTH = 64
+#: Limits of values written in a template (the runtime applies the same ones, docs/design/ir.md).
+MAX_TEXT_LENGTH = 10_000
+MAX_LIST_ITEMS = 10_000
+MAX_NUMBER = 1e15
 #: Maximum length of a regular expression given to `matches` or `pattern` (docs/design/ir.md).
 MAX_PATTERN_LENGTH = 200
 
@@ -251,11 +255,19 @@ class ExpressionChecker:
             type_ = BOOLEAN
         elif isinstance(value, int | float):
             type_ = NUMBER
+            if not abs(value) <= MAX_NUMBER:  # also refuses NaN
+                return self.error("E019", f"numbers are limited to {MAX_NUMBER:g}", expr.span)
         else:
             type_ = TEXT
+            if len(value) > MAX_TEXT_LENGTH:
+                return self.error(
+                    "E037", f"text longer than {MAX_TEXT_LENGTH} characters", expr.span
+                )
         return type_, {"op": "literal", "value": value, "type": type_, "span": expr.span.as_list()}
 
     def _listexpr(self, expr: ast.ListExpr) -> tuple[str, IRNode]:
+        if len(expr.items) > MAX_LIST_ITEMS:
+            return self.error("E037", f"a list has at most {MAX_LIST_ITEMS} items", expr.span)
         element = ANY
         items: list[IRNode] = []
         for item in expr.items:

@@ -289,3 +289,25 @@ def test_notes_say_what_was_meant() -> None:
     ]
     check_input = source_diagnostics("input ok\n    type: check\n    minimum: 1\n")
     assert check_input[0].notes == ("a check input has no properties of its own",)
+
+
+def test_absurd_literals_are_refused() -> None:
+    long_text = ast.Literal("x" * 10_001, span=S(5, 17, 5, 10_020))
+    huge = ast.Literal(1e16, span=S(6, 17, 6, 22))
+    many = ast.ListExpr(tuple(ast.Literal(1) for _ in range(10_001)), span=S(7, 17, 7, 30))
+    checks = [
+        ast.CheckDecl(
+            f"c{index}",
+            (ast.Property("valid when", (ast.Binary("=", value, value, span=value.span),)),),
+        )
+        for index, value in enumerate((long_text, huge, many))
+    ]
+    found = [(d.code, d.span.line, d.message) for d in check(*checks)]
+    assert found == [
+        ("E037", 5, "text longer than 10000 characters"),
+        ("E037", 5, "text longer than 10000 characters"),
+        ("E019", 6, "numbers are limited to 1e+15"),
+        ("E019", 6, "numbers are limited to 1e+15"),
+        ("E037", 7, "a list has at most 10000 items"),
+        ("E037", 7, "a list has at most 10000 items"),
+    ]
