@@ -28,6 +28,7 @@ from inspectlang.schema import CheckedInput
 from inspectlang.types import (
     INPUT_VALUE_TYPES,
     MAX_EXPRESSION_DEPTH,
+    MAX_NUMBER,
     MAX_TEXT_LENGTH,
     ExpressionChecker,
     ImageRef,
@@ -419,10 +420,11 @@ class Checker:
             suggestion = None if known_elsewhere else did_you_mean(unit, units)
             self.report("E019", f"expected {what}", getattr(value, "span", span), suggestion)
             return None
-        if value.amount < 0:
-            self.report("E019", f"{what} cannot be negative", value.span)
+        result = value.amount * units[value.unit.lower()]
+        if not 0 <= result <= MAX_NUMBER:
+            self.report("E019", f"{what} must be from 0 to {MAX_NUMBER:g}", value.span)
             return None
-        return value.amount * units[value.unit.lower()]
+        return result
 
     def size_value(self, value: Any, span: ast.Span) -> tuple[int, int] | None:
         if not isinstance(value, ast.Size) or value.width <= 0 or value.height <= 0:
@@ -433,10 +435,25 @@ class Checker:
         return value.width, value.height
 
     def identifier(
-        self, prop: ast.Property | None, pattern: re.Pattern[str], form: str, derived: str
+        self,
+        prop: ast.Property | None,
+        pattern: re.Pattern[str],
+        form: str,
+        derived: str,
+        owner: ast.Span,
     ) -> str:
-        """The written id when valid and unique, else the derived one (after a diagnostic)."""
+        """The written id when valid and unique, else the derived one (after a diagnostic).
+        Derived ids are registered too, so a written id cannot take another declaration's."""
         if prop is None:
+            if derived in self.identifiers:
+                self.report(
+                    "E014",
+                    f"the id derived from this name, `{derived}`, is written on line "
+                    f"{self.identifiers[derived].line} for another declaration",
+                    owner,
+                    notes=("write another `id:` for one of them",),
+                )
+            self.identifiers[derived] = ast.NO_SPAN
             return derived
         value = self.text_value(prop)
         if value is None:
@@ -447,11 +464,12 @@ class Checker:
             )
             return derived
         if value in self.identifiers:
+            first = self.identifiers[value].line
             self.report(
                 "E014",
                 f"id `{value}` is used twice",
                 prop.values[0].span,
-                notes=(f"first used on line {self.identifiers[value].line}",),
+                notes=(f"first used on line {first}",) if first else ("it is derived from a name",),
             )
             return derived
         self.identifiers[value] = prop.values[0].span
@@ -509,6 +527,7 @@ class Checker:
             identifiers.OBJECT_ID,
             "24 hex digits",
             identifiers.template_id(decl.name),
+            decl.span,
         )
 
     def settings(self, decl: ast.SettingsDecl | None) -> None:
@@ -643,6 +662,7 @@ class Checker:
                 identifiers.IMAGE_IDENTIFIER,
                 "`image_<uuid>`",
                 identifiers.image_identifier(self.template_id, decl.name),
+                span_of(decl),
             )
             labels: dict[str, str] = {}
             for key, prop in props.items():

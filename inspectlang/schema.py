@@ -225,6 +225,7 @@ def read_input(checker: Checker, decl: ast.InputDecl) -> CheckedInput | None:
         identifiers.INPUT_IDENTIFIER,
         "`input_<uuid>`",
         identifiers.input_identifier(checker.template_id, decl.name),
+        span_of(decl),
     )
     default = checker.locales[0]
     label = first_given(
