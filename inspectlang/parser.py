@@ -45,6 +45,8 @@ EVENTS = (
     "validation failed",
     "damage declared",
 )
+#: Declarations parsed together on the recovery path before falling back to one at a time.
+_RECOVERY_GROUP = 32
 _LOCALE_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyz")
 _BLANK, _COMMENT, _CODE = 0, 1, 2
 
@@ -208,8 +210,12 @@ class _Indentation(PostLex):
     indentation (E002), a dedent to no open level (E002) and nesting past MAX_NESTING (E004)."""
 
     always_accept = ("_NL",)
+    #: Added to every token's line: the recovery path parses one declaration at a time.
+    line_offset = 0
 
     def process(self, stream: Iterator[Token]) -> Iterator[Token]:
+        if self.line_offset:
+            stream = _shifted(stream, self.line_offset)
         levels = [0]
         brackets = 0
         unary_run = 0
@@ -232,6 +238,9 @@ class _Indentation(PostLex):
                 width = len(indentation)
                 if width > levels[-1]:
                     levels.append(width)
+                    if len(levels) > MAX_NESTING:
+                        message = f"blocks nested more than {MAX_NESTING} levels deep"
+                        raise _SyntaxProblem("E004", message, where)
                     yield Token("_INDENT", indentation, 0, line, 1, line, width + 1)
                     continue
                 while width < levels[-1]:
@@ -264,6 +273,13 @@ class _Indentation(PostLex):
             while len(levels) > 1:
                 levels.pop()
                 yield Token.new_borrow_pos("_DEDENT", "", last)
+
+
+def _shifted(stream: Iterator[Token], offset: int) -> Iterator[Token]:
+    for token in stream:
+        token.line += offset  # type: ignore[operator]
+        token.end_line += offset  # type: ignore[operator]
+        yield token
 
 
 # --------------------------------------------------------------------------------------------
@@ -605,6 +621,7 @@ def _size(token: Token) -> ast.Size:
 # --------------------------------------------------------------------------------------------
 
 _BUILDER = _AstBuilder()
+_POSTLEX = _Indentation()
 _PARSE_LOCK = threading.Lock()
 
 #: Plain words for the terminals an error message may list as expected.
@@ -629,7 +646,7 @@ def _parser() -> Lark:
         "grammar.lark",
         parser="lalr",
         lexer="contextual",
-        postlex=_Indentation(),
+        postlex=_POSTLEX,
         transformer=_BUILDER,
         maybe_placeholders=True,
         cache=True,
@@ -658,10 +675,14 @@ def _describe_token(token: Token) -> str:
     return words.get(token.type, f"`{token.value}`")
 
 
-def _diagnostic_for(error: UnexpectedInput, filename: str, lines: Sequence[str]) -> Diagnostic:
-    """A Lark syntax error in plain words, with its position."""
+def _diagnostic_for(
+    error: UnexpectedInput, filename: str, lines: Sequence[str], text: str, offset: int
+) -> Diagnostic:
+    """A Lark syntax error in plain words, with its position. `text` starts at line
+    `offset + 1`; the lexer's own errors carry lines within `text`, not yet shifted."""
     line, column = max(error.line, 1), max(error.column, 1)
     if isinstance(error, UnexpectedCharacters):
+        line += offset
         text = lines[line - 1] if line <= len(lines) else ""
         char = text[column - 1] if column <= len(text) else error.char
         if char == '"':
@@ -677,9 +698,11 @@ def _diagnostic_for(error: UnexpectedInput, filename: str, lines: Sequence[str])
         )
     assert isinstance(error, UnexpectedToken)
     token = error.token
+    if token.type not in ("_INDENT", "_DEDENT", "$END"):  # a token read from `text`
+        line = offset + text.count("\n", 0, token.start_pos) + 1
     span = Span(line, column, line, column + 1)
-    if token.type not in ("_NL", "_INDENT", "_DEDENT", "$END") and token.end_line == line:
-        span = Span(line, column, line, max(token.end_column or column + 1, column + 1))
+    if token.type != "_NL" and "\n" not in token.value and token.value:
+        span = Span(line, column, line, column + len(token.value))
     if token.type == "_INDENT":
         return Diagnostic("E002", "unexpected indentation", span, filename)
     expected = sorted({_describe_terminal(name) for name in (error.accepts or error.expected)})
@@ -693,28 +716,31 @@ def _diagnostic_for(error: UnexpectedInput, filename: str, lines: Sequence[str])
     return Diagnostic("E001", message, span, filename)
 
 
-def _parse_text(text: str, filename: str, lines: _SourceLines) -> ast.Module:
+def _parse_text(text: str, filename: str, lines: _SourceLines, offset: int) -> ast.Module:
     parser = _parser()
     with _PARSE_LOCK:
         _BUILDER.lines = lines
         _BUILDER.filename = filename
         _BUILDER.depth = {}
+        _POSTLEX.line_offset = offset
         try:
             module: ast.Module = parser.parse(text)  # type: ignore[assignment]
         finally:
             _BUILDER.depth = {}
+            _POSTLEX.line_offset = 0
     return module
 
 
 def _try_parse(
-    text: str, filename: str, lines: _SourceLines, source_lines: Sequence[str]
+    text: str, filename: str, lines: _SourceLines, source_lines: Sequence[str], offset: int = 0
 ) -> tuple[ast.Module | None, Diagnostic | None]:
+    """Parse `text`, whose first line is line `offset + 1` of the file."""
     try:
-        return _parse_text(text, filename, lines), None
+        return _parse_text(text, filename, lines, offset), None
     except _SyntaxProblem as problem:
         return None, Diagnostic(problem.code, problem.message, problem.span, filename)
     except UnexpectedInput as error:
-        return None, _diagnostic_for(error, filename, source_lines)
+        return None, _diagnostic_for(error, filename, source_lines, text, offset)
 
 
 def parse_with_diagnostics(
@@ -762,14 +788,26 @@ def _parse_by_declaration(
         if lines.kinds[n] == _CODE and source_lines[n - 1][0] not in " \t"
     ]
     bounds = [*starts, len(source_lines) + 1]
-    for index, first in enumerate(starts):
-        last = bounds[index + 1]
-        chunk = "\n" * (first - 1) + "\n".join(source_lines[first - 1 : last - 1]) + "\n"
-        module, diagnostic = _try_parse(chunk, filename, lines, source_lines)
+
+    def attempt(begin: int, end: int) -> tuple[ast.Module | None, Diagnostic | None]:
+        first, last = bounds[begin], bounds[end]
+        chunk = "\n".join(source_lines[first - 1 : last - 1]) + "\n"
+        return _try_parse(chunk, filename, lines, source_lines, first - 1)
+
+    # Declarations are tried in groups; only a group that fails is retried one by one, so a
+    # large file with a few errors costs about two parses, not one Lark call per declaration.
+    for group in range(0, len(starts), _RECOVERY_GROUP):
+        end = min(group + _RECOVERY_GROUP, len(starts))
+        module, _ = attempt(group, end) if end - group > 1 else (None, None)
         if module is not None:
             declarations.extend(module.declarations)
-        if diagnostic is not None:
-            diagnostics.append(diagnostic)
+            continue
+        for index in range(group, end):
+            module, diagnostic = attempt(index, index + 1)
+            if module is not None:
+                declarations.extend(module.declarations)
+            if diagnostic is not None:
+                diagnostics.append(diagnostic)
     result = ast.Module(tuple(declarations), lines.final_comments(), filename)
     return result, diagnostics
 

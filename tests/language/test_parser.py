@@ -790,6 +790,16 @@ def test_e004_nesting_too_deep_is_refused_without_recursion_error(deep: str) -> 
     assert diagnostic.message == f"expression nested more than {MAX_NESTING} levels deep"
 
 
+def test_e004_blocks_nested_too_deep() -> None:
+    lines = ["on finish"]
+    for level in range(1, 80):
+        lines.append("    " * level + "if a")
+    lines.append("    " * 80 + "set x to 1")
+    diagnostic = only_diagnostic("\n".join(lines) + "\n")
+    assert where(diagnostic) == ("E004", MAX_NESTING + 1, 1)
+    assert diagnostic.message == f"blocks nested more than {MAX_NESTING} levels deep"
+
+
 def test_nesting_at_the_limit_is_accepted() -> None:
     depth = MAX_NESTING - 1
     value = expr("(" * depth + "a" + ")" * depth)
