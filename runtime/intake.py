@@ -68,20 +68,22 @@ def check_metadata(value: Any, existing: dict[str, str] | None = None) -> dict[s
             [problem("metadata", "type", "expected an object")],
         )
     for key, item in value.items():
-        if len(key) > MAX_METADATA_KEY:
+        if not isinstance(key, str):
+            problems.append(problem("metadata", "type", "keys must be texts"))
+        elif len(key) > MAX_METADATA_KEY:
             problems.append(
                 problem(
-                    f"metadata.{key[:60]}",
+                    f"metadata.{str(key)[:60]}",
                     "key_too_long",
                     f"keys have at most {MAX_METADATA_KEY} characters",
                 )
             )
         if not isinstance(item, str):
-            problems.append(problem(f"metadata.{key[:60]}", "type", "values must be texts"))
+            problems.append(problem(f"metadata.{str(key)[:60]}", "type", "values must be texts"))
         elif len(item) > MAX_METADATA_VALUE:
             problems.append(
                 problem(
-                    f"metadata.{key[:60]}",
+                    f"metadata.{str(key)[:60]}",
                     "value_too_long",
                     f"values have at most {MAX_METADATA_VALUE} characters",
                 )
@@ -371,7 +373,9 @@ def check_schema(manifest: Template, body: dict[str, Any], inputs: dict[str, Any
     schema = manifest.schema_
     try:
         validator = Draft3Validator(schema)
-        errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
+        errors = sorted(
+            validator.iter_errors(document), key=lambda e: [str(p) for p in e.absolute_path]
+        )
     except Exception as error:  # a broken schema in a manifest: refuse with a clear error
         raise InspectionError(
             "invalid_body", f"the template's schema cannot be applied: {error}"
