@@ -170,6 +170,29 @@ def test_the_module_of_a_plain_template_names_its_declarations_from_the_data() -
 
 # -- generated manifests -----------------------------------------------------------------------
 
+numeric_expressions = st.recursive(
+    st.sampled_from(["v", "1", "2.5", "-3", "length(t)", "count(images)"]),
+    lambda inner: (
+        st.tuples(inner, st.sampled_from(["+", "-", "*", "/"]), inner).map(
+            lambda parts: f"({parts[0]} {parts[1]} {parts[2]})"
+        )
+        | inner.map(lambda operand: f"-({operand})")
+    ),
+    max_leaves=6,
+)
+comparisons = st.tuples(
+    numeric_expressions, st.sampled_from(["=", "!=", "<", "<=", ">", ">="]), numeric_expressions
+).map(" ".join)
+conditions = st.recursive(
+    comparisons | st.sampled_from(['t = "a"', "all(i in images where i.approved)"]),
+    lambda inner: (
+        st.tuples(inner, st.sampled_from(["and", "or"]), inner).map(
+            lambda parts: f"({parts[0]} {parts[1]} {parts[2]})"
+        )
+        | inner.map(lambda operand: f"not ({operand})")
+    ),
+    max_leaves=5,
+)
 NAMES = st.sampled_from(["front", "back", "left", "right", "dash", "vin_plate", "selfie"])
 
 
@@ -208,10 +231,20 @@ def template_sources(draw: st.DrawFn) -> str:
     variable_value = draw(st.integers(-1000, 1000))
     lines += [
         f"variable v: numeric = {variable_value}",
+        'variable t: text = "a"',
         "on finish",
-        f"    set v to v + {draw(st.integers(0, 50))}",
+        f"    if {draw(conditions)}",
+        f"        set v to {draw(numeric_expressions)}",
+        f"    else if {draw(conditions)}",
+        '        set t to t + "b"',
+        "    else",
+        f"        set v to {draw(numeric_expressions)}",
+        "check generated",
+        f"    valid when: {draw(conditions)}",
+        "verdict",
+        f'    disapprove "Low" when {draw(conditions)} or checks.generated',
+        f"    approve when {draw(conditions)}",
     ]
-    lines += ["verdict", f'    disapprove "Low" when v < {draw(st.integers(0, 99))}']
     return "\n".join(lines) + "\n"
 
 
