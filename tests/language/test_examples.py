@@ -349,3 +349,12 @@ def test_the_tutorial_shows_the_real_diagnostics() -> None:
     assert shown.startswith("$ inspectlang check trade_in.insp\n")
     assert rendered in shown
     assert [d.code for d in found] == ["E020", "E023"]
+
+
+def test_the_reference_shows_a_real_diagnostic() -> None:
+    source = (EXAMPLES / "motor_insurance.insp").read_text(encoding="utf-8")
+    broken = source.replace("round(inputs.mileage / 1000)", "round(inputs.milage / 1000)")
+    assert broken != source
+    (diagnostic,) = check_source(broken, "motor_insurance.insp")
+    reference = (ROOT / "docs" / "language.md").read_text(encoding="utf-8")
+    assert diagnostic.render(broken) in reference
