@@ -3,6 +3,7 @@ bodies the template allows (inputs converted from the spec's array to an object 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -200,3 +201,18 @@ def test_human_labels_of_fixed_fields() -> None:
     assert human_label("firstName") == "First name"
     assert human_label("plate") == "Plate"
     assert human_label("face_comparison") == "Face comparison"
+
+
+ROOT = Path(__file__).resolve().parents[2]
+SHIPPED = sorted((ROOT / "examples").glob("*.insp")) + sorted(
+    (ROOT / "inspectlang/builtins").glob("*.insp")
+)
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.name for p in SHIPPED])
+def test_every_shipped_template_schema_passes_the_draft_3_metaschema(path: Path) -> None:
+    kind = "built-in" if path.parent.name == "builtins" else "created"
+    template = compile_source(path.read_text(encoding="utf-8"), str(path), template_kind=kind)
+    Draft3Validator.check_schema(template.schema_)
+    properties = template.schema_["properties"]
+    assert set(properties["inputs"]["properties"]) == {i.identifier for i in template.inputs}
