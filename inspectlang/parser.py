@@ -12,6 +12,7 @@ their leading `#`.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -47,7 +48,8 @@ EVENTS = (
 )
 #: Declarations parsed together on the recovery path before falling back to one at a time.
 _RECOVERY_GROUP = 32
-_LOCALE_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyz")
+_LOCALE = re.compile(r"[a-z]{2,3}_[A-Z]{2}")
+_ESCAPE = re.compile(r'\\(["\\n])')
 _BLANK, _COMMENT, _CODE = 0, 1, 2
 
 
@@ -87,35 +89,12 @@ def unescape_text(token_text: str) -> str:
     body = token_text[1:-1]
     if "\\" not in body:
         return body
-    out: list[str] = []
-    index, size = 0, len(body)
-    while index < size:
-        char = body[index]
-        if char == "\\" and index + 1 < size:
-            following = body[index + 1]
-            if following in '"\\':
-                out.append(following)
-                index += 2
-                continue
-            if following == "n":
-                out.append("\n")
-                index += 2
-                continue
-        out.append(char)
-        index += 1
-    return "".join(out)
+    return _ESCAPE.sub(lambda match: "\n" if match[1] == "n" else match[1], body)
 
 
 def _is_locale(word: str) -> bool:
     """`en_US`, `es_AR`: two or three lowercase letters, `_`, two uppercase letters."""
-    head, _, tail = word.partition("_")
-    return (
-        2 <= len(head) <= 3
-        and all(c in _LOCALE_LETTERS for c in head)
-        and len(tail) == 2
-        and tail.isupper()
-        and tail.isalpha()
-    )
+    return _LOCALE.fullmatch(word) is not None
 
 
 # --------------------------------------------------------------------------------------------
