@@ -46,6 +46,8 @@ class ValidationExplanation(BaseModel):
     confidence: float | None
     threshold: float
     valid: bool | None
+    #: A required validation without a passing result: it keeps its image from approval.
+    decided: bool = False
 
 
 class RuleExplanation(BaseModel):
@@ -148,6 +150,7 @@ def explain(program: Program, state: InspectionState) -> Explanation:
             confidence=v.confidence,
             threshold=v.threshold,
             valid=v.valid,
+            decided=v.required and v.valid is not True,
         )
         for product in state.products
         for image in product.images
@@ -208,8 +211,9 @@ def render_text(explanation: Explanation) -> str:
         lines.append("Validations:")
     for v in explanation.validations:
         state = "pending" if not v.reported else ("valid" if v.valid else "NOT valid")
+        mark = "*" if v.decided else " "
         lines.append(
-            f"   {v.side}.{v.validation}: {state} (confidence {v.confidence}, "
+            f" {mark} {v.side}.{v.validation}: {state} (confidence {v.confidence}, "
             f"threshold {v.threshold}{', required' if v.required else ''})"
         )
     if explanation.rules:

@@ -126,6 +126,7 @@ def test_explain_a_disapproval() -> None:
     seen = {value.value for value in check.values}
     assert {"AB123CD", "ZZ999ZZ"} <= seen
     assert {v.validation for v in explanation.validations} >= {"plate", "color", "complete"}
+    assert [v.validation for v in explanation.validations if v.decided] == []
     assert [rule.sets for rule in explanation.rules] == [["uploads"]]
     text = render_text(explanation)
     assert "Verdict: disapproved" in text
@@ -138,6 +139,7 @@ def test_explain_before_completion() -> None:
     explanation = rt.explain(program, created(program))
     assert explanation.veredict == "not_defined"
     assert explanation.status == "created"
+    assert explanation.validations == []
     assert [line.kind for line in explanation.verdict] == [
         "disapprove",
         "disapprove",
@@ -159,3 +161,16 @@ def test_explain_is_data() -> None:
         "variables",
         "ruleErrors",
     }
+
+
+def test_explain_points_at_the_validation_that_kept_a_photo_out() -> None:
+    program = car_program()
+    state, front = upload_front(program, created(program))
+    state = rt.record_validation(
+        program, state, front.id, {"validation": "plate", "confidence": 99}, now=at(2)
+    )
+    explanation = rt.explain(program, state)
+    assert [(v.validation, v.reported) for v in explanation.validations if v.decided] == [
+        ("color", False)
+    ]
+    assert " * front.color: pending" in render_text(explanation)
