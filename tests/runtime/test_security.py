@@ -410,3 +410,27 @@ def test_create_body_is_not_code() -> None:
     body["car"]["plate"] = "__import__('os').system('x')"
     state = rt.create(program, body, inspection_type="car", now=NOW, ids=ids())
     assert state.product(state.products[0].id).data["plate"] == "__import__('os').system('x')"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("node", "message"),
+    [
+        ({"op": "local", "name": "__class__", "span": SPAN}, "invalid name '__class__'"),
+        (
+            {"op": "event", "field": "__globals__", "span": SPAN},
+            "unknown event subject '__globals__'",
+        ),
+        ({"op": "product", "field": "__dict__", "span": SPAN}, "unknown product field '__dict__'"),
+        ({"op": "consumer", "field": "mro", "span": SPAN}, "unknown consumer field 'mro'"),
+        (
+            {"op": "field", "of": {"op": "now", "span": SPAN}, "name": "format", "span": SPAN},
+            "no field 'format' on date",
+        ),
+        (
+            {"op": "field", "of": {"op": "damages", "span": SPAN}, "name": "pop", "span": SPAN},
+            "no field 'pop' on list<damage>",
+        ),
+    ],
+)
+def test_dunders_through_every_source_refused(node: dict[str, Any], message: str) -> None:
+    assert refused(with_check(eq(node, lit(1)))) == message
