@@ -13,9 +13,8 @@ import mimetypes
 import re
 from typing import Any
 
-from jsonschema import Draft3Validator
-
 from inspectlang.manifest import CONSUMER_FIELDS, PRODUCT_FIELDS, InputSpec, Template
+from inspectlang.schema import creation_validator
 from runtime.errors import InspectionError
 from runtime.values import MAX_NUMBER, MAX_TEXT, parse_date
 
@@ -114,9 +113,7 @@ def inputs_by_identifier(value: Any) -> dict[str, Any]:
         if not isinstance(item, dict) or not isinstance(item.get("identifier"), str):
             problems.append(problem(f"inputs[{index}]", "type", "expected {identifier, value}"))
             continue
-        if item["identifier"] in result:
-            problems.append(problem(item["identifier"], "duplicate", "given more than once"))
-        result[item["identifier"]] = item.get("value")
+        result[item["identifier"]] = item.get("value")  # a later item wins (docs/design/ir.md)
     if problems:
         raise InspectionError("invalid_body", "inputs are malformed", problems)
     return result
@@ -367,12 +364,15 @@ def check_requirements(
 
 
 def check_schema(manifest: Template, body: dict[str, Any], inputs: dict[str, Any]) -> None:
-    """The template's draft-3 JSON Schema over the body, with `inputs` keyed by identifier."""
+    """The template's draft-3 JSON Schema over the body, with `inputs` keyed by identifier.
+
+    The validator is `inspectlang.schema.creation_validator` (also checks `date` and `email`
+    formats); `inputs` were converted from the spec's array before (`inputs_by_identifier`).
+    """
     document = {key: value for key, value in body.items() if key != "inputs"}
     document["inputs"] = inputs
-    schema = manifest.schema_
     try:
-        validator = Draft3Validator(schema)
+        validator = creation_validator(manifest)
         errors = sorted(
             validator.iter_errors(document), key=lambda e: [str(p) for p in e.absolute_path]
         )

@@ -722,3 +722,16 @@ def test_step_limit_skips_the_rest_of_the_event(path: str) -> None:
     assert [(e.code, e.source.split(":")[0]) for e in state.ruleErrors] == [("step_limit", "rule")]
     assert [g.valid for g in state.globalValidations] == [False]
     assert rt.replay(program, state.events) == state
+
+
+def test_a_later_input_item_wins() -> None:
+    program = car_program()
+    mileage = input_id(program, "Mileage")
+    inputs = [{"identifier": mileage, "value": 1}, {"identifier": mileage, "value": 2}]
+    assert created(program, inputs=inputs).inputs == {mileage: 2}
+
+
+@pytest.mark.parametrize("inputs", [{"x": 1}, "inputs", [5], [{"value": 1}]])
+def test_malformed_inputs(inputs: Any) -> None:
+    error = code_of(created, inputs=inputs)
+    assert error.code == "invalid_body"
