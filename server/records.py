@@ -1,8 +1,9 @@
 """Storage tables of the server's resources: templates and their revisions, inspections, products
 and images.
 
-An inspection keeps its whole runtime state as JSON (`state`) plus one plain, indexed column for
-every list filter, so listing and counting never parse documents. Each filter has a composite
+An inspection keeps its whole runtime state as JSON (`state`), the Inspection object rendered
+from it (`document`, what reads return), and one plain, indexed column for every list filter,
+so listing and counting never parse documents. Each filter has a composite
 index `(company_id, testing, <filter>, created_at, id)` that serves both the `WHERE` and the
 chronological `ORDER BY`, so a deep page costs an index walk, not a sort.
 
@@ -112,6 +113,10 @@ class InspectionRecord(SQLModel, table=True):
     created_at: datetime = _timestamp()
     updated_at: datetime = _timestamp()
     state: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+    #: The spec's Inspection object of `state` (`runtime.to_api`), rendered at each change so
+    #: reads and lists never parse the state or run the runtime. None on rows written without
+    #: it (they are rendered from `state` when read).
+    document: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
 
 
 class ProductRecord(SQLModel, table=True):

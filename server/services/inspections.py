@@ -191,15 +191,27 @@ def product_ids(document: dict[str, Any]) -> list[str]:
     return [str(p.get("_id") or p.get("id")) for p in document.get("products") or []]
 
 
+def render(program: Program, state: InspectionState) -> dict[str, Any]:
+    """The Inspection object as stored in the row's `document` column (unsigned links)."""
+    return dict(runtime.to_api(program, state))
+
+
+def present(
+    document: dict[str, Any], inspection_id: str, company_id: str, testing: bool, public_url: str
+) -> dict[str, Any]:
+    """A stored document as the API returns it: `testing` from the row (the key mode it
+    belongs to) and links to stored files signed for reading without a key."""
+    document["_id"] = inspection_id
+    document["testing"] = testing
+    sign_sources(public_url, document, company_id, testing)
+    return document
+
+
 def to_document(
     program: Program, state: InspectionState, record: InspectionRecord, public_url: str
 ) -> dict[str, Any]:
-    """The spec's Inspection object, with `testing` from the row (the key mode it belongs to)
-    and image links signed for reading without a key."""
-    document = dict(runtime.to_api(program, state))
-    document["testing"] = record.testing
-    sign_sources(public_url, document, record.company_id, record.testing)
-    return document
+    """The Inspection object of a state just computed."""
+    return present(render(program, state), record.id, record.company_id, record.testing, public_url)
 
 
 def _hash_code(code: str) -> str:
@@ -378,6 +390,7 @@ def _create(
             created_at=now,
             updated_at=now,
             state=document,
+            document=render(program, state),
             **filter_columns(document),
         )
         session.add(record)
@@ -467,10 +480,31 @@ def load(session: Session, record: InspectionRecord) -> Loaded:
 def get_inspection(
     db: Database, settings: Settings, auth: AuthContext, inspection_id: str
 ) -> dict[str, Any]:
-    """The spec's Inspection object; 404 `inspection_not_found` for anything not the caller's."""
+    """The spec's Inspection object; 404 `inspection_not_found` for anything not the caller's.
+
+    Reads only the stored document (no state parsing, no runtime call).
+    """
+    model = cast(Any, InspectionRecord)
+    statement = select(model.document).where(
+        model.id == inspection_id,
+        model.company_id == auth.company_id,
+        model.testing == auth.testing,
+    )
     with db.session() as session:
-        loaded = load(session, find_inspection(session, auth, inspection_id, lock=False))
-    return to_document(loaded.program, loaded.state, loaded.record, settings.public_url)
+        found = session.execute(statement).first()
+        if found is None:
+            raise not_found_inspection()
+        document = found[0] if found[0] is not None else stored_document(session, inspection_id)
+    return present(document, inspection_id, auth.company_id, auth.testing, settings.public_url)
+
+
+def stored_document(session: Session, inspection_id: str) -> dict[str, Any]:
+    """Render the document of a row stored without one (written by other code paths)."""
+    record = session.get(InspectionRecord, inspection_id)
+    if record is None:
+        raise not_found_inspection()
+    loaded = load(session, record)
+    return render(loaded.program, loaded.state)
 
 
 # --- changes -----------------------------------------------------------------------------------
@@ -518,6 +552,7 @@ def save(
     for column, value in filter_columns(document).items():
         setattr(record, column, value)
     record.state = document
+    record.document = render(loaded.program, new_state)
     record.updated_at = now
     session.add(record)
     known = set(product_ids(loaded.state_document))

@@ -18,7 +18,7 @@ from server.auth import AuthContext
 from server.db import Database
 from server.errors import ApiError
 from server.records import InspectionRecord
-from server.services.inspections import load, to_document
+from server.services.inspections import present, stored_document
 
 #: Page size when none is asked for (spec: default 10).
 DEFAULT_LIMIT = 10
@@ -121,15 +121,21 @@ def list_inspections(
             .offset(offset)
             .scalar_subquery()
         )
-        rows = list(
-            session.execute(
-                select(model).where(model.id.in_(page_ids)).order_by(model.created_at, model.id)
-            ).scalars()
-        )
-        documents = []
-        for record in rows:
-            loaded = load(session, record)
-            documents.append(to_document(loaded.program, loaded.state, record, public_url))
+        rows = session.execute(
+            select(model.id, model.document)
+            .where(model.id.in_(page_ids))
+            .order_by(model.created_at, model.id)
+        ).all()
+        documents = [
+            present(
+                document if document is not None else stored_document(session, inspection_id),
+                inspection_id,
+                auth.company_id,
+                auth.testing,
+                public_url,
+            )
+            for inspection_id, document in rows
+        ]
     total_pages = max(1, -(-total // limit))
     has_prev = page > 1
     has_next = page < total_pages
