@@ -9,7 +9,6 @@ body's JSON Schema (`inspectlang.schema`) and the `logic` the runtime runs (docs
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -108,15 +107,17 @@ def timestamp(now: datetime | None = None) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def revision_of(data: Mapping[str, Any]) -> str:
-    """sha256 of the canonical JSON of a manifest without `createdAt`, `updatedAt` and
-    `logic.revision`: equal manifests have equal revisions whenever they were compiled."""
-    content = {k: v for k, v in data.items() if k not in ("createdAt", "updatedAt")}
-    logic = content.get("logic")
-    if isinstance(logic, dict):
-        content["logic"] = {k: v for k, v in logic.items() if k != "revision"}
-    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+#: What the revision hash leaves out: the timestamps and the revision itself.
+_NOT_HASHED: dict[str, Any] = {"createdAt": True, "updatedAt": True, "logic": {"revision"}}
+
+
+def revision_of(template: Template) -> str:
+    """sha256 of the manifest's compact JSON (`model_dump_json`: the models' field order, by
+    alias, without None) minus `createdAt`, `updatedAt` and `logic.revision`. The serializer is
+    deterministic, so equal manifests get equal revisions whenever they were compiled; it runs in
+    Rust, several times faster than sorting keys with the json module."""
+    content = template.model_dump_json(by_alias=True, exclude_none=True, exclude=_NOT_HASHED)
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
 
 def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> Template:
@@ -239,7 +240,7 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
 
 def with_revision(template: Template) -> Template:
     """The template with `logic.revision` set to the hash of its content."""
-    revision = revision_of(template.to_api())
+    revision = revision_of(template)
     return template.model_copy(
         update={"logic": template.logic.model_copy(update={"revision": revision})}
     )

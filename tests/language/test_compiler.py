@@ -13,7 +13,12 @@ from pathlib import Path
 import pytest
 
 import inspectlang
-from inspectlang.compiler import check_source, compile_expression, compile_source
+from inspectlang.compiler import (
+    check_source,
+    compile_expression,
+    compile_source,
+    with_revision,
+)
 from inspectlang.diagnostics import TemplateError
 from inspectlang.manifest import Template
 
@@ -125,13 +130,21 @@ def test_recompiling_gives_identical_ids_and_revision_but_new_timestamps() -> No
     )
 
 
-def test_revision_is_the_sha256_of_the_canonical_manifest_without_timestamps() -> None:
-    data = compile_source(EXAMPLE, "motor.insp", now=NOW).to_api()
-    revision = data["logic"]["revision"]
-    content = {k: v for k, v in data.items() if k not in ("createdAt", "updatedAt")}
-    content["logic"] = {k: v for k, v in data["logic"].items() if k != "revision"}
-    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    assert revision == hashlib.sha256(canonical.encode()).hexdigest()
+def test_revision_is_the_sha256_of_the_manifest_json_without_timestamps() -> None:
+    template = compile_source(EXAMPLE, "motor.insp", now=NOW)
+    data = json.loads(template.model_dump_json(by_alias=True, exclude_none=True))
+    del data["createdAt"], data["updatedAt"], data["logic"]["revision"]
+    content = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    assert template.logic.revision == hashlib.sha256(content.encode()).hexdigest()
+
+
+def test_the_revision_covers_everything_but_the_timestamps() -> None:
+    template = compile_source(EXAMPLE, "motor.insp", now=NOW)
+    renamed = template.model_copy(update={"name": "Other"})
+    retimed = template.model_copy(update={"createdAt": "2030-01-01T00:00:00.000Z"})
+    assert with_revision(renamed).logic.revision != template.logic.revision
+    assert with_revision(retimed).logic.revision == template.logic.revision
+    assert with_revision(template) == template
 
 
 def test_a_changed_template_gets_a_new_revision() -> None:
