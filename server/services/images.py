@@ -227,9 +227,10 @@ def image_content(
         try:
             claims = tokens.verify(CONTENT_TOKEN_KIND, token)
         except tokens.TokenError as error:
-            raise ApiError(error.code, 403, error.description) from None
+            code = "link_expired" if error.code == "token_expired" else "invalid_link"
+            raise ApiError(code, 403, error.description) from None
         if claims.subject != image_id:
-            raise ApiError("invalid_token", 403, "The token is for another image.")
+            raise ApiError("invalid_link", 403, "The link is for another file.")
         company_id, testing = claims.company_id, claims.mode == "test"
     else:
         company_id, testing = auth.company_id, auth.testing

@@ -93,10 +93,10 @@ def test_content_refusals(
     assert error_of(client.get(url)) == (401, "unauthorized")
     token = image["src"].split("token=")[1]
     forged = token[:-2] + ("AA" if not token.endswith("AA") else "BB")
-    assert error_of(client.get(url, params={"token": forged})) == (403, "invalid_token")
+    assert error_of(client.get(url, params={"token": forged})) == (403, "invalid_link")
     other = upload(client, test_headers, inspection["productId"], {"side": "left"}).json()
     other_url = f"/v1/inspection/image/{other['_id']}/content"
-    assert error_of(client.get(other_url, params={"token": token})) == (403, "invalid_token")
+    assert error_of(client.get(other_url, params={"token": token})) == (403, "invalid_link")
     missing = client.get("/v1/inspection/image/" + "0" * 24 + "/content", headers=test_headers)
     assert error_of(missing) == (404, "image_not_found")
 
