@@ -158,7 +158,9 @@ def update_product(
 
 
 def start(program: Program, state: InspectionState, *, now: dt.datetime) -> InspectionState:
-    if state.status != "created":
+    """created -> started (also while photos taken before the start are still processing)."""
+    waiting = state.status == "processing" and state.resumeStatus == "created"
+    if state.status != "created" and not waiting:
         raise InspectionError(
             "invalid_status_transition", f"cannot start an inspection that is {state.status}"
         )

@@ -139,7 +139,9 @@ def _apply_update_product(
 
 
 def _apply_start(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
-    state.status = state.resumeStatus = "started"
+    state.resumeStatus = "started"
+    if state.status != "processing":
+        state.status = "started"
     state.startedAt = event.at
     return [("inspection_started", {}, {})]
 

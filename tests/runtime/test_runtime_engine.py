@@ -218,6 +218,20 @@ def test_start_once() -> None:
 # -- images and validations ------------------------------------------------------------------
 
 
+def test_start_while_processing_photos_taken_before() -> None:
+    program = car_program()
+    state, front = upload_front(program, created(program))
+    assert state.status == "processing"
+    state = rt.start(program, state, now=at(2))
+    assert (state.status, state.startedAt) == ("processing", "2024-05-01T12:02:00.000Z")
+    for name in ("plate", "color"):
+        state = rt.record_validation(
+            program, state, front.id, {"validation": name, "confidence": 90}, now=at(3)
+        )
+    assert state.status == "started"
+    assert code_of(rt.start, program, state, now=at(4)).code == "invalid_status_transition"
+
+
 def test_upload_runs_local_validators_and_waits_for_the_others() -> None:
     program = car_program()
     state = rt.start(program, created(program), now=at(0))
