@@ -194,13 +194,14 @@ def add_image(
     meta = read_meta(upload.data)
     at = iso(now)
     target = upload.target or ("identity" if state.type == "people" else "product")
+    image_id = ids()
     record = ImageRecord(
-        id=ids(),
+        id=image_id,
         templateImageIdentifier=spec.identifier if spec is not None else None,
         side=spec.side if spec is not None else str(upload.side)[:100],
         target=target if target in ("product", "identity", "custom") else "product",
         uploadedAt=at,
-        src=upload.src,
+        src=upload.src.replace("{id}", image_id) if upload.src else None,
         productInspectionId=product_id,
         contentType=upload.content_type,
         size=len(upload.data),

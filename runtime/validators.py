@@ -33,6 +33,7 @@ class ImageUpload:
     latitude: float | None = None
     longitude: float | None = None
     target: str | None = None
+    #: The image's address; `{id}` in it is replaced by the new image's id.
     src: str | None = None
 
 

@@ -374,6 +374,15 @@ def test_unknown_side_is_an_extra_image() -> None:
     assert state.status == "created"
 
 
+def test_src_names_the_new_image() -> None:
+    program = car_program()
+    state = created(program)
+    upload = rt.ImageUpload(data=jpeg(), side="front", src="https://x.test/images/{id}/content")
+    state, record = rt.add_image(program, state, state.products[0].id, upload, now=at(1))
+    assert record.src == f"https://x.test/images/{record.id}/content"
+    assert rt.replay(program, state.events) == state
+
+
 def test_upload_by_identifier_and_unknown_identifier() -> None:
     program = car_program()
     state = created(program)
