@@ -25,7 +25,7 @@ from lark.lark import PostLex
 
 from inspectlang import ast
 from inspectlang.ast import Span
-from inspectlang.diagnostics import Diagnostic, TemplateError
+from inspectlang.diagnostics import Diagnostic, TemplateError, did_you_mean
 
 __all__ = ["MAX_NESTING", "MAX_SOURCE_BYTES", "parse", "parse_with_diagnostics"]
 
@@ -637,8 +637,11 @@ def _terminal_patterns() -> dict[str, str]:
     """Terminal name -> the literal it stands for (`COLON` -> `:`), for error messages."""
     patterns: dict[str, str] = {}
     for terminal in _parser().terminals:
+        value = terminal.pattern.value
         if terminal.pattern.type == "str":
-            patterns[terminal.name] = terminal.pattern.value
+            patterns[terminal.name] = value
+        elif value.endswith("\\b") and value[:-2].isalpha():  # a keyword: /set\b/
+            patterns[terminal.name] = value[:-2]
     return patterns
 
 
@@ -692,7 +695,13 @@ def _diagnostic_for(
     message = f"unexpected {_describe_token(token)}; expected " + (
         expected[0] if len(expected) == 1 else "one of: " + ", ".join(expected)
     )
-    return Diagnostic("E001", message, span, filename)
+    keywords = [
+        word
+        for name in (error.accepts or error.expected)
+        if (word := _terminal_patterns().get(name, "")).isalpha()
+    ]
+    suggestion = did_you_mean(str(token.value), keywords) if token.type == "NAME" else None
+    return Diagnostic("E001", message, span, filename, suggestion=suggestion)
 
 
 def _parse_text(text: str, filename: str, lines: _SourceLines, offset: int) -> ast.Module:

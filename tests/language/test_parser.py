@@ -565,6 +565,31 @@ def test_numbers_keep_their_kind() -> None:
     assert isinstance(expr("2.0").value, float)  # type: ignore[union-attr]
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("a andy", "unexpected `andy`"),
+        ("a order", "unexpected `order`"),
+        ("a inside", "unexpected `inside`"),
+    ],
+)
+def test_regression_a_keyword_is_never_the_prefix_of_a_longer_word(
+    text: str, expected: str
+) -> None:
+    diagnostic = only_diagnostic(f"check c\n    valid when: {text}\n")
+    assert diagnostic.code == "E001"
+    assert diagnostic.message.startswith(expected)
+
+
+def test_words_that_start_with_a_keyword_are_names() -> None:
+    assert expr("notable and truex or orange") == Binary(
+        "or", Binary("and", Name("notable"), Name("truex")), Name("orange")
+    )
+    rule = parse("on finish\n    set settle to iffy\n").declarations[0]
+    assert isinstance(rule, RuleDecl)
+    assert rule.body == (SetStatement("settle", Name("iffy")),)
+
+
 def test_keywords_are_plain_names_where_no_keyword_fits() -> None:
     assert expr("images.image") == Attribute(Name("images"), "image")
 
@@ -697,10 +722,16 @@ def test_e001_unexpected_character() -> None:
     assert (diagnostic.span.end_line, diagnostic.span.end_column) == (2, 20)
 
 
-def test_e001_unknown_declaration_keyword() -> None:
+def test_e001_unknown_declaration_keyword_suggests_the_closest_one() -> None:
     diagnostic = only_diagnostic('templat "x"\n')
     assert where(diagnostic) == ("E001", 1, 1)
     assert "`template`" in diagnostic.message and "`verdict`" in diagnostic.message
+    assert diagnostic.suggestion == "template"
+    settle = only_diagnostic("on finish\n    sett x to 1\n")
+    assert where(settle) == ("E001", 2, 5)
+    assert settle.message == "unexpected `sett`; expected one of: `if`, `set`"
+    assert settle.suggestion == "set"
+    assert only_diagnostic("zzz\n").suggestion is None
 
 
 @pytest.mark.parametrize(
