@@ -286,3 +286,12 @@ def test_sides_and_labels_that_look_like_keywords_or_are_empty_survive(word: str
     assert template.images[0].side == word
     assert template.inputs[0].label == word
     assert [o.label for o in template.inputs[0].options or []] == [word, word + "!"]
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.name for p in SHIPPED])
+def test_decompiled_text_is_already_in_the_canonical_layout(path: Path) -> None:
+    from inspectlang.formatter import format_source
+
+    kind = "built-in" if path.parent.name == "builtins" else "created"
+    text = decompile(compile_source(path.read_text(encoding="utf-8"), template_kind=kind))
+    assert format_source(text) == text
