@@ -6,6 +6,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import subprocess
+import sys
 import uuid
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -204,6 +206,13 @@ def test_the_public_api_is_importable_from_the_package() -> None:
     assert inspectlang.compile_expression is compile_expression
     assert inspectlang.Template is Template
     assert inspectlang.TemplateError is TemplateError
+    assert inspectlang.parse('template "P"\n    type: car\n').declarations[0].name == "P"
+    assert inspectlang.format_source('template "P"\n    type:   car\n') == (
+        'template "P"\n    type: car\n'
+    )
+    assert inspectlang.decompile(compile_source(SMALL)).startswith('template "Small"')
+    assert inspectlang.Diagnostic.__name__ == "Diagnostic"
+    assert set(inspectlang.__all__) <= set(dir(inspectlang))
     with pytest.raises(AttributeError):
         _ = inspectlang.no_such_name  # type: ignore[attr-defined]
 
@@ -272,3 +281,14 @@ def test_every_shipped_template_compiles_without_diagnostics(path: Path) -> None
     assert [d.render(source) for d in check_source(source, str(path), template_kind=kind)] == []
     template = compile_source(source, str(path), template_kind=kind)
     assert template.type == kind
+
+
+def test_importing_the_package_loads_no_parser_pydantic_or_jsonschema() -> None:
+    code = (
+        "import sys, inspectlang; "
+        "print(sorted(m for m in ('lark', 'pydantic', 'jsonschema') if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert result.stdout.strip() == "[]"
