@@ -12,6 +12,7 @@ their leading `#`.
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from collections.abc import Iterator, Sequence
@@ -19,6 +20,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
+import lark
 from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 from lark.lark import PostLex
@@ -617,9 +619,22 @@ _TERMINAL_WORDS = {
 }
 
 
+def _cache_file() -> str | bool:
+    """Where Lark keeps the analysed grammar between processes: a directory private to the
+    user (Lark's default is a predictable name in the shared temp directory, and the cache is a
+    pickle). Lark checks the grammar's hash stored in the file, so a stale cache is rebuilt."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    directory = os.path.join(base, "inspectlang")
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+    except OSError:
+        return False  # no cache: a slower first parse, nothing else
+    return os.path.join(directory, f"grammar-lark-{lark.__version__}.cache")
+
+
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
-    """The LALR parser with the AST builder as its callbacks; Lark caches its tables on disk."""
+    """The LALR parser with the AST builder as its callbacks, its tables cached on disk."""
     return Lark.open_from_package(
         "inspectlang",
         "grammar.lark",
@@ -628,7 +643,7 @@ def _parser() -> Lark:
         postlex=_POSTLEX,
         transformer=_BUILDER,
         maybe_placeholders=True,
-        cache=True,
+        cache=_cache_file(),
     )
 
 

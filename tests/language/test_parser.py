@@ -3,12 +3,14 @@ syntax diagnostic code with its position."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
 import threading
 from pathlib import Path
 
+import lark
 import pytest
 
 from inspectlang import ast
@@ -909,18 +911,30 @@ def test_parsing_from_several_threads_gives_the_same_trees() -> None:
     assert all(result == EXPECTED_EXAMPLE for result in results)
 
 
-def test_a_fresh_process_parses_with_the_cached_grammar(tmp_path: Path) -> None:
+def test_fresh_processes_write_then_load_the_grammar_cache_in_a_private_directory(
+    tmp_path: Path,
+) -> None:
     (tmp_path / "t.insp").write_text(EXAMPLE, encoding="utf-8")
     code = (
-        "import sys; from inspectlang.parser import parse; "
+        "import logging, sys; from lark import logger; logger.setLevel(logging.DEBUG); "
+        "from inspectlang.parser import parse; "
         "m = parse(open(sys.argv[1]).read()); print(len(m.declarations))"
     )
-    for _ in range(2):  # the second run loads Lark's cache written by the first
+    environment = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    logs = []
+    for _ in range(2):
         done = subprocess.run(
             [sys.executable, "-c", code, str(tmp_path / "t.insp")],
             capture_output=True,
             text=True,
             check=True,
             cwd=ROOT,
+            env=environment,
         )
         assert done.stdout.strip() == "17"
+        logs.append(done.stderr)
+    assert "Saving grammar to cache" in logs[0]
+    assert "Loading grammar from cache" in logs[1]
+    directory = tmp_path / "cache" / "inspectlang"
+    assert directory.stat().st_mode & 0o777 == 0o700
+    assert [path.name for path in directory.iterdir()] == [f"grammar-lark-{lark.__version__}.cache"]
