@@ -756,6 +756,8 @@ def parse_with_diagnostics(
         size = len(source.encode("utf-8"))
         message = f"the template is {size} bytes; the limit is {MAX_SOURCE_BYTES} bytes"
         return None, [Diagnostic("E005", message, Span(1, 1, 1, 2), filename)]
+    if source.startswith("\ufeff"):  # a byte order mark some editors write
+        source = source[1:]
     if "\r" in source:
         source = source.replace("\r\n", "\n")
     text = source if source.endswith("\n") else source + "\n"

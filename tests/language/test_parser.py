@@ -271,6 +271,44 @@ def test_windows_line_endings_and_a_missing_final_newline_parse_the_same() -> No
     assert parse(EXAMPLE.replace("\n", "\r\n").rstrip()) == EXPECTED_EXAMPLE
 
 
+def test_a_byte_order_mark_is_ignored() -> None:
+    assert parse("\ufeff" + EXAMPLE) == EXPECTED_EXAMPLE
+
+
+def test_blank_lines_with_spaces_and_comments_at_any_indentation_do_not_open_blocks() -> None:
+    text = (
+        "image front\n"
+        "    validate plate\n"
+        "        \n"
+        "# a comment at column 1 inside the body\n"
+        "            # and one far to the right\n"
+        "    validate color\n"
+        "  \n"
+        "verdict\n"
+        "    approve when true\n"
+        "        "
+    )
+    module = parse(text)
+    assert module == Module(
+        (
+            ImageDecl(
+                "front",
+                (
+                    Validate("plate"),
+                    Validate(
+                        "color",
+                        comments=(
+                            "# a comment at column 1 inside the body",
+                            "# and one far to the right",
+                        ),
+                    ),
+                ),
+            ),
+            VerdictDecl((Approve(Literal(True)),)),
+        )
+    )
+
+
 def test_an_empty_file_is_an_empty_module() -> None:
     assert parse("") == Module(())
     assert parse("# only a comment\n\n") == Module((), ("# only a comment",))
