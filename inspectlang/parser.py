@@ -572,6 +572,7 @@ class _AstBuilder:
             message = f"write `{name}(x in LIST {expected} ...)` with one name before `in`"
             raise _SyntaxProblem("E001", message, _token_span(bound.keyword))
         variable, collection = binding.left.name, binding.right
+        self.depth.pop(id(binding), None)  # dropped: its id may be reused by a later node
         if keyword == "of":
             node = ast.Quantifier(name, variable, collection, value=bound.body, span=span)
         else:
