@@ -25,7 +25,7 @@ from server.schemas import (
     UPDATE_PRODUCT_BODY,
     operation,
 )
-from server.services import inspections, listing
+from server.services import creation, inspections, listing
 from server.services.common import in_thread
 from server.settings import Settings
 
@@ -52,7 +52,7 @@ async def create_inspection(
     """Create an inspection of a type from a template (id or alias)."""
     body = await read_body(request)
     return await in_thread(
-        inspections.create_inspection,
+        creation.create_inspection,
         db,
         settings,
         blobs,

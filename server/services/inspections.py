@@ -8,8 +8,6 @@ concurrent changes of one inspection never lose each other's work.
 
 from __future__ import annotations
 
-import hashlib
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,17 +18,13 @@ from sqlmodel import Session
 
 import runtime
 from inspectlang.manifest import INSPECTION_TYPES, Template
-from runtime import InspectionState, Program, intake, new_object_id
-from runtime.state import ProductState
-from server.auth import AuthContext, count_consumed, find_member
-from server.blobs import BlobStore
+from runtime import InspectionState, Program
+from server.auth import AuthContext
 from server.db import Database
 from server.errors import ApiError
-from server.multipart import UploadedFile
-from server.records import ImageRecord, InspectionRecord, ProductRecord
+from server.records import InspectionRecord, ProductRecord
 from server.services import templates
 from server.services.common import (
-    content_url,
     not_found_inspection,
     publish,
     run_runtime,
@@ -42,8 +36,6 @@ from server.settings import Settings
 MAX_METADATA_PAIRS = 50
 MAX_METADATA_KEY_CHARS = 50
 MAX_METADATA_VALUE_CHARS = 500
-#: Longest `callbackURL` accepted.
-MAX_CALLBACK_URL_CHARS = 2048
 #: Longest value copied into an indexed filter column (longer values are cut for the index).
 MAX_INDEXED_CHARS = 200
 
@@ -70,7 +62,7 @@ class Loaded:
 # --- validation of what the runtime does not know about ----------------------------------------
 
 
-def _metadata_error(field: str, code: str, message: str) -> ApiError:
+def metadata_error(field: str, code: str, message: str) -> ApiError:
     return ApiError.of(
         "invalid_metadata",
         f"{field}: {message}",
@@ -83,24 +75,24 @@ def validate_metadata(metadata: Any) -> None:
     if metadata is None:
         return
     if not isinstance(metadata, dict):
-        raise _metadata_error("metadata", "not_an_object", "metadata must be an object of strings")
+        raise metadata_error("metadata", "not_an_object", "metadata must be an object of strings")
     if len(metadata) > MAX_METADATA_PAIRS:
-        raise _metadata_error(
+        raise metadata_error(
             "metadata",
             "too_many_pairs",
             f"metadata has {len(metadata)} pairs; at most {MAX_METADATA_PAIRS} are allowed",
         )
     for key, value in metadata.items():
         if len(key) > MAX_METADATA_KEY_CHARS:
-            raise _metadata_error(
+            raise metadata_error(
                 f"metadata.{key[:60]}",
                 "key_too_long",
                 f"the key has {len(key)} characters; at most {MAX_METADATA_KEY_CHARS} are allowed",
             )
         if not isinstance(value, str):
-            raise _metadata_error(f"metadata.{key}", "value_not_string", "values must be strings")
+            raise metadata_error(f"metadata.{key}", "value_not_string", "values must be strings")
         if len(value) > MAX_METADATA_VALUE_CHARS:
-            raise _metadata_error(
+            raise metadata_error(
                 f"metadata.{key}",
                 "value_too_long",
                 f"the value has {len(value)} characters; "
@@ -108,49 +100,13 @@ def validate_metadata(metadata: Any) -> None:
             )
 
 
-def _validate_callback_url(value: Any) -> str | None:
-    if value is None:
-        return None
-    if (
-        not isinstance(value, str)
-        or len(value) > MAX_CALLBACK_URL_CHARS
-        or not value.startswith(("https://", "http://"))
-        or any(ch.isspace() for ch in value)
-    ):
-        raise ApiError(
-            "invalid_callback_url",
-            400,
-            f"callbackURL must be an http(s) URL of at most {MAX_CALLBACK_URL_CHARS} characters.",
-            [{"field": "callbackURL", "message": "not an http(s) URL"}],
-        )
-    return value
-
-
-def _check_type(inspection_type: str) -> None:
+def check_type(inspection_type: str) -> None:
     if inspection_type not in INSPECTION_TYPES:
         raise ApiError(
             "invalid_inspection_type",
             400,
             f"Unknown inspection type {inspection_type!r}; one of {', '.join(INSPECTION_TYPES)}.",
         )
-
-
-def _producer_user(session: Session, company_id: str, producer: Any) -> str | None:
-    if producer is None:
-        return None
-    if not isinstance(producer, dict):
-        raise ApiError.of("invalid_body", "producer must be an object with `internalId`.")
-    internal_id = producer.get("internalId")
-    if internal_id is None:
-        return None
-    if not isinstance(internal_id, str) or not internal_id:
-        raise ApiError.of("invalid_body", "producer.internalId must be a non-empty string.")
-    member = find_member(session, company_id, internal_id)
-    if member is None:
-        raise ApiError.of(
-            "not_found_user", f"No member of the company has internalId {internal_id!r}."
-        )
-    return member.id
 
 
 # --- columns, documents ------------------------------------------------------------------------
@@ -214,11 +170,7 @@ def to_document(
     return present(render(program, state), record.id, record.company_id, record.testing, public_url)
 
 
-def _hash_code(code: str) -> str:
-    return hashlib.sha256(code.encode("utf-8")).hexdigest()
-
-
-def _event_payload(record: InspectionRecord, **extra: Any) -> dict[str, Any]:
+def event_payload(record: InspectionRecord, **extra: Any) -> dict[str, Any]:
     return {
         "inspectionId": record.id,
         "type": record.type,
@@ -226,227 +178,6 @@ def _event_payload(record: InspectionRecord, **extra: Any) -> dict[str, Any]:
         "veredict": record.veredict,
         **extra,
     }
-
-
-# --- create ------------------------------------------------------------------------------------
-
-#: Most products one `goods` inspection may declare in `products`.
-MAX_PRODUCTS = 20
-
-
-def _split_products(inspection_type: str, body: dict[str, Any]) -> list[Any]:
-    """A goods body's `products: [...]`: the first becomes the runtime's product (`goods`), the
-    others are returned to be added after creation. Other types may not send `products`."""
-    products = body.pop("products", None)
-    if products is None:
-        return []
-    if inspection_type != "goods":
-        raise ApiError.of(
-            "invalid_body", "Only goods inspections declare several products (`products`)."
-        )
-    if not isinstance(products, list) or not 1 <= len(products) <= MAX_PRODUCTS:
-        raise ApiError.of(
-            "invalid_body",
-            f"products must be a list of 1 to {MAX_PRODUCTS} product objects.",
-            [{"field": "products", "message": "expected 1 to 20 objects"}],
-        )
-    if "goods" in body:
-        raise ApiError.of("invalid_body", "Send the products either as `goods` or as `products`.")
-    body["goods"] = products[0]
-    return products[1:]
-
-
-def _add_products(state: InspectionState, inspection_type: str, products: list[Any]) -> None:
-    """Append the further products of a goods inspection, validated like the first one."""
-    for index, item in enumerate(products, start=1):
-        fields = run_runtime(
-            intake.check_fields,
-            item,
-            intake.product_fields(inspection_type),
-            f"products.{index}",
-        )
-        state.products.append(ProductState(id=new_object_id(), type=inspection_type, data=fields))
-
-
-def _store_file_inputs(
-    blobs: BlobStore,
-    auth: AuthContext,
-    manifest: Template,
-    files: dict[str, UploadedFile],
-    settings: Settings,
-) -> tuple[list[dict[str, Any]], list[tuple[str, UploadedFile, str]]]:
-    """Store file parts named by a file/video input identifier; their input values and rows."""
-    file_inputs = {i.identifier for i in manifest.inputs if i.type in ("file", "video")}
-    values: list[dict[str, Any]] = []
-    stored: list[tuple[str, UploadedFile, str]] = []
-    for name, upload in files.items():
-        if name not in file_inputs:
-            raise ApiError(
-                "unknown_file_input",
-                400,
-                f"The multipart file {name!r} is not a file or video input of the template.",
-                [{"field": name, "message": "no file input with this identifier"}],
-            )
-        file_id = new_object_id()
-        key = f"inputs/{auth.company_id}/{file_id}"
-        blobs.put(key, upload.data)
-        stored.append((file_id, upload, key))
-        values.append(
-            {
-                "identifier": name,
-                "value": {
-                    "name": content_url(settings.public_url, file_id),
-                    "contentType": upload.content_type,
-                    "size": len(upload.data),
-                },
-            }
-        )
-    return values, stored
-
-
-def create_inspection(
-    db: Database,
-    settings: Settings,
-    blobs: BlobStore,
-    auth: AuthContext,
-    inspection_type: str,
-    body: dict[str, Any],
-    files: dict[str, UploadedFile],
-    now: datetime,
-) -> dict[str, Any]:
-    """Create an inspection from the spec's creation body; the spec's 201 response body."""
-    _check_type(inspection_type)
-    body = dict(body)
-    validate_metadata(body.get("metadata"))
-    callback_url = _validate_callback_url(body.pop("callbackURL", None))
-    access_code = secrets.token_urlsafe(24)
-    stored_keys: list[str] = []
-    try:
-        return _create(
-            db,
-            settings,
-            blobs,
-            auth,
-            inspection_type,
-            body,
-            files,
-            now,
-            callback_url,
-            access_code,
-            stored_keys,
-        )
-    except BaseException:
-        for blob_key in stored_keys:
-            blobs.delete(blob_key)
-        raise
-
-
-def _create(
-    db: Database,
-    settings: Settings,
-    blobs: BlobStore,
-    auth: AuthContext,
-    inspection_type: str,
-    body: dict[str, Any],
-    files: dict[str, UploadedFile],
-    now: datetime,
-    callback_url: str | None,
-    access_code: str,
-    stored_keys: list[str],
-) -> dict[str, Any]:
-    with db.session(immediate=True) as session:
-        key, manifest = templates.resolve_for_inspection(
-            session, auth.company_id, body.get("templateId"), inspection_type, now
-        )
-        user_id = _producer_user(session, auth.company_id, body.get("producer"))
-        program = templates.program_for(key, manifest)
-        file_values, stored_files = _store_file_inputs(blobs, auth, manifest, files, settings)
-        stored_keys.extend(blob_key for _, _, blob_key in stored_files)
-        if file_values:
-            given = body.get("inputs")
-            body["inputs"] = [*(given if isinstance(given, list) else []), *file_values]
-        extra_products = _split_products(inspection_type, body)
-        state = run_runtime(
-            runtime.create,
-            program,
-            body,
-            inspection_type=inspection_type,
-            now=now,
-            ids=new_object_id,
-            company_id=auth.company_id,
-            user_id=user_id or "",
-            testing=auth.testing,
-        )
-        _add_products(state, inspection_type, extra_products)
-        document = dump_state(state)
-        record = InspectionRecord(
-            id=str(document.get("_id") or document.get("id")),
-            company_id=auth.company_id,
-            testing=auth.testing,
-            type=inspection_type,
-            manifest_key=key,
-            access_code_hash=_hash_code(access_code),
-            callback_url=callback_url,
-            created_at=now,
-            updated_at=now,
-            state=document,
-            document=render(program, state),
-            **filter_columns(document),
-        )
-        session.add(record)
-        session.flush()
-        for product_id in product_ids(document):
-            session.add(
-                ProductRecord(
-                    id=product_id,
-                    inspection_id=record.id,
-                    company_id=auth.company_id,
-                    testing=auth.testing,
-                    type=inspection_type,
-                )
-            )
-        for file_id, upload, blob_key in stored_files:
-            session.add(
-                ImageRecord(
-                    id=file_id,
-                    inspection_id=record.id,
-                    company_id=auth.company_id,
-                    testing=auth.testing,
-                    kind="input",
-                    blob_key=blob_key,
-                    content_type=upload.content_type,
-                    size=len(upload.data),
-                    filename=upload.filename[:500],
-                    created_at=now,
-                )
-            )
-        count_consumed(session, auth.company_id, auth.mode)
-        publish(
-            session,
-            company_id=auth.company_id,
-            testing=auth.testing,
-            event="inspection_created",
-            payload=_event_payload(record, callbackURL=callback_url),
-        )
-        if record.status == "started":
-            publish(
-                session,
-                company_id=auth.company_id,
-                testing=auth.testing,
-                event="inspection_started",
-                payload=_event_payload(record),
-            )
-        session.commit()
-    ids = product_ids(document)
-    response: dict[str, Any] = {
-        "inspectionId": record.id,
-        "productId": ids[0] if ids else None,
-        "message": "Inspection created",
-        "magicLink": f"{settings.public_url}/i/{record.id}?code={access_code}",
-    }
-    if len(ids) > 1:
-        response["productIds"] = ids
-    return response
 
 
 # --- read --------------------------------------------------------------------------------------
@@ -573,7 +304,7 @@ def save(
             company_id=record.company_id,
             testing=record.testing,
             event=event,
-            payload=_event_payload(record, **payload),
+            payload=event_payload(record, **payload),
         )
     if record.status != old_status and record.status in STATUS_EVENTS:
         publish(
@@ -581,7 +312,7 @@ def save(
             company_id=record.company_id,
             testing=record.testing,
             event=STATUS_EVENTS[record.status],
-            payload=_event_payload(record, previousStatus=old_status),
+            payload=event_payload(record, previousStatus=old_status),
         )
 
 
@@ -596,7 +327,7 @@ def update_inspection(
         if isinstance(metadata, dict) and loaded.state.metadata:
             merged = {**metadata, **loaded.state.metadata}
             if len(merged) > MAX_METADATA_PAIRS:
-                raise _metadata_error(
+                raise metadata_error(
                     "metadata",
                     "too_many_pairs",
                     f"with the keys already set the inspection would have {len(merged)} "
@@ -624,7 +355,7 @@ def update_product(
     now: datetime,
 ) -> dict[str, Any]:
     """The spec's product PUT; `people` has no product (update the inspection's consumer)."""
-    _check_type(inspection_type)
+    check_type(inspection_type)
     if inspection_type == "people":
         raise ApiError(
             "product_update_not_supported",
