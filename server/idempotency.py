@@ -205,9 +205,11 @@ class IdempotencyMiddleware:
             await _replay(claim.stored, send)
             return
         if claim.in_flight or claim.record_id is None:
-            raise ApiError.of(
+            raise ApiError(
                 "idempotency_request_in_progress",
-                "A request with this Idempotency-Key is still being processed.",
+                409,
+                "A request with this Idempotency-Key is still being processed; retry shortly.",
+                headers={"Retry-After": "1"},
             )
         await self._run_and_store(scope, body, receive, send, store, claim.record_id)
 

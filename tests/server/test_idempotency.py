@@ -255,6 +255,7 @@ def test_duplicate_gets_409_when_the_first_takes_too_long(
             second = _post(probe.base_url, "/test/slow", headers)
             assert second.status_code == 409
             assert second.json()["code"] == "idempotency_request_in_progress"
+            assert second.headers["retry-after"] == "1"
             assert first.result().status_code == 201
         third = _post(probe.base_url, "/test/slow", headers)
         assert third.status_code == 201
