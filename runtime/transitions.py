@@ -65,13 +65,54 @@ def apply_event(
 
 
 def _copy_state(state: InspectionState) -> InspectionState:
-    """A deep copy, except the append-only logs: their items never change, so they are shared."""
-    logs: dict[str, Any] = {"events": [], "ruleErrors": [], "ruleRuns": []}
-    new = state.model_copy(update=logs).model_copy(deep=True)
-    new.events = list(state.events)
-    new.ruleErrors = list(state.ruleErrors)
-    new.ruleRuns = list(state.ruleRuns)
-    return new
+    """A copy the event may change without touching `state` (copy on write).
+
+    Containers are copied; items of the append-only logs are shared (they never change);
+    products are shared until a handler takes its own copy with `own_product`.
+    """
+    return state.model_copy(
+        update={
+            "reasons": list(state.reasons),
+            "producer": dict(state.producer),
+            "metadata": dict(state.metadata),
+            "delivery": dict(state.delivery),
+            "consumer": dict(state.consumer),
+            "inputs": dict(state.inputs),
+            "products": list(state.products),
+            "variables": dict(state.variables),
+            "globalValidations": [item.model_copy() for item in state.globalValidations],
+            "attempts": dict(state.attempts),
+            "events": list(state.events),
+            "ruleErrors": list(state.ruleErrors),
+            "ruleRuns": list(state.ruleRuns),
+        }
+    )
+
+
+def own_product(state: InspectionState, product_id: str) -> ProductState:
+    """The product, copied into `state` first, so the handler may change its fields and lists.
+
+    Its image records stay shared: a handler that changes one takes its own with `own_image`.
+    """
+    product = find_product(state, product_id)
+    owned = product.model_copy(
+        update={
+            "data": dict(product.data),
+            "images": list(product.images),
+            "extraImages": list(product.extraImages),
+            "damages": list(product.damages),
+        }
+    )
+    state.products[state.products.index(product)] = owned
+    return owned
+
+
+def own_image(product: ProductState, image_id: str) -> ImageRecord:
+    """The image record of an owned product, deep-copied first so the handler may change it."""
+    index = next(i for i, image in enumerate(product.images) if image.id == image_id)
+    owned = product.images[index].model_copy(deep=True)
+    product.images[index] = owned
+    return owned
 
 
 def _apply_create(program: Program, event: EventRecord) -> tuple[InspectionState, list[Trigger]]:
@@ -134,7 +175,7 @@ def _apply_update(program: Program, state: InspectionState, event: EventRecord) 
 def _apply_update_product(
     program: Program, state: InspectionState, event: EventRecord
 ) -> list[Trigger]:
-    find_product(state, event.data["productId"]).data.update(event.data["fields"])
+    own_product(state, event.data["productId"]).data.update(event.data["fields"])
     return []
 
 
@@ -147,7 +188,7 @@ def _apply_start(program: Program, state: InspectionState, event: EventRecord) -
 
 
 def _apply_image(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
-    product = find_product(state, event.data["productId"])
+    product = own_product(state, event.data["productId"])
     record = ImageRecord.model_validate(event.data["image"])
     if event.data["extra"]:
         product.extraImages.append(record)
@@ -171,7 +212,7 @@ def _apply_validation(
     found = state.find_image(event.data["imageId"])
     if found is None:
         raise InspectionError("invalid_event", "a validation for an unknown image")
-    _, image = found
+    image = own_image(own_product(state, found[0].id), event.data["imageId"])
     was_processed = image.processed
     record = next(v for v in image.validations if v.validation == event.data["validation"])
     record.confidence = float(event.data["confidence"])
@@ -188,7 +229,7 @@ def _apply_validation(
 
 def _apply_damage(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
     damage = DamageRecord.model_validate(event.data["damage"])
-    find_product(state, event.data["productId"]).damages.append(damage)
+    own_product(state, event.data["productId"]).damages.append(damage)
     return [("damage_declared", {"damage": damage_record(damage)}, {})]
 
 

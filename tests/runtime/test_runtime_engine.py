@@ -758,3 +758,48 @@ def test_a_later_input_item_wins() -> None:
 def test_malformed_inputs(inputs: Any) -> None:
     error = code_of(created, inputs=inputs)
     assert error.code == "invalid_body"
+
+
+def test_events_never_change_earlier_states() -> None:
+    program = car_program()
+    states = [created(program)]
+    states.append(
+        rt.update_product(
+            program, states[-1], states[-1].products[0].id, {"car": {"color": "red"}}, now=at(1)
+        )
+    )
+    states.append(upload_front(program, states[-1])[0])
+    front = states[-1].products[0].images[0].id
+    snapshots = [s.model_dump() for s in states]
+    states.append(
+        rt.record_validation(
+            program,
+            states[-1],
+            front,
+            {"validation": "plate", "confidence": 90},
+            now=at(2),
+            damages=[{"part": "a", "damage": "b", "severity": "minor"}],
+        )
+    )
+    states.append(
+        rt.declare_damage(
+            program,
+            states[-1],
+            states[-1].products[0].id,
+            {"part": "a", "damage": "b", "severity": "minor"},
+            now=at(3),
+        )
+    )
+    states.append(upload_front(program, states[-1], minutes=4)[0])
+    states.append(
+        rt.update(
+            program,
+            states[-1],
+            {"consumer": {"firstName": "Ana"}, "metadata": {"k": "v"}},
+            now=at(5),
+        )
+    )
+    states.append(rt.finish(program, states[-1], completed_by="expiration", now=at(6)))
+    assert [s.model_dump() for s in states[:3]] == snapshots
+    assert states[3].products[0].images[0].validations[0].reported is True
+    assert states[2].products[0].images[0].validations[0].reported is False

@@ -172,3 +172,18 @@ def test_revision_cache_is_keyed_by_revision() -> None:
     assert other is not program
     assert other.otherwise == "changed"
     assert program.otherwise == "Some photos were not approved"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=st.lists(actions, max_size=14))
+def test_an_event_never_changes_an_earlier_state(steps: list[tuple[Any, ...]]) -> None:
+    program = car_program()
+    state = rt.create(program, create_body(), inspection_type="car", now=at(0), ids=ids())
+    history = [(state, state.model_dump())]
+    for minute, action in enumerate(steps, start=1):
+        outcome = act(program, state, action, minute)
+        if not isinstance(outcome, InspectionError):
+            state = outcome
+            history.append((state, state.model_dump()))
+    for earlier, snapshot in history:
+        assert earlier.model_dump() == snapshot
