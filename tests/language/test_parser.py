@@ -841,6 +841,15 @@ def test_e003_unterminated_text() -> None:
     assert "unterminated text" in diagnostic.message
 
 
+def test_regression_long_lines_that_are_no_key_or_an_unclosed_text_still_get_diagnostics() -> None:
+    # These once backtracked for seconds; the possessive repeats of KEY and TEXT read them once.
+    unclosed = only_diagnostic('image a\n    label: "' + "x" * 200_000 + "\n")
+    assert where(unclosed) == ("E003", 2, 12)
+    flag = parse("image a\n    " + "word " * 2_000 + "\n").declarations[0]
+    assert isinstance(flag, ImageDecl)
+    assert flag.items == (Flag(" ".join(["word"] * 2_000)),)
+
+
 @pytest.mark.parametrize(
     "deep",
     [
