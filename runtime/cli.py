@@ -36,7 +36,10 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "simulate",
         help="run a scripted inspection and explain its verdict",
-        description=__doc__.split("\n\n")[0] if __doc__ else None,
+        description="Run a scripted inspection: print the state after each event, then the "
+        "verdict and its explanation. Events: create, update, update_product, start, image "
+        "(with validation results), validation, damage, finish, expire. Examples: "
+        "examples/*.events.json.",
     )
     parser.add_argument("template", type=Path, help="the .insp template")
     parser.add_argument("events", type=Path, help="the events JSON file")
