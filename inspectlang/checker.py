@@ -52,6 +52,7 @@ MAX_RULES = 1000
 MAX_CHECKS = 500
 MAX_VARIABLES = 500
 
+TEMPLATE_KINDS = ("created", "built-in")
 LOCALE = re.compile(r"^[a-z]{2}_[A-Z]{2}$")
 DEFAULT_LOCALE = "en_US"
 
@@ -1112,5 +1113,8 @@ def check_module(
     module: ast.Module, *, template_kind: str = "created"
 ) -> tuple[CheckedTemplate | None, list[Diagnostic]]:
     """Check a parsed module: the checked template (None when there is any error) and every
-    diagnostic (errors and warnings) in source order."""
+    diagnostic (errors and warnings) in source order. `template_kind` is `created` or `built-in`
+    (a ValueError otherwise: it is the caller's mistake, not the template's)."""
+    if template_kind not in TEMPLATE_KINDS:
+        raise ValueError(f"template_kind must be one of {TEMPLATE_KINDS}, not {template_kind!r}")
     return Checker(module, template_kind).run()

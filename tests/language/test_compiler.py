@@ -292,3 +292,8 @@ def test_importing_the_package_loads_no_parser_pydantic_or_jsonschema() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_an_unknown_template_kind_is_the_callers_error() -> None:
+    with pytest.raises(ValueError, match="template_kind must be one of"):
+        compile_source(SMALL, template_kind="custom")
