@@ -107,6 +107,18 @@ def ensure_secret(session: Session, company_id: str) -> tuple[str, bool]:
     return company.webhook_secret, True
 
 
+def company_secret(db: Database, company_id: str) -> str:
+    """The company's secret, created on first need (a read first; a write lock only then)."""
+    with db.session() as session:
+        company = session.get(Company, company_id)
+        if company is not None and company.webhook_secret:
+            return company.webhook_secret
+    with db.session(immediate=True) as session:
+        secret, _ = ensure_secret(session, company_id)
+        session.commit()
+        return secret
+
+
 def rotate_secret(db: Database, company_id: str) -> str:
     """Replace the company's webhook secret; deliveries from now on are signed with the new one."""
     with db.session(immediate=True) as session:
@@ -263,10 +275,7 @@ def run_delivery_job(ctx: JobContext) -> None:
             ctx.db, payload, ctx.attempt, status_code=None, error=error.code, started=started
         )
         raise GiveUp(f"{error.code}: {error.description}") from None
-    with ctx.db.session() as session:
-        secret, created = ensure_secret(session, payload["companyId"])
-        if created:
-            session.commit()
+    secret = company_secret(ctx.db, payload["companyId"])
     body = json.dumps(_body_for(ctx), separators=(",", ":"), ensure_ascii=False).encode()
     headers = signed_headers(secret, payload["deliveryId"], int(time.time()), body)
     url, host_header, extensions = pinned(checked)
@@ -309,7 +318,7 @@ class DeliveryError(Exception):
 def _disable_subscription(db: Database, subscription_id: str | None) -> None:
     if not subscription_id:
         return
-    with db.session() as session:
+    with db.session(immediate=True) as session:
         record = session.get(WebhookSubscriptionRecord, subscription_id)
         if record is not None and record.disabled_at is None:
             record.disabled_at = datetime.now(UTC)
@@ -425,7 +434,7 @@ def list_subscriptions(db: Database, company_id: str, testing: bool) -> dict[str
 
 
 def delete_subscription(db: Database, company_id: str, testing: bool, subscription_id: str) -> None:
-    with db.session() as session:
+    with db.session(immediate=True) as session:
         record = session.get(WebhookSubscriptionRecord, subscription_id)
         if record is None or record.company_id != company_id or record.testing != testing:
             raise ApiError("webhook_not_found", 404, "No webhook subscription with that id.")

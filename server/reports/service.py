@@ -109,7 +109,7 @@ def create_report_request(
     """Queue a report of a completed inspection: `{_id}` (201)."""
     callback = body.get("callbackURL")
     callback_url = None if callback in (None, "") else check_endpoint(callback, settings)
-    with db.session() as session:
+    with db.session(immediate=True) as session:
         inspection = _find_inspection(session, auth, inspection_id)
         if not reports_available():
             raise _unavailable()
@@ -266,7 +266,7 @@ def run_report_job(ctx: JobContext) -> None:
     """Render one report; the completion and its callback commit together, fenced by the lease."""
     report_id = str(ctx.payload["reportRequestId"])
     now = datetime.now(UTC)
-    with ctx.db.session() as session:
+    with ctx.db.session(immediate=True) as session:
         record = session.get(ReportRequestRecord, report_id)
         if record is None or record.status == "completed":
             return
