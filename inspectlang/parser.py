@@ -691,9 +691,9 @@ def _diagnostic_for(
                 Span(line, column, line, max(end, column + 1)),
                 filename,
             )
-        return Diagnostic(
-            "E001", f"unexpected character `{char}`", Span(line, column, line, column + 1), filename
-        )
+        notes: tuple[str, ...] = (_CHARACTER_HINTS[char],) if char in _CHARACTER_HINTS else ()
+        span = Span(line, column, line, column + 1)
+        return Diagnostic("E001", f"unexpected character `{char}`", span, filename, notes=notes)
     assert isinstance(error, UnexpectedToken)
     token = error.token
     if token.type not in ("_INDENT", "_DEDENT", "$END"):  # a token read from `text`
@@ -717,7 +717,32 @@ def _diagnostic_for(
         if (word := _terminal_patterns().get(name, "")).isalpha()
     ]
     suggestion = did_you_mean(str(token.value), keywords) if token.type == "NAME" else None
-    return Diagnostic("E001", message, span, filename, suggestion=suggestion)
+    before = text[token.start_pos - 1] if token.start_pos else ""
+    notes = _token_hints(token, set(error.accepts or error.expected), before)
+    return Diagnostic("E001", message, span, filename, suggestion=suggestion, notes=notes)
+
+
+#: A hint for characters people bring from other languages.
+_CHARACTER_HINTS = {
+    "&": "write `and` instead of `&&`",
+    "|": "write `or` instead of `||`",
+    "!": "write `not x` to negate, and `!=` for different",
+    "'": 'texts are written in double quotes: "like this"',
+    ";": "no `;` is needed: one statement per line",
+    "{": "blocks are made by indentation, not braces",
+}
+
+
+def _token_hints(token: Token, expected: set[str], before: str) -> tuple[str, ...]:
+    """A hint for the mistakes a template author makes most: a property without `:`, a `:`
+    after a block header, `==`."""
+    if token.type in ("NUMBER", "TEXT", "SIZE", "LSQB") and expected <= {"NAME", "_NL"}:
+        return ("a property needs `:` between its name and its value (`maximum: 5`)",)
+    if token.type == "COLON" and "_NL" in expected:
+        return ("no `:` after a block header: the indented lines below make the block",)
+    if token.type == "EQ" and before == "=":
+        return ("`=` already compares: there is no `==`",)
+    return ()
 
 
 def _parse_text(text: str, filename: str, lines: _SourceLines, offset: int) -> ast.Module:

@@ -804,6 +804,29 @@ def test_e001_an_event_takes_one_target() -> None:
     assert diagnostic.message == "`on input set` takes at most one name after it"
 
 
+@pytest.mark.parametrize(
+    ("text", "position", "note"),
+    [
+        ("settings\n    max attempts 3\n", (2, 18), "a property needs `:` between its name"),
+        ("image front:\n    validate plate\n", (1, 12), "no `:` after a block header"),
+        ("on finish\n    if a:\n        set x to 1\n", (2, 9), "no `:` after a block header"),
+        ("check c\n    valid when: a == b\n", (2, 20), "`=` already compares: there is no `==`"),
+        ("check c\n    valid when: a && b\n", (2, 19), "write `and` instead of `&&`"),
+        ("check c\n    valid when: a || b\n", (2, 19), "write `or` instead of `||`"),
+        ("check c\n    valid when: a = 'x'\n", (2, 21), "texts are written in double quotes"),
+    ],
+)
+def test_e001_hints_for_common_mistakes(text: str, position: tuple[int, int], note: str) -> None:
+    diagnostic = only_diagnostic(text)
+    assert where(diagnostic) == ("E001", *position)
+    assert len(diagnostic.notes) == 1
+    assert diagnostic.notes[0].startswith(note)
+
+
+def test_no_hint_where_none_applies() -> None:
+    assert only_diagnostic("check c\n    valid when: a = = b\n").notes == ()
+
+
 def test_e002_tabs() -> None:
     diagnostic = only_diagnostic("image front\n\tvalidate plate\n")
     assert where(diagnostic) == ("E002", 2, 1)
