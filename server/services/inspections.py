@@ -257,16 +257,40 @@ def change(
 ) -> tuple[Loaded, InspectionState]:
     """Run `operation` on the inspection under a write lock and save its result.
 
-    `events` names extra events to publish; `after` adds rows in the same transaction.
+    `events` names extra events to publish; `after` adds rows in the same transaction. An
+    inspection past its `expiresAt` is blocked first (and the operation refused with 409
+    `inspection_not_editable`): expiry is applied by the first change that notices it.
     """
     with db.session(immediate=True) as session:
         loaded = load(session, find_inspection(session, auth, inspection_id, lock=True))
+        if _expired(loaded.state, now):
+            blocked = run_runtime(runtime.expire, loaded.program, loaded.state, now=now)
+            save(session, loaded, blocked, now, [])
+            session.commit()
+            raise ApiError.of(
+                "inspection_not_editable",
+                f"The inspection expired at {loaded.state.expiresAt} and is now blocked.",
+            )
         new_state = operation(loaded)
         save(session, loaded, new_state, now, events(loaded, new_state) if events else [])
         if after is not None:
             after(session, loaded, new_state)
         session.commit()
     return loaded, new_state
+
+
+#: Statuses an expiry moves to `blocked`.
+EXPIRABLE = ("created", "started", "processing")
+
+
+def _expired(state: InspectionState, now: datetime) -> bool:
+    if state.expiresAt is None or state.status not in EXPIRABLE:
+        return False
+    try:
+        expires_at = datetime.fromisoformat(state.expiresAt.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return now >= expires_at
 
 
 def save(

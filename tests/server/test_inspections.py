@@ -541,3 +541,30 @@ def test_bad_product_lists(
 ) -> None:
     response = client.post(f"/v1/inspection/{kind}", json=creation(**extra), headers=test_headers)
     assert error_of(response) == (400, "invalid_body")
+
+
+def test_expired_inspection_is_blocked_by_the_next_change(
+    serve_app: Any, settings: Any, db: Database, company: dict[str, Any]
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from server.app import create_app
+
+    moments = [datetime.now(UTC)]
+    app = create_app(settings, db=db, clock=lambda: moments[0])
+    headers = {"x-api-key": company["testKey"]}
+    with serve_app(app) as base_url, httpx.Client(base_url=base_url, timeout=30) as http:
+        created = create(http, headers, creation())  # the built-in expires after 7 days
+        url = f"/v1/inspection/{created['inspectionId']}"
+        moments[0] += timedelta(days=6)
+        assert http.put(url, json={"metadata": {"day": "6"}}, headers=headers).status_code == 200
+        moments[0] += timedelta(days=2)
+        refused = http.put(url, json={"metadata": {"day": "8"}}, headers=headers)
+        assert error_of(refused) == (409, "inspection_not_editable")
+        document = http.get(url, headers=headers).json()
+        assert document["status"] == "blocked"
+        assert document["metadata"] == {"day": "6"}
+        listed = http.get("/v1/inspection", params={"status": "blocked"}, headers=headers).json()
+        assert [i["_id"] for i in listed["inspections"]] == [created["inspectionId"]]
+        finish = http.post(f"/v1/inspection/finish/{created['inspectionId']}", headers=headers)
+        assert error_of(finish)[0] == 409
