@@ -217,7 +217,7 @@ def add_image(
         record.processed = True
         data = {"productId": product_id, "extra": True, "image": _dump(record)}
         new = apply_event(program, state, EventRecord(kind="image", at=at, data=data))
-        return new, record
+        return new, _stored_image(new, product_id, image_id)
     attempts = state.attempts.get(spec.identifier, 0)
     if attempts >= manifest.parameters.maxAttempts:
         raise InspectionError(
@@ -249,7 +249,13 @@ def add_image(
     settle(record)
     data = {"productId": product_id, "extra": False, "image": _dump(record)}
     new = apply_event(program, state, EventRecord(kind="image", at=at, data=data))
-    return new, record
+    return new, _stored_image(new, product_id, image_id)
+
+
+def _stored_image(state: InspectionState, product_id: str, image_id: str) -> ImageRecord:
+    """The image record as the new state holds it (after the event's rules ran)."""
+    product = find_product(state, product_id)
+    return next(i for i in [*product.images, *product.extraImages] if i.id == image_id)
 
 
 def record_validation(

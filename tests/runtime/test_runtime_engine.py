@@ -380,6 +380,7 @@ def test_src_names_the_new_image() -> None:
     upload = rt.ImageUpload(data=jpeg(), side="front", src="https://x.test/images/{id}/content")
     state, record = rt.add_image(program, state, state.products[0].id, upload, now=at(1))
     assert record.src == f"https://x.test/images/{record.id}/content"
+    assert state.find_image(record.id) == (state.products[0], record)
     assert rt.replay(program, state.events) == state
 
 
