@@ -8,6 +8,7 @@ send (schemathesis checks every response against them), including every error re
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -480,7 +481,10 @@ IMAGE_UPLOAD_BODY: JsonSchema = {
     "required": ["image", "data"],
     "properties": {
         "image": {"type": "string", "format": "binary"},
-        "data": {"type": "string", "description": "JSON: " + str(IMAGE_DATA_PART)},
+        "data": {
+            "type": "string",
+            "description": "JSON text of an object matching: " + json.dumps(IMAGE_DATA_PART),
+        },
     },
 }
 
