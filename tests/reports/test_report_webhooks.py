@@ -397,3 +397,17 @@ def test_events_reach_subscribers_of_that_event_only(
 def test_unknown_event_names_are_a_programming_error(db: Database) -> None:
     with db.session() as session, pytest.raises(events.UnknownEventError):
         events.publish(session, company_id="c", testing=True, event="nope", payload={})
+
+
+def test_retry_after_values() -> None:
+    from datetime import UTC, datetime, timedelta
+    from email.utils import format_datetime
+
+    parse = webhooks._retry_after_seconds
+    assert parse("7") == 7.0
+    assert parse("999999") == webhooks.MAX_RETRY_AFTER_SECONDS
+    assert parse(None) is None and parse("") is None and parse("soon") is None
+    in_a_minute = format_datetime(datetime.now(UTC) + timedelta(seconds=60), usegmt=True)
+    value = parse(in_a_minute)
+    assert value is not None and 55 <= value <= 61
+    assert parse("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # in the past: retry now
