@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
+from runtime import InspectionError
 from server.errors import STATUS_BY_CODE, ApiError, from_inspection_error
 from server.settings import Settings
 
@@ -106,14 +107,6 @@ def test_body_over_the_limit_is_413_body_too_large(
         assert small.status_code == 201
 
 
-class FakeInspectionError(Exception):
-    def __init__(self, code: str, description: str, errors: list[dict[str, Any]]) -> None:
-        super().__init__(description)
-        self.code = code
-        self.description = description
-        self.errors = errors
-
-
 @pytest.mark.parametrize(
     ("code", "status"),
     [
@@ -125,7 +118,7 @@ class FakeInspectionError(Exception):
     ],
 )
 def test_runtime_errors_map_to_statuses(code: str, status: int) -> None:
-    error = from_inspection_error(FakeInspectionError(code, "why", [{"field": "input_1"}]))
+    error = from_inspection_error(InspectionError(code, "why", [{"field": "input_1"}]))
     assert (error.code, error.status, error.description) == (code, status, "why")
     assert error.to_dict() == {
         "code": code,
@@ -136,7 +129,7 @@ def test_runtime_errors_map_to_statuses(code: str, status: int) -> None:
 
 
 def test_runtime_error_without_details_has_no_errors_field() -> None:
-    error = from_inspection_error(FakeInspectionError("invalid_locale", "bad locale", []))
+    error = from_inspection_error(InspectionError("invalid_locale", "bad locale", []))
     assert "errors" not in error.to_dict()
     assert error.status == STATUS_BY_CODE["invalid_locale"]
 
