@@ -151,6 +151,8 @@ class CodeGenerator:
             )
             if missing:
                 self.emit(f"{target} = None if {record_code} is None else {lookup}")
+            elif present:
+                return lookup, False  # pure and never missing: used in place, no temporary
             else:
                 self.emit(f"{target} = {lookup}")
             return target, missing or not present
@@ -177,14 +179,13 @@ class CodeGenerator:
             for code, missing in ((left, left_missing), (right, right_missing))
             if missing
         )
-        if operator in ("=", "!="):
-            self.emit(f"{target} = {left} {COMPARE[operator]} {right}")
-            return target, False
         if operator in COMPARE or operator == "in":
             python = COMPARE.get(operator, "in")
-            guard = f"None if {missing_test} else " if missing_test else ""
-            self.emit(f"{target} = {guard}{left} {python} {right}")
-            return target, bool(missing_test)
+            if operator in ("=", "!=") or not missing_test:
+                # a comparison of present values is pure and never missing: used in place
+                return f"({left} {python} {right})", False
+            self.emit(f"{target} = None if {missing_test} else {left} {python} {right}")
+            return target, True
         # arithmetic (+ on numbers or texts, - * / on numbers)
         block = False
         if missing_test:
@@ -282,15 +283,18 @@ class CodeGenerator:
                     if body is None:
                         self.emit(f"{target} += 1")
                     else:
-                        self.emit(f"if {value} is True: {target} += 1")
+                        holds = f"{value} is True" if value_missing else value
+                        self.emit(f"if {holds}: {target} += 1")
                 elif op == "any":
                     if body is None:
                         self.emit(f"{target} = True")
                         self.emit("break")
                     else:
-                        self.emit(f"if {value} is True: {target} = True; break")
+                        holds = f"{value} is True" if value_missing else value
+                        self.emit(f"if {holds}: {target} = True; break")
                 elif body is not None:
-                    self.emit(f"if {value} is not True: {target} = False; break")
+                    fails = f"{value} is not True" if value_missing else f"not {value}"
+                    self.emit(f"if {fails}: {target} = False; break")
             if op == "sum":
                 self.emit(
                     f"if not -{MAX_NUMBER!r} <= {target} <= {MAX_NUMBER!r}: "
