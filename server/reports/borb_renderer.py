@@ -50,7 +50,7 @@ ROWS_PER_TABLE = 22
 #: Longest text drawn in one table cell or paragraph.
 MAX_CELL_CHARS = 400
 #: Longest unbroken word (longer ones get break points so they fit the column).
-MAX_WORD_CHARS = 40
+MAX_WORD_CHARS = 28
 #: Size (points) at which a thumbnail is drawn.
 THUMBNAIL_BOX = (220, 165)
 
@@ -149,6 +149,28 @@ def _table(header: list[str] | None, rows: list[list[str]], widths: list[int]) -
     return table
 
 
+def _append_table(
+    layout: Any, header: list[str] | None, rows: list[list[str]], widths: list[int]
+) -> None:
+    """Append a table; one taller than a page (borb refuses those) is split in halves, and a
+    single row that still does not fit is shortened, so long texts never fail a report."""
+    try:
+        layout.append_layout_element(_table(header, rows, widths))
+        return
+    except AssertionError:  # borb 3 signals "too tall" with an assert, before painting anything
+        pass
+    if len(rows) > 1:
+        middle = len(rows) // 2
+        _append_table(layout, header, rows[:middle], widths)
+        _append_table(layout, header, rows[middle:], widths)
+        return
+    shortened = [[cell if len(cell) <= 60 else cell[:57] + "..." for cell in rows[0]]]
+    if shortened != rows:
+        _append_table(layout, header, shortened, widths)
+    else:
+        layout.append_layout_element(_paragraph("(row too large to show)", color=_GREY))
+
+
 def _chunks(rows: list[list[str]]) -> list[list[list[str]]]:
     return [rows[i : i + ROWS_PER_TABLE] for i in range(0, len(rows), ROWS_PER_TABLE)] or [[]]
 
@@ -194,7 +216,7 @@ class BorbRenderer:
         if section.rows:
             rows = [[key, value] for key, value in section.rows]
             for chunk in _chunks(rows):
-                layout.append_layout_element(_table(None, chunk, [160, 355]))
+                _append_table(layout, None, chunk, [160, 355])
         for table in section.tables:
             self._data_table(layout, table)
         for text in section.paragraphs:
@@ -208,7 +230,7 @@ class BorbRenderer:
             layout.append_layout_element(_paragraph("None.", color=_GREY))
             return
         for chunk in _chunks(table.rows):
-            layout.append_layout_element(_table(table.header, chunk, widths))
+            _append_table(layout, table.header, chunk, widths)
 
     def _image(self, layout: Any, block: ImageBlock) -> None:
         """Caption over the thumbnail beside its facts (kept together), then validations and

@@ -230,7 +230,13 @@ def product_sections(report: ReportData) -> list[Section]:
             shown = show(value)
             rows.append((label, mask(shown) if key in MASKED_FIELDS and value else shown))
         for product_input in product.get("inputs") or []:
-            rows.append((show(product_input.get("label")), show(product_input.get("value"))))
+            label = input_label(
+                report,
+                str(product_input.get("identifier", "")),
+                show(product_input.get("label")),
+                report_locale(report),
+            )
+            rows.append((label, show(product_input.get("value"))))
         sections.append(Section(f"Product {index}", rows=rows))
     return sections
 

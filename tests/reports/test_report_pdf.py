@@ -224,3 +224,24 @@ def test_embedding_the_language_and_runtime_pulls_no_agpl_code() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "BORB False" in result.stdout
+
+
+def test_very_long_texts_never_fail_a_report() -> None:
+    """borb 3 refuses elements taller than a page; long texts are split and shortened instead."""
+    report = car_report(images=1, validations=4, with_bytes=False)
+    long_text = "word " * 300
+    report.inspection["globalValidations"] = [
+        {"_id": str(i), "name": "check_" + "x" * 80, "description": long_text, "valid": True}
+        for i in range(30)
+    ]
+    report.inspection["template"]["inputs"] = [
+        {"identifier": f"input_{i}", "label": "L" * 300, "value": long_text} for i in range(40)
+    ]
+    report.inspection["variables"] = [{"name": "v" * 200, "value": "y" * 3000}] * 30
+    report.explanation["reasons"] = [long_text] * 5
+    pdf = default_renderer().render(report)
+    reader = pypdf.PdfReader(io.BytesIO(pdf))
+    text = "\n".join(page.extract_text() for page in reader.pages)
+    assert len(reader.pages) > 5
+    assert text.count("Description") >= 2  # the global validations table was split
+    assert "DISAPPROVED" in text
