@@ -31,6 +31,7 @@ from server.reports.renderer import (
     reports_available,
 )
 from server.reports.tables import JobRecord, ReportRequestRecord
+from server.reports.thumbnails import thumbnail_jpeg
 from server.settings import Settings
 from server.tables import Company
 from server.webhooks import check_endpoint, enqueue_delivery
@@ -247,7 +248,8 @@ def build_report_data(
         content: bytes | None = None
         if row is not None:
             try:
-                content = blobs.get(row.blob_key)
+                # only a thumbnail is kept: memory stays small however many photos there are
+                content = thumbnail_jpeg(blobs.get(row.blob_key), quality=90)
             except BlobNotFound:
                 content = None
         images.append(ReportImage(record=image, content=content, target=target))

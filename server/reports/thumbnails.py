@@ -44,11 +44,13 @@ def thumbnail(content: bytes, size: int = THUMBNAIL_SIZE) -> Image.Image | None:
         return None
 
 
-def thumbnail_jpeg(content: bytes, size: int = THUMBNAIL_SIZE) -> bytes | None:
+def thumbnail_jpeg(
+    content: bytes, size: int = THUMBNAIL_SIZE, quality: int = THUMBNAIL_QUALITY
+) -> bytes | None:
     """The thumbnail encoded as JPEG bytes, or None when the image is unreadable."""
     image = thumbnail(content, size)
     if image is None:
         return None
     out = io.BytesIO()
-    image.save(out, format="JPEG", quality=THUMBNAIL_QUALITY, optimize=True)
+    image.save(out, format="JPEG", quality=quality)
     return out.getvalue()
