@@ -310,3 +310,23 @@ def test_unknown_operators_are_refused() -> None:
         format_expression(Binary("**", a, b))
     with pytest.raises(ValueError, match="unknown operator"):
         format_expression(Unary("+", a))
+
+
+SHIPPED_TEMPLATES = sorted(
+    [*(ROOT / "inspectlang" / "builtins").glob("*.insp"), *(ROOT / "examples").glob("*.insp")]
+)
+
+
+@pytest.mark.parametrize("path", SHIPPED_TEMPLATES, ids=lambda path: path.name)
+def test_every_shipped_template_formats_to_the_same_tree_and_stays_formatted(path: Path) -> None:
+    source = path.read_text(encoding="utf-8")
+    formatted = format_source(source, path.name)
+    assert parse(formatted) == parse(source)
+    assert format_source(formatted) == formatted
+    comments = [line.strip() for line in source.splitlines() if line.strip().startswith("#")]
+    for comment in comments:
+        assert comment in formatted
+
+
+def test_there_are_shipped_templates_to_format() -> None:
+    assert len(SHIPPED_TEMPLATES) >= 5
