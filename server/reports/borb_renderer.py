@@ -11,6 +11,7 @@ transliterated or replaced. borb's producer line is kept, as its license asks.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import threading
 import unicodedata
@@ -120,14 +121,25 @@ def cell_text(text: str) -> str:
     return " ".join(words)
 
 
+@functools.cache
+def _font(bold: bool) -> Any:
+    """The standard font (built once: borb builds its metrics tables on every `get`)."""
+    return Standard14Fonts.get(_BOLD if bold else _FONT)
+
+
+@functools.cache
+def _color(hex_code: str) -> Any:
+    return HexColor(hex_code)
+
+
 def _paragraph(
     text: str, *, size: int = 9, bold: bool = False, color: str = "000000", **kwargs: Any
 ) -> Any:
     return Paragraph(
         cell_text(text),
-        font=Standard14Fonts.get(_BOLD if bold else _FONT),
+        font=_font(bold),
         font_size=size,
-        font_color=HexColor(color),
+        font_color=_color(color),
         **kwargs,
     )
 
@@ -140,7 +152,7 @@ def _table(header: list[str] | None, rows: list[list[str]], widths: list[int]) -
     if header:
         for title in header:
             table.append_layout_element(
-                _paragraph(title, bold=True, background_color=HexColor(_HEADER_BACKGROUND))
+                _paragraph(title, bold=True, background_color=_color(_HEADER_BACKGROUND))
             )
     for row in rows:
         for value in row:
