@@ -198,14 +198,14 @@ class _Indentation(PostLex):
         if self.line_offset:
             stream = _shifted(stream, self.line_offset)
         levels = [0]
-        brackets = 0
+        opened: list[Token] = []  # the brackets still open
         unary_run = 0
         last: Token | None = None
         for token in stream:
             last = token
             kind = token.type
             if kind == "_NL":
-                if brackets:
+                if opened:
                     continue
                 yield token
                 value = token.value
@@ -237,19 +237,22 @@ class _Indentation(PostLex):
                 continue
             yield token
             if kind == "LPAR" or kind == "LSQB":
-                brackets += 1
-            elif kind == "RPAR" or kind == "RSQB":
-                brackets = max(brackets - 1, 0)
+                opened.append(token)
+            elif (kind == "RPAR" or kind == "RSQB") and opened:
+                opened.pop()
             if kind == "NOT" or kind == "MINUS":
                 unary_run += 1
             else:
                 unary_run = 0
-            if brackets + unary_run > MAX_NESTING:
+            if len(opened) + unary_run > MAX_NESTING:
                 raise _SyntaxProblem(
                     "E004",
                     f"expression nested more than {MAX_NESTING} levels deep",
                     _token_span(token),
                 )
+        if opened:  # clearer than the parser's "unexpected end of block"
+            message = f"`{opened[-1].value}` is never closed"
+            raise _SyntaxProblem("E001", message, _token_span(opened[-1]))
         if last is not None:
             while len(levels) > 1:
                 levels.pop()

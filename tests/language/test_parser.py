@@ -956,8 +956,17 @@ def test_recovery_two_bad_declarations_give_two_diagnostics_and_keep_the_rest() 
 def test_recovery_keeps_real_positions_in_later_declarations() -> None:
     text = 'check a\n    valid when: (\n\ncheck b\n    valid when: "open\n'
     module, diagnostics = parse_with_diagnostics(text)
-    assert [where(d) for d in diagnostics] == [("E001", 2, 18), ("E003", 5, 17)]
+    assert [where(d) for d in diagnostics] == [("E001", 2, 17), ("E003", 5, 17)]
+    assert diagnostics[0].message == "`(` is never closed"
     assert module == Module(())
+
+
+def test_an_unclosed_bracket_is_reported_where_it_opens_and_later_declarations_parse() -> None:
+    text = "check a\n    valid when: f([1, (2)\n\nverdict\n    approve when true\n"
+    module, diagnostics = parse_with_diagnostics(text)
+    assert [where(d) for d in diagnostics] == [("E001", 2, 19)]
+    assert diagnostics[0].message == "`[` is never closed"
+    assert module == Module((VerdictDecl((Approve(Literal(True)),)),))
 
 
 # --------------------------------------------------------------------------------------------
