@@ -38,7 +38,7 @@ _BINARY_PRECEDENCE = {
     "*": 6,
     "/": 6,
 }
-_NOT, _COMPARISON, _SUM, _UNARY_MINUS, _POSTFIX, _ATOM = 3, 4, 5, 7, 8, 9
+_NOT, _SUM, _UNARY_MINUS, _POSTFIX, _ATOM = 3, 5, 7, 8, 9
 
 
 def format_source(source: str, filename: str = "<template>") -> str:
