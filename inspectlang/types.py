@@ -696,7 +696,7 @@ class ExpressionChecker:
             )
         element = element or ERROR
         node: IRNode = {"op": kind, "var": expr.variable, "over": over}
-        if expr.variable is None and kind != "count":
+        if expr.variable is None and kind in ("any", "all"):
             self.error("E022", f"`{kind}` needs `x in LIST where CONDITION`", expr.span)
         saved = self.scope.locals.get(expr.variable) if expr.variable else None
         if expr.variable is not None:
@@ -705,7 +705,11 @@ class ExpressionChecker:
             if kind == "sum":
                 if expr.value is None:
                     if element not in (NUMBER, ERROR):
-                        self.error("E022", "`sum` needs `x in LIST of VALUE`", expr.span)
+                        self.error(
+                            "E022",
+                            "`sum(LIST)` adds a list of numbers; write `sum(x in LIST of VALUE)`",
+                            expr.span,
+                        )
                     node["value"] = None
                 else:
                     value_type, node["value"] = self.check(expr.value)
