@@ -41,7 +41,7 @@ class Receiver:
     delay_seconds: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def wait_for(self, count: int, timeout: float = 30.0) -> list[Delivery]:
+    def wait_for(self, count: int, timeout: float = 90.0) -> list[Delivery]:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self.lock:
@@ -122,7 +122,7 @@ def drain(db: Database, settings: Settings, fast_config: WorkerConfig) -> Drain:
     """Run due jobs in this thread until `until()` holds (default: no job left to run)."""
     from server import jobs
 
-    def run(until: Callable[[], bool] | None = None, timeout: float = 60.0) -> None:
+    def run(until: Callable[[], bool] | None = None, timeout: float = 180.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             ran = jobs.run_once(db, settings, fast_config)
