@@ -41,7 +41,7 @@ CONCURRENCY = 32
 DURATION = float(os.environ.get("BENCH_DURATION", "2.5"))
 WARMUP = 0.5
 ROUNDS = 2
-ROWS = 100_000
+ROWS = int(os.environ.get("BENCH_ROWS", "100000"))
 POSTGRES_URL = os.environ.get("BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 CREATE_BODY = {
     "templateId": "easy",
@@ -58,6 +58,7 @@ async def _drive(spec: dict[str, Any]) -> dict[str, Any]:
     limits = httpx.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
     latencies: list[float] = []
     errors: dict[str, int] = {}
+    completed = [0]  # every response, warm-up included (for CPU per request)
     body = json.dumps(spec["body"]).encode() if spec.get("body") is not None else None
     headers = {**spec.get("headers", {}), "content-type": "application/json"}
     async with httpx.AsyncClient(base_url=spec["base_url"], limits=limits, timeout=60) as client:
@@ -74,6 +75,7 @@ async def _drive(spec: dict[str, Any]) -> dict[str, Any]:
                     errors[key] = errors.get(key, 0) + 1
                     continue
                 elapsed = time.perf_counter() - started
+                completed[0] += 1
                 if response.status_code != spec["expect"]:
                     key = f"{response.status_code}: {response.text[:120]}"
                     errors[key] = errors.get(key, 0) + 1
@@ -90,6 +92,7 @@ async def _drive(spec: dict[str, Any]) -> dict[str, Any]:
     count = len(latencies)
     return {
         "requests": count,
+        "completed": completed[0],
         "rps": count / wall if wall else 0.0,
         "p50_ms": 1000 * latencies[count // 2] if count else None,
         "p99_ms": 1000 * latencies[min(count - 1, int(count * 0.99))] if count else None,
@@ -100,12 +103,17 @@ async def _drive(spec: dict[str, Any]) -> dict[str, Any]:
 def drive(base_url: str, method: str, path: str, expect: int, **extra: Any) -> dict[str, Any]:
     """Run the driver in a separate process so its CPU is not the server's."""
     spec = {"base_url": base_url, "method": method, "path": path, "expect": expect, **extra}
+    cpu_before = server_cpu_seconds(base_url)
     result = subprocess.run(
         [sys.executable, __file__, "--drive", json.dumps(spec)], capture_output=True, text=True
     )
     if result.returncode != 0:
         raise RuntimeError(f"the load driver failed on {method} {path}:\n{result.stderr}")
     measured: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    cpu = server_cpu_seconds(base_url) - cpu_before
+    measured["cpu_ms_per_request"] = (
+        1000 * cpu / measured["completed"] if measured["completed"] else None
+    )
     if measured["errors"]:
         print(f"  !! unexpected responses on {method} {path}: {measured['errors']}")
     return measured
@@ -119,6 +127,23 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+#: base URL -> pid of the server process behind it.
+SERVER_PIDS: dict[str, int] = {}
+
+
+def server_cpu_seconds(base_url: str) -> float:
+    """User + system CPU time used so far by the server at `base_url` (Linux /proc).
+
+    CPU per request hardly changes with other load on the machine, unlike req/s, so it is
+    printed next to the throughput as a steadier view of the same comparison.
+    """
+    try:
+        fields = Path(f"/proc/{SERVER_PIDS[base_url]}/stat").read_text().rsplit(")", 1)[1].split()
+    except (KeyError, OSError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 @contextmanager
@@ -141,8 +166,10 @@ def running(command: list[str], port: int, env: dict[str, str], log: Path) -> It
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"server did not start: {command}")
             time.sleep(0.1)
+        SERVER_PIDS[base_url] = process.pid
         yield base_url
     finally:
+        SERVER_PIDS.pop(base_url, None)
         process.terminate()
         process.wait(timeout=60)
         log_file.close()
@@ -255,9 +282,11 @@ def bench_database(label: str, database_url: str, data_dir: Path) -> dict[str, A
         if not measured["requests"]:
             print(f"[{label}] {name:<15} no successful request: {measured['errors']}")
             continue
+        cpu = measured["cpu_ms_per_request"]
         print(
             f"[{label}] {name:<15} {measured['rps']:8.1f} req/s   p50 {measured['p50_ms']:7.2f} ms"
-            f"   p99 {measured['p99_ms']:7.2f} ms"
+            f"   p99 {measured['p99_ms']:7.2f} ms   server CPU "
+            + (f"{cpu:6.2f} ms/request" if cpu is not None else "n/a")
         )
     ratios = {
         "create_vs_insert_ceiling": _ratio(results["create"]["rps"], results["bare_insert"]["rps"]),
@@ -267,6 +296,18 @@ def bench_database(label: str, database_url: str, data_dir: Path) -> dict[str, A
         ),
     }
     print(f"[{label}] ratios: " + ", ".join(f"{k} {v:.2f}" for k, v in ratios.items()))
+    cpu_ratios = {
+        "create_vs_insert": _ratio(
+            results["bare_insert"]["cpu_ms_per_request"], results["create"]["cpu_ms_per_request"]
+        ),
+        "get_vs_read": _ratio(
+            results["bare_read"]["cpu_ms_per_request"], results["get"]["cpu_ms_per_request"]
+        ),
+    }
+    print(
+        f"[{label}] same ratios from server CPU per request (ceiling CPU / API CPU): "
+        + ", ".join(f"{k} {v:.2f}" for k, v in cpu_ratios.items())
+    )
     return ratios
 
 
