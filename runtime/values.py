@@ -148,13 +148,13 @@ def fn_abs(errors: Errors, span: Span, number: Any) -> Any:
 
 
 def _extreme(pick: Callable[..., Any], arguments: tuple[Any, ...]) -> Any:
-    values = arguments[0] if len(arguments) == 1 and isinstance(arguments[0], list) else arguments
+    """min/max of a list (missing items skipped; empty gives missing) or of 2+ numbers."""
     if len(arguments) == 1 and isinstance(arguments[0], list):
-        present = [v for v in values if v is not None]
+        present = [v for v in arguments[0] if v is not None]
         return pick(present) if present else None
-    if any(v is None for v in values):
+    if any(v is None for v in arguments):
         return None
-    return pick(values)
+    return pick(arguments)
 
 
 def fn_min(errors: Errors, span: Span, *arguments: Any) -> Any:
