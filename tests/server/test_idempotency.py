@@ -228,13 +228,22 @@ def test_sixteen_concurrent_requests_with_one_key_run_once(
 def test_duplicate_waits_for_the_request_in_flight(
     probe: Any, test_headers: dict[str, str]
 ) -> None:
-    """The slow route takes 1 s; the default wait (5 s) covers it, so both get its answer."""
+    """The slow route takes 1 s; the duplicate waits for it, so both get its answer.
+
+    The wait is raised from 5 s to 30 s here so a busy test machine cannot turn it into a 409.
+    """
     runs_before = probe.calls.counts.get("slow", 0)
     headers = {**test_headers, "Idempotency-Key": key()}
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = [pool.submit(_post, probe.base_url, "/test/slow", headers) for _ in range(2)]
-        responses = [future.result() for future in futures]
+    store = probe.app.state.idempotency
+    store.wait_seconds = 30.0
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            futures = [pool.submit(_post, probe.base_url, "/test/slow", headers) for _ in range(2)]
+            responses = [future.result() for future in futures]
+    finally:
+        store.wait_seconds = 5.0
     assert [r.status_code for r in responses] == [201, 201]
+    assert sum(r.headers.get("idempotent-replayed") == "true" for r in responses) == 1
     assert responses[0].json() == responses[1].json()
     assert probe.calls.counts["slow"] == runs_before + 1
 
