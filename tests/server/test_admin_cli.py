@@ -174,7 +174,7 @@ def start_demo(database_url: str, data_dir: Path, port: int) -> tuple[subprocess
     )  # fmt: skip
     assert process.stdout is not None
     banner = []
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         line = process.stdout.readline()
         if not line:
