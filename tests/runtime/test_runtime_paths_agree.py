@@ -92,6 +92,32 @@ def expressions(kind: str, depth: int) -> st.SearchStrategy[Node]:
                 lambda t: node(op="call", fn=t[0], args=[t[1], t[2]])
             ),
             sub_text.map(lambda t: node(op="call", fn="length", args=[t])),
+            st.tuples(st.sampled_from(["percentage"]), sub_number).map(
+                lambda t: node(
+                    op="sum",
+                    var="d",
+                    over=node(op="damages"),
+                    value=node(
+                        op="binary",
+                        operator="*",
+                        left=node(op="field", of=node(op="local", name="d"), name=t[0]),
+                        right=t[1],
+                    ),
+                )
+            ),
+            st.tuples(st.sampled_from(["minor", "severe"]), sub_number).map(
+                lambda t: node(
+                    op="count",
+                    var="v",
+                    over=node(op="validations"),
+                    where=node(
+                        op="binary",
+                        operator=">=",
+                        left=node(op="field", of=node(op="local", name="v"), name="confidence"),
+                        right=t[1],
+                    ),
+                )
+            ),
             st.tuples(
                 st.sampled_from(["days_between", "years_between"]),
                 expressions("date", depth - 1),
@@ -178,6 +204,31 @@ def data() -> st.SearchStrategy[dict[str, Any]]:
             ),
             "product": st.fixed_dictionaries({"year": maybe_number, "plate": maybe_text}),
             "consumer": st.fixed_dictionaries({"birthdate": st.one_of(st.none(), dates)}),
+            "damages": st.lists(
+                st.fixed_dictionaries(
+                    {
+                        "part": st.just("door"),
+                        "damage": st.just("dent"),
+                        "severity": st.sampled_from(["minor", "severe"]),
+                        "percentage": maybe_number,
+                        "declared": st.booleans(),
+                    }
+                ),
+                max_size=4,
+            ),
+            "validations": st.lists(
+                st.fixed_dictionaries(
+                    {
+                        "name": st.just("plate"),
+                        "valid": st.booleans(),
+                        "confidence": numbers,
+                        "result": maybe_text,
+                        "ran": st.just(True),
+                        "required": st.booleans(),
+                    }
+                ),
+                max_size=4,
+            ),
             "now": dates,
         }
     )
