@@ -232,3 +232,27 @@ def test_without_the_reports_extra_requests_get_503(
     response = request_report(client, headers, inspection_id)
     assert response.status_code == 503
     assert response.json()["code"] == "reports_unavailable"
+
+
+def test_an_idempotent_retry_creates_one_report_request(
+    client: httpx.Client,
+    db: Database,
+    blobs: LocalBlobStore,
+    company: dict[str, Any],
+    headers: dict[str, str],
+) -> None:
+    inspection_id = insert_inspection(db, blobs, company["companyId"])["inspectionId"]
+    keyed = {**headers, "Idempotency-Key": f"report-{inspection_id}"}
+    first = request_report(client, keyed, inspection_id)
+    second = request_report(client, keyed, inspection_id)
+    assert first.status_code == second.status_code == 201
+    assert first.json() == second.json()
+    listed = client.get(f"/v1/inspection/{inspection_id}/report/request", headers=headers)
+    assert len(listed.json()["reportRequests"]) == 1
+    with db.session() as session:
+        jobs = [
+            job
+            for job in session.exec(select(JobRecord)).all()
+            if job.payload == {"reportRequestId": first.json()["_id"]}
+        ]
+    assert len(jobs) == 1
