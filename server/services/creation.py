@@ -287,6 +287,7 @@ def _create(
                 payload=event_payload(record),
             )
         session.commit()
+        templates.remember_stored(session, key)
     ids = product_ids(document)
     response: dict[str, Any] = {
         "inspectionId": record.id,

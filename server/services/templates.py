@@ -13,6 +13,7 @@ import hashlib
 import json
 import re
 import threading
+import weakref
 from collections import OrderedDict
 from datetime import datetime
 from typing import Any, cast
@@ -67,6 +68,10 @@ class _LruCache:
 
 _manifests = _LruCache(CACHE_SIZE)
 _programs = _LruCache(CACHE_SIZE)
+#: Content key of each built-in manifest, by its compiler revision (hashing a manifest costs).
+_builtin_keys: dict[str, str] = {}
+#: Built-in manifest keys known to be committed in each database (engine).
+_stored_builtins: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
 
 
 def manifest_key(manifest: Template) -> str:
@@ -415,9 +420,16 @@ def resolve_for_inspection(
         if manifest is None:
             raise template_not_found()
     _check_type(manifest, inspection_type)
-    key = manifest_key(manifest)
-    store_manifest(session, key, manifest, now)
+    key = _builtin_keys.get(manifest.logic.revision) or manifest_key(manifest)
+    _builtin_keys[manifest.logic.revision] = key
+    if key not in _stored_builtins.setdefault(session.get_bind(), set()):
+        store_manifest(session, key, manifest, now)
     return key, manifest
+
+
+def remember_stored(session: Session, key: str) -> None:
+    """After a commit that stored (or found) the manifest `key`: skip its insert from now on."""
+    _stored_builtins.setdefault(session.get_bind(), set()).add(key)
 
 
 def _check_type(manifest: Template, inspection_type: str) -> None:
