@@ -516,10 +516,10 @@ _STATUS_TEXT = {
     401: "Missing, wrong or revoked API key",
     403: "Forbidden: the signed token is not valid or has expired",
     404: "Not found (also: another company's or the other key mode's resource)",
-    409: "Conflict with the resource's current state",
+    409: "Conflict with the resource's current state, or an Idempotency-Key still in flight",
     413: "Request body too large",
     415: "Unsupported content type",
-    422: "Unprocessable: the template does not compile, or an idempotency key was reused",
+    422: "Unprocessable: the template does not compile, or an Idempotency-Key was reused",
 }
 
 
@@ -560,16 +560,18 @@ def operation(
     text: bool = False,
     multipart_schema: JsonSchema | None = None,
     public: bool = False,
+    write: bool = True,
 ) -> type[Operation]:
     """An Operation class for `@get/@post(operation_class=...)` with these bodies and responses.
 
-    Every route may answer 400 (bad body or parameter), 413 and 415 besides `errors`; every
-    authenticated route also 401.
+    Every route may answer 400 (bad body or parameter) besides `errors`; every authenticated
+    route also 401; every write (POST, PUT) also 413 and 415 (body size and type), 409 and 422
+    (an `Idempotency-Key` in flight or reused with another request).
     """
     request_body = _body(body, multipart=multipart, text=text, multipart_schema=multipart_schema)
     statuses = set(errors) | {400}
-    if body is not None or multipart_schema is not None:
-        statuses |= {413, 415}
+    if write:
+        statuses |= {409, 413, 415, 422}
     if not public:
         statuses.add(401)
 

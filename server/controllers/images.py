@@ -84,7 +84,9 @@ async def upload_token(
     sync_to_thread=True,
     opt={PUBLIC_OPT: True},
     media_type="application/octet-stream",
-    operation_class=operation(status=200, response=None, errors=(401, 403, 404), public=True),
+    operation_class=operation(
+        write=False, status=200, response=None, errors=(401, 403, 404), public=True
+    ),
 )
 def image_content(
     request: Request[Any, Any, Any],

@@ -68,7 +68,7 @@ async def create_inspection(
     "/v1/inspection",
     tags=TAGS,
     sync_to_thread=True,
-    operation_class=operation(status=200, response=INSPECTION_PAGE, errors=()),
+    operation_class=operation(write=False, status=200, response=INSPECTION_PAGE, errors=()),
 )
 def list_inspections(
     db: Database,
@@ -109,7 +109,7 @@ def list_inspections(
     "/v1/inspection/{inspection_id:str}",
     tags=TAGS,
     sync_to_thread=True,
-    operation_class=operation(status=200, response=INSPECTION, errors=(404,)),
+    operation_class=operation(write=False, status=200, response=INSPECTION, errors=(404,)),
 )
 def get_inspection(
     db: Database, settings: Settings, auth: AuthContext, inspection_id: FromPath[str]

@@ -95,7 +95,9 @@ async def presign_detail(
     sync_to_thread=True,
     opt={PUBLIC_OPT: True},
     security=[],
-    operation_class=operation(status=200, response=INSPECTION, errors=(403, 404), public=True),
+    operation_class=operation(
+        write=False, status=200, response=INSPECTION, errors=(403, 404), public=True
+    ),
 )
 def read_presigned(
     db: Database,

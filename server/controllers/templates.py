@@ -25,7 +25,7 @@ TAGS = ["templates"]
     "/v1/inspection/template",
     tags=TAGS,
     sync_to_thread=True,
-    operation_class=operation(status=200, response=TEMPLATE_LIST, errors=()),
+    operation_class=operation(write=False, status=200, response=TEMPLATE_LIST, errors=()),
 )
 def list_templates(
     db: Database,
@@ -43,7 +43,7 @@ def list_templates(
     "/v1/inspection/template/{template_id:str}",
     tags=TAGS,
     sync_to_thread=True,
-    operation_class=operation(status=200, response=TEMPLATE, errors=(404,)),
+    operation_class=operation(write=False, status=200, response=TEMPLATE, errors=(404,)),
 )
 def get_template(
     db: Database,
@@ -65,7 +65,7 @@ def get_template(
     tags=TAGS,
     sync_to_thread=True,
     media_type="text/plain",
-    operation_class=operation(status=200, response=None, errors=(404,)),
+    operation_class=operation(write=False, status=200, response=None, errors=(404,)),
 )
 def get_template_source(
     db: Database, auth: AuthContext, template_id: FromPath[str]
