@@ -187,6 +187,39 @@ def _chunks(rows: list[list[str]]) -> list[list[list[str]]]:
     return [rows[i : i + ROWS_PER_TABLE] for i in range(0, len(rows), ROWS_PER_TABLE)] or [[]]
 
 
+class _Flow:
+    """The page layout, keeping each heading on the same page as the element that follows it."""
+
+    def __init__(self, layout: Any) -> None:
+        self.layout = layout
+        self.pending: str | None = None
+
+    def heading(self, title: str) -> None:
+        self.flush()
+        self.pending = title
+
+    def flush(self) -> None:
+        if self.pending is not None:
+            title, self.pending = self.pending, None
+            self.layout.append_layout_element(_paragraph(title, size=13, bold=True, margin_top=14))
+
+    def append_layout_element(self, element: Any) -> None:
+        if self.pending is None:
+            self.layout.append_layout_element(element)
+            return
+        title, self.pending = self.pending, None
+        box = FixedColumnWidthTable(number_of_rows=2, number_of_columns=1, margin_top=14)
+        box.append_layout_element(_paragraph(title, size=13, bold=True))
+        box.append_layout_element(element)
+        box.no_borders()
+        box.set_padding_on_all_cells(0, 0, 6, 0)
+        try:
+            self.layout.append_layout_element(box)
+        except AssertionError:  # together they are taller than a page: heading, then element
+            self.layout.append_layout_element(_paragraph(title, size=13, bold=True, margin_top=14))
+            self.layout.append_layout_element(element)
+
+
 class BorbRenderer:
     """`ReportRenderer` with borb: A4 portrait, one column, page numbers in the footer."""
 
@@ -196,10 +229,11 @@ class BorbRenderer:
             document = Document()
             page = Page()
             document.append_page(page)
-            layout = SingleColumnLayout(page)
+            layout = _Flow(SingleColumnLayout(page))
             self._headline(layout, headline)
             for section in sections:
                 self._section(layout, section)
+            layout.flush()
             self._footers(document, headline)
             self._metadata(document, report, headline)
             buffer = io.BytesIO()
@@ -220,11 +254,8 @@ class BorbRenderer:
         for reason in headline.reasons:
             layout.append_layout_element(_paragraph(f"- {reason}", size=11))
 
-    def _heading(self, layout: Any, title: str) -> None:
-        layout.append_layout_element(_paragraph(title, size=13, bold=True, margin_top=14))
-
-    def _section(self, layout: Any, section: Section) -> None:
-        self._heading(layout, section.title)
+    def _section(self, layout: _Flow, section: Section) -> None:
+        layout.heading(section.title)
         if section.rows:
             rows = [[key, value] for key, value in section.rows]
             for chunk in _chunks(rows):

@@ -328,6 +328,16 @@ def image_block(report: ReportData, image: ReportImage, locale: str) -> ImageBlo
     return ImageBlock(label, image.content, facts, validations, damages)
 
 
+def condition_text(kind: str, label: str) -> str:
+    """A verdict condition in words. The label of `approve_when` is the reason given when it
+    does not hold, so it is shown as such."""
+    if kind == "disapprove":
+        return f"Disapproval: {label}"
+    if kind == "approve_when":
+        return f"Approval condition (if not met: {label})"
+    return f"{kind}: {label}"
+
+
 def explanation_section(report: ReportData) -> Section | None:
     """How the verdict was reached (the runtime's explanation): conditions and rule errors."""
     conditions = [
@@ -337,14 +347,12 @@ def explanation_section(report: ReportData) -> Section | None:
     ]
     tables: list[Table] = []
     if conditions:
-        kinds = {"disapprove": "Disapprove when", "approve_when": "Approve when"}
         tables.append(
             Table(
                 ["Condition", "Holds", "Decided the verdict"],
                 [
                     [
-                        f"{kinds.get(str(item.get('kind')), show(item.get('kind')))}: "
-                        f"{show(item.get('label'))}",
+                        condition_text(str(item.get("kind")), show(item.get("label"))),
                         show(item.get("holds")),
                         show(item.get("decided")),
                     ]

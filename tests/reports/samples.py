@@ -147,7 +147,7 @@ def car_report(images: int = 6, validations: int = 30, with_bytes: bool = True) 
             },
             {
                 "kind": "approve_when",
-                "label": "Every photo approved",
+                "label": "Photos missing",
                 "holds": False,
                 "decided": False,
             },

@@ -66,7 +66,7 @@ def test_pdf_input_labels_in_the_inspection_locale(pdf_text: str) -> None:
 
 def test_pdf_explains_the_verdict(pdf_text: str) -> None:
     assert "How the verdict was reached" in pdf_text
-    assert "Approve when: Every photo approved" in pdf_text
+    assert "Approval condition (if not met: Photos missing)" in pdf_text
     assert "division_by_zero" in pdf_text
 
 
