@@ -269,3 +269,27 @@ def test_validation_results(
         headers=test_headers,
     )
     assert error_of(no_image) == (404, "image_not_found")
+
+
+def test_upload_token_expires(
+    serve_app: Any, settings: Any, db: Any, company: dict[str, Any]
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from server.app import create_app
+
+    moments = [datetime.now(UTC)]
+    app = create_app(settings, db=db, clock=lambda: moments[0])
+    headers = {"x-api-key": company["testKey"]}
+    with serve_app(app) as base_url, httpx.Client(base_url=base_url, timeout=30) as http:
+        created = http.post("/v1/inspection/car", json=creation(), headers=headers).json()
+        issued = http.post(
+            f"/v1/inspection/image/token/{created['productId']}", headers=headers
+        ).json()
+        token_headers = {"x-image-token": issued["token"]}
+        moments[0] += timedelta(minutes=14)
+        fresh = upload(http, token_headers, created["productId"], {"side": "front"})
+        assert fresh.status_code == 201, fresh.text
+        moments[0] += timedelta(minutes=2)
+        late = upload(http, token_headers, created["productId"], {"side": "back"})
+        assert error_of(late) == (401, "token_expired")

@@ -568,3 +568,25 @@ def test_expired_inspection_is_blocked_by_the_next_change(
         assert [i["_id"] for i in listed["inspections"]] == [created["inspectionId"]]
         finish = http.post(f"/v1/inspection/finish/{created['inspectionId']}", headers=headers)
         assert error_of(finish)[0] == 409
+
+
+def test_finish_needs_required_update_inputs(
+    client: httpx.Client, test_headers: dict[str, str]
+) -> None:
+    source = (
+        'template "Needs notes"\n    type: car\n\n'
+        'input notes\n    type: text\n    label: "Notes"\n    asked at: update\n    required\n\n'
+        "verdict\n    approve when true\n"
+    )
+    template = make_template(client, test_headers, source)
+    created = create(client, test_headers, creation(template["_id"]))
+    url = f"/v1/inspection/finish/{created['inspectionId']}"
+    assert error_of(client.post(url, headers=test_headers)) == (409, "update_inputs_missing")
+    notes = {"identifier": input_id(template, "Notes"), "value": "all good"}
+    update = client.put(
+        f"/v1/inspection/{created['inspectionId']}", json={"inputs": [notes]}, headers=test_headers
+    )
+    assert update.status_code == 200, update.text
+    finished = client.post(url, headers=test_headers)
+    assert finished.status_code == 200
+    assert finished.json()["veredict"] == "approved"
