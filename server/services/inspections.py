@@ -476,7 +476,11 @@ def record_validation(
         raise ApiError.of("invalid_validation_result", "damages must be a list.")
 
     def events(loaded: Loaded, state: InspectionState) -> list[tuple[str, dict[str, Any]]]:
-        return [("image_processed", {"imageId": image_id, "validation": body.get("validation")})]
+        """`image_processed` once, when this result completes the image's processing."""
+        before, after = loaded.state.find_image(image_id), state.find_image(image_id)
+        if after is not None and after[1].processed and not (before and before[1].processed):
+            return [("image_processed", {"imageId": image_id})]
+        return []
 
     loaded, state = change(
         db,
