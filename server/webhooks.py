@@ -275,6 +275,12 @@ def run_delivery_job(ctx: JobContext) -> None:
             ctx.db, payload, ctx.attempt, status_code=None, error=error.code, started=started
         )
         raise GiveUp(f"{error.code}: {error.description}") from None
+    inactive = _inactive_subscription(ctx.db, payload.get("subscriptionId"))
+    if inactive is not None:
+        _record_attempt(
+            ctx.db, payload, ctx.attempt, status_code=None, error=inactive, started=started
+        )
+        raise GiveUp(f"{inactive}: the delivery is no longer wanted")
     secret = company_secret(ctx.db, payload["companyId"])
     body = json.dumps(_body_for(ctx), separators=(",", ":"), ensure_ascii=False).encode()
     headers = signed_headers(secret, payload["deliveryId"], int(time.time()), body)
@@ -313,6 +319,17 @@ def run_delivery_job(ctx: JobContext) -> None:
 
 class DeliveryError(Exception):
     """The receiver answered with a status that is retried with backoff."""
+
+
+def _inactive_subscription(db: Database, subscription_id: str | None) -> str | None:
+    """Why an event delivery must not be sent anymore (its subscription went away), or None."""
+    if not subscription_id:
+        return None
+    with db.session() as session:
+        record = session.get(WebhookSubscriptionRecord, subscription_id)
+    if record is None:
+        return "subscription_deleted"
+    return "subscription_disabled" if record.disabled_at is not None else None
 
 
 def _disable_subscription(db: Database, subscription_id: str | None) -> None:

@@ -394,6 +394,44 @@ def test_events_reach_subscribers_of_that_event_only(
     assert payload["products"][0]["car"]["plate"] == "AB123CD"
 
 
+def test_deleting_a_subscription_cancels_its_queued_deliveries(
+    client: httpx.Client,
+    db: Database,
+    blobs: LocalBlobStore,
+    company: dict[str, Any],
+    headers: dict[str, str],
+    receiver: Receiver,
+    drain: Drain,
+) -> None:
+    subscription_id = client.post(
+        "/v1/notification/webhook",
+        json={"events": ["inspection_completed"], "endpoint": receiver.url},
+        headers=headers,
+    ).json()["_id"]
+    inspection = insert_inspection(db, blobs, company["companyId"])
+    with db.session() as session:
+        queued = events.publish(
+            session,
+            company_id=company["companyId"],
+            testing=True,
+            event="inspection_completed",
+            payload={"inspectionId": inspection["inspectionId"]},
+        )
+        session.commit()
+    assert queued == 1
+    assert client.delete(f"/v1/notification/webhook/{subscription_id}", headers=headers).is_success
+    drain()
+    time.sleep(0.2)
+    assert receiver.received == []
+    with db.session() as session:
+        errors = [
+            attempt.error
+            for attempt in session.exec(select(WebhookAttemptRecord)).all()
+            if attempt.company_id == company["companyId"]
+        ]
+    assert errors == ["subscription_deleted"]
+
+
 def test_unknown_event_names_are_a_programming_error(db: Database) -> None:
     with db.session() as session, pytest.raises(events.UnknownEventError):
         events.publish(session, company_id="c", testing=True, event="nope", payload={})
