@@ -18,7 +18,7 @@ import json
 import logging
 import secrets
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
@@ -30,7 +30,12 @@ from sqlmodel import Session, col
 from server.db import Database
 from server.errors import ApiError
 from server.jobs import GiveUp, JobContext, RetryLater, enqueue
-from server.reports.tables import JobRecord, WebhookAttemptRecord, WebhookSubscriptionRecord
+from server.reports.tables import (
+    JobRecord,
+    RetiredWebhookSecretRecord,
+    WebhookAttemptRecord,
+    WebhookSubscriptionRecord,
+)
 from server.settings import Settings
 from server.tables import Company
 from server.urlsafety import CheckedURL, Resolver, UnsafeURLError, check_url, system_resolver
@@ -56,6 +61,8 @@ MAX_RETRY_AFTER_SECONDS = 3600.0
 #: Subscriptions per company and key mode.
 MAX_SUBSCRIPTIONS = 20
 SECRET_PREFIX = "whsec_"
+#: How long after a rotation deliveries are also signed with the previous secret.
+ROTATION_GRACE = timedelta(hours=24)
 USER_AGENT = "inspectlang-webhooks/1"
 
 
@@ -84,13 +91,22 @@ def legacy_signature(secret: str, body: bytes) -> str:
     return hmac.new(secret_key(secret), body, hashlib.sha256).hexdigest()
 
 
-def signed_headers(secret: str, message_id: str, timestamp: int, body: bytes) -> dict[str, str]:
+def signed_headers(
+    secret: str,
+    message_id: str,
+    timestamp: int,
+    body: bytes,
+    retired: tuple[str, ...] = (),
+) -> dict[str, str]:
+    """The delivery's headers. `webhook-signature` carries one `v1,` signature per secret:
+    the current one first, then those retired less than ROTATION_GRACE ago."""
+    signatures = " ".join(sign(key, message_id, timestamp, body) for key in (secret, *retired))
     return {
         "content-type": "application/json",
         "user-agent": USER_AGENT,
         "webhook-id": message_id,
         "webhook-timestamp": str(timestamp),
-        "webhook-signature": sign(secret, message_id, timestamp, body),
+        "webhook-signature": signatures,
         "autoinspector-signature": legacy_signature(secret, body),
     }
 
@@ -120,15 +136,33 @@ def company_secret(db: Database, company_id: str) -> str:
 
 
 def rotate_secret(db: Database, company_id: str) -> str:
-    """Replace the company's webhook secret; deliveries from now on are signed with the new one."""
+    """Replace the company's webhook secret. Deliveries are signed with the new one, and for
+    ROTATION_GRACE also with the old one (a second `v1,` signature)."""
     with db.session(immediate=True) as session:
         company = session.get(Company, company_id, with_for_update=True)
         if company is None:
             raise LookupError(f"no company {company_id!r}")
+        if company.webhook_secret:
+            session.add(
+                RetiredWebhookSecretRecord(company_id=company_id, secret=company.webhook_secret)
+            )
         company.webhook_secret = new_secret()
         session.add(company)
         session.commit()
         return company.webhook_secret
+
+
+def retired_secrets(db: Database, company_id: str) -> tuple[str, ...]:
+    """Secrets retired less than ROTATION_GRACE ago, newest first."""
+    since = datetime.now(UTC) - ROTATION_GRACE
+    with db.session() as session:
+        rows = session.execute(
+            select(RetiredWebhookSecretRecord)
+            .where(col(RetiredWebhookSecretRecord.company_id) == company_id)
+            .where(col(RetiredWebhookSecretRecord.retired_at) >= since)
+            .order_by(col(RetiredWebhookSecretRecord.retired_at).desc())
+        ).scalars()
+        return tuple(row.secret for row in rows)
 
 
 # --- URL policy --------------------------------------------------------------------------------
@@ -283,7 +317,13 @@ def run_delivery_job(ctx: JobContext) -> None:
         raise GiveUp(f"{inactive}: the delivery is no longer wanted")
     secret = company_secret(ctx.db, payload["companyId"])
     body = json.dumps(_body_for(ctx), separators=(",", ":"), ensure_ascii=False).encode()
-    headers = signed_headers(secret, payload["deliveryId"], int(time.time()), body)
+    headers = signed_headers(
+        secret,
+        payload["deliveryId"],
+        int(time.time()),
+        body,
+        retired_secrets(ctx.db, payload["companyId"]),
+    )
     url, host_header, extensions = pinned(checked)
     try:
         with httpx.Client(

@@ -124,3 +124,17 @@ class WebhookAttemptRecord(SQLModel, table=True):
     created_at: datetime = Field(
         default_factory=utcnow, sa_column=Column(UtcDateTime(), nullable=False)
     )
+
+
+class RetiredWebhookSecretRecord(SQLModel, table=True):
+    """A company's previous webhook secret: deliveries are also signed with it for a grace
+    period after a rotation, so receivers can switch secrets without missing a delivery."""
+
+    __tablename__ = "retired_webhook_secrets"
+
+    id: int | None = Field(default=None, primary_key=True)
+    company_id: str = Field(max_length=64, index=True)
+    secret: str = Field(max_length=200)
+    retired_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(UtcDateTime(), nullable=False)
+    )

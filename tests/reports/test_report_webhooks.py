@@ -7,6 +7,7 @@ import hashlib
 import hmac
 import json
 import time
+from datetime import timedelta
 from typing import Any
 
 import httpx
@@ -25,7 +26,9 @@ from .inspections import insert_inspection
 TOLERANCE_SECONDS = 5 * 60
 
 
-def verify_standard_webhook(secret: str, headers: dict[str, str], body: bytes) -> None:
+def verify_standard_webhook(
+    secret: str, headers: dict[str, str], body: bytes, *, legacy: bool = True
+) -> None:
     """Standard Webhooks verification, written from the specification (not the server code)."""
     assert secret.startswith("whsec_")
     key = base64.b64decode(secret[len("whsec_") :])
@@ -38,8 +41,9 @@ def verify_standard_webhook(secret: str, headers: dict[str, str], body: bytes) -
     assert any(
         version == "v1" and hmac.compare_digest(signature, expected) for version, signature in given
     ), "no valid v1 signature"
-    legacy = hmac.new(key, body, hashlib.sha256).hexdigest()
-    assert hmac.compare_digest(headers["autoinspector-signature"], legacy)
+    if legacy:  # the older scheme: hex HMAC of the body with the current secret only
+        expected_legacy = hmac.new(key, body, hashlib.sha256).hexdigest()
+        assert hmac.compare_digest(headers["autoinspector-signature"], expected_legacy)
 
 
 def attempts(db: Database, delivery_id: str) -> list[WebhookAttemptRecord]:
@@ -77,7 +81,11 @@ def test_report_callback_is_signed_and_carries_a_fresh_link(
 
 
 def test_rotated_secret_signs_later_deliveries(
-    db: Database, company: dict[str, Any], receiver: Receiver, drain: Drain
+    db: Database,
+    company: dict[str, Any],
+    receiver: Receiver,
+    drain: Drain,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     old = webhooks.rotate_secret(db, company["companyId"])
     new = webhooks.rotate_secret(db, company["companyId"])
@@ -94,8 +102,22 @@ def test_rotated_secret_signs_later_deliveries(
     drain()
     (delivery,) = receiver.wait_for(1)
     verify_standard_webhook(new, delivery.headers, delivery.body)
-    with pytest.raises(AssertionError):
-        verify_standard_webhook(old, delivery.headers, delivery.body)
+    verify_standard_webhook(old, delivery.headers, delivery.body, legacy=False)  # grace period
+    assert len(delivery.headers["webhook-signature"].split(" ")) == 2  # new, then old
+    assert (
+        delivery.headers["autoinspector-signature"]
+        == hmac.new(
+            base64.b64decode(new.removeprefix("whsec_")), delivery.body, hashlib.sha256
+        ).hexdigest()
+    )
+
+    monkeypatch.setattr(webhooks, "ROTATION_GRACE", timedelta(0))  # the grace period is over
+    _deliver(db, company["companyId"], receiver.url)
+    drain()
+    late = receiver.wait_for(2)[1]
+    verify_standard_webhook(new, late.headers, late.body)
+    with pytest.raises(AssertionError, match="no valid v1 signature"):
+        verify_standard_webhook(old, late.headers, late.body, legacy=False)
 
 
 def _deliver(db: Database, company_id: str, url: str, subscription_id: str | None = None) -> str:
