@@ -58,6 +58,10 @@ HELPERS: dict[str, Any] = {
     **{f"_fn_{name}": function for name, function in FUNCTIONS.items()},
 }
 
+#: Sources read once per call in the prologue: nothing a generated function does changes them
+#: (rules change only variables; check results change between calls, never during one).
+HOISTED = frozenset({"input", "product", "consumer", "image", "check"})
+
 COMPARE = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 ARITHMETIC = {"+": "+", "-": "-", "*": "*", "/": "/"}
 
@@ -71,6 +75,11 @@ class CodeGenerator:
         self.counter = 0
         self.locals: dict[str, str] = {}
         self.sources: set[str] = set()
+        #: Reads of data that no generated code changes, done once in the prologue.
+        self.hoisted: dict[tuple[str, str], str] = {}
+        self.prologue: list[str] = []
+        #: A static bound on the magnitude of a number held by a local or literal (see `bound`).
+        self.bounds: dict[str, float] = {}
 
     # -- output --------------------------------------------------------------------------------
 
@@ -91,11 +100,14 @@ class CodeGenerator:
         return name
 
     def function(self, name: str, body: list[str]) -> str:
-        prologue = [f"def {name}(env):", "    d_err = env['errors']", "    d_steps = env['steps']"]
+        prologue = [f"def {name}(env):"]
+        if any("d_err" in line for line in [*body, *self.prologue]):
+            prologue.append("    d_err = env['errors']")
+        prologue.append("    d_steps = env['steps']")
         for source in sorted(self.sources):
             key, local = SOURCES[source]
             prologue.append(f"    {local} = env[{key!r}]")
-        return "\n".join([*prologue, *body, ""])
+        return "\n".join([*prologue, *self.prologue, *body, ""])
 
     def charge(self, cost: int) -> None:
         """Count `cost` steps; past MAX_STEPS the event's evaluation stops."""
@@ -115,7 +127,11 @@ class CodeGenerator:
         op = node["op"]
         span = repr(tuple(node["span"]))
         if op == "literal":
-            return repr(node["value"]), False
+            code = repr(node["value"])
+            value = node["value"]
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                self.bounds[code] = abs(value)
+            return code, False
         if op in SOURCES:
             self.sources.add(op)
             local = SOURCES[op][1]
@@ -124,8 +140,16 @@ class CodeGenerator:
             key = {"var": "name", "product": "field", "consumer": "field", "event": "field"}.get(
                 op, "id"
             )
+            if op in HOISTED:
+                # no generated code changes these during a call: read each once, up front
+                found = self.hoisted.get((op, node[key]))
+                if found is None:
+                    found = self.hoisted[(op, node[key])] = self.temp()
+                    read = "[{!r}]" if op in ("image", "check") else ".get({!r})"
+                    self.prologue.append(f"    {found} = {local}{read.format(node[key])}")
+                return found, op not in ("image", "check")
             target = self.temp()
-            if op in ("var", "image", "check"):
+            if op == "var":
                 self.emit(f"{target} = {local}[{node[key]!r}]")
                 return target, False
             self.emit(f"{target} = {local}.get({node[key]!r})")
@@ -187,6 +211,12 @@ class CodeGenerator:
             self.emit(f"{target} = None if {missing_test} else {left} {python} {right}")
             return target, True
         # arithmetic (+ on numbers or texts, - * / on numbers)
+        bound = self.bound(operator, left, right) if not missing_test else None
+        if bound is not None:
+            # present operands whose result is provably in range: no check, never missing
+            self.emit(f"{target} = {left} {ARITHMETIC[operator]} {right}")
+            self.bounds[target] = bound
+            return target, False
         block = False
         if missing_test:
             self.emit(f"if {missing_test}: {target} = None")
@@ -208,6 +238,18 @@ class CodeGenerator:
                 )
         return target, True
 
+    def bound(self, operator: str, left: str, right: str) -> float | None:
+        """A bound on |left op right| when both bounds are known and it is within MAX_NUMBER.
+
+        Literals are bounded by their value and `count` by the step limit (each counted item
+        costs a step), so e.g. `100 - 10 * count(...)` needs no range check.
+        """
+        if operator not in ("+", "-", "*") or left not in self.bounds or right not in self.bounds:
+            return None
+        a, b = self.bounds[left], self.bounds[right]
+        result = a * b if operator == "*" else a + b
+        return result if result <= MAX_NUMBER else None
+
     def logical(self, node: Node, target: str) -> tuple[str, bool]:
         """Kleene and/or with short-circuit: the right side runs only when the left can't decide."""
         left, left_missing = self.expression(node["left"])
@@ -221,6 +263,10 @@ class CodeGenerator:
                 # here the left side is the neutral element: the right side decides
                 self.emit(f"{target} = {right}")
             else:
+                if not right.isidentifier():
+                    # an expression used in place: evaluate it once
+                    self.emit(f"{target} = {right}")
+                    right = target
                 self.emit(
                     f"{target} = {right} if {left} is {other} else "
                     f"({decided} if {right} is {decided} else None)"
@@ -300,6 +346,9 @@ class CodeGenerator:
                     f"if not -{MAX_NUMBER!r} <= {target} <= {MAX_NUMBER!r}: "
                     f"{target} = _too_large(d_err, {span})"
                 )
+        if op == "count":
+            # each item costs at least one step, so a count never exceeds the step limit
+            self.bounds[target] = float(MAX_STEPS)
         return target, missing or op == "sum"
 
     # -- statements ----------------------------------------------------------------------------
@@ -367,7 +416,7 @@ def generate_verdict(
     approve_when: Node | None,
     otherwise: str,
 ) -> str:
-    """A function returning (approved, reasons)."""
+    """A function returning (approved, reasons): reasons a list or a tuple of texts."""
     generator = CodeGenerator()
     if disapprovals:
         reasons = generator.temp()
@@ -382,8 +431,9 @@ def generate_verdict(
         cond = generator.condition(approve_when)
         generator.emit(f"if {cond} is not True:")
         with generator.indented():
-            generator.leave(f"(False, [{otherwise!r}])")
-    generator.leave("(True, [])")
+            generator.leave(f"(False, ({otherwise!r},))")
+    # constant tuples (no allocation per call); Program.run_verdict turns reasons into a list
+    generator.leave("(True, ())")
     return generator.function(name, generator.lines)
 
 
