@@ -9,10 +9,11 @@ them too, so both give the same values and record the same errors.
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
+
+import re2  # type: ignore[import-untyped]
 
 #: Largest magnitude a number may reach; a larger result is missing (`number_too_large`).
 MAX_NUMBER = 1e15
@@ -113,14 +114,36 @@ def fn_ends_with(errors: Errors, span: Span, text: Any, suffix: Any) -> Any:
     return bool(text.endswith(suffix))
 
 
+class Pattern(Protocol):
+    """What `matches` needs of a compiled pattern."""
+
+    def search(self, text: str) -> object | None: ...
+
+
+def _re2_options() -> Any:
+    options = re2.Options()
+    options.log_errors = False  # a refused pattern is our error to report, not a log line
+    options.max_mem = 1 << 22  # 4 MiB per compiled pattern
+    return options
+
+
+_RE2_OPTIONS = _re2_options()
+
+
 @lru_cache(maxsize=256)
-def compiled_pattern(pattern: str) -> re.Pattern[str] | None:
+def compiled_pattern(pattern: str) -> Pattern | None:
+    """The pattern compiled by RE2, or None when it is too long or does not compile.
+
+    RE2 matches in time linear in the text, so no pattern can backtrack catastrophically
+    (`(a+)+$` on a long text); it has no backreferences or lookaround, which are refused.
+    """
     if len(pattern) > MAX_PATTERN:
         return None
     try:
-        return re.compile(pattern)
-    except re.error:
+        compiled: Pattern = re2.compile(pattern, _RE2_OPTIONS)
+    except re2.error:
         return None
+    return compiled
 
 
 def fn_matches(errors: Errors, span: Span, text: Any, pattern: Any) -> Any:

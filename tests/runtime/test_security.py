@@ -181,6 +181,36 @@ def test_matches_pattern_too_long_refused() -> None:
     assert refused(with_check(node)) == "invalid or too long matches pattern"
 
 
+@pytest.mark.parametrize(
+    "pattern",
+    [r"(a)\1", r"(?P<x>a)(?P=x)", r"a(?=b)", r"a(?!b)", r"(?<=a)b", r"(?<!a)b", r"a{1001}", "["],
+)
+def test_matches_backtracking_constructs_refused(pattern: str) -> None:
+    # backreferences and lookaround are what RE2 (linear time) cannot run: refused at load
+    node = {"op": "call", "fn": "matches", "args": [lit("a"), lit(pattern)], "span": SPAN}
+    assert refused(with_check(node)) == "invalid or too long matches pattern"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text"),
+    [
+        (r"^(a+)+$", "a" * 5000 + "!"),
+        (r"^(a|aa)+$", "a" * 5000 + "!"),
+        (r"^(a|a?)+$", "a" * 5000 + "!"),
+        (r"(.*a){12}", "a" * 5000),
+        (r"^(\w+\s?)*$", "word " * 1000 + "!"),
+        (r".*.*.*.*.*.*=", "x" * 10000),
+    ],
+)
+@pytest.mark.parametrize("path", ["compiled", "reference"])
+def test_matches_cannot_backtrack_catastrophically(pattern: str, text: str, path: str) -> None:
+    # with a backtracking engine each of these runs for longer than the universe has existed;
+    # on RE2 each is a linear scan (the test timeout would stop a regression)
+    node = {"op": "call", "fn": "matches", "args": [lit(text), lit(pattern)], "span": SPAN}
+    expected = pattern.startswith("(.*a)")
+    assert compile_ir(node).run({}, path=path) == (expected, [])
+
+
 # -- format strings are plain text ---------------------------------------------------------------
 
 
