@@ -5,7 +5,8 @@ services (S2) right where the change happens, so an event is delivered exactly w
 committed. The body is `{"event", "payload"}` where payload is the inspection: `_id, type,
 status, producer, metadata`, plus `veredict, products, template` on `inspection_completed`.
 A payload that is only a reference (`{"inspectionId": ...}`) is completed from the inspection
-row in the same session; other keys of the payload (e.g. `previousStatus`) are kept.
+row in the same session; other keys of the payload (e.g. `previousStatus`) are kept. An
+inspection created with a `callbackURL` also gets every one of its events delivered there.
 """
 
 from __future__ import annotations
@@ -54,6 +55,18 @@ def _inspection_document(session: Session, inspection_id: str) -> dict[str, Any]
     return document
 
 
+def _inspection_callback(session: Session, payload: dict[str, Any]) -> str | None:
+    """The `callbackURL` the inspection was created with, if any (it gets all its events)."""
+    inspection_id = payload.get("inspectionId") or payload.get("_id")
+    if not isinstance(inspection_id, str):
+        return None
+    from server.records import InspectionRecord
+
+    record = session.get(InspectionRecord, inspection_id)  # in the session already: no query
+    callback = getattr(record, "callback_url", None) if record is not None else None
+    return callback if isinstance(callback, str) and callback else None
+
+
 def publish(
     session: Session,
     *,
@@ -62,11 +75,13 @@ def publish(
     event: str,
     payload: dict[str, Any],
 ) -> int:
-    """Queue one delivery per active subscription to `event`; returns how many were queued."""
+    """Queue one delivery per active subscription to `event`, and one to the inspection's own
+    `callbackURL` when it was created with one; returns how many were queued."""
     if event not in EVENTS:
         raise UnknownEventError(f"unknown event {event!r}; known: {', '.join(EVENTS)}")
     subscriptions = active_subscriptions(session, company_id, testing, event)
-    if not subscriptions:
+    callback = _inspection_callback(session, payload)
+    if not subscriptions and callback is None:
         return 0
     inspection = payload
     if "_id" not in payload and isinstance(payload.get("inspectionId"), str):
@@ -91,4 +106,6 @@ def publish(
             body=body,
             subscription_id=subscription.id,
         )
-    return len(subscriptions)
+    if callback is not None:
+        enqueue_delivery(session, company_id=company_id, event=event, url=callback, body=body)
+    return len(subscriptions) + (callback is not None)

@@ -94,3 +94,38 @@ def test_inspection_events_report_and_callback_over_http(
     assert "Easy car inspection" in text
     assert "****3456" in text and "27123456" not in text
     assert len([image for page in reader.pages for image in page.images]) == 1
+
+
+def test_an_inspection_created_with_a_callback_url_gets_its_events_there(
+    client: httpx.Client,
+    db: Any,
+    company: dict[str, Any],
+    headers: dict[str, str],
+    receiver: Receiver,
+    drain: Drain,
+) -> None:
+    from server import webhooks
+
+    secret = webhooks.rotate_secret(db, company["companyId"])
+    created = client.post(
+        "/v1/inspection/car",
+        json={
+            "templateId": "easy",
+            "locale": "en_US",
+            "delivery": {"channel": "email", "destination": "bo@example.test"},
+            "car": {"plate": "CB0001"},
+            "callbackURL": receiver.url,
+        },
+        headers=headers,
+    )
+    assert created.status_code == 201, created.text
+    inspection_id = created.json()["inspectionId"]
+    finished = client.post(f"/v1/inspection/finish/{inspection_id}", json={}, headers=headers)
+    assert finished.status_code == 200, finished.text
+    drain()
+    deliveries = receiver.wait_for(2)
+    for delivery in deliveries:
+        verify_standard_webhook(secret, delivery.headers, delivery.body)
+    events = [d.json()["event"] for d in deliveries]
+    assert events[0] == "inspection_created" and events[-1] == "inspection_completed"
+    assert {d.json()["payload"]["_id"] for d in deliveries} == {inspection_id}
