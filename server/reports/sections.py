@@ -268,6 +268,13 @@ def inputs_section(report: ReportData, locale: str) -> Section | None:
     return Section("Inputs", rows=rows) if rows else None
 
 
+def metadata_section(report: ReportData) -> Section | None:
+    """The client's key-value metadata (policy or claim numbers and the like)."""
+    metadata = report.inspection.get("metadata") or {}
+    rows = [(show(key), show(value)) for key, value in metadata.items()]
+    return Section("Metadata", rows=rows) if rows else None
+
+
 def variables_section(report: ReportData) -> Section | None:
     variables = report.inspection.get("variables") or []
     rows = [(show(item.get("name")), show(item.get("value"))) for item in variables]
@@ -377,6 +384,7 @@ def build_sections(report: ReportData) -> tuple[Headline, list[Section]]:
     sections.extend(product_sections(report))
     for optional in (
         consumer_section(report),
+        metadata_section(report),
         inputs_section(report, locale),
         variables_section(report),
         global_validations_section(report),

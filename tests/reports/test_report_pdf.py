@@ -62,6 +62,7 @@ def test_pdf_input_labels_in_the_inspection_locale(pdf_text: str) -> None:
     assert "Kilometraje" in pdf_text  # es_AR translation of input_1
     assert "Has GNC" in pdf_text  # no translation: the default label
     assert "score" in pdf_text and "7.5" in pdf_text  # variables
+    assert "policy P-1" in pdf_text  # metadata
 
 
 def test_pdf_explains_the_verdict(pdf_text: str) -> None:
@@ -164,7 +165,7 @@ def test_sections_do_not_need_borb(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "borb", None)
     headline, sections = build_sections(car_report(with_bytes=False))
     assert headline.verdict == "disapproved"
-    assert [s.title for s in sections][:3] == ["Inspection", "Product 1", "Consumer"]
+    assert [s.title for s in sections][:4] == ["Inspection", "Product 1", "Consumer", "Metadata"]
     with pytest.raises(ReportsUnavailableError) as caught:
         default_renderer()
     assert caught.value.code == "reports_unavailable"
