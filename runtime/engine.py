@@ -91,6 +91,7 @@ def create(
     data = {
         "id": ids(),
         "productId": ids(),
+        "revision": program.revision,  # so a replay under another revision is refused
         "type": inspection_type,
         "locale": locale,
         "initialStatus": initial,
@@ -216,7 +217,7 @@ def add_image(
             raise InspectionError("max_attempts_exceeded", "too many extra images")
         record.processed = True
         data = {"productId": product_id, "extra": True, "image": _dump(record)}
-        new = apply_event(program, state, EventRecord(kind="image", at=at, data=data))
+        new = apply_event(program, state, EventRecord(kind="image", at=at, data=data), owned=True)
         return new, _stored_image(new, product_id, image_id)
     attempts = state.attempts.get(spec.identifier, 0)
     if attempts >= manifest.parameters.maxAttempts:
@@ -248,7 +249,7 @@ def add_image(
         record.validations.append(item)
     settle(record)
     data = {"productId": product_id, "extra": False, "image": _dump(record)}
-    new = apply_event(program, state, EventRecord(kind="image", at=at, data=data))
+    new = apply_event(program, state, EventRecord(kind="image", at=at, data=data), owned=True)
     return new, _stored_image(new, product_id, image_id)
 
 
@@ -313,7 +314,8 @@ def record_validation(
         "result": value,
         "damages": [_dump(d) for d in damage_list],
     }
-    return apply_event(program, state, EventRecord(kind="validation", at=iso(now), data=data))
+    event = EventRecord(kind="validation", at=iso(now), data=data)
+    return apply_event(program, state, event, owned=True)
 
 
 def declare_damage(
@@ -336,7 +338,8 @@ def declare_damage(
     if _damage_count(state) >= MAX_DAMAGES:
         raise InspectionError("invalid_body", f"at most {MAX_DAMAGES} damages")
     data = {"productId": product.id, "damage": _dump(damage)}
-    return apply_event(program, state, EventRecord(kind="damage", at=iso(now), data=data))
+    event = EventRecord(kind="damage", at=iso(now), data=data)
+    return apply_event(program, state, event, owned=True)
 
 
 def finish(

@@ -28,6 +28,7 @@ ERROR_CODES: dict[str, str] = {
     "feature_not_enabled": "the feature (e.g. damage_declaration) is not enabled",
     "update_inputs_missing": "finish while a required update input is still missing",
     "invalid_event": "an event in a log cannot be replayed",
+    "template_revision_mismatch": "an event applied with another template revision's program",
 }
 
 #: Rule errors: evaluation goes on, the expression gives missing, the error is kept in the state.

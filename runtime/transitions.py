@@ -43,25 +43,41 @@ Trigger = tuple[str, dict[str, Any], dict[str, Any]]
 
 
 def apply_event(
-    program: Program, state: InspectionState | None, event: EventRecord
+    program: Program, state: InspectionState | None, event: EventRecord, *, owned: bool = False
 ) -> InspectionState:
-    """Apply one event: the new state (the old one is never modified)."""
+    """Apply one event: the new state (the old one is never modified).
+
+    The log keeps a deep copy of `event`, unless `owned` says the caller made it for this call
+    alone and will never touch it again (the engine's own events, built from fresh data).
+    """
     if event.kind == "create":
         if state is not None:
             raise InspectionError("invalid_event", "create must be the first event")
+        _same_revision(program, event.data.get("revision"))
         new, triggers = _apply_create(program, event)
     else:
         if state is None:
             raise InspectionError("invalid_event", "the first event must be create")
+        _same_revision(program, state.template.revision)
         new = _copy_state(state)
         handler = _HANDLERS.get(event.kind)
         if handler is None:
             raise InspectionError("invalid_event", f"unknown event kind {event.kind!r}")
         triggers = handler(program, new, event)
-    new.events.append(event.model_copy(deep=True))
+    new.events.append(event if owned else event.model_copy(deep=True))
     new.updatedAt = event.at
     _evaluate(program, new, triggers, event)
     return new
+
+
+def _same_revision(program: Program, revision: str | None) -> None:
+    """An inspection keeps the revision it was created from: never run another's rules."""
+    if revision and revision != program.revision:
+        raise InspectionError(
+            "template_revision_mismatch",
+            f"the inspection was created from template revision {revision!r},"
+            f" not {program.revision!r}",
+        )
 
 
 def _copy_state(state: InspectionState) -> InspectionState:
@@ -108,9 +124,18 @@ def own_product(state: InspectionState, product_id: str) -> ProductState:
 
 
 def own_image(product: ProductState, image_id: str) -> ImageRecord:
-    """The image record of an owned product, deep-copied first so the handler may change it."""
+    """The image record of an owned product, copied first so the handler may change it.
+
+    Its validation records are copied too (handlers change them); damages are append-only.
+    """
     index = next(i for i, image in enumerate(product.images) if image.id == image_id)
-    owned = product.images[index].model_copy(deep=True)
+    image = product.images[index]
+    owned = image.model_copy(
+        update={
+            "validations": [v.model_copy() for v in image.validations],
+            "damages": list(image.damages),
+        }
+    )
     product.images[index] = owned
     return owned
 

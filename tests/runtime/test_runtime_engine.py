@@ -586,6 +586,18 @@ def test_replay_gives_the_same_state(path: str) -> None:
     assert rt.replay(program, dumped) == state
 
 
+def test_replay_keeps_its_own_copy_of_the_log() -> None:
+    program = car_program()
+    state = complete_run(program)
+    log = [e.model_copy(deep=True) for e in state.events]
+    replayed = rt.replay(program, log)
+    for event in log:  # the caller changes its log afterwards
+        event.data.clear()
+        event.kind = "changed"
+    assert replayed == state
+    assert all(event.kind != "changed" for event in replayed.events)
+
+
 def test_replay_of_bad_logs() -> None:
     program = car_program()
     state = complete_run(program)

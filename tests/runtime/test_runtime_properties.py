@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rt_support import CAR_SOURCE, at, car_program, compile_template, create_body, ids, jpeg
@@ -161,6 +162,15 @@ def test_a_new_revision_never_changes_an_existing_inspection() -> None:
     newer = rt.create(new, create_body(), inspection_type="car", now=at(0), ids=ids("n"))
     assert newer.variables["score"] == 7
     assert rt.replay(old, state.events) == state
+    # the new revision's program is never run on the old inspection: refused, nothing changes
+    frozen = state.model_copy(deep=True)
+    with pytest.raises(InspectionError) as refused:
+        rt.declare_damage(new, state, state.products[0].id, damage, now=at(2))
+    assert refused.value.code == "template_revision_mismatch"
+    with pytest.raises(InspectionError) as replayed:
+        rt.replay(new, state.events)
+    assert replayed.value.code == "template_revision_mismatch"
+    assert state == frozen
 
 
 def test_revision_cache_is_keyed_by_revision() -> None:
