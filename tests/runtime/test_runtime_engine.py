@@ -816,3 +816,20 @@ def test_events_never_change_earlier_states() -> None:
     assert [s.model_dump() for s in states[:3]] == snapshots
     assert states[3].products[0].images[0].validations[0].reported is True
     assert states[2].products[0].images[0].validations[0].reported is False
+
+
+def test_global_validations_follow_the_data_as_it_arrives() -> None:
+    program = car_program()
+    state = rt.start(program, created(program), now=at(0))
+    assert [g.valid for g in state.globalValidations] == [False]  # no plate read yet
+    state, front = upload_front(program, state)
+    assert [g.valid for g in state.globalValidations] == [False]
+    result = {"validation": "plate", "confidence": 90, "result": "ab123cd"}
+    state = rt.record_validation(program, state, front.id, result, now=at(2))
+    assert state.status != "completed"
+    assert [g.valid for g in state.globalValidations] == [True]  # before any finish
+    changed = rt.update_product(
+        program, state, state.products[0].id, {"car": {"plate": "ZZ999ZZ"}}, now=at(3)
+    )
+    assert [g.valid for g in changed.globalValidations] == [False]
+    assert [g.valid for g in state.globalValidations] == [True]  # the earlier state is kept
