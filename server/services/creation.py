@@ -7,8 +7,9 @@ from __future__ import annotations
 import hashlib
 import secrets
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
+from sqlalchemy import insert
 from sqlmodel import Session
 
 import runtime
@@ -33,6 +34,11 @@ from server.services.inspections import (
     validate_metadata,
 )
 from server.settings import Settings
+
+
+def _table(model: type[Any]) -> Any:
+    return cast(Any, model).__table__
+
 
 #: Longest `callbackURL` accepted.
 MAX_CALLBACK_URL_CHARS = 2048
@@ -229,46 +235,55 @@ def _create(
         )
         _add_products(state, inspection_type, extra_products)
         document = dump_state(state)
-        record = InspectionRecord(
-            id=str(document.get("_id") or document.get("id")),
-            company_id=auth.company_id,
-            testing=auth.testing,
-            type=inspection_type,
-            manifest_key=key,
-            access_code_hash=_hash_code(access_code),
-            callback_url=callback_url,
-            created_at=now,
-            updated_at=now,
-            state=document,
-            document=render(program, state),
+        values: dict[str, Any] = {
+            "id": str(document.get("_id") or document.get("id")),
+            "company_id": auth.company_id,
+            "testing": auth.testing,
+            "type": inspection_type,
+            "manifest_key": key,
+            "access_code_hash": _hash_code(access_code),
+            "callback_url": callback_url,
+            "created_at": now,
+            "updated_at": now,
+            "state": document,
+            "document": render(program, state),
             **filter_columns(document),
+        }
+        record = InspectionRecord(**values)
+        # Core inserts: one statement per table, none of the ORM unit-of-work bookkeeping.
+        session.execute(insert(_table(InspectionRecord)).values(**values))
+        session.execute(
+            insert(_table(ProductRecord)),
+            [
+                {
+                    "id": product_id,
+                    "inspection_id": record.id,
+                    "company_id": auth.company_id,
+                    "testing": auth.testing,
+                    "type": inspection_type,
+                }
+                for product_id in product_ids(document)
+            ],
         )
-        session.add(record)
-        session.flush()
-        for product_id in product_ids(document):
-            session.add(
-                ProductRecord(
-                    id=product_id,
-                    inspection_id=record.id,
-                    company_id=auth.company_id,
-                    testing=auth.testing,
-                    type=inspection_type,
-                )
-            )
-        for file_id, upload, blob_key in stored_files:
-            session.add(
-                ImageRecord(
-                    id=file_id,
-                    inspection_id=record.id,
-                    company_id=auth.company_id,
-                    testing=auth.testing,
-                    kind="input",
-                    blob_key=blob_key,
-                    content_type=upload.content_type,
-                    size=len(upload.data),
-                    filename=upload.filename[:500],
-                    created_at=now,
-                )
+        if stored_files:
+            session.execute(
+                insert(_table(ImageRecord)),
+                [
+                    {
+                        "id": file_id,
+                        "inspection_id": record.id,
+                        "product_id": None,
+                        "company_id": auth.company_id,
+                        "testing": auth.testing,
+                        "kind": "input",
+                        "blob_key": blob_key,
+                        "content_type": upload.content_type,
+                        "size": len(upload.data),
+                        "filename": upload.filename[:500],
+                        "created_at": now,
+                    }
+                    for file_id, upload, blob_key in stored_files
+                ],
             )
         count_consumed(session, auth.company_id, auth.mode)
         publish(
