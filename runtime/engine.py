@@ -192,6 +192,7 @@ def add_image(
         spec = program.image_by_side(upload.side)
     else:
         raise InspectionError("invalid_body", "an upload needs a side or an identifier")
+    _check_upload(upload)
     meta = read_meta(upload.data)
     at = iso(now)
     target = upload.target or ("identity" if state.type == "people" else "product")
@@ -228,6 +229,7 @@ def add_image(
         )
     record.attempt = attempts + 1
     first = _first_location(state)
+    located = _locations(state)
     for validation in spec.validations:
         item = ValidationRecord(
             id=validation.id,
@@ -239,7 +241,9 @@ def add_image(
         validator = REGISTRY.get(validation.validation)
         if validation.run and validator is not None:
             options = _options(program, spec.identifier, validation.validation)
-            context = ValidationContext(now=now, options=options, first_location=first, meta=meta)
+            context = ValidationContext(
+                now=now, options=options, first_location=first, meta=meta, locations=located
+            )
             outcome = validator.validate(upload, context)
             item.confidence = outcome.confidence
             item.valid = outcome.valid and outcome.confidence >= item.threshold
@@ -251,6 +255,27 @@ def add_image(
     data = {"productId": product_id, "extra": False, "image": _dump(record)}
     new = apply_event(program, state, EventRecord(kind="image", at=at, data=data), owned=True)
     return new, _stored_image(new, product_id, image_id)
+
+
+def _check_upload(upload: ImageUpload) -> None:
+    """What the client says about a photo: a short date text, coordinates on the globe."""
+    problems = []
+    if upload.side is not None and (not isinstance(upload.side, str) or not upload.side):
+        problems.append(intake.problem("side", "type", "side must be a non-empty text"))
+    if upload.date is not None and (not isinstance(upload.date, str) or len(upload.date) > 40):
+        problems.append(intake.problem("date", "type", "date must be an ISO 8601 text"))
+    for axis, bound in (("latitude", 90), ("longitude", 180)):
+        value = getattr(upload, axis)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            problems.append(intake.problem(axis, "type", f"{axis} must be a number"))
+        elif not -bound <= value <= bound:  # also refuses NaN
+            problems.append(
+                intake.problem(axis, "range", f"{axis} must be between -{bound} and {bound}")
+            )
+    if problems:
+        raise InspectionError("invalid_body", "invalid upload", problems)
 
 
 def _stored_image(state: InspectionState, product_id: str, image_id: str) -> ImageRecord:
@@ -427,6 +452,16 @@ def _options(program: Program, identifier: str, validation: str) -> dict[str, fl
         if key not in options and value is not None:
             options[key] = float(value)
     return options
+
+
+def _locations(state: InspectionState) -> tuple[tuple[float, float], ...]:
+    """Where every located photo of the inspection was taken."""
+    return tuple(
+        (float(image.latitude), float(image.longitude))
+        for product in state.products
+        for image in [*product.images, *product.extraImages]
+        if image.latitude is not None and image.longitude is not None
+    )
 
 
 def _first_location(state: InspectionState) -> tuple[float, float] | None:

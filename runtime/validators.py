@@ -47,6 +47,8 @@ class ValidationContext:
     #: Position of the inspection's first located photo, if any.
     first_location: tuple[float, float] | None = None
     meta: ImageMeta | None = None
+    #: Positions of every located photo the inspection already has (the first one included).
+    locations: tuple[tuple[float, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -135,7 +137,11 @@ def haversine_meters(a: tuple[float, float], b: tuple[float, float]) -> float:
 
 @register
 class DistanceValidator:
-    """The photo was taken within the template's radius of the inspection's first photo."""
+    """The photos were taken within the template's radius of each other.
+
+    The new photo is measured against every located photo the inspection already has (so every
+    pair is checked when its later photo arrives); the result is the largest distance.
+    """
 
     name: ClassVar[str] = "distance"
 
@@ -143,7 +149,9 @@ class DistanceValidator:
         here = location(image, _meta(image, context))
         if here is None:
             return _outcome(False, None)
-        first = context.first_location or here
-        meters = haversine_meters(first, here)
+        others = set(context.locations)
+        if context.first_location is not None:
+            others.add(context.first_location)
+        meters = max((haversine_meters(other, here) for other in others), default=0.0)
         limit = context.options.get("maxDistanceMeters")
         return _outcome(limit is None or meters <= limit, f"{meters:.0f}")

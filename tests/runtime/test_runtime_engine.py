@@ -833,3 +833,33 @@ def test_global_validations_follow_the_data_as_it_arrives() -> None:
     )
     assert [g.valid for g in changed.globalValidations] == [False]
     assert [g.valid for g in state.globalValidations] == [True]  # the earlier state is kept
+
+
+@pytest.mark.parametrize(
+    ("upload", "field", "code"),
+    [
+        ({"latitude": 91.0, "longitude": 0.0}, "latitude", "range"),
+        ({"latitude": 0.0, "longitude": -180.5}, "longitude", "range"),
+        ({"latitude": float("nan"), "longitude": 0.0}, "latitude", "range"),
+        ({"latitude": "north", "longitude": 0.0}, "latitude", "type"),
+        ({"latitude": True, "longitude": 0.0}, "latitude", "type"),
+        ({"date": "2024-05-01T12:00:00Z" + " " * 30}, "date", "type"),
+        ({"date": 20240501}, "date", "type"),
+    ],
+)
+def test_malformed_upload_fields_refused(upload: dict[str, Any], field: str, code: str) -> None:
+    program = car_program()
+    state = created(program)
+    photo = rt.ImageUpload(data=jpeg(), side="front", **upload)
+    error = code_of(rt.add_image, program, state, state.products[0].id, photo, now=at(1))
+    assert error.code == "invalid_body"
+    assert [(e["field"], e["code"]) for e in error.errors] == [(field, code)]
+    assert state.attempts == {}
+
+
+def test_empty_side_refused() -> None:
+    program = car_program()
+    state = created(program)
+    photo = rt.ImageUpload(data=jpeg(), side="")
+    error = code_of(rt.add_image, program, state, state.products[0].id, photo, now=at(1))
+    assert (error.code, error.errors[0]["field"]) == ("invalid_body", "side")

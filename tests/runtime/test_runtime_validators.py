@@ -176,3 +176,23 @@ def test_adding_a_validator_is_one_class() -> None:
         assert image.approved and state.status == "created"
     finally:
         del REGISTRY["angle"]
+
+
+def test_distance_is_checked_against_every_earlier_photo() -> None:
+    east = (BUENOS_AIRES[0], BUENOS_AIRES[1] + 0.004)  # about 366 m east of the first photo
+    west = (BUENOS_AIRES[0], BUENOS_AIRES[1] - 0.004)  # about 366 m west: 733 m from `east`
+    upload = ImageUpload(data=jpeg(), latitude=west[0], longitude=west[1])
+    only_first = ValidationContext(
+        now=NOW, options={"maxDistanceMeters": 500}, first_location=BUENOS_AIRES
+    )
+    assert DistanceValidator().validate(upload, only_first).valid is True
+    every = ValidationContext(
+        now=NOW,
+        options={"maxDistanceMeters": 500},
+        first_location=BUENOS_AIRES,
+        locations=(BUENOS_AIRES, east),
+    )
+    outcome = DistanceValidator().validate(upload, every)
+    assert outcome.valid is False
+    assert outcome.result == f"{haversine_meters(east, west):.0f}"
+    assert 700 < haversine_meters(east, west) < 760
