@@ -101,6 +101,7 @@ class CodeGenerator:
 
     def function(self, name: str, body: list[str]) -> str:
         prologue = [f"def {name}(env):"]
+        # error helpers (rare paths) read env['errors'] where they run; library calls get d_err
         if any("d_err" in line for line in [*body, *self.prologue]):
             prologue.append("    d_err = env['errors']")
         prologue.append("    d_steps = env['steps']")
@@ -224,17 +225,19 @@ class CodeGenerator:
             block = True
         with self.indented() if block else _nothing():
             if operator == "/":
-                self.emit(f"if {right} == 0: {target} = _division_by_zero(d_err, {span})")
+                self.emit(f"if {right} == 0: {target} = _division_by_zero(env['errors'], {span})")
                 self.emit(f"else: {target} = {left} / {right}")
             else:
                 self.emit(f"{target} = {left} {ARITHMETIC[operator]} {right}")
             if node["type"] == "text":
-                self.emit(f"if _len({target}) > {MAX_TEXT!r}: {target} = _too_long(d_err, {span})")
+                self.emit(
+                    f"if _len({target}) > {MAX_TEXT!r}: {target} = _too_long(env['errors'], {span})"
+                )
             else:
                 maybe = f"{target} is not None and " if operator == "/" else ""
                 self.emit(
                     f"if {maybe}not -{MAX_NUMBER!r} <= {target} <= "
-                    f"{MAX_NUMBER!r}: {target} = _too_large(d_err, {span})"
+                    f"{MAX_NUMBER!r}: {target} = _too_large(env['errors'], {span})"
                 )
         return target, True
 
@@ -290,7 +293,7 @@ class CodeGenerator:
             self.emit(f"{target} = {guard}{text}.{name}()")
             self.emit(
                 f"if {target} is not None and _len({target}) > {MAX_TEXT!r}: "
-                f"{target} = _too_long(d_err, {span})"
+                f"{target} = _too_long(env['errors'], {span})"
             )
             return target, True
         self.emit(f"{target} = _fn_{name}(d_err, {span}, {', '.join(codes)})")
@@ -344,7 +347,7 @@ class CodeGenerator:
             if op == "sum":
                 self.emit(
                     f"if not -{MAX_NUMBER!r} <= {target} <= {MAX_NUMBER!r}: "
-                    f"{target} = _too_large(d_err, {span})"
+                    f"{target} = _too_large(env['errors'], {span})"
                 )
         if op == "count":
             # each item costs at least one step, so a count never exceeds the step limit
@@ -364,7 +367,9 @@ class CodeGenerator:
                 self.sources.add("var")
                 if missing:
                     span = repr(tuple(node["span"]))
-                    self.emit(f"if {value} is None: _record(d_err, 'missing_value', {span})")
+                    self.emit(
+                        f"if {value} is None: _record(env['errors'], 'missing_value', {span})"
+                    )
                     self.emit(f"else: {store}")
                 else:
                     self.emit(store)
