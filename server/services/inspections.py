@@ -221,11 +221,14 @@ def get_inspection(
         model.company_id == auth.company_id,
         model.testing == auth.testing,
     )
-    with db.session() as session:
-        found = session.execute(statement).first()
-        if found is None:
-            raise not_found_inspection()
-        document = found[0] if found[0] is not None else stored_document(session, inspection_id)
+    with db.engine.connect() as connection:  # Core: no ORM session for a one-column read
+        found = connection.execute(statement).first()
+    if found is None:
+        raise not_found_inspection()
+    document = found[0]
+    if document is None:
+        with db.session() as session:
+            document = stored_document(session, inspection_id)
     return present(document, inspection_id, auth.company_id, auth.testing, settings.public_url)
 
 
