@@ -109,33 +109,31 @@ def list_inspections(
     conditions = [model.company_id == auth.company_id, model.testing == auth.testing]
     conditions.extend(getattr(model, column) == value for column, value in chosen.items())
     offset = (page - 1) * limit
-    with db.session() as session:
-        total = session.execute(
+    page_ids = (
+        select(model.id)
+        .where(*conditions)
+        .order_by(model.created_at, model.id)
+        .limit(limit)
+        .offset(offset)
+        .scalar_subquery()
+    )
+    with db.engine.connect() as connection:  # Core: plain reads, no ORM session needed
+        total = connection.execute(
             select(func.count()).select_from(model).where(*conditions)
         ).scalar_one()
-        page_ids = (
-            select(model.id)
-            .where(*conditions)
-            .order_by(model.created_at, model.id)
-            .limit(limit)
-            .offset(offset)
-            .scalar_subquery()
-        )
-        rows = session.execute(
+        rows = connection.execute(
             select(model.id, model.document)
             .where(model.id.in_(page_ids))
             .order_by(model.created_at, model.id)
         ).all()
-        documents = [
-            present(
-                document if document is not None else stored_document(session, inspection_id),
-                inspection_id,
-                auth.company_id,
-                auth.testing,
-                public_url,
-            )
-            for inspection_id, document in rows
-        ]
+    documents = []
+    for inspection_id, document in rows:
+        if document is None:
+            with db.session() as session:
+                document = stored_document(session, inspection_id)
+        documents.append(
+            present(document, inspection_id, auth.company_id, auth.testing, public_url)
+        )
     total_pages = max(1, -(-total // limit))
     has_prev = page > 1
     has_next = page < total_pages
