@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any, cast
 
 from sqlalchemy import insert
+from sqlalchemy.orm import make_transient_to_detached
 from sqlmodel import Session
 
 import runtime
@@ -250,8 +251,12 @@ def _create(
             **filter_columns(document),
         }
         record = InspectionRecord(**values)
-        # Core inserts: one statement per table, none of the ORM unit-of-work bookkeeping.
+        # Core inserts: one statement per table, none of the ORM unit-of-work bookkeeping. The
+        # row object then joins the session as persistent (no second INSERT), so code reading
+        # it in this transaction (event publishing) gets it from the identity map, not the DB.
         session.execute(insert(_table(InspectionRecord)).values(**values))
+        make_transient_to_detached(record)
+        session.add(record)
         session.execute(
             insert(_table(ProductRecord)),
             [
