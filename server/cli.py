@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import signal
 import sys
 from typing import Any
@@ -107,8 +108,16 @@ def run_serve(args: argparse.Namespace) -> int:
     from server.app import create_app
     from server.demo import describe, ensure_demo_company
 
+    overrides: dict[str, Any] = {}
+    if args.no_worker:
+        overrides["worker"] = False
+    if not os.environ.get("INSPECTLANG_PUBLIC_URL"):
+        # Links (magic links, image sources, report URLs) must point at where this process
+        # listens unless a public URL was configured explicitly.
+        host = "127.0.0.1" if args.host in ("0.0.0.0", "::", "") else args.host
+        overrides["public_url"] = f"http://{host}:{args.port}"
     try:
-        settings = _settings(args, worker=False) if args.no_worker else _settings(args)
+        settings = _settings(args, **overrides)
     except SettingsError as error:
         return _fail("invalid_settings", str(error))
     database = _open_database(settings)
