@@ -13,7 +13,7 @@ schema's `inputs.properties.<identifier>` applies to each value.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -505,8 +505,51 @@ def inputs_to_object(items: Any) -> Any:
 
 def creation_validator(template: Template) -> Draft3Validator:
     """A validator of creation bodies for `template` (convert `inputs` with `inputs_to_object`
-    first). Formats (`date`, `email`) are checked. jsonschema is imported here, not at module
+    first). Formats (`date`, `email`) are checked, and `pattern` runs on RE2 (linear time, the
+    same patterns `matches` accepts) instead of Python's backtracking `re`, so no pattern in a
+    template can make validating a long value hang. jsonschema is imported here, not at module
     load, to keep compiling free of its import cost."""
+    return _re2_draft3()(template.schema_, format_checker=_format_checker())
+
+
+@lru_cache(maxsize=1)
+def _format_checker() -> Any:
     from jsonschema import Draft3Validator
 
-    return Draft3Validator(template.schema_, format_checker=Draft3Validator.FORMAT_CHECKER)
+    return Draft3Validator.FORMAT_CHECKER
+
+
+@lru_cache(maxsize=1)
+def _re2_draft3() -> type[Draft3Validator]:
+    """Draft3Validator with `pattern` and `patternProperties` matched by RE2."""
+    from jsonschema import Draft3Validator, ValidationError, validators
+
+    from inspectlang.patterns import pattern_search
+
+    def pattern(validator: Any, patrn: Any, instance: Any, schema: Any) -> Iterator[Any]:
+        if not validator.is_type(instance, "string") or not isinstance(patrn, str):
+            return
+        found = pattern_search(patrn, instance)
+        if found is None:
+            yield ValidationError(f"the pattern {patrn!r} cannot be used (refused by RE2)")
+        elif not found:
+            yield ValidationError(f"{instance[:100]!r} does not match {patrn!r}")
+
+    def pattern_properties(
+        validator: Any, patterns: Any, instance: Any, schema: Any
+    ) -> Iterator[Any]:
+        if not validator.is_type(instance, "object"):
+            return
+        for patrn, subschema in patterns.items():
+            for key, value in instance.items():
+                found = pattern_search(patrn, key) if isinstance(key, str) else False
+                if found is None:
+                    yield ValidationError(f"the pattern {patrn!r} cannot be used (refused by RE2)")
+                    break
+                if found:
+                    yield from validator.descend(value, subschema, path=key, schema_path=patrn)
+
+    extended: type[Draft3Validator] = validators.extend(
+        Draft3Validator, {"pattern": pattern, "patternProperties": pattern_properties}
+    )
+    return extended

@@ -8,7 +8,6 @@ the type `ERROR`, which every operator accepts silently: one mistake gives one d
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
@@ -17,6 +16,7 @@ from typing import Any
 from inspectlang import ast
 from inspectlang.diagnostics import Diagnostic, did_you_mean
 from inspectlang.manifest import CONSUMER_FIELDS, VALIDATION_NAMES, IRNode
+from inspectlang.patterns import MAX_PATTERN, pattern_problem
 
 NUMBER, TEXT, BOOLEAN, DATE = "number", "text", "boolean", "date"
 IMAGE, VALIDATION, DAMAGE = "image", "validation", "damage"
@@ -32,7 +32,7 @@ MAX_TEXT_LENGTH = 10_000
 MAX_LIST_ITEMS = 10_000
 MAX_NUMBER = 1e15
 #: Maximum length of a regular expression given to `matches` or `pattern` (docs/design/ir.md).
-MAX_PATTERN_LENGTH = 200
+MAX_PATTERN_LENGTH = MAX_PATTERN
 
 #: Fields of the record types (syntax.md); an image also has one field per validation name.
 RECORD_FIELDS: dict[str, dict[str, str]] = {
@@ -157,14 +157,9 @@ def is_iso_date(text: str) -> bool:
 
 
 def regex_problem(pattern: str) -> str | None:
-    """Why a regular expression is refused (too long or invalid), or None when it is fine."""
-    if len(pattern) > MAX_PATTERN_LENGTH:
-        return f"the pattern is longer than {MAX_PATTERN_LENGTH} characters"
-    try:
-        re.compile(pattern)
-    except re.error as error:
-        return f"invalid regular expression: {error}"
-    return None
+    """Why a regular expression is refused, or None when it is fine: exactly what the runtime
+    refuses (too long, invalid for RE2, backreferences, lookaround, repeats over 1000)."""
+    return pattern_problem(pattern)
 
 
 @dataclass(slots=True)

@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from inspectlang.manifest import CONSUMER_FIELDS, PRODUCT_FIELDS, InputSpec, Template
+from inspectlang.patterns import pattern_search
 from inspectlang.schema import creation_validator
 from runtime.errors import InspectionError
 from runtime.values import MAX_NUMBER, MAX_TEXT, parse_date
@@ -193,8 +194,12 @@ def check_input_value(manifest: Template, spec: InputSpec, raw: Any) -> tuple[An
             found.append(problem(field, "max_length", f"at most {min(limit, MAX_TEXT)} characters"))
         if rules.minLength is not None and len(raw) < rules.minLength:
             found.append(problem(field, "min_length", f"at least {rules.minLength} characters"))
-        if rules.pattern is not None and re.search(rules.pattern, raw) is None:
-            found.append(problem(field, "pattern", f"must match {rules.pattern}"))
+        if rules.pattern is not None:
+            matched = pattern_search(rules.pattern, raw)  # RE2: linear in the text, no ReDoS
+            if matched is None:
+                found.append(problem(field, "pattern", "the template's pattern cannot be used"))
+            elif not matched:
+                found.append(problem(field, "pattern", f"must match {rules.pattern}"))
         if rules.email and EMAIL.fullmatch(raw) is None:
             found.append(problem(field, "email", "must be an email address"))
         return raw, found
