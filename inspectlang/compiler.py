@@ -9,9 +9,13 @@ body's JSON Schema (`inspectlang.schema`) and the `logic` the runtime runs (docs
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from functools import cache
+from typing import Any, TypeVar, cast, get_args, get_origin
+
+from pydantic import BaseModel
 
 from inspectlang import ast
 from inspectlang.checker import CheckedTemplate, check_module
@@ -30,16 +34,21 @@ from inspectlang.manifest import (
     InputOption,
     InputSpec,
     InputTranslation,
+    InputType,
+    InspectionType,
     IRNode,
     Logic,
     Parameters,
     Requirements,
     Rule,
+    Stage,
     Template,
+    TemplateKind,
     ValidationLogic,
     ValidationSchema,
     ValidationSpec,
     VariableSpec,
+    VariableType,
     Verdict,
 )
 from inspectlang.schema import creation_schema
@@ -107,45 +116,103 @@ def timestamp(now: datetime | None = None) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-#: What the revision hash leaves out: the timestamps and the revision itself.
-_NOT_HASHED: dict[str, Any] = {"createdAt": True, "updatedAt": True, "logic": {"revision"}}
-
-
 def revision_of(template: Template) -> str:
-    """sha256 of the manifest's compact JSON (`model_dump_json`: the models' field order, by
-    alias, without None) minus `createdAt`, `updatedAt` and `logic.revision`. The serializer is
-    deterministic, so equal manifests get equal revisions whenever they were compiled; it runs in
-    Rust, several times faster than sorting keys with the json module."""
-    content = template.model_dump_json(by_alias=True, exclude_none=True, exclude=_NOT_HASHED)
+    """sha256 of the manifest's compact JSON (the models' field order, by alias, without None,
+    dict keys in the order the compiler wrote them) minus `createdAt`, `updatedAt` and
+    `logic.revision`: the same text as `model_dump_json(by_alias=True, exclude_none=True)`, but
+    built from the models' fields directly (`_plain`) so that compiling never builds pydantic's
+    serializer. The compiler's models hold the same values as validated ones (`_construct`), so a
+    compiled manifest and the same manifest loaded from JSON get the same revision."""
+    data = _plain(template)
+    data.pop("createdAt", None)
+    data.pop("updatedAt", None)
+    data["logic"].pop("revision", None)
+    content = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
 
+def _plain(value: Any) -> Any:
+    """A model as JSON-ready data: fields by alias in declaration order, None fields left out."""
+    if isinstance(value, BaseModel):
+        fields = type(value).__pydantic_fields__
+        return {
+            info.alias or name: _plain(item)
+            for name, info in fields.items()
+            if (item := getattr(value, name)) is not None
+        }
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+@cache
+def _float_fields(model: type[BaseModel]) -> tuple[frozenset[str], frozenset[str]]:
+    """The fields of `model` that hold a float, and those that hold a dict of floats."""
+    floats: set[str] = set()
+    float_dicts: set[str] = set()
+    for name, info in model.__pydantic_fields__.items():
+        annotation = info.annotation
+        arguments = get_args(annotation)
+        if annotation is float or (float in arguments and int not in arguments):
+            floats.add(name)
+        elif get_origin(annotation) is dict and get_args(annotation)[1] is float:
+            float_dicts.add(name)
+    return frozenset(floats), frozenset(float_dicts)
+
+
+def _construct(model: type[_Model], **values: Any) -> _Model:
+    """`model.model_construct(**values)` with whole numbers in float fields made floats, as
+    validation would: the manifest is then the same object as when validated from its JSON."""
+    floats, float_dicts = _float_fields(model)
+    for name in floats:
+        if type(values.get(name)) is int:
+            values[name] = float(values[name])
+    for name in float_dicts:
+        if name in values:
+            values[name] = {key: float(item) for key, item in values[name].items()}
+    return model.model_construct(**values)
+
+
 def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> Template:
-    """The Template manifest of a checked template (no further checks: the input is valid)."""
+    """The Template manifest of a checked template (no further checks: the input is valid).
+
+    The models are built with `model_construct` (the checker already validated every value) and
+    the manifest models defer building their pydantic schemas, so compiling never pays for
+    pydantic's schema build: that happens on first validation or serialization (`to_api`)."""
     moment = timestamp(now)
     inputs = [
-        InputSpec(
+        _construct(
+            InputSpec,
             identifier=i.identifier,
             label=i.label,
-            type=i.input_type,
-            options=[InputOption(label=label) for label in i.option_labels]
+            type=cast(InputType, i.input_type),
+            options=[_construct(InputOption, label=label) for label in i.option_labels]
             if i.option_labels is not None
             else None,
-            stages=i.stages,
-            validationSchema=ValidationSchema(required=i.required, **i.checks),
+            stages=cast(list[Stage], i.stages),
+            validationSchema=_construct(ValidationSchema, required=i.required, **i.checks),
             helperMessage=i.help,
         )
         for i in checked.inputs
     ]
-    logic = Logic(
+    logic = _construct(
+        Logic,
         sourceName=checked.filename,
         locales=checked.locales,
         images={
-            image.identifier: ImageLogic(
+            image.identifier: _construct(
+                ImageLogic,
                 name=image.name,
                 labels=image.labels,
                 validations={
-                    v.name: ValidationLogic(minConfidence=v.min_confidence, options=v.options)
+                    v.name: _construct(
+                        ValidationLogic, minConfidence=v.min_confidence, options=v.options
+                    )
                     for v in image.validations
                 },
                 features=image.features,
@@ -153,27 +220,35 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
             for image in checked.images
         },
         inputs={
-            i.identifier: InputLogic(
+            i.identifier: _construct(
+                InputLogic,
                 name=i.name,
                 optionKeys=i.option_keys,
                 image=i.image,
                 translations={
-                    locale: InputTranslation(**values) for locale, values in i.translations.items()
+                    locale: _construct(InputTranslation, **values)
+                    for locale, values in i.translations.items()
                 },
             )
             for i in checked.inputs
         },
         features=[
-            FeatureLogic(feature=name, active=active) for name, active, _ in checked.features
+            _construct(FeatureLogic, feature=name, active=active)
+            for name, active, _ in checked.features
         ],
-        requirements=Requirements(
-            product=checked.product_required, consumer=checked.consumer_required
+        requirements=_construct(
+            Requirements, product=checked.product_required, consumer=checked.consumer_required
         ),
         rules=[
-            Rule(
+            _construct(
+                Rule,
                 id=rule.id,
-                on=EventFilter(
-                    event=rule.event, input=rule.input, image=rule.image, validation=rule.validation
+                on=_construct(
+                    EventFilter,
+                    event=rule.event,
+                    input=rule.input,
+                    image=rule.image,
+                    validation=rule.validation,
                 ),
                 body=rule.body,
                 span=rule.span.as_list(),
@@ -181,7 +256,8 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
             for rule in checked.rules
         ],
         checks=[
-            Check(
+            _construct(
+                Check,
                 id=check.id,
                 key=check.key,
                 name=check.name,
@@ -191,34 +267,41 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
             )
             for check in checked.checks
         ],
-        verdict=Verdict(
+        verdict=_construct(
+            Verdict,
             approveWhen=checked.verdict.approve_when,
             disapprove=[
-                Disapproval(reason=reason, when=when, span=span.as_list())
+                _construct(Disapproval, reason=reason, when=when, span=span.as_list())
                 for reason, when, span in checked.verdict.disapprove
             ],
             otherwise=checked.verdict.otherwise,
             span=checked.verdict.span.as_list() if checked.verdict.span else None,
         ),
     )
-    template = Template(
+    template = _construct(
+        Template,
         id=checked.template_id,
-        type=checked.template_kind,
-        inspectionType=checked.inspection_type,
+        type=cast(TemplateKind, checked.template_kind),
+        inspectionType=cast(InspectionType, checked.inspection_type),
         name=checked.name,
         createdAt=moment,
         updatedAt=moment,
-        parameters=Parameters(**checked.parameters),
+        parameters=_construct(Parameters, **checked.parameters),
         variables=[
-            VariableSpec(name=name, type=type_, initialValue=initial)
+            _construct(
+                VariableSpec, name=name, type=cast(VariableType, type_), initialValue=initial
+            )
             for name, type_, initial in checked.variables
         ],
         images=[
-            ImageSpec(
+            _construct(
+                ImageSpec,
                 side=image.side,
                 identifier=image.identifier,
                 validations=[
-                    ValidationSpec(id=v.id, run=v.run, required=v.required, validation=v.name)
+                    _construct(
+                        ValidationSpec, id=v.id, run=v.run, required=v.required, validation=v.name
+                    )
                     for v in image.validations
                 ],
             )
@@ -226,7 +309,7 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
         ],
         inputs=inputs,
         features=[
-            FeatureSpec(id=feature_id, feature=name)
+            _construct(FeatureSpec, id=feature_id, feature=name)
             for name, active, feature_id in checked.features
             if active
         ],

@@ -148,13 +148,16 @@ InspectionType = Literal[
     "car", "moto", "bike", "machinery", "goods", "people", "custom", "cellphone"
 ]
 TemplateKind = Literal["created", "built-in"]
+VariableType = Literal["numeric", "text"]
 
 #: An IR expression or statement node: a JSON object with an `op` key (see docs/design/ir.md).
 IRNode = dict[str, Any]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True)
+    # defer_build: the pydantic schema is built on first validation or serialization, not at
+    # import; compiling (model_construct) never needs it, which keeps cold start short.
+    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True, defer_build=True)
 
 
 class ValidationSpec(_Model):
@@ -211,7 +214,7 @@ class InputSpec(_Model):
 
 class VariableSpec(_Model):
     name: str
-    type: Literal["numeric", "text"]
+    type: VariableType
     initialValue: float | int | str
 
 

@@ -19,6 +19,7 @@ from inspectlang.compiler import (
     check_source,
     compile_expression,
     compile_source,
+    revision_of,
     with_revision,
 )
 from inspectlang.diagnostics import TemplateError
@@ -297,3 +298,35 @@ def test_importing_the_package_loads_no_parser_pydantic_or_jsonschema() -> None:
 def test_an_unknown_template_kind_is_the_callers_error() -> None:
     with pytest.raises(ValueError, match="template_kind must be one of"):
         compile_source(SMALL, template_kind="custom")
+
+
+def test_the_compiled_manifest_equals_the_same_manifest_validated_from_json() -> None:
+    """The compiler builds models without validation: they must hold what validation would
+    (floats in float fields), so JSON, equality and the revision do not depend on the path."""
+    template = compile_source(EXAMPLE, "motor.insp", now=NOW)
+    loaded = Template.from_api(template.to_api())
+    assert loaded == template
+    assert loaded.model_dump_json(by_alias=True) == template.model_dump_json(by_alias=True)
+    assert revision_of(loaded) == template.logic.revision
+    assert isinstance(template.parameters.minConfidence, float)
+
+
+def test_compiling_builds_no_pydantic_schema() -> None:
+    """Cold start: a fresh interpreter compiles a built-in without building the manifest
+    models' pydantic schemas (deferred until validation or serialization)."""
+    code = (
+        "from pathlib import Path\n"
+        "from inspectlang.compiler import compile_source\n"
+        "from inspectlang import manifest\n"
+        "path = Path('inspectlang/builtins/car_easy.insp')\n"
+        "template = compile_source(path.read_text(encoding='utf-8'), str(path))\n"
+        "assert len(template.logic.revision) == 64\n"
+        "print(manifest.Template.__pydantic_complete__,"
+        " manifest.Parameters.__pydantic_complete__)\n"
+        "template.to_api()\n"
+        "print(manifest.Template.__pydantic_complete__)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert done.stdout.split() == ["False", "False", "True"]
