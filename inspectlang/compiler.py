@@ -132,19 +132,35 @@ def revision_of(template: Template) -> str:
 
 
 def _plain(value: Any) -> Any:
-    """A model as JSON-ready data: fields by alias in declaration order, None fields left out."""
+    """A model as JSON-ready data: fields by alias in declaration order, None fields left out.
+    Fields that hold plain JSON (IR nodes, the schema) are passed through without a walk."""
     if isinstance(value, BaseModel):
-        fields = type(value).__pydantic_fields__
-        return {
-            info.alias or name: _plain(item)
-            for name, info in fields.items()
-            if (item := getattr(value, name)) is not None
-        }
+        data = {}
+        for name, key, walk in _fields(type(value)):
+            item = getattr(value, name)
+            if item is not None:
+                data[key] = _plain(item) if walk else item
+        return data
     if isinstance(value, dict):
         return {key: _plain(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
         return [_plain(item) for item in value]
     return value
+
+
+@cache
+def _fields(model: type[BaseModel]) -> tuple[tuple[str, str, bool], ...]:
+    """(name, JSON key, whether the value holds models) of each field of `model`."""
+    return tuple(
+        (name, info.alias or name, _holds_models(info.annotation))
+        for name, info in model.__pydantic_fields__.items()
+    )
+
+
+def _holds_models(annotation: Any) -> bool:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return True
+    return any(_holds_models(argument) for argument in get_args(annotation))
 
 
 _Model = TypeVar("_Model", bound=BaseModel)
