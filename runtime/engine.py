@@ -35,6 +35,8 @@ EDITABLE = ("created", "started", "processing")
 MAX_DAMAGES = 1_000
 #: Most extra images per product.
 MAX_EXTRA_IMAGES = 50
+#: Most products one `goods` inspection may declare in `products`.
+MAX_PRODUCTS = 20
 
 
 def new_object_id() -> str:
@@ -75,6 +77,7 @@ def create(
         )
     if not isinstance(body, dict):
         raise InspectionError("invalid_body", "the body must be an object")
+    body, further = _split_products(inspection_type, body)
     locale = intake.check_locale(body)
     initial = intake.check_initial_status(body)
     metadata = intake.check_metadata(body.get("metadata"))
@@ -86,6 +89,10 @@ def create(
     )
     consumer = intake.check_fields(body.get("consumer"), intake.consumer_fields(), "consumer")
     intake.check_requirements(manifest, product, consumer)
+    extra = [
+        intake.check_fields(item, intake.product_fields(inspection_type), f"products.{index}")
+        for index, item in enumerate(further, start=1)
+    ]
     delivery = body.get("delivery")
     producer = body.get("producer")
     data = {
@@ -111,7 +118,38 @@ def create(
         },
         "testing": testing,
     }
+    if extra:
+        data["products"] = [{"productId": ids(), "fields": fields} for fields in extra]
     return apply_event(program, None, EventRecord(kind="create", at=iso(now), data=data))
+
+
+def _split_products(inspection_type: str, body: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
+    """A goods body's `products: [...]` (several products): the first takes the place of
+    `goods`, the others are returned to be checked like it. Other types may not send it."""
+    if "products" not in body:
+        return body, []
+    rest = {key: value for key, value in body.items() if key != "products"}
+    products = body["products"]
+    if inspection_type != "goods":
+        raise InspectionError(
+            "invalid_body",
+            "only goods inspections declare several products (`products`)",
+            [intake.problem("products", "not_allowed", "goods only")],
+        )
+    if not isinstance(products, list) or not 1 <= len(products) <= MAX_PRODUCTS:
+        raise InspectionError(
+            "invalid_body",
+            f"products must be a list of 1 to {MAX_PRODUCTS} product objects",
+            [intake.problem("products", "length", f"expected 1 to {MAX_PRODUCTS} objects")],
+        )
+    if "goods" in body:
+        raise InspectionError(
+            "invalid_body",
+            "send the products either as `goods` or as `products`, not both",
+            [intake.problem("products", "conflict", "also sent goods")],
+        )
+    rest["goods"] = products[0]
+    return rest, products[1:]
 
 
 def update(

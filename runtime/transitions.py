@@ -159,7 +159,13 @@ def _apply_create(program: Program, event: EventRecord) -> tuple[InspectionState
         delivery=data["delivery"],
         consumer=data["consumer"],
         inputs=data["inputs"],
-        products=[ProductState(id=data["productId"], type=data["type"], data=data["product"])],
+        products=[
+            ProductState(id=data["productId"], type=data["type"], data=data["product"]),
+            *(
+                ProductState(id=item["productId"], type=data["type"], data=item["fields"])
+                for item in data.get("products", ())
+            ),
+        ],
         variables={v.name: v.initialValue for v in manifest.variables},
         globalValidations=[
             GlobalValidation(id=c.id, name=c.name, description=c.description, valid=False)

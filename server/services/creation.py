@@ -15,8 +15,7 @@ from sqlmodel import Session
 
 import runtime
 from inspectlang.manifest import Template
-from runtime import InspectionState, intake, new_object_id
-from runtime.state import ProductState
+from runtime import new_object_id
 from server.auth import AuthContext, count_consumed, find_member
 from server.blobs import BlobStore
 from server.db import Database
@@ -86,43 +85,6 @@ def _hash_code(code: str) -> str:
 
 
 # --- create ------------------------------------------------------------------------------------
-
-#: Most products one `goods` inspection may declare in `products`.
-MAX_PRODUCTS = 20
-
-
-def _split_products(inspection_type: str, body: dict[str, Any]) -> list[Any]:
-    """A goods body's `products: [...]`: the first becomes the runtime's product (`goods`), the
-    others are returned to be added after creation. Other types may not send `products`."""
-    products = body.pop("products", None)
-    if products is None:
-        return []
-    if inspection_type != "goods":
-        raise ApiError.of(
-            "invalid_body", "Only goods inspections declare several products (`products`)."
-        )
-    if not isinstance(products, list) or not 1 <= len(products) <= MAX_PRODUCTS:
-        raise ApiError.of(
-            "invalid_body",
-            f"products must be a list of 1 to {MAX_PRODUCTS} product objects.",
-            [{"field": "products", "message": "expected 1 to 20 objects"}],
-        )
-    if "goods" in body:
-        raise ApiError.of("invalid_body", "Send the products either as `goods` or as `products`.")
-    body["goods"] = products[0]
-    return products[1:]
-
-
-def _add_products(state: InspectionState, inspection_type: str, products: list[Any]) -> None:
-    """Append the further products of a goods inspection, validated like the first one."""
-    for index, item in enumerate(products, start=1):
-        fields = run_runtime(
-            intake.check_fields,
-            item,
-            intake.product_fields(inspection_type),
-            f"products.{index}",
-        )
-        state.products.append(ProductState(id=new_object_id(), type=inspection_type, data=fields))
 
 
 def _store_file_inputs(
@@ -222,7 +184,6 @@ def _create(
         if file_values:
             given = body.get("inputs")
             body["inputs"] = [*(given if isinstance(given, list) else []), *file_values]
-        extra_products = _split_products(inspection_type, body)
         state = run_runtime(
             runtime.create,
             program,
@@ -234,7 +195,6 @@ def _create(
             user_id=user_id or "",
             testing=auth.testing,
         )
-        _add_products(state, inspection_type, extra_products)
         document = dump_state(state)
         values: dict[str, Any] = {
             "id": str(document.get("_id") or document.get("id")),

@@ -8,8 +8,11 @@ from typing import Any
 import httpx
 import pytest
 
+import runtime
 from server.auth import consumed_inspections
 from server.db import Database
+from server.records import InspectionRecord
+from server.services.inspections import load
 
 BUILTIN_CAR_EASY = "5f0c0a000000000000000001"
 
@@ -497,7 +500,9 @@ def test_presign_unknown_inspection(client: httpx.Client, test_headers: dict[str
     assert error_of(response) == (404, "inspection_not_found")
 
 
-def test_goods_with_several_products(client: httpx.Client, test_headers: dict[str, str]) -> None:
+def test_goods_with_several_products(
+    client: httpx.Client, test_headers: dict[str, str], db: Database
+) -> None:
     products = [
         {"description": "Laptop", "quantity": 1, "serial": "SN-1"},
         {"description": "Monitor", "quantity": 2},
@@ -519,6 +524,12 @@ def test_goods_with_several_products(client: httpx.Client, test_headers: dict[st
         headers=test_headers,
     )
     assert update.status_code == 200, update.text
+    with db.session() as session:  # the stored state is a pure function of its event log
+        record = session.get(InspectionRecord, created["inspectionId"])
+        assert record is not None
+        loaded = load(session, record)
+    assert len(loaded.state.products) == 3
+    assert runtime.replay(loaded.program, loaded.state.events) == loaded.state
     one = client.post(
         "/v1/inspection/goods", json=creation(goods=products[0]), headers=test_headers
     )
