@@ -26,7 +26,7 @@ from inspectlang.types import first_given, is_iso_date, norm, regex_problem, spa
 if TYPE_CHECKING:
     from jsonschema import Draft3Validator
 
-    from inspectlang.checker import Checker
+    from inspectlang.check_properties import PropertyChecker
     from inspectlang.manifest import Template
 
 DRAFT3 = "http://json-schema.org/draft-03/schema#"
@@ -86,7 +86,7 @@ def allowed_note(input_type: str) -> str:
 
 
 def read_input_checks(
-    checker: Checker,
+    checker: PropertyChecker,
     input_type: str,
     props: Mapping[str, ast.Property],
     flags: Iterable[ast.Flag],
@@ -189,7 +189,7 @@ class CheckedInput:
     image: str | None
 
 
-def read_input(checker: Checker, decl: ast.InputDecl) -> CheckedInput | None:
+def read_input(checker: PropertyChecker, decl: ast.InputDecl) -> CheckedInput | None:
     where = f"input `{decl.name}`"
     flags = [i for i in decl.items if isinstance(i, ast.Flag)]
     options = [i for i in decl.items if isinstance(i, ast.Option)]
@@ -308,7 +308,7 @@ def read_input(checker: Checker, decl: ast.InputDecl) -> CheckedInput | None:
 
 
 def input_options(
-    checker: Checker,
+    checker: PropertyChecker,
     input_type: str,
     options: list[ast.Option],
     translations: dict[str, dict[str, Any]],
