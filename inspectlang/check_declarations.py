@@ -19,6 +19,7 @@ from inspectlang.checked import (
     CheckedValidation,
 )
 from inspectlang.diagnostics import did_you_mean
+from inspectlang.expression_types import ImageRef, InputRef
 from inspectlang.manifest import (
     CONSUMER_FIELDS,
     FEATURE_NAMES,
@@ -26,15 +27,7 @@ from inspectlang.manifest import (
     PRODUCT_FIELDS,
     VALIDATION_NAMES,
 )
-from inspectlang.types import (
-    ImageRef,
-    InputRef,
-    norm,
-    number,
-    span_of,
-    text,
-    word,
-)
+from inspectlang.property_values import norm, number, span_of, text, word
 
 
 class DeclarationChecker(PropertyChecker):

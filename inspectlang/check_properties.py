@@ -17,20 +17,13 @@ from inspectlang.checked import (
     CheckedImage,
 )
 from inspectlang.diagnostics import Diagnostic, Severity, did_you_mean
+from inspectlang.expression_types import MAX_NUMBER, MAX_TEXT_LENGTH, Scope
 from inspectlang.manifest import (
     PRODUCT_FIELDS,
 )
+from inspectlang.property_values import norm, number, span_of, text
 from inspectlang.schema import CheckedInput
-from inspectlang.types import (
-    MAX_NUMBER,
-    MAX_TEXT_LENGTH,
-    ExpressionChecker,
-    Scope,
-    norm,
-    number,
-    span_of,
-    text,
-)
+from inspectlang.types import ExpressionChecker
 
 
 class PropertyChecker:

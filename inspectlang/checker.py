@@ -32,21 +32,19 @@ from inspectlang.checked import (
     CheckedVerdict,
 )
 from inspectlang.diagnostics import Diagnostic, did_you_mean
-from inspectlang.manifest import (
-    VALIDATION_NAMES,
-    IRNode,
-)
-from inspectlang.types import (
+from inspectlang.expression_types import (
     INPUT_VALUE_TYPES,
     MAX_EXPRESSION_DEPTH,
     MAX_TEXT_LENGTH,
     compatible,
-    constant_boolean,
     describe,
-    first_given,
-    norm,
-    span_of,
 )
+from inspectlang.manifest import (
+    VALIDATION_NAMES,
+    IRNode,
+)
+from inspectlang.property_values import first_given, norm, span_of
+from inspectlang.types import constant_boolean
 
 __all__ = ["CheckedTemplate", "Checker", "check_module"]
 

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from inspectlang import ast
 from inspectlang.checker import CheckedTemplate, check_module
 from inspectlang.diagnostics import Diagnostic, TemplateError
+from inspectlang.expression_types import Scope
 from inspectlang.manifest import (
     INSPECTION_TYPES,
     PRODUCT_FIELDS,
@@ -52,7 +53,7 @@ from inspectlang.manifest import (
     Verdict,
 )
 from inspectlang.schema import creation_schema
-from inspectlang.types import ExpressionChecker, Scope
+from inspectlang.types import ExpressionChecker
 
 #: Diagnostics about something missing are not reported when the file has syntax errors: the
 #: missing declaration is most likely the one the parser could not read.

@@ -27,7 +27,7 @@ from inspectlang.manifest import (
     ValidationSchema,
     ValidationSpec,
 )
-from inspectlang.types import norm
+from inspectlang.property_values import norm
 
 _NAME = re.compile(r"[^A-Za-z0-9_]+")
 

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from inspectlang import ast, identifiers
 from inspectlang.diagnostics import did_you_mean
+from inspectlang.expression_types import is_iso_date, regex_problem
 from inspectlang.manifest import CONSUMER_FIELDS, INPUT_TYPES, PRODUCT_FIELDS, InputSpec
-from inspectlang.types import first_given, is_iso_date, norm, regex_problem, span_of, text, word
+from inspectlang.property_values import first_given, norm, span_of, text, word
 
 if TYPE_CHECKING:
     from jsonschema import Draft3Validator

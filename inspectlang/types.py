@@ -4,196 +4,49 @@ One pass over each expression resolves names against the declared context (`Scop
 types of operators and library calls (`FUNCTIONS`), and builds the IR node of `docs/design/ir.md`
 at the same time, so the compiler never walks an expression twice. A node that has an error gets
 the type `ERROR`, which every operator accepts silently: one mistake gives one diagnostic.
+
+The type tables and `Scope` are in `inspectlang.expression_types`, the property value readers in
+`inspectlang.property_values`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import date
 from typing import Any
 
 from inspectlang import ast
 from inspectlang.diagnostics import Diagnostic, did_you_mean
-from inspectlang.manifest import CONSUMER_FIELDS, VALIDATION_NAMES, IRNode
-from inspectlang.patterns import MAX_PATTERN, pattern_problem
-
-NUMBER, TEXT, BOOLEAN, DATE = "number", "text", "boolean", "date"
-IMAGE, VALIDATION, DAMAGE = "image", "validation", "damage"
-#: The type of an expression that already has a diagnostic; compatible with everything.
-ERROR = "error"
-#: The element type of the empty list literal `[]`; compatible with any element type.
-ANY = "any"
-
-#: Maximum nesting of an expression; deeper expressions are refused (E004), never a crash.
-MAX_EXPRESSION_DEPTH = 64
-#: Limits of values written in a template (the runtime applies the same ones, docs/design/ir.md).
-MAX_TEXT_LENGTH = 10_000
-MAX_LIST_ITEMS = 10_000
-MAX_NUMBER = 1e15
-#: Maximum length of a regular expression given to `matches` or `pattern` (docs/design/ir.md).
-MAX_PATTERN_LENGTH = MAX_PATTERN
-
-#: Fields of the record types (syntax.md); an image also has one field per validation name.
-RECORD_FIELDS: dict[str, dict[str, str]] = {
-    IMAGE: {
-        "side": TEXT,
-        "approved": BOOLEAN,
-        "processed": BOOLEAN,
-        "uploaded": BOOLEAN,
-        "attempts": NUMBER,
-        "uploaded_at": DATE,
-        "validations": "list<validation>",
-        "damages": "list<damage>",
-        **dict.fromkeys(VALIDATION_NAMES, VALIDATION),
-    },
-    VALIDATION: {
-        "name": TEXT,
-        "valid": BOOLEAN,
-        "confidence": NUMBER,
-        "result": TEXT,
-        "ran": BOOLEAN,
-        "required": BOOLEAN,
-    },
-    DAMAGE: {
-        "part": TEXT,
-        "damage": TEXT,
-        "severity": TEXT,
-        "percentage": NUMBER,
-        "declared": BOOLEAN,
-    },
-}
-
-#: The type an input's value has in expressions, per input type (docs/design/ir.md).
-INPUT_VALUE_TYPES: dict[str, str] = {
-    "numeric": NUMBER,
-    "text": TEXT,
-    "textarea": TEXT,
-    "select": TEXT,
-    "multiselect": "list<text>",
-    "date": DATE,
-    "check": BOOLEAN,
-    "file": TEXT,
-    "video": TEXT,
-}
-
-#: Event subjects: the name, its type, and the events (normalized) where it exists.
-EVENT_SUBJECTS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "image": (
-        IMAGE,
-        ("image_uploaded", "image_processed", "validation_passed", "validation_failed"),
-    ),
-    "validation": (VALIDATION, ("validation_passed", "validation_failed")),
-    "damage": (DAMAGE, ("damage_declared",)),
-    "value": (ERROR, ("input_set",)),
-}
-
-#: Library functions: name -> (minimum arguments, maximum arguments or None for variadic).
-FUNCTIONS: dict[str, tuple[int, int | None]] = {
-    "lower": (1, 1),
-    "upper": (1, 1),
-    "trim": (1, 1),
-    "length": (1, 1),
-    "contains": (2, 2),
-    "starts_with": (2, 2),
-    "ends_with": (2, 2),
-    "matches": (2, 2),
-    "round": (1, 2),
-    "abs": (1, 1),
-    "min": (1, None),
-    "max": (1, None),
-    "defined": (1, 1),
-    "date": (1, 1),
-    "today": (0, 0),
-    "add_days": (2, 2),
-    "days_between": (2, 2),
-    "years_between": (2, 2),
-}
-
-QUANTIFIERS = ("count", "any", "all", "sum")
-COMPARISONS = frozenset({"<", "<=", ">", ">="})
-ARITHMETIC = frozenset({"-", "*", "/"})
-
-
-def list_of(element: str) -> str:
-    return f"list<{element}>"
-
-
-def element_of(type_: str) -> str | None:
-    """The element type of a list type, or None when the type is not a list."""
-    if type_.startswith("list<"):
-        return type_[5:-1]
-    return None
-
-
-def compatible(a: str, b: str) -> bool:
-    """Whether two types may meet in `=`, `in`, `set` and friends (errors and `any` fit all)."""
-    if a == b or ERROR in (a, b) or ANY in (a, b):
-        return True
-    ea, eb = element_of(a), element_of(b)
-    return ea is not None and eb is not None and compatible(ea, eb)
-
-
-def describe(type_: str) -> str:
-    """A type as an author reads it: `list<image>` is `list of image`."""
-    element = element_of(type_)
-    return f"list of {describe(element)}" if element is not None else type_
-
-
-def ir_type(type_: str) -> str:
-    """The type written in the IR: the internal placeholders become concrete types."""
-    if type_ in (ANY, ERROR):
-        return TEXT
-    element = element_of(type_)
-    return list_of(ir_type(element)) if element is not None else type_
-
-
-def is_iso_date(text: str) -> bool:
-    try:
-        date.fromisoformat(text)
-    except ValueError:
-        return False
-    return len(text) == 10
-
-
-def regex_problem(pattern: str) -> str | None:
-    """Why a regular expression is refused, or None when it is fine: exactly what the runtime
-    refuses (too long, invalid for RE2, backreferences, lookaround, repeats over 1000)."""
-    return pattern_problem(pattern)
-
-
-@dataclass(slots=True)
-class InputRef:
-    identifier: str
-    input_type: str
-
-
-@dataclass(slots=True)
-class ImageRef:
-    identifier: str
-    validations: frozenset[str]
-
-
-@dataclass(slots=True)
-class Scope:
-    """What an expression may refer to: the declarations of the template and the rule's event."""
-
-    inspection_type: str
-    product_fields: dict[str, str]
-    variables: dict[str, str] = field(default_factory=dict)
-    inputs: dict[str, InputRef] = field(default_factory=dict)
-    images: dict[str, ImageRef] = field(default_factory=dict)
-    checks: dict[str, str] = field(default_factory=dict)
-    #: The normalized event of the rule being checked (None outside rules).
-    event: str | None = None
-    #: The type of `value` in an `input set NAME` rule.
-    value_type: str | None = None
-    #: Names bound by quantifiers (and, for standalone expressions, given by the caller).
-    locals: dict[str, str] = field(default_factory=dict)
-    #: Filled while checking: variables read, checks referred to (key -> first span).
-    used_variables: set[str] = field(default_factory=set)
-    used_checks: dict[str, ast.Span] = field(default_factory=dict)
-
+from inspectlang.expression_types import (
+    ANY,
+    ARITHMETIC,
+    BOOLEAN,
+    COMPARISONS,
+    DAMAGE,
+    DATE,
+    ERROR,
+    EVENT_SUBJECTS,
+    FUNCTIONS,
+    IMAGE,
+    INPUT_VALUE_TYPES,
+    MAX_EXPRESSION_DEPTH,
+    MAX_LIST_ITEMS,
+    MAX_NUMBER,
+    MAX_TEXT_LENGTH,
+    NUMBER,
+    QUANTIFIERS,
+    RECORD_FIELDS,
+    TEXT,
+    VALIDATION,
+    Scope,
+    compatible,
+    describe,
+    element_of,
+    ir_type,
+    is_iso_date,
+    list_of,
+    regex_problem,
+)
+from inspectlang.manifest import CONSUMER_FIELDS, IRNode
 
 Report = Callable[..., None]
 
@@ -743,52 +596,6 @@ _DISPATCH: dict[type, Callable[[ExpressionChecker, Any], tuple[str, IRNode]]] = 
     ast.Unary: ExpressionChecker._unary,
     ast.Binary: ExpressionChecker._binary,
 }
-
-
-def first_given(*values: str | None, default: str) -> str:
-    """The first value that was given (an empty text counts as given), else `default`."""
-    return next((value for value in values if value is not None), default)
-
-
-def norm(words: str) -> str:
-    """Property keys and event words compare lowercased with single spaces."""
-    return " ".join(words.replace("_", " ").lower().split())
-
-
-def span_of(node: Any) -> ast.Span:
-    for attribute in ("key_span", "name_span"):
-        span = getattr(node, attribute, None)
-        if isinstance(span, ast.Span) and span.line:
-            return span
-    span = getattr(node, "span", None)
-    return span if isinstance(span, ast.Span) else ast.NO_SPAN
-
-
-def word(value: ast.PropertyValue) -> str | None:
-    """A bare word (`car`, `en_US`, `create`) written as a name or a text."""
-    if isinstance(value, ast.Name):
-        return value.name
-    if isinstance(value, ast.Literal) and isinstance(value.value, str):
-        return value.value
-    return None
-
-
-def text(value: ast.PropertyValue) -> str | None:
-    if isinstance(value, ast.Literal) and isinstance(value.value, str):
-        return value.value
-    return None
-
-
-def number(value: ast.PropertyValue | None) -> int | float | None:
-    """A constant number: a literal, possibly negated."""
-    if isinstance(value, ast.Literal):
-        literal = value.value
-        if isinstance(literal, int | float) and not isinstance(literal, bool):
-            return literal
-    if isinstance(value, ast.Unary) and value.operator == "-":
-        inner = number(value.operand)
-        return None if inner is None else -inner
-    return None
 
 
 def constant_boolean(expr: ast.Expr, depth: int = 0) -> bool | None:
