@@ -12,7 +12,8 @@ complete a job that another worker now owns. Failures are retried with exponenti
 full jitter; after `max_attempts` the kind's give-up handler runs (a report is marked failed).
 
 Handlers are named per kind in `HANDLERS` and imported when first needed, so this module
-depends on none of them.
+depends on none of them. Every `settings.expiry_sweep_seconds` the worker also runs the expiry
+sweep (`EXPIRY_SWEEP`), which blocks inspections still open past their `expiresAt`.
 """
 
 from __future__ import annotations
@@ -53,6 +54,10 @@ GIVE_UP_HANDLERS: dict[str, str] = {
     "report": "server.reports.service:report_job_given_up",
     "webhook": "server.webhooks:delivery_given_up",
 }
+
+#: "module:function" of the expiry sweep the worker runs every `settings.expiry_sweep_seconds`:
+#: `fn(db) -> int` (how many inspections it blocked).
+EXPIRY_SWEEP = "server.services.expiry:expire_overdue"
 
 #: Attempts of a job before it fails for good (a kind may pass its own to `enqueue`).
 DEFAULT_MAX_ATTEMPTS = 5
@@ -354,6 +359,18 @@ def purge_finished(db: Database, *, now: datetime | None = None) -> int:
         return int(result.rowcount)  # type: ignore[attr-defined]
 
 
+def sweep_expired(db: Database, name: str = "worker") -> int:
+    """Run the expiry sweep once; its failure is logged, never fatal to the worker."""
+    try:
+        blocked = int(_resolve(EXPIRY_SWEEP)(db))
+    except Exception:
+        logger.warning("%s: expiry sweep failed", name, exc_info=True)
+        return 0
+    if blocked:
+        logger.info("%s: expiry sweep blocked %s inspection(s)", name, blocked)
+    return blocked
+
+
 def run_once(db: Database, settings: Settings, config: WorkerConfig | None = None) -> bool:
     """Claim and run at most one job; True when one ran."""
     config = config or default_config()
@@ -385,6 +402,7 @@ def run_worker(
     name = f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
     logger.info("worker %s started", name)
     next_purge = 0.0
+    next_sweep = 0.0
     try:
         while not stop.is_set():
             if time.monotonic() >= next_purge:
@@ -393,6 +411,9 @@ def run_worker(
                     purge_finished(db)
                 except Exception:
                     logger.warning("worker %s: purging finished jobs failed", name, exc_info=True)
+            if settings.expiry_sweep_seconds > 0 and time.monotonic() >= next_sweep:
+                next_sweep = time.monotonic() + settings.expiry_sweep_seconds
+                sweep_expired(db, name)
             try:
                 ran = run_once(db, settings, config)
             except Exception:

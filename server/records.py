@@ -93,6 +93,8 @@ class InspectionRecord(SQLModel, table=True):
         _filter_index("consumer_identification"),
         _filter_index("plate"),
         _filter_index("template_id"),
+        # The expiry sweep's query: `status IN (expirable) AND expires_at <= now`.
+        Index("ix_inspections_expiry", "status", "expires_at"),
     )
 
     id: str = Field(primary_key=True, max_length=24)
@@ -112,6 +114,11 @@ class InspectionRecord(SQLModel, table=True):
     callback_url: str | None = Field(default=None, max_length=2048)
     created_at: datetime = _timestamp()
     updated_at: datetime = _timestamp()
+    #: The state's `expiresAt` (None when the template sets no expiry): the worker's expiry
+    #: sweep blocks inspections still open past it.
+    expires_at: datetime | None = Field(
+        default=None, sa_column=Column(UtcDateTime(), nullable=True)
+    )
     state: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
     #: The spec's Inspection object of `state` (`runtime.to_api`), rendered at each change so
     #: reads and lists never parse the state or run the runtime. None on rows written without

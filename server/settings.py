@@ -49,6 +49,8 @@ class Settings(BaseModel):
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     #: Run the background job worker inside the server process.
     worker: bool = True
+    #: Seconds between the worker's sweeps that block inspections past their expiry (0: never).
+    expiry_sweep_seconds: int = Field(default=60, ge=0)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -74,6 +76,7 @@ class Settings(BaseModel):
                 env, "INSPECTLANG_MAX_BODY_BYTES", default=DEFAULT_MAX_BODY_BYTES
             ),
             "worker": _parse_bool(env, "INSPECTLANG_WORKER", default=True),
+            "expiry_sweep_seconds": _parse_int(env, "INSPECTLANG_EXPIRY_SWEEP_SECONDS", default=60),
         }
         values.update({key: value for key, value in overrides.items() if value is not None})
         if values["env"] not in ("development", "production"):

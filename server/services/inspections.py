@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, cast
 
 from sqlalchemy import select
@@ -133,6 +133,7 @@ def filter_columns(document: dict[str, Any]) -> dict[str, Any]:
         plate = (data.get("plate") if isinstance(data, dict) else None) or first.get("plate")
     template = document.get("template") or {}
     return {
+        "expires_at": parse_moment(document.get("expiresAt")),
         "status": str(document.get("status") or "created"),
         "veredict": str(document.get("veredict") or "not_defined"),
         "consumer_identification": _indexed(
@@ -141,6 +142,17 @@ def filter_columns(document: dict[str, Any]) -> dict[str, Any]:
         "plate": _indexed(plate),
         "template_id": str(template.get("_id") or template.get("id") or ""),
     }
+
+
+def parse_moment(value: Any) -> datetime | None:
+    """An ISO 8601 UTC moment of the state (`...Z`) as an aware datetime; None if absent."""
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def product_ids(document: dict[str, Any]) -> list[str]:
@@ -266,9 +278,8 @@ def change(
     """
     with db.session(immediate=True) as session:
         loaded = load(session, find_inspection(session, auth, inspection_id, lock=True))
-        if _expired(loaded.state, now):
-            blocked = run_runtime(runtime.expire, loaded.program, loaded.state, now=now)
-            save(session, loaded, blocked, now, [])
+        if expired(loaded.state, now):
+            expire_loaded(session, loaded, now)
             session.commit()
             raise ApiError.of(
                 "inspection_not_editable",
@@ -286,14 +297,20 @@ def change(
 EXPIRABLE = ("created", "started", "processing")
 
 
-def _expired(state: InspectionState, now: datetime) -> bool:
-    if state.expiresAt is None or state.status not in EXPIRABLE:
+def expired(state: InspectionState, now: datetime) -> bool:
+    if state.status not in EXPIRABLE:
         return False
-    try:
-        expires_at = datetime.fromisoformat(state.expiresAt.replace("Z", "+00:00"))
-    except ValueError:
-        return False
-    return now >= expires_at
+    expires_at = parse_moment(state.expiresAt)
+    return expires_at is not None and now >= expires_at
+
+
+def expire_loaded(session: Session, loaded: Loaded, now: datetime) -> InspectionState:
+    """Block an inspection past its expiry (`runtime.expire`) and save it in `session`: state,
+    filter columns, document and the `inspection_blocked` event, all in the caller's
+    transaction (commit is the caller's). Used by the next change and by the expiry sweep."""
+    blocked = run_runtime(runtime.expire, loaded.program, loaded.state, now=now)
+    save(session, loaded, blocked, now, [])
+    return blocked
 
 
 def save(

@@ -1,0 +1,80 @@
+"""The expiry sweep: block inspections still open past their `expiresAt`, without waiting for
+the next change to notice.
+
+The durable worker (`server.jobs.run_worker`) calls `expire_overdue` every
+`settings.expiry_sweep_seconds`. Each batch is one transaction that claims overdue rows safely
+(`SELECT ... FOR UPDATE SKIP LOCKED` on PostgreSQL, so concurrent sweeps split the work;
+`BEGIN IMMEDIATE` on SQLite, so the second sweep waits and then finds nothing left) and blocks
+each through `expire_loaded`, the path a change takes: state, filter columns, document and the
+`inspection_blocked` event are written together, so an inspection is expired exactly once.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any, cast
+
+from sqlalchemy import select
+
+from server.db import Database
+from server.errors import ApiError
+from server.records import InspectionRecord
+from server.services.inspections import EXPIRABLE, expire_loaded, expired, load
+
+logger = logging.getLogger("server.expiry")
+
+#: Inspections claimed and blocked per transaction (keeps locks short and batches small).
+DEFAULT_BATCH_SIZE = 50
+
+
+def expire_overdue(
+    db: Database, now: datetime | None = None, *, batch_size: int = DEFAULT_BATCH_SIZE
+) -> int:
+    """Block every open inspection whose `expires_at` is at or before `now`; how many were."""
+    moment = now or datetime.now(UTC)
+    passed: set[str] = set()  # rows this sweep cannot expire: never claimed twice in one sweep
+    total = 0
+    while True:
+        claimed, expired_count = _expire_batch(db, moment, batch_size, passed)
+        total += expired_count
+        if claimed < batch_size:
+            return total
+
+
+def _expire_batch(
+    db: Database, now: datetime, batch_size: int, passed: set[str]
+) -> tuple[int, int]:
+    """One transaction: claim up to `batch_size` overdue rows and block them; (claimed, blocked)."""
+    model = cast(Any, InspectionRecord)
+    statement = (
+        select(InspectionRecord)
+        .where(
+            model.status.in_(EXPIRABLE),
+            model.expires_at.is_not(None),
+            model.expires_at <= now,
+        )
+        .order_by(model.expires_at, model.id)
+        .limit(batch_size)
+    )
+    if passed:
+        statement = statement.where(model.id.not_in(sorted(passed)))
+    if db.dialect == "postgresql":
+        statement = statement.with_for_update(skip_locked=True)
+    blocked = 0
+    with db.session(immediate=True) as session:
+        records = list(session.execute(statement).scalars().all())
+        for record in records:
+            loaded = load(session, record)
+            if not expired(loaded.state, now):  # the column disagrees with the state: skip
+                passed.add(record.id)
+                continue
+            try:
+                expire_loaded(session, loaded, now)
+            except ApiError as error:  # refused before anything was written for this row
+                logger.warning("inspection %s: expiry refused: %s", record.id, error)
+                passed.add(record.id)
+                continue
+            blocked += 1
+        session.commit()
+    return len(records), blocked
