@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from functools import lru_cache
-from typing import Any, Protocol
+from typing import Any
 
-import re2  # type: ignore[import-untyped]
+# One definition of what a pattern may be, shared with the checker (E029): RE2, linear time.
+from inspectlang.patterns import compiled_pattern
 
 #: Largest magnitude a number may reach; a larger result is missing (`number_too_large`).
 MAX_NUMBER = 1e15
@@ -22,7 +22,6 @@ MAX_TEXT = 10_000
 #: Most items in a list literal or a list the program iterates.
 MAX_LIST = 10_000
 #: Longest `matches` pattern.
-MAX_PATTERN = 200
 #: Node evaluations allowed per event (rules, checks and verdict together).
 MAX_STEPS = 100_000
 
@@ -112,38 +111,6 @@ def fn_ends_with(errors: Errors, span: Span, text: Any, suffix: Any) -> Any:
     if text is None or suffix is None:
         return None
     return bool(text.endswith(suffix))
-
-
-class Pattern(Protocol):
-    """What `matches` needs of a compiled pattern."""
-
-    def search(self, text: str) -> object | None: ...
-
-
-def _re2_options() -> Any:
-    options = re2.Options()
-    options.log_errors = False  # a refused pattern is our error to report, not a log line
-    options.max_mem = 1 << 22  # 4 MiB per compiled pattern
-    return options
-
-
-_RE2_OPTIONS = _re2_options()
-
-
-@lru_cache(maxsize=256)
-def compiled_pattern(pattern: str) -> Pattern | None:
-    """The pattern compiled by RE2, or None when it is too long or does not compile.
-
-    RE2 matches in time linear in the text, so no pattern can backtrack catastrophically
-    (`(a+)+$` on a long text); it has no backreferences or lookaround, which are refused.
-    """
-    if len(pattern) > MAX_PATTERN:
-        return None
-    try:
-        compiled: Pattern = re2.compile(pattern, _RE2_OPTIONS)
-    except re2.error:
-        return None
-    return compiled
 
 
 def fn_matches(errors: Errors, span: Span, text: Any, pattern: Any) -> Any:

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inspectlang.manifest import CONSUMER_FIELDS, PRODUCT_FIELDS, VALIDATION_NAMES, Template
+from inspectlang.patterns import MAX_PATTERN, compiled_pattern
 from runtime.errors import InvalidProgram
-from runtime.values import MAX_LIST, MAX_NUMBER, MAX_PATTERN, MAX_TEXT, compiled_pattern, parse_date
+from runtime.values import MAX_LIST, MAX_NUMBER, MAX_TEXT, parse_date
 
 #: Deepest nesting of expression nodes (also keeps generated code under Python's own limits).
 MAX_DEPTH = 40
