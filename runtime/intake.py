@@ -262,16 +262,26 @@ def _number(raw: Any) -> float | int | None:
 
 
 def _option(manifest: Template, spec: InputSpec, raw: Any) -> str | None:
-    """The option label for a label or an option key."""
+    """The option label (default locale) for a label, an option key, or a translated label.
+
+    A client of an `es_AR` inspection may send the option as its end user saw it ("Uso
+    particular"); it is stored as the template's own label, so filters and rules see one value.
+    """
     if not isinstance(raw, str) or spec.options is None:
         return None
     labels = [option.label for option in spec.options]
     if raw in labels:
         return raw
     logic = manifest.logic.inputs.get(spec.identifier)
-    keys = logic.optionKeys if logic is not None and logic.optionKeys else []
+    if logic is None:
+        return None
+    keys = logic.optionKeys or []
     if raw in keys:
         return labels[keys.index(raw)]
+    for translation in logic.translations.values():
+        translated = translation.options or []
+        if raw in translated and len(translated) == len(labels):
+            return labels[translated.index(raw)]
     return None
 
 
