@@ -9,6 +9,7 @@ from typing import Any
 
 from inspectlang import ast
 from inspectlang.manifest import (
+    RULE_EVENTS,
     IRNode,
 )
 from inspectlang.schema import CheckedInput
@@ -37,20 +38,7 @@ SETTINGS: dict[str, str] = {
 IMAGE_PROPERTIES = ("side", "id", "label")
 CHECK_PROPERTIES = ("name", "description", "valid when")
 #: Events in words (as written after `on`) -> the manifest's event names.
-EVENTS: dict[str, str] = {
-    e.replace("_", " "): e
-    for e in (
-        "inspection_created",
-        "inspection_started",
-        "input_set",
-        "image_uploaded",
-        "image_processed",
-        "validation_passed",
-        "validation_failed",
-        "damage_declared",
-        "finish",
-    )
-}
+EVENTS: dict[str, str] = {event.replace("_", " "): event for event in RULE_EVENTS}
 VALIDATION_MODIFIERS = (
     "required",
     "optional",
