@@ -3,7 +3,10 @@
 For each database (SQLite, then PostgreSQL when reachable) this starts `inspectlang serve` (one
 uvicorn process, no worker) and `benchmarks/bare_app.py` the same way, bulk-inserts 100,000
 inspections (clones of a real one, through SQLAlchemy Core in the real table shape), and drives
-each endpoint from a separate process (async httpx, 32 concurrent connections):
+each endpoint from a separate process at 32 concurrent connections: wrk (Debian's package, a C
+load generator) when it is installed, else an async httpx client. The httpx client tops out at a
+few hundred requests/s on this 2-core machine, below the ceilings themselves, which pulls every
+ratio towards 1; the output says which driver ran, and prints server CPU per request as well:
 
 - create inspection (POST /v1/inspection/car)  vs  bare insert of one row through SQLModel
 - get inspection (GET /v1/inspection/{id})      vs  bare read of one row by primary key
@@ -22,6 +25,7 @@ import json
 import math
 import os
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
@@ -100,16 +104,85 @@ async def _drive(spec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+#: The C load generator, when installed (`apt-get install wrk`).
+WRK = shutil.which("wrk")
+
+#: wrk's script: the request to send, and the figures printed as one JSON line when done.
+WRK_SCRIPT = """
+wrk.method = os.getenv("BENCH_METHOD")
+local body = os.getenv("BENCH_BODY")
+if body ~= "" then wrk.body = body end
+wrk.headers["content-type"] = "application/json"
+for name, value in string.gmatch(os.getenv("BENCH_HEADERS"), "([^\\n:]+): ([^\\n]*)") do
+  wrk.headers[name] = value
+end
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    '{"requests": %d, "duration_us": %d, "p50_us": %d, "p99_us": %d, "bad_status": %d, '
+    .. '"socket_errors": %d}\\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    e.status, e.connect + e.read + e.write + e.timeout))
+end
+"""
+
+
+def _wrk_run(spec: dict[str, Any], seconds: float) -> dict[str, Any]:
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        script.write(WRK_SCRIPT)
+    env = {
+        **os.environ,
+        "BENCH_METHOD": spec["method"],
+        "BENCH_BODY": json.dumps(spec["body"]) if spec.get("body") is not None else "",
+        "BENCH_HEADERS": "\n".join(f"{k}: {v}" for k, v in spec.get("headers", {}).items()),
+    }
+    command = [WRK or "wrk", "-t1", f"-c{CONCURRENCY}", f"-d{max(1, round(seconds))}s"]
+    command += ["--timeout", "30s", "-s", script.name, spec["base_url"] + spec["path"]]
+    try:
+        output = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
+    finally:
+        os.unlink(script.name)
+    line = next(x for x in reversed(output.stdout.splitlines()) if x.startswith("{"))
+    figures: dict[str, Any] = json.loads(line)
+    return figures
+
+
+def _drive_wrk(spec: dict[str, Any]) -> dict[str, Any]:
+    """The same measurement as `_drive`, with wrk making the requests."""
+    warm = _wrk_run(spec, WARMUP)
+    run = _wrk_run(spec, DURATION)
+    errors: dict[str, int] = {}
+    for figures in (warm, run):
+        if figures["bad_status"]:
+            errors[f"status other than 2xx/3xx (expected {spec['expect']})"] = figures["bad_status"]
+        if figures["socket_errors"]:
+            errors["socket errors"] = figures["socket_errors"]
+    seconds = run["duration_us"] / 1e6
+    return {
+        "requests": run["requests"],
+        "completed": warm["requests"] + run["requests"],
+        "rps": run["requests"] / seconds if seconds else 0.0,
+        "p50_ms": run["p50_us"] / 1000,
+        "p99_ms": run["p99_us"] / 1000,
+        "errors": errors,
+    }
+
+
 def drive(base_url: str, method: str, path: str, expect: int, **extra: Any) -> dict[str, Any]:
     """Run the driver in a separate process so its CPU is not the server's."""
     spec = {"base_url": base_url, "method": method, "path": path, "expect": expect, **extra}
     cpu_before = server_cpu_seconds(base_url)
-    result = subprocess.run(
-        [sys.executable, __file__, "--drive", json.dumps(spec)], capture_output=True, text=True
-    )
-    if result.returncode != 0:
-        raise RuntimeError(f"the load driver failed on {method} {path}:\n{result.stderr}")
-    measured: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    if WRK:
+        measured = _drive_wrk(spec)
+    else:
+        result = subprocess.run(
+            [sys.executable, __file__, "--drive", json.dumps(spec)],
+            capture_output=True,
+            text=True,
+        )
+        if result.returncode != 0:
+            raise RuntimeError(f"the load driver failed on {method} {path}:\n{result.stderr}")
+        measured = json.loads(result.stdout.strip().splitlines()[-1])
     cpu = server_cpu_seconds(base_url) - cpu_before
     measured["cpu_ms_per_request"] = (
         1000 * cpu / measured["completed"] if measured["completed"] else None
