@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 import mimetypes
 import re
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from inspectlang.manifest import CONSUMER_FIELDS, PRODUCT_FIELDS, InputSpec, Template
@@ -378,16 +380,45 @@ def check_requirements(
         )
 
 
+#: Validators by template revision, with the schema each was built from (least recently used
+#: dropped past `_VALIDATOR_CACHE_SIZE`). A revision is a content hash of the manifest, so a
+#: cached validator never goes stale; the schema is still compared so that a hand-built
+#: manifest reusing a revision cannot get another schema's validator.
+_validators: OrderedDict[str, tuple[dict[str, Any], Any]] = OrderedDict()
+_VALIDATOR_CACHE_SIZE = 256
+_validators_lock = threading.Lock()
+
+
+def _validator(manifest: Template) -> Any:
+    """`creation_validator(manifest)`, built once per template revision."""
+    revision = manifest.logic.revision
+    schema = manifest.schema_
+    if not revision:
+        return creation_validator(manifest)
+    with _validators_lock:
+        entry = _validators.get(revision)
+        if entry is not None and (entry[0] is schema or entry[0] == schema):
+            _validators.move_to_end(revision)
+            return entry[1]
+    validator = creation_validator(manifest)
+    with _validators_lock:
+        _validators[revision] = (schema, validator)
+        while len(_validators) > _VALIDATOR_CACHE_SIZE:
+            _validators.popitem(last=False)
+    return validator
+
+
 def check_schema(manifest: Template, body: dict[str, Any], inputs: dict[str, Any]) -> None:
     """The template's draft-3 JSON Schema over the body, with `inputs` keyed by identifier.
 
-    The validator is `inspectlang.schema.creation_validator` (also checks `date` and `email`
-    formats); `inputs` were converted from the spec's array before (`inputs_by_identifier`).
+    The validator is `inspectlang.schema.creation_validator`, cached per revision (it also
+    checks `date` and `email` formats);
+    `inputs` were converted from the spec's array before (`inputs_by_identifier`).
     """
     document = {key: value for key, value in body.items() if key != "inputs"}
     document["inputs"] = inputs
     try:
-        validator = creation_validator(manifest)
+        validator = _validator(manifest)
         errors = sorted(
             validator.iter_errors(document), key=lambda e: [str(p) for p in e.absolute_path]
         )

@@ -223,6 +223,16 @@ def find_member(session: Session, company_id: str, internal_id: str) -> Member |
     return session.execute(statement).scalars().first()
 
 
+_companies = cast(Any, Company).__table__
+#: Built once and executed with a parameter dict: an atomic increment, no statement to build
+#: or cache key to compute per create.
+_COUNT_CONSUMED = (
+    update(_companies)
+    .where(_companies.c.id == bindparam("company_id"))
+    .values(consumed_inspections=_companies.c.consumed_inspections + 1)
+)
+
+
 def count_consumed(session: Session, company_id: str, mode: Mode = "live") -> None:
     """Count one consumed inspection for the company, in the caller's transaction.
 
@@ -231,12 +241,7 @@ def count_consumed(session: Session, company_id: str, mode: Mode = "live") -> No
     """
     if mode != "live":
         return
-    table = cast(Any, Company).__table__
-    session.execute(
-        update(table)
-        .where(table.c.id == company_id)
-        .values(consumed_inspections=table.c.consumed_inspections + 1)
-    )
+    session.execute(_COUNT_CONSUMED, {"company_id": company_id})
 
 
 def company_exists(db: Database, company_id: str) -> bool:

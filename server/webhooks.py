@@ -24,7 +24,7 @@ from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
-from sqlalchemy import select
+from sqlalchemy import bindparam, literal_column, select
 from sqlmodel import Session, col
 
 from server.db import Database
@@ -474,9 +474,28 @@ def _subscriptions(
     return list(rows)
 
 
+_subscriptions_table = cast(Any, WebhookSubscriptionRecord).__table__
+#: Built once: does the company have any enabled subscription in this mode? Executed with a
+#: parameter dict on every publish (indexed on company_id, testing), so the usual case, a
+#: company without webhooks, skips loading records and rebuilding a statement per event.
+_HAS_ENABLED_SUBSCRIPTION: Any = (
+    select(literal_column("1"))
+    .select_from(_subscriptions_table)
+    .where(_subscriptions_table.c.company_id == bindparam("company_id"))
+    .where(_subscriptions_table.c.testing == bindparam("testing"))
+    .where(_subscriptions_table.c.disabled_at.is_(None))
+    .limit(1)
+)
+
+
 def active_subscriptions(
     session: Session, company_id: str, testing: bool, event: str
 ) -> list[WebhookSubscriptionRecord]:
+    """Enabled subscriptions of the company to `event`, read from the database each time
+    (several server processes share it: a new subscription gets the very next event)."""
+    params = {"company_id": company_id, "testing": testing}
+    if session.execute(_HAS_ENABLED_SUBSCRIPTION, params).first() is None:
+        return []
     return [
         record
         for record in _subscriptions(session, company_id, testing)

@@ -40,6 +40,13 @@ def _table(model: type[Any]) -> Any:
     return cast(Any, model).__table__
 
 
+#: Built once: executed with parameter dicts, so a create builds no statement and computes no
+#: cache key (`insert(...).values(...)` per request cost about as much as the row itself).
+_INSERT_INSPECTION = insert(_table(InspectionRecord))
+_INSERT_PRODUCTS = insert(_table(ProductRecord))
+_INSERT_IMAGES = insert(_table(ImageRecord))
+
+
 #: Longest `callbackURL` accepted.
 MAX_CALLBACK_URL_CHARS = 2048
 
@@ -214,11 +221,11 @@ def _create(
         # Core inserts: one statement per table, none of the ORM unit-of-work bookkeeping. The
         # row object then joins the session as persistent (no second INSERT), so code reading
         # it in this transaction (event publishing) gets it from the identity map, not the DB.
-        session.execute(insert(_table(InspectionRecord)).values(**values))
+        session.execute(_INSERT_INSPECTION, values)
         make_transient_to_detached(record)
         session.add(record)
         session.execute(
-            insert(_table(ProductRecord)),
+            _INSERT_PRODUCTS,
             [
                 {
                     "id": product_id,
@@ -232,7 +239,7 @@ def _create(
         )
         if stored_files:
             session.execute(
-                insert(_table(ImageRecord)),
+                _INSERT_IMAGES,
                 [
                     {
                         "id": file_id,
