@@ -50,6 +50,17 @@ def attempts(db: Database, delivery_id: str) -> list[WebhookAttemptRecord]:
     return webhooks.attempts_of(db, delivery_id)
 
 
+def _subscribe_to_completions(
+    client: httpx.Client, headers: dict[str, str], endpoint: str
+) -> httpx.Response:
+    """Subscribe `endpoint` to `inspection_completed` through the API."""
+    return client.post(
+        "/v1/notification/webhook",
+        json={"events": ["inspection_completed"], "endpoint": endpoint},
+        headers=headers,
+    )
+
+
 def test_report_callback_is_signed_and_carries_a_fresh_link(
     client: httpx.Client,
     db: Database,
@@ -160,11 +171,7 @@ def test_gone_stops_retries_and_disables_the_subscription(
     receiver: Receiver,
     drain: Drain,
 ) -> None:
-    created = client.post(
-        "/v1/notification/webhook",
-        json={"events": ["inspection_completed"], "endpoint": receiver.url},
-        headers=headers,
-    )
+    created = _subscribe_to_completions(client, headers, receiver.url)
     subscription_id = created.json()["_id"]
     receiver.script = [(410, {})]
     delivery_id = _deliver(db, company["companyId"], receiver.url, subscription_id)
@@ -372,11 +379,7 @@ def test_events_reach_subscribers_of_that_event_only(
     receiver: Receiver,
     drain: Drain,
 ) -> None:
-    created = client.post(
-        "/v1/notification/webhook",
-        json={"events": ["inspection_completed"], "endpoint": receiver.url},
-        headers=headers,
-    )
+    created = _subscribe_to_completions(client, headers, receiver.url)
     secret = created.json()["secret"]
     inspection = insert_inspection(db, blobs, company["companyId"])
     with db.session() as session:
@@ -425,11 +428,7 @@ def test_deleting_a_subscription_cancels_its_queued_deliveries(
     receiver: Receiver,
     drain: Drain,
 ) -> None:
-    subscription_id = client.post(
-        "/v1/notification/webhook",
-        json={"events": ["inspection_completed"], "endpoint": receiver.url},
-        headers=headers,
-    ).json()["_id"]
+    subscription_id = _subscribe_to_completions(client, headers, receiver.url).json()["_id"]
     inspection = insert_inspection(db, blobs, company["companyId"])
     with db.session() as session:
         queued = events.publish(

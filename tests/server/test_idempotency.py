@@ -27,14 +27,15 @@ def key() -> str:
     return str(uuid.uuid4())
 
 
-def records_for(db: Database, company_id: str) -> int:
+def _rows_of(db: Database, table: Any, company_id: str) -> int:
+    """How many rows of `table` belong to the company."""
     with db.session() as session:
-        statement = (
-            select(func.count())
-            .select_from(IdempotencyRecord)
-            .where(IdempotencyRecord.company_id == company_id)  # type: ignore[arg-type]
-        )
+        statement = select(func.count()).select_from(table).where(table.company_id == company_id)
         return int(session.execute(statement).scalar_one())
+
+
+def records_for(db: Database, company_id: str) -> int:
+    return _rows_of(db, IdempotencyRecord, company_id)
 
 
 def test_retry_replays_the_first_response_without_running_again(
@@ -330,13 +331,7 @@ def test_expired_records_are_purged(
 def _inspections_of(db: Database, company_id: str) -> int:
     from server.records import InspectionRecord
 
-    with db.session() as session:
-        statement = (
-            select(func.count())
-            .select_from(InspectionRecord)
-            .where(InspectionRecord.company_id == company_id)  # type: ignore[arg-type]
-        )
-        return int(session.execute(statement).scalar_one())
+    return _rows_of(db, InspectionRecord, company_id)
 
 
 def test_sixteen_concurrent_inspection_creations_with_one_key_create_one(
