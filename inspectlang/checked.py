@@ -71,6 +71,8 @@ METERS = {
 
 @dataclass(slots=True)
 class CheckedValidation:
+    """A `validate` line of an image, with its thresholds and validator options."""
+
     name: str
     id: str
     run: bool
@@ -81,6 +83,8 @@ class CheckedValidation:
 
 @dataclass(slots=True)
 class CheckedImage:
+    """An `image` declaration: its labels per locale, validations and features."""
+
     name: str
     side: str
     identifier: str
@@ -91,6 +95,8 @@ class CheckedImage:
 
 @dataclass(slots=True)
 class CheckedRule:
+    """An `on EVENT` rule: what it reacts to and its body as IR statements."""
+
     id: str
     event: str
     input: str | None
@@ -102,6 +108,8 @@ class CheckedRule:
 
 @dataclass(slots=True)
 class CheckedCheck:
+    """A `check` (global validation) with its condition and the checks it refers to."""
+
     id: str
     key: str
     name: str
@@ -113,6 +121,8 @@ class CheckedCheck:
 
 @dataclass(slots=True)
 class CheckedVerdict:
+    """The `verdict`: disapprovals in order, the approval condition, the fallback reason."""
+
     approve_when: IRNode | None = None
     disapprove: list[tuple[str, IRNode, ast.Span]] = field(default_factory=list)
     otherwise: str | None = None

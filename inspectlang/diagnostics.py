@@ -8,7 +8,6 @@ The table of codes is `CODES`; `docs/language.md` documents each one.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -20,6 +19,8 @@ Severity = Literal["error", "warning"]
 
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
+    """One error or warning about a template, at a source span."""
+
     code: str
     message: str
     span: Span
@@ -90,7 +91,10 @@ class TemplateError(Exception):
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
-    """The closest candidate to a misspelt name, if one is close enough."""
+    """The closest candidate to a misspelt name, if one is close enough. (difflib is imported
+    here: a template without mistakes never needs it.)"""
+    import difflib
+
     matches = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
     return matches[0] if matches else None
 

@@ -157,12 +157,16 @@ def regex_problem(pattern: str) -> str | None:
 
 @dataclass(slots=True)
 class InputRef:
+    """An input as expressions see it: its identifier and type."""
+
     identifier: str
     input_type: str
 
 
 @dataclass(slots=True)
 class ImageRef:
+    """An image as expressions see it: its identifier and the validations it runs."""
+
     identifier: str
     validations: frozenset[str]
 

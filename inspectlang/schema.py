@@ -174,6 +174,8 @@ def read_input_checks(
 
 @dataclass(slots=True)
 class CheckedInput:
+    """An `input` declaration read into what the manifest and the creation schema need."""
+
     name: str
     identifier: str
     input_type: str
