@@ -2,7 +2,7 @@
 
 Middleware order: authentication first, then idempotency (so unauthenticated requests store
 nothing), then the handler. Shared objects (database, settings, blob store, clock, idempotency
-store) live in `app.state` and reach handlers through `server.deps.DEPENDENCIES`.
+store) live in `app.state`; handlers reach them through `server.deps.services(request)`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from server import tokens
 from server.blobs import BlobStore, LocalBlobStore
 from server.controllers import load_routes
 from server.db import Database
-from server.deps import DEPENDENCIES, PUBLIC_OPT, AuthMiddleware, Clock, system_clock
+from server.deps import PUBLIC_OPT, AuthMiddleware, Clock, Services, system_clock
 from server.errors import EXCEPTION_HANDLERS
 from server.idempotency import IdempotencyMiddleware, IdempotencyStore
 from server.settings import Settings
@@ -86,12 +86,19 @@ def create_app(
     database = db or Database(settings.database_url)
     database.create_all()
     tokens.configure(settings.secret)
+    shared = Services(
+        db=database,
+        settings=settings,
+        blobs=blobs or LocalBlobStore(settings.data_dir),
+        clock=clock or system_clock,
+    )
     state = State(
         {
+            "services": shared,
             "settings": settings,
             "db": database,
-            "blobs": blobs or LocalBlobStore(settings.data_dir),
-            "clock": clock or system_clock,
+            "blobs": shared.blobs,
+            "clock": shared.clock,
             "idempotency": IdempotencyStore(database),
             "worker": None,
         }
@@ -103,7 +110,6 @@ def create_app(
             *(extra_routes or []),
         ],
         state=state,
-        dependencies=DEPENDENCIES,
         middleware=[DefineMiddleware(AuthMiddleware), DefineMiddleware(IdempotencyMiddleware)],
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=openapi_config(),

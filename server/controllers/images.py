@@ -9,10 +9,8 @@ from litestar import Request, get, post
 from litestar.params import FromPath, QueryParameter
 from litestar.response import Response
 
-from server.auth import AuthContext, authenticate_key
-from server.blobs import BlobStore
-from server.db import Database
-from server.deps import IMAGE_TOKEN_OPT, PUBLIC_OPT, Clock
+from server.auth import authenticate_key
+from server.deps import IMAGE_TOKEN_OPT, PUBLIC_OPT, auth_of, services
 from server.multipart import json_object, read_body
 from server.schemas import (
     IMAGE,
@@ -24,7 +22,6 @@ from server.schemas import (
 )
 from server.services import images, inspections
 from server.services.common import in_thread
-from server.settings import Settings
 
 TAGS = ["images"]
 
@@ -43,14 +40,12 @@ TAGS = ["images"]
 )
 async def upload_image(
     request: Request[Any, Any, Any],
-    db: Database,
-    settings: Settings,
-    blobs: BlobStore,
-    auth: AuthContext,
-    clock: Clock,
     product_id: FromPath[str],
 ) -> dict[str, Any]:
     """Upload a photo (multipart: `image` file part, `data` JSON part with `side`, ...)."""
+    app = services(request)
+    db, settings, blobs, clock = app.db, app.settings, app.blobs, app.clock
+    auth = auth_of(request)
     body = await read_body(request)
     return await in_thread(
         images.upload_image,
@@ -72,9 +67,12 @@ async def upload_image(
     operation_class=operation(status=200, response=IMAGE_TOKEN, errors=(403, 404)),
 )
 async def upload_token(
-    db: Database, auth: AuthContext, clock: Clock, product_id: FromPath[str]
+    request: Request[Any, Any, Any], product_id: FromPath[str]
 ) -> dict[str, Any]:
     """A short-lived token for header `x-image-token`: uploads of this product, no API key."""
+    app = services(request)
+    db, clock = app.db, app.clock
+    auth = auth_of(request)
     return await in_thread(images.upload_token, db, auth, product_id, clock())
 
 
@@ -90,12 +88,12 @@ async def upload_token(
 )
 def image_content(
     request: Request[Any, Any, Any],
-    db: Database,
-    blobs: BlobStore,
     image_id: FromPath[str],
     token: Annotated[str | None, QueryParameter(name="token")] = None,
 ) -> Response[bytes]:
     """An image's bytes: with the company's `x-api-key`, or the signed `token` of its `src`."""
+    app = services(request)
+    db, blobs = app.db, app.blobs
     api_key = request.headers.get("x-api-key")
     auth = authenticate_key(db, api_key) if api_key is not None else None
     data, media_type = images.image_content(db, blobs, image_id, auth=auth, token=token)
@@ -116,14 +114,13 @@ def image_content(
 )
 async def record_validation(
     request: Request[Any, Any, Any],
-    db: Database,
-    settings: Settings,
-    auth: AuthContext,
-    clock: Clock,
     inspection_id: FromPath[str],
     image_id: FromPath[str],
 ) -> dict[str, Any]:
     """An external analysis service reports one validation of an image."""
+    app = services(request)
+    db, settings, clock = app.db, app.settings, app.clock
+    auth = auth_of(request)
     body = json_object(await read_body(request))
     return await in_thread(
         inspections.record_validation, db, settings, auth, inspection_id, image_id, body, clock()

@@ -8,10 +8,7 @@ from typing import Annotated, Any
 from litestar import Request, get, post, put
 from litestar.params import FromPath, PathParameter, QueryParameter
 
-from server.auth import AuthContext
-from server.blobs import BlobStore
-from server.db import Database
-from server.deps import Clock
+from server.deps import auth_of, services
 from server.multipart import json_object, read_body
 from server.schemas import (
     CREATE_INSPECTION_BODY,
@@ -27,7 +24,6 @@ from server.schemas import (
 )
 from server.services import creation, inspections, listing
 from server.services.common import in_thread
-from server.settings import Settings
 
 TAGS = ["inspections"]
 
@@ -42,14 +38,12 @@ TAGS = ["inspections"]
 )
 async def create_inspection(
     request: Request[Any, Any, Any],
-    db: Database,
-    settings: Settings,
-    blobs: BlobStore,
-    auth: AuthContext,
-    clock: Clock,
     inspection_type: Annotated[str, PathParameter(description="car, moto, bike, ...")],
 ) -> dict[str, Any]:
     """Create an inspection of a type from a template (id or alias)."""
+    app = services(request)
+    db, settings, blobs, clock = app.db, app.settings, app.blobs, app.clock
+    auth = auth_of(request)
     body = await read_body(request)
     return await in_thread(
         creation.create_inspection,
@@ -71,9 +65,7 @@ async def create_inspection(
     operation_class=operation(write=False, status=200, response=INSPECTION_PAGE, errors=()),
 )
 def list_inspections(
-    db: Database,
-    settings: Settings,
-    auth: AuthContext,
+    request: Request[Any, Any, Any],
     page: Annotated[str | None, QueryParameter(name="page", description="1-based page")] = None,
     limit: Annotated[
         str | None, QueryParameter(name="limit", description="1..100, default 10")
@@ -91,6 +83,9 @@ def list_inspections(
     template_id: Annotated[str | None, QueryParameter(name="templateId")] = None,
 ) -> dict[str, Any]:
     """The caller's inspections, oldest first, one page at a time."""
+    app = services(request)
+    db, settings = app.db, app.settings
+    auth = auth_of(request)
     params = {
         "page": page,
         "limit": limit,
@@ -111,10 +106,11 @@ def list_inspections(
     sync_to_thread=True,
     operation_class=operation(write=False, status=200, response=INSPECTION, errors=(404,)),
 )
-def get_inspection(
-    db: Database, settings: Settings, auth: AuthContext, inspection_id: FromPath[str]
-) -> dict[str, Any]:
+def get_inspection(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> dict[str, Any]:
     """The Inspection object."""
+    app = services(request)
+    db, settings = app.db, app.settings
+    auth = auth_of(request)
     return inspections.get_inspection(db, settings, auth, inspection_id)
 
 
@@ -127,12 +123,12 @@ def get_inspection(
 )
 async def update_inspection(
     request: Request[Any, Any, Any],
-    db: Database,
-    auth: AuthContext,
-    clock: Clock,
     inspection_id: FromPath[str],
 ) -> dict[str, Any]:
     """Set consumer, metadata and inputs not yet defined (created or started only)."""
+    app = services(request)
+    db, clock = app.db, app.clock
+    auth = auth_of(request)
     body = json_object(await read_body(request), required=False)
     return await in_thread(inspections.update_inspection, db, auth, inspection_id, body, clock())
 
@@ -146,13 +142,13 @@ async def update_inspection(
 )
 async def update_product(
     request: Request[Any, Any, Any],
-    db: Database,
-    auth: AuthContext,
-    clock: Clock,
     inspection_type: FromPath[str],
     product_id: FromPath[str],
 ) -> dict[str, Any]:
     """Set product fields not yet defined (not for `people`: update the inspection)."""
+    app = services(request)
+    db, clock = app.db, app.clock
+    auth = auth_of(request)
     body = json_object(await read_body(request), required=False)
     return await in_thread(
         inspections.update_product, db, auth, inspection_type, product_id, body, clock()
@@ -166,9 +162,12 @@ async def update_product(
     operation_class=operation(status=200, response=INSPECTION, errors=(404, 409), body=FINISH_BODY),
 )
 async def finish_inspection(
-    db: Database, settings: Settings, auth: AuthContext, clock: Clock, inspection_id: FromPath[str]
+    request: Request[Any, Any, Any], inspection_id: FromPath[str]
 ) -> dict[str, Any]:
     """The client finishes the inspection: verdict computed, `completedBy: client`."""
+    app = services(request)
+    db, settings, clock = app.db, app.settings, app.clock
+    auth = auth_of(request)
     return await in_thread(
         inspections.finish_inspection, db, settings, auth, inspection_id, clock()
     )
@@ -181,9 +180,12 @@ async def finish_inspection(
     operation_class=operation(status=200, response=INSPECTION, errors=(404, 409), body=FINISH_BODY),
 )
 async def start_inspection(
-    db: Database, settings: Settings, auth: AuthContext, clock: Clock, inspection_id: FromPath[str]
+    request: Request[Any, Any, Any], inspection_id: FromPath[str]
 ) -> dict[str, Any]:
     """Move a `created` inspection to `started` (the consumer opened it)."""
+    app = services(request)
+    db, settings, clock = app.db, app.settings, app.clock
+    auth = auth_of(request)
     return await in_thread(inspections.start_inspection, db, settings, auth, inspection_id, clock())
 
 
@@ -195,13 +197,12 @@ async def start_inspection(
 )
 async def declare_damage(
     request: Request[Any, Any, Any],
-    db: Database,
-    settings: Settings,
-    auth: AuthContext,
-    clock: Clock,
     inspection_id: FromPath[str],
 ) -> dict[str, Any]:
     """A damage declared by the consumer (template feature `damage_declaration`)."""
+    app = services(request)
+    db, settings, clock = app.db, app.settings, app.clock
+    auth = auth_of(request)
     body = json_object(await read_body(request))
     return await in_thread(
         inspections.declare_damage, db, settings, auth, inspection_id, body, clock()

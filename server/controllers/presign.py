@@ -16,7 +16,7 @@ from litestar.params import FromPath, QueryParameter
 from server import tokens
 from server.auth import AuthContext
 from server.db import Database
-from server.deps import PUBLIC_OPT, Clock
+from server.deps import PUBLIC_OPT, auth_of, services
 from server.errors import ApiError
 from server.multipart import json_object, read_body
 from server.schemas import INSPECTION, PRESIGN_BODY, PRESIGNED, operation
@@ -77,13 +77,12 @@ def _presign(
 )
 async def presign_detail(
     request: Request[Any, Any, Any],
-    db: Database,
-    settings: Settings,
-    auth: AuthContext,
-    clock: Clock,
     inspection_id: FromPath[str],
 ) -> dict[str, Any]:
     """A signed, expiring, read-only link to the inspection."""
+    app = services(request)
+    db, settings, clock = app.db, app.settings, app.clock
+    auth = auth_of(request)
     body = json_object(await read_body(request), required=False)
     expires_in = _expires_in(body)
     return await in_thread(_presign, db, settings, auth, inspection_id, expires_in, clock())
@@ -100,13 +99,13 @@ async def presign_detail(
     ),
 )
 def read_presigned(
-    db: Database,
-    settings: Settings,
-    clock: Clock,
+    request: Request[Any, Any, Any],
     inspection_id: FromPath[str],
     token: Annotated[str, QueryParameter(name="token", description="The link's accessToken.")] = "",
 ) -> dict[str, Any]:
     """The Inspection object, for the holder of a valid link (no API key)."""
+    app = services(request)
+    db, settings, clock = app.db, app.settings, app.clock
     try:
         claims = tokens.verify(DETAIL_TOKEN_KIND, token, now=clock())
     except tokens.TokenError as error:

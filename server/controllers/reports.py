@@ -12,15 +12,11 @@ from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation, 
 from litestar.openapi.spec.enums import OpenAPIFormat, OpenAPIType
 from litestar.params import FromPath, FromQuery
 
-from server.auth import AuthContext
-from server.blobs import BlobStore
-from server.db import Database
-from server.deps import PUBLIC_OPT
+from server.deps import PUBLIC_OPT, auth_of, services
 from server.multipart import json_object, read_body
 from server.reports import service
 from server.schemas import OBJECT_ID, STRING, TIMESTAMP, JsonSchema, operation
 from server.services.common import in_thread
-from server.settings import Settings
 
 TAGS = ["reports"]
 
@@ -101,12 +97,12 @@ def pdf_operation() -> type[Operation]:
 )
 async def request_report(
     request: Request[Any, Any, Any],
-    db: Database,
-    settings: Settings,
-    auth: AuthContext,
     inspection_id: FromPath[str],
 ) -> dict[str, Any]:
     """Queue a PDF report of a completed inspection."""
+    app = services(request)
+    db, settings = app.db, app.settings
+    auth = auth_of(request)
     body = json_object(await read_body(request), required=False)
     return await in_thread(service.create_report_request, db, settings, auth, inspection_id, body)
 
@@ -118,13 +114,14 @@ async def request_report(
     operation_class=operation(status=200, response=REPORT_REQUEST, errors=(404,)),
 )
 def read_report_request(
-    db: Database,
-    settings: Settings,
-    auth: AuthContext,
+    request: Request[Any, Any, Any],
     inspection_id: FromPath[str],
     report_request_id: FromPath[str],
 ) -> dict[str, Any]:
     """The report request; when completed, `result.url` is a fresh link valid for 15 minutes."""
+    app = services(request)
+    db, settings = app.db, app.settings
+    auth = auth_of(request)
     return service.get_report_request(db, settings, auth, inspection_id, report_request_id)
 
 
@@ -135,9 +132,12 @@ def read_report_request(
     operation_class=operation(status=200, response=REPORT_REQUEST_LIST, errors=(404,)),
 )
 def list_report_requests(
-    db: Database, settings: Settings, auth: AuthContext, inspection_id: FromPath[str]
+    request: Request[Any, Any, Any], inspection_id: FromPath[str]
 ) -> dict[str, Any]:
     """Every report request of the inspection, oldest first."""
+    app = services(request)
+    db, settings = app.db, app.settings
+    auth = auth_of(request)
     return service.list_report_requests(db, settings, auth, inspection_id)
 
 
@@ -150,14 +150,14 @@ def list_report_requests(
     operation_class=pdf_operation(),
 )
 def download_report(
-    db: Database,
-    blobs: BlobStore,
-    settings: Settings,
+    request: Request[Any, Any, Any],
     report_request_id: FromPath[str],
     expires: FromQuery[str | None] = None,
     signature: FromQuery[str | None] = None,
 ) -> Response[bytes]:
     """The PDF behind a signed link from `result.url`."""
+    app = services(request)
+    db, blobs, settings = app.db, app.blobs, app.settings
     pdf = service.report_file(db, blobs, settings, report_request_id, expires, signature)
     return Response(
         content=pdf,

@@ -9,9 +9,7 @@ from litestar import Request, get, post, put
 from litestar.params import FromPath, QueryParameter
 from litestar.response import Response
 
-from server.auth import AuthContext
-from server.db import Database
-from server.deps import Clock
+from server.deps import auth_of, services
 from server.errors import ApiError
 from server.multipart import read_body
 from server.schemas import TEMPLATE, TEMPLATE_LIST, TEMPLATE_SOURCE_BODY, operation
@@ -28,14 +26,15 @@ TAGS = ["templates"]
     operation_class=operation(write=False, status=200, response=TEMPLATE_LIST, errors=()),
 )
 def list_templates(
-    db: Database,
-    auth: AuthContext,
+    request: Request[Any, Any, Any],
     inspection_type: Annotated[str | None, QueryParameter(name="inspectionType")] = None,
     kind: Annotated[
         str | None, QueryParameter(name="type", description="`created` or `built-in`")
     ] = None,
 ) -> list[dict[str, Any]]:
     """The company's templates (latest revision of each) and the built-in ones."""
+    db = services(request).db
+    auth = auth_of(request)
     return templates.list_templates(db, auth.company_id, inspection_type=inspection_type, kind=kind)
 
 
@@ -46,8 +45,7 @@ def list_templates(
     operation_class=operation(write=False, status=200, response=TEMPLATE, errors=(404,)),
 )
 def get_template(
-    db: Database,
-    auth: AuthContext,
+    request: Request[Any, Any, Any],
     template_id: FromPath[str],
     with_logic: Annotated[
         str | None,
@@ -55,6 +53,8 @@ def get_template(
     ] = None,
 ) -> dict[str, Any]:
     """One template object: a custom template's latest revision, or a built-in."""
+    db = services(request).db
+    auth = auth_of(request)
     return templates.get_template(
         db, auth.company_id, template_id, with_logic=with_logic in ("true", "1")
     )
@@ -68,9 +68,11 @@ def get_template(
     operation_class=operation(write=False, status=200, response=None, errors=(404,)),
 )
 def get_template_source(
-    db: Database, auth: AuthContext, template_id: FromPath[str]
+    request: Request[Any, Any, Any], template_id: FromPath[str]
 ) -> Response[str]:
     """The `.insp` source of a custom template's latest revision (text/plain)."""
+    db = services(request).db
+    auth = auth_of(request)
     source = templates.get_template_source(db, auth.company_id, template_id)
     return Response(source, media_type="text/plain; charset=utf-8")
 
@@ -95,10 +97,11 @@ async def _source(request: Request[Any, Any, Any]) -> str:
         status=201, response=TEMPLATE, errors=(409, 422), body=TEMPLATE_SOURCE_BODY, text=True
     ),
 )
-async def create_template(
-    request: Request[Any, Any, Any], db: Database, auth: AuthContext, clock: Clock
-) -> dict[str, Any]:
+async def create_template(request: Request[Any, Any, Any]) -> dict[str, Any]:
     """Create a custom template (`type: created`) from its `.insp` source."""
+    app = services(request)
+    db, clock = app.db, app.clock
+    auth = auth_of(request)
     source = await _source(request)
     return await in_thread(templates.create_template, db, auth.company_id, source, clock())
 
@@ -113,12 +116,12 @@ async def create_template(
 )
 async def revise_template(
     request: Request[Any, Any, Any],
-    db: Database,
-    auth: AuthContext,
-    clock: Clock,
     template_id: FromPath[str],
 ) -> dict[str, Any]:
     """A new revision of a custom template; inspections created before keep their revision."""
+    app = services(request)
+    db, clock = app.db, app.clock
+    auth = auth_of(request)
     source = await _source(request)
     return await in_thread(
         templates.revise_template, db, auth.company_id, template_id, source, clock()

@@ -8,12 +8,10 @@ from litestar import Request, delete, get, post
 from litestar.params import FromPath
 
 from server import webhooks
-from server.auth import AuthContext
-from server.db import Database
+from server.deps import auth_of, services
 from server.multipart import json_object, read_body
 from server.schemas import OBJECT_ID, STRING, TIMESTAMP, JsonSchema, operation
 from server.services.common import in_thread
-from server.settings import Settings
 
 TAGS = ["webhooks"]
 
@@ -64,10 +62,11 @@ SUBSCRIPTION_LIST: JsonSchema = {
         status=201, response=SUBSCRIPTION_CREATED, errors=(409,), body=SUBSCRIPTION_BODY
     ),
 )
-async def subscribe(
-    request: Request[Any, Any, Any], db: Database, settings: Settings, auth: AuthContext
-) -> dict[str, Any]:
+async def subscribe(request: Request[Any, Any, Any]) -> dict[str, Any]:
     """Subscribe an endpoint to inspection events (per key mode: test data goes to test hooks)."""
+    app = services(request)
+    db, settings = app.db, app.settings
+    auth = auth_of(request)
     body = json_object(await read_body(request))
     return await in_thread(
         webhooks.create_subscription, db, settings, auth.company_id, auth.testing, body
@@ -80,8 +79,10 @@ async def subscribe(
     sync_to_thread=True,
     operation_class=operation(status=200, response=SUBSCRIPTION_LIST, errors=()),
 )
-def list_subscriptions(db: Database, auth: AuthContext) -> dict[str, Any]:
+def list_subscriptions(request: Request[Any, Any, Any]) -> dict[str, Any]:
     """The company's subscriptions for the calling key's mode."""
+    db = services(request).db
+    auth = auth_of(request)
     return webhooks.list_subscriptions(db, auth.company_id, auth.testing)
 
 
@@ -94,8 +95,10 @@ def list_subscriptions(db: Database, auth: AuthContext) -> dict[str, Any]:
         status=200, response={"type": "object", "properties": {"message": STRING}}, errors=(404,)
     ),
 )
-def unsubscribe(db: Database, auth: AuthContext, webhook_id: FromPath[str]) -> dict[str, Any]:
+def unsubscribe(request: Request[Any, Any, Any], webhook_id: FromPath[str]) -> dict[str, Any]:
     """Delete a subscription: no more deliveries are queued for it."""
+    db = services(request).db
+    auth = auth_of(request)
     webhooks.delete_subscription(db, auth.company_id, auth.testing, webhook_id)
     return {"message": "Webhook deleted"}
 

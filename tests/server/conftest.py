@@ -23,9 +23,9 @@ from litestar.params import FromPath, JSONBody
 from pydantic import BaseModel
 from sqlalchemy import func, select
 
-from server.auth import AuthContext, add_member
+from server.auth import add_member
 from server.db import Database
-from server.deps import IMAGE_TOKEN_OPT
+from server.deps import IMAGE_TOKEN_OPT, auth_of, services
 from server.settings import Settings
 from server.tables import Member
 
@@ -63,7 +63,8 @@ class EchoBody(BaseModel):
 
 def probe_routes(calls: Calls) -> list[Any]:
     @get("/test/whoami", sync_to_thread=False)
-    def whoami(auth: AuthContext) -> dict[str, Any]:
+    def whoami(request: Request[Any, Any, Any]) -> dict[str, Any]:
+        auth = auth_of(request)
         return {
             "companyId": auth.company_id,
             "mode": auth.mode,
@@ -77,8 +78,9 @@ def probe_routes(calls: Calls) -> list[Any]:
         status_code=201,
         sync_to_thread=True,
     )
-    def create_member(request: Request[Any, Any, Any], auth: AuthContext, db: Database) -> Any:
+    def create_member(request: Request[Any, Any, Any]) -> Any:
         """Creates one real member row per execution, named by the execution number."""
+        auth, db = auth_of(request), services(request).db
         number = calls.hit("members")
         member = add_member(db, auth.company_id, f"probe-{number}-{time.monotonic_ns()}")
         return {"memberId": member["memberId"], "method": request.method, "run": number}
@@ -99,7 +101,8 @@ def probe_routes(calls: Calls) -> list[Any]:
         return data.model_dump()
 
     @get("/test/image/{product_id:str}", opt={IMAGE_TOKEN_OPT: True}, sync_to_thread=False)
-    def image(product_id: FromPath[str], auth: AuthContext) -> dict[str, Any]:
+    def image(request: Request[Any, Any, Any], product_id: FromPath[str]) -> dict[str, Any]:
+        auth = auth_of(request)
         return {"productId": product_id, "scope": auth.scope, "mode": auth.mode}
 
     return [whoami, create_member, boom, slow, echo, image]
