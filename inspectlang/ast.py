@@ -5,124 +5,21 @@ Every node has a `span` (where it stands in the source) that takes no part in eq
 the node they precede (`comments`) or end the line of (`trailing_comment`), so the formatter can
 put them back. Syntax: `docs/design/syntax.md`.
 
-The nodes are real dataclasses (`dataclasses.fields`, `replace`, `is_dataclass` and pattern
-matching work) that behave as `@dataclass(frozen=True, slots=True)` ones, but are made by `_node`:
-`dataclass` compiles six small functions per class, one `exec` each, which made importing this
-module the costliest step of a cold compile. Here `dataclass` only reads the fields and makes the
-slots; equality, hash, repr and immutability come from the base class `_Node` (the same results as
-dataclass's own methods), and `_define_initializers` compiles the `__init__` of all pending
-classes, written as `dataclass` writes them, in one `exec`.
+The nodes are `@dataclass(frozen=True, slots=True)` classes made by `inspectlang.records`, which
+builds the same methods for a fraction of the import cost (this module was the costliest step of
+a cold compile after pydantic).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import MISSING, FrozenInstanceError, dataclass, field, fields
-from operator import attrgetter
-from typing import Any, ClassVar, TypeAlias, TypeVar, dataclass_transform
+from dataclasses import field
+from typing import TypeAlias
 
-_NodeClass = TypeVar("_NodeClass")
-
-#: Classes made by `_node` whose `__init__` `_define_initializers` has not compiled yet.
-_PENDING: list[type] = []
+from inspectlang.records import define_initializers, frozen_record
 
 
-class _Node:
-    """What every node shares, as `@dataclass(frozen=True, slots=True)` would write it for each:
-    equality and hash over the compared fields, a repr of the shown ones, immutability, and the
-    state used to pickle and copy despite it."""
-
-    __slots__ = ()
-    __dataclass_fields__: ClassVar[dict[str, Any]]
-    #: The values of the fields that take part in equality and hash, as a tuple.
-    _compared: ClassVar[Callable[[Any], tuple[Any, ...]]]
-    #: The fields the repr shows.
-    _shown: ClassVar[tuple[str, ...]]
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return self.__class__._compared(self) == self.__class__._compared(other)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self.__class__._compared(self))
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._shown)
-        return f"{self.__class__.__qualname__}({shown})"
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
-
-    def __getstate__(self) -> list[object]:
-        return [getattr(self, item.name) for item in fields(self)]
-
-    def __setstate__(self, state: list[object]) -> None:
-        for item, value in zip(fields(self), state, strict=True):
-            object.__setattr__(self, item.name, value)
-
-
-def _values_of(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
-    """A function of a node giving the tuple of its `names` fields (`attrgetter` gives a bare
-    value for one name)."""
-    if len(names) == 1:
-        get = attrgetter(names[0])
-        return lambda node: (get(node),)
-    if not names:
-        return lambda node: ()
-    return attrgetter(*names)
-
-
-@dataclass_transform(frozen_default=True, field_specifiers=(field,))
-def _node(cls: type[_NodeClass]) -> type[_NodeClass]:
-    """`@dataclass(frozen=True, slots=True)`, its `__init__` compiled later by
-    `_define_initializers`. Every node class has a docstring: for one without, `dataclass`
-    writes one from `inspect.signature`, which is slow the first time."""
-    made = dataclass(init=False, repr=False, eq=False, slots=True)(cls)
-    items = fields(made)  # type: ignore[arg-type]
-    made._compared = _values_of(tuple(item.name for item in items if item.compare))  # type: ignore[attr-defined]
-    made._shown = tuple(item.name for item in items if item.repr)  # type: ignore[attr-defined]
-    _PENDING.append(made)
-    return made
-
-
-def _define_initializers() -> None:
-    """Compile the `__init__` of every pending class in one `exec`: the code
-    `@dataclass(frozen=True, slots=True)` writes, with the same signature and annotations."""
-    lines: list[str] = []
-    namespace: dict[str, Any] = {"_set": object.__setattr__}
-    for number, cls in enumerate(_PENDING):
-        parameters: list[str] = []
-        keyword_only: list[str] = []
-        body: list[str] = []
-        for item in fields(cls):
-            if item.default_factory is not MISSING:
-                raise TypeError(f"{cls.__name__}.{item.name}: node fields take no factory")
-            parameter = item.name
-            if item.default is not MISSING:
-                namespace[f"_default{number}_{item.name}"] = item.default
-                parameter += f"=_default{number}_{item.name}"
-            (keyword_only if item.kw_only else parameters).append(parameter)
-            body.append(f"    _set(self, {item.name!r}, {item.name})")
-        if keyword_only:
-            parameters += ["*", *keyword_only]
-        lines += [f"def _init{number}(self, {', '.join(parameters)}):", *(body or ["    pass"])]
-    exec("\n".join(lines), namespace)
-    for number, cls in enumerate(_PENDING):
-        function = namespace[f"_init{number}"]
-        function.__name__ = "__init__"
-        function.__qualname__ = f"{cls.__qualname__}.__init__"
-        function.__module__ = cls.__module__
-        function.__annotations__ = {item.name: item.type for item in fields(cls)} | {"return": None}
-        cls.__init__ = function  # type: ignore[misc]
-    _PENDING.clear()
-
-
-@_node
-class Span(_Node):
+@frozen_record
+class Span:
     """A source range: 1-based line and column; the end is exclusive."""
 
     line: int
@@ -134,7 +31,7 @@ class Span(_Node):
         return [self.line, self.column, self.end_line, self.end_column]
 
 
-_define_initializers()
+define_initializers()
 
 #: The span of nodes made by the program rather than read from a file (decompiler, tests).
 NO_SPAN = Span(0, 0, 0, 0)
@@ -153,32 +50,32 @@ def _comments() -> tuple[str, ...]:
 # --------------------------------------------------------------------------------------------
 
 
-@_node
-class Literal(_Node):
+@frozen_record
+class Literal:
     """A number, text or boolean written in the source."""
 
     value: int | float | str | bool
     span: Span = _span()
 
 
-@_node
-class ListExpr(_Node):
+@frozen_record
+class ListExpr:
     """`[a, b, c]`: a list written in the source."""
 
     items: tuple[Expr, ...]
     span: Span = _span()
 
 
-@_node
-class Name(_Node):
+@frozen_record
+class Name:
     """A bare name: a variable, a bound item, an event subject or a namespace (`car`, `inputs`)."""
 
     name: str
     span: Span = _span()
 
 
-@_node
-class Attribute(_Node):
+@frozen_record
+class Attribute:
     """`value.name`."""
 
     value: Expr
@@ -187,8 +84,8 @@ class Attribute(_Node):
     name_span: Span = _span()
 
 
-@_node
-class Call(_Node):
+@frozen_record
+class Call:
     """`function(arguments)` for the library functions."""
 
     function: str
@@ -197,8 +94,8 @@ class Call(_Node):
     function_span: Span = _span()
 
 
-@_node
-class Quantifier(_Node):
+@frozen_record
+class Quantifier:
     """`count(L)`, `count(x in L where C)`, `any(...)`, `all(...)`, `sum(x in L of E)`.
 
     `variable` is None only for the plain `count(L)`.
@@ -212,8 +109,8 @@ class Quantifier(_Node):
     span: Span = _span()
 
 
-@_node
-class Unary(_Node):
+@frozen_record
+class Unary:
     """`not x` or `-x`."""
 
     operator: str
@@ -221,8 +118,8 @@ class Unary(_Node):
     span: Span = _span()
 
 
-@_node
-class Binary(_Node):
+@frozen_record
+class Binary:
     """`left OP right` with OP one of `or and = != < <= > >= in + - * /`."""
 
     operator: str
@@ -238,8 +135,8 @@ Expr: TypeAlias = Literal | ListExpr | Name | Attribute | Call | Quantifier | Un
 # --------------------------------------------------------------------------------------------
 
 
-@_node
-class SetStatement(_Node):
+@frozen_record
+class SetStatement:
     """`set VARIABLE to VALUE`."""
 
     variable: str
@@ -250,8 +147,8 @@ class SetStatement(_Node):
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@_node
-class IfStatement(_Node):
+@frozen_record
+class IfStatement:
     """`if C` ... `else if C2` ... `else` ...; an `else if` is an IfStatement alone in
     `otherwise` with `is_else_if=True`, so the formatter writes it back the same way."""
 
@@ -271,8 +168,8 @@ Statement: TypeAlias = SetStatement | IfStatement
 # --------------------------------------------------------------------------------------------
 
 
-@_node
-class Quantity(_Node):
+@frozen_record
+class Quantity:
     """A number with a unit: `48 hours`, `7 days`, `500 meters`, `5 MB`."""
 
     amount: int | float
@@ -280,8 +177,8 @@ class Quantity(_Node):
     span: Span = _span()
 
 
-@_node
-class Size(_Node):
+@frozen_record
+class Size:
     """`800 x 600` (width x height in pixels)."""
 
     width: int
@@ -292,8 +189,8 @@ class Size(_Node):
 PropertyValue: TypeAlias = Expr | Quantity | Size
 
 
-@_node
-class Property(_Node):
+@frozen_record
+class Property:
     """`key: value` or `key LOCALE: value`; `values` holds the comma-separated parts."""
 
     key: str
@@ -305,8 +202,8 @@ class Property(_Node):
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@_node
-class Flag(_Node):
+@frozen_record
+class Flag:
     """A property without a value: `required`, `whole number`, `email`."""
 
     words: str
@@ -315,8 +212,8 @@ class Flag(_Node):
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@_node
-class Option(_Node):
+@frozen_record
+class Option:
     """`option KEY: "Label"` or `option KEY LOCALE: "Etiqueta"` of a select/multiselect."""
 
     key: str
@@ -327,8 +224,8 @@ class Option(_Node):
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@_node
-class Modifier(_Node):
+@frozen_record
+class Modifier:
     """One part after the name of a `validate` line: `required`, `not run`,
     `minimum confidence 85`, `within 24 hours`, `minimum size 800 x 600`."""
 
@@ -337,8 +234,8 @@ class Modifier(_Node):
     span: Span = _span()
 
 
-@_node
-class Validate(_Node):
+@frozen_record
+class Validate:
     """`validate NAME, modifier, ...` inside an image."""
 
     name: str
@@ -349,8 +246,8 @@ class Validate(_Node):
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@_node
-class FeatureUse(_Node):
+@frozen_record
+class FeatureUse:
     """`feature NAME` inside an image: the feature applies to that image."""
 
     name: str
@@ -359,8 +256,8 @@ class FeatureUse(_Node):
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@_node
-class Require(_Node):
+@frozen_record
+class Require:
     """`require FIELD, FIELD` inside `product` or `consumer`."""
 
     fields: tuple[str, ...]
@@ -370,8 +267,8 @@ class Require(_Node):
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@_node
-class Disapprove(_Node):
+@frozen_record
+class Disapprove:
     """`disapprove "REASON" when CONDITION` inside `verdict`."""
 
     reason: str
@@ -381,8 +278,8 @@ class Disapprove(_Node):
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@_node
-class Approve(_Node):
+@frozen_record
+class Approve:
     """`approve when CONDITION` inside `verdict`."""
 
     condition: Expr
@@ -391,8 +288,8 @@ class Approve(_Node):
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@_node
-class Otherwise(_Node):
+@frozen_record
+class Otherwise:
     """`otherwise "REASON"` inside `verdict`."""
 
     reason: str
@@ -410,8 +307,8 @@ Item: TypeAlias = (
 # --------------------------------------------------------------------------------------------
 
 
-@_node
-class TemplateDecl(_Node):
+@frozen_record
+class TemplateDecl:
     """`template "NAME"` with `type`, `id`, `locales` properties."""
 
     name: str
@@ -421,8 +318,8 @@ class TemplateDecl(_Node):
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@_node
-class SettingsDecl(_Node):
+@frozen_record
+class SettingsDecl:
     """`settings` with the template's parameters as properties."""
 
     items: tuple[Item, ...] = ()
@@ -431,8 +328,8 @@ class SettingsDecl(_Node):
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@_node
-class VariableDecl(_Node):
+@frozen_record
+class VariableDecl:
     """`variable NAME: numeric|text = INITIAL`."""
 
     name: str
@@ -444,8 +341,8 @@ class VariableDecl(_Node):
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@_node
-class ProductDecl(_Node):
+@frozen_record
+class ProductDecl:
     """`product` with the `require` lines of the product fields."""
 
     items: tuple[Item, ...] = ()
@@ -454,8 +351,8 @@ class ProductDecl(_Node):
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@_node
-class ConsumerDecl(_Node):
+@frozen_record
+class ConsumerDecl:
     """`consumer` with the `require` lines of the consumer fields."""
 
     items: tuple[Item, ...] = ()
@@ -464,8 +361,8 @@ class ConsumerDecl(_Node):
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@_node
-class ImageDecl(_Node):
+@frozen_record
+class ImageDecl:
     """`image NAME` with its labels, `validate` lines and `feature` uses."""
 
     name: str
@@ -476,8 +373,8 @@ class ImageDecl(_Node):
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@_node
-class InputDecl(_Node):
+@frozen_record
+class InputDecl:
     """`input NAME` with its type, labels, options and checks."""
 
     name: str
@@ -488,8 +385,8 @@ class InputDecl(_Node):
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@_node
-class FeatureDecl(_Node):
+@frozen_record
+class FeatureDecl:
     """`feature NAME: on|off`."""
 
     name: str
@@ -500,8 +397,8 @@ class FeatureDecl(_Node):
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@_node
-class EventSpec(_Node):
+@frozen_record
+class EventSpec:
     """What a rule reacts to: `event` in words (`validation failed`), optionally narrowed by
     `target` (an input, image or validation name) and `of_image` (`... of IMAGE`)."""
 
@@ -513,8 +410,8 @@ class EventSpec(_Node):
     of_image_span: Span = _span()
 
 
-@_node
-class RuleDecl(_Node):
+@frozen_record
+class RuleDecl:
     """`on EVENT` followed by statements."""
 
     event: EventSpec
@@ -524,8 +421,8 @@ class RuleDecl(_Node):
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@_node
-class CheckDecl(_Node):
+@frozen_record
+class CheckDecl:
     """`check KEY` with `name`, `description` and `valid when` properties."""
 
     name: str
@@ -536,8 +433,8 @@ class CheckDecl(_Node):
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@_node
-class VerdictDecl(_Node):
+@frozen_record
+class VerdictDecl:
     """`verdict` with `disapprove`, `approve` and `otherwise` lines."""
 
     items: tuple[Item, ...] = ()
@@ -561,8 +458,8 @@ Declaration: TypeAlias = (
 )
 
 
-@_node
-class Module(_Node):
+@frozen_record
+class Module:
     """A whole `.insp` file. `final_comments` are comments after the last declaration."""
 
     declarations: tuple[Declaration, ...]
@@ -570,4 +467,4 @@ class Module(_Node):
     filename: str = field(default="<template>", compare=False)
 
 
-_define_initializers()
+define_initializers()

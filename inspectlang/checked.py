@@ -4,7 +4,7 @@ it checks against. Split from `inspectlang.checker`; the compiler reads these da
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from inspectlang import ast
@@ -12,6 +12,7 @@ from inspectlang.manifest import (
     RULE_EVENTS,
     IRNode,
 )
+from inspectlang.records import define_initializers, record
 from inspectlang.schema import CheckedInput
 
 #: Limits on the size of a template: past them the template is refused (E037), never slow.
@@ -69,7 +70,7 @@ METERS = {
 }
 
 
-@dataclass(slots=True)
+@record
 class CheckedValidation:
     """A `validate` line of an image, with its thresholds and validator options."""
 
@@ -81,7 +82,7 @@ class CheckedValidation:
     options: dict[str, float]
 
 
-@dataclass(slots=True)
+@record
 class CheckedImage:
     """An `image` declaration: its labels per locale, validations and features."""
 
@@ -93,7 +94,7 @@ class CheckedImage:
     features: list[str]
 
 
-@dataclass(slots=True)
+@record
 class CheckedRule:
     """An `on EVENT` rule: what it reacts to and its body as IR statements."""
 
@@ -106,7 +107,7 @@ class CheckedRule:
     span: ast.Span
 
 
-@dataclass(slots=True)
+@record
 class CheckedCheck:
     """A `check` (global validation) with its condition and the checks it refers to."""
 
@@ -119,7 +120,7 @@ class CheckedCheck:
     span: ast.Span
 
 
-@dataclass(slots=True)
+@record
 class CheckedVerdict:
     """The `verdict`: disapprovals in order, the approval condition, the fallback reason."""
 
@@ -129,7 +130,7 @@ class CheckedVerdict:
     span: ast.Span | None = None
 
 
-@dataclass(slots=True)
+@record
 class CheckedTemplate:
     """Everything the compiler needs, already valid: the manifest is built from this alone."""
 
@@ -150,3 +151,6 @@ class CheckedTemplate:
     #: In dependency order: a check comes after every check it refers to.
     checks: list[CheckedCheck]
     verdict: CheckedVerdict
+
+
+define_initializers()

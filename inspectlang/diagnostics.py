@@ -9,15 +9,16 @@ The table of codes is `CODES`; `docs/language.md` documents each one.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
 from inspectlang.ast import Span
+from inspectlang.records import define_initializers, frozen_record
 
 Severity = Literal["error", "warning"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_record
 class Diagnostic:
     """One error or warning about a template, at a source span."""
 
@@ -142,3 +143,6 @@ CODES: dict[str, str] = {
     "W002": "variable is never used",
     "W003": "disapproval can never match",
 }
+
+
+define_initializers()

@@ -4,12 +4,13 @@ resolve in: the tables `inspectlang.types.ExpressionChecker` checks against (spl
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import date
 
 from inspectlang import ast
 from inspectlang.manifest import VALIDATION_NAMES
 from inspectlang.patterns import MAX_PATTERN, pattern_problem
+from inspectlang.records import define_initializers, record
 
 NUMBER, TEXT, BOOLEAN, DATE = "number", "text", "boolean", "date"
 IMAGE, VALIDATION, DAMAGE = "image", "validation", "damage"
@@ -155,7 +156,7 @@ def regex_problem(pattern: str) -> str | None:
     return pattern_problem(pattern)
 
 
-@dataclass(slots=True)
+@record
 class InputRef:
     """An input as expressions see it: its identifier and type."""
 
@@ -163,7 +164,7 @@ class InputRef:
     input_type: str
 
 
-@dataclass(slots=True)
+@record
 class ImageRef:
     """An image as expressions see it: its identifier and the validations it runs."""
 
@@ -171,7 +172,7 @@ class ImageRef:
     validations: frozenset[str]
 
 
-@dataclass(slots=True)
+@record
 class Scope:
     """What an expression may refer to: the declarations of the template and the rule's event."""
 
@@ -190,3 +191,6 @@ class Scope:
     #: Filled while checking: variables read, checks referred to (key -> first span).
     used_variables: set[str] = field(default_factory=set)
     used_checks: dict[str, ast.Span] = field(default_factory=dict)
+
+
+define_initializers()

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from lark import Token
 
 from inspectlang import ast
 from inspectlang.ast import Span
+from inspectlang.records import define_initializers, frozen_record, record
 
 #: Deepest nesting of parentheses, brackets, unary operators and operator chains in one
 #: expression. Deeper input is refused (E004) so no later pass can hit Python's recursion limit.
@@ -105,7 +106,7 @@ def _trailing_comment_of(line: str) -> str | None:
     return None
 
 
-@dataclass(slots=True)
+@record
 class _SourceLines:
     """What each line of the source is (blank, own-line comment, code) and its comment."""
 
@@ -480,7 +481,7 @@ class _AstBuilder:
         return self.nested(node, collection, bound.body)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_record
 class _BoundArgument:
     """`x in L where C` or `x in L of E` inside a call, before it becomes a Quantifier."""
 
@@ -496,3 +497,6 @@ def _number(text: str) -> int | float:
 def _size(token: Token) -> ast.Size:
     width, _, height = token.value.partition("x")
     return ast.Size(int(width), int(height), span=_token_span(token))
+
+
+define_initializers()

@@ -1,5 +1,5 @@
-"""The AST nodes behave as `@dataclass(frozen=True, slots=True)` classes, though `inspectlang.ast`
-builds their methods itself (one `exec` for all the initializers, to keep imports cheap)."""
+"""The AST nodes behave as `@dataclass(frozen=True, slots=True)` classes, though
+`inspectlang.records` builds their methods (to keep importing the compiler cheap)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,140 @@
+"""`inspectlang.records`: classes that behave as `@dataclass(slots=True)` and
+`@dataclass(frozen=True, slots=True)` ones, compared with real dataclasses of the same shape."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import inspect
+import pickle
+from dataclasses import dataclass, field
+
+import pytest
+
+from inspectlang.records import define_initializers, frozen_record, record
+
+
+@record
+class Account:
+    """A mutable record with defaults and factories."""
+
+    name: str
+    tags: list[str] = field(default_factory=list)
+    limit: int = 10
+    note: str = field(default="", compare=False, repr=False)
+    owner: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(slots=True)
+class AccountDataclass:
+    """The same shape as `Account`, made by `dataclass`."""
+
+    name: str
+    tags: list[str] = field(default_factory=list)
+    limit: int = 10
+    note: str = field(default="", compare=False, repr=False)
+    owner: str | None = field(default=None, kw_only=True)
+
+
+@frozen_record
+class Point:
+    """A frozen record."""
+
+    x: int
+    y: int = 0
+
+
+@frozen_record
+class Pickled:
+    """A frozen record at module level, so pickle finds its class."""
+
+    value: tuple[int, ...]
+    label: str = field(default="", compare=False)
+
+
+define_initializers()
+
+
+def test_signature_fields_and_match_args_are_those_of_dataclass() -> None:
+    assert str(inspect.signature(Account)) == str(inspect.signature(AccountDataclass))
+    assert Account.__match_args__ == AccountDataclass.__match_args__
+    assert [f.name for f in dataclasses.fields(Account)] == [
+        "name",
+        "tags",
+        "limit",
+        "note",
+        "owner",
+    ]
+    assert Account.__slots__ == AccountDataclass.__slots__
+    assert dataclasses.is_dataclass(Account) and dataclasses.is_dataclass(Point)
+
+
+def test_mutable_record_equality_repr_and_factories() -> None:
+    first, second = Account("a"), Account("a", note="other")
+    assert first == second  # `note` is not compared
+    assert first.tags is not second.tags  # a fresh list per instance
+    first.tags.append("x")
+    assert first != second
+    shown = repr(AccountDataclass("a", ["t"], 3, owner="o")).removeprefix("AccountDataclass")
+    assert repr(Account("a", ["t"], 3, owner="o")) == "Account" + shown
+    assert Account("a").__eq__(AccountDataclass("a")) is NotImplemented
+    first.limit = 5  # mutable
+    assert first.limit == 5
+    assert Account.__hash__ is None
+    with pytest.raises(TypeError):
+        hash(first)
+    with pytest.raises(AttributeError):
+        first.unknown = 1  # type: ignore[attr-defined]
+    assert dataclasses.replace(first, name="b").tags == ["x"]
+
+
+def test_frozen_record_hash_freeze_and_copies() -> None:
+    point = Point(1, 2)
+    assert point == Point(1, 2) and point != Point(2, 1)
+    assert hash(point) == hash((1, 2))
+    assert repr(point) == "Point(x=1, y=2)"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        point.x = 3  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del point.y  # type: ignore[misc]
+    value = Pickled((1, 2), "label")
+    for twin in (pickle.loads(pickle.dumps(value)), copy.deepcopy(value), copy.copy(value)):
+        assert twin == value and twin.label == "label"
+
+
+def test_what_records_do_not_support_is_refused() -> None:
+    with pytest.raises(TypeError, match="__post_init__"):
+
+        @record
+        class WithPostInit:
+            """Refused."""
+
+            value: int
+
+            def __post_init__(self) -> None:
+                pass
+
+    with pytest.raises(TypeError, match="__init__ parameter"):
+
+        @record
+        class WithoutInit:
+            """Refused."""
+
+            value: int = field(default=0, init=False)
+
+    define_initializers()  # nothing pending: the refused classes were never queued
+
+
+def test_a_method_the_class_writes_is_kept() -> None:
+    @frozen_record
+    class Shown:
+        """Writes its own repr, as a dataclass may."""
+
+        value: int
+
+        def __repr__(self) -> str:
+            return "shown"
+
+    define_initializers()
+    assert repr(Shown(1)) == "shown"
+    assert Shown(1) == Shown(1)
