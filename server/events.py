@@ -74,13 +74,23 @@ def publish(
     testing: bool,
     event: str,
     payload: dict[str, Any],
+    inspection: dict[str, Any] | None = None,
+    callback_url: str | None = None,
 ) -> int:
     """Queue one delivery per active subscription to `event`, and one to the inspection's own
-    `callbackURL` when it was created with one; returns how many were queued."""
+    `callbackURL` when it was created with one; returns how many were queued.
+
+    A caller that has the Inspection object at hand (creation) passes it as `inspection`, with
+    the inspection's `callback_url`: nothing is then read back from the session."""
     if event not in EVENTS:
         raise UnknownEventError(f"unknown event {event!r}; known: {', '.join(EVENTS)}")
     subscriptions = active_subscriptions(session, company_id, testing, event)
-    callback = _inspection_callback(session, payload)
+    if inspection is not None:
+        callback = callback_url
+        extras = {k: v for k, v in payload.items() if k not in REFERENCE_KEYS}
+        payload = {**inspection, **extras}
+    else:
+        callback = _inspection_callback(session, payload)
     if not subscriptions and callback is None:
         return 0
     inspection = payload

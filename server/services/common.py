@@ -43,13 +43,27 @@ def _events_module() -> ModuleType | None:
 
 
 def publish(
-    session: Session, *, company_id: str, testing: bool, event: str, payload: dict[str, Any]
+    session: Session,
+    *,
+    company_id: str,
+    testing: bool,
+    event: str,
+    payload: dict[str, Any],
+    inspection: dict[str, Any] | None = None,
+    callback_url: str | None = None,
 ) -> None:
-    """Record an event in the caller's transaction (a no-op until `server.events` exists)."""
+    """Record an event in the caller's transaction (see `server.events.publish`; a no-op until
+    `server.events` exists)."""
     module = _events_module()
     if module is not None:
         module.publish(
-            session, company_id=company_id, testing=testing, event=event, payload=payload
+            session,
+            company_id=company_id,
+            testing=testing,
+            event=event,
+            payload=payload,
+            inspection=inspection,
+            callback_url=callback_url,
         )
 
 

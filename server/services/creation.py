@@ -10,7 +10,6 @@ from datetime import datetime
 from typing import Any, cast
 
 from sqlalchemy import insert
-from sqlalchemy.orm import make_transient_to_detached
 from sqlmodel import Session
 
 import runtime
@@ -27,7 +26,6 @@ from server.services.common import content_url, publish, run_runtime
 from server.services.inspections import (
     check_type,
     dump_state,
-    event_payload,
     filter_columns,
     product_ids,
     render,
@@ -180,70 +178,72 @@ def _create(
     access_code: str,
     stored_keys: list[str],
 ) -> dict[str, Any]:
-    with db.session(immediate=True) as session:
+    # Reads and computation first, outside the write transaction: SQLite has one writer at a
+    # time, so its write lock is held for the inserts and the commit only, not for the runtime.
+    with db.session() as session:
         key, manifest = templates.resolve_for_inspection(
-            session, auth.company_id, body.get("templateId"), inspection_type, now
+            session, auth.company_id, body.get("templateId"), inspection_type
         )
         user_id = _producer_user(session, auth.company_id, body.get("producer"))
-        program = templates.program_for(key, manifest)
-        file_values, stored_files = _store_file_inputs(blobs, auth, manifest, files, settings)
-        stored_keys.extend(blob_key for _, _, blob_key in stored_files)
-        if file_values:
-            given = body.get("inputs")
-            body["inputs"] = [*(given if isinstance(given, list) else []), *file_values]
-        state = run_runtime(
-            runtime.create,
-            program,
-            body,
-            inspection_type=inspection_type,
-            now=now,
-            ids=new_object_id,
-            company_id=auth.company_id,
-            user_id=user_id or "",
-            testing=auth.testing,
-        )
-        document = dump_state(state)
-        values: dict[str, Any] = {
-            "id": str(document.get("_id") or document.get("id")),
+    program = templates.program_for(key, manifest)
+    file_values, stored_files = _store_file_inputs(blobs, auth, manifest, files, settings)
+    stored_keys.extend(blob_key for _, _, blob_key in stored_files)
+    if file_values:
+        given = body.get("inputs")
+        body["inputs"] = [*(given if isinstance(given, list) else []), *file_values]
+    state = run_runtime(
+        runtime.create,
+        program,
+        body,
+        inspection_type=inspection_type,
+        now=now,
+        ids=new_object_id,
+        company_id=auth.company_id,
+        user_id=user_id or "",
+        testing=auth.testing,
+    )
+    document = dump_state(state)
+    inspection = render(program, state)
+    inspection_id = str(document.get("_id") or document.get("id"))
+    values: dict[str, Any] = {
+        "id": inspection_id,
+        "company_id": auth.company_id,
+        "testing": auth.testing,
+        "type": inspection_type,
+        "manifest_key": key,
+        "access_code_hash": _hash_code(access_code),
+        "callback_url": callback_url,
+        "created_at": now,
+        "updated_at": now,
+        "state": document,
+        "document": inspection,
+        **filter_columns(document),
+    }
+    product_rows = [
+        {
+            "id": product_id,
+            "inspection_id": inspection_id,
             "company_id": auth.company_id,
             "testing": auth.testing,
             "type": inspection_type,
-            "manifest_key": key,
-            "access_code_hash": _hash_code(access_code),
-            "callback_url": callback_url,
-            "created_at": now,
-            "updated_at": now,
-            "state": document,
-            "document": render(program, state),
-            **filter_columns(document),
         }
-        record = InspectionRecord(**values)
-        # Core inserts: one statement per table, none of the ORM unit-of-work bookkeeping. The
-        # row object then joins the session as persistent (no second INSERT), so code reading
-        # it in this transaction (event publishing) gets it from the identity map, not the DB.
+        for product_id in product_ids(document)
+    ]
+    events = ["inspection_created"] + (
+        ["inspection_started"] if values["status"] == "started" else []
+    )
+    # Core inserts with prebuilt statements: no ORM unit of work, no statement to compile.
+    with db.session(immediate=True) as session:
+        templates.ensure_stored(session, key, manifest, now)
         session.execute(_INSERT_INSPECTION, values)
-        make_transient_to_detached(record)
-        session.add(record)
-        session.execute(
-            _INSERT_PRODUCTS,
-            [
-                {
-                    "id": product_id,
-                    "inspection_id": record.id,
-                    "company_id": auth.company_id,
-                    "testing": auth.testing,
-                    "type": inspection_type,
-                }
-                for product_id in product_ids(document)
-            ],
-        )
+        session.execute(_INSERT_PRODUCTS, product_rows)
         if stored_files:
             session.execute(
                 _INSERT_IMAGES,
                 [
                     {
                         "id": file_id,
-                        "inspection_id": record.id,
+                        "inspection_id": inspection_id,
                         "product_id": None,
                         "company_id": auth.company_id,
                         "testing": auth.testing,
@@ -257,30 +257,27 @@ def _create(
                     for file_id, upload, blob_key in stored_files
                 ],
             )
-        count_consumed(session, auth.company_id, auth.mode)
-        publish(
-            session,
-            company_id=auth.company_id,
-            testing=auth.testing,
-            event="inspection_created",
-            payload=event_payload(record, callbackURL=callback_url),
-        )
-        if record.status == "started":
+        for event in events:
             publish(
                 session,
                 company_id=auth.company_id,
                 testing=auth.testing,
-                event="inspection_started",
-                payload=event_payload(record),
+                event=event,
+                payload={},
+                inspection=inspection,
+                callback_url=callback_url,
             )
+        # Last before the commit: on PostgreSQL this update locks the company's row, and every
+        # concurrent create of the company waits for that lock until this transaction ends.
+        count_consumed(session, auth.company_id, auth.mode)
         session.commit()
         templates.remember_stored(session, key)
     ids = product_ids(document)
     response: dict[str, Any] = {
-        "inspectionId": record.id,
+        "inspectionId": inspection_id,
         "productId": ids[0] if ids else None,
         "message": "Inspection created",
-        "magicLink": f"{settings.public_url}/i/{record.id}?code={access_code}",
+        "magicLink": f"{settings.public_url}/i/{inspection_id}?code={access_code}",
     }
     if len(ids) > 1:
         response["productIds"] = ids

@@ -70,7 +70,7 @@ _manifests = _LruCache(CACHE_SIZE)
 _programs = _LruCache(CACHE_SIZE)
 #: Content key of each built-in manifest, by its compiler revision (hashing a manifest costs).
 _builtin_keys: dict[str, str] = {}
-#: Built-in manifest keys known to be committed in each database (engine).
+#: Manifest keys known to be committed in each database (engine): no insert needed for them.
 _stored_builtins: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
 
 
@@ -383,13 +383,14 @@ def get_template_source(db: Database, company_id: str, template_id: str) -> str:
 
 
 def resolve_for_inspection(
-    session: Session, company_id: str, reference: Any, inspection_type: str, now: datetime
+    session: Session, company_id: str, reference: Any, inspection_type: str
 ) -> tuple[str, Template]:
     """The (content key, manifest) a new inspection of `inspection_type` is created from.
 
     `reference` is the body's `templateId`: an alias (`easy`, `deep`, `damage`) or a 24-hex id of
-    one of the company's templates or a built-in. Built-in manifests are stored on first use, so
-    the inspection keeps its revision even when a later release changes the built-in.
+    one of the company's templates or a built-in. Only reads: a built-in manifest is stored by
+    `ensure_stored` in the transaction that creates the inspection, so the inspection keeps its
+    revision even when a later release changes the built-in.
     """
     if not isinstance(reference, str) or not reference:
         raise ApiError.of(
@@ -415,6 +416,7 @@ def resolve_for_inspection(
         if record is not None:
             manifest = load_manifest(session, record.manifest_key)
             _check_type(manifest, inspection_type)
+            remember_stored(session, record.manifest_key)
             return record.manifest_key, manifest
         manifest = get_builtin_by_id(reference)
         if manifest is None:
@@ -422,9 +424,13 @@ def resolve_for_inspection(
     _check_type(manifest, inspection_type)
     key = _builtin_keys.get(manifest.logic.revision) or manifest_key(manifest)
     _builtin_keys[manifest.logic.revision] = key
+    return key, manifest
+
+
+def ensure_stored(session: Session, key: str, manifest: Template, now: datetime) -> None:
+    """Store the manifest under `key` in this transaction unless it is known to be stored."""
     if key not in _stored_builtins.setdefault(session.get_bind(), set()):
         store_manifest(session, key, manifest, now)
-    return key, manifest
 
 
 def remember_stored(session: Session, key: str) -> None:
