@@ -3,6 +3,9 @@
 The page is found with a deferred join: the ids of the page are read from the composite index
 `(company_id, testing, <filter>, created_at, id)` alone (an index-only walk, no sort), and only
 those rows' documents are loaded. The total is `count(*)` with the same filter, also index-only.
+Both cost one index entry per row counted or skipped (about 0.1 µs each on PostgreSQL, so ~10 ms
+for 100,000 matching rows), and stay index-only on PostgreSQL only while its visibility map is
+set, i.e. once (auto)vacuum has passed over the rows (docs/operations.md, "Listing").
 The paging fields are those of the spec (the mongoose-paginate shape).
 """
 
@@ -11,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select
 
 from inspectlang.manifest import INSPECTION_TYPES
 from server.auth import AuthContext
@@ -99,6 +102,32 @@ def filters(params: Mapping[str, str | None]) -> dict[str, str]:
     return chosen
 
 
+def _conditions(auth: AuthContext, chosen: Mapping[str, str]) -> list[Any]:
+    model = cast(Any, InspectionRecord)
+    conditions = [model.company_id == auth.company_id, model.testing == auth.testing]
+    conditions.extend(getattr(model, column) == value for column, value in chosen.items())
+    return conditions
+
+
+def count_statement(auth: AuthContext, chosen: Mapping[str, str]) -> Select[Any]:
+    """The exact total: `count(*)` over the filter's index entries (index-only)."""
+    return select(func.count()).select_from(InspectionRecord).where(*_conditions(auth, chosen))
+
+
+def page_ids_statement(
+    auth: AuthContext, chosen: Mapping[str, str], limit: int, offset: int
+) -> Select[Any]:
+    """The ids of one page, walked in the filter index's own order (index-only, no sort)."""
+    model = cast(Any, InspectionRecord)
+    return (
+        select(model.id)
+        .where(*_conditions(auth, chosen))
+        .order_by(model.created_at, model.id)
+        .limit(limit)
+        .offset(offset)
+    )
+
+
 def list_inspections(
     db: Database, public_url: str, auth: AuthContext, params: Mapping[str, str | None]
 ) -> dict[str, Any]:
@@ -106,21 +135,10 @@ def list_inspections(
     page, limit = paging(params)
     chosen = filters(params)
     model = cast(Any, InspectionRecord)
-    conditions = [model.company_id == auth.company_id, model.testing == auth.testing]
-    conditions.extend(getattr(model, column) == value for column, value in chosen.items())
     offset = (page - 1) * limit
-    page_ids = (
-        select(model.id)
-        .where(*conditions)
-        .order_by(model.created_at, model.id)
-        .limit(limit)
-        .offset(offset)
-        .scalar_subquery()
-    )
+    page_ids = page_ids_statement(auth, chosen, limit, offset).scalar_subquery()
     with db.engine.connect() as connection:  # Core: plain reads, no ORM session needed
-        total = connection.execute(
-            select(func.count()).select_from(model).where(*conditions)
-        ).scalar_one()
+        total = connection.execute(count_statement(auth, chosen)).scalar_one()
         rows = connection.execute(
             select(model.id, model.document)
             .where(model.id.in_(page_ids))
