@@ -25,7 +25,7 @@ from lark import Lark, Token
 from lark.exceptions import UnexpectedInput
 from lark.lark import PostLex
 
-from inspectlang import ast
+from inspectlang import ast, cache
 from inspectlang.ast import Span
 from inspectlang.diagnostics import Diagnostic, TemplateError
 from inspectlang.lexer import QuickStartLexer
@@ -143,14 +143,11 @@ _PARSE_LOCK = threading.Lock()
 
 
 def _cache_file() -> str | bool:
-    """Where Lark keeps the analysed grammar between processes: a directory private to the
-    user (Lark's default is a predictable name in the shared temp directory, and the cache is a
-    pickle). Lark checks the grammar's hash stored in the file, so a stale cache is rebuilt."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    directory = os.path.join(base, "inspectlang")
-    try:
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-    except OSError:
+    """Where Lark keeps the analysed grammar between processes (`inspectlang.cache`; Lark's
+    default is a predictable name in the shared temp directory, and the cache is a pickle).
+    Lark checks the grammar's hash stored in the file, so a stale cache is rebuilt."""
+    directory = cache.directory()
+    if directory is None:
         return False  # no cache: a slower first parse, nothing else
     return os.path.join(directory, f"grammar-lark-{lark.__version__}.cache")
 

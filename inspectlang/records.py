@@ -10,7 +10,9 @@ and pattern matching work). Equality, hash, repr and immutability are shared fun
 the results `dataclass`'s would, and `define_initializers` compiles the `__init__` of every class
 made since its last call in one `exec`, written as `dataclass` writes it (same signature,
 defaults and annotations). A module that makes records calls it before it creates an instance,
-and at its end.
+and at its end. Even one `compile` of all the AST's initializers costs about 2.5 ms, so the
+compiled code is kept in `inspectlang.cache`'s directory, the way Python keeps `.pyc` files, and
+reused when the source it was compiled from is the same text.
 
 Not supported (refused when the class is made): `__post_init__`, `init=False` fields. Pseudo-fields
 (`ClassVar`, `InitVar`) are not either: none of the package's classes has one.
@@ -18,11 +20,17 @@ Not supported (refused when the class is made): `__post_init__`, `init=False` fi
 
 from __future__ import annotations
 
+import marshal
+import os
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import MISSING, FrozenInstanceError, dataclass, field, fields
 from operator import attrgetter
+from types import CodeType
 from typing import Any, TypeVar, dataclass_transform
+
+from inspectlang import cache
 
 _Class = TypeVar("_Class")
 
@@ -165,7 +173,11 @@ def define_initializers() -> None:
         if keyword_only:
             parameters += ["*", *keyword_only]
         lines += [f"def _init{number}(self, {', '.join(parameters)}):", *(body or ["    pass"])]
-    exec("\n".join(lines), namespace)
+    if not pending:
+        return
+    first = pending[0][0]
+    name = "".join(c if c.isalnum() or c in "._" else "_" for c in first.__qualname__)
+    exec(_compiled("\n".join(lines), f"{first.__module__}.{name}"), namespace)
     for number, (cls, _) in enumerate(pending):
         function = namespace[f"_init{number}"]
         function.__name__ = "__init__"
@@ -174,3 +186,30 @@ def define_initializers() -> None:
         function.__annotations__ = {item.name: item.type for item in fields(cls)}
         function.__annotations__["return"] = None
         cls.__init__ = function  # type: ignore[misc]
+
+
+def _compiled(source: str, name: str) -> CodeType:
+    """`compile(source)`, kept between processes in the cache directory under `name` (the first
+    class's, with its module) and reused only when it was compiled from the same source text.
+    Written unless Python itself is told not to write bytecode (`PYTHONDONTWRITEBYTECODE`)."""
+    directory = cache.directory() if sys.implementation.cache_tag else None
+    path = None
+    if directory is not None:
+        path = os.path.join(directory, f"records-{name}.{sys.implementation.cache_tag}.marshal")
+        try:
+            with open(path, "rb") as file:
+                stored, code = marshal.load(file)
+            if stored == source and isinstance(code, CodeType):
+                return code
+        except (OSError, ValueError, EOFError, TypeError):
+            pass  # missing, unreadable or from another source: compiled again below
+    code = compile(source, f"<records of {name}>", "exec")
+    if path is not None and not sys.dont_write_bytecode:
+        partial = f"{path}.{os.getpid()}"
+        try:
+            with open(partial, "wb") as file:
+                marshal.dump((source, code), file)
+            os.replace(partial, path)
+        except OSError:
+            pass
+    return code

@@ -1016,4 +1016,7 @@ def test_fresh_processes_write_then_load_the_grammar_cache_in_a_private_director
     assert "Loading grammar from cache" in logs[1]
     directory = tmp_path / "cache" / "inspectlang"
     assert directory.stat().st_mode & 0o777 == 0o700
-    assert [path.name for path in directory.iterdir()] == [f"grammar-lark-{lark.__version__}.cache"]
+    names = sorted(path.name for path in directory.iterdir())
+    assert f"grammar-lark-{lark.__version__}.cache" in names
+    # Besides the grammar, only the compiled initializers of inspectlang.records may be there.
+    assert all(name.startswith("records-") for name in names if not name.startswith("grammar-"))

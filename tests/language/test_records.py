@@ -6,12 +6,19 @@ from __future__ import annotations
 import copy
 import dataclasses
 import inspect
+import marshal
+import os
 import pickle
+import subprocess
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
 from inspectlang.records import define_initializers, frozen_record, record
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @record
@@ -138,3 +145,56 @@ def test_a_method_the_class_writes_is_kept() -> None:
     define_initializers()
     assert repr(Shown(1)) == "shown"
     assert Shown(1) == Shown(1)
+
+
+CACHE_PROBE = """
+import builtins
+compiled = []
+real = builtins.compile
+def spy(source, filename, *args, **kwargs):
+    if str(filename).startswith("<records of inspectlang."):
+        compiled.append(filename)
+    return real(source, filename, *args, **kwargs)
+builtins.compile = spy
+from inspectlang.parser import parse
+module = parse('template "t"\\n    type: car\\n')
+print(len(compiled), module.declarations[0].name)
+"""
+
+
+def _probe(cache: Path, *, write_bytecode: bool) -> tuple[int, str]:
+    environment = {
+        key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"
+    }
+    environment["XDG_CACHE_HOME"] = str(cache)
+    if not write_bytecode:
+        environment["PYTHONDONTWRITEBYTECODE"] = "1"
+    done = subprocess.run(
+        [sys.executable, "-c", CACHE_PROBE],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        env=environment,
+    )
+    count, name = done.stdout.split()
+    return int(count), name
+
+
+def test_compiled_initializers_are_kept_between_processes_and_checked(tmp_path: Path) -> None:
+    assert _probe(tmp_path, write_bytecode=False)[1] == "t"
+    assert not list((tmp_path / "inspectlang").glob("records-*"))  # nothing written
+    first, _ = _probe(tmp_path, write_bytecode=True)
+    directory = tmp_path / "inspectlang"
+    assert first > 0 and directory.stat().st_mode & 0o777 == 0o700
+    # inspectlang.ast compiles Span alone (NO_SPAN is made right after it), then the others.
+    span_file, nodes_file = (
+        next(directory.glob(f"records-inspectlang.ast.{name}.*")) for name in ("Span", "Literal")
+    )
+    assert _probe(tmp_path, write_bytecode=True) == (0, "t")  # all from the cache
+    span_file.write_bytes(b"not marshal data")  # damaged: compiled again and rewritten
+    assert _probe(tmp_path, write_bytecode=True) == (1, "t")
+    assert _probe(tmp_path, write_bytecode=True) == (0, "t")
+    stored, code = marshal.loads(nodes_file.read_bytes())
+    nodes_file.write_bytes(marshal.dumps((stored + "\n", code)))  # another source: not used
+    assert _probe(tmp_path, write_bytecode=True) == (1, "t")
