@@ -150,6 +150,8 @@ def define_initializers() -> None:
     with _LOCK:
         pending = list(_PENDING)
         _PENDING.clear()
+    if not pending:
+        return
     lines: list[str] = []
     namespace: dict[str, Any] = {"_set": object.__setattr__, "_FACTORY": _FACTORY}
     for number, (cls, frozen) in enumerate(pending):
@@ -173,8 +175,6 @@ def define_initializers() -> None:
         if keyword_only:
             parameters += ["*", *keyword_only]
         lines += [f"def _init{number}(self, {', '.join(parameters)}):", *(body or ["    pass"])]
-    if not pending:
-        return
     first = pending[0][0]
     name = "".join(c if c.isalnum() or c in "._" else "_" for c in first.__qualname__)
     exec(_compiled("\n".join(lines), f"{first.__module__}.{name}"), namespace)
@@ -190,16 +190,17 @@ def define_initializers() -> None:
 
 def _compiled(source: str, name: str) -> CodeType:
     """`compile(source)`, kept between processes in the cache directory under `name` (the first
-    class's, with its module) and reused only when it was compiled from the same source text.
-    Written unless Python itself is told not to write bytecode (`PYTHONDONTWRITEBYTECODE`)."""
+    class's, with its module) and reused only when it was compiled from the same source text by
+    the same interpreter (`sys.version`). Written unless Python itself is told not to write
+    bytecode (`PYTHONDONTWRITEBYTECODE`)."""
     directory = cache.directory() if sys.implementation.cache_tag else None
     path = None
     if directory is not None:
         path = os.path.join(directory, f"records-{name}.{sys.implementation.cache_tag}.marshal")
         try:
             with open(path, "rb") as file:
-                stored, code = marshal.load(file)
-            if stored == source and isinstance(code, CodeType):
+                version, stored, code = marshal.load(file)
+            if version == sys.version and stored == source and isinstance(code, CodeType):
                 return code
         except (OSError, ValueError, EOFError, TypeError):
             pass  # missing, unreadable or from another source: compiled again below
@@ -208,7 +209,7 @@ def _compiled(source: str, name: str) -> CodeType:
         partial = f"{path}.{os.getpid()}"
         try:
             with open(partial, "wb") as file:
-                marshal.dump((source, code), file)
+                marshal.dump((sys.version, source, code), file)
             os.replace(partial, path)
         except OSError:
             pass

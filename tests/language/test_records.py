@@ -195,6 +195,8 @@ def test_compiled_initializers_are_kept_between_processes_and_checked(tmp_path: 
     span_file.write_bytes(b"not marshal data")  # damaged: compiled again and rewritten
     assert _probe(tmp_path, write_bytecode=True) == (1, "t")
     assert _probe(tmp_path, write_bytecode=True) == (0, "t")
-    stored, code = marshal.loads(nodes_file.read_bytes())
-    nodes_file.write_bytes(marshal.dumps((stored + "\n", code)))  # another source: not used
+    version, stored, code = marshal.loads(nodes_file.read_bytes())
+    nodes_file.write_bytes(marshal.dumps((version, stored + "\n", code)))  # another source
+    assert _probe(tmp_path, write_bytecode=True) == (1, "t")
+    nodes_file.write_bytes(marshal.dumps(("another Python", stored, code)))
     assert _probe(tmp_path, write_bytecode=True) == (1, "t")
