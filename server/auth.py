@@ -229,19 +229,19 @@ _companies = cast(Any, Company).__table__
 _COUNT_CONSUMED = (
     update(_companies)
     .where(_companies.c.id == bindparam("company_id"))
-    .values(consumed_inspections=_companies.c.consumed_inspections + 1)
+    .values(consumed_inspections=_companies.c.consumed_inspections + bindparam("count"))
 )
 
 
-def count_consumed(session: Session, company_id: str, mode: Mode = "live") -> None:
-    """Count one consumed inspection for the company, in the caller's transaction.
+def count_consumed(session: Session, company_id: str, mode: Mode = "live", count: int = 1) -> None:
+    """Count `count` consumed inspections for the company, in the caller's transaction.
 
     Only live inspections count; with `mode="test"` this does nothing, so callers can pass
     `auth.mode` unconditionally.
     """
-    if mode != "live":
+    if mode != "live" or count <= 0:
         return
-    session.execute(_COUNT_CONSUMED, {"company_id": company_id})
+    session.execute(_COUNT_CONSUMED, {"company_id": company_id, "count": count})
 
 
 def company_exists(db: Database, company_id: str) -> bool:

@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlmodel import Session
 
+from server.reports.tables import WebhookSubscriptionRecord
 from server.webhooks import EVENTS, active_subscriptions, enqueue_delivery
 
 logger = logging.getLogger("server.events")
@@ -76,15 +77,18 @@ def publish(
     payload: dict[str, Any],
     inspection: dict[str, Any] | None = None,
     callback_url: str | None = None,
+    subscriptions: list[WebhookSubscriptionRecord] | None = None,
 ) -> int:
     """Queue one delivery per active subscription to `event`, and one to the inspection's own
     `callbackURL` when it was created with one; returns how many were queued.
 
     A caller that has the Inspection object at hand (creation) passes it as `inspection`, with
-    the inspection's `callback_url`: nothing is then read back from the session."""
+    the inspection's `callback_url`: nothing is then read back from the session. A caller
+    publishing many events in one transaction may pass the `active_subscriptions` it read."""
     if event not in EVENTS:
         raise UnknownEventError(f"unknown event {event!r}; known: {', '.join(EVENTS)}")
-    subscriptions = active_subscriptions(session, company_id, testing, event)
+    if subscriptions is None:
+        subscriptions = active_subscriptions(session, company_id, testing, event)
     if inspection is not None:
         callback = callback_url
         extras = {k: v for k, v in payload.items() if k not in REFERENCE_KEYS}

@@ -51,6 +51,7 @@ def publish(
     payload: dict[str, Any],
     inspection: dict[str, Any] | None = None,
     callback_url: str | None = None,
+    subscriptions: list[Any] | None = None,
 ) -> None:
     """Record an event in the caller's transaction (see `server.events.publish`; a no-op until
     `server.events` exists)."""
@@ -64,6 +65,7 @@ def publish(
             payload=payload,
             inspection=inspection,
             callback_url=callback_url,
+            subscriptions=subscriptions,
         )
 
 

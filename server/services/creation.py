@@ -4,8 +4,13 @@ store the inspection, its products, its files and its events in one transaction.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import secrets
+import threading
+import weakref
+from collections import Counter
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
@@ -15,10 +20,11 @@ from sqlmodel import Session
 import runtime
 from inspectlang.manifest import Template
 from runtime import new_object_id
-from server.auth import AuthContext, count_consumed, find_member
+from server.auth import AuthContext, Mode, count_consumed, find_member
 from server.blobs import BlobStore
 from server.db import Database
 from server.errors import ApiError
+from server.group_commit import GroupCommit
 from server.multipart import UploadedFile
 from server.records import ImageRecord, InspectionRecord, ProductRecord
 from server.services import templates
@@ -32,6 +38,7 @@ from server.services.inspections import (
     validate_metadata,
 )
 from server.settings import Settings
+from server.webhooks import active_subscriptions
 
 
 def _table(model: type[Any]) -> Any:
@@ -87,6 +94,85 @@ def _producer_user(session: Session, company_id: str, producer: Any) -> str | No
 
 def _hash_code(code: str) -> str:
     return hashlib.sha256(code.encode("utf-8")).hexdigest()
+
+
+# --- writing: creates waiting at the same moment share one transaction -------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NewInspection:
+    """Everything one create writes: computed before, written by `_write_batch`."""
+
+    company_id: str
+    testing: bool
+    mode: Mode
+    manifest_key: str
+    manifest: Template
+    now: datetime
+    row: dict[str, Any]
+    products: list[dict[str, Any]]
+    images: list[dict[str, Any]]
+    events: tuple[str, ...]
+    inspection: dict[str, Any]
+    callback_url: str | None
+
+
+def _write_batch(db: Database, items: list[NewInspection]) -> None:
+    """Write new inspections in one transaction: rows, products, files, events, counters."""
+    manifests = {item.manifest_key: item for item in items}
+    # SQLite: the write lock from the start; this transaction only writes what was computed.
+    with db.session(immediate=True) as session:
+        for key, item in manifests.items():
+            templates.ensure_stored(session, key, item.manifest, item.now)
+        # Core inserts with prebuilt statements, one executemany per table.
+        session.execute(_INSERT_INSPECTION, [item.row for item in items])
+        products = [row for item in items for row in item.products]
+        if products:
+            session.execute(_INSERT_PRODUCTS, products)
+        images = [row for item in items for row in item.images]
+        if images:
+            session.execute(_INSERT_IMAGES, images)
+        subscriptions: dict[tuple[str, bool, str], list[Any]] = {}
+        for item in items:
+            for event in item.events:
+                found = subscriptions.get((item.company_id, item.testing, event))
+                if found is None:
+                    found = active_subscriptions(session, item.company_id, item.testing, event)
+                    subscriptions[(item.company_id, item.testing, event)] = found
+                publish(
+                    session,
+                    company_id=item.company_id,
+                    testing=item.testing,
+                    event=event,
+                    payload={},
+                    inspection=item.inspection,
+                    callback_url=item.callback_url,
+                    subscriptions=found,
+                )
+        # Last before the commit: on PostgreSQL this update locks the company's row, and
+        # every other create of the company waits for that lock until this transaction ends.
+        consumed = Counter(item.company_id for item in items if item.mode == "live")
+        for company_id, count in sorted(consumed.items()):
+            count_consumed(session, company_id, "live", count)
+        session.commit()
+        for key in manifests:
+            templates.remember_stored(session, key)
+
+
+_writers: weakref.WeakKeyDictionary[Database, GroupCommit[NewInspection]] = (
+    weakref.WeakKeyDictionary()
+)
+_writers_lock = threading.Lock()
+
+
+def _writer(db: Database) -> GroupCommit[NewInspection]:
+    """The group commit of creates into `db` (one per database object)."""
+    with _writers_lock:
+        writer = _writers.get(db)
+        if writer is None:
+            writer = GroupCommit(functools.partial(_write_batch, db))
+            _writers[db] = writer
+        return writer
 
 
 # --- create ------------------------------------------------------------------------------------
@@ -229,49 +315,40 @@ def _create(
         }
         for product_id in product_ids(document)
     ]
-    events = ["inspection_created"] + (
-        ["inspection_started"] if values["status"] == "started" else []
+    events = ["inspection_created"]
+    if values["status"] == "started":
+        events.append("inspection_started")
+    _writer(db).write(
+        NewInspection(
+            company_id=auth.company_id,
+            testing=auth.testing,
+            mode=auth.mode,
+            manifest_key=key,
+            manifest=manifest,
+            now=now,
+            row=values,
+            products=product_rows,
+            images=[
+                {
+                    "id": file_id,
+                    "inspection_id": inspection_id,
+                    "product_id": None,
+                    "company_id": auth.company_id,
+                    "testing": auth.testing,
+                    "kind": "input",
+                    "blob_key": blob_key,
+                    "content_type": upload.content_type,
+                    "size": len(upload.data),
+                    "filename": upload.filename[:500],
+                    "created_at": now,
+                }
+                for file_id, upload, blob_key in stored_files
+            ],
+            events=tuple(events),
+            inspection=inspection,
+            callback_url=callback_url,
+        )
     )
-    # Core inserts with prebuilt statements: no ORM unit of work, no statement to compile.
-    with db.session(immediate=True) as session:
-        templates.ensure_stored(session, key, manifest, now)
-        session.execute(_INSERT_INSPECTION, values)
-        session.execute(_INSERT_PRODUCTS, product_rows)
-        if stored_files:
-            session.execute(
-                _INSERT_IMAGES,
-                [
-                    {
-                        "id": file_id,
-                        "inspection_id": inspection_id,
-                        "product_id": None,
-                        "company_id": auth.company_id,
-                        "testing": auth.testing,
-                        "kind": "input",
-                        "blob_key": blob_key,
-                        "content_type": upload.content_type,
-                        "size": len(upload.data),
-                        "filename": upload.filename[:500],
-                        "created_at": now,
-                    }
-                    for file_id, upload, blob_key in stored_files
-                ],
-            )
-        for event in events:
-            publish(
-                session,
-                company_id=auth.company_id,
-                testing=auth.testing,
-                event=event,
-                payload={},
-                inspection=inspection,
-                callback_url=callback_url,
-            )
-        # Last before the commit: on PostgreSQL this update locks the company's row, and every
-        # concurrent create of the company waits for that lock until this transaction ends.
-        count_consumed(session, auth.company_id, auth.mode)
-        session.commit()
-        templates.remember_stored(session, key)
     ids = product_ids(document)
     response: dict[str, Any] = {
         "inspectionId": inspection_id,
