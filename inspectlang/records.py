@@ -14,8 +14,9 @@ and at its end. Even one `compile` of all the AST's initializers costs about 2.5
 compiled code is kept in `inspectlang.cache`'s directory, the way Python keeps `.pyc` files, and
 reused when the source it was compiled from is the same text.
 
-Not supported (refused when the class is made): `__post_init__`, `init=False` fields. Pseudo-fields
-(`ClassVar`, `InitVar`) are not either: none of the package's classes has one.
+Not supported, and refused when the class is made: `__post_init__`, `init=False` fields. Not
+supported either: `InitVar` pseudo-fields (no class of the package has one). `ClassVar`
+annotations are fine: they are not fields.
 """
 
 from __future__ import annotations
