@@ -24,6 +24,14 @@ TABLE_MODULES = ["server.tables", "server.records", "server.reports.tables"]
 #: How long (ms) a SQLite connection waits for another writer before giving up.
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 
+#: Connections kept open per process. Requests use connections from up to 40 threads at once
+#: (anyio's worker threads); connections beyond the pool are closed when returned, so a pool
+#: smaller than that makes PostgreSQL start (fork) and end a backend for many requests under
+#: load. Connections are opened only when needed; a process serving little keeps few.
+POOL_SIZE = 40
+#: Connections allowed beyond the pool for bursts (closed when returned).
+MAX_OVERFLOW = 20
+
 Dialect = Literal["sqlite", "postgresql"]
 
 
@@ -57,7 +65,11 @@ class Database:
     def _create_engine(self, echo: bool) -> Engine:
         if self.dialect == "postgresql":
             return create_engine(
-                self.url, echo=echo, pool_pre_ping=True, pool_size=10, max_overflow=30
+                self.url,
+                echo=echo,
+                pool_pre_ping=True,
+                pool_size=POOL_SIZE,
+                max_overflow=MAX_OVERFLOW,
             )
         database = self.url.database
         if database and database != ":memory:":
@@ -65,8 +77,8 @@ class Database:
         engine = create_engine(
             self.url,
             echo=echo,
-            pool_size=10,
-            max_overflow=30,
+            pool_size=POOL_SIZE,
+            max_overflow=MAX_OVERFLOW,
             connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
         )
         event.listen(engine, "connect", _configure_sqlite_connection)
