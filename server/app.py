@@ -30,6 +30,7 @@ from server.db import Database
 from server.deps import PUBLIC_OPT, AuthMiddleware, Clock, Services, system_clock
 from server.errors import EXCEPTION_HANDLERS
 from server.idempotency import IdempotencyMiddleware, IdempotencyStore
+from server.key_lookup import AsyncKeyLookup
 from server.settings import Settings
 
 logger = logging.getLogger("server.app")
@@ -101,6 +102,7 @@ def create_app(
             "clock": shared.clock,
             "idempotency": IdempotencyStore(database),
             "worker": None,
+            "key_lookup": None,
         }
     )
     return Litestar(
@@ -114,10 +116,27 @@ def create_app(
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=openapi_config(),
         request_max_body_size=settings.max_body_bytes,
-        on_startup=[_start_worker],
-        on_shutdown=[_stop_worker],
+        on_startup=[_open_key_lookup, _start_worker],
+        on_shutdown=[_stop_worker, _close_key_lookup],
         debug=False,
     )
+
+
+async def _open_key_lookup(app: Litestar) -> None:
+    """On PostgreSQL, API keys are looked up on the event loop (`server.key_lookup`)."""
+    database: Database = app.state.db
+    if database.dialect != "postgresql":
+        return
+    lookup = AsyncKeyLookup(database)
+    await lookup.open()
+    app.state.key_lookup = lookup
+
+
+async def _close_key_lookup(app: Litestar) -> None:
+    lookup: AsyncKeyLookup | None = app.state.key_lookup
+    app.state.key_lookup = None
+    if lookup is not None:
+        await lookup.close()
 
 
 def _start_worker(app: Litestar) -> None:

@@ -93,24 +93,35 @@ _KEY_LOOKUP = select(
 ).where(_api_keys.c.id == bindparam("key_id"))
 
 
-def authenticate_key(db: Database, key: str | None) -> AuthContext:
-    """The context of a valid, unrevoked key; `ApiError` 401 `unauthorized` otherwise."""
+def parse_api_key(key: str | None) -> tuple[Mode, str]:
+    """(mode, key id) of the `x-api-key` value; 401 `unauthorized` when missing or malformed."""
     if not key:
         raise ApiError.of("unauthorized", "The x-api-key header is missing.")
     parsed = _parse_key(key)
     if parsed is None:
         raise ApiError.of("unauthorized", "The API key is not valid.")
-    mode, key_id = parsed
+    return parsed
+
+
+def verify_api_key(key: str, mode: Mode, key_id: str, row: Any | None) -> AuthContext:
+    """The context of `key` given its `api_keys` row (`company_id, mode, key_hash, revoked_at`,
+    None when there is none); 401 `unauthorized` unless it is valid and unrevoked."""
+    # Compare even when the row is missing, so timing says nothing about which ids exist.
+    stored_hash = row[2] if row is not None else "0" * 64
+    matches = hmac.compare_digest(stored_hash.encode("ascii"), hash_key(key).encode("ascii"))
+    if row is None or not matches or row[1] != mode:
+        raise ApiError.of("unauthorized", "The API key is not valid.")
+    if row[3] is not None:
+        raise ApiError.of("unauthorized", "The API key has been revoked.")
+    return AuthContext(company_id=row[0], mode=mode, key_id=key_id)
+
+
+def authenticate_key(db: Database, key: str | None) -> AuthContext:
+    """The context of a valid, unrevoked key; `ApiError` 401 `unauthorized` otherwise."""
+    mode, key_id = parse_api_key(key)
     with db.engine.connect() as connection:
         row = connection.execute(_KEY_LOOKUP, {"key_id": key_id}).first()
-    # Compare even when the row is missing, so timing says nothing about which ids exist.
-    stored_hash = row.key_hash if row is not None else "0" * 64
-    matches = hmac.compare_digest(stored_hash.encode("ascii"), hash_key(key).encode("ascii"))
-    if row is None or not matches or row.mode != mode:
-        raise ApiError.of("unauthorized", "The API key is not valid.")
-    if row.revoked_at is not None:
-        raise ApiError.of("unauthorized", "The API key has been revoked.")
-    return AuthContext(company_id=row.company_id, mode=mode, key_id=key_id)
+    return verify_api_key(cast(str, key), mode, key_id, row)
 
 
 # --- admin service (CLI, test fixtures) ---------------------------------------------------------

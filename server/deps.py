@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import anyio.to_thread
 from litestar.connection import ASGIConnection
@@ -27,10 +27,11 @@ from litestar.middleware.authentication import (
 from litestar.types import ASGIApp
 
 from server import tokens
-from server.auth import AuthContext, authenticate_key
+from server.auth import AuthContext, authenticate_key, parse_api_key, verify_api_key
 from server.blobs import BlobStore
 from server.db import Database
 from server.errors import ApiError
+from server.key_lookup import AsyncKeyLookup
 from server.settings import Settings
 
 Clock = Callable[[], datetime]
@@ -71,10 +72,14 @@ class AuthMiddleware(AbstractAuthenticationMiddleware):
             )
             return AuthenticationResult(user=context.company_id, auth=context)
         database: Database = state.db
+        lookup: AsyncKeyLookup | None = state.get("key_lookup")
         if database.dialect == "sqlite":
             # A local file read: cheaper inline than a hop to a worker thread.
             context = authenticate_key(database, api_key)
-        else:
+        elif lookup is not None:  # PostgreSQL, on this event loop: no thread, no pool ping
+            mode, key_id = parse_api_key(api_key)
+            context = verify_api_key(cast(str, api_key), mode, key_id, await lookup.row(key_id))
+        else:  # PostgreSQL before start-up opened the async lookup
             context = await anyio.to_thread.run_sync(authenticate_key, database, api_key)
         return AuthenticationResult(user=context.company_id, auth=context)
 
