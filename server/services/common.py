@@ -1,25 +1,19 @@
-"""Helpers every service shares: runtime errors as API errors, and event publishing."""
+"""Helpers every service shares: runtime errors as API errors, signed file links, threads."""
 
 from __future__ import annotations
 
 import functools
-import importlib
 import re
 from collections.abc import Callable
-from types import ModuleType
 from typing import Any, TypeVar
 
 import anyio.to_thread
-from sqlmodel import Session
 
 from runtime import InspectionError
 from server import tokens
 from server.errors import ApiError, from_inspection_error
 
 T = TypeVar("T")
-
-_EVENTS_MODULE = "server.events"
-_events: list[ModuleType | None] = []
 
 
 def run_runtime(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -28,45 +22,6 @@ def run_runtime(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         return function(*args, **kwargs)
     except InspectionError as error:
         raise from_inspection_error(error) from None
-
-
-def _events_module() -> ModuleType | None:
-    """`server.events` when it exists (R writes it); None while it does not."""
-    if not _events:
-        try:
-            _events.append(importlib.import_module(_EVENTS_MODULE))
-        except ModuleNotFoundError as error:
-            if error.name != _EVENTS_MODULE:
-                raise
-            _events.append(None)
-    return _events[0]
-
-
-def publish(
-    session: Session,
-    *,
-    company_id: str,
-    testing: bool,
-    event: str,
-    payload: dict[str, Any],
-    inspection: dict[str, Any] | None = None,
-    callback_url: str | None = None,
-    subscriptions: list[Any] | None = None,
-) -> None:
-    """Record an event in the caller's transaction (see `server.events.publish`; a no-op until
-    `server.events` exists)."""
-    module = _events_module()
-    if module is not None:
-        module.publish(
-            session,
-            company_id=company_id,
-            testing=testing,
-            event=event,
-            payload=payload,
-            inspection=inspection,
-            callback_url=callback_url,
-            subscriptions=subscriptions,
-        )
 
 
 #: Token kind of the signed links in image `src` values.

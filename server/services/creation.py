@@ -24,11 +24,12 @@ from server.auth import AuthContext, Mode, count_consumed, find_member
 from server.blobs import BlobStore
 from server.db import Database
 from server.errors import ApiError
+from server.events import publish
 from server.group_commit import GroupCommit
 from server.multipart import UploadedFile
 from server.records import ImageRecord, InspectionRecord, ProductRecord
 from server.services import templates
-from server.services.common import content_url, publish, run_runtime
+from server.services.common import content_url, run_runtime
 from server.services.inspections import (
     check_type,
     dump_state,

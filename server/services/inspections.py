@@ -22,11 +22,11 @@ from runtime import InspectionState, Program
 from server.auth import AuthContext
 from server.db import Database
 from server.errors import ApiError
+from server.events import publish
 from server.records import InspectionRecord, ProductRecord
 from server.services import templates
 from server.services.common import (
     not_found_inspection,
-    publish,
     run_runtime,
     sign_sources,
 )
