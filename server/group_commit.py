@@ -19,13 +19,25 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
 
 #: Most items written in one transaction.
 MAX_BATCH = 64
+
+
+class _Pending(Generic[T]):
+    """A queued item and its outcome, set under the commit lock by the thread that wrote it
+    (a `concurrent.futures.Future` would build a `Condition` per item that nobody waits on:
+    callers wait on the commit lock)."""
+
+    __slots__ = ("done", "error", "item")
+
+    def __init__(self, item: T) -> None:
+        self.item = item
+        self.done = False
+        self.error: BaseException | None = None
 
 
 class GroupCommit(Generic[T]):
@@ -38,7 +50,7 @@ class GroupCommit(Generic[T]):
     def __init__(self, write_batch: Callable[[list[T]], None], max_batch: int = MAX_BATCH) -> None:
         self._write_batch = write_batch
         self._max_batch = max_batch
-        self._queue: list[tuple[T, Future[None]]] = []
+        self._queue: list[_Pending[T]] = []
         self._queue_lock = threading.Lock()
         self._commit_lock = threading.Lock()
         #: Transactions committed and items written by them (for tests and operators).
@@ -47,30 +59,32 @@ class GroupCommit(Generic[T]):
 
     def write(self, item: T) -> None:
         """Write `item`; returns once it is committed, or raises what writing it raised."""
-        done: Future[None] = Future()
+        pending = _Pending(item)
         with self._queue_lock:
-            self._queue.append((item, done))
-        while not done.done():
+            self._queue.append(pending)
+        while True:
             with self._commit_lock:
-                if done.done():
+                if pending.done:
                     break
                 with self._queue_lock:
                     batch = self._queue[: self._max_batch]
                     del self._queue[: self._max_batch]
                 self._commit(batch)
-        done.result()
+        if pending.error is not None:
+            raise pending.error
 
-    def _commit(self, batch: list[tuple[T, Future[None]]]) -> None:
+    def _commit(self, batch: list[_Pending[T]]) -> None:
         try:
-            self._write_batch([item for item, _ in batch])
+            self._write_batch([pending.item for pending in batch])
         except BaseException as error:
             if len(batch) == 1:
-                batch[0][1].set_exception(error)
+                batch[0].error = error
+                batch[0].done = True
                 return
-            for item, done in batch:  # one at a time: only the culprit fails
-                self._commit([(item, done)])
+            for pending in batch:  # one at a time: only the culprit fails
+                self._commit([pending])
             return
         self.batches += 1
         self.items += len(batch)
-        for _, done in batch:
-            done.set_result(None)
+        for pending in batch:
+            pending.done = True
