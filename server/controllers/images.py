@@ -44,19 +44,18 @@ async def upload_image(
 ) -> dict[str, Any]:
     """Upload a photo (multipart: `image` file part, `data` JSON part with `side`, ...)."""
     app = services(request)
-    db, settings, blobs, clock = app.db, app.settings, app.blobs, app.clock
     auth = auth_of(request)
     body = await read_body(request)
     return await in_thread(
         images.upload_image,
-        db,
-        settings,
-        blobs,
+        app.db,
+        app.settings,
+        app.blobs,
         auth,
         product_id,
         body.files.get("image"),
         body.data,
-        clock(),
+        app.clock(),
     )
 
 
@@ -71,9 +70,8 @@ async def upload_token(
 ) -> dict[str, Any]:
     """A short-lived token for header `x-image-token`: uploads of this product, no API key."""
     app = services(request)
-    db, clock = app.db, app.clock
     auth = auth_of(request)
-    return await in_thread(images.upload_token, db, auth, product_id, clock())
+    return await in_thread(images.upload_token, app.db, auth, product_id, app.clock())
 
 
 @get(
@@ -93,10 +91,9 @@ def image_content(
 ) -> Response[bytes]:
     """An image's bytes: with the company's `x-api-key`, or the signed `token` of its `src`."""
     app = services(request)
-    db, blobs = app.db, app.blobs
     api_key = request.headers.get("x-api-key")
-    auth = authenticate_key(db, api_key) if api_key is not None else None
-    data, media_type = images.image_content(db, blobs, image_id, auth=auth, token=token)
+    auth = authenticate_key(app.db, api_key) if api_key is not None else None
+    data, media_type = images.image_content(app.db, app.blobs, image_id, auth=auth, token=token)
     return Response(
         data,
         media_type=media_type,
@@ -119,11 +116,17 @@ async def record_validation(
 ) -> dict[str, Any]:
     """An external analysis service reports one validation of an image."""
     app = services(request)
-    db, settings, clock = app.db, app.settings, app.clock
     auth = auth_of(request)
     body = json_object(await read_body(request))
     return await in_thread(
-        inspections.record_validation, db, settings, auth, inspection_id, image_id, body, clock()
+        inspections.record_validation,
+        app.db,
+        app.settings,
+        auth,
+        inspection_id,
+        image_id,
+        body,
+        app.clock(),
     )
 
 

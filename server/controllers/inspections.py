@@ -42,19 +42,18 @@ async def create_inspection(
 ) -> dict[str, Any]:
     """Create an inspection of a type from a template (id or alias)."""
     app = services(request)
-    db, settings, blobs, clock = app.db, app.settings, app.blobs, app.clock
     auth = auth_of(request)
     body = await read_body(request)
     return await in_thread(
         creation.create_inspection,
-        db,
-        settings,
-        blobs,
+        app.db,
+        app.settings,
+        app.blobs,
         auth,
         inspection_type,
         json_object(body),
         body.files,
-        clock(),
+        app.clock(),
     )
 
 
@@ -84,7 +83,6 @@ def list_inspections(
 ) -> dict[str, Any]:
     """The caller's inspections, oldest first, one page at a time."""
     app = services(request)
-    db, settings = app.db, app.settings
     auth = auth_of(request)
     params = {
         "page": page,
@@ -97,7 +95,7 @@ def list_inspections(
         "plate": plate,
         "templateId": template_id,
     }
-    return listing.list_inspections(db, settings.public_url, auth, params)
+    return listing.list_inspections(app.db, app.settings.public_url, auth, params)
 
 
 @get(
@@ -109,9 +107,8 @@ def list_inspections(
 def get_inspection(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> dict[str, Any]:
     """The Inspection object."""
     app = services(request)
-    db, settings = app.db, app.settings
     auth = auth_of(request)
-    return inspections.get_inspection(db, settings, auth, inspection_id)
+    return inspections.get_inspection(app.db, app.settings, auth, inspection_id)
 
 
 @put(
@@ -127,10 +124,11 @@ async def update_inspection(
 ) -> dict[str, Any]:
     """Set consumer, metadata and inputs not yet defined (created or started only)."""
     app = services(request)
-    db, clock = app.db, app.clock
     auth = auth_of(request)
     body = json_object(await read_body(request), required=False)
-    return await in_thread(inspections.update_inspection, db, auth, inspection_id, body, clock())
+    return await in_thread(
+        inspections.update_inspection, app.db, auth, inspection_id, body, app.clock()
+    )
 
 
 @put(
@@ -147,11 +145,10 @@ async def update_product(
 ) -> dict[str, Any]:
     """Set product fields not yet defined (not for `people`: update the inspection)."""
     app = services(request)
-    db, clock = app.db, app.clock
     auth = auth_of(request)
     body = json_object(await read_body(request), required=False)
     return await in_thread(
-        inspections.update_product, db, auth, inspection_type, product_id, body, clock()
+        inspections.update_product, app.db, auth, inspection_type, product_id, body, app.clock()
     )
 
 
@@ -166,10 +163,9 @@ async def finish_inspection(
 ) -> dict[str, Any]:
     """The client finishes the inspection: verdict computed, `completedBy: client`."""
     app = services(request)
-    db, settings, clock = app.db, app.settings, app.clock
     auth = auth_of(request)
     return await in_thread(
-        inspections.finish_inspection, db, settings, auth, inspection_id, clock()
+        inspections.finish_inspection, app.db, app.settings, auth, inspection_id, app.clock()
     )
 
 
@@ -184,9 +180,10 @@ async def start_inspection(
 ) -> dict[str, Any]:
     """Move a `created` inspection to `started` (the consumer opened it)."""
     app = services(request)
-    db, settings, clock = app.db, app.settings, app.clock
     auth = auth_of(request)
-    return await in_thread(inspections.start_inspection, db, settings, auth, inspection_id, clock())
+    return await in_thread(
+        inspections.start_inspection, app.db, app.settings, auth, inspection_id, app.clock()
+    )
 
 
 @post(
@@ -201,11 +198,10 @@ async def declare_damage(
 ) -> dict[str, Any]:
     """A damage declared by the consumer (template feature `damage_declaration`)."""
     app = services(request)
-    db, settings, clock = app.db, app.settings, app.clock
     auth = auth_of(request)
     body = json_object(await read_body(request))
     return await in_thread(
-        inspections.declare_damage, db, settings, auth, inspection_id, body, clock()
+        inspections.declare_damage, app.db, app.settings, auth, inspection_id, body, app.clock()
     )
 
 

@@ -81,11 +81,12 @@ async def presign_detail(
 ) -> dict[str, Any]:
     """A signed, expiring, read-only link to the inspection."""
     app = services(request)
-    db, settings, clock = app.db, app.settings, app.clock
     auth = auth_of(request)
     body = json_object(await read_body(request), required=False)
     expires_in = _expires_in(body)
-    return await in_thread(_presign, db, settings, auth, inspection_id, expires_in, clock())
+    return await in_thread(
+        _presign, app.db, app.settings, auth, inspection_id, expires_in, app.clock()
+    )
 
 
 @get(
@@ -105,16 +106,15 @@ def read_presigned(
 ) -> dict[str, Any]:
     """The Inspection object, for the holder of a valid link (no API key)."""
     app = services(request)
-    db, settings, clock = app.db, app.settings, app.clock
     try:
-        claims = tokens.verify(DETAIL_TOKEN_KIND, token, now=clock())
+        claims = tokens.verify(DETAIL_TOKEN_KIND, token, now=app.clock())
     except tokens.TokenError as error:
         code = "link_expired" if error.code == "token_expired" else "invalid_link"
         raise ApiError(code, 403, error.description) from None
     if claims.subject != inspection_id:
         raise ApiError("invalid_link", 403, "The link is for another inspection.")
     auth = AuthContext(company_id=claims.company_id, mode=claims.mode, key_id="presigned-link")
-    return inspections.get_inspection(db, settings, auth, inspection_id)
+    return inspections.get_inspection(app.db, app.settings, auth, inspection_id)
 
 
 ROUTES: list[Any] = [presign_detail, read_presigned]

@@ -101,10 +101,11 @@ async def request_report(
 ) -> dict[str, Any]:
     """Queue a PDF report of a completed inspection."""
     app = services(request)
-    db, settings = app.db, app.settings
     auth = auth_of(request)
     body = json_object(await read_body(request), required=False)
-    return await in_thread(service.create_report_request, db, settings, auth, inspection_id, body)
+    return await in_thread(
+        service.create_report_request, app.db, app.settings, auth, inspection_id, body
+    )
 
 
 @get(
@@ -120,9 +121,8 @@ def read_report_request(
 ) -> dict[str, Any]:
     """The report request; when completed, `result.url` is a fresh link valid for 15 minutes."""
     app = services(request)
-    db, settings = app.db, app.settings
     auth = auth_of(request)
-    return service.get_report_request(db, settings, auth, inspection_id, report_request_id)
+    return service.get_report_request(app.db, app.settings, auth, inspection_id, report_request_id)
 
 
 @get(
@@ -136,9 +136,8 @@ def list_report_requests(
 ) -> dict[str, Any]:
     """Every report request of the inspection, oldest first."""
     app = services(request)
-    db, settings = app.db, app.settings
     auth = auth_of(request)
-    return service.list_report_requests(db, settings, auth, inspection_id)
+    return service.list_report_requests(app.db, app.settings, auth, inspection_id)
 
 
 @get(
@@ -157,8 +156,9 @@ def download_report(
 ) -> Response[bytes]:
     """The PDF behind a signed link from `result.url`."""
     app = services(request)
-    db, blobs, settings = app.db, app.blobs, app.settings
-    pdf = service.report_file(db, blobs, settings, report_request_id, expires, signature)
+    pdf = service.report_file(
+        app.db, app.blobs, app.settings, report_request_id, expires, signature
+    )
     return Response(
         content=pdf,
         media_type="application/pdf",

@@ -100,10 +100,9 @@ async def _source(request: Request[Any, Any, Any]) -> str:
 async def create_template(request: Request[Any, Any, Any]) -> dict[str, Any]:
     """Create a custom template (`type: created`) from its `.insp` source."""
     app = services(request)
-    db, clock = app.db, app.clock
     auth = auth_of(request)
     source = await _source(request)
-    return await in_thread(templates.create_template, db, auth.company_id, source, clock())
+    return await in_thread(templates.create_template, app.db, auth.company_id, source, app.clock())
 
 
 @put(
@@ -120,11 +119,10 @@ async def revise_template(
 ) -> dict[str, Any]:
     """A new revision of a custom template; inspections created before keep their revision."""
     app = services(request)
-    db, clock = app.db, app.clock
     auth = auth_of(request)
     source = await _source(request)
     return await in_thread(
-        templates.revise_template, db, auth.company_id, template_id, source, clock()
+        templates.revise_template, app.db, auth.company_id, template_id, source, app.clock()
     )
 
 

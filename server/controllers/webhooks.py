@@ -65,11 +65,10 @@ SUBSCRIPTION_LIST: JsonSchema = {
 async def subscribe(request: Request[Any, Any, Any]) -> dict[str, Any]:
     """Subscribe an endpoint to inspection events (per key mode: test data goes to test hooks)."""
     app = services(request)
-    db, settings = app.db, app.settings
     auth = auth_of(request)
     body = json_object(await read_body(request))
     return await in_thread(
-        webhooks.create_subscription, db, settings, auth.company_id, auth.testing, body
+        webhooks.create_subscription, app.db, app.settings, auth.company_id, auth.testing, body
     )
 
 
