@@ -89,26 +89,21 @@ def publish(
         raise UnknownEventError(f"unknown event {event!r}; known: {', '.join(EVENTS)}")
     if subscriptions is None:
         subscriptions = active_subscriptions(session, company_id, testing, event)
-    if inspection is not None:
-        callback = callback_url
-        extras = {k: v for k, v in payload.items() if k not in REFERENCE_KEYS}
-        payload = {**inspection, **extras}
-    else:
-        callback = _inspection_callback(session, payload)
+    callback = callback_url if inspection is not None else _inspection_callback(session, payload)
     if not subscriptions and callback is None:
         return 0
-    inspection = payload
-    if "_id" not in payload and isinstance(payload.get("inspectionId"), str):
-        document = _inspection_document(session, payload["inspectionId"])
-        if document is not None:
-            extras = {k: v for k, v in payload.items() if k not in REFERENCE_KEYS}
-            inspection = {**document, **extras}
+    if inspection is None and "_id" not in payload and isinstance(payload.get("inspectionId"), str):
+        inspection = _inspection_document(session, payload["inspectionId"])
+    document = payload
+    if inspection is not None:
+        extras = {k: v for k, v in payload.items() if k not in REFERENCE_KEYS}
+        document = {**inspection, **extras}
     body = {
         "event": event,
         "createdAt": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
         "payload": {
-            **event_payload(event, inspection),
-            **{k: v for k, v in inspection.items() if k in ("previousStatus", "imageId")},
+            **event_payload(event, document),
+            **{k: v for k, v in document.items() if k in ("previousStatus", "imageId")},
         },
     }
     for subscription in subscriptions:
