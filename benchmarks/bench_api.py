@@ -280,7 +280,7 @@ def bulk_insert_clones(database_url: str, inspection_id: str, rows: int) -> None
     from sqlalchemy import insert, select
 
     from server.db import Database
-    from server.records import InspectionRecord
+    from server.inspections.tables import InspectionRecord
 
     table = InspectionRecord.__table__  # type: ignore[attr-defined]
     database = Database(database_url)

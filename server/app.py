@@ -7,7 +7,6 @@ store) live in `app.state`; handlers reach them through `server.deps.services(re
 
 from __future__ import annotations
 
-import importlib
 import logging
 from typing import Any
 
@@ -25,18 +24,34 @@ from litestar.openapi.spec import Components, SecurityScheme
 
 from server import tokens
 from server.blobs import BlobStore, LocalBlobStore
-from server.controllers import load_routes
 from server.db import Database
 from server.deps import PUBLIC_OPT, AuthMiddleware, Clock, Services, system_clock
 from server.errors import EXCEPTION_HANDLERS
 from server.idempotency import IdempotencyMiddleware, IdempotencyStore
+from server.images.controller import ROUTES as IMAGE_ROUTES
+from server.inspections.controller import ROUTES as INSPECTION_ROUTES
+from server.inspections.presign import ROUTES as PRESIGN_ROUTES
 from server.key_lookup import AsyncKeyLookup
+from server.reports.controller import ROUTES as REPORT_ROUTES
 from server.settings import Settings
+from server.templates.controller import ROUTES as TEMPLATE_ROUTES
+from server.webhooks.controller import ROUTES as WEBHOOK_ROUTES
 
 logger = logging.getLogger("server.app")
 
 API_TITLE = "inspectlang inspection service"
 API_VERSION = "1.0.0"
+
+#: Every resource's routes, one folder per resource (`server/<resource>/controller.py`). The
+#: order matters where paths overlap: templates' fixed paths before inspections' `{id}` ones.
+RESOURCE_ROUTES: list[Any] = [
+    *TEMPLATE_ROUTES,
+    *INSPECTION_ROUTES,
+    *IMAGE_ROUTES,
+    *PRESIGN_ROUTES,
+    *REPORT_ROUTES,
+    *WEBHOOK_ROUTES,
+]
 
 
 @get("/health", opt={PUBLIC_OPT: True}, sync_to_thread=False, include_in_schema=False)
@@ -108,7 +123,7 @@ def create_app(
     return Litestar(
         route_handlers=[
             health,
-            *(load_routes() if include_controllers else []),
+            *(RESOURCE_ROUTES if include_controllers else []),
             *(extra_routes or []),
         ],
         state=state,
@@ -140,18 +155,13 @@ async def _close_key_lookup(app: Litestar) -> None:
 
 
 def _start_worker(app: Litestar) -> None:
-    """Start R's in-process job worker when `settings.worker` is on and `server.jobs` exists."""
+    """Start the in-process job worker when `settings.worker` is on."""
     settings: Settings = app.state.settings
     if not settings.worker:
         return
-    try:
-        jobs = importlib.import_module("server.jobs")
-    except ModuleNotFoundError as error:
-        if error.name != "server.jobs":
-            raise
-        logger.info("no server.jobs module: background worker not started")
-        return
-    app.state.worker = jobs.start_worker_thread(app.state.db, settings)
+    from server.jobs import start_worker_thread  # the job handlers import the report renderer
+
+    app.state.worker = start_worker_thread(app.state.db, settings)
 
 
 def _stop_worker(app: Litestar) -> None:

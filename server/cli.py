@@ -7,7 +7,6 @@ ONE JSON object on stdout; on failure they print `{"code", "description"}` on st
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import signal
@@ -145,15 +144,11 @@ def run_worker(args: argparse.Namespace) -> int:
         settings = _settings(args)
     except SettingsError as error:
         return _fail("invalid_settings", str(error))
-    try:
-        jobs = importlib.import_module("server.jobs")
-    except ModuleNotFoundError as error:
-        if error.name != "server.jobs":
-            raise
-        return _fail("worker_unavailable", "this installation has no job worker (server.jobs)")
+    from server.jobs import run_worker
+
     database = _open_database(settings)
     try:
-        jobs.run_worker(database, settings)
+        run_worker(database, settings)
     finally:
         database.dispose()
     return 0
@@ -207,13 +202,7 @@ def run_add_member(args: argparse.Namespace) -> int:
 
 def run_rotate_webhook_secret(args: argparse.Namespace) -> int:
     from server.auth import AdminError, company_exists
-
-    try:
-        webhooks = importlib.import_module("server.webhooks")
-    except ModuleNotFoundError as error:
-        if error.name != "server.webhooks":
-            raise
-        return _fail("webhooks_unavailable", "this installation has no webhooks (server.webhooks)")
+    from server.webhooks import service as webhooks
 
     def action(database: Any) -> dict[str, Any]:
         if not company_exists(database, args.company_id):

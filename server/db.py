@@ -18,8 +18,15 @@ from sqlalchemy import event
 from sqlalchemy.engine import URL, Engine, make_url
 from sqlmodel import Session, SQLModel, create_engine
 
-#: Every module defining tables. A module that does not exist yet is skipped by `create_all`.
-TABLE_MODULES = ["server.tables", "server.records", "server.reports.tables"]
+#: Every module defining tables: the plumbing's, then each resource's.
+TABLE_MODULES = [
+    "server.tables",
+    "server.templates.tables",
+    "server.inspections.tables",
+    "server.images.tables",
+    "server.reports.tables",
+    "server.webhooks.tables",
+]
 
 #: How long (ms) a SQLite connection waits for another writer before giving up.
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -98,13 +105,8 @@ class Database:
             yield session
 
     def create_all(self) -> None:
-        """Import every table module that exists and create the tables that are missing."""
-        for module_name in TABLE_MODULES:
-            try:
-                importlib.import_module(module_name)
-            except ModuleNotFoundError as error:
-                if not _is_missing(module_name, error):
-                    raise
+        """Import every table module and create the tables that are missing."""
+        import_table_modules()
         SQLModel.metadata.create_all(self.engine)
 
     def dispose(self) -> None:
@@ -112,10 +114,10 @@ class Database:
         self.engine.dispose()
 
 
-def _is_missing(module_name: str, error: ModuleNotFoundError) -> bool:
-    """True when `error` says that `module_name` itself (or its package) does not exist."""
-    missing = error.name or ""
-    return module_name == missing or module_name.startswith(missing + ".")
+def import_table_modules() -> None:
+    """Import every module of `TABLE_MODULES`, so `SQLModel.metadata` holds every table."""
+    for module_name in TABLE_MODULES:
+        importlib.import_module(module_name)
 
 
 def _configure_sqlite_connection(dbapi_connection: Any, _record: Any) -> None:

@@ -17,8 +17,8 @@ from typing import Any
 
 from sqlmodel import Session
 
-from server.reports.tables import WebhookSubscriptionRecord
-from server.webhooks import EVENTS, active_subscriptions, enqueue_delivery
+from server.webhooks.service import EVENTS, active_subscriptions, enqueue_delivery
+from server.webhooks.tables import WebhookSubscriptionRecord
 
 logger = logging.getLogger("server.events")
 
@@ -45,8 +45,8 @@ def event_payload(event: str, inspection: dict[str, Any]) -> dict[str, Any]:
 def _inspection_document(session: Session, inspection_id: str) -> dict[str, Any] | None:
     """The spec's Inspection object of a row in this session (pending changes included)."""
     import runtime
-    from server.records import InspectionRecord
-    from server.services.inspections import load
+    from server.inspections.service import load
+    from server.inspections.tables import InspectionRecord
 
     record = session.get(InspectionRecord, inspection_id)
     if record is None:
@@ -61,7 +61,7 @@ def _inspection_callback(session: Session, payload: dict[str, Any]) -> str | Non
     inspection_id = payload.get("inspectionId") or payload.get("_id")
     if not isinstance(inspection_id, str):
         return None
-    from server.records import InspectionRecord
+    from server.inspections.tables import InspectionRecord
 
     record = session.get(InspectionRecord, inspection_id)  # in the session already: no query
     callback = getattr(record, "callback_url", None) if record is not None else None

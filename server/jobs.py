@@ -38,26 +38,26 @@ from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col, select
 
 from server.db import Database
-from server.reports.tables import JobRecord
 from server.settings import Settings
+from server.tables import JobRecord
 
 logger = logging.getLogger("server.jobs")
 
 #: kind -> "module:function" run for a claimed job: `fn(ctx: JobContext) -> None`.
 HANDLERS: dict[str, str] = {
     "report": "server.reports.service:run_report_job",
-    "webhook": "server.webhooks:run_delivery_job",
+    "webhook": "server.webhooks.service:run_delivery_job",
 }
 #: kind -> "module:function" run in the transaction that marks a job failed for good:
 #: `fn(session, job: JobRecord, error: str) -> None`.
 GIVE_UP_HANDLERS: dict[str, str] = {
     "report": "server.reports.service:report_job_given_up",
-    "webhook": "server.webhooks:delivery_given_up",
+    "webhook": "server.webhooks.service:delivery_given_up",
 }
 
 #: "module:function" of the expiry sweep the worker runs every `settings.expiry_sweep_seconds`:
 #: `fn(db) -> int` (how many inspections it blocked).
-EXPIRY_SWEEP = "server.services.expiry:expire_overdue"
+EXPIRY_SWEEP = "server.inspections.expiry:expire_overdue"
 
 #: Attempts of a job before it fails for good (a kind may pass its own to `enqueue`).
 DEFAULT_MAX_ATTEMPTS = 5

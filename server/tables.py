@@ -1,7 +1,8 @@
-"""Tables of the server's foundation: companies, their members and API keys, idempotency records.
+"""Tables of the server's shared plumbing: companies, their members and API keys, idempotency
+records and the durable job queue, plus the column helpers every table module uses.
 
-Resource tables (templates, inspections, images) live in `server.records`; report and job
-tables in `server.reports.tables`.
+Each resource keeps its own tables beside its controller and service (`server/<resource>/
+tables.py`); `server.db.TABLE_MODULES` lists them all.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import secrets
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Column, DateTime, Dialect, LargeBinary, UniqueConstraint
+from sqlalchemy import JSON, Column, DateTime, Dialect, Index, LargeBinary, Text, UniqueConstraint
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 
@@ -49,6 +50,11 @@ class UtcDateTime(TypeDecorator[datetime]):
 def _timestamp(nullable: bool = False, index: bool = False) -> Column[datetime]:
     """A `UtcDateTime` column; a new Column object per field, as SQLAlchemy requires."""
     return Column(UtcDateTime(), nullable=nullable, index=index)
+
+
+def timestamp_field() -> Any:
+    """A required aware UTC timestamp field (`UtcDateTime`: the zone survives SQLite too)."""
+    return Field(sa_column=_timestamp())
 
 
 class Company(SQLModel, table=True):
@@ -110,3 +116,39 @@ class IdempotencyRecord(SQLModel, table=True):
     body: bytes | None = Field(default=None, sa_column=Column(LargeBinary, nullable=True))
     created_at: datetime = Field(default_factory=utcnow, sa_column=_timestamp())
     expires_at: datetime = Field(sa_column=_timestamp(index=True))
+
+
+class JobRecord(SQLModel, table=True):
+    """A unit of background work (`server.jobs`). `status`: queued, running, done, failed.
+
+    A job is inserted in the same transaction as the row it works on, so a committed request
+    always has its job and a rolled back one never."""
+
+    __tablename__ = "jobs"
+    __table_args__ = (
+        Index("ix_jobs_claim", "status", "run_at"),
+        Index("ix_jobs_lease", "status", "locked_until"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    kind: str = Field(max_length=32)
+    payload: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    status: str = Field(default="queued", max_length=16)
+    attempts: int = 0
+    max_attempts: int = 5
+    run_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(UtcDateTime(), nullable=False)
+    )
+    #: Lease: a running job whose lease is in the past belongs to a dead worker.
+    locked_until: datetime | None = Field(
+        default=None, sa_column=Column(UtcDateTime(), nullable=True)
+    )
+    #: Claim token of the current holder; every write of a holder checks it (fencing).
+    locked_by: str | None = Field(default=None, max_length=64)
+    last_error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    created_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(UtcDateTime(), nullable=False)
+    )
+    finished_at: datetime | None = Field(
+        default=None, sa_column=Column(UtcDateTime(), nullable=True)
+    )

@@ -30,11 +30,11 @@ from server.reports.renderer import (
     default_renderer,
     reports_available,
 )
-from server.reports.tables import JobRecord, ReportRequestRecord
+from server.reports.tables import ReportRequestRecord
 from server.reports.thumbnails import thumbnail_jpeg
 from server.settings import Settings
-from server.tables import Company
-from server.webhooks import check_endpoint, enqueue_delivery
+from server.tables import Company, JobRecord
+from server.webhooks.service import check_endpoint, enqueue_delivery
 
 logger = logging.getLogger("server.reports")
 
@@ -85,7 +85,7 @@ def _unavailable() -> ApiError:
 
 
 def _find_inspection(session: Session, auth: AuthContext, inspection_id: str) -> Any:
-    from server.services.inspections import find_inspection
+    from server.inspections.service import find_inspection
 
     return find_inspection(session, auth, inspection_id, lock=False)
 
@@ -221,8 +221,9 @@ def build_report_data(
 ) -> ReportData:
     """Everything the report shows, read from the inspection as it is now."""
     import runtime
-    from server.records import ImageRecord, InspectionRecord
-    from server.services.inspections import load
+    from server.images.tables import ImageRecord
+    from server.inspections.service import load
+    from server.inspections.tables import InspectionRecord
 
     with db.session() as session:
         inspection = session.get(InspectionRecord, record.inspection_id)

@@ -140,7 +140,7 @@ def drain(db: Database, settings: Settings, fast_config: WorkerConfig) -> Drain:
 def pending_jobs(db: Database) -> int:
     from sqlmodel import col, func, select
 
-    from server.reports.tables import JobRecord
+    from server.tables import JobRecord
 
     with db.session() as session:
         count = session.exec(

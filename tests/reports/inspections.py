@@ -23,9 +23,10 @@ from inspectlang.manifest import (
 )
 from server.blobs import BlobStore
 from server.db import Database
-from server.records import ImageRecord, InspectionRecord, ProductRecord
-from server.services import templates
-from server.services.inspections import dump_state, filter_columns, product_ids
+from server.images.tables import ImageRecord
+from server.inspections.service import dump_state, filter_columns, product_ids
+from server.inspections.tables import InspectionRecord, ProductRecord
+from server.templates import service as templates
 
 from .samples import photo
 

@@ -104,7 +104,7 @@ def test_an_inspection_created_with_a_callback_url_gets_its_events_there(
     receiver: Receiver,
     drain: Drain,
 ) -> None:
-    from server import webhooks
+    from server.webhooks import service as webhooks
 
     secret = webhooks.rotate_secret(db, company["companyId"])
     created = client.post(

@@ -23,8 +23,9 @@ from server.blobs import LocalBlobStore
 from server.db import Database
 from server.reports import service
 from server.reports.renderer import ReportData
-from server.reports.tables import JobRecord, ReportRequestRecord
+from server.reports.tables import ReportRequestRecord
 from server.settings import Settings
+from server.tables import JobRecord
 
 from .conftest import Drain, Receiver
 from .inspections import insert_inspection

@@ -16,8 +16,9 @@ from sqlmodel import select
 from server.blobs import LocalBlobStore
 from server.db import Database
 from server.reports.links import sign_link
-from server.reports.tables import JobRecord, ReportRequestRecord
+from server.reports.tables import ReportRequestRecord
 from server.settings import Settings
+from server.tables import JobRecord
 
 from .conftest import Drain
 from .inspections import insert_inspection

@@ -10,8 +10,8 @@ import httpx
 from server import events
 from server.blobs import LocalBlobStore
 from server.db import Database
-from server.reports.tables import WebhookSubscriptionRecord
 from server.tables import utcnow
+from server.webhooks.tables import WebhookSubscriptionRecord
 
 from .conftest import Receiver
 from .inspections import insert_inspection

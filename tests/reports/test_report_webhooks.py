@@ -14,11 +14,13 @@ import httpx
 import pytest
 from sqlmodel import select
 
-from server import events, webhooks
+from server import events
 from server.blobs import LocalBlobStore
 from server.db import Database
-from server.reports.tables import JobRecord, WebhookAttemptRecord, WebhookSubscriptionRecord
 from server.settings import Settings
+from server.tables import JobRecord
+from server.webhooks import service as webhooks
+from server.webhooks.tables import WebhookAttemptRecord, WebhookSubscriptionRecord
 
 from .conftest import Drain, Receiver
 from .inspections import insert_inspection

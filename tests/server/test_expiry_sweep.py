@@ -17,11 +17,11 @@ import pytest
 import runtime
 from server import jobs
 from server.db import Database
-from server.records import InspectionRecord
-from server.reports.tables import JobRecord
-from server.services.expiry import expire_overdue
-from server.services.inspections import load
+from server.inspections.expiry import expire_overdue
+from server.inspections.service import load
+from server.inspections.tables import InspectionRecord
 from server.settings import Settings
+from server.tables import JobRecord
 
 #: The built-in car template expires inspections 7 days after creation; these are created
 #: 8 days ago (the app's clock), so they are overdue now and other tests' inspections are not.

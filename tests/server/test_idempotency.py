@@ -329,7 +329,7 @@ def test_expired_records_are_purged(
 
 
 def _inspections_of(db: Database, company_id: str) -> int:
-    from server.records import InspectionRecord
+    from server.inspections.tables import InspectionRecord
 
     return _rows_of(db, InspectionRecord, company_id)
 

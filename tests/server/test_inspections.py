@@ -11,8 +11,8 @@ import pytest
 import runtime
 from server.auth import consumed_inspections
 from server.db import Database
-from server.records import InspectionRecord
-from server.services.inspections import load
+from server.inspections.service import load
+from server.inspections.tables import InspectionRecord
 
 BUILTIN_CAR_EASY = "5f0c0a000000000000000001"
 

@@ -37,7 +37,8 @@ ROWS = 3000
 @pytest.fixture(scope="module")
 def loaded(db: Database) -> Database:
     """`ROWS` inspections of `COMPANY_ID`, then statistics as a running database would have."""
-    from server.records import InspectionRecord, TemplateManifestRecord
+    from server.inspections.tables import InspectionRecord
+    from server.templates.tables import TemplateManifestRecord
 
     now = datetime.now(UTC)
     manifest_key = "listing-plans-test"
@@ -111,7 +112,7 @@ def test_count_and_page_walk_are_index_only_scans_of_the_filter_index(
     loaded: Database, name: str | None
 ) -> None:
     from server.auth import AuthContext
-    from server.services import listing
+    from server.inspections import listing
 
     assert set(FILTER_VALUES) == set(listing.FILTERS)
     auth = AuthContext(company_id=COMPANY_ID, mode="live", key_id="plan")

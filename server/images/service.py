@@ -19,12 +19,12 @@ from runtime import ImageUpload, InspectionState, new_object_id
 from server import tokens
 from server.auth import AuthContext
 from server.blobs import BlobNotFound, BlobStore
+from server.common import CONTENT_TOKEN_KIND, content_url, run_runtime
 from server.db import Database
 from server.errors import ApiError
+from server.images.tables import ImageRecord
+from server.inspections import service as inspections
 from server.multipart import UploadedFile
-from server.records import ImageRecord
-from server.services import inspections
-from server.services.common import CONTENT_TOKEN_KIND, content_url, run_runtime
 from server.settings import Settings
 
 #: Lifetime of an upload token (`POST /v1/inspection/image/token/:productId`).

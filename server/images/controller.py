@@ -10,7 +10,10 @@ from litestar.params import FromPath, QueryParameter
 from litestar.response import Response
 
 from server.auth import authenticate_key
+from server.common import in_thread
 from server.deps import IMAGE_TOKEN_OPT, PUBLIC_OPT, auth_of, services
+from server.images import service as images
+from server.inspections import service as inspections
 from server.multipart import json_object, read_body
 from server.schemas import (
     IMAGE,
@@ -20,8 +23,6 @@ from server.schemas import (
     VALIDATION_BODY,
     operation,
 )
-from server.services import images, inspections
-from server.services.common import in_thread
 
 TAGS = ["images"]
 

@@ -19,8 +19,8 @@ from sqlalchemy import select
 
 from server.db import Database
 from server.errors import ApiError
-from server.records import InspectionRecord
-from server.services.inspections import EXPIRABLE, expire_loaded, expired, load
+from server.inspections.service import EXPIRABLE, expire_loaded, expired, load
+from server.inspections.tables import InspectionRecord
 
 logger = logging.getLogger("server.expiry")
 

@@ -30,15 +30,14 @@ from sqlmodel import Session, col
 from server.db import Database
 from server.errors import ApiError
 from server.jobs import GiveUp, JobContext, RetryLater, enqueue
-from server.reports.tables import (
-    JobRecord,
+from server.settings import Settings
+from server.tables import Company, JobRecord
+from server.urlsafety import CheckedURL, Resolver, UnsafeURLError, check_url, system_resolver
+from server.webhooks.tables import (
     RetiredWebhookSecretRecord,
     WebhookAttemptRecord,
     WebhookSubscriptionRecord,
 )
-from server.settings import Settings
-from server.tables import Company
-from server.urlsafety import CheckedURL, Resolver, UnsafeURLError, check_url, system_resolver
 
 logger = logging.getLogger("server.webhooks")
 

@@ -20,8 +20,8 @@ from inspectlang.manifest import INSPECTION_TYPES
 from server.auth import AuthContext
 from server.db import Database
 from server.errors import ApiError
-from server.records import InspectionRecord
-from server.services.inspections import present, stored_document
+from server.inspections.service import present, stored_document
+from server.inspections.tables import InspectionRecord
 
 #: Page size when none is asked for (spec: default 10).
 DEFAULT_LIMIT = 10

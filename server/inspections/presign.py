@@ -15,13 +15,13 @@ from litestar.params import FromPath, QueryParameter
 
 from server import tokens
 from server.auth import AuthContext
+from server.common import in_thread
 from server.db import Database
 from server.deps import PUBLIC_OPT, auth_of, services
 from server.errors import ApiError
+from server.inspections import service as inspections
 from server.multipart import json_object, read_body
 from server.schemas import INSPECTION, PRESIGN_BODY, PRESIGNED, operation
-from server.services import inspections
-from server.services.common import in_thread
 from server.settings import Settings
 
 TAGS = ["presigned links"]

@@ -22,15 +22,13 @@ from inspectlang.manifest import Template
 from runtime import new_object_id
 from server.auth import AuthContext, Mode, count_consumed, find_member
 from server.blobs import BlobStore
+from server.common import content_url, run_runtime
 from server.db import Database
 from server.errors import ApiError
 from server.events import publish
 from server.group_commit import GroupCommit
-from server.multipart import UploadedFile
-from server.records import ImageRecord, InspectionRecord, ProductRecord
-from server.services import templates
-from server.services.common import content_url, run_runtime
-from server.services.inspections import (
+from server.images.tables import ImageRecord
+from server.inspections.service import (
     check_type,
     dump_state,
     filter_columns,
@@ -38,8 +36,11 @@ from server.services.inspections import (
     render,
     validate_metadata,
 )
+from server.inspections.tables import InspectionRecord, ProductRecord
+from server.multipart import UploadedFile
 from server.settings import Settings
-from server.webhooks import active_subscriptions
+from server.templates import service as templates
+from server.webhooks.service import active_subscriptions
 
 
 def _table(model: type[Any]) -> Any:

@@ -31,7 +31,7 @@ from inspectlang.manifest import ALIASES, INSPECTION_TYPES, Template
 from runtime import Program, load_program, new_object_id
 from server.db import Database
 from server.errors import ApiError
-from server.records import TemplateManifestRecord, TemplateRecord, TemplateRevisionRecord
+from server.templates.tables import TemplateManifestRecord, TemplateRecord, TemplateRevisionRecord
 
 #: A template id as the spec shows them: 24 lowercase hex characters.
 TEMPLATE_ID = re.compile(r"[0-9a-f]{24}")

@@ -8,7 +8,10 @@ from typing import Annotated, Any
 from litestar import Request, get, post, put
 from litestar.params import FromPath, PathParameter, QueryParameter
 
+from server.common import in_thread
 from server.deps import auth_of, services
+from server.inspections import creation, listing
+from server.inspections import service as inspections
 from server.multipart import json_object, read_body
 from server.schemas import (
     CREATE_INSPECTION_BODY,
@@ -22,8 +25,6 @@ from server.schemas import (
     UPDATE_PRODUCT_BODY,
     operation,
 )
-from server.services import creation, inspections, listing
-from server.services.common import in_thread
 
 TAGS = ["inspections"]
 

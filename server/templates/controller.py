@@ -9,12 +9,12 @@ from litestar import Request, get, post, put
 from litestar.params import FromPath, QueryParameter
 from litestar.response import Response
 
+from server.common import in_thread
 from server.deps import auth_of, services
 from server.errors import ApiError
 from server.multipart import read_body
 from server.schemas import TEMPLATE, TEMPLATE_LIST, TEMPLATE_SOURCE_BODY, operation
-from server.services import templates
-from server.services.common import in_thread
+from server.templates import service as templates
 
 TAGS = ["templates"]
 

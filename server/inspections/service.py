@@ -20,17 +20,17 @@ import runtime
 from inspectlang.manifest import INSPECTION_TYPES, Template
 from runtime import InspectionState, Program
 from server.auth import AuthContext
-from server.db import Database
-from server.errors import ApiError
-from server.events import publish
-from server.records import InspectionRecord, ProductRecord
-from server.services import templates
-from server.services.common import (
+from server.common import (
     not_found_inspection,
     run_runtime,
     sign_sources,
 )
+from server.db import Database
+from server.errors import ApiError
+from server.events import publish
+from server.inspections.tables import InspectionRecord, ProductRecord
 from server.settings import Settings
+from server.templates import service as templates
 
 #: Limits of `metadata` (spec "Limits"): pairs, key length, value length.
 MAX_METADATA_PAIRS = 50

@@ -1,0 +1,2 @@
+"""Images: uploads, their signed content links and external validation results (controller,
+service, tables)."""

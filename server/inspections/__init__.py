@@ -1,0 +1,2 @@
+"""Inspections: creation, reads, lists, updates, presigned links and expiry (controllers,
+services, tables)."""

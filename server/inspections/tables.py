@@ -1,0 +1,79 @@
+"""Tables of inspections and their products.
+
+An inspection keeps its whole runtime state as JSON (`state`), the Inspection object rendered
+from it (`document`, what reads return), and one plain, indexed column for every list filter,
+so listing and counting never parse documents. Each filter has a composite
+index `(company_id, testing, <filter>, created_at, id)` that serves both the `WHERE` and the
+chronological `ORDER BY`, so a deep page costs an index walk, not a sort.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, Column, Index
+from sqlmodel import Field, SQLModel
+
+from server.tables import UtcDateTime, timestamp_field
+
+
+def _filter_index(column: str) -> Index:
+    return Index(f"ix_inspections_{column}", "company_id", "testing", column, "created_at", "id")
+
+
+class InspectionRecord(SQLModel, table=True):
+    """An inspection: its runtime state as JSON and the columns the list endpoint filters on."""
+
+    __tablename__ = "inspections"
+    __table_args__ = (
+        Index("ix_inspections_chronological", "company_id", "testing", "created_at", "id"),
+        _filter_index("status"),
+        _filter_index("veredict"),
+        _filter_index("type"),
+        _filter_index("consumer_identification"),
+        _filter_index("plate"),
+        _filter_index("template_id"),
+        # The expiry sweep's query: `status IN (expirable) AND expires_at <= now`.
+        Index("ix_inspections_expiry", "status", "expires_at"),
+    )
+
+    id: str = Field(primary_key=True, max_length=24)
+    company_id: str = Field(max_length=64)
+    #: Created with the company's test key: visible only to the test key.
+    testing: bool
+    type: str = Field(max_length=16)
+    status: str = Field(max_length=16)
+    veredict: str = Field(max_length=16)
+    consumer_identification: str | None = Field(default=None, max_length=200)
+    plate: str | None = Field(default=None, max_length=200)
+    template_id: str = Field(max_length=64)
+    manifest_key: str = Field(foreign_key="template_manifests.key", max_length=64)
+    #: SHA-256 hex of the magic link's access code (the code itself is never stored).
+    access_code_hash: str = Field(max_length=64)
+    #: The creation request's `callbackURL` (events of this inspection are sent there).
+    callback_url: str | None = Field(default=None, max_length=2048)
+    created_at: datetime = timestamp_field()
+    updated_at: datetime = timestamp_field()
+    #: The state's `expiresAt` (None when the template sets no expiry): the worker's expiry
+    #: sweep blocks inspections still open past it.
+    expires_at: datetime | None = Field(
+        default=None, sa_column=Column(UtcDateTime(), nullable=True)
+    )
+    state: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+    #: The spec's Inspection object of `state` (`runtime.to_api`), rendered at each change so
+    #: reads and lists never parse the state or run the runtime. None on rows written without
+    #: it (they are rendered from `state` when read).
+    document: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+
+
+class ProductRecord(SQLModel, table=True):
+    """Maps a product id to its inspection, for the routes addressed by product id."""
+
+    __tablename__ = "inspection_products"
+
+    id: str = Field(primary_key=True, max_length=24)
+    inspection_id: str = Field(foreign_key="inspections.id", max_length=24, index=True)
+    company_id: str = Field(max_length=64)
+    testing: bool
+    type: str = Field(max_length=16)

@@ -1,0 +1,1 @@
+"""Templates: custom templates and their revisions (controller, service, tables)."""

@@ -1,0 +1,2 @@
+"""Webhooks: subscriptions to inspection events, signed deliveries and their attempts
+(controller, service, tables)."""
