@@ -1,6 +1,7 @@
 """`create_app(settings)`: the Litestar application with auth, idempotency, errors and routes.
 
-Middleware order: authentication first, then idempotency (so unauthenticated requests store
+Middleware order: the text boundary first (`server.boundary`: no NUL or lone surrogate in
+the path or query), then authentication, then idempotency (so unauthenticated requests store
 nothing), then the handler. Shared objects (database, settings, blob store, clock, idempotency
 store) live in `app.state`; handlers reach them through `server.deps.services(request)`.
 """
@@ -24,6 +25,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 
 from server import tokens
 from server.blobs import BlobStore, LocalBlobStore
+from server.boundary import TextBoundaryMiddleware
 from server.db import Database
 from server.deps import PUBLIC_OPT, AuthMiddleware, Clock, Services, system_clock
 from server.errors import EXCEPTION_HANDLERS
@@ -127,7 +129,11 @@ def create_app(
             *(extra_routes or []),
         ],
         state=state,
-        middleware=[DefineMiddleware(AuthMiddleware), DefineMiddleware(IdempotencyMiddleware)],
+        middleware=[
+            DefineMiddleware(TextBoundaryMiddleware),
+            DefineMiddleware(AuthMiddleware),
+            DefineMiddleware(IdempotencyMiddleware),
+        ],
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=openapi_config(),
         request_max_body_size=settings.max_body_bytes,

@@ -17,6 +17,7 @@ from litestar import Request
 from litestar.datastructures import UploadFile
 from litestar.exceptions import ClientException
 
+from server.boundary import check_text, check_text_tree
 from server.errors import ApiError
 
 #: Deepest JSON nesting accepted; deeper bodies are refused before they can exhaust the stack.
@@ -75,6 +76,7 @@ def parse_json(raw: bytes | str, *, what: str = "The request body") -> Any:
         raise ApiError.of("malformed_json", f"{what} is not valid JSON.") from None
     if _depth(value) > MAX_JSON_DEPTH:
         raise ApiError.of("malformed_json", f"{what} is nested deeper than {MAX_JSON_DEPTH}.")
+    check_text_tree(value)
     return value
 
 
@@ -87,6 +89,7 @@ async def _read_upload(name: str, upload: UploadFile) -> UploadedFile:
         data = await upload.read()
     finally:
         await upload.close()
+    check_text(f"The file name of the multipart part {name!r}", upload.filename or "")
     return UploadedFile(
         name=name,
         filename=upload.filename or name,
@@ -106,6 +109,7 @@ async def _read_multipart(request: Request[Any, Any, Any]) -> Body:
         raise _invalid_multipart("A multipart field is not text in its declared charset.") from None
     body = Body(multipart=True)
     for name, values in form.dict().items():
+        check_text("A multipart field name", name)
         if len(values) > 1:
             raise _invalid_multipart(f"The multipart field {name!r} is sent more than once.")
         value = values[0]
@@ -133,9 +137,11 @@ async def read_body(request: Request[Any, Any, Any], *, allow_text: bool = False
         return Body(data=parse_json(raw))
     if allow_text and media_type == TEXT_TYPE:
         try:
-            return Body(text=raw.decode("utf-8"))
+            text = raw.decode("utf-8")
         except UnicodeDecodeError:
             raise ApiError.of("bad_request", "The text body is not valid UTF-8.") from None
+        check_text("The text body", text)
+        return Body(text=text)
     raise ApiError.of(
         "unsupported_media_type",
         f"Send the body as application/json or multipart/form-data, not {media_type!r}.",

@@ -96,7 +96,7 @@ def verify(
     kind: str, token: str, *, now: datetime | None = None, secret: str | None = None
 ) -> TokenClaims:
     """The claims of a valid, unexpired token of `kind`; `TokenError` otherwise."""
-    if not token or len(token) > MAX_TOKEN_LENGTH or token.count(".") != 1:
+    if not token or len(token) > MAX_TOKEN_LENGTH or not token.isascii() or token.count(".") != 1:
         raise TokenError("invalid_token", "The token is malformed.")
     payload, signature = token.split(".")
     expected = _sign(_key(secret), payload)

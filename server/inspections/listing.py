@@ -50,7 +50,7 @@ def _positive_int(raw: str | None, *, name: str, code: str, default: int, maximu
     if raw is None or raw == "":
         return default
     text = raw.strip()
-    if not text.isdigit() or len(text) > 12 or int(text) < 1:
+    if not (text.isascii() and text.isdigit()) or len(text) > 12 or int(text) < 1:
         raise ApiError(
             code,
             400,

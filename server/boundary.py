@@ -1,0 +1,117 @@
+"""Every text entering the service is checked here, once, before any handler sees it.
+
+Two characters poison records: an unpaired UTF-16 surrogate (`"\\ud800"` is valid JSON, but no
+encoder can write it back out, so every later read of the record failed) and NUL (PostgreSQL
+refuses it in text columns). Neither has a use in this API, so both are refused at the door:
+
+- the path and the query string, by `TextBoundaryMiddleware`, before authentication (a NUL in a
+  filter was a 500 on PostgreSQL), as 400 `invalid_body` naming the parameter;
+- JSON bodies and multipart text (the `data` part, file names), by `check_text_tree`, called
+  from `server.multipart` as a body is parsed, as 400 `invalid_body` naming the field's path.
+
+Token headers and query tokens are checked by `server.tokens` (a non-ASCII token is malformed).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import unquote_to_bytes
+
+from litestar.enums import ScopeType
+from litestar.types import ASGIApp, Receive, Scope, Send
+
+from server.errors import ApiError
+
+#: What no text of this API may hold: NUL and the UTF-16 surrogate range (never valid alone).
+_FORBIDDEN = re.compile("[\x00\ud800-\udfff]")
+
+
+def _why(text: str) -> str | None:
+    match = _FORBIDDEN.search(text)
+    if match is None:
+        return None
+    if match.group() == "\x00":
+        return "holds a NUL character"
+    return "holds an unpaired UTF-16 surrogate"
+
+
+def refusal(field: str, why: str) -> ApiError:
+    """The 400 `invalid_body` for a text that cannot be stored, naming where it is."""
+    return ApiError.of(
+        "invalid_body",
+        f"{field} {why}, which is not accepted in any text.",
+        [{"field": field, "message": why}],
+    )
+
+
+def check_text(field: str, text: str) -> None:
+    """Refuse one text (a file name, a header value) holding NUL or a lone surrogate."""
+    why = _why(text)
+    if why is not None:
+        raise refusal(field, why)
+
+
+def _join(path: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else key
+
+
+def check_text_tree(value: Any, *, root: str = "") -> None:
+    """Refuse a parsed JSON value with a bad text anywhere: in a key or in a string value.
+
+    Iterative, so a deep value cannot exhaust the stack (depth is bounded by the parser too).
+    """
+    stack: list[tuple[str, Any]] = [(root, value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, str):
+            why = _why(item)
+            if why is not None:
+                raise refusal(path or "The request body", why)
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                why = _why(key)
+                if why is not None:
+                    raise refusal(f"A key in {path}" if path else "A key of the body", why)
+                stack.append((_join(path, key), child))
+        elif isinstance(item, list):
+            stack.extend((_join(path, index), child) for index, child in enumerate(item))
+
+
+def _query_refusal(raw_query: bytes) -> ApiError | None:
+    """The refusal for a query string with NUL, a lone surrogate or bytes that are not UTF-8."""
+    for pair in raw_query.split(b"&"):
+        if not pair:
+            continue
+        raw_name, _, raw_value = pair.partition(b"=")
+        name_bytes = unquote_to_bytes(raw_name.replace(b"+", b" "))
+        name = name_bytes.decode("utf-8", "replace")[:60]
+        for part in (name_bytes, unquote_to_bytes(raw_value.replace(b"+", b" "))):
+            try:
+                text = part.decode("utf-8")
+            except UnicodeDecodeError:
+                return refusal(f"The query parameter {name!r}", "is not UTF-8 text")
+            why = _why(text)
+            if why is not None:
+                return refusal(f"The query parameter {name!r}", why)
+    return None
+
+
+class TextBoundaryMiddleware:
+    """Refuses requests whose path or query string holds text the service cannot store."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == ScopeType.HTTP:
+            error = _query_refusal(scope.get("query_string", b""))
+            if error is None:
+                why = _why(scope.get("path", ""))
+                if why is not None:
+                    error = refusal("The path", why)
+            if error is not None:
+                raise error  # rendered by the app's exception handlers, as any ApiError
+        await self.app(scope, receive, send)
