@@ -108,6 +108,7 @@ def to_api(program: Program, state: InspectionState) -> dict[str, Any]:
         for spec in general
     ]
     identity_images: list[dict[str, Any]] = []
+    identity_extra: list[dict[str, Any]] = []
     custom_images: list[dict[str, Any]] = []
     custom_extra: list[dict[str, Any]] = []
     products: list[dict[str, Any]] = []
@@ -123,7 +124,8 @@ def to_api(program: Program, state: InspectionState) -> dict[str, Any]:
                 images.append(view)
         extras = [extra_image_view(i) for i in product.extraImages if i.target != "custom"]
         custom_extra += [extra_image_view(i) for i in product.extraImages if i.target == "custom"]
-        if product.type == "people":
+        if product.type == "people":  # a person is the identity, not a product
+            identity_extra += extras
             continue
         products.append(
             {
@@ -166,7 +168,7 @@ def to_api(program: Program, state: InspectionState) -> dict[str, Any]:
         "identity": {
             **state.consumer,
             "images": identity_images,
-            "extraImages": [],
+            "extraImages": identity_extra,
         },
         "custom": {
             "images": custom_images,
