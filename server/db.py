@@ -23,7 +23,6 @@ TABLE_MODULES = [
     "server.tables",
     "server.templates.tables",
     "server.inspections.tables",
-    "server.images.tables",
     "server.reports.tables",
     "server.webhooks.tables",
 ]

@@ -47,12 +47,14 @@ logger = logging.getLogger("server.jobs")
 HANDLERS: dict[str, str] = {
     "report": "server.reports.service:run_report_job",
     "webhook": "server.webhooks.service:run_delivery_job",
+    "report_callback": "server.reports.service:run_callback_job",
 }
 #: kind -> "module:function" run in the transaction that marks a job failed for good:
 #: `fn(session, job: JobRecord, error: str) -> None`.
 GIVE_UP_HANDLERS: dict[str, str] = {
     "report": "server.reports.service:report_job_given_up",
     "webhook": "server.webhooks.service:delivery_given_up",
+    "report_callback": "server.webhooks.service:delivery_given_up",
 }
 
 #: "module:function" of the expiry sweep the worker runs every `settings.expiry_sweep_seconds`:

@@ -22,8 +22,8 @@ from server.blobs import BlobNotFound, BlobStore
 from server.common import CONTENT_TOKEN_KIND, content_url, run_runtime
 from server.db import Database
 from server.errors import ApiError
-from server.images.tables import ImageRecord
 from server.inspections import service as inspections
+from server.inspections.tables import ImageRecord
 from server.multipart import UploadedFile
 from server.settings import Settings
 

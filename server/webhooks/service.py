@@ -18,6 +18,7 @@ import json
 import logging
 import secrets
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any, cast
@@ -63,6 +64,8 @@ SECRET_PREFIX = "whsec_"
 #: How long after a rotation deliveries are also signed with the previous secret.
 ROTATION_GRACE = timedelta(hours=24)
 USER_AGENT = "inspectlang-webhooks/1"
+#: The job kind of an event delivery (`server.jobs.HANDLERS`).
+WEBHOOK_JOB = "webhook"
 
 
 # --- secret and signatures ---------------------------------------------------------------------
@@ -189,26 +192,29 @@ def enqueue_delivery(
     event: str,
     url: str,
     body: dict[str, Any] | None = None,
-    report_request_id: str | None = None,
     subscription_id: str | None = None,
+    kind: str = WEBHOOK_JOB,
+    fields: dict[str, Any] | None = None,
 ) -> str:
     """Queue one delivery in the caller's transaction; returns its `webhook-id`.
 
-    Report callbacks pass `report_request_id` instead of a body: the body (with a fresh
-    `result.url`) is built at each attempt.
+    An event delivery carries its `body`. A sender whose body must be built at each attempt
+    (a report callback carries a fresh `result.url`) passes its own job `kind`, whose handler
+    calls `deliver` with the body, and the `fields` that handler needs; this module then knows
+    nothing of that sender.
     """
     delivery_id = "msg_" + secrets.token_hex(12)
     enqueue(
         session,
-        "webhook",
+        kind,
         {
             "deliveryId": delivery_id,
             "companyId": company_id,
             "event": event,
             "url": url,
             "body": body,
-            "reportRequestId": report_request_id,
             "subscriptionId": subscription_id,
+            **(fields or {}),
         },
         max_attempts=DELIVERY_MAX_ATTEMPTS,
     )
@@ -258,13 +264,8 @@ def _record_attempt(
         session.commit()
 
 
-def _body_for(ctx: JobContext) -> dict[str, Any]:
-    payload = ctx.payload
-    if payload.get("reportRequestId"):
-        from server.reports.service import callback_body
-
-        return callback_body(ctx.db, ctx.settings, payload["reportRequestId"], payload["event"])
-    body: dict[str, Any] = payload.get("body") or {}
+def _stored_body(ctx: JobContext) -> dict[str, Any]:
+    body: dict[str, Any] = ctx.payload.get("body") or {}
     return body
 
 
@@ -293,7 +294,14 @@ def pinned(checked: CheckedURL) -> tuple[str, dict[str, str], dict[str, Any]]:
 
 
 def run_delivery_job(ctx: JobContext) -> None:
-    """One attempt of one delivery; raises to retry (backoff) or to give up."""
+    """One attempt of one event delivery (the body stored in the job)."""
+    deliver(ctx, _stored_body)
+
+
+def deliver(ctx: JobContext, build_body: Callable[[JobContext], dict[str, Any]]) -> None:
+    """One attempt of one delivery job; raises to retry (backoff) or to give up.
+
+    `build_body` makes the JSON body once the URL and the subscription were checked."""
     payload = ctx.payload
     started = time.monotonic()
     try:
@@ -315,7 +323,7 @@ def run_delivery_job(ctx: JobContext) -> None:
         )
         raise GiveUp(f"{inactive}: the delivery is no longer wanted")
     secret = company_secret(ctx.db, payload["companyId"])
-    body = json.dumps(_body_for(ctx), separators=(",", ":"), ensure_ascii=False).encode()
+    body = json.dumps(build_body(ctx), separators=(",", ":"), ensure_ascii=False).encode()
     headers = signed_headers(
         secret,
         payload["deliveryId"],
