@@ -13,16 +13,18 @@ import secrets
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from server.errors import ServerError
+
 #: A key segment: letters, digits, `.`, `_`, `-`, not starting with a dot (so no `..`).
 _SEGMENT = re.compile(r"[A-Za-z0-9_\-][A-Za-z0-9_.\-]{0,199}")
 MAX_KEY_LENGTH = 512
 
 
-class BlobNotFound(KeyError):
+class BlobNotFound(ServerError, KeyError):
     """No blob under that key."""
 
 
-class InvalidBlobKey(ValueError):
+class InvalidBlobKey(ServerError, ValueError):
     """A key that could escape the store or is not a plain relative path."""
 
 

@@ -18,6 +18,8 @@ from sqlalchemy import event
 from sqlalchemy.engine import URL, Engine, make_url
 from sqlmodel import Session, SQLModel, create_engine
 
+from server.errors import ServerError
+
 #: Every module defining tables: the plumbing's, then each resource's.
 TABLE_MODULES = [
     "server.tables",
@@ -41,7 +43,7 @@ MAX_OVERFLOW = 20
 Dialect = Literal["sqlite", "postgresql"]
 
 
-class DatabaseUrlError(ValueError):
+class DatabaseUrlError(ServerError, ValueError):
     """The database URL names a backend the server does not support."""
 
 

@@ -38,6 +38,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col, select
 
 from server.db import Database
+from server.errors import ServerError
 from server.settings import Settings
 from server.tables import JobRecord
 
@@ -84,7 +85,7 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-class RetryLater(Exception):
+class RetryLater(ServerError):
     """Raised by a handler: try again after `delay_seconds` (e.g. the receiver's Retry-After)."""
 
     def __init__(self, delay_seconds: float, reason: str) -> None:
@@ -92,7 +93,7 @@ class RetryLater(Exception):
         self.delay_seconds = delay_seconds
 
 
-class GiveUp(Exception):
+class GiveUp(ServerError):
     """Raised by a handler: the job can never succeed (e.g. 410 Gone); fail it now."""
 
 

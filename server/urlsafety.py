@@ -15,6 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from server.errors import ServerError
+
 #: Longest URL accepted for a callback or webhook endpoint.
 MAX_URL_LENGTH = 2048
 
@@ -40,7 +42,7 @@ EXTRA_BLOCKED_NETWORKS: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...
 Resolver = Callable[[str, int], Sequence[str]]
 
 
-class UnsafeURLError(ValueError):
+class UnsafeURLError(ServerError, ValueError):
     """A URL the service refuses to call; `code` is the stable API error code."""
 
     def __init__(self, code: str, description: str) -> None:

@@ -23,6 +23,7 @@ from sqlmodel import Session
 
 import runtime
 from runtime import InspectionState
+from server.errors import ServerError
 from server.inspections.tables import InspectionRecord
 from server.templates import service as templates
 from server.webhooks.service import EVENTS, active_subscriptions, enqueue_delivery
@@ -40,7 +41,7 @@ REFERENCE_KEYS: frozenset[str] = frozenset(
 )
 
 
-class UnknownEventError(ValueError):
+class UnknownEventError(ServerError, ValueError):
     """`publish` was called with an event name that is not in `EVENTS`."""
 
 

@@ -13,6 +13,8 @@ import hmac
 import time
 from urllib.parse import urlencode
 
+from server.errors import ServerError
+
 #: How long a `result.url` stays valid (the spec: 15 minutes from receipt of the object).
 LINK_TTL_SECONDS = 15 * 60
 
@@ -20,7 +22,7 @@ LINK_TTL_SECONDS = 15 * 60
 FILE_PATH = "/v1/report/file/"
 
 
-class LinkError(Exception):
+class LinkError(ServerError):
     """A link that must be refused: `code` is `report_link_expired` or `report_link_invalid`."""
 
     def __init__(self, code: str, description: str) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 from typing import Protocol
 
+from server.errors import ServerError
 from server.reports.data import ReportData, ReportImage
 
 __all__ = [
@@ -31,7 +32,7 @@ class ReportRenderer(Protocol):
     def render(self, report: ReportData) -> bytes: ...
 
 
-class ReportsUnavailableError(RuntimeError):
+class ReportsUnavailableError(ServerError, RuntimeError):
     """The PDF library (the `reports` extra, borb) is not installed."""
 
     code = "reports_unavailable"

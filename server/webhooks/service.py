@@ -29,7 +29,7 @@ from sqlalchemy import bindparam, literal_column, select
 from sqlmodel import Session, col
 
 from server.db import Database
-from server.errors import ApiError
+from server.errors import ApiError, ServerError
 from server.jobs import GiveUp, JobContext, RetryLater, enqueue
 from server.settings import Settings
 from server.tables import Company, JobRecord
@@ -364,7 +364,7 @@ def deliver(ctx: JobContext, build_body: Callable[[JobContext], dict[str, Any]])
     raise DeliveryError(f"HTTP {status}")
 
 
-class DeliveryError(Exception):
+class DeliveryError(ServerError):
     """The receiver answered with a status that is retried with backoff."""
 
 
