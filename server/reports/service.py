@@ -37,7 +37,8 @@ from server.reports.tables import ReportRequestRecord
 from server.reports.thumbnails import thumbnail_jpeg
 from server.settings import Settings
 from server.tables import Company, JobRecord
-from server.webhooks.service import check_endpoint, deliver, enqueue_delivery
+from server.urlsafety import check_endpoint
+from server.webhooks.service import deliver, enqueue_delivery
 
 logger = logging.getLogger("server.reports")
 

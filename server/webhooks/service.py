@@ -33,7 +33,14 @@ from server.errors import ApiError, ServerError
 from server.jobs import GiveUp, JobContext, RetryLater, enqueue
 from server.settings import Settings
 from server.tables import Company, JobRecord
-from server.urlsafety import CheckedURL, Resolver, UnsafeURLError, check_url, system_resolver
+from server.urlsafety import (
+    CheckedURL,
+    Resolver,
+    UnsafeURLError,
+    check_endpoint,
+    check_url_for,
+    system_resolver,
+)
 from server.webhooks.tables import (
     RetiredWebhookSecretRecord,
     WebhookAttemptRecord,
@@ -167,21 +174,6 @@ def retired_secrets(db: Database, company_id: str) -> tuple[str, ...]:
         return tuple(row.secret for row in rows)
 
 
-# --- URL policy --------------------------------------------------------------------------------
-
-
-def check_endpoint(url: object, settings: Settings) -> str:
-    """The URL when the policy allows it; else a 400 with the policy's code."""
-    try:
-        return check_url(
-            url,
-            production=settings.env == "production",
-            allow_loopback=settings.allow_loopback_webhooks,
-        ).url
-    except UnsafeURLError as error:
-        raise ApiError(error.code, 400, error.description) from None
-
-
 # --- enqueueing --------------------------------------------------------------------------------
 
 
@@ -305,12 +297,7 @@ def deliver(ctx: JobContext, build_body: Callable[[JobContext], dict[str, Any]])
     payload = ctx.payload
     started = time.monotonic()
     try:
-        checked = check_url(
-            payload["url"],
-            production=ctx.settings.env == "production",
-            allow_loopback=ctx.settings.allow_loopback_webhooks,
-            resolver=RESOLVER,
-        )
+        checked = check_url_for(ctx.settings, payload["url"], resolver=RESOLVER)
     except UnsafeURLError as error:
         _record_attempt(
             ctx.db, payload, ctx.attempt, status_code=None, error=error.code, started=started
