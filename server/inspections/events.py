@@ -22,6 +22,7 @@ from typing import Any
 from sqlmodel import Session
 
 import runtime
+from inspectlang.timestamps import utc_timestamp
 from runtime import InspectionState
 from server.errors import ServerError
 from server.inspections.tables import InspectionRecord
@@ -108,7 +109,7 @@ def publish(
         document = {**inspection, **extras}
     body = {
         "event": event,
-        "createdAt": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+        "createdAt": utc_timestamp(datetime.now(UTC)),
         "payload": {
             **event_payload(event, document),
             **{k: v for k, v in document.items() if k in ("previousStatus", "imageId")},

@@ -18,6 +18,7 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 
 import runtime
+from inspectlang.timestamps import utc_timestamp
 from server.auth import AuthContext
 from server.blobs import BlobNotFound, BlobStore, LocalBlobStore
 from server.db import Database
@@ -53,7 +54,7 @@ REPORTABLE_STATUSES = frozenset({"completed"})
 
 
 def iso(moment: datetime | None) -> str | None:
-    return None if moment is None else moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    return None if moment is None else utc_timestamp(moment)
 
 
 def blob_key(record: ReportRequestRecord) -> str:

@@ -28,6 +28,7 @@ import httpx
 from sqlalchemy import bindparam, literal_column, select
 from sqlmodel import Session, col
 
+from inspectlang.timestamps import utc_timestamp
 from server.db import Database
 from server.errors import ApiError, ServerError
 from server.jobs import GiveUp, JobContext, RetryLater, enqueue
@@ -406,7 +407,7 @@ def subscription_object(record: WebhookSubscriptionRecord) -> dict[str, Any]:
         "_id": record.id,
         "endpoint": record.endpoint,
         "events": list(record.events),
-        "createdAt": record.created_at.isoformat().replace("+00:00", "Z"),
+        "createdAt": utc_timestamp(record.created_at),
         "active": record.disabled_at is None,
     }
 
