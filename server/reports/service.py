@@ -20,7 +20,7 @@ from sqlmodel import Session, col
 import runtime
 from inspectlang.timestamps import utc_timestamp
 from server.auth import AuthContext
-from server.blobs import BlobNotFound, BlobStore, LocalBlobStore
+from server.blobs import BlobNotFound, BlobStore
 from server.db import Database
 from server.errors import ApiError
 from server.inspections.service import find_inspection, load
@@ -277,7 +277,7 @@ def run_report_job(ctx: JobContext) -> None:
         record.processing_at = record.processing_at or now
         session.add(record)
         session.commit()
-    blobs = LocalBlobStore(ctx.settings.data_dir)
+    blobs = ctx.blobs  # the store the worker was started with
     data = build_report_data(ctx.db, blobs, record, now)
     pdf = RENDERER_FACTORY().render(data)
     key = blob_key(record)
