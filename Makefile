@@ -35,9 +35,12 @@ run: $(STAMP)
 ## Lint, type-check, then the whole suite on SQLite and, when reachable, on PostgreSQL.
 test: $(STAMP) system-deps lint typecheck test-unit test-postgres
 
+# lint-imports: the layering inspectlang <- runtime <- server and no import cycles (the
+# contracts are in pyproject.toml).
 lint: $(STAMP)
 	$(VENV)/bin/ruff check inspectlang runtime server tests benchmarks
 	$(VENV)/bin/ruff format --check inspectlang runtime server
+	$(VENV)/bin/lint-imports
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
@@ -64,4 +67,4 @@ bench: $(STAMP) system-deps
 	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis data
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .grimp_cache .import_linter_cache data

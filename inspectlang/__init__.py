@@ -17,12 +17,14 @@ if TYPE_CHECKING:
     from inspectlang.compiler import check_source, compile_expression, compile_source
     from inspectlang.decompiler import decompile
     from inspectlang.diagnostics import Diagnostic, TemplateError
+    from inspectlang.errors import InspectlangError
     from inspectlang.formatter import format_source
     from inspectlang.manifest import Template
     from inspectlang.parser import parse
 
 __all__ = [
     "Diagnostic",
+    "InspectlangError",
     "Template",
     "TemplateError",
     "__version__",
@@ -47,6 +49,7 @@ _LAZY: dict[str, str] = {
     "Template": "inspectlang.manifest",
     "Diagnostic": "inspectlang.diagnostics",
     "TemplateError": "inspectlang.diagnostics",
+    "InspectlangError": "inspectlang.errors",
 }
 
 

@@ -53,6 +53,7 @@ from inspectlang.manifest import (
     Verdict,
 )
 from inspectlang.schema import creation_schema
+from inspectlang.timestamps import utc_timestamp
 from inspectlang.types import ExpressionChecker
 
 #: Diagnostics about something missing are not reported when the file has syntax errors: the
@@ -112,9 +113,8 @@ def compile_module(
 
 
 def timestamp(now: datetime | None = None) -> str:
-    """ISO 8601 in UTC with milliseconds and `Z`, the spec's timestamp form."""
-    moment = (now or datetime.now(UTC)).astimezone(UTC)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """ISO 8601 in UTC with milliseconds and `Z`, the spec's timestamp form (default: now)."""
+    return utc_timestamp(now or datetime.now(UTC), milliseconds=True)
 
 
 def revision_of(template: Template) -> str:

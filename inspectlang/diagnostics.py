@@ -13,6 +13,7 @@ from dataclasses import field
 from typing import Any, Literal
 
 from inspectlang.ast import Span
+from inspectlang.errors import InspectlangError
 from inspectlang.records import define_initializers, frozen_record
 
 Severity = Literal["error", "warning"]
@@ -73,7 +74,7 @@ class Diagnostic:
         return "\n".join(lines)
 
 
-class TemplateError(Exception):
+class TemplateError(InspectlangError):
     """Raised when a template cannot be compiled; carries every diagnostic of the file."""
 
     def __init__(self, diagnostics: Sequence[Diagnostic], source: str | None = None) -> None:

@@ -16,6 +16,7 @@ from lark import Token
 
 from inspectlang import ast
 from inspectlang.ast import Span
+from inspectlang.errors import InspectlangError
 from inspectlang.records import define_initializers, frozen_record, record
 
 #: Deepest nesting of parentheses, brackets, unary operators and operator chains in one
@@ -38,7 +39,7 @@ _ESCAPE = re.compile(r'\\(["\\n])')
 _BLANK, _COMMENT, _CODE = 0, 1, 2
 
 
-class _SyntaxProblem(Exception):
+class _SyntaxProblem(InspectlangError):
     """A syntax problem found by the postlexer or the AST builder, turned into a Diagnostic."""
 
     def __init__(self, code: str, message: str, span: Span) -> None:

@@ -21,7 +21,7 @@ from runtime.engine import (
     update,
     update_product,
 )
-from runtime.errors import InspectionError, InvalidProgram
+from runtime.errors import InspectionError, InspectionRuntimeError, InvalidProgram
 from runtime.explain import explain
 from runtime.program import Program, load_program
 from runtime.state import InspectionState
@@ -31,6 +31,7 @@ from runtime.validators import ImageUpload, ValidationOutcome
 __all__ = [
     "ImageUpload",
     "InspectionError",
+    "InspectionRuntimeError",
     "InspectionState",
     "InvalidProgram",
     "Program",

@@ -23,7 +23,7 @@ from PIL import Image
 
 from runtime import engine
 from runtime.api_view import to_api
-from runtime.errors import InspectionError, InvalidProgram
+from runtime.errors import InspectionError, InspectionRuntimeError, InvalidProgram
 from runtime.explain import explain, render_text
 from runtime.program import Program, load_program
 from runtime.state import InspectionState
@@ -47,7 +47,7 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-class ScriptError(Exception):
+class ScriptError(InspectionRuntimeError):
     """The events file itself is malformed (not a refused event)."""
 
 

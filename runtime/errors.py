@@ -1,5 +1,7 @@
 """Runtime errors: refused requests (`InspectionError`) and refused programs (`InvalidProgram`).
 
+Every exception class of the runtime package derives from `InspectionRuntimeError`.
+
 A refused request never changes the state; its `code` is stable (docs/runtime.md lists every
 code) and the server maps it to an HTTP status. A refused program is a manifest whose logic the
 runtime will not compile (unknown op, bad name, wrong types, nesting too deep).
@@ -42,7 +44,11 @@ RULE_ERROR_CODES: dict[str, str] = {
 }
 
 
-class InspectionError(Exception):
+class InspectionRuntimeError(Exception):
+    """The base of every exception the runtime package defines."""
+
+
+class InspectionError(InspectionRuntimeError):
     """A refused request: a stable `code`, a description and per-field `errors`."""
 
     def __init__(
@@ -63,7 +69,7 @@ class InspectionError(Exception):
         return data
 
 
-class InvalidProgram(Exception):
+class InvalidProgram(InspectionRuntimeError):
     """A manifest's logic the runtime refuses to compile; `path` says where in the IR."""
 
     def __init__(self, message: str, path: str = "logic") -> None:
@@ -72,5 +78,5 @@ class InvalidProgram(Exception):
         self.path = path
 
 
-class StepLimitExceeded(Exception):
+class StepLimitExceeded(InspectionRuntimeError):
     """Raised inside an evaluation when an event used more than `MAX_STEPS` node evaluations."""

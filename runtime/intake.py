@@ -12,8 +12,9 @@ import math
 import mimetypes
 import re
 import threading
-from collections import OrderedDict
 from typing import Any
+
+from cachetools import LRUCache
 
 from inspectlang.manifest import CONSUMER_FIELDS, PRODUCT_FIELDS, InputSpec, Template
 from inspectlang.patterns import pattern_search
@@ -383,9 +384,11 @@ def check_requirements(
 #: Validators by template revision, with the schema each was built from (least recently used
 #: dropped past `_VALIDATOR_CACHE_SIZE`). A revision is a content hash of the manifest, so a
 #: cached validator never goes stale; the schema is still compared so that a hand-built
-#: manifest reusing a revision cannot get another schema's validator.
-_validators: OrderedDict[str, tuple[dict[str, Any], Any]] = OrderedDict()
+#: manifest reusing a revision cannot get another schema's validator (which is why a hit is
+#: checked by hand rather than through a memoizing decorator). cachetools objects are not
+#: thread-safe: every access holds the lock.
 _VALIDATOR_CACHE_SIZE = 256
+_validators: LRUCache[str, tuple[dict[str, Any], Any]] = LRUCache(maxsize=_VALIDATOR_CACHE_SIZE)
 _validators_lock = threading.Lock()
 
 
@@ -398,13 +401,10 @@ def _validator(manifest: Template) -> Any:
     with _validators_lock:
         entry = _validators.get(revision)
         if entry is not None and (entry[0] is schema or entry[0] == schema):
-            _validators.move_to_end(revision)
             return entry[1]
     validator = creation_validator(manifest)
     with _validators_lock:
         _validators[revision] = (schema, validator)
-        while len(_validators) > _VALIDATOR_CACHE_SIZE:
-            _validators.popitem(last=False)
     return validator
 
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
+
+from cachetools import LRUCache
 
 from inspectlang.manifest import ImageSpec, InputSpec, Template, ValidationSpec
 from runtime import codegen
@@ -130,8 +131,10 @@ class Program:
         )
 
 
-_CACHE: OrderedDict[str, Program] = OrderedDict()
-#: The cache is shared by the server's threads.
+#: Programs by revision, the least recently used dropped past `CACHE_SIZE`. A hit also needs
+#: the same template id, so it is checked by hand rather than through a memoizing decorator.
+_CACHE: LRUCache[str, Program] = LRUCache(maxsize=CACHE_SIZE)
+#: The cache is shared by the server's threads (cachetools objects are not thread-safe).
 _CACHE_LOCK = threading.Lock()
 
 
@@ -151,13 +154,10 @@ def load_program(manifest: Template) -> Program:
     with _CACHE_LOCK:
         cached = _CACHE.get(revision)
         if cached is not None and cached.manifest.id == manifest.id:
-            _CACHE.move_to_end(revision)
             return cached
     program = build_program(manifest, revision)
     with _CACHE_LOCK:
         _CACHE[revision] = program
-        while len(_CACHE) > CACHE_SIZE:
-            _CACHE.popitem(last=False)
     return program
 
 

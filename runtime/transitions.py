@@ -13,6 +13,7 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
+from inspectlang.timestamps import utc_timestamp
 from runtime.errors import InspectionError, StepLimitExceeded
 from runtime.evaldata import build_env, damage_record, input_value, validation_record
 from runtime.program import Program
@@ -33,10 +34,8 @@ MAX_RULE_RUNS = 5_000
 
 
 def iso(moment: dt.datetime) -> str:
-    """An aware datetime as ISO 8601 UTC with milliseconds and `Z`."""
-    if moment.tzinfo is None:
-        raise ValueError("now must be an aware datetime")
-    return moment.astimezone(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """An aware datetime as ISO 8601 UTC with milliseconds and `Z` (a naive one: ValueError)."""
+    return utc_timestamp(moment, milliseconds=True)
 
 
 Trigger = tuple[str, dict[str, Any], dict[str, Any]]

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
+from inspectlang.timestamps import utc_timestamp
 from runtime.imagemeta import ImageMeta, parse_timestamp, read_meta
 
 EARTH_RADIUS_METERS = 6_371_000.0
@@ -115,7 +116,7 @@ class DateValidator:
         hours = context.options.get("maxAgeHours")
         earliest = context.now - dt.timedelta(hours=hours) if hours is not None else None
         on_time = moment <= context.now + FUTURE_SKEW and (earliest is None or moment >= earliest)
-        return _outcome(on_time, moment.isoformat().replace("+00:00", "Z"))
+        return _outcome(on_time, utc_timestamp(moment))
 
 
 def location(image: ImageUpload, meta: ImageMeta) -> tuple[float, float] | None:

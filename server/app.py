@@ -24,7 +24,7 @@ from litestar.openapi.plugins import (
 from litestar.openapi.spec import Components, SecurityScheme
 
 from server import tokens
-from server.blobs import BlobStore, LocalBlobStore
+from server.blobs import BlobStore, open_store
 from server.boundary import TextBoundaryMiddleware
 from server.db import Database
 from server.deps import PUBLIC_OPT, AuthMiddleware, Clock, Services, system_clock
@@ -107,7 +107,7 @@ def create_app(
     shared = Services(
         db=database,
         settings=settings,
-        blobs=blobs or LocalBlobStore(settings.data_dir),
+        blobs=blobs or open_store(settings),
         clock=clock or system_clock,
     )
     state = State(
@@ -167,7 +167,7 @@ def _start_worker(app: Litestar) -> None:
         return
     from server.jobs import start_worker_thread  # the job handlers import the report renderer
 
-    app.state.worker = start_worker_thread(app.state.db, settings)
+    app.state.worker = start_worker_thread(app.state.db, settings, blobs=app.state.blobs)
 
 
 def _stop_worker(app: Litestar) -> None:

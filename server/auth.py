@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
 from server.db import Database
-from server.errors import ApiError
+from server.errors import ApiError, ServerError
 from server.tables import ApiKey, Company, Member, utcnow
 
 Mode = Literal["test", "live"]
@@ -127,7 +127,7 @@ def authenticate_key(db: Database, key: str | None) -> AuthContext:
 # --- admin service (CLI, test fixtures) ---------------------------------------------------------
 
 
-class AdminError(ValueError):
+class AdminError(ServerError, ValueError):
     """An admin operation on something that does not exist or would break a rule."""
 
     def __init__(self, code: str, message: str) -> None:

@@ -13,16 +13,19 @@ import secrets
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from server.errors import ServerError
+from server.settings import Settings
+
 #: A key segment: letters, digits, `.`, `_`, `-`, not starting with a dot (so no `..`).
 _SEGMENT = re.compile(r"[A-Za-z0-9_\-][A-Za-z0-9_.\-]{0,199}")
 MAX_KEY_LENGTH = 512
 
 
-class BlobNotFound(KeyError):
+class BlobNotFound(ServerError, KeyError):
     """No blob under that key."""
 
 
-class InvalidBlobKey(ValueError):
+class InvalidBlobKey(ServerError, ValueError):
     """A key that could escape the store or is not a plain relative path."""
 
 
@@ -88,6 +91,12 @@ class LocalBlobStore:
 
     def exists(self, key: str) -> bool:
         return self.path(key).is_file()
+
+
+def open_store(settings: Settings) -> BlobStore:
+    """The blob store `settings` configure: the one the app and the workers share (today the
+    local directory `<data_dir>/blobs`; another backend is chosen here, in one place)."""
+    return LocalBlobStore(settings.data_dir)
 
 
 def _fsync_directory(directory: Path) -> None:

@@ -18,12 +18,13 @@ from sqlalchemy import event
 from sqlalchemy.engine import URL, Engine, make_url
 from sqlmodel import Session, SQLModel, create_engine
 
+from server.errors import ServerError
+
 #: Every module defining tables: the plumbing's, then each resource's.
 TABLE_MODULES = [
     "server.tables",
     "server.templates.tables",
     "server.inspections.tables",
-    "server.images.tables",
     "server.reports.tables",
     "server.webhooks.tables",
 ]
@@ -42,7 +43,7 @@ MAX_OVERFLOW = 20
 Dialect = Literal["sqlite", "postgresql"]
 
 
-class DatabaseUrlError(ValueError):
+class DatabaseUrlError(ServerError, ValueError):
     """The database URL names a backend the server does not support."""
 
 

@@ -2,7 +2,8 @@
 
 Handlers raise `ApiError`; Litestar's own exceptions (unknown route, wrong method, malformed
 JSON, validation, body too large) and unexpected exceptions are turned into the same shape by
-`EXCEPTION_HANDLERS`, so a client never sees an HTML page or a traceback.
+`EXCEPTION_HANDLERS`, so a client never sees an HTML page or a traceback. Every exception class
+of the server package derives from `ServerError`.
 """
 
 from __future__ import annotations
@@ -103,7 +104,13 @@ DESCRIPTIONS: dict[str, str] = {
 }
 
 
-class ApiError(Exception):
+class ServerError(Exception):
+    """The base of every exception the server package defines (`ApiError`, `TokenError`,
+    `SettingsError`, `BlobNotFound`, ...), so a caller can catch the server's own failures in
+    one clause. Subclasses that were a `ValueError` or `KeyError` before stay one as well."""
+
+
+class ApiError(ServerError):
     """An error response with a stable `code`; raise it from anywhere under a handler."""
 
     def __init__(

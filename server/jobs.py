@@ -37,7 +37,9 @@ from sqlalchemy import and_, delete, or_, update
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col, select
 
+from server.blobs import BlobStore, open_store
 from server.db import Database
+from server.errors import ServerError
 from server.settings import Settings
 from server.tables import JobRecord
 
@@ -47,12 +49,14 @@ logger = logging.getLogger("server.jobs")
 HANDLERS: dict[str, str] = {
     "report": "server.reports.service:run_report_job",
     "webhook": "server.webhooks.service:run_delivery_job",
+    "report_callback": "server.reports.service:run_callback_job",
 }
 #: kind -> "module:function" run in the transaction that marks a job failed for good:
 #: `fn(session, job: JobRecord, error: str) -> None`.
 GIVE_UP_HANDLERS: dict[str, str] = {
     "report": "server.reports.service:report_job_given_up",
     "webhook": "server.webhooks.service:delivery_given_up",
+    "report_callback": "server.webhooks.service:delivery_given_up",
 }
 
 #: "module:function" of the expiry sweep the worker runs every `settings.expiry_sweep_seconds`:
@@ -82,7 +86,7 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-class RetryLater(Exception):
+class RetryLater(ServerError):
     """Raised by a handler: try again after `delay_seconds` (e.g. the receiver's Retry-After)."""
 
     def __init__(self, delay_seconds: float, reason: str) -> None:
@@ -90,7 +94,7 @@ class RetryLater(Exception):
         self.delay_seconds = delay_seconds
 
 
-class GiveUp(Exception):
+class GiveUp(ServerError):
     """Raised by a handler: the job can never succeed (e.g. 410 Gone); fail it now."""
 
 
@@ -118,6 +122,8 @@ class JobContext:
 
     db: Database
     settings: Settings
+    #: The blob store the worker was started with (the app's own, for the embedded worker).
+    blobs: BlobStore
     job_id: int
     kind: str
     payload: dict[str, Any]
@@ -293,7 +299,9 @@ def _finish(
         return True
 
 
-def run_job(db: Database, settings: Settings, job: JobRecord, config: WorkerConfig) -> None:
+def run_job(
+    db: Database, settings: Settings, job: JobRecord, config: WorkerConfig, blobs: BlobStore
+) -> None:
     """Run one claimed job to its next state: done, queued again (retry) or failed."""
     assert job.id is not None and job.locked_by is not None
     if job.attempts > job.max_attempts:  # its workers kept dying: stop trying
@@ -302,6 +310,7 @@ def run_job(db: Database, settings: Settings, job: JobRecord, config: WorkerConf
     context = JobContext(
         db=db,
         settings=settings,
+        blobs=blobs,
         job_id=job.id,
         kind=job.kind,
         payload=dict(job.payload),
@@ -371,13 +380,20 @@ def sweep_expired(db: Database, name: str = "worker") -> int:
     return blocked
 
 
-def run_once(db: Database, settings: Settings, config: WorkerConfig | None = None) -> bool:
-    """Claim and run at most one job; True when one ran."""
+def run_once(
+    db: Database,
+    settings: Settings,
+    config: WorkerConfig | None = None,
+    *,
+    blobs: BlobStore | None = None,
+) -> bool:
+    """Claim and run at most one job; True when one ran. `blobs` defaults to the store
+    `settings` configure (`server.blobs.open_store`)."""
     config = config or default_config()
     job = claim(db, lease_seconds=config.lease_seconds)
     if job is None:
         return False
-    run_job(db, settings, job, config)
+    run_job(db, settings, job, config, blobs or open_store(settings))
     return True
 
 
@@ -387,13 +403,16 @@ def run_worker(
     *,
     stop_event: threading.Event | None = None,
     config: WorkerConfig | None = None,
+    blobs: BlobStore | None = None,
 ) -> None:
     """Run jobs until `stop_event` is set (or SIGTERM/SIGINT when run in the main thread).
+    Jobs use `blobs`, by default the store `settings` configure.
 
     A job being run when the stop comes is finished first; one that takes too long is simply
     claimed again by another worker after its lease, so stopping never loses work.
     """
     config = config or default_config()
+    store = blobs or open_store(settings)
     stop = stop_event or threading.Event()
     restore: dict[signal.Signals, Any] = {}
     if stop_event is None and threading.current_thread() is threading.main_thread():
@@ -415,7 +434,7 @@ def run_worker(
                 next_sweep = time.monotonic() + settings.expiry_sweep_seconds
                 sweep_expired(db, name)
             try:
-                ran = run_once(db, settings, config)
+                ran = run_once(db, settings, config, blobs=store)
             except Exception:
                 logger.exception("worker %s: could not claim or run a job", name)
                 ran = False
@@ -448,14 +467,16 @@ def start_worker_thread(
     *,
     workers: int = 1,
     config: WorkerConfig | None = None,
+    blobs: BlobStore | None = None,
 ) -> WorkerHandle:
-    """Start `workers` daemon threads running `run_worker` (the embedded worker of `serve`)."""
+    """Start `workers` daemon threads running `run_worker` (the embedded worker of `serve`,
+    given the app's blob store)."""
     stop = threading.Event()
     threads = [
         threading.Thread(
             target=run_worker,
             args=(db, settings),
-            kwargs={"stop_event": stop, "config": config},
+            kwargs={"stop_event": stop, "config": config, "blobs": blobs},
             name=f"inspectlang-worker-{index}",
             daemon=True,
         )

@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from server.errors import ServerError
+
 #: Default request body limit: enough for a few high resolution photos in one multipart upload.
 DEFAULT_MAX_BODY_BYTES = 20 * 1024 * 1024
 #: Name of the file, inside the data directory, holding the generated server secret.
@@ -25,7 +27,7 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
 
-class SettingsError(ValueError):
+class SettingsError(ServerError, ValueError):
     """An environment variable holds a value the server cannot use."""
 
 

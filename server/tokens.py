@@ -4,6 +4,10 @@ A token is `<payload>.<signature>`, both base64url without padding; the payload 
 with the kind, subject, company, mode and expiry. Verification compares signatures in constant
 time and checks kind and expiry. The secret is set once per process by `configure` (the app
 does it from `Settings.secret`); `issue`/`verify` also take an explicit `secret=`.
+
+This is the service's one signing scheme: `sign`/`signature_matches` give the same signature to
+any other signed text (the report links of `server.reports.links` sign `report-link|id|expiry`,
+a text no token payload can be, since base64url has no `|`).
 """
 
 from __future__ import annotations
@@ -65,7 +69,18 @@ def _b64decode(text: str) -> bytes:
 
 
 def _sign(key: bytes, payload: str) -> str:
-    return _b64encode(hmac.new(key, payload.encode("ascii"), hashlib.sha256).digest())
+    return _b64encode(hmac.new(key, payload.encode("utf-8"), hashlib.sha256).digest())
+
+
+def sign(message: str, *, secret: str | None = None) -> str:
+    """The scheme's signature of `message`: base64url HMAC-SHA256 with the server secret."""
+    return _sign(_key(secret), message)
+
+
+def signature_matches(message: str, given: str, *, secret: str | None = None) -> bool:
+    """Whether `given` is the signature of `message`, compared in constant time."""
+    expected = sign(message, secret=secret)
+    return hmac.compare_digest(expected.encode("ascii"), given.encode("ascii", "replace"))
 
 
 def issue(
@@ -99,8 +114,7 @@ def verify(
     if not token or len(token) > MAX_TOKEN_LENGTH or not token.isascii() or token.count(".") != 1:
         raise TokenError("invalid_token", "The token is malformed.")
     payload, signature = token.split(".")
-    expected = _sign(_key(secret), payload)
-    if not hmac.compare_digest(expected.encode("ascii"), signature.encode("ascii", "replace")):
+    if not signature_matches(payload, signature, secret=secret):
         raise TokenError("invalid_token", "The token signature is not valid.")
     try:
         claims = json.loads(_b64decode(payload))

@@ -5,6 +5,10 @@ public unicast address: loopback, private, link-local, multicast, reserved, unsp
 metadata ranges are refused. The check runs when a URL is registered AND again right before each
 delivery, because DNS answers can change in between (DNS rebinding). `allow_loopback` (setting
 `INSPECTLANG_ALLOW_LOOPBACK_WEBHOOKS`) lets development and tests deliver to 127.0.0.1 / ::1.
+
+This is the one guard of outgoing URLs: `check_endpoint` when a URL is registered (a webhook
+endpoint, a report's or an inspection's `callbackURL`: 400 with the policy's code), and
+`check_url_for` before each delivery.
 """
 
 from __future__ import annotations
@@ -14,6 +18,9 @@ import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
+
+from server.errors import ApiError, ServerError
+from server.settings import Settings
 
 #: Longest URL accepted for a callback or webhook endpoint.
 MAX_URL_LENGTH = 2048
@@ -40,7 +47,7 @@ EXTRA_BLOCKED_NETWORKS: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...
 Resolver = Callable[[str, int], Sequence[str]]
 
 
-class UnsafeURLError(ValueError):
+class UnsafeURLError(ServerError, ValueError):
     """A URL the service refuses to call; `code` is the stable API error code."""
 
     def __init__(self, code: str, description: str) -> None:
@@ -147,3 +154,25 @@ def check_url(
                 "which the service does not call.",
             )
     return CheckedURL(text, host, port, addresses)
+
+
+def check_url_for(
+    settings: Settings, url: object, *, resolver: Resolver = system_resolver
+) -> CheckedURL:
+    """`check_url` with the policy `settings` set: addresses are checked in production, and
+    loopback is allowed when `allow_loopback_webhooks` is on."""
+    return check_url(
+        url,
+        production=settings.env == "production",
+        allow_loopback=settings.allow_loopback_webhooks,
+        resolver=resolver,
+    )
+
+
+def check_endpoint(url: object, settings: Settings) -> str:
+    """The URL when the policy allows it; else a 400 `ApiError` with the policy's code
+    (`invalid_callback_url` or `callback_url_not_allowed`)."""
+    try:
+        return check_url_for(settings, url).url
+    except UnsafeURLError as error:
+        raise ApiError(error.code, 400, error.description) from None

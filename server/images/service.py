@@ -15,6 +15,7 @@ from typing import Any
 from sqlmodel import Session
 
 import runtime
+from inspectlang.timestamps import utc_timestamp
 from runtime import ImageUpload, InspectionState, new_object_id
 from server import tokens
 from server.auth import AuthContext
@@ -22,8 +23,8 @@ from server.blobs import BlobNotFound, BlobStore
 from server.common import CONTENT_TOKEN_KIND, content_url, run_runtime
 from server.db import Database
 from server.errors import ApiError
-from server.images.tables import ImageRecord
 from server.inspections import service as inspections
+from server.inspections.tables import ImageRecord
 from server.multipart import UploadedFile
 from server.settings import Settings
 
@@ -198,11 +199,7 @@ def upload_token(db: Database, auth: AuthContext, product_id: str, now: datetime
     token, expires_at = tokens.issue(
         UPLOAD_TOKEN_KIND, product_id, auth.company_id, auth.mode, UPLOAD_TOKEN_TTL_SECONDS, now=now
     )
-    return {"token": token, "expiresAt": _iso(expires_at)}
-
-
-def _iso(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
+    return {"token": token, "expiresAt": utc_timestamp(expires_at)}
 
 
 # --- reading images ----------------------------------------------------------------------------

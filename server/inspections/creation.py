@@ -25,9 +25,8 @@ from server.blobs import BlobStore
 from server.common import content_url, run_runtime
 from server.db import Database
 from server.errors import ApiError
-from server.events import publish
 from server.group_commit import GroupCommit
-from server.images.tables import ImageRecord
+from server.inspections.events import publish
 from server.inspections.service import (
     check_type,
     dump_state,
@@ -36,7 +35,7 @@ from server.inspections.service import (
     render,
     validate_metadata,
 )
-from server.inspections.tables import InspectionRecord, ProductRecord
+from server.inspections.tables import ImageRecord, InspectionRecord, ProductRecord
 from server.multipart import UploadedFile
 from server.settings import Settings
 from server.templates import service as templates

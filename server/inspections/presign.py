@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from litestar import Request, get, post
 from litestar.params import FromPath, QueryParameter
 
+from inspectlang.timestamps import utc_timestamp
 from server import tokens
 from server.auth import AuthContext
 from server.common import in_thread
@@ -64,7 +65,7 @@ def _presign(
     )
     return {
         "accessToken": token,
-        "expiresAt": expires_at.isoformat().replace("+00:00", "Z"),
+        "expiresAt": utc_timestamp(expires_at),
         "url": f"{settings.public_url}/v1/inspection/presign/detail/{inspection_id}?token={token}",
     }
 

@@ -27,7 +27,7 @@ from server.common import (
 )
 from server.db import Database
 from server.errors import ApiError
-from server.events import publish
+from server.inspections.events import publish
 from server.inspections.tables import InspectionRecord, ProductRecord
 from server.settings import Settings
 from server.templates import service as templates

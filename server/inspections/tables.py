@@ -1,10 +1,14 @@
-"""Tables of inspections and their products.
+"""Tables of inspections, their products and their stored files.
 
 An inspection keeps its whole runtime state as JSON (`state`), the Inspection object rendered
 from it (`document`, what reads return), and one plain, indexed column for every list filter,
 so listing and counting never parse documents. Each filter has a composite
 index `(company_id, testing, <filter>, created_at, id)` that serves both the `WHERE` and the
 chronological `ORDER BY`, so a deep page costs an index walk, not a sort.
+
+The files of an inspection (`ImageRecord`: uploaded images and file inputs) are here too, not in
+`server/images/`: creating an inspection writes its file inputs, and uploads (`server/images/`)
+change inspections, so the inspections package must not import the images package.
 """
 
 from __future__ import annotations
@@ -77,3 +81,22 @@ class ProductRecord(SQLModel, table=True):
     company_id: str = Field(max_length=64)
     testing: bool
     type: str = Field(max_length=16)
+
+
+class ImageRecord(SQLModel, table=True):
+    """An uploaded image or file input: where its bytes are in the blob store, and whose it is."""
+
+    __tablename__ = "inspection_images"
+
+    id: str = Field(primary_key=True, max_length=24)
+    inspection_id: str = Field(foreign_key="inspections.id", max_length=24, index=True)
+    product_id: str | None = Field(default=None, max_length=24)
+    company_id: str = Field(max_length=64)
+    testing: bool
+    #: `image` (an image record of the inspection) or `input` (a file input's stored file).
+    kind: str = Field(default="image", max_length=16)
+    blob_key: str = Field(max_length=500)
+    content_type: str = Field(max_length=200)
+    size: int
+    filename: str | None = Field(default=None, max_length=500)
+    created_at: datetime = timestamp_field()

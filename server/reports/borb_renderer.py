@@ -36,7 +36,7 @@ from borb.pdf import (  # noqa: E402  (the opt-out above must run first)
 from borb.pdf import Table as BorbTable  # noqa: E402
 from borb.pdf.layout_element.layout_element import LayoutElement  # noqa: E402
 
-from server.reports.renderer import ReportData  # noqa: E402
+from server.reports.data import ReportData  # noqa: E402
 from server.reports.sections import (  # noqa: E402
     Headline,
     ImageBlock,

@@ -1,17 +1,18 @@
 """Signed, expiring links to a report's PDF: `/v1/report/file/{id}?expires=..&signature=..`.
 
-The signature is HMAC-SHA256 with the server secret over the report request id and the expiry
-(seconds since the epoch), hex encoded. Anyone holding the link can fetch the PDF until it
-expires, so the link is made fresh (15 minutes) on every read of the report request, and the
-check is constant-time.
+The signature is the service's one signing scheme (`server.tokens.sign`: base64url
+HMAC-SHA256 with the server secret) over the report request id and the expiry (seconds since
+the epoch). Anyone holding the link can fetch the PDF until it expires, so the link is made
+fresh (15 minutes) on every read of the report request, and the check is constant-time.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import time
 from urllib.parse import urlencode
+
+from server import tokens
+from server.errors import ServerError
 
 #: How long a `result.url` stays valid (the spec: 15 minutes from receipt of the object).
 LINK_TTL_SECONDS = 15 * 60
@@ -20,7 +21,7 @@ LINK_TTL_SECONDS = 15 * 60
 FILE_PATH = "/v1/report/file/"
 
 
-class LinkError(Exception):
+class LinkError(ServerError):
     """A link that must be refused: `code` is `report_link_expired` or `report_link_invalid`."""
 
     def __init__(self, code: str, description: str) -> None:
@@ -29,19 +30,19 @@ class LinkError(Exception):
         self.description = description
 
 
-def _key(secret: str | bytes) -> bytes:
-    return secret.encode() if isinstance(secret, str) else secret
+def _message(report_request_id: str, expires: int) -> str:
+    """What a link signs: `report-link|<id>|<expires>` (the prefix keeps it apart from tokens)."""
+    return f"report-link|{report_request_id}|{expires}"
 
 
-def signature(secret: str | bytes, report_request_id: str, expires: int) -> str:
-    """Hex HMAC-SHA256 of `report-link|<id>|<expires>` (the prefix keeps it apart from tokens)."""
-    message = f"report-link|{report_request_id}|{expires}".encode()
-    return hmac.new(_key(secret), message, hashlib.sha256).hexdigest()
+def signature(secret: str, report_request_id: str, expires: int) -> str:
+    """The link's signature (`server.tokens.sign` of `_message`)."""
+    return tokens.sign(_message(report_request_id, expires), secret=secret)
 
 
 def sign_link(
     public_url: str,
-    secret: str | bytes,
+    secret: str,
     report_request_id: str,
     *,
     now: float | None = None,
@@ -56,7 +57,7 @@ def sign_link(
 
 
 def verify_link(
-    secret: str | bytes,
+    secret: str,
     report_request_id: str,
     expires: object,
     given_signature: object,
@@ -74,8 +75,8 @@ def verify_link(
         expires_at = int(expires)
     except ValueError:
         raise LinkError("report_link_invalid", "The report link is malformed.") from None
-    expected = signature(secret, report_request_id, expires_at)
-    if not hmac.compare_digest(expected.encode(), given_signature.encode()):
+    message = _message(report_request_id, expires_at)
+    if not tokens.signature_matches(message, given_signature, secret=secret):
         raise LinkError("report_link_invalid", "The report link signature is not valid.")
     if expires_at < int(time.time() if now is None else now):
         raise LinkError(

@@ -1,41 +1,29 @@
 """The report renderer interface: plain data in, PDF bytes out.
 
-`ReportData` carries everything a report shows as plain Python data (the inspection API object,
-the template manifest in its JSON form, the verdict explanation, the company name and the image
-bytes), so a renderer needs no database and a different PDF library can replace borb by
-implementing `ReportRenderer`. borb (AGPL) is imported only by `server.reports.borb_renderer`,
-and only when a report is actually rendered.
+`ReportData` (`server.reports.data`) carries everything a report shows as plain Python data
+(the inspection API object, the template manifest in its JSON form, the verdict explanation,
+the company name and the image bytes), so a renderer needs no database and a different PDF
+library can replace borb by implementing `ReportRenderer`. borb (AGPL) is imported only by
+`server.reports.borb_renderer`, and only when a report is actually rendered: `default_renderer`
+imports it then. The borb renderer imports the data module, not this one, so no cycle.
 """
 
 from __future__ import annotations
 
 import importlib.util
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
+from server.errors import ServerError
+from server.reports.data import ReportData, ReportImage
 
-@dataclass(frozen=True)
-class ReportImage:
-    """One image record of the inspection with its bytes (None when the blob is gone)."""
-
-    record: dict[str, Any]
-    content: bytes | None = None
-    #: "product", "identity" or "custom": where the image belongs.
-    target: str = "product"
-
-
-@dataclass(frozen=True)
-class ReportData:
-    """Everything one report shows."""
-
-    inspection: dict[str, Any]
-    template: dict[str, Any]
-    explanation: dict[str, Any]
-    company_name: str
-    images: list[ReportImage] = field(default_factory=list)
-    #: When the report was generated (ISO 8601, UTC).
-    generated_at: str = ""
-    report_request_id: str = ""
+__all__ = [
+    "ReportData",
+    "ReportImage",
+    "ReportRenderer",
+    "ReportsUnavailableError",
+    "default_renderer",
+    "reports_available",
+]
 
 
 class ReportRenderer(Protocol):
@@ -44,7 +32,7 @@ class ReportRenderer(Protocol):
     def render(self, report: ReportData) -> bytes: ...
 
 
-class ReportsUnavailableError(RuntimeError):
+class ReportsUnavailableError(ServerError, RuntimeError):
     """The PDF library (the `reports` extra, borb) is not installed."""
 
     code = "reports_unavailable"
@@ -61,6 +49,6 @@ def default_renderer() -> ReportRenderer:
         raise ReportsUnavailableError(
             "PDF reports need the optional extra: pip install 'inspectlang[reports]'."
         )
-    from server.reports.borb_renderer import BorbRenderer
+    from server.reports.borb_renderer import BorbRenderer  # borb (optional) only to render
 
     return BorbRenderer()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from server.reports.renderer import ReportData, ReportImage
+from server.reports.data import ReportData, ReportImage
 
 #: Product fields shown per inspection type, in this order, with their English label.
 PRODUCT_FIELD_LABELS: dict[str, list[tuple[str, str]]] = {

@@ -17,10 +17,14 @@ from typing import Any
 from sqlalchemy import select
 from sqlmodel import Session, col
 
+import runtime
+from inspectlang.timestamps import utc_timestamp
 from server.auth import AuthContext
-from server.blobs import BlobNotFound, BlobStore, LocalBlobStore
+from server.blobs import BlobNotFound, BlobStore
 from server.db import Database
 from server.errors import ApiError
+from server.inspections.service import find_inspection, load
+from server.inspections.tables import ImageRecord, InspectionRecord
 from server.jobs import JobContext, enqueue
 from server.reports.links import LinkError, sign_link, verify_link
 from server.reports.renderer import (
@@ -34,10 +38,13 @@ from server.reports.tables import ReportRequestRecord
 from server.reports.thumbnails import thumbnail_jpeg
 from server.settings import Settings
 from server.tables import Company, JobRecord
-from server.webhooks.service import check_endpoint, enqueue_delivery
+from server.urlsafety import check_endpoint
+from server.webhooks.service import deliver, enqueue_delivery
 
 logger = logging.getLogger("server.reports")
 
+#: The job kind of a report's callback: a webhook delivery whose body is built at each attempt.
+CALLBACK_JOB = "report_callback"
 #: Makes the renderer a report job uses (tests swap in a slow one to kill a worker mid-job).
 RENDERER_FACTORY: Callable[[], ReportRenderer] = default_renderer
 #: Attempts of a report job before the request is marked failed.
@@ -47,7 +54,7 @@ REPORTABLE_STATUSES = frozenset({"completed"})
 
 
 def iso(moment: datetime | None) -> str | None:
-    return None if moment is None else moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    return None if moment is None else utc_timestamp(moment)
 
 
 def blob_key(record: ReportRequestRecord) -> str:
@@ -84,9 +91,7 @@ def _unavailable() -> ApiError:
     )
 
 
-def _find_inspection(session: Session, auth: AuthContext, inspection_id: str) -> Any:
-    from server.inspections.service import find_inspection
-
+def _find_inspection(session: Session, auth: AuthContext, inspection_id: str) -> InspectionRecord:
     return find_inspection(session, auth, inspection_id, lock=False)
 
 
@@ -220,11 +225,6 @@ def build_report_data(
     db: Database, blobs: BlobStore, record: ReportRequestRecord, now: datetime
 ) -> ReportData:
     """Everything the report shows, read from the inspection as it is now."""
-    import runtime
-    from server.images.tables import ImageRecord
-    from server.inspections.service import load
-    from server.inspections.tables import InspectionRecord
-
     with db.session() as session:
         inspection = session.get(InspectionRecord, record.inspection_id)
         if inspection is None:
@@ -277,7 +277,7 @@ def run_report_job(ctx: JobContext) -> None:
         record.processing_at = record.processing_at or now
         session.add(record)
         session.commit()
-    blobs = LocalBlobStore(ctx.settings.data_dir)
+    blobs = ctx.blobs  # the store the worker was started with
     data = build_report_data(ctx.db, blobs, record, now)
     pdf = RENDERER_FACTORY().render(data)
     key = blob_key(record)
@@ -296,13 +296,7 @@ def run_report_job(ctx: JobContext) -> None:
             current.error = None
             session.add(current)
             if current.callback_url:
-                enqueue_delivery(
-                    session,
-                    company_id=current.company_id,
-                    event="report_completed",
-                    url=current.callback_url,
-                    report_request_id=current.id,
-                )
+                _enqueue_callback(session, current, "report_completed")
         session.commit()
 
 
@@ -316,10 +310,28 @@ def report_job_given_up(session: Session, job: JobRecord, error: str) -> None:
     record.error = error[:2000]
     session.add(record)
     if record.callback_url:
-        enqueue_delivery(
-            session,
-            company_id=record.company_id,
-            event="report_failed",
-            url=record.callback_url,
-            report_request_id=record.id,
-        )
+        _enqueue_callback(session, record, "report_failed")
+
+
+def _enqueue_callback(session: Session, record: ReportRequestRecord, event: str) -> None:
+    """Queue the notification of the request's `callbackURL` (in the caller's transaction)."""
+    assert record.callback_url is not None
+    enqueue_delivery(
+        session,
+        company_id=record.company_id,
+        event=event,
+        url=record.callback_url,
+        kind=CALLBACK_JOB,
+        fields={"reportRequestId": record.id},
+    )
+
+
+def run_callback_job(ctx: JobContext) -> None:
+    """One attempt of a callback: a webhook delivery of the request object as it is now (its
+    `result.url` is signed afresh at each attempt)."""
+    deliver(
+        ctx,
+        lambda ctx: callback_body(
+            ctx.db, ctx.settings, str(ctx.payload["reportRequestId"]), str(ctx.payload["event"])
+        ),
+    )

@@ -14,10 +14,10 @@ import json
 import re
 import threading
 import weakref
-from collections import OrderedDict
 from datetime import datetime
 from typing import Any, cast
 
+from cachetools import LRUCache, cached
 from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -43,31 +43,12 @@ CACHE_SIZE = 512
 TEMPLATE_KINDS = ("created", "built-in")
 
 
-class _LruCache:
-    """A small thread-safe LRU map; values are immutable, keyed by content hash."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._items: OrderedDict[str, Any] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: str) -> Any | None:
-        with self._lock:
-            value = self._items.get(key)
-            if value is not None:
-                self._items.move_to_end(key)
-            return value
-
-    def put(self, key: str, value: Any) -> None:
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-
-
-_manifests = _LruCache(CACHE_SIZE)
-_programs = _LruCache(CACHE_SIZE)
+#: Parsed manifests and compiled programs by content key, the least recently used dropped past
+#: `CACHE_SIZE` (values never change for a key). cachetools objects are not thread-safe: every
+#: access holds `_cache_lock`, which `cached` takes too.
+_manifests: LRUCache[str, Template] = LRUCache(maxsize=CACHE_SIZE)
+_programs: LRUCache[str, Program] = LRUCache(maxsize=CACHE_SIZE)
+_cache_lock = threading.Lock()
 #: Content key of each built-in manifest, by its compiler revision (hashing a manifest costs).
 _builtin_keys: dict[str, str] = {}
 #: Manifest keys known to be committed in each database (engine): no insert needed for them.
@@ -80,13 +61,10 @@ def manifest_key(manifest: Template) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+@cached(_programs, key=lambda key, manifest: key, lock=_cache_lock)
 def program_for(key: str, manifest: Template) -> Program:
     """The runtime program of a stored manifest, compiled once per content key."""
-    program = _programs.get(key)
-    if program is None:
-        program = load_program(manifest)
-        _programs.put(key, program)
-    return cast(Program, program)
+    return load_program(manifest)
 
 
 def template_not_found() -> ApiError:
@@ -166,20 +144,17 @@ def store_manifest(session: Session, key: str, manifest: Template, now: datetime
     dialect = session.get_bind().dialect.name
     insert = postgresql_insert if dialect == "postgresql" else sqlite_insert
     session.execute(insert(table).values(**values).on_conflict_do_nothing(index_elements=["key"]))
-    _manifests.put(key, manifest)
+    with _cache_lock:
+        _manifests[key] = manifest
 
 
+@cached(_manifests, key=lambda session, key: key, lock=_cache_lock)
 def load_manifest(session: Session, key: str) -> Template:
     """The manifest stored under `key` (cached: manifests never change)."""
-    cached = _manifests.get(key)
-    if cached is not None:
-        return cast(Template, cached)
     record = session.get(TemplateManifestRecord, key)
     if record is None:
         raise ApiError.of("internal_error", "A stored template revision is missing.")
-    manifest = Template.from_api(record.manifest)
-    _manifests.put(key, manifest)
-    return manifest
+    return Template.from_api(record.manifest)
 
 
 def _api(manifest: Template, record: TemplateRecord | None, with_logic: bool) -> dict[str, Any]:

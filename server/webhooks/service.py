@@ -18,6 +18,7 @@ import json
 import logging
 import secrets
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any, cast
@@ -27,12 +28,20 @@ import httpx
 from sqlalchemy import bindparam, literal_column, select
 from sqlmodel import Session, col
 
+from inspectlang.timestamps import utc_timestamp
 from server.db import Database
-from server.errors import ApiError
+from server.errors import ApiError, ServerError
 from server.jobs import GiveUp, JobContext, RetryLater, enqueue
 from server.settings import Settings
 from server.tables import Company, JobRecord
-from server.urlsafety import CheckedURL, Resolver, UnsafeURLError, check_url, system_resolver
+from server.urlsafety import (
+    CheckedURL,
+    Resolver,
+    UnsafeURLError,
+    check_endpoint,
+    check_url_for,
+    system_resolver,
+)
 from server.webhooks.tables import (
     RetiredWebhookSecretRecord,
     WebhookAttemptRecord,
@@ -63,6 +72,8 @@ SECRET_PREFIX = "whsec_"
 #: How long after a rotation deliveries are also signed with the previous secret.
 ROTATION_GRACE = timedelta(hours=24)
 USER_AGENT = "inspectlang-webhooks/1"
+#: The job kind of an event delivery (`server.jobs.HANDLERS`).
+WEBHOOK_JOB = "webhook"
 
 
 # --- secret and signatures ---------------------------------------------------------------------
@@ -164,21 +175,6 @@ def retired_secrets(db: Database, company_id: str) -> tuple[str, ...]:
         return tuple(row.secret for row in rows)
 
 
-# --- URL policy --------------------------------------------------------------------------------
-
-
-def check_endpoint(url: object, settings: Settings) -> str:
-    """The URL when the policy allows it; else a 400 with the policy's code."""
-    try:
-        return check_url(
-            url,
-            production=settings.env == "production",
-            allow_loopback=settings.allow_loopback_webhooks,
-        ).url
-    except UnsafeURLError as error:
-        raise ApiError(error.code, 400, error.description) from None
-
-
 # --- enqueueing --------------------------------------------------------------------------------
 
 
@@ -189,26 +185,29 @@ def enqueue_delivery(
     event: str,
     url: str,
     body: dict[str, Any] | None = None,
-    report_request_id: str | None = None,
     subscription_id: str | None = None,
+    kind: str = WEBHOOK_JOB,
+    fields: dict[str, Any] | None = None,
 ) -> str:
     """Queue one delivery in the caller's transaction; returns its `webhook-id`.
 
-    Report callbacks pass `report_request_id` instead of a body: the body (with a fresh
-    `result.url`) is built at each attempt.
+    An event delivery carries its `body`. A sender whose body must be built at each attempt
+    (a report callback carries a fresh `result.url`) passes its own job `kind`, whose handler
+    calls `deliver` with the body, and the `fields` that handler needs; this module then knows
+    nothing of that sender.
     """
     delivery_id = "msg_" + secrets.token_hex(12)
     enqueue(
         session,
-        "webhook",
+        kind,
         {
             "deliveryId": delivery_id,
             "companyId": company_id,
             "event": event,
             "url": url,
             "body": body,
-            "reportRequestId": report_request_id,
             "subscriptionId": subscription_id,
+            **(fields or {}),
         },
         max_attempts=DELIVERY_MAX_ATTEMPTS,
     )
@@ -258,13 +257,8 @@ def _record_attempt(
         session.commit()
 
 
-def _body_for(ctx: JobContext) -> dict[str, Any]:
-    payload = ctx.payload
-    if payload.get("reportRequestId"):
-        from server.reports.service import callback_body
-
-        return callback_body(ctx.db, ctx.settings, payload["reportRequestId"], payload["event"])
-    body: dict[str, Any] = payload.get("body") or {}
+def _stored_body(ctx: JobContext) -> dict[str, Any]:
+    body: dict[str, Any] = ctx.payload.get("body") or {}
     return body
 
 
@@ -293,16 +287,18 @@ def pinned(checked: CheckedURL) -> tuple[str, dict[str, str], dict[str, Any]]:
 
 
 def run_delivery_job(ctx: JobContext) -> None:
-    """One attempt of one delivery; raises to retry (backoff) or to give up."""
+    """One attempt of one event delivery (the body stored in the job)."""
+    deliver(ctx, _stored_body)
+
+
+def deliver(ctx: JobContext, build_body: Callable[[JobContext], dict[str, Any]]) -> None:
+    """One attempt of one delivery job; raises to retry (backoff) or to give up.
+
+    `build_body` makes the JSON body once the URL and the subscription were checked."""
     payload = ctx.payload
     started = time.monotonic()
     try:
-        checked = check_url(
-            payload["url"],
-            production=ctx.settings.env == "production",
-            allow_loopback=ctx.settings.allow_loopback_webhooks,
-            resolver=RESOLVER,
-        )
+        checked = check_url_for(ctx.settings, payload["url"], resolver=RESOLVER)
     except UnsafeURLError as error:
         _record_attempt(
             ctx.db, payload, ctx.attempt, status_code=None, error=error.code, started=started
@@ -315,7 +311,7 @@ def run_delivery_job(ctx: JobContext) -> None:
         )
         raise GiveUp(f"{inactive}: the delivery is no longer wanted")
     secret = company_secret(ctx.db, payload["companyId"])
-    body = json.dumps(_body_for(ctx), separators=(",", ":"), ensure_ascii=False).encode()
+    body = json.dumps(build_body(ctx), separators=(",", ":"), ensure_ascii=False).encode()
     headers = signed_headers(
         secret,
         payload["deliveryId"],
@@ -356,7 +352,7 @@ def run_delivery_job(ctx: JobContext) -> None:
     raise DeliveryError(f"HTTP {status}")
 
 
-class DeliveryError(Exception):
+class DeliveryError(ServerError):
     """The receiver answered with a status that is retried with backoff."""
 
 
@@ -411,7 +407,7 @@ def subscription_object(record: WebhookSubscriptionRecord) -> dict[str, Any]:
         "_id": record.id,
         "endpoint": record.endpoint,
         "events": list(record.events),
-        "createdAt": record.created_at.isoformat().replace("+00:00", "Z"),
+        "createdAt": utc_timestamp(record.created_at),
         "active": record.disabled_at is None,
     }
 

@@ -23,9 +23,8 @@ from inspectlang.manifest import (
 )
 from server.blobs import BlobStore
 from server.db import Database
-from server.images.tables import ImageRecord
 from server.inspections.service import dump_state, filter_columns, product_ids
-from server.inspections.tables import InspectionRecord, ProductRecord
+from server.inspections.tables import ImageRecord, InspectionRecord, ProductRecord
 from server.templates import service as templates
 
 from .samples import photo

@@ -61,3 +61,20 @@ def test_each_signing_gives_a_fresh_link() -> None:
     first, _ = sign_link("http://x", SECRET, "abc", now=1_000)
     second, _ = sign_link("http://x", SECRET, "abc", now=1_060)
     assert first != second
+
+
+def test_links_are_signed_with_the_token_scheme() -> None:
+    """One signing scheme: a link's signature is `server.tokens.sign` of what it stands for."""
+    from server import tokens
+
+    url, _ = sign_link("http://x", SECRET, "abc123", now=1_000)
+    report_id, exp, sig = parts(url)
+    assert sig == tokens.sign(f"report-link|{report_id}|{exp}", secret=SECRET)
+    assert tokens.signature_matches(f"report-link|{report_id}|{exp}", sig, secret=SECRET)
+
+
+@pytest.mark.parametrize(("report_id", "signature"), [("é", "x"), ("abc", "é"), ("\x00", "")])
+def test_non_ascii_ids_and_signatures_are_invalid_links(report_id: str, signature: str) -> None:
+    with pytest.raises(LinkError) as caught:
+        verify_link(SECRET, report_id, "2000000000", signature, now=1_000)
+    assert caught.value.code == "report_link_invalid"

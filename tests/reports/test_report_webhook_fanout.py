@@ -7,9 +7,9 @@ from typing import Any
 
 import httpx
 
-from server import events
 from server.blobs import LocalBlobStore
 from server.db import Database
+from server.inspections import events
 from server.tables import utcnow
 from server.webhooks.tables import WebhookSubscriptionRecord
 

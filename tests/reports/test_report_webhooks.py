@@ -14,9 +14,9 @@ import httpx
 import pytest
 from sqlmodel import select
 
-from server import events
 from server.blobs import LocalBlobStore
 from server.db import Database
+from server.inspections import events
 from server.settings import Settings
 from server.tables import JobRecord
 from server.webhooks import service as webhooks

@@ -1,12 +1,16 @@
 """Inspection events for subscribed webhook endpoints, enqueued in the caller's transaction.
 
 `publish(session, company_id=, testing=, event=, payload=)` is called by the inspection
-services (S2) right where the change happens, so an event is delivered exactly when its change
+services right where the change happens, so an event is delivered exactly when its change
 committed. The body is `{"event", "payload"}` where payload is the inspection: `_id, type,
 status, producer, metadata`, plus `veredict, products, template` on `inspection_completed`.
 A payload that is only a reference (`{"inspectionId": ...}`) is completed from the inspection
 row in the same session; other keys of the payload (e.g. `previousStatus`) are kept. An
 inspection created with a `callbackURL` also gets every one of its events delivered there.
+
+The dependencies go one way: the inspection services import this module, this module imports
+the inspection tables, the template cache and `server.webhooks` (which knows nothing of
+inspections), so no import cycle runs through the events.
 """
 
 from __future__ import annotations
@@ -17,10 +21,16 @@ from typing import Any
 
 from sqlmodel import Session
 
+import runtime
+from inspectlang.timestamps import utc_timestamp
+from runtime import InspectionState
+from server.errors import ServerError
+from server.inspections.tables import InspectionRecord
+from server.templates import service as templates
 from server.webhooks.service import EVENTS, active_subscriptions, enqueue_delivery
 from server.webhooks.tables import WebhookSubscriptionRecord
 
-logger = logging.getLogger("server.events")
+logger = logging.getLogger("server.inspections.events")
 
 #: Inspection fields every event carries.
 BASE_FIELDS: tuple[str, ...] = ("_id", "type", "status", "producer", "metadata")
@@ -32,7 +42,7 @@ REFERENCE_KEYS: frozenset[str] = frozenset(
 )
 
 
-class UnknownEventError(ValueError):
+class UnknownEventError(ServerError, ValueError):
     """`publish` was called with an event name that is not in `EVENTS`."""
 
 
@@ -43,17 +53,18 @@ def event_payload(event: str, inspection: dict[str, Any]) -> dict[str, Any]:
 
 
 def _inspection_document(session: Session, inspection_id: str) -> dict[str, Any] | None:
-    """The spec's Inspection object of a row in this session (pending changes included)."""
-    import runtime
-    from server.inspections.service import load
-    from server.inspections.tables import InspectionRecord
-
+    """The spec's Inspection object of a row in this session (pending changes included): the
+    document rendered at its last change, or rendered from its state for a row stored without
+    one."""
     record = session.get(InspectionRecord, inspection_id)
     if record is None:
         return None
-    loaded = load(session, record)
-    document: dict[str, Any] = dict(runtime.to_api(loaded.program, loaded.state))
-    return document
+    if record.document is not None:
+        return dict(record.document)
+    manifest = templates.load_manifest(session, record.manifest_key)
+    program = templates.program_for(record.manifest_key, manifest)
+    state = InspectionState.model_validate(record.state)
+    return dict(runtime.to_api(program, state))
 
 
 def _inspection_callback(session: Session, payload: dict[str, Any]) -> str | None:
@@ -61,8 +72,6 @@ def _inspection_callback(session: Session, payload: dict[str, Any]) -> str | Non
     inspection_id = payload.get("inspectionId") or payload.get("_id")
     if not isinstance(inspection_id, str):
         return None
-    from server.inspections.tables import InspectionRecord
-
     record = session.get(InspectionRecord, inspection_id)  # in the session already: no query
     callback = getattr(record, "callback_url", None) if record is not None else None
     return callback if isinstance(callback, str) and callback else None
@@ -100,7 +109,7 @@ def publish(
         document = {**inspection, **extras}
     body = {
         "event": event,
-        "createdAt": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+        "createdAt": utc_timestamp(datetime.now(UTC)),
         "payload": {
             **event_payload(event, document),
             **{k: v for k, v in document.items() if k in ("previousStatus", "imageId")},

@@ -1,0 +1,35 @@
+"""What a report shows, as plain Python data: `ReportData` and its `ReportImage`s.
+
+The inspection API object, the template manifest in its JSON form, the verdict explanation, the
+company name and the image bytes, so a renderer needs no database. Both the renderer interface
+(`renderer.py`) and the borb renderer import this module, and it imports neither.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ReportImage:
+    """One image record of the inspection with its bytes (None when the blob is gone)."""
+
+    record: dict[str, Any]
+    content: bytes | None = None
+    #: "product", "identity" or "custom": where the image belongs.
+    target: str = "product"
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """Everything one report shows."""
+
+    inspection: dict[str, Any]
+    template: dict[str, Any]
+    explanation: dict[str, Any]
+    company_name: str
+    images: list[ReportImage] = field(default_factory=list)
+    #: When the report was generated (ISO 8601, UTC).
+    generated_at: str = ""
+    report_request_id: str = ""
