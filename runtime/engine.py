@@ -231,7 +231,7 @@ def add_image(
     else:
         raise InspectionError("invalid_body", "an upload needs a side or an identifier")
     _check_upload(upload)
-    meta = read_meta(upload.data)
+    meta = upload.meta if upload.meta is not None else read_meta(upload.data)
     at = iso(now)
     target = upload.target or ("identity" if state.type == "people" else "product")
     image_id = ids()

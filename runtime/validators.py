@@ -36,6 +36,9 @@ class ImageUpload:
     target: str | None = None
     #: The image's address; `{id}` in it is replaced by the new image's id.
     src: str | None = None
+    #: What decoding the bytes found, when the caller already decoded them (the server does,
+    #: to refuse what is not a photo): the engine then does not decode them again.
+    meta: ImageMeta | None = None
 
 
 @dataclass(frozen=True)

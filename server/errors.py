@@ -75,6 +75,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "invalid_callback_url": 400,
     "invalid_metadata": 400,
     "invalid_multipart": 400,
+    "invalid_image": 400,
     "unknown_file_input": 400,
     "product_update_not_supported": 400,
     "invalid_expires_in": 400,

@@ -13,6 +13,7 @@ from server.auth import authenticate_key
 from server.common import in_thread
 from server.deps import IMAGE_TOKEN_OPT, PUBLIC_OPT, auth_of, services
 from server.images import service as images
+from server.images.content import CONTENT_HEADERS
 from server.inspections import service as inspections
 from server.multipart import json_object, read_body
 from server.schemas import (
@@ -94,11 +95,15 @@ def image_content(
     app = services(request)
     api_key = request.headers.get("x-api-key")
     auth = authenticate_key(app.db, api_key) if api_key is not None else None
-    data, media_type = images.image_content(app.db, app.blobs, image_id, auth=auth, token=token)
+    data, served = images.image_content(app.db, app.blobs, image_id, auth=auth, token=token)
     return Response(
         data,
-        media_type=media_type,
-        headers={"cache-control": "private, max-age=300", "x-content-type-options": "nosniff"},
+        media_type=served.media_type,
+        headers={
+            "cache-control": "private, max-age=300",
+            "content-disposition": served.disposition,
+            **CONTENT_HEADERS,
+        },
     )
 
 

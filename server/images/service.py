@@ -23,6 +23,7 @@ from server.blobs import BlobNotFound, BlobStore
 from server.common import CONTENT_TOKEN_KIND, content_url, run_runtime
 from server.db import Database
 from server.errors import ApiError
+from server.images.content import IMAGE_FORMATS, Served, inspect_photo, served_as
 from server.inspections import service as inspections
 from server.inspections.tables import ImageRecord
 from server.multipart import UploadedFile
@@ -108,13 +109,16 @@ def upload_image(
     if not isinstance(data, dict):
         raise ApiError.of("invalid_body", "The `data` part must hold a JSON object.")
     fields = _upload_fields(data)
+    meta = inspect_photo(image.data)
+    content_type = IMAGE_FORMATS[str(meta.format)]
     with db.session() as session:
         product = inspections.find_product(session, auth, product_id)
     blob_key = f"images/{auth.company_id}/{new_object_id()}"
     image_id = new_object_id()
     upload = ImageUpload(
         data=image.data,
-        content_type=image.content_type,
+        content_type=content_type,
+        meta=meta,
         src=content_url(settings.public_url, image_id),
         **{name: value for name, value in fields.items() if value is not None},
     )
@@ -156,7 +160,7 @@ def upload_image(
                 testing=auth.testing,
                 kind="image",
                 blob_key=blob_key,
-                content_type=image.content_type,
+                content_type=content_type,
                 size=len(image.data),
                 filename=image.filename[:500],
                 created_at=now,
@@ -216,8 +220,9 @@ def image_content(
     *,
     auth: AuthContext | None,
     token: str | None,
-) -> tuple[bytes, str]:
-    """The bytes and media type of an image, for its company's key or a valid content token."""
+) -> tuple[bytes, Served]:
+    """The bytes of an image or file input, and how to serve them (`server.images.content`),
+    for its company's key or a valid content token."""
     if auth is None:
         if not token:
             raise ApiError.of("unauthorized", "Send the x-api-key header or a `token` parameter.")
@@ -236,6 +241,7 @@ def image_content(
     if record is None or record.company_id != company_id or record.testing != testing:
         raise ApiError.of("image_not_found", "No image with that id.")
     try:
-        return blobs.get(record.blob_key), record.content_type
+        data = blobs.get(record.blob_key)
     except BlobNotFound:
         raise ApiError.of("image_not_found", "The image's bytes are no longer stored.") from None
+    return data, served_as(data, record.filename)
