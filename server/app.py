@@ -23,7 +23,7 @@ from litestar.openapi.plugins import (
 )
 from litestar.openapi.spec import Components, SecurityScheme
 
-from server import tokens
+from server import migrate, tokens
 from server.blobs import BlobStore, open_store
 from server.boundary import TextBoundaryMiddleware
 from server.db import Database
@@ -102,7 +102,7 @@ def create_app(
     instead of) the resource controllers."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     database = db or Database(settings.database_url)
-    database.create_all()
+    migrate.prepare(database, settings.env)
     tokens.configure(settings.secret)
     shared = Services(
         db=database,

@@ -1,6 +1,8 @@
 """The server's commands: `serve`, `worker` and `admin ...` (registered into `inspectlang`).
 
-Every command that opens a database creates or upgrades its tables first. Admin commands print
+Every command that opens a database migrates it first in development (`server.migrate`); in
+production an outdated schema stops the command with the `admin migrate` command to run.
+Admin commands print
 ONE JSON object on stdout; on failure they print `{"code", "description"}` on stderr and exit 1.
 """
 
@@ -13,6 +15,7 @@ import signal
 import sys
 from typing import Any
 
+from server.errors import SchemaOutdated
 from server.settings import Settings, SettingsError
 
 
@@ -57,6 +60,12 @@ def register(subparsers: Any) -> None:
     _add_storage_options(member)
     member.set_defaults(handler=run_add_member)
 
+    migrate = commands.add_parser(
+        "migrate", help="upgrade the database schema to this version's (back it up first)"
+    )
+    _add_storage_options(migrate)
+    migrate.set_defaults(handler=run_migrate)
+
     rotate = commands.add_parser("rotate-webhook-secret", help="new webhook signing secret")
     rotate.add_argument("company_id")
     _add_storage_options(rotate)
@@ -81,10 +90,16 @@ def _settings(args: argparse.Namespace, **overrides: Any) -> Settings:
 
 
 def _open_database(settings: Settings) -> Any:
+    """The database, migrated in development; `SchemaOutdated` on an old schema in production."""
+    from server import migrate
     from server.db import Database
 
     database = Database(settings.database_url)
-    database.create_all()
+    try:
+        migrate.prepare(database, settings.env)
+    except BaseException:
+        database.dispose()
+        raise
     return database
 
 
@@ -119,7 +134,10 @@ def run_serve(args: argparse.Namespace) -> int:
         settings = _settings(args, **overrides)
     except SettingsError as error:
         return _fail("invalid_settings", str(error))
-    database = _open_database(settings)
+    try:
+        database = _open_database(settings)
+    except SchemaOutdated as error:
+        return _fail("schema_outdated", str(error))
     if args.demo:
         keys = ensure_demo_company(database, settings.data_dir)
         print(describe(keys, f"http://{args.host}:{args.port}"), flush=True)
@@ -146,7 +164,10 @@ def run_worker(args: argparse.Namespace) -> int:
         return _fail("invalid_settings", str(error))
     from server.jobs import run_worker
 
-    database = _open_database(settings)
+    try:
+        database = _open_database(settings)
+    except SchemaOutdated as error:
+        return _fail("schema_outdated", str(error))
     try:
         run_worker(database, settings)
     finally:
@@ -157,6 +178,23 @@ def run_worker(args: argparse.Namespace) -> int:
 # --- admin ---------------------------------------------------------------------------------------
 
 
+def run_migrate(args: argparse.Namespace) -> int:
+    """Upgrade the schema to the newest revision; prints `{"from", "to"}` (revisions)."""
+    from server import migrate
+    from server.db import Database
+
+    try:
+        settings = _settings(args)
+    except SettingsError as error:
+        return _fail("invalid_settings", str(error))
+    database = Database(settings.database_url)
+    try:
+        before, after = migrate.upgrade(database)
+    finally:
+        database.dispose()
+    return _print({"from": before, "to": after})
+
+
 def _admin(args: argparse.Namespace, action: Any) -> int:
     from server.auth import AdminError
 
@@ -165,6 +203,8 @@ def _admin(args: argparse.Namespace, action: Any) -> int:
         database = _open_database(settings)
     except SettingsError as error:
         return _fail("invalid_settings", str(error))
+    except SchemaOutdated as error:
+        return _fail("schema_outdated", str(error))
     try:
         return _print(action(database))
     except AdminError as error:

@@ -111,6 +111,11 @@ class ServerError(Exception):
     one clause. Subclasses that were a `ValueError` or `KeyError` before stay one as well."""
 
 
+class SchemaOutdated(ServerError):
+    """The database's schema is older than the code's, and this process may not upgrade it
+    (production: `inspectlang admin migrate` does, see `server.migrate`)."""
+
+
 class ApiError(ServerError):
     """An error response with a stable `code`; raise it from anywhere under a handler."""
 

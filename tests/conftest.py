@@ -125,10 +125,11 @@ def settings(database_url: str, data_dir: Path, server_socket: socket.socket) ->
 
 @pytest.fixture(scope="module")
 def db(settings: Settings) -> Iterator[Database]:
+    from server import migrate
     from server.db import Database
 
     database = Database(settings.database_url)
-    database.create_all()
+    migrate.upgrade(database)
     yield database
     database.dispose()
 

@@ -31,11 +31,17 @@ def _bases() -> dict[str, type[Exception]]:
     }
 
 
+#: Alembic's environment and revision scripts run only inside Alembic (they define no classes).
+MIGRATION_SCRIPTS = "server.migrations"
+
+
 def _exception_classes(package: str) -> list[type[BaseException]]:
     """Every exception class defined by a module of `package` (each module imported)."""
     root = importlib.import_module(package)
     found: list[type[BaseException]] = []
     for info in pkgutil.walk_packages(root.__path__, prefix=f"{package}."):
+        if info.name.startswith(MIGRATION_SCRIPTS):
+            continue
         module = importlib.import_module(info.name)
         found.extend(
             value

@@ -1,0 +1,96 @@
+"""Schema migrations (Alembic): the database's schema follows the code's through upgrades.
+
+The migration scripts ship inside the package (`server/migrations/versions/`), so an installed
+service can migrate itself; nothing reads an `alembic.ini` from the working directory.
+
+- `upgrade(database)` brings a database to the newest revision (`inspectlang admin migrate`).
+- `prepare(database, env)` is what `serve`, `worker` and the admin commands run at start: in
+  development it upgrades; in production it refuses an outdated schema with `SchemaOutdated`,
+  whose message names the command to run, because an upgrade there is an operator's decision
+  (a backup first, one process at a time).
+- A database made before migrations existed (tables, no `alembic_version`) holds exactly the
+  first revision's schema (`create_all` of the same tables): it is stamped at that revision,
+  then upgraded.
+
+On PostgreSQL an upgrade holds an advisory lock, so processes starting together upgrade once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, inspect, text
+
+from server.db import Database
+from server.errors import SchemaOutdated, ServerError
+
+MIGRATIONS = Path(__file__).with_name("migrations")
+#: The first revision: what `create_all` made before migrations existed.
+BASE_REVISION = "0001"
+#: A table every revision has, telling a pre-migrations database from an empty one.
+SENTINEL_TABLE = "companies"
+#: Key of the PostgreSQL advisory lock held while upgrading ("insp" in ASCII).
+ADVISORY_LOCK_KEY = 0x696E7370
+
+
+def _config(connection: Connection | None = None) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["connection"] = connection
+    return config
+
+
+def head() -> str:
+    """The newest revision the code knows."""
+    revision = ScriptDirectory.from_config(_config()).get_current_head()
+    if revision is None:  # pragma: no cover - the package always ships its migrations
+        raise ServerError("no migrations found in " + str(MIGRATIONS))
+    return revision
+
+
+def current(database: Database) -> str | None:
+    """The database's revision; None when it has none (empty, or made before migrations)."""
+    with database.engine.connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision()
+
+
+def upgrade(database: Database, revision: str = "head") -> tuple[str | None, str | None]:
+    """Upgrade to `revision`; (the revision before, the revision after)."""
+    with database.engine.begin() as connection:
+        if connection.dialect.name == "postgresql":
+            connection.execute(
+                text("SELECT pg_advisory_xact_lock(:key)"), {"key": ADVISORY_LOCK_KEY}
+            )
+        before = MigrationContext.configure(connection).get_current_revision()
+        config = _config(connection)
+        if before is None and inspect(connection).has_table(SENTINEL_TABLE):
+            command.stamp(config, BASE_REVISION)
+        command.upgrade(config, revision)
+        after = MigrationContext.configure(connection).get_current_revision()
+    return before, after
+
+
+def prepare(database: Database, env: str) -> None:
+    """At a process's start: upgrade in development; in production, refuse an old schema."""
+    if current(database) == head():
+        return
+    if env == "development":
+        upgrade(database)
+        return
+    raise SchemaOutdated(
+        f"The database schema is at revision {current(database) or 'none'} and this version "
+        f"of the service needs {head()}. Back the database up, then run: "
+        "inspectlang admin migrate --database-url <URL>"
+    )
+
+
+def new_revision(database: Database, message: str) -> None:
+    """Write a new revision script comparing `database` (upgraded to head first) with the
+    tables' code: what a developer runs after changing a table, then reads and adjusts."""
+    upgrade(database)
+    with database.engine.begin() as connection:
+        command.revision(_config(connection), message=message, autogenerate=True)

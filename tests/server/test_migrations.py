@@ -1,0 +1,186 @@
+"""Schema migrations, on SQLite and (in the PostgreSQL pass) on PostgreSQL.
+
+- The migrated schema is exactly the tables' schema: Alembic's own comparison of the head
+  database with the tables' metadata finds nothing, so a table change without its migration
+  fails here.
+- A database built at the first revision and filled keeps every row through the upgrade to head.
+- A database made by `create_all` before migrations existed is stamped and upgraded.
+- Development upgrades at start; production refuses an old schema and names the command.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import MetaData, insert, inspect, select, types
+from sqlmodel import SQLModel
+
+from server import migrate
+from server.db import Database, import_table_modules
+from server.errors import SchemaOutdated
+
+#: The installed command, beside this interpreter.
+INSPECTLANG = str(Path(sys.executable).with_name("inspectlang"))
+
+
+@pytest.fixture
+def empty_db(database_url: str, tmp_path: Path) -> Iterator[Database]:
+    """An empty database: a fresh SQLite file, or a fresh PostgreSQL schema."""
+    if database_url.startswith("sqlite"):
+        database = Database(f"sqlite:///{tmp_path / 'empty.sqlite3'}")
+        yield database
+        database.dispose()
+        return
+    import secrets
+    from urllib.parse import quote
+
+    import psycopg
+
+    schema = f"mig_{secrets.token_hex(5)}"
+    base = database_url.split("?")[0]
+    conninfo = base.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(conninfo, autocommit=True) as connection:
+        connection.execute(f'CREATE SCHEMA "{schema}"')
+    database = Database(f"{base}?options={quote(f'-csearch_path={schema}', safe='')}")
+    yield database
+    database.dispose()
+    with psycopg.connect(conninfo, autocommit=True) as connection:
+        connection.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+def differences(database: Database) -> list[Any]:
+    import_table_modules()
+    with database.engine.connect() as connection:
+        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        return list(compare_metadata(context, SQLModel.metadata))
+
+
+def test_head_is_exactly_the_tables_schema(empty_db: Database) -> None:
+    before, after = migrate.upgrade(empty_db)
+    assert (before, after) == (None, migrate.head())
+    assert differences(empty_db) == []
+    assert migrate.upgrade(empty_db) == (after, after)  # a second upgrade changes nothing
+
+
+def sample(column: Any, row: int) -> Any:
+    """A value of the column's type for row number `row` (distinct per row)."""
+    kind = column.type
+    if isinstance(kind, types.Boolean):
+        return row % 2 == 0
+    if isinstance(kind, types.Integer):
+        return row + 1
+    if isinstance(kind, types.DateTime):
+        return datetime(2026, 1, 1, 12, row % 60, tzinfo=UTC)
+    if isinstance(kind, types.LargeBinary):
+        return bytes([row % 256]) * 3
+    if isinstance(kind, types.JSON):
+        return {"row": row, "list": [1, "two"]}
+    length = getattr(kind, "length", None) or 40
+    return f"{column.name[:10]}{row:04d}"[:length]
+
+
+def value(column: Any, row: int) -> Any:
+    """`sample`, or for a foreign key the referenced row's value, so every reference holds."""
+    for key in column.foreign_keys:
+        return sample(key.column, row)
+    return sample(column, row)
+
+
+def test_rows_survive_the_upgrade_from_the_first_revision(empty_db: Database) -> None:
+    migrate.upgrade(empty_db, migrate.BASE_REVISION)
+    reflected = MetaData()
+    reflected.reflect(empty_db.engine)
+    written: dict[str, list[dict[str, Any]]] = {}
+    with empty_db.engine.begin() as connection:
+        for table in reflected.sorted_tables:  # parents before children (foreign keys)
+            if table.name == "alembic_version":
+                continue
+            columns = [
+                c
+                for c in table.columns
+                if not (c.primary_key and isinstance(c.type, types.Integer))  # autoincrement
+            ]
+            rows = [{c.name: value(c, row) for c in columns} for row in range(3)]
+            connection.execute(insert(table), rows)
+            written[table.name] = rows
+    assert {"companies", "inspections", "templates", "jobs", "webhook_subscriptions"} <= set(
+        written
+    )
+
+    migrate.upgrade(empty_db)
+    assert migrate.current(empty_db) == migrate.head()
+    after = MetaData()
+    after.reflect(empty_db.engine)
+    with empty_db.engine.connect() as connection:
+        for name, rows in written.items():
+            table = after.tables[name]
+            stored = [dict(r._mapping) for r in connection.execute(select(table))]
+            assert len(stored) == len(rows), name
+            for expected in rows:
+                kept = {k: v for k, v in expected.items() if k in table.columns}
+                assert any(all(_same(row[k], v) for k, v in kept.items()) for row in stored), (
+                    name,
+                    expected,
+                )
+
+
+def _same(stored: Any, written: Any) -> bool:
+    if isinstance(written, datetime) and isinstance(stored, datetime):
+        return stored.replace(tzinfo=UTC) == written if stored.tzinfo is None else stored == written
+    return bool(stored == written)
+
+
+def test_a_database_made_before_migrations_is_stamped_and_upgraded(empty_db: Database) -> None:
+    empty_db.create_all()
+    assert migrate.current(empty_db) is None
+    assert migrate.upgrade(empty_db) == (None, migrate.head())
+    assert differences(empty_db) == []
+
+
+def test_development_upgrades_and_production_refuses_an_old_schema(empty_db: Database) -> None:
+    migrate.upgrade(empty_db, migrate.BASE_REVISION)
+    if migrate.head() != migrate.BASE_REVISION:
+        with pytest.raises(SchemaOutdated, match="inspectlang admin migrate"):
+            migrate.prepare(empty_db, "production")
+    fresh_tables = inspect(empty_db.engine).get_table_names()
+    assert "companies" in fresh_tables
+    migrate.prepare(empty_db, "development")
+    assert migrate.current(empty_db) == migrate.head()
+    migrate.prepare(empty_db, "production")  # at head: nothing to refuse
+
+
+def test_production_refuses_an_empty_database_with_the_command(empty_db: Database) -> None:
+    with pytest.raises(SchemaOutdated, match="inspectlang admin migrate --database-url"):
+        migrate.prepare(empty_db, "production")
+    assert inspect(empty_db.engine).get_table_names() == []
+
+
+def test_admin_migrate_and_serve_in_production(empty_db: Database, tmp_path: Path) -> None:
+    url = empty_db.engine.url.render_as_string(hide_password=False)
+    environ = {"PATH": "/usr/bin:/bin", "INSPECTLANG_ENV": "production", "HOME": str(tmp_path)}
+    worker = subprocess.run(
+        [INSPECTLANG, "worker", "--database-url", url,
+         "--data-dir", str(tmp_path)],
+        capture_output=True, text=True, env=environ, timeout=60,
+    )  # fmt: skip
+    assert worker.returncode == 1
+    refusal = json.loads(worker.stderr.strip().splitlines()[-1])
+    assert refusal["code"] == "schema_outdated"
+    assert "inspectlang admin migrate" in refusal["description"]
+
+    migrated = subprocess.run(
+        [INSPECTLANG, "admin", "migrate", "--database-url", url,
+         "--data-dir", str(tmp_path)],
+        capture_output=True, text=True, env=environ, timeout=60,
+    )  # fmt: skip
+    assert migrated.returncode == 0, migrated.stderr
+    assert json.loads(migrated.stdout) == {"from": None, "to": migrate.head()}
