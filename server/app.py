@@ -9,19 +9,16 @@ store) live in `app.state`; handlers reach them through `server.deps.services(re
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 from litestar import Litestar, get
-from litestar.datastructures import State
+from litestar.datastructures import CacheControlHeader, State
 from litestar.middleware import DefineMiddleware
 from litestar.openapi.config import OpenAPIConfig
-from litestar.openapi.plugins import (
-    JsonRenderPlugin,
-    RedocRenderPlugin,
-    ScalarRenderPlugin,
-    SwaggerRenderPlugin,
-)
+from litestar.openapi.plugins import JsonRenderPlugin, RedocRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
+from litestar.static_files import create_static_files_router
 
 from server import migrate, tokens
 from server.blobs import BlobStore, open_store
@@ -62,16 +59,37 @@ def health() -> dict[str, str]:
     return {"status": "ok"}
 
 
+#: The API docs pages' JavaScript and CSS, shipped in the package (Swagger UI, Apache-2.0; Redoc,
+#: MIT; their licenses beside them), so the pages work with no internet access.
+API_DOCS_ASSETS = Path(__file__).with_name("static") / "vendor" / "apidocs"
+API_DOCS_ASSETS_PATH = "/schema/assets"
+#: No icon (Litestar's default loads one from a CDN): an empty data URL stops the browser asking.
+NO_FAVICON = "<link rel='icon' href='data:,'>"
+
+
 def openapi_config() -> OpenAPIConfig:
-    """OpenAPI 3.1 at `/schema/openapi.json`, browsable at `/schema` (Scalar) and siblings."""
+    """OpenAPI 3.1 at `/schema/openapi.json`, browsable at `/schema` and `/schema/swagger`
+    (Swagger UI) and `/schema/redoc` (Redoc), every asset served by this app."""
+    assets = API_DOCS_ASSETS_PATH
+    swagger = SwaggerRenderPlugin(
+        path=["/", "/swagger"],
+        js_url=f"{assets}/swagger-ui-bundle.js",
+        css_url=f"{assets}/swagger-ui.css",
+        standalone_preset_js_url=f"{assets}/swagger-ui-standalone-preset.js",
+        favicon=NO_FAVICON,
+    )
     return OpenAPIConfig(
         title=API_TITLE,
         version=API_VERSION,
         path="/schema",
         render_plugins=[
-            ScalarRenderPlugin(path=["/", "/scalar"]),
-            SwaggerRenderPlugin(path="/swagger"),
-            RedocRenderPlugin(path="/redoc"),
+            swagger,
+            RedocRenderPlugin(
+                path="/redoc",
+                js_url=f"{assets}/redoc.standalone.js",
+                google_fonts=False,
+                favicon=NO_FAVICON,
+            ),
             JsonRenderPlugin(path="/openapi.json"),
         ],
         components=Components(
@@ -85,6 +103,18 @@ def openapi_config() -> OpenAPIConfig:
             }
         ),
         security=[{"apiKey": []}],
+    )
+
+
+def api_docs_assets() -> Any:
+    """The static files router of the docs pages' assets (public, cached for a day)."""
+    return create_static_files_router(
+        path=API_DOCS_ASSETS_PATH,
+        directories=[API_DOCS_ASSETS],
+        opt={PUBLIC_OPT: True},
+        include_in_schema=False,
+        cache_control=CacheControlHeader(max_age=86_400, public=True),
+        send_as_attachment=False,
     )
 
 
@@ -125,6 +155,7 @@ def create_app(
     return Litestar(
         route_handlers=[
             health,
+            api_docs_assets(),
             *(RESOURCE_ROUTES if include_controllers else []),
             *(extra_routes or []),
         ],
