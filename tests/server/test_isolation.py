@@ -10,6 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.server.test_images import PHOTO
+
 SOURCE = """\
 template "Private template"
     type: car
@@ -20,11 +22,6 @@ image front
 verdict
     approve when true
 """
-
-PNG_1X1 = bytes.fromhex(
-    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8"
-    "cfc0f01f0005000201a5d4a1f20000000049454e44ae426082"
-)
 
 
 def creation(template_id: str = "easy") -> dict[str, Any]:
@@ -50,7 +47,7 @@ def owned(client: httpx.Client, company: dict[str, Any]) -> dict[str, Any]:
     image = client.post(
         f"/v1/inspection/image/{created['productId']}",
         files={
-            "image": ("front.png", PNG_1X1, "image/png"),
+            "image": ("front.png", PHOTO, "image/png"),
             "data": (None, json.dumps({"side": "front"})),
         },
         headers=headers,
@@ -85,7 +82,7 @@ def requests_on(owned: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
             f"/v1/inspection/image/{product_id}",
             {
                 "files": {
-                    "image": ("x.png", PNG_1X1, "image/png"),
+                    "image": ("x.png", PHOTO, "image/png"),
                     "data": (None, '{"side": "front"}'),
                 }
             },

@@ -22,10 +22,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-PNG_1X1 = bytes.fromhex(
-    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8"
-    "cfc0f01f0005000201a5d4a1f20000000049454e44ae426082"
-)
+from tests.server.test_images import PHOTO
 
 CHECKS = [
     not_a_server_error,
@@ -60,7 +57,7 @@ def _real_resources(base_url: str, key: str) -> dict[str, str]:
         ).json()
         image = http.post(
             f"/v1/inspection/image/{created['productId']}",
-            files={"image": ("a.png", PNG_1X1, "image/png"), "data": (None, '{"side": "front"}')},
+            files={"image": ("a.png", PHOTO, "image/png"), "data": (None, '{"side": "front"}')},
         ).json()
     return {
         "inspection_type": "car",
