@@ -523,7 +523,11 @@ def test_verdict_otherwise_reason() -> None:
         now=at(2),
     )
     state = rt.finish(program, state, completed_by="consumer", now=at(3))
-    assert (state.veredict, state.reasons) == ("disapproved", ["Some photos were not approved"])
+    # The back photo was never uploaded: that reason comes first, then the template's own.
+    assert (state.veredict, state.reasons) == (
+        "disapproved",
+        ["Required photo not uploaded: back", "Some photos were not approved"],
+    )
 
 
 def test_finished_inspection_refuses_everything() -> None:
