@@ -348,7 +348,8 @@ def test_declared_damage_runs_the_rules(
         f"/v1/inspection/finish/{created['inspectionId']}", headers=test_headers
     ).json()
     assert finished["veredict"] == "disapproved"
-    assert finished["reasons"] == ["Too much damage"]
+    # No photo was uploaded: that reason comes first, then the template's own.
+    assert finished["reasons"] == ["Required photo not uploaded: Front", "Too much damage"]
 
 
 def test_damage_errors(client: httpx.Client, test_headers: dict[str, str]) -> None:
@@ -414,7 +415,10 @@ def test_new_revision_never_changes_an_existing_inspection(
         f"/v1/inspection/finish/{old['inspectionId']}", headers=test_headers
     ).json()
     assert {"name": "score", "value": 90} in old_finished["variables"]
-    assert old_finished["veredict"] == "approved"
+    # The template's verdict lines approve (no reason of theirs); only the photo never
+    # uploaded disapproves.
+    assert old_finished["veredict"] == "disapproved"
+    assert old_finished["reasons"] == ["Required photo not uploaded: Front"]
 
 
 def test_presigned_detail_link(
