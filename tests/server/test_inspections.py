@@ -605,3 +605,53 @@ def test_finish_needs_required_update_inputs(
     finished = client.post(url, headers=test_headers)
     assert finished.status_code == 200
     assert finished.json()["veredict"] == "approved"
+
+
+#: Where an inspection's events must never be sent: loopback, private, link-local, cloud
+#: metadata, multicast and unspecified addresses (each answered 201 before the fix).
+INTERNAL_CALLBACKS = (
+    "http://127.0.0.1/",
+    "http://127.0.0.1:8080/hook",
+    "http://[::1]/",
+    "http://10.0.0.8/x",
+    "http://192.168.1.1/x",
+    "http://169.254.169.254/latest/meta-data",
+    "http://[fd00:ec2::254]/",
+    "http://[::ffff:169.254.169.254]/",
+    "http://224.0.0.1/",
+    "http://0.0.0.0/",
+)
+
+
+def test_callback_url_uses_the_url_guard_of_reports_and_webhooks(
+    serve_app: Any, db: Database, settings: Any, company: dict[str, Any]
+) -> None:
+    """callbackURL at creation: 400 `callback_url_not_allowed` for internal addresses in
+    production, 400 `invalid_callback_url` for a malformed one; a public address is 201."""
+    from server.app import create_app
+
+    production = settings.model_copy(update={"env": "production", "allow_loopback_webhooks": False})
+    headers = {"x-api-key": company["testKey"]}
+    with (
+        serve_app(create_app(production, db=db)) as base_url,
+        httpx.Client(base_url=base_url, timeout=30) as http,
+    ):
+
+        def post(url: Any) -> httpx.Response:
+            return http.post("/v1/inspection/car", json=creation(callbackURL=url), headers=headers)
+
+        for url in INTERNAL_CALLBACKS:
+            assert error_of(post(url)) == (400, "callback_url_not_allowed"), url
+        for url in (
+            "ftp://example.com/hook",
+            "file:///etc/passwd",
+            "javascript:alert(1)",
+            "http://",
+            "https://user:secret@93.184.216.34/",
+            "http://93.184.216.34:99999/",
+            "",
+            42,
+        ):
+            assert error_of(post(url)) == (400, "invalid_callback_url"), url
+        public = post("https://93.184.216.34/hooks/inspections")
+        assert public.status_code == 201, public.text
