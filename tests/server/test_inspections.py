@@ -655,3 +655,28 @@ def test_callback_url_uses_the_url_guard_of_reports_and_webhooks(
             assert error_of(post(url)) == (400, "invalid_callback_url"), url
         public = post("https://93.184.216.34/hooks/inspections")
         assert public.status_code == 201, public.text
+
+
+def test_product_update_refuses_unknown_keys_at_any_level(
+    client: httpx.Client, test_headers: dict[str, str]
+) -> None:
+    """An unknown top-level key used to answer 200 "Product updated" and change nothing; an
+    unknown key inside `car` was 400 `invalid_body`. Both are 400 `unknown_field` naming it."""
+    created = create(client, test_headers, creation(car={"plate": "AB123CD"}))
+    url = f"/v1/inspection/car/{created['productId']}"
+
+    def refused(body: dict[str, Any]) -> list[str]:
+        response = client.put(url, json=body, headers=test_headers)
+        assert error_of(response) == (400, "unknown_field"), body
+        return [item["field"] for item in response.json()["errors"]]
+
+    assert refused({"color": "red"}) == ["color"]
+    assert refused({"moto": {"color": "red"}}) == ["moto"]
+    assert refused({"car": {"colour": "red"}}) == ["car.colour"]
+    assert refused({"car": {"color": "red"}, "plate": "X", "extra": 1}) == ["plate", "extra"]
+    assert refused({"car": {"color": "red", "wheels": 4}, "x": 1}) == ["x", "car.wheels"]
+    read = client.get(f"/v1/inspection/{created['inspectionId']}", headers=test_headers).json()
+    assert read["products"][0]["car"] == {"plate": "AB123CD"}  # nothing applied
+    ok = client.put(url, json={"car": {"color": "red"}}, headers=test_headers)
+    assert ok.status_code == 200, ok.text
+    assert client.put(url, json={}, headers=test_headers).status_code == 200
