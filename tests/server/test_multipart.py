@@ -285,7 +285,7 @@ def input_values(client: httpx.Client, headers: dict[str, str], inspection_id: s
 def stored_files(db: Any, inspection_id: str) -> list[Any]:
     from sqlalchemy import select
 
-    from server.images.tables import ImageRecord
+    from server.inspections.tables import ImageRecord
 
     with db.session() as session:
         return list(
