@@ -317,15 +317,13 @@ def test_update_stores_file_inputs_like_creation(
     assert update.status_code == 200, update.text
     values, metadata = input_values(client, test_headers, inspection_id)
     assert metadata == {"via": "multipart"}
-    for label, content, media_type in (
-        ("Proof", PDF, "application/pdf"),
-        ("Clip", b"\x00\x00\x00\x18ftypmp42", "video/mp4"),
-    ):
+    for label, content in (("Proof", PDF), ("Clip", b"\x00\x00\x00\x18ftypmp42")):
         link = values[names[label]]
         assert link.startswith(f"{live_server}/v1/inspection/image/"), label
         served = httpx.get(link)
-        assert served.status_code == 200
-        assert (served.content, served.headers["content-type"]) == (content, media_type)
+        assert (served.status_code, served.content) == (200, content), label
+    # Served with the type found in the bytes (the clip is too short to be recognised).
+    assert httpx.get(values[names["Proof"]]).headers["content-type"] == "application/pdf"
     rows = stored_files(db, inspection_id)
     assert sorted((row.kind, row.filename) for row in rows) == [
         ("input", "clip.mp4"),
