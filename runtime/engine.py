@@ -180,7 +180,8 @@ def update_product(
     *,
     now: dt.datetime,
 ) -> InspectionState:
-    """Set product fields (`{"car": {...}}`); omitted fields stay as they are."""
+    """Set product fields (`{"car": {...}}`); omitted fields stay as they are. Any other key,
+    at the top or inside the product object, is `unknown_field` (nothing is ignored)."""
     _editable(state)
     product = find_product(state, product_id)
     if product.type == "people":
@@ -189,6 +190,7 @@ def update_product(
         )
     if not isinstance(body, dict):
         raise InspectionError("invalid_body", "the body must be an object")
+    intake.refuse_unknown_keys(body, {product.type: intake.product_fields(product.type)})
     fields = intake.check_fields(
         body.get(product.type), intake.product_fields(product.type), product.type
     )

@@ -29,6 +29,7 @@ ERROR_CODES: dict[str, str] = {
     "invalid_validation_result": "confidence outside 0..100 or a malformed result",
     "feature_not_enabled": "the feature (e.g. damage_declaration) is not enabled",
     "update_inputs_missing": "finish while a required update input is still missing",
+    "unknown_field": "a product update with a key other than the product's type or its fields",
     "invalid_event": "an event in a log cannot be replayed",
     "template_revision_mismatch": "an event applied with another template revision's program",
 }

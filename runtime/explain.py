@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from runtime.errors import StepLimitExceeded
 from runtime.evaldata import build_env
+from runtime.missing import missing_items
 from runtime.program import Program
 from runtime.reference import ReferenceEvaluator
 from runtime.state import InspectionState
@@ -59,10 +60,21 @@ class RuleExplanation(BaseModel):
     sets: list[str]
 
 
+class MissingExplanation(BaseModel):
+    """A template photo never uploaded or a required input never filled."""
+
+    kind: str  # "photo", "input"
+    identifier: str
+    label: str
+    reason: str
+
+
 class Explanation(BaseModel):
     veredict: str
     reasons: list[str]
     status: str
+    #: What the inspection lacks; at completion each item disapproved it (`runtime.missing`).
+    missing: list[MissingExplanation] = Field(default_factory=list)
     verdict: list[ConditionExplanation]
     checks: list[ConditionExplanation]
     validations: list[ValidationExplanation]
@@ -119,6 +131,12 @@ def explain(program: Program, state: InspectionState) -> Explanation:
     now = state.completedAt or state.updatedAt
     env = build_env(program, state, now)
     env["steps"] = -(10**12)  # explaining is not an event: no step limit
+    missing = [
+        MissingExplanation(
+            kind=item.kind, identifier=item.identifier, label=item.label, reason=item.reason
+        )
+        for item in missing_items(program, state)
+    ]
     checks = [
         _condition("check", check.name, check.span, check.valid, env) for check in program.checks
     ]
@@ -138,7 +156,10 @@ def explain(program: Program, state: InspectionState) -> Explanation:
             program.approve_when,
             env,
         )
-        approve.decided = not any(item.decided for item in verdict)
+        # Missing items disapprove on their own: then a holding approval decides nothing.
+        approve.decided = not any(item.decided for item in verdict) and not (
+            missing and approve.holds is True
+        )
         verdict.append(approve)
     validations = [
         ValidationExplanation(
@@ -171,6 +192,7 @@ def explain(program: Program, state: InspectionState) -> Explanation:
         veredict=state.veredict,
         reasons=list(state.reasons),
         status=state.status,
+        missing=missing,
         verdict=verdict,
         checks=checks,
         validations=validations,
@@ -188,6 +210,7 @@ def render_text(explanation: Explanation) -> str:
     """A readable rendering for the CLI."""
     lines = [f"Verdict: {explanation.veredict} (status {explanation.status})"]
     lines += [f"  reason: {reason}" for reason in explanation.reasons]
+    lines += [f"Missing: {item.kind} {item.label}" for item in explanation.missing]
     if explanation.verdict:
         lines.append("Verdict lines:")
     for item in explanation.verdict:

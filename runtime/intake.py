@@ -354,6 +354,27 @@ def check_fields(
     return result
 
 
+def refuse_unknown_keys(body: dict[str, Any], allowed: dict[str, dict[str, str]]) -> None:
+    """`unknown_field` naming every key of `body` not in `allowed`, then every key of each
+    allowed object not among its fields (`car.colour`); a body with none passes."""
+    problems = [
+        problem(str(key)[:120], "unknown_field", f"the body has no key {str(key)[:60]!r}")
+        for key in body
+        if key not in allowed
+    ]
+    for key, fields in allowed.items():
+        value = body.get(key)
+        if isinstance(value, dict):
+            problems += [
+                problem(f"{key}.{name}"[:120], "unknown_field", f"{key} has no field {name!r}")
+                for name in value
+                if name not in fields
+            ]
+    if problems:
+        names = ", ".join(item["field"] for item in problems[:10])
+        raise InspectionError("unknown_field", f"unknown fields: {names}", problems[:50])
+
+
 def product_fields(inspection_type: str) -> dict[str, str]:
     return PRODUCT_FIELDS.get(inspection_type, {})
 

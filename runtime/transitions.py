@@ -4,7 +4,8 @@
 `EventRecord` that already holds everything needed (ids, validator outcomes), so applying the
 same log again (`engine.replay`) gives the same state. After the change, the rules matching
 the event's triggers run in source order, every global check is recomputed in dependency order
-and, on `finish`, the verdict is computed; rule errors are kept in the state, once each.
+and, on `finish`, the verdict is computed (a missing photo or required input disapproves,
+`runtime.missing`); rule errors are kept in the state, once each.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from inspectlang.timestamps import utc_timestamp
 from runtime.errors import InspectionError, StepLimitExceeded
 from runtime.evaldata import build_env, damage_record, input_value, validation_record
+from runtime.missing import missing_items
 from runtime.program import Program
 from runtime.state import (
     DamageRecord,
@@ -393,8 +395,11 @@ def _evaluate(
             env["errors"].append({"code": "step_limit", "span": [0, 0, 0, 0]})
             approved, reasons = False, ["The verdict could not be computed (step limit)"]
         collect("verdict", start)
-        state.veredict = "approved" if approved else "disapproved"
-        state.reasons = reasons
+        # Missing photos and required inputs decide on their own, whatever the template says;
+        # they are computed from the state alone, so both evaluation paths agree by design.
+        missing = [item.reason for item in missing_items(program, state)]
+        state.veredict = "approved" if approved and not missing else "disapproved"
+        state.reasons = missing + reasons
     seen = {(e.code, tuple(e.span), e.source) for e in state.ruleErrors}
     for error in errors:
         key = (error.code, tuple(error.span), error.source)

@@ -63,6 +63,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "invalid_validation_result": 400,
     "feature_not_enabled": 409,
     "update_inputs_missing": 409,
+    "unknown_field": 400,
     # S2: templates, inspections, listing, images, presigned links (docs/api.md)
     "invalid_template": 422,
     "template_name_taken": 409,

@@ -123,12 +123,21 @@ async def update_inspection(
     request: Request[Any, Any, Any],
     inspection_id: FromPath[str],
 ) -> dict[str, Any]:
-    """Set consumer, metadata and inputs not yet defined (created or started only)."""
+    """Set consumer, metadata and inputs not yet defined (created or started only); file
+    inputs as multipart parts named by their identifier, stored as at creation."""
     app = services(request)
     auth = auth_of(request)
-    body = json_object(await read_body(request), required=False)
+    body = await read_body(request)
     return await in_thread(
-        inspections.update_inspection, app.db, auth, inspection_id, body, app.clock()
+        inspections.update_inspection,
+        app.db,
+        app.settings,
+        app.blobs,
+        auth,
+        inspection_id,
+        json_object(body, required=False),
+        body.files,
+        app.clock(),
     )
 
 

@@ -22,11 +22,18 @@ from inspectlang.manifest import Template
 from runtime import new_object_id
 from server.auth import AuthContext, Mode, count_consumed, find_member
 from server.blobs import BlobStore
-from server.common import content_url, run_runtime
+from server.common import run_runtime
 from server.db import Database
 from server.errors import ApiError
 from server.group_commit import GroupCommit
 from server.inspections.events import publish
+from server.inspections.files import (
+    INSERT_FILES,
+    file_rows,
+    refuse_file_values,
+    store_file_inputs,
+    with_file_values,
+)
 from server.inspections.service import (
     check_type,
     dump_state,
@@ -35,10 +42,11 @@ from server.inspections.service import (
     render,
     validate_metadata,
 )
-from server.inspections.tables import ImageRecord, InspectionRecord, ProductRecord
+from server.inspections.tables import InspectionRecord, ProductRecord
 from server.multipart import UploadedFile
 from server.settings import Settings
 from server.templates import service as templates
+from server.urlsafety import check_endpoint
 from server.webhooks.service import active_subscriptions
 
 
@@ -50,29 +58,6 @@ def _table(model: type[Any]) -> Any:
 #: cache key (`insert(...).values(...)` per request cost about as much as the row itself).
 _INSERT_INSPECTION = insert(_table(InspectionRecord))
 _INSERT_PRODUCTS = insert(_table(ProductRecord))
-_INSERT_IMAGES = insert(_table(ImageRecord))
-
-
-#: Longest `callbackURL` accepted.
-MAX_CALLBACK_URL_CHARS = 2048
-
-
-def _validate_callback_url(value: Any) -> str | None:
-    if value is None:
-        return None
-    if (
-        not isinstance(value, str)
-        or len(value) > MAX_CALLBACK_URL_CHARS
-        or not value.startswith(("https://", "http://"))
-        or any(ch.isspace() for ch in value)
-    ):
-        raise ApiError(
-            "invalid_callback_url",
-            400,
-            f"callbackURL must be an http(s) URL of at most {MAX_CALLBACK_URL_CHARS} characters.",
-            [{"field": "callbackURL", "message": "not an http(s) URL"}],
-        )
-    return value
 
 
 def _producer_user(session: Session, company_id: str, producer: Any) -> str | None:
@@ -132,7 +117,7 @@ def _write_batch(db: Database, items: list[NewInspection]) -> None:
             session.execute(_INSERT_PRODUCTS, products)
         images = [row for item in items for row in item.images]
         if images:
-            session.execute(_INSERT_IMAGES, images)
+            session.execute(INSERT_FILES, images)
         subscriptions: dict[tuple[str, bool, str], list[Any]] = {}
         for item in items:
             for event in item.events:
@@ -179,42 +164,6 @@ def _writer(db: Database) -> GroupCommit[NewInspection]:
 # --- create ------------------------------------------------------------------------------------
 
 
-def _store_file_inputs(
-    blobs: BlobStore,
-    auth: AuthContext,
-    manifest: Template,
-    files: dict[str, UploadedFile],
-    settings: Settings,
-) -> tuple[list[dict[str, Any]], list[tuple[str, UploadedFile, str]]]:
-    """Store file parts named by a file/video input identifier; their input values and rows."""
-    file_inputs = {i.identifier for i in manifest.inputs if i.type in ("file", "video")}
-    values: list[dict[str, Any]] = []
-    stored: list[tuple[str, UploadedFile, str]] = []
-    for name, upload in files.items():
-        if name not in file_inputs:
-            raise ApiError(
-                "unknown_file_input",
-                400,
-                f"The multipart file {name!r} is not a file or video input of the template.",
-                [{"field": name, "message": "no file input with this identifier"}],
-            )
-        file_id = new_object_id()
-        key = f"inputs/{auth.company_id}/{file_id}"
-        blobs.put(key, upload.data)
-        stored.append((file_id, upload, key))
-        values.append(
-            {
-                "identifier": name,
-                "value": {
-                    "name": content_url(settings.public_url, file_id),
-                    "contentType": upload.content_type,
-                    "size": len(upload.data),
-                },
-            }
-        )
-    return values, stored
-
-
 def create_inspection(
     db: Database,
     settings: Settings,
@@ -229,7 +178,9 @@ def create_inspection(
     check_type(inspection_type)
     body = dict(body)
     validate_metadata(body.get("metadata"))
-    callback_url = _validate_callback_url(body.pop("callbackURL", None))
+    callback = body.pop("callbackURL", None)
+    # The guard of report callbacks and webhook endpoints: in production no internal address.
+    callback_url = None if callback is None else check_endpoint(callback, settings)
     access_code = secrets.token_urlsafe(24)
     stored_keys: list[str] = []
     try:
@@ -273,11 +224,10 @@ def _create(
         )
         user_id = _producer_user(session, auth.company_id, body.get("producer"))
     program = templates.program_for(key, manifest)
-    file_values, stored_files = _store_file_inputs(blobs, auth, manifest, files, settings)
-    stored_keys.extend(blob_key for _, _, blob_key in stored_files)
-    if file_values:
-        given = body.get("inputs")
-        body["inputs"] = [*(given if isinstance(given, list) else []), *file_values]
+    refuse_file_values(manifest, body.get("inputs"))
+    file_values, stored_files = store_file_inputs(blobs, auth, manifest, files, settings)
+    stored_keys.extend(item.blob_key for item in stored_files)
+    body = with_file_values(body, file_values)
     state = run_runtime(
         runtime.create,
         program,
@@ -329,22 +279,7 @@ def _create(
             now=now,
             row=values,
             products=product_rows,
-            images=[
-                {
-                    "id": file_id,
-                    "inspection_id": inspection_id,
-                    "product_id": None,
-                    "company_id": auth.company_id,
-                    "testing": auth.testing,
-                    "kind": "input",
-                    "blob_key": blob_key,
-                    "content_type": upload.content_type,
-                    "size": len(upload.data),
-                    "filename": upload.filename[:500],
-                    "created_at": now,
-                }
-                for file_id, upload, blob_key in stored_files
-            ],
+            images=file_rows(stored_files, inspection_id, auth, now),
             events=tuple(events),
             inspection=inspection,
             callback_url=callback_url,

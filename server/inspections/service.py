@@ -20,6 +20,7 @@ import runtime
 from inspectlang.manifest import INSPECTION_TYPES, Template
 from runtime import InspectionState, Program
 from server.auth import AuthContext
+from server.blobs import BlobStore
 from server.common import (
     not_found_inspection,
     run_runtime,
@@ -28,7 +29,17 @@ from server.common import (
 from server.db import Database
 from server.errors import ApiError
 from server.inspections.events import publish
+from server.inspections.files import (
+    INSERT_FILES,
+    StoredFile,
+    check_file_parts,
+    file_rows,
+    refuse_file_values,
+    store_file_inputs,
+    with_file_values,
+)
 from server.inspections.tables import InspectionRecord, ProductRecord
+from server.multipart import UploadedFile
 from server.settings import Settings
 from server.templates import service as templates
 
@@ -366,11 +377,23 @@ def save(
 
 
 def update_inspection(
-    db: Database, auth: AuthContext, inspection_id: str, body: dict[str, Any], now: datetime
+    db: Database,
+    settings: Settings,
+    blobs: BlobStore,
+    auth: AuthContext,
+    inspection_id: str,
+    body: dict[str, Any],
+    files: dict[str, UploadedFile],
+    now: datetime,
 ) -> dict[str, Any]:
-    """The spec's PUT: only fields not yet defined are applied; created/started only."""
+    """The spec's PUT: only fields not yet defined are applied; created/started only.
+
+    File inputs come as multipart parts and are stored as at creation (`files.py`); a part for
+    an input already defined is ignored like any defined value, and nothing is stored for it.
+    """
     metadata = body.get("metadata")
     validate_metadata(metadata)
+    stored: list[StoredFile] = []
 
     def operation(loaded: Loaded) -> InspectionState:
         if isinstance(metadata, dict) and loaded.state.metadata:
@@ -382,9 +405,26 @@ def update_inspection(
                     f"with the keys already set the inspection would have {len(merged)} "
                     f"metadata pairs; at most {MAX_METADATA_PAIRS} are allowed",
                 )
-        return run_runtime(runtime.update, loaded.program, loaded.state, body, now=now)
+        refuse_file_values(loaded.manifest, body.get("inputs"))
+        check_file_parts(loaded.manifest, files)
+        fresh = {
+            name: upload for name, upload in files.items() if loaded.state.inputs.get(name) is None
+        }
+        values, new_files = store_file_inputs(blobs, auth, loaded.manifest, fresh, settings)
+        stored.extend(new_files)
+        request = with_file_values(body, values)
+        return run_runtime(runtime.update, loaded.program, loaded.state, request, now=now)
 
-    change(db, auth, inspection_id, operation, now)
+    def record_files(session: Session, loaded: Loaded, state: InspectionState) -> None:
+        if stored:
+            session.execute(INSERT_FILES, file_rows(stored, loaded.record.id, auth, now))
+
+    try:
+        change(db, auth, inspection_id, operation, now, after=record_files)
+    except BaseException:
+        for item in stored:  # the transaction did not commit: no value points at them
+            blobs.delete(item.blob_key)
+        raise
     return {"message": "Inspection updated"}
 
 

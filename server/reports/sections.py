@@ -78,6 +78,9 @@ CONSUMER_FIELD_LABELS: list[tuple[str, str]] = [
     ("country", "Country"),
 ]
 
+#: How the explanation's missing items (`runtime.missing`) are named, by kind.
+MISSING_KINDS: dict[str, str] = {"photo": "Missing photo", "input": "Missing input"}
+
 #: Fields whose value is masked but for the last four characters.
 MASKED_FIELDS: frozenset[str] = frozenset({"identification", "phone", "imei"})
 
@@ -346,13 +349,29 @@ def condition_text(kind: str, label: str) -> str:
 
 
 def explanation_section(report: ReportData) -> Section | None:
-    """How the verdict was reached (the runtime's explanation): conditions and rule errors."""
+    """How the verdict was reached (the runtime's explanation): what is missing, conditions and
+    rule errors."""
     conditions = [
         item
         for item in report.explanation.get("verdict") or []
         if isinstance(item, dict) and item.get("label")
     ]
     tables: list[Table] = []
+    missing = [item for item in report.explanation.get("missing") or [] if isinstance(item, dict)]
+    if missing:
+        tables.append(
+            Table(
+                ["Missing (disapproves the inspection)", "Label"],
+                [
+                    [
+                        MISSING_KINDS.get(str(item.get("kind")), "Missing item"),
+                        show(item.get("label")),
+                    ]
+                    for item in missing
+                ],
+                weights=[5, 7],
+            )
+        )
     if conditions:
         tables.append(
             Table(

@@ -208,6 +208,26 @@ def test_update_product() -> None:
     assert error.code == "invalid_body"
 
 
+@pytest.mark.parametrize(
+    ("body", "fields"),
+    [
+        ({"color": "red"}, ["color"]),
+        ({"moto": {"color": "red"}}, ["moto"]),
+        ({"car": {"colour": "red"}}, ["car.colour"]),
+        ({"car": {"wheels": 4, "year": "old"}, "x": 1}, ["x", "car.wheels"]),
+    ],
+)
+def test_update_product_refuses_unknown_keys(body: dict[str, Any], fields: list[str]) -> None:
+    """Regression: an unknown top-level key was ignored (the update "succeeded" and changed
+    nothing). Unknown keys at both levels are `unknown_field`, each named, before types."""
+    program = car_program()
+    state = created(program)
+    error = code_of(rt.update_product, program, state, state.products[0].id, body, now=at(1))
+    assert error.code == "unknown_field"
+    assert [item["field"] for item in error.errors] == fields
+    assert {item["code"] for item in error.errors} == {"unknown_field"}
+
+
 def test_start_once() -> None:
     program = car_program()
     state = rt.start(program, created(program), now=at(1))
@@ -523,7 +543,11 @@ def test_verdict_otherwise_reason() -> None:
         now=at(2),
     )
     state = rt.finish(program, state, completed_by="consumer", now=at(3))
-    assert (state.veredict, state.reasons) == ("disapproved", ["Some photos were not approved"])
+    # The back photo was never uploaded: that reason comes first, then the template's own.
+    assert (state.veredict, state.reasons) == (
+        "disapproved",
+        ["Required photo not uploaded: back", "Some photos were not approved"],
+    )
 
 
 def test_finished_inspection_refuses_everything() -> None:

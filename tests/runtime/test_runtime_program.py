@@ -60,7 +60,10 @@ def test_verdict_defaults() -> None:
     body = {"locale": "en_US", "delivery": {"channel": "e", "destination": "d"}, "car": {}}
     state = rt.create(program, body, inspection_type="car", now=NOW)
     state = rt.finish(program, state, now=NOW)
-    assert (state.veredict, state.reasons) == ("disapproved", [DEFAULT_OTHERWISE])
+    assert (state.veredict, state.reasons) == (
+        "disapproved",
+        ["Required photo not uploaded: front", DEFAULT_OTHERWISE],
+    )
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "inspectlang" / "builtins").glob("*.insp")))

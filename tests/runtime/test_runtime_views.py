@@ -154,6 +154,7 @@ def test_explain_is_data() -> None:
         "veredict",
         "reasons",
         "status",
+        "missing",
         "verdict",
         "checks",
         "validations",

@@ -348,7 +348,8 @@ def test_declared_damage_runs_the_rules(
         f"/v1/inspection/finish/{created['inspectionId']}", headers=test_headers
     ).json()
     assert finished["veredict"] == "disapproved"
-    assert finished["reasons"] == ["Too much damage"]
+    # No photo was uploaded: that reason comes first, then the template's own.
+    assert finished["reasons"] == ["Required photo not uploaded: Front", "Too much damage"]
 
 
 def test_damage_errors(client: httpx.Client, test_headers: dict[str, str]) -> None:
@@ -414,7 +415,10 @@ def test_new_revision_never_changes_an_existing_inspection(
         f"/v1/inspection/finish/{old['inspectionId']}", headers=test_headers
     ).json()
     assert {"name": "score", "value": 90} in old_finished["variables"]
-    assert old_finished["veredict"] == "approved"
+    # The template's verdict lines approve (no reason of theirs); only the photo never
+    # uploaded disapproves.
+    assert old_finished["veredict"] == "disapproved"
+    assert old_finished["reasons"] == ["Required photo not uploaded: Front"]
 
 
 def test_presigned_detail_link(
@@ -601,3 +605,78 @@ def test_finish_needs_required_update_inputs(
     finished = client.post(url, headers=test_headers)
     assert finished.status_code == 200
     assert finished.json()["veredict"] == "approved"
+
+
+#: Where an inspection's events must never be sent: loopback, private, link-local, cloud
+#: metadata, multicast and unspecified addresses (each answered 201 before the fix).
+INTERNAL_CALLBACKS = (
+    "http://127.0.0.1/",
+    "http://127.0.0.1:8080/hook",
+    "http://[::1]/",
+    "http://10.0.0.8/x",
+    "http://192.168.1.1/x",
+    "http://169.254.169.254/latest/meta-data",
+    "http://[fd00:ec2::254]/",
+    "http://[::ffff:169.254.169.254]/",
+    "http://224.0.0.1/",
+    "http://0.0.0.0/",
+)
+
+
+def test_callback_url_uses_the_url_guard_of_reports_and_webhooks(
+    serve_app: Any, db: Database, settings: Any, company: dict[str, Any]
+) -> None:
+    """callbackURL at creation: 400 `callback_url_not_allowed` for internal addresses in
+    production, 400 `invalid_callback_url` for a malformed one; a public address is 201."""
+    from server.app import create_app
+
+    production = settings.model_copy(update={"env": "production", "allow_loopback_webhooks": False})
+    headers = {"x-api-key": company["testKey"]}
+    with (
+        serve_app(create_app(production, db=db)) as base_url,
+        httpx.Client(base_url=base_url, timeout=30) as http,
+    ):
+
+        def post(url: Any) -> httpx.Response:
+            return http.post("/v1/inspection/car", json=creation(callbackURL=url), headers=headers)
+
+        for url in INTERNAL_CALLBACKS:
+            assert error_of(post(url)) == (400, "callback_url_not_allowed"), url
+        for url in (
+            "ftp://example.com/hook",
+            "file:///etc/passwd",
+            "javascript:alert(1)",
+            "http://",
+            "https://user:secret@93.184.216.34/",
+            "http://93.184.216.34:99999/",
+            "",
+            42,
+        ):
+            assert error_of(post(url)) == (400, "invalid_callback_url"), url
+        public = post("https://93.184.216.34/hooks/inspections")
+        assert public.status_code == 201, public.text
+
+
+def test_product_update_refuses_unknown_keys_at_any_level(
+    client: httpx.Client, test_headers: dict[str, str]
+) -> None:
+    """An unknown top-level key used to answer 200 "Product updated" and change nothing; an
+    unknown key inside `car` was 400 `invalid_body`. Both are 400 `unknown_field` naming it."""
+    created = create(client, test_headers, creation(car={"plate": "AB123CD"}))
+    url = f"/v1/inspection/car/{created['productId']}"
+
+    def refused(body: dict[str, Any]) -> list[str]:
+        response = client.put(url, json=body, headers=test_headers)
+        assert error_of(response) == (400, "unknown_field"), body
+        return [item["field"] for item in response.json()["errors"]]
+
+    assert refused({"color": "red"}) == ["color"]
+    assert refused({"moto": {"color": "red"}}) == ["moto"]
+    assert refused({"car": {"colour": "red"}}) == ["car.colour"]
+    assert refused({"car": {"color": "red"}, "plate": "X", "extra": 1}) == ["plate", "extra"]
+    assert refused({"car": {"color": "red", "wheels": 4}, "x": 1}) == ["x", "car.wheels"]
+    read = client.get(f"/v1/inspection/{created['inspectionId']}", headers=test_headers).json()
+    assert read["products"][0]["car"] == {"plate": "AB123CD"}  # nothing applied
+    ok = client.put(url, json={"car": {"color": "red"}}, headers=test_headers)
+    assert ok.status_code == 200, ok.text
+    assert client.put(url, json={}, headers=test_headers).status_code == 200

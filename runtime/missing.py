@@ -1,0 +1,60 @@
+"""What an inspection still lacks: template photos never uploaded, required inputs never filled.
+
+Every image a template declares is one the consumer must upload (the spec's "images the user
+must upload"); an input is required when its `validationSchema.required` is true. At `finish`
+each missing item becomes a reason of the verdict, before the template's own reasons, and the
+verdict is `disapproved` whatever the template's verdict lines say: an inspection finished
+without its evidence must not look complete. The same list feeds the explanation and the report.
+
+A photo counts as uploaded when any product of the inspection has one for that template image,
+as `images.NAME.uploaded` in expressions sees it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from runtime.api_view import image_label, input_label
+from runtime.program import Program
+from runtime.state import InspectionState
+
+#: Reason texts, by kind of missing item; `{label}` is its label in the inspection's locale.
+REASONS: dict[str, str] = {
+    "photo": "Required photo not uploaded: {label}",
+    "input": "Required input not filled: {label}",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class MissingItem:
+    """A template photo or required input the inspection does not have."""
+
+    kind: Literal["photo", "input"]
+    identifier: str
+    label: str
+
+    @property
+    def reason(self) -> str:
+        return REASONS[self.kind].format(label=self.label)
+
+
+def missing_items(program: Program, state: InspectionState) -> list[MissingItem]:
+    """Photos in template order, then required inputs in template order."""
+    locale = state.locale
+    uploaded = {
+        image.templateImageIdentifier for product in state.products for image in product.images
+    }
+    photos = [
+        MissingItem(
+            "photo", spec.identifier, image_label(program, spec.identifier, locale) or spec.side
+        )
+        for spec in program.manifest.images
+        if spec.identifier not in uploaded
+    ]
+    inputs = [
+        MissingItem("input", spec.identifier, input_label(program, spec, locale))
+        for spec in program.manifest.inputs
+        if spec.validationSchema.required and state.inputs.get(spec.identifier) is None
+    ]
+    return photos + inputs

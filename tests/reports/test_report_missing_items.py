@@ -1,0 +1,91 @@
+"""Regression: an inspection finished with a template photo never uploaded looked complete
+(`approved`, no reason, and a PDF that said nothing about the gap). Over HTTP: the finish
+answer, GET and the PDF name the missing photo, and the verdict is `disapproved`."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import httpx
+import pypdf
+
+from .conftest import Drain
+from .samples import photo
+
+#: The verdict approves whatever happened: only the runtime's evidence check can disapprove.
+LENIENT = """\
+template "Two photos, lenient"
+    type: car
+
+image front
+    label: "Front of the car"
+
+image back
+    label: "Back of the car"
+
+input notes
+    type: text
+    label: "Notes"
+    asked at: update
+
+verdict
+    approve when true
+"""
+
+
+def test_missing_photo_in_reasons_and_pdf(
+    client: httpx.Client, headers: dict[str, str], drain: Drain
+) -> None:
+    template = client.post(
+        "/v1/inspection/template",
+        content=LENIENT.encode(),
+        headers={**headers, "content-type": "text/plain"},
+    )
+    assert template.status_code == 201, template.text
+    created = client.post(
+        "/v1/inspection/car",
+        json={
+            "templateId": template.json()["_id"],
+            "locale": "en_US",
+            "delivery": {"channel": "email", "destination": "ana@example.test"},
+        },
+        headers=headers,
+    )
+    assert created.status_code == 201, created.text
+    inspection_id, product_id = created.json()["inspectionId"], created.json()["productId"]
+    uploaded = client.post(
+        f"/v1/inspection/image/{product_id}",
+        files={
+            "image": ("front.jpg", photo(3, size=(640, 480)), "image/jpeg"),
+            "data": (None, json.dumps({"side": "front"}), "application/json"),
+        },
+        headers=headers,
+    )
+    assert uploaded.status_code == 201, uploaded.text
+
+    finished = client.post(f"/v1/inspection/finish/{inspection_id}", json={}, headers=headers)
+    assert finished.status_code == 200, finished.text
+    read = client.get(f"/v1/inspection/{inspection_id}", headers=headers).json()
+    for document in (finished.json(), read):
+        assert document["status"] == "completed"
+        assert document["veredict"] == "disapproved"
+        # Only the photo never uploaded; `notes` is optional, so it is not named.
+        assert document["reasons"] == ["Required photo not uploaded: Back of the car"]
+
+    report = client.post(f"/v1/inspection/{inspection_id}/report/request", json={}, headers=headers)
+    assert report.status_code == 201, report.text
+    drain()
+    request = client.get(
+        f"/v1/inspection/{inspection_id}/report/request/{report.json()['_id']}", headers=headers
+    ).json()
+    assert request["status"] == "completed", request
+    pdf = httpx.get(request["result"]["url"], timeout=30)
+    assert pdf.status_code == 200
+    reader = pypdf.PdfReader(io.BytesIO(pdf.content))
+    text = "\n".join(page.extract_text() for page in reader.pages)
+    assert "DISAPPROVED" in text
+    # Under the verdict (its reason) and in the explanation's list of missing items.
+    assert text.count("Required photo not uploaded: Back of the car") == 1
+    assert "Missing photo" in text and "Back of the car" in text
+    assert "Front of the car" in text  # the uploaded one is shown as an image, not as missing
