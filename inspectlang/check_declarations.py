@@ -28,6 +28,7 @@ from inspectlang.manifest import (
     VALIDATION_NAMES,
 )
 from inspectlang.property_values import norm, number, span_of, text, word
+from inspectlang.vocabulary import NAME
 
 
 class DeclarationChecker(PropertyChecker):
@@ -122,6 +123,14 @@ class DeclarationChecker(PropertyChecker):
     def declare_variables(self, decls: list[ast.VariableDecl]) -> None:
         self.limit(len(decls), MAX_VARIABLES, "variables", decls[-1].span if decls else ast.NO_SPAN)
         for decl in decls[:MAX_VARIABLES]:
+            if NAME.fullmatch(decl.name) is None:
+                self.report(
+                    "E038",
+                    f"`{decl.name}` cannot name a variable: a name starts with a letter, then "
+                    "letters, digits or `_`, at most 64 characters",
+                    span_of(decl),
+                )
+                continue
             if decl.name in self.scope.variables:
                 self.report("E012", f"variable `{decl.name}` is declared twice", span_of(decl))
                 continue

@@ -4,6 +4,7 @@ from `inspectlang.checker`."""
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import replace
 from typing import Any
@@ -17,13 +18,17 @@ from inspectlang.checked import (
     CheckedImage,
 )
 from inspectlang.diagnostics import Diagnostic, Severity, did_you_mean
-from inspectlang.expression_types import MAX_NUMBER, MAX_TEXT_LENGTH, Scope
+from inspectlang.expression_types import Scope
 from inspectlang.manifest import (
     PRODUCT_FIELDS,
 )
 from inspectlang.property_values import norm, number, span_of, text
 from inspectlang.schema import CheckedInput
 from inspectlang.types import ExpressionChecker
+from inspectlang.vocabulary import (
+    MAX_NUMBER,
+    MAX_TEXT_LENGTH,
+)
 
 
 class PropertyChecker:
@@ -177,7 +182,8 @@ class PropertyChecker:
             return None
         if (low is not None and result < low) or (high is not None and result > high):
             bounds = f"between {low:g} and {high:g}" if high is not None else f"at least {low:g}"
-            self.report("E019", f"`{prop.key}` must be {bounds}, not {result:g}", value.span)
+            shown = f"{result:g}" if math.isfinite(result) else "a number that long"
+            self.report("E019", f"`{prop.key}` must be {bounds}, not {shown}", value.span)
             return None
         return result
 

@@ -33,9 +33,6 @@ from inspectlang.checked import (
 )
 from inspectlang.diagnostics import Diagnostic, did_you_mean
 from inspectlang.expression_types import (
-    INPUT_VALUE_TYPES,
-    MAX_EXPRESSION_DEPTH,
-    MAX_TEXT_LENGTH,
     compatible,
     describe,
 )
@@ -45,6 +42,11 @@ from inspectlang.manifest import (
 )
 from inspectlang.property_values import first_given, norm, span_of
 from inspectlang.types import constant_boolean
+from inspectlang.vocabulary import (
+    INPUT_VALUE_TYPES,
+    MAX_EXPRESSION_DEPTH,
+    MAX_TEXT_LENGTH,
+)
 
 __all__ = ["CheckedTemplate", "Checker", "check_module"]
 

@@ -140,6 +140,8 @@ CODES: dict[str, str] = {
     "E035": "a rule can never fire",
     "E036": "event subject used outside its event",
     "E037": "template too large: too many images, inputs, options, rules, checks or variables",
+    "E038": "invalid name for a variable or a bound item",
+    "E039": "the runtime cannot run what the checker accepted (a bug: please report it)",
     "W001": "condition is always true or always false",
     "W002": "variable is never used",
     "W003": "disapproval can never match",

@@ -8,68 +8,19 @@ from dataclasses import field
 from datetime import date
 
 from inspectlang import ast
-from inspectlang.manifest import VALIDATION_NAMES
-from inspectlang.patterns import MAX_PATTERN, pattern_problem
+from inspectlang.patterns import pattern_problem
 from inspectlang.records import define_initializers, record
+from inspectlang.vocabulary import (
+    DAMAGE,
+    IMAGE,
+    TEXT,
+    VALIDATION,
+)
 
-NUMBER, TEXT, BOOLEAN, DATE = "number", "text", "boolean", "date"
-IMAGE, VALIDATION, DAMAGE = "image", "validation", "damage"
 #: The type of an expression that already has a diagnostic; compatible with everything.
 ERROR = "error"
 #: The element type of the empty list literal `[]`; compatible with any element type.
 ANY = "any"
-
-#: Maximum nesting of an expression; deeper expressions are refused (E004), never a crash.
-MAX_EXPRESSION_DEPTH = 64
-#: Limits of values written in a template (the runtime applies the same ones, docs/design/ir.md).
-MAX_TEXT_LENGTH = 10_000
-MAX_LIST_ITEMS = 10_000
-MAX_NUMBER = 1e15
-#: Maximum length of a regular expression given to `matches` or `pattern` (docs/design/ir.md).
-MAX_PATTERN_LENGTH = MAX_PATTERN
-
-#: Fields of the record types (syntax.md); an image also has one field per validation name.
-RECORD_FIELDS: dict[str, dict[str, str]] = {
-    IMAGE: {
-        "side": TEXT,
-        "approved": BOOLEAN,
-        "processed": BOOLEAN,
-        "uploaded": BOOLEAN,
-        "attempts": NUMBER,
-        "uploaded_at": DATE,
-        "validations": "list<validation>",
-        "damages": "list<damage>",
-        **dict.fromkeys(VALIDATION_NAMES, VALIDATION),
-    },
-    VALIDATION: {
-        "name": TEXT,
-        "valid": BOOLEAN,
-        "confidence": NUMBER,
-        "result": TEXT,
-        "ran": BOOLEAN,
-        "required": BOOLEAN,
-    },
-    DAMAGE: {
-        "part": TEXT,
-        "damage": TEXT,
-        "severity": TEXT,
-        "percentage": NUMBER,
-        "declared": BOOLEAN,
-    },
-}
-
-#: The type an input's value has in expressions, per input type (docs/design/ir.md).
-INPUT_VALUE_TYPES: dict[str, str] = {
-    "numeric": NUMBER,
-    "text": TEXT,
-    "textarea": TEXT,
-    "select": TEXT,
-    "multiselect": "list<text>",
-    "date": DATE,
-    "check": BOOLEAN,
-    "file": TEXT,
-    "video": TEXT,
-}
 
 #: Event subjects: the name, its type, and the events (normalized) where it exists.
 EVENT_SUBJECTS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -80,28 +31,6 @@ EVENT_SUBJECTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "validation": (VALIDATION, ("validation_passed", "validation_failed")),
     "damage": (DAMAGE, ("damage_declared",)),
     "value": (ERROR, ("input_set",)),
-}
-
-#: Library functions: name -> (minimum arguments, maximum arguments or None for variadic).
-FUNCTIONS: dict[str, tuple[int, int | None]] = {
-    "lower": (1, 1),
-    "upper": (1, 1),
-    "trim": (1, 1),
-    "length": (1, 1),
-    "contains": (2, 2),
-    "starts_with": (2, 2),
-    "ends_with": (2, 2),
-    "matches": (2, 2),
-    "round": (1, 2),
-    "abs": (1, 1),
-    "min": (1, None),
-    "max": (1, None),
-    "defined": (1, 1),
-    "date": (1, 1),
-    "today": (0, 0),
-    "add_days": (2, 2),
-    "days_between": (2, 2),
-    "years_between": (2, 2),
 }
 
 QUANTIFIERS = ("count", "any", "all", "sum")

@@ -7,6 +7,7 @@ rule (`_AstBuilder`), the span helpers they share, the syntax problems they rais
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import replace
@@ -18,6 +19,7 @@ from inspectlang import ast
 from inspectlang.ast import Span
 from inspectlang.errors import InspectlangError
 from inspectlang.records import define_initializers, frozen_record, record
+from inspectlang.vocabulary import MAX_LITERAL_CHARACTERS
 
 #: Deepest nesting of parentheses, brackets, unary operators and operator chains in one
 #: expression. Deeper input is refused (E004) so no later pass can hit Python's recursion limit.
@@ -492,6 +494,11 @@ class _BoundArgument:
 
 
 def _number(text: str) -> int | float:
+    """The literal's value; one longer than `MAX_LITERAL_CHARACTERS` is infinite, never
+    converted (Python refuses integers of over 4,300 digits, and `float()` of a huge integer
+    overflows): the checker refuses it as larger than `MAX_NUMBER` (E039) where it is used."""
+    if len(text) > MAX_LITERAL_CHARACTERS:
+        return math.inf
     return float(text) if "." in text else int(text)
 
 

@@ -19,24 +19,10 @@ from inspectlang.diagnostics import Diagnostic, did_you_mean
 from inspectlang.expression_types import (
     ANY,
     ARITHMETIC,
-    BOOLEAN,
     COMPARISONS,
-    DAMAGE,
-    DATE,
     ERROR,
     EVENT_SUBJECTS,
-    FUNCTIONS,
-    IMAGE,
-    INPUT_VALUE_TYPES,
-    MAX_EXPRESSION_DEPTH,
-    MAX_LIST_ITEMS,
-    MAX_NUMBER,
-    MAX_TEXT_LENGTH,
-    NUMBER,
     QUANTIFIERS,
-    RECORD_FIELDS,
-    TEXT,
-    VALIDATION,
     Scope,
     compatible,
     describe,
@@ -47,6 +33,24 @@ from inspectlang.expression_types import (
     regex_problem,
 )
 from inspectlang.manifest import CONSUMER_FIELDS, IRNode
+from inspectlang.vocabulary import (
+    BOOLEAN,
+    DAMAGE,
+    DATE,
+    FUNCTIONS,
+    IMAGE,
+    INPUT_VALUE_TYPES,
+    MAX_EXPRESSION_DEPTH,
+    MAX_LIST_ITEMS,
+    MAX_NUMBER,
+    MAX_QUANTIFIER_DEPTH,
+    MAX_TEXT_LENGTH,
+    NAME,
+    NUMBER,
+    RECORD_FIELDS,
+    TEXT,
+    VALIDATION,
+)
 
 Report = Callable[..., None]
 
@@ -60,6 +64,8 @@ class ExpressionChecker:
         self.diagnostics = diagnostics
         self.filename = filename
         self.depth = 0
+        #: Quantifier bodies the checked expression stands in (each is a loop at run time).
+        self.loops = 0
 
     def error(
         self,
@@ -534,6 +540,12 @@ class ExpressionChecker:
 
     def _quantifier(self, expr: ast.Quantifier) -> tuple[str, IRNode]:
         kind = expr.kind
+        if self.loops >= MAX_QUANTIFIER_DEPTH:
+            return self.error(
+                "E004",
+                f"more than {MAX_QUANTIFIER_DEPTH} count/any/all/sum nested in each other",
+                expr.span,
+            )
         collection_type, over = self.check(expr.collection)
         element = element_of(collection_type)
         if collection_type != ERROR and element is None:
@@ -543,12 +555,20 @@ class ExpressionChecker:
                 expr.collection.span,
             )
         element = element or ERROR
+        if expr.variable is not None and NAME.fullmatch(expr.variable) is None:
+            return self.error(
+                "E038",
+                f"`{expr.variable}` cannot name an item: a name starts with a letter, then "
+                "letters, digits or `_`, at most 64 characters",
+                expr.span,
+            )
         node: IRNode = {"op": kind, "var": expr.variable, "over": over}
         if expr.variable is None and kind in ("any", "all"):
             self.error("E022", f"`{kind}` needs `x in LIST where CONDITION`", expr.span)
         saved = self.scope.locals.get(expr.variable) if expr.variable else None
         if expr.variable is not None:
             self.scope.locals[expr.variable] = element
+        self.loops += 1
         try:
             if kind == "sum":
                 if expr.value is None:
@@ -574,6 +594,7 @@ class ExpressionChecker:
                     else None
                 )
         finally:
+            self.loops -= 1
             if expr.variable is not None:
                 if saved is None:
                     del self.scope.locals[expr.variable]

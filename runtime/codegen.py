@@ -14,19 +14,24 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from inspectlang.vocabulary import (
+    MAX_NUMBER,
+    PRESENT_FIELDS,
+)
+from inspectlang.vocabulary import (
+    MAX_TEXT_LENGTH as MAX_TEXT,
+)
 from runtime.errors import StepLimitExceeded
 from runtime.values import (
     FUNCTIONS,
-    MAX_NUMBER,
     MAX_STEPS,
-    MAX_TEXT,
     division_by_zero,
     record,
     too_large,
     too_long,
     typed,
 )
-from runtime.verify import PRESENT_FIELDS, body_cost, static_cost
+from runtime.verify import body_cost, static_cost
 
 Node = dict[str, Any]
 

@@ -19,8 +19,14 @@ from cachetools import LRUCache
 from inspectlang.manifest import CONSUMER_FIELDS, PRODUCT_FIELDS, InputSpec, Template
 from inspectlang.patterns import pattern_search
 from inspectlang.schema import creation_validator
+from inspectlang.vocabulary import (
+    MAX_NUMBER,
+)
+from inspectlang.vocabulary import (
+    MAX_TEXT_LENGTH as MAX_TEXT,
+)
 from runtime.errors import InspectionError
-from runtime.values import MAX_NUMBER, MAX_TEXT, parse_date
+from runtime.values import parse_date
 
 LOCALE = re.compile(r"[a-z]{2}_[A-Z]{2}")
 EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")

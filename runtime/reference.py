@@ -15,11 +15,13 @@ from typing import Any
 
 from simpleeval import SimpleEval
 
+from inspectlang.vocabulary import (
+    MAX_TEXT_LENGTH as MAX_TEXT,
+)
 from runtime.errors import StepLimitExceeded
 from runtime.values import (
     FUNCTIONS,
     MAX_STEPS,
-    MAX_TEXT,
     check_number,
     check_text,
     division_by_zero,

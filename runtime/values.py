@@ -14,14 +14,9 @@ from typing import Any
 
 # One definition of what a pattern may be, shared with the checker (E029): RE2, linear time.
 from inspectlang.patterns import compiled_pattern
+from inspectlang.vocabulary import MAX_NUMBER
+from inspectlang.vocabulary import MAX_TEXT_LENGTH as MAX_TEXT
 
-#: Largest magnitude a number may reach; a larger result is missing (`number_too_large`).
-MAX_NUMBER = 1e15
-#: Longest text an expression may produce (`text_too_long`).
-MAX_TEXT = 10_000
-#: Most items in a list literal or a list the program iterates.
-MAX_LIST = 10_000
-#: Longest `matches` pattern.
 #: Node evaluations allowed per event (rules, checks and verdict together).
 MAX_STEPS = 100_000
 

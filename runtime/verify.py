@@ -16,22 +16,33 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspectlang.manifest import CONSUMER_FIELDS, PRODUCT_FIELDS, VALIDATION_NAMES, Template
+from inspectlang.manifest import Template
 from inspectlang.patterns import MAX_PATTERN, compiled_pattern
+from inspectlang.vocabulary import (
+    CONSUMER_FIELDS,
+    INPUT_VALUE_TYPES,
+    MAX_EXPRESSION_DEPTH,
+    MAX_NODES,
+    MAX_NUMBER,
+    MAX_QUANTIFIER_DEPTH,
+    NAME,
+    PRODUCT_FIELDS,
+    RECORD_FIELDS,
+)
+from inspectlang.vocabulary import (
+    MAX_LIST_ITEMS as MAX_LIST,
+)
+from inspectlang.vocabulary import (
+    MAX_TEXT_LENGTH as MAX_TEXT,
+)
 from runtime.errors import InvalidProgram
-from runtime.values import MAX_LIST, MAX_NUMBER, MAX_TEXT, parse_date
+from runtime.values import parse_date
 
-#: Deepest nesting of expression nodes (also keeps generated code under Python's own limits).
-MAX_DEPTH = 40
-#: Deepest nesting of count/any/all/sum (each is a loop in generated code).
-MAX_QUANTIFIER_DEPTH = 8
-#: Most nodes in one manifest's logic.
-MAX_NODES = 50_000
-
-#: Names of variables, bound items and fields: plain identifiers, never dunders.
-IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
 #: Ids of inputs, images and checks: letters, digits, `_` and `-` only.
 REFERENCE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
+#: Names of variables, bound items and fields (the checker refuses others: E038).
+IDENTIFIER = NAME
+MAX_DEPTH = MAX_EXPRESSION_DEPTH
 
 SCALAR_TYPES = ("number", "text", "boolean", "date")
 RECORD_TYPES = ("image", "validation", "damage")
@@ -40,71 +51,7 @@ ALL_TYPES = (
     *RECORD_TYPES,
     *(f"list<{t}>" for t in ("number", "text", "image", "validation", "damage")),
 )
-
-IMAGE_FIELDS: dict[str, str] = {
-    "side": "text",
-    "approved": "boolean",
-    "processed": "boolean",
-    "uploaded": "boolean",
-    "attempts": "number",
-    "uploaded_at": "date",
-    "validations": "list<validation>",
-    "damages": "list<damage>",
-    **dict.fromkeys(VALIDATION_NAMES, "validation"),
-}
-VALIDATION_FIELDS: dict[str, str] = {
-    "name": "text",
-    "valid": "boolean",
-    "confidence": "number",
-    "result": "text",
-    "ran": "boolean",
-    "required": "boolean",
-}
-DAMAGE_FIELDS: dict[str, str] = {
-    "part": "text",
-    "damage": "text",
-    "severity": "text",
-    "percentage": "number",
-    "declared": "boolean",
-}
-RECORD_FIELDS: dict[str, dict[str, str]] = {
-    "image": IMAGE_FIELDS,
-    "validation": VALIDATION_FIELDS,
-    "damage": DAMAGE_FIELDS,
-}
-#: Record fields that always hold a value on an existing record (never missing).
-PRESENT_FIELDS: frozenset[tuple[str, str]] = frozenset(
-    {
-        ("image", "side"),
-        ("image", "approved"),
-        ("image", "processed"),
-        ("image", "uploaded"),
-        ("image", "attempts"),
-        ("image", "validations"),
-        ("image", "damages"),
-        ("validation", "name"),
-        ("validation", "valid"),
-        ("validation", "confidence"),
-        ("validation", "ran"),
-        ("validation", "required"),
-        ("damage", "part"),
-        ("damage", "damage"),
-        ("damage", "severity"),
-        ("damage", "declared"),
-    }
-)
-
-INPUT_TYPES: dict[str, str] = {
-    "numeric": "number",
-    "text": "text",
-    "textarea": "text",
-    "select": "text",
-    "multiselect": "list<text>",
-    "date": "date",
-    "check": "boolean",
-    "file": "text",
-    "video": "text",
-}
+INPUT_TYPES = INPUT_VALUE_TYPES
 EVENT_FIELDS: dict[str, str] = {"image": "image", "validation": "validation", "damage": "damage"}
 
 ARITHMETIC = ("+", "-", "*", "/")
@@ -377,11 +324,11 @@ class Verifier:
         result = _signature(name, kinds)
         if result is None:
             raise InvalidProgram(f"no function {name!r} taking ({', '.join(kinds)})", where)
-        if name == "matches":
-            pattern = args[1]
-            if pattern["op"] != "literal":
-                raise InvalidProgram("a matches pattern must be a literal text", where)
-            if len(pattern["value"]) > MAX_PATTERN or compiled_pattern(pattern["value"]) is None:
+        if name == "matches" and args[1]["op"] == "literal":
+            # A literal pattern is checked now (the checker's E029); a computed one when it is
+            # evaluated: an invalid one gives missing and the rule error `invalid_pattern`.
+            pattern = args[1]["value"]
+            if len(pattern) > MAX_PATTERN or compiled_pattern(pattern) is None:
                 raise InvalidProgram("invalid or too long matches pattern", where)
         return result
 

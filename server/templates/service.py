@@ -29,6 +29,7 @@ from inspectlang.compiler import compile_source, timestamp, with_revision
 from inspectlang.diagnostics import TemplateError
 from inspectlang.manifest import ALIASES, INSPECTION_TYPES, Template
 from runtime import Program, load_program, new_object_id
+from runtime.errors import InvalidProgram
 from server.db import Database
 from server.errors import ApiError
 from server.templates.tables import TemplateManifestRecord, TemplateRecord, TemplateRevisionRecord
@@ -107,7 +108,7 @@ def compile_template(
         ) from None
     # The server's id replaces the compiler's derived one; the revision hash is recomputed so
     # that it covers the id (the runtime caches programs by revision).
-    return with_revision(
+    manifest = with_revision(
         compiled.model_copy(
             update={
                 "id": template_id,
@@ -117,6 +118,46 @@ def compile_template(
             }
         )
     )
+    # Saving also loads the program: anything the runtime would refuse is refused now, with a
+    # position, rather than answering 201 and then failing every create.
+    try:
+        load_program(manifest)
+    except InvalidProgram as error:
+        raise ApiError(
+            "invalid_template",
+            422,
+            "The template compiles but the runtime cannot run it.",
+            [_runtime_refusal(manifest, error)],
+        ) from None
+    return manifest
+
+
+def _runtime_refusal(manifest: Template, error: InvalidProgram) -> dict[str, Any]:
+    """A diagnostic (E039) at the source span of the deepest IR node on the refusal's path."""
+    line, column, end_line, end_column = _span_on_path(manifest.logic.model_dump(), error.path)
+    return {
+        "code": "E039",
+        "severity": "error",
+        "message": f"the runtime cannot run this: {error.message}",
+        "line": line,
+        "column": column,
+        "endLine": end_line,
+        "endColumn": end_column,
+    }
+
+
+def _span_on_path(logic: Any, path: str) -> tuple[int, int, int, int]:
+    """Follow `logic.checks[0].valid.left` through the IR; the last span met (else line 1)."""
+    span: tuple[int, int, int, int] = (1, 1, 1, 1)
+    node: Any = {"logic": logic}
+    for name, index in re.findall(r"([A-Za-z_]+)|\[(\d+)\]", path):
+        node = node.get(name) if name and isinstance(node, dict) else node
+        if index and isinstance(node, list) and int(index) < len(node):
+            node = node[int(index)]
+        found = node.get("span") if isinstance(node, dict) else None
+        if isinstance(found, list) and len(found) == 4 and all(isinstance(x, int) for x in found):
+            span = (found[0], found[1], found[2], found[3])
+    return span
 
 
 def _empty_source_error() -> dict[str, Any]:

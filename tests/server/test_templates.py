@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import httpx
+import pytest
 
 FLEET = """\
 template "Fleet check"
@@ -256,3 +257,89 @@ def test_templates_need_a_key(client: httpx.Client) -> None:
     response = client.get("/v1/inspection/template")
     assert response.status_code == 401
     assert response.json()["code"] == "unauthorized"
+
+
+# --- the checker and the runtime agree (issue 9 §1) --------------------------------------------
+
+AGREEMENT_HEADER = """\
+template "Agreement {n}"
+    type: car
+    locales: en_US
+
+input km
+    type: numeric
+    label: "Km"
+    asked at: create
+
+"""
+
+
+def _agreement(n: int, body: str) -> str:
+    return AGREEMENT_HEADER.format(n=n) + body
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        # A 45-term sum: saved, and inspections with it are created (was 201, then 500).
+        ("verdict\n    approve when " + " + ".join(["inputs.km"] * 45) + " > 1\n", 201, None),
+        # 9 nested `any`: refused when saved (was 201, then every create 500).
+        (
+            "verdict\n    approve when "
+            + "".join(f"any(x{i} in [1] where " for i in range(9))
+            + "inputs.km > 1"
+            + ")" * 9
+            + "\n",
+            422,
+            "E004",
+        ),
+        ('variable __init__: text = ""\n\nverdict\n    approve when inputs.km > 1\n', 422, "E038"),
+        (
+            "variable n: numeric = 0\n\non finish\n    set n to "
+            + "9" * 5000
+            + "\n\nverdict\n    approve when n > 1\n",
+            422,
+            "E019",
+        ),
+    ],
+)
+def test_a_saved_template_always_runs(
+    client: httpx.Client,
+    test_headers: dict[str, str],
+    body: str,
+    status: int,
+    code: str | None,
+) -> None:
+    source = _agreement(len(body), body)
+    saved = client.post(
+        "/v1/inspection/template",
+        content=source.encode(),
+        headers={**test_headers, "content-type": "text/plain"},
+    )
+    assert saved.status_code == status, saved.text
+    if code is not None:
+        assert code in {error["code"] for error in saved.json()["errors"]}
+        return
+    template = saved.json()
+    km = template["inputs"][0]["identifier"]
+    created = client.post(
+        "/v1/inspection/car",
+        json={
+            "templateId": template["_id"],
+            "locale": "en_US",
+            "delivery": {"channel": "email", "destination": "a@example.com"},
+            "car": {"plate": "AB123CD"},
+            "inputs": [{"identifier": km, "value": 1}],
+        },
+        headers=test_headers,
+    )
+    assert created.status_code == 201, created.text
+
+
+def test_a_runtime_refusal_is_placed_at_its_ir_node() -> None:
+    from server.templates.service import _span_on_path
+
+    logic = {"checks": [{"valid": {"span": [3, 5, 3, 40], "left": {"span": [3, 5, 3, 9]}}}]}
+    assert _span_on_path(logic, "logic.checks[0].valid.left.left") == (3, 5, 3, 9)
+    assert _span_on_path(logic, "logic.checks[0].valid") == (3, 5, 3, 40)
+    assert _span_on_path(logic, "variables[0]") == (1, 1, 1, 1)

@@ -1,0 +1,170 @@
+"""What the checker and the runtime must agree on, defined once.
+
+A template the checker accepts must load and run: two copies of a rule drift (the checker once
+allowed expressions 64 levels deep and the runtime 40, so a template saved with 201 made every
+create a 500). Every table and limit here is imported by the checker (`inspectlang.types`,
+`inspectlang.expression_types`, `inspectlang.checked`, `inspectlang.tree_builder`), the
+runtime's verifier, value limits and evaluators (`runtime.verify`, `runtime.values`,
+`runtime.codegen`, `runtime.reference`) and the server's schemas; nothing else defines them.
+The inspection types, product and consumer fields, validation names and events live in
+`inspectlang.manifest` (the public Template's vocabulary) and are re-exported here.
+"""
+
+from __future__ import annotations
+
+import re
+
+from inspectlang.manifest import (
+    CONSUMER_FIELDS,
+    INPUT_TYPES,
+    INSPECTION_TYPES,
+    PRODUCT_FIELDS,
+    RULE_EVENTS,
+    VALIDATION_NAMES,
+)
+from inspectlang.patterns import MAX_PATTERN
+
+__all__ = [
+    "CONSUMER_FIELDS",
+    "FUNCTIONS",
+    "INPUT_TYPES",
+    "INPUT_VALUE_TYPES",
+    "INSPECTION_TYPES",
+    "MAX_EXPRESSION_DEPTH",
+    "MAX_LIST_ITEMS",
+    "MAX_LITERAL_CHARACTERS",
+    "MAX_NODES",
+    "MAX_NUMBER",
+    "MAX_PATTERN_LENGTH",
+    "MAX_QUANTIFIER_DEPTH",
+    "MAX_TEXT_LENGTH",
+    "NAME",
+    "PRESENT_FIELDS",
+    "PRODUCT_FIELDS",
+    "RECORD_FIELDS",
+    "RULE_EVENTS",
+    "VALIDATION_NAMES",
+]
+
+# --- types -------------------------------------------------------------------------------------
+
+NUMBER, TEXT, BOOLEAN, DATE = "number", "text", "boolean", "date"
+IMAGE, VALIDATION, DAMAGE = "image", "validation", "damage"
+
+# --- limits ------------------------------------------------------------------------------------
+
+#: Deepest nesting of an expression or of `if` blocks (E004). Generated Python stays far below
+#: the interpreter's own limits at this depth (measured: 62 nested `+` compile and run).
+MAX_EXPRESSION_DEPTH = 64
+#: Deepest nesting of `count`/`any`/`all`/`sum` bodies (E004): each is a loop in generated code.
+MAX_QUANTIFIER_DEPTH = 8
+#: Most nodes in one template's logic (the checker's E037 limits keep real templates far below).
+MAX_NODES = 50_000
+#: Longest text a template may write or an expression may produce.
+MAX_TEXT_LENGTH = 10_000
+#: Most items in a list literal, or in a list an expression iterates.
+MAX_LIST_ITEMS = 10_000
+#: Largest magnitude of a number, written or computed (a larger result is missing).
+MAX_NUMBER = 1e15
+#: Longest numeric literal, in characters: enough for any number up to `MAX_NUMBER` with a
+#: fraction. Longer ones are read as infinite, never converted, and refused as too large
+#: (E019), so no literal can hit Python's integer-digits limit or overflow a float.
+MAX_LITERAL_CHARACTERS = 40
+#: Longest regular expression given to `matches` or `pattern:` (RE2, `inspectlang.patterns`).
+MAX_PATTERN_LENGTH = MAX_PATTERN
+
+#: Names of variables and bound items: a letter, then letters, digits or `_` (never a dunder).
+NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
+
+# --- records -----------------------------------------------------------------------------------
+
+#: Fields of the record types; an image also has one field per validation name.
+RECORD_FIELDS: dict[str, dict[str, str]] = {
+    IMAGE: {
+        "side": TEXT,
+        "approved": BOOLEAN,
+        "processed": BOOLEAN,
+        "uploaded": BOOLEAN,
+        "attempts": NUMBER,
+        "uploaded_at": DATE,
+        "validations": "list<validation>",
+        "damages": "list<damage>",
+        **dict.fromkeys(VALIDATION_NAMES, VALIDATION),
+    },
+    VALIDATION: {
+        "name": TEXT,
+        "valid": BOOLEAN,
+        "confidence": NUMBER,
+        "result": TEXT,
+        "ran": BOOLEAN,
+        "required": BOOLEAN,
+    },
+    DAMAGE: {
+        "part": TEXT,
+        "damage": TEXT,
+        "severity": TEXT,
+        "percentage": NUMBER,
+        "declared": BOOLEAN,
+    },
+}
+
+#: Record fields that always hold a value on an existing record (never missing).
+PRESENT_FIELDS: frozenset[tuple[str, str]] = frozenset(
+    {
+        (IMAGE, "side"),
+        (IMAGE, "approved"),
+        (IMAGE, "processed"),
+        (IMAGE, "uploaded"),
+        (IMAGE, "attempts"),
+        (IMAGE, "validations"),
+        (IMAGE, "damages"),
+        (VALIDATION, "name"),
+        (VALIDATION, "valid"),
+        (VALIDATION, "confidence"),
+        (VALIDATION, "ran"),
+        (VALIDATION, "required"),
+        (DAMAGE, "part"),
+        (DAMAGE, "damage"),
+        (DAMAGE, "severity"),
+        (DAMAGE, "declared"),
+    }
+)
+
+#: The type an input's value has in expressions, per input type.
+INPUT_VALUE_TYPES: dict[str, str] = {
+    "numeric": NUMBER,
+    "text": TEXT,
+    "textarea": TEXT,
+    "select": TEXT,
+    "multiselect": "list<text>",
+    "date": DATE,
+    "check": BOOLEAN,
+    "file": TEXT,
+    "video": TEXT,
+}
+
+# --- functions ---------------------------------------------------------------------------------
+
+#: Library functions: name -> (minimum arguments, maximum arguments or None for variadic). The
+#: argument and result types are checked by `inspectlang.types` and `runtime.verify` from the
+#: same names; the implementations are `runtime.values.FUNCTIONS`.
+FUNCTIONS: dict[str, tuple[int, int | None]] = {
+    "lower": (1, 1),
+    "upper": (1, 1),
+    "trim": (1, 1),
+    "length": (1, 1),
+    "contains": (2, 2),
+    "starts_with": (2, 2),
+    "ends_with": (2, 2),
+    "matches": (2, 2),
+    "round": (1, 2),
+    "abs": (1, 1),
+    "min": (1, None),
+    "max": (1, None),
+    "defined": (1, 1),
+    "date": (1, 1),
+    "today": (0, 0),
+    "add_days": (2, 2),
+    "days_between": (2, 2),
+    "years_between": (2, 2),
+}

@@ -1,0 +1,175 @@
+"""The checker and the runtime agree: what the checker accepts loads and runs on both
+evaluation paths, and what the runtime would refuse the checker refuses with a positioned
+diagnostic. Regressions from issue 9: each of these templates was accepted (201) and then every
+create was a 500, or crashed the checker with a traceback.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import runtime as rt
+from inspectlang import check_source, compile_source
+from inspectlang.vocabulary import MAX_EXPRESSION_DEPTH, MAX_QUANTIFIER_DEPTH
+from runtime import load_program
+from runtime.program import Program
+from tests.runtime.rt_support import NOW, ids
+
+HEADER = """\
+template "Agreement"
+    type: car
+    locales: en_US
+
+input km
+    type: numeric
+    label: "Km"
+    asked at: create
+
+input t
+    type: text
+    label: "T"
+    asked at: create
+
+input p
+    type: text
+    label: "P"
+    asked at: create
+
+"""
+
+
+def with_check(condition: str) -> str:
+    return (
+        HEADER
+        + f"""check c
+    name: "C"
+    description: "D"
+    valid when: {condition}
+
+verdict
+    approve when checks.c
+"""
+    )
+
+
+def errors_of(source: str) -> list[tuple[str, int]]:
+    return [(d.code, d.span.line) for d in check_source(source) if d.severity == "error"]
+
+
+def run_both_paths(source: str, text: str = "abc", pattern: str = "b") -> list[Any]:
+    """Create and finish one inspection on each evaluation path; the two verdicts."""
+    program = load_program(compile_source(source))
+    verdicts = []
+    for path in ("compiled", "reference"):
+        on_path: Program = program.with_path(path)  # type: ignore[arg-type]
+        values = {"Km": 3, "T": text, "P": pattern}
+        inputs = [
+            {"identifier": spec.identifier, "value": values[spec.label]}
+            for spec in on_path.manifest.inputs
+        ]
+        state = rt.create(
+            on_path,
+            {
+                "locale": "en_US",
+                "delivery": {"channel": "email", "destination": "a@example.com"},
+                "car": {"plate": "AB123CD"},
+                "inputs": inputs,
+            },
+            inspection_type="car",
+            now=NOW,
+            ids=ids(),
+            company_id="c1",
+            user_id="u1",
+        )
+        finished = rt.finish(on_path, state, now=NOW)
+        verdicts.append((finished.veredict, [g.valid for g in finished.globalValidations]))
+    assert verdicts[0] == verdicts[1]
+    return verdicts
+
+
+def deepest_accepted_sum() -> int:
+    """The most terms `inputs.km + ... > 1` may have before the checker says E004."""
+    terms = 1
+    while not errors_of(with_check(" + ".join(["inputs.km"] * (terms + 1)) + " > 1")):
+        terms += 1
+        assert terms < 4 * MAX_EXPRESSION_DEPTH
+    return terms
+
+
+def test_the_deepest_sum_the_checker_accepts_loads_and_runs() -> None:
+    terms = deepest_accepted_sum()
+    assert terms >= 45  # the issue's 45-term sum is accepted, and runs
+    run_both_paths(with_check(" + ".join(["inputs.km"] * terms) + " > 1"))
+    too_deep = with_check(" + ".join(["inputs.km"] * (terms + 1)) + " > 1")
+    assert [code for code, _ in errors_of(too_deep)] == ["E004"]
+
+
+def nested_any(levels: int) -> str:
+    opening = "".join(f"any(x{i} in [1, 2] where " for i in range(levels))
+    return opening + "inputs.km > 1" + ")" * levels
+
+
+def test_quantifiers_nest_as_deep_as_the_runtime_allows_and_no_deeper() -> None:
+    run_both_paths(with_check(nested_any(MAX_QUANTIFIER_DEPTH)))
+    refused = errors_of(with_check(nested_any(MAX_QUANTIFIER_DEPTH + 1)))
+    assert refused == [("E004", 23)], refused
+
+
+def test_matches_with_a_pattern_from_an_input() -> None:
+    """docs/language.md allows a computed pattern: it runs, and an invalid one is missing."""
+    source = with_check("matches(inputs.t, inputs.p)")
+    assert errors_of(source) == []
+    assert run_both_paths(source, "abc", "^a.c$")[0] == ("approved", [True])
+    assert run_both_paths(source, "abc", "(")[0][1] == [False]  # missing: not valid
+
+
+def test_a_variable_named_like_a_dunder_is_refused() -> None:
+    source = HEADER + 'variable __init__: text = ""\n\nverdict\n    approve when inputs.km > 1\n'
+    assert ("E038", 20) in errors_of(source)
+
+
+@pytest.mark.parametrize(
+    ("place", "line"),
+    [
+        ("variable n: numeric = 0\n\non finish\n    set n to {big}\n", 23),
+        ("settings\n    max attempts: {big}\n", 21),
+        ("settings\n    link expires after: {big} hours\n", 21),
+        ("image front\n    validate date, within {big} hours\n", 21),
+        ("image front\n    validate distance, within {big} meters\n", 21),
+    ],
+)
+@pytest.mark.parametrize("digits", [309, 400, 5000, 100_000])
+def test_a_literal_of_any_length_is_a_diagnostic(place: str, line: int, digits: int) -> None:
+    source = HEADER + place.format(big="9" * digits) + "\nverdict\n    approve when inputs.km > 1\n"
+    assert ("E019", line) in errors_of(source)
+
+
+def test_a_long_maximum_is_a_diagnostic() -> None:
+    source = (
+        HEADER.replace('    label: "Km"\n', '    label: "Km"\n    maximum: ' + "9" * 400 + "\n", 1)
+        + "verdict\n    approve when inputs.km > 1\n"
+    )
+    assert ("E019", 8) in errors_of(source)
+
+
+def test_the_command_line_prints_diagnostics_not_a_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "big.insp"
+    path.write_text(
+        HEADER
+        + "settings\n    max attempts: "
+        + "9" * 5000
+        + "\n\nverdict\n    approve when true\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", "from inspectlang.cli import main; raise SystemExit(main())",
+         "check", str(path)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr + result.stdout
+    assert "error[E019]" in result.stdout + result.stderr
