@@ -22,7 +22,7 @@ from litestar.static_files import create_static_files_router
 
 from server import migrate, tokens
 from server.blobs import BlobStore, open_store
-from server.boundary import TextBoundaryMiddleware
+from server.boundary import SafeTextResponse, TextBoundaryMiddleware
 from server.db import Database
 from server.deps import PUBLIC_OPT, AuthMiddleware, Clock, Services, system_clock
 from server.errors import EXCEPTION_HANDLERS
@@ -166,6 +166,7 @@ def create_app(
             DefineMiddleware(IdempotencyMiddleware),
         ],
         exception_handlers=EXCEPTION_HANDLERS,
+        response_class=SafeTextResponse,
         openapi_config=openapi_config(),
         request_max_body_size=settings.max_body_bytes,
         on_startup=[_open_key_lookup, _start_worker],

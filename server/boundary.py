@@ -10,6 +10,9 @@ refuses it in text columns). Neither has a use in this API, so both are refused 
   from `server.multipart` as a body is parsed, as 400 `invalid_body` naming the field's path.
 
 Token headers and query tokens are checked by `server.tokens` (a non-ASCII token is malformed).
+
+Records written before these checks may still hold a lone surrogate: `SafeTextResponse`, the
+app's response class, renders one as U+FFFD instead of failing the whole read with a 500.
 """
 
 from __future__ import annotations
@@ -18,13 +21,18 @@ import re
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
+from litestar import Response
 from litestar.enums import ScopeType
-from litestar.types import ASGIApp, Receive, Scope, Send
+from litestar.exceptions import ImproperlyConfiguredException
+from litestar.serialization import default_serializer
+from litestar.types import ASGIApp, Receive, Scope, Send, Serializer
 
 from server.errors import ApiError
 
 #: What no text of this API may hold: NUL and the UTF-16 surrogate range (never valid alone).
 _FORBIDDEN = re.compile("[\x00\ud800-\udfff]")
+#: A surrogate code point in a Python string is always unpaired (JSON decoding joins pairs).
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _why(text: str) -> str | None:
@@ -115,3 +123,31 @@ class TextBoundaryMiddleware:
             if error is not None:
                 raise error  # rendered by the app's exception handlers, as any ApiError
         await self.app(scope, receive, send)
+
+
+def without_surrogates(value: Any) -> Any:
+    """`value` with every surrogate in its texts (keys included) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {without_surrogates(key): without_surrogates(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [without_surrogates(item) for item in value]
+    return value
+
+
+class SafeTextResponse(Response[Any]):
+    """The app's response class: content that cannot be encoded because a stored text holds a
+    lone surrogate is rendered again with U+FFFD in its place (only then: the usual path pays
+    nothing), so an old poisoned record stays readable instead of answering 500."""
+
+    def render(
+        self, content: Any, media_type: str, enc_hook: Serializer = default_serializer
+    ) -> bytes:
+        try:
+            return super().render(content, media_type, enc_hook)
+        except (ImproperlyConfiguredException, UnicodeEncodeError) as error:
+            cause = error if isinstance(error, UnicodeEncodeError) else error.__cause__
+            if not isinstance(cause, UnicodeEncodeError):
+                raise
+        return super().render(without_surrogates(content), media_type, enc_hook)
