@@ -4,7 +4,7 @@ Two characters poison records: an unpaired UTF-16 surrogate (`"\\ud800"` is vali
 encoder can write it back out, so every later read of the record failed) and NUL (PostgreSQL
 refuses it in text columns). Neither has a use in this API, so both are refused at the door:
 
-- the path and the query string, by `TextBoundaryMiddleware`, before authentication (a NUL in a
+- the path and the query string, by `BoundaryMiddleware`, before authentication (a NUL in a
   filter was a 500 on PostgreSQL), as 400 `invalid_body` naming the parameter;
 - JSON bodies and multipart text (the `data` part, file names), by `check_text_tree`, called
   from `server.multipart` as a body is parsed, as 400 `invalid_body` naming the field's path.
@@ -24,6 +24,7 @@ from urllib.parse import unquote_to_bytes
 from litestar import Response
 from litestar.enums import ScopeType
 from litestar.exceptions import ImproperlyConfiguredException
+from litestar.handlers import HTTPRouteHandler
 from litestar.serialization import default_serializer
 from litestar.types import ASGIApp, Receive, Scope, Send, Serializer
 
@@ -107,8 +108,25 @@ def _query_refusal(raw_query: bytes) -> ApiError | None:
     return None
 
 
-class TextBoundaryMiddleware:
-    """Refuses requests whose path or query string holds text the service cannot store."""
+def _announced_too_large(scope: Scope) -> ApiError | None:
+    """413 `body_too_large` when the announced `content-length` exceeds the route's own body
+    limit: also for routes whose handler never reads a body (start, finish), which Litestar
+    would otherwise not check."""
+    handler = scope["route_handler"]
+    if not isinstance(handler, HTTPRouteHandler):
+        return None
+    limit = handler.resolve_request_max_body_size()
+    if limit is None:
+        return None
+    raw = next((value for name, value in scope["headers"] if name == b"content-length"), None)
+    if raw is None or not raw.isdigit() or int(raw) <= limit:
+        return None
+    return ApiError.of("body_too_large", f"This endpoint accepts bodies of at most {limit} bytes.")
+
+
+class BoundaryMiddleware:
+    """Refuses, before authentication, requests whose path or query string holds text the
+    service cannot store, and bodies announced larger than the route accepts."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -120,6 +138,8 @@ class TextBoundaryMiddleware:
                 why = _why(scope.get("path", ""))
                 if why is not None:
                     error = refusal("The path", why)
+            if error is None:
+                error = _announced_too_large(scope)
             if error is not None:
                 raise error  # rendered by the app's exception handlers, as any ApiError
         await self.app(scope, receive, send)

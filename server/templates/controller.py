@@ -12,7 +12,7 @@ from litestar.response import Response
 from server.common import in_thread
 from server.deps import auth_of, services
 from server.errors import ApiError
-from server.multipart import read_body
+from server.multipart import TEMPLATE_BODY_BYTES, read_body
 from server.schemas import TEMPLATE, TEMPLATE_LIST, TEMPLATE_SOURCE_BODY, operation
 from server.templates import service as templates
 
@@ -78,7 +78,7 @@ def get_template_source(
 
 
 async def _source(request: Request[Any, Any, Any]) -> str:
-    body = await read_body(request, allow_text=True)
+    body = await read_body(request, allow_text=True, max_json_bytes=TEMPLATE_BODY_BYTES)
     if body.text is not None:
         return body.text
     if isinstance(body.data, dict) and isinstance(body.data.get("source"), str):
@@ -91,6 +91,7 @@ async def _source(request: Request[Any, Any, Any]) -> str:
 
 @post(
     "/v1/inspection/template",
+    request_max_body_size=TEMPLATE_BODY_BYTES,
     tags=TAGS,
     status_code=201,
     operation_class=operation(
@@ -107,6 +108,7 @@ async def create_template(request: Request[Any, Any, Any]) -> dict[str, Any]:
 
 @put(
     "/v1/inspection/template/{template_id:str}",
+    request_max_body_size=TEMPLATE_BODY_BYTES,
     tags=TAGS,
     status_code=200,
     operation_class=operation(
