@@ -35,7 +35,11 @@ MAX_EXPIRES_IN_SECONDS = 7 * 24 * 3600
 
 
 def _expires_in(body: dict[str, Any]) -> int:
+    """`expiresInSeconds`: a whole number of seconds, which JSON may write as `75643.0` (JSON
+    Schema's `integer` is any number without a fractional part; docs/api.md)."""
     value = body.get("expiresInSeconds", DEFAULT_EXPIRES_IN_SECONDS)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     if (
         isinstance(value, bool)
         or not isinstance(value, int)

@@ -35,7 +35,10 @@ def list_templates(
     """The company's templates (latest revision of each) and the built-in ones."""
     db = services(request).db
     auth = auth_of(request)
-    return templates.list_templates(db, auth.company_id, inspection_type=inspection_type, kind=kind)
+    # An empty value is no filter, as on `GET /v1/inspection` (docs/api.md).
+    return templates.list_templates(
+        db, auth.company_id, inspection_type=inspection_type or None, kind=kind or None
+    )
 
 
 @get(
@@ -78,14 +81,18 @@ def get_template_source(
 
 
 async def _source(request: Request[Any, Any, Any]) -> str:
+    """The `.insp` source of the body; a missing or blank one (nothing to compile) is 400
+    `invalid_body` naming `source`, however it is sent."""
     body = await read_body(request, allow_text=True, max_json_bytes=TEMPLATE_BODY_BYTES)
-    if body.text is not None:
-        return body.text
-    if isinstance(body.data, dict) and isinstance(body.data.get("source"), str):
-        return str(body.data["source"])
+    source: Any = body.text
+    if source is None and isinstance(body.data, dict):
+        source = body.data.get("source")
+    if isinstance(source, str) and source.strip():
+        return source
     raise ApiError.of(
         "invalid_body",
         'Send the template\'s .insp source as text/plain, or JSON {"source": "..."}.',
+        [{"field": "source", "message": "missing" if source is None else "empty or not text"}],
     )
 
 
