@@ -28,6 +28,7 @@ from litestar.handlers import HTTPRouteHandler
 from litestar.serialization import default_serializer
 from litestar.types import ASGIApp, Receive, Scope, Send, Serializer
 
+from server.allowed import allow_header
 from server.errors import ApiError
 
 #: What no text of this API may hold: NUL and the UTF-16 surrogate range (never valid alone).
@@ -124,14 +125,33 @@ def _announced_too_large(scope: Scope) -> ApiError | None:
     return ApiError.of("body_too_large", f"This endpoint accepts bodies of at most {limit} bytes.")
 
 
+async def _answer_options(allow: str, send: Send) -> None:
+    """204 with the `Allow` of every route sharing the path (`server.allowed`): Litestar's own
+    answer named only one route's methods (POST was missing on `/v1/inspection/car`)."""
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 204,
+            "headers": [(b"allow", allow.encode("ascii"))],
+        }
+    )
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
 class BoundaryMiddleware:
     """Refuses, before authentication, requests whose path or query string holds text the
-    service cannot store, and bodies announced larger than the route accepts."""
+    service cannot store, and bodies announced larger than the route accepts; answers OPTIONS
+    with the path's real `Allow`."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == ScopeType.HTTP and scope["method"] == "OPTIONS":
+            allow = allow_header(scope["litestar_app"], scope["path"]).get("Allow")
+            if allow is not None:  # None: a `{name:path}` route, answered by Litestar itself
+                await _answer_options(allow, send)
+                return
         if scope["type"] == ScopeType.HTTP:
             error = _query_refusal(scope.get("query_string", b""))
             if error is None:
