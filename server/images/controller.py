@@ -15,7 +15,7 @@ from server.deps import IMAGE_TOKEN_OPT, PUBLIC_OPT, auth_of, services
 from server.images import service as images
 from server.images.content import CONTENT_HEADERS
 from server.inspections import service as inspections
-from server.multipart import json_object, read_body
+from server.multipart import JSON_ONLY_BODY_BYTES, json_object, read_body
 from server.schemas import (
     IMAGE,
     IMAGE_TOKEN,
@@ -63,6 +63,7 @@ async def upload_image(
 
 @post(
     "/v1/inspection/image/token/{product_id:str}",
+    request_max_body_size=JSON_ONLY_BODY_BYTES,
     tags=TAGS,
     status_code=200,
     operation_class=operation(status=200, response=IMAGE_TOKEN, errors=(403, 404)),
@@ -109,6 +110,7 @@ def image_content(
 
 @post(
     "/v1/inspection/{inspection_id:str}/image/{image_id:str}/validation",
+    request_max_body_size=JSON_ONLY_BODY_BYTES,
     tags=TAGS,
     status_code=200,
     operation_class=operation(

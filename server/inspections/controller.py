@@ -12,7 +12,7 @@ from server.common import in_thread
 from server.deps import auth_of, services
 from server.inspections import creation, listing
 from server.inspections import service as inspections
-from server.multipart import json_object, read_body
+from server.multipart import JSON_ONLY_BODY_BYTES, json_object, read_body
 from server.schemas import (
     CREATE_INSPECTION_BODY,
     CREATED_INSPECTION,
@@ -143,6 +143,7 @@ async def update_inspection(
 
 @put(
     "/v1/inspection/{inspection_type:str}/{product_id:str}",
+    request_max_body_size=JSON_ONLY_BODY_BYTES,
     tags=TAGS,
     operation_class=operation(
         status=200, response=MESSAGE, errors=(404, 409), body=UPDATE_PRODUCT_BODY
@@ -164,6 +165,7 @@ async def update_product(
 
 @post(
     "/v1/inspection/finish/{inspection_id:str}",
+    request_max_body_size=JSON_ONLY_BODY_BYTES,
     tags=TAGS,
     status_code=200,
     operation_class=operation(status=200, response=INSPECTION, errors=(404, 409), body=FINISH_BODY),
@@ -181,6 +183,7 @@ async def finish_inspection(
 
 @post(
     "/v1/inspection/{inspection_id:str}/start",
+    request_max_body_size=JSON_ONLY_BODY_BYTES,
     tags=TAGS,
     status_code=200,
     operation_class=operation(status=200, response=INSPECTION, errors=(404, 409), body=FINISH_BODY),
@@ -198,6 +201,7 @@ async def start_inspection(
 
 @post(
     "/v1/inspection/{inspection_id:str}/damage",
+    request_max_body_size=JSON_ONLY_BODY_BYTES,
     tags=TAGS,
     status_code=200,
     operation_class=operation(status=200, response=INSPECTION, errors=(404, 409), body=DAMAGE_BODY),

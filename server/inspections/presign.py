@@ -21,7 +21,7 @@ from server.db import Database
 from server.deps import PUBLIC_OPT, auth_of, services
 from server.errors import ApiError
 from server.inspections import service as inspections
-from server.multipart import json_object, read_body
+from server.multipart import JSON_ONLY_BODY_BYTES, json_object, read_body
 from server.schemas import INSPECTION, PRESIGN_BODY, PRESIGNED, operation
 from server.settings import Settings
 
@@ -35,7 +35,11 @@ MAX_EXPIRES_IN_SECONDS = 7 * 24 * 3600
 
 
 def _expires_in(body: dict[str, Any]) -> int:
+    """`expiresInSeconds`: a whole number of seconds, which JSON may write as `75643.0` (JSON
+    Schema's `integer` is any number without a fractional part; docs/api.md)."""
     value = body.get("expiresInSeconds", DEFAULT_EXPIRES_IN_SECONDS)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     if (
         isinstance(value, bool)
         or not isinstance(value, int)
@@ -72,6 +76,7 @@ def _presign(
 
 @post(
     "/v1/inspection/presign/detail/{inspection_id:str}",
+    request_max_body_size=JSON_ONLY_BODY_BYTES,
     tags=TAGS,
     status_code=200,
     operation_class=operation(status=200, response=PRESIGNED, errors=(404,), body=PRESIGN_BODY),

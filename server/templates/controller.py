@@ -12,7 +12,7 @@ from litestar.response import Response
 from server.common import in_thread
 from server.deps import auth_of, services
 from server.errors import ApiError
-from server.multipart import read_body
+from server.multipart import TEMPLATE_BODY_BYTES, read_body
 from server.schemas import TEMPLATE, TEMPLATE_LIST, TEMPLATE_SOURCE_BODY, operation
 from server.templates import service as templates
 
@@ -35,7 +35,10 @@ def list_templates(
     """The company's templates (latest revision of each) and the built-in ones."""
     db = services(request).db
     auth = auth_of(request)
-    return templates.list_templates(db, auth.company_id, inspection_type=inspection_type, kind=kind)
+    # An empty value is no filter, as on `GET /v1/inspection` (docs/api.md).
+    return templates.list_templates(
+        db, auth.company_id, inspection_type=inspection_type or None, kind=kind or None
+    )
 
 
 @get(
@@ -78,19 +81,24 @@ def get_template_source(
 
 
 async def _source(request: Request[Any, Any, Any]) -> str:
-    body = await read_body(request, allow_text=True)
-    if body.text is not None:
-        return body.text
-    if isinstance(body.data, dict) and isinstance(body.data.get("source"), str):
-        return str(body.data["source"])
+    """The `.insp` source of the body; a missing or blank one (nothing to compile) is 400
+    `invalid_body` naming `source`, however it is sent."""
+    body = await read_body(request, allow_text=True, max_json_bytes=TEMPLATE_BODY_BYTES)
+    source: Any = body.text
+    if source is None and isinstance(body.data, dict):
+        source = body.data.get("source")
+    if isinstance(source, str) and source.strip():
+        return source
     raise ApiError.of(
         "invalid_body",
         'Send the template\'s .insp source as text/plain, or JSON {"source": "..."}.',
+        [{"field": "source", "message": "missing" if source is None else "empty or not text"}],
     )
 
 
 @post(
     "/v1/inspection/template",
+    request_max_body_size=TEMPLATE_BODY_BYTES,
     tags=TAGS,
     status_code=201,
     operation_class=operation(
@@ -107,6 +115,7 @@ async def create_template(request: Request[Any, Any, Any]) -> dict[str, Any]:
 
 @put(
     "/v1/inspection/template/{template_id:str}",
+    request_max_body_size=TEMPLATE_BODY_BYTES,
     tags=TAGS,
     status_code=200,
     operation_class=operation(

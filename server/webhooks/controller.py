@@ -9,7 +9,7 @@ from litestar.params import FromPath
 
 from server.common import in_thread
 from server.deps import auth_of, services
-from server.multipart import json_object, read_body
+from server.multipart import JSON_ONLY_BODY_BYTES, json_object, read_body
 from server.schemas import OBJECT_ID, STRING, TIMESTAMP, JsonSchema, operation
 from server.webhooks import service as webhooks
 
@@ -56,6 +56,7 @@ SUBSCRIPTION_LIST: JsonSchema = {
 
 @post(
     "/v1/notification/webhook",
+    request_max_body_size=JSON_ONLY_BODY_BYTES,
     tags=TAGS,
     status_code=201,
     operation_class=operation(
