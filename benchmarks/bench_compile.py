@@ -13,7 +13,13 @@ lines), then measures in interleaved rounds (CPU time of the process, the fastes
   is not counted), with bytecode caching on (PYTHONDONTWRITEBYTECODE removed for them), so
   they also find inspectlang's cache directory filled (see docs/operations.md);
 - the dependencies' share of that cold start: fresh processes importing only pydantic and lark
-  (`dependencies_import_ms`), the floor inspectlang's own code cannot go below.
+  (`dependencies_import_ms`), the floor inspectlang's own code cannot go below;
+- custom machinery against what it replaces, in the same run: fresh processes, interleaved, each
+  timing the cold start above and then the fastest of a few compiles of the large template, once
+  with the package as it is and once per variant where a module of ours is swapped for the plain
+  tool before anything imports it (`inspectlang.records` for `dataclass`, `inspectlang.lexer` for
+  Lark's own `ContextualLexer`). The ratios are variant / as-is: above 1.10 the machinery pays
+  for itself (it saves more than 10%), below it should go.
 
 Targets: compile within 1.5x of the raw parse; cold start under 150 ms. The last line printed is
 ONE JSON object: `{"compile_vs_parse": ..., "tokens_per_s": ..., "cold_start_ms": ...}`.
@@ -319,6 +325,82 @@ def interpreter_start_ms() -> float:
     return statistics.median(times)
 
 
+#: Code run before the package is imported, per variant: it puts a plain stand-in for one of our
+#: modules in `sys.modules`, so the modules that import it get the plain tool instead.
+VARIANTS: dict[str, str] = {
+    "as_is": "",
+    "plain_dataclasses": """
+import dataclasses, sys, types
+stub = types.ModuleType("inspectlang.records")
+stub.record = dataclasses.dataclass(slots=True)
+stub.frozen_record = dataclasses.dataclass(frozen=True, slots=True)
+stub.define_initializers = lambda: None
+sys.modules["inspectlang.records"] = stub
+""",
+    "lark_lexer": """
+import sys, types
+stub = types.ModuleType("inspectlang.lexer")
+def _lark_lexer(name):
+    from lark.lexer import ContextualLexer
+    if name == "QuickStartLexer":
+        return ContextualLexer
+    raise AttributeError(name)
+stub.__getattr__ = _lark_lexer
+sys.modules["inspectlang.lexer"] = stub
+""",
+}
+
+VARIANT_CODE = """
+import time, sys
+{setup}
+cpu = time.process_time()
+from inspectlang.compiler import compile_source
+compile_source(open(sys.argv[1], encoding="utf-8").read(), sys.argv[1])
+cold = time.process_time() - cpu
+large = open(sys.argv[2], encoding="utf-8").read()
+rounds = []
+for _ in range(5):
+    start = time.process_time()
+    compile_source(large, "bench.insp")
+    rounds.append(time.process_time() - start)
+print(cold * 1000, min(rounds) * 1000)
+"""
+
+
+def variants_ms(text: str, runs: int = COLD_RUNS) -> dict[str, tuple[float, float]]:
+    """Per variant, medians over fresh processes (interleaved, so a busy moment of the machine
+    hits all of them alike): CPU ms of import + first compile of car_easy.insp, and CPU ms of the
+    fastest of 5 compiles of the large template."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    template = ROOT / "inspectlang" / "builtins" / "car_easy.insp"
+    with tempfile.TemporaryDirectory() as directory:
+        large = Path(directory) / "bench.insp"
+        large.write_text(text, encoding="utf-8")
+        commands = {
+            name: [
+                sys.executable,
+                "-c",
+                VARIANT_CODE.format(setup=setup),
+                str(template),
+                str(large),
+            ]
+            for name, setup in VARIANTS.items()
+        }
+        results: dict[str, list[list[float]]] = {name: [] for name in VARIANTS}
+        for command in commands.values():  # warm-up: .pyc files and the cache directory
+            subprocess.run(command, check=True, capture_output=True, cwd=ROOT, env=env)
+        for _ in range(runs):
+            for name, command in commands.items():
+                done = subprocess.run(
+                    command, check=True, capture_output=True, text=True, cwd=ROOT, env=env
+                )
+                results[name].append([float(part) for part in done.stdout.split()])
+    return {
+        name: (statistics.median(run[0] for run in rows), statistics.median(run[1] for run in rows))
+        for name, rows in results.items()
+    }
+
+
 def main() -> None:
     text = generate()
     line_count = text.count("\n")
@@ -341,6 +423,16 @@ def main() -> None:
     cold_wall, cold_cpu, import_cpu, cold_template = cold_start_ms()
     bare_start = interpreter_start_ms()
     dependencies = dependencies_import_ms()
+    variants = variants_ms(text)
+    base_cold, base_compile = variants["as_is"]
+    ratios = {
+        name: {
+            "cold_start": round(cold / base_cold, 3),
+            "compile": round(compiled / base_compile, 3),
+        }
+        for name, (cold, compiled) in variants.items()
+        if name != "as_is"
+    }
 
     print(f"template: {line_count} lines, {len(text)} bytes, {tokens} tokens")
     print(f"times: CPU time of this process, fastest of {ROUNDS} interleaved rounds")
@@ -359,6 +451,16 @@ def main() -> None:
         f"importing pydantic and lark alone (part of the cold start), median: "
         f"{dependencies:.1f} ms CPU"
     )
+    print(f"custom machinery, median of {COLD_RUNS} fresh processes per variant (CPU ms):")
+    for name, (cold, compiled) in variants.items():
+        print(
+            f"  {name:18} cold start {cold:6.1f}  large compile {compiled:6.1f}"
+            + (
+                f"  (x{ratios[name]['cold_start']:.3f}, x{ratios[name]['compile']:.3f} of as_is)"
+                if name in ratios
+                else ""
+            )
+        )
     print(
         json.dumps(
             {
@@ -369,6 +471,7 @@ def main() -> None:
                 "interpreter_start_ms": round(bare_start, 1),
                 "dependencies_import_ms": round(dependencies, 1),
                 "parse_vs_raw_parse": round(parse_s / raw_s, 3),
+                "machinery_ratios": ratios,
             }
         )
     )
