@@ -4,21 +4,15 @@ Every node has a `span` (where it stands in the source) that takes no part in eq
 `parse(format(tree)) == tree` compares structure and values, not positions. Comments are kept on
 the node they precede (`comments`) or end the line of (`trailing_comment`), so the formatter can
 put them back. Syntax: `docs/design/syntax.md`.
-
-The nodes are `@dataclass(frozen=True, slots=True)` classes made by `inspectlang.records`, which
-builds the same methods for a fraction of the import cost (this module was the costliest step of
-a cold compile after pydantic).
 """
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import TypeAlias
 
-from inspectlang.records import define_initializers, frozen_record
 
-
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class Span:
     """A source range: 1-based line and column; the end is exclusive."""
 
@@ -30,8 +24,6 @@ class Span:
     def as_list(self) -> list[int]:
         return [self.line, self.column, self.end_line, self.end_column]
 
-
-define_initializers()
 
 #: The span of nodes made by the program rather than read from a file (decompiler, tests).
 NO_SPAN = Span(0, 0, 0, 0)
@@ -50,7 +42,7 @@ def _comments() -> tuple[str, ...]:
 # --------------------------------------------------------------------------------------------
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class Literal:
     """A number, text or boolean written in the source."""
 
@@ -58,7 +50,7 @@ class Literal:
     span: Span = _span()
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class ListExpr:
     """`[a, b, c]`: a list written in the source."""
 
@@ -66,7 +58,7 @@ class ListExpr:
     span: Span = _span()
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class Name:
     """A bare name: a variable, a bound item, an event subject or a namespace (`car`, `inputs`)."""
 
@@ -74,7 +66,7 @@ class Name:
     span: Span = _span()
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class Attribute:
     """`value.name`."""
 
@@ -84,7 +76,7 @@ class Attribute:
     name_span: Span = _span()
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class Call:
     """`function(arguments)` for the library functions."""
 
@@ -94,7 +86,7 @@ class Call:
     function_span: Span = _span()
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class Quantifier:
     """`count(L)`, `count(x in L where C)`, `any(...)`, `all(...)`, `sum(x in L of E)`.
 
@@ -109,7 +101,7 @@ class Quantifier:
     span: Span = _span()
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class Unary:
     """`not x` or `-x`."""
 
@@ -118,7 +110,7 @@ class Unary:
     span: Span = _span()
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class Binary:
     """`left OP right` with OP one of `or and = != < <= > >= in + - * /`."""
 
@@ -135,7 +127,7 @@ Expr: TypeAlias = Literal | ListExpr | Name | Attribute | Call | Quantifier | Un
 # --------------------------------------------------------------------------------------------
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class SetStatement:
     """`set VARIABLE to VALUE`."""
 
@@ -147,7 +139,7 @@ class SetStatement:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class IfStatement:
     """`if C` ... `else if C2` ... `else` ...; an `else if` is an IfStatement alone in
     `otherwise` with `is_else_if=True`, so the formatter writes it back the same way."""
@@ -168,7 +160,7 @@ Statement: TypeAlias = SetStatement | IfStatement
 # --------------------------------------------------------------------------------------------
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class Quantity:
     """A number with a unit: `48 hours`, `7 days`, `500 meters`, `5 MB`."""
 
@@ -177,7 +169,7 @@ class Quantity:
     span: Span = _span()
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class Size:
     """`800 x 600` (width x height in pixels)."""
 
@@ -189,7 +181,7 @@ class Size:
 PropertyValue: TypeAlias = Expr | Quantity | Size
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class Property:
     """`key: value` or `key LOCALE: value`; `values` holds the comma-separated parts."""
 
@@ -202,7 +194,7 @@ class Property:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class Flag:
     """A property without a value: `required`, `whole number`, `email`."""
 
@@ -212,7 +204,7 @@ class Flag:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class Option:
     """`option KEY: "Label"` or `option KEY LOCALE: "Etiqueta"` of a select/multiselect."""
 
@@ -224,7 +216,7 @@ class Option:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class Modifier:
     """One part after the name of a `validate` line: `required`, `not run`,
     `minimum confidence 85`, `within 24 hours`, `minimum size 800 x 600`."""
@@ -234,7 +226,7 @@ class Modifier:
     span: Span = _span()
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class Validate:
     """`validate NAME, modifier, ...` inside an image."""
 
@@ -246,7 +238,7 @@ class Validate:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class FeatureUse:
     """`feature NAME` inside an image: the feature applies to that image."""
 
@@ -256,7 +248,7 @@ class FeatureUse:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class Require:
     """`require FIELD, FIELD` inside `product` or `consumer`."""
 
@@ -267,7 +259,7 @@ class Require:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class Disapprove:
     """`disapprove "REASON" when CONDITION` inside `verdict`."""
 
@@ -278,7 +270,7 @@ class Disapprove:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class Approve:
     """`approve when CONDITION` inside `verdict`."""
 
@@ -288,7 +280,7 @@ class Approve:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class Otherwise:
     """`otherwise "REASON"` inside `verdict`."""
 
@@ -307,7 +299,7 @@ Item: TypeAlias = (
 # --------------------------------------------------------------------------------------------
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class TemplateDecl:
     """`template "NAME"` with `type`, `id`, `locales` properties."""
 
@@ -318,7 +310,7 @@ class TemplateDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class SettingsDecl:
     """`settings` with the template's parameters as properties."""
 
@@ -328,7 +320,7 @@ class SettingsDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class VariableDecl:
     """`variable NAME: numeric|text = INITIAL`."""
 
@@ -341,7 +333,7 @@ class VariableDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class ProductDecl:
     """`product` with the `require` lines of the product fields."""
 
@@ -351,7 +343,7 @@ class ProductDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class ConsumerDecl:
     """`consumer` with the `require` lines of the consumer fields."""
 
@@ -361,7 +353,7 @@ class ConsumerDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class ImageDecl:
     """`image NAME` with its labels, `validate` lines and `feature` uses."""
 
@@ -373,7 +365,7 @@ class ImageDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class InputDecl:
     """`input NAME` with its type, labels, options and checks."""
 
@@ -385,7 +377,7 @@ class InputDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class FeatureDecl:
     """`feature NAME: on|off`."""
 
@@ -397,7 +389,7 @@ class FeatureDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class EventSpec:
     """What a rule reacts to: `event` in words (`validation failed`), optionally narrowed by
     `target` (an input, image or validation name) and `of_image` (`... of IMAGE`)."""
@@ -410,7 +402,7 @@ class EventSpec:
     of_image_span: Span = _span()
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class RuleDecl:
     """`on EVENT` followed by statements."""
 
@@ -421,7 +413,7 @@ class RuleDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class CheckDecl:
     """`check KEY` with `name`, `description` and `valid when` properties."""
 
@@ -433,7 +425,7 @@ class CheckDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class VerdictDecl:
     """`verdict` with `disapprove`, `approve` and `otherwise` lines."""
 
@@ -458,13 +450,10 @@ Declaration: TypeAlias = (
 )
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class Module:
     """A whole `.insp` file. `final_comments` are comments after the last declaration."""
 
     declarations: tuple[Declaration, ...]
     final_comments: tuple[str, ...] = ()
     filename: str = field(default="<template>", compare=False)
-
-
-define_initializers()

@@ -1,10 +1,10 @@
-"""Where inspectlang keeps files between processes: Lark's analysed grammar (`inspectlang.parser`)
-and the compiled initializers of `inspectlang.records`, both derived from the package's own files
-and checked against them when read, so a stale file is simply rebuilt.
+"""Where inspectlang keeps files between processes: Lark's analysed grammar (`inspectlang.parser`),
+derived from the package's grammar file and checked against it when read, so a stale file is
+simply rebuilt.
 
 The directory is private to the user (`$XDG_CACHE_HOME/inspectlang`, else `~/.cache/inspectlang`,
-mode 0700): the files are a pickle and marshalled code, trusted the way Python trusts its own
-`.pyc` files, so they must not live in a shared place such as the temp directory.
+mode 0700): the file is a pickle, trusted the way Python trusts its own `.pyc` files, so it must
+not live in a shared place such as the temp directory.
 """
 
 from __future__ import annotations

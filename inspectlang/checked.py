@@ -4,7 +4,7 @@ it checks against. Split from `inspectlang.checker`; the compiler reads these da
 from __future__ import annotations
 
 import re
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
 from inspectlang import ast
@@ -12,7 +12,6 @@ from inspectlang.manifest import (
     RULE_EVENTS,
     IRNode,
 )
-from inspectlang.records import define_initializers, record
 from inspectlang.schema import CheckedInput
 
 #: Limits on the size of a template: past them the template is refused (E037), never slow.
@@ -70,7 +69,7 @@ METERS = {
 }
 
 
-@record
+@dataclass(slots=True)
 class CheckedValidation:
     """A `validate` line of an image, with its thresholds and validator options."""
 
@@ -82,7 +81,7 @@ class CheckedValidation:
     options: dict[str, float]
 
 
-@record
+@dataclass(slots=True)
 class CheckedImage:
     """An `image` declaration: its labels per locale, validations and features."""
 
@@ -94,7 +93,7 @@ class CheckedImage:
     features: list[str]
 
 
-@record
+@dataclass(slots=True)
 class CheckedRule:
     """An `on EVENT` rule: what it reacts to and its body as IR statements."""
 
@@ -107,7 +106,7 @@ class CheckedRule:
     span: ast.Span
 
 
-@record
+@dataclass(slots=True)
 class CheckedCheck:
     """A `check` (global validation) with its condition and the checks it refers to."""
 
@@ -120,7 +119,7 @@ class CheckedCheck:
     span: ast.Span
 
 
-@record
+@dataclass(slots=True)
 class CheckedVerdict:
     """The `verdict`: disapprovals in order, the approval condition, the fallback reason."""
 
@@ -130,7 +129,7 @@ class CheckedVerdict:
     span: ast.Span | None = None
 
 
-@record
+@dataclass(slots=True)
 class CheckedTemplate:
     """Everything the compiler needs, already valid: the manifest is built from this alone."""
 
@@ -151,6 +150,3 @@ class CheckedTemplate:
     #: In dependency order: a check comes after every check it refers to.
     checks: list[CheckedCheck]
     verdict: CheckedVerdict
-
-
-define_initializers()

@@ -9,17 +9,16 @@ The table of codes is `CODES`; `docs/language.md` documents each one.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from inspectlang.ast import Span
 from inspectlang.errors import InspectlangError
-from inspectlang.records import define_initializers, frozen_record
 
 Severity = Literal["error", "warning"]
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class Diagnostic:
     """One error or warning about a template, at a source span."""
 
@@ -146,6 +145,3 @@ CODES: dict[str, str] = {
     "W002": "variable is never used",
     "W003": "disapproval can never match",
 }
-
-
-define_initializers()

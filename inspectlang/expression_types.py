@@ -4,12 +4,11 @@ resolve in: the tables `inspectlang.types.ExpressionChecker` checks against (spl
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import date
 
 from inspectlang import ast
 from inspectlang.patterns import pattern_problem
-from inspectlang.records import define_initializers, record
 from inspectlang.vocabulary import (
     DAMAGE,
     IMAGE,
@@ -85,7 +84,7 @@ def regex_problem(pattern: str) -> str | None:
     return pattern_problem(pattern)
 
 
-@record
+@dataclass(slots=True)
 class InputRef:
     """An input as expressions see it: its identifier and type."""
 
@@ -93,7 +92,7 @@ class InputRef:
     input_type: str
 
 
-@record
+@dataclass(slots=True)
 class ImageRef:
     """An image as expressions see it: its identifier and the validations it runs."""
 
@@ -101,7 +100,7 @@ class ImageRef:
     validations: frozenset[str]
 
 
-@record
+@dataclass(slots=True)
 class Scope:
     """What an expression may refer to: the declarations of the template and the rule's event."""
 
@@ -120,6 +119,3 @@ class Scope:
     #: Filled while checking: variables read, checks referred to (key -> first span).
     used_variables: set[str] = field(default_factory=set)
     used_checks: dict[str, ast.Span] = field(default_factory=dict)
-
-
-define_initializers()

@@ -28,7 +28,6 @@ from lark.lark import PostLex
 from inspectlang import ast, cache
 from inspectlang.ast import Span
 from inspectlang.diagnostics import Diagnostic, TemplateError
-from inspectlang.lexer import QuickStartLexer
 from inspectlang.syntax_errors import _diagnostic_for
 from inspectlang.tree_builder import (
     _CODE,
@@ -154,8 +153,7 @@ def _cache_file() -> str | bool:
 
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
-    """The LALR parser with the AST builder as its callbacks, its tables cached on disk, and
-    the contextual lexer of `inspectlang.lexer` (quicker first parse, same tokens)."""
+    """The LALR parser with the AST builder as its callbacks and its tables cached on disk."""
     return Lark.open_from_package(
         "inspectlang",
         "grammar.lark",
@@ -165,7 +163,6 @@ def _parser() -> Lark:
         transformer=_BUILDER,
         maybe_placeholders=True,
         cache=_cache_file(),
-        _plugins={"ContextualLexer": QuickStartLexer},
     )
 
 

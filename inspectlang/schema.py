@@ -14,6 +14,7 @@ schema's `inputs.properties.<identifier>` applies to each value.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +23,6 @@ from inspectlang.diagnostics import did_you_mean
 from inspectlang.expression_types import is_iso_date, regex_problem
 from inspectlang.manifest import CONSUMER_FIELDS, INPUT_TYPES, PRODUCT_FIELDS, InputSpec
 from inspectlang.property_values import first_given, norm, span_of, text, word
-from inspectlang.records import define_initializers, record
 
 if TYPE_CHECKING:
     from jsonschema import Draft3Validator
@@ -172,7 +172,7 @@ def read_input_checks(
     return checks
 
 
-@record
+@dataclass(slots=True)
 class CheckedInput:
     """An `input` declaration read into what the manifest and the creation schema need."""
 
@@ -556,6 +556,3 @@ def _re2_draft3() -> type[Draft3Validator]:
         Draft3Validator, {"pattern": pattern, "patternProperties": pattern_properties}
     )
     return extended
-
-
-define_initializers()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from lark import Token
@@ -18,7 +18,6 @@ from lark import Token
 from inspectlang import ast
 from inspectlang.ast import Span
 from inspectlang.errors import InspectlangError
-from inspectlang.records import define_initializers, frozen_record, record
 from inspectlang.vocabulary import MAX_LITERAL_INTEGER_DIGITS
 
 #: Deepest nesting of parentheses, brackets, unary operators and operator chains in one
@@ -109,7 +108,7 @@ def _trailing_comment_of(line: str) -> str | None:
     return None
 
 
-@record
+@dataclass(slots=True)
 class _SourceLines:
     """What each line of the source is (blank, own-line comment, code) and its comment."""
 
@@ -484,7 +483,7 @@ class _AstBuilder:
         return self.nested(node, collection, bound.body)
 
 
-@frozen_record
+@dataclass(frozen=True, slots=True)
 class _BoundArgument:
     """`x in L where C` or `x in L of E` inside a call, before it becomes a Quantifier."""
 
@@ -506,6 +505,3 @@ def _number(text: str) -> int | float:
 def _size(token: Token) -> ast.Size:
     width, _, height = token.value.partition("x")
     return ast.Size(int(width), int(height), span=_token_span(token))
-
-
-define_initializers()
