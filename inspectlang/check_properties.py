@@ -16,6 +16,7 @@ from inspectlang.checked import (
     LOCALE,
     METERS,
     CheckedImage,
+    CheckedInput,
 )
 from inspectlang.diagnostics import Diagnostic, Severity, did_you_mean
 from inspectlang.expression_types import Scope
@@ -23,7 +24,6 @@ from inspectlang.manifest import (
     PRODUCT_FIELDS,
 )
 from inspectlang.property_values import norm, number, span_of, text
-from inspectlang.schema import CheckedInput
 from inspectlang.types import ExpressionChecker
 from inspectlang.vocabulary import (
     MAX_NUMBER,

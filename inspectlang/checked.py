@@ -12,7 +12,6 @@ from inspectlang.manifest import (
     RULE_EVENTS,
     IRNode,
 )
-from inspectlang.schema import CheckedInput
 
 #: Limits on the size of a template: past them the template is refused (E037), never slow.
 MAX_IMAGES = 100
@@ -127,6 +126,26 @@ class CheckedVerdict:
     disapprove: list[tuple[str, IRNode, ast.Span]] = field(default_factory=list)
     otherwise: str | None = None
     span: ast.Span | None = None
+
+
+@dataclass(slots=True)
+class CheckedInput:
+    """An `input` declaration read into what the manifest and the creation schema need."""
+
+    name: str
+    identifier: str
+    input_type: str
+    label: str
+    help: str | None
+    stages: list[str]
+    required: bool
+    #: The input type's own checks, in the manifest's `validationSchema` keys.
+    checks: dict[str, Any]
+    option_keys: list[str] | None
+    option_labels: list[str] | None
+    #: locale -> {"label", "helperMessage", "options"} for the other locales.
+    translations: dict[str, dict[str, Any]]
+    image: str | None
 
 
 @dataclass(slots=True)

@@ -166,6 +166,19 @@ def _parser() -> Lark:
     )
 
 
+@lru_cache(maxsize=1)
+def terminal_literals() -> dict[str, str]:
+    """Terminal name -> the literal it stands for (`COLON` -> `:`), for error messages."""
+    patterns: dict[str, str] = {}
+    for terminal in _parser().terminals:
+        value = terminal.pattern.value
+        if terminal.pattern.type == "str":
+            patterns[terminal.name] = value
+        elif value.endswith("\\b") and value[:-2].isalpha():  # a keyword: /set\b/
+            patterns[terminal.name] = value[:-2]
+    return patterns
+
+
 def _parse_text(text: str, filename: str, lines: _SourceLines, offset: int) -> ast.Module:
     parser = _parser()
     with _PARSE_LOCK:
@@ -190,7 +203,9 @@ def _try_parse(
     except _SyntaxProblem as problem:
         return None, Diagnostic(problem.code, problem.message, problem.span, filename)
     except UnexpectedInput as error:
-        return None, _diagnostic_for(error, filename, source_lines, text, offset)
+        return None, _diagnostic_for(
+            error, filename, source_lines, text, offset, terminal_literals()
+        )
 
 
 def parse_with_diagnostics(

@@ -14,11 +14,11 @@ schema's `inputs.properties.<identifier>` applies to each value.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from inspectlang import ast, identifiers
+from inspectlang.checked import CheckedInput
 from inspectlang.diagnostics import did_you_mean
 from inspectlang.expression_types import is_iso_date, regex_problem
 from inspectlang.manifest import CONSUMER_FIELDS, INPUT_TYPES, PRODUCT_FIELDS, InputSpec
@@ -170,26 +170,6 @@ def read_input_checks(
         if low in checks and high in checks and checks[low] > checks[high]:
             checker.report("E032", message, spans[high])
     return checks
-
-
-@dataclass(slots=True)
-class CheckedInput:
-    """An `input` declaration read into what the manifest and the creation schema need."""
-
-    name: str
-    identifier: str
-    input_type: str
-    label: str
-    help: str | None
-    stages: list[str]
-    required: bool
-    #: The input type's own checks, in the manifest's `validationSchema` keys.
-    checks: dict[str, Any]
-    option_keys: list[str] | None
-    option_labels: list[str] | None
-    #: locale -> {"label", "helperMessage", "options"} for the other locales.
-    translations: dict[str, dict[str, Any]]
-    image: str | None
 
 
 def read_input(checker: PropertyChecker, decl: ast.InputDecl) -> CheckedInput | None:

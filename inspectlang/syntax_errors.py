@@ -3,8 +3,7 @@ a "did you mean" and hints for common mistakes. Split from `inspectlang.parser`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from functools import lru_cache
+from collections.abc import Mapping, Sequence
 
 from lark import Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
@@ -26,25 +25,10 @@ _TERMINAL_WORDS = {
 }
 
 
-@lru_cache(maxsize=1)
-def _terminal_patterns() -> dict[str, str]:
-    """Terminal name -> the literal it stands for (`COLON` -> `:`), for error messages."""
-    from inspectlang.parser import _parser  # the parser module imports this one
-
-    patterns: dict[str, str] = {}
-    for terminal in _parser().terminals:
-        value = terminal.pattern.value
-        if terminal.pattern.type == "str":
-            patterns[terminal.name] = value
-        elif value.endswith("\\b") and value[:-2].isalpha():  # a keyword: /set\b/
-            patterns[terminal.name] = value[:-2]
-    return patterns
-
-
-def _describe_terminal(name: str) -> str:
+def _describe_terminal(name: str, literals: Mapping[str, str]) -> str:
     if name in _TERMINAL_WORDS:
         return _TERMINAL_WORDS[name]
-    literal = _terminal_patterns().get(name)
+    literal = literals.get(name)
     return f"`{literal}`" if literal is not None else name.lower()
 
 
@@ -54,10 +38,17 @@ def _describe_token(token: Token) -> str:
 
 
 def _diagnostic_for(
-    error: UnexpectedInput, filename: str, lines: Sequence[str], text: str, offset: int
+    error: UnexpectedInput,
+    filename: str,
+    lines: Sequence[str],
+    text: str,
+    offset: int,
+    literals: Mapping[str, str],
 ) -> Diagnostic:
     """A Lark syntax error in plain words, with its position. `text` starts at line
-    `offset + 1`; the lexer's own errors carry lines within `text`, not yet shifted."""
+    `offset + 1`; the lexer's own errors carry lines within `text`, not yet shifted.
+    `literals` maps the grammar's terminal names to the words they stand for (the parser's
+    `terminal_literals`)."""
     line, column = max(error.line, 1), max(error.column, 1)
     if isinstance(error, UnexpectedCharacters):
         line += offset
@@ -83,7 +74,9 @@ def _diagnostic_for(
         span = Span(line, column, line, column + len(token.value))
     if token.type == "_INDENT":
         return Diagnostic("E002", "unexpected indentation", span, filename)
-    expected = sorted({_describe_terminal(name) for name in (error.accepts or error.expected)})
+    expected = sorted(
+        {_describe_terminal(name, literals) for name in (error.accepts or error.expected)}
+    )
     if expected == [_TERMINAL_WORDS["_INDENT"]]:
         return Diagnostic(
             "E002", "expected an indented block (indent it by 4 spaces)", span, filename
@@ -94,7 +87,7 @@ def _diagnostic_for(
     keywords = [
         word
         for name in (error.accepts or error.expected)
-        if (word := _terminal_patterns().get(name, "")).isalpha()
+        if (word := literals.get(name, "")).isalpha()
     ]
     suggestion = did_you_mean(str(token.value), keywords) if token.type == "NAME" else None
     before = text[token.start_pos - 1] if token.start_pos else ""
