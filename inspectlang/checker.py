@@ -36,6 +36,7 @@ from inspectlang.expression_types import (
     compatible,
     describe,
 )
+from inspectlang.ir import UnknownNode
 from inspectlang.manifest import (
     VALIDATION_NAMES,
     IRNode,
@@ -329,7 +330,7 @@ class Checker(DeclarationChecker):
         for statement in body:
             if isinstance(statement, ast.SetStatement):
                 nodes.append(self.set_statement(statement))
-            else:
+            elif isinstance(statement, ast.IfStatement):
                 constant = constant_boolean(statement.condition)
                 condition = self.expressions.condition(statement.condition, "the condition")
                 if constant is False:
@@ -349,6 +350,8 @@ class Checker(DeclarationChecker):
                         "span": statement.span.as_list(),
                     }
                 )
+            else:
+                raise UnknownNode(statement, "checker")
         return nodes
 
     def set_statement(self, statement: ast.SetStatement) -> IRNode:

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from inspectlang import ast, identifiers
+from inspectlang.ir import UnknownNode
 from inspectlang.manifest import (
     PRODUCT_FIELDS,
     ImageSpec,
@@ -279,8 +280,11 @@ class Decompiler:
         return ast.RuleDecl(event, tuple(self.statement(node) for node in rule.body))
 
     def statement(self, node: IRNode) -> ast.Statement:
-        if node["op"] == "set":
+        op = node.get("op")
+        if op == "set":
             return ast.SetStatement(node["name"], self.expression(node["value"]))
+        if op != "if":
+            raise UnknownNode(node, "decompiler")
         otherwise = tuple(self.statement(n) for n in node.get("else") or [])
         if len(otherwise) == 1 and isinstance(otherwise[0], ast.IfStatement):
             first = otherwise[0]
@@ -365,7 +369,7 @@ class Decompiler:
                 self.expression(where) if where is not None else None,
                 self.expression(value) if value is not None else None,
             )
-        raise ValueError(f"unknown IR node `{op}`")
+        raise UnknownNode(node, "decompiler")
 
 
 def _bytes(size: int) -> ast.Quantity:

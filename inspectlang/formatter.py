@@ -16,6 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from inspectlang import ast
+from inspectlang.ir import UnknownNode
 from inspectlang.parser import parse
 
 __all__ = ["format_expression", "format_module", "format_source", "quote_text"]
@@ -180,8 +181,10 @@ def _statements(statements: tuple[ast.Statement, ...], indent: str) -> list[str]
         if isinstance(statement, ast.SetStatement):
             text = f"set {statement.variable} to {format_expression(statement.value)}"
             lines.extend(_lines(statement, text, indent))
-        else:
+        elif isinstance(statement, ast.IfStatement):
             lines.extend(_if(statement, indent, "if"))
+        else:
+            raise UnknownNode(statement, "formatter")
     return lines
 
 

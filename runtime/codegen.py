@@ -10,10 +10,11 @@ are plain `is None` tests, emitted only where the operand can be missing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from inspectlang.ir import IfStatement, SetStatement, Statement, UnknownNode
 from inspectlang.vocabulary import (
     MAX_NUMBER,
     PRESENT_FIELDS,
@@ -31,7 +32,7 @@ from runtime.values import (
     too_long,
     typed,
 )
-from runtime.verify import body_cost, static_cost
+from runtime.verify import QUANTIFIERS, body_cost, static_cost
 
 Node = dict[str, Any]
 
@@ -196,7 +197,9 @@ class CodeGenerator:
             return self.binary(node, target, span)
         if op == "call":
             return self.call(node, target, span)
-        return self.quantifier(node, target, span)
+        if op in QUANTIFIERS:
+            return self.quantifier(node, target, span)
+        raise UnknownNode(node, "codegen")
 
     def binary(self, node: Node, target: str, span: str) -> tuple[str, bool]:
         operator = node["operator"]
@@ -361,33 +364,35 @@ class CodeGenerator:
 
     # -- statements ----------------------------------------------------------------------------
 
-    def statements(self, nodes: list[Node]) -> None:
+    def statements(self, nodes: Sequence[Statement]) -> None:
         if not nodes:
             self.emit("pass")
         for node in nodes:
-            if node["op"] == "set":
-                self.charge(1 + static_cost(node["value"]))
-                value, missing = self.expression(node["value"])
-                store = f"d_vars[{node['name']!r}] = {value}"
+            if isinstance(node, SetStatement):
+                self.charge(1 + static_cost(node.value))
+                value, missing = self.expression(node.value)
+                store = f"d_vars[{node.name!r}] = {value}"
                 self.sources.add("var")
                 if missing:
-                    span = repr(tuple(node["span"]))
+                    span = repr(tuple(node.span))
                     self.emit(
                         f"if {value} is None: _record(env['errors'], 'missing_value', {span})"
                     )
                     self.emit(f"else: {store}")
                 else:
                     self.emit(store)
-            else:
-                self.charge(1 + static_cost(node["cond"]))
-                cond, _ = self.expression(node["cond"])
+            elif isinstance(node, IfStatement):
+                self.charge(1 + static_cost(node.condition))
+                cond, _ = self.expression(node.condition)
                 self.emit(f"if {cond} is True:")
                 with self.indented():
-                    self.statements(node["then"])
-                if node["else"]:
+                    self.statements(node.then)
+                if node.otherwise:
                     self.emit("else:")
                     with self.indented():
-                        self.statements(node["else"])
+                        self.statements(node.otherwise)
+            else:
+                raise UnknownNode(node, "codegen")
 
     def condition(self, node: Node) -> str:
         """Emit a condition (charged as one root); the returned code is True/False/None."""
@@ -406,7 +411,7 @@ def _items_may_be_missing(over: Node) -> bool:
     return bool(over["op"] == "list")
 
 
-def generate_rule(name: str, body: list[Node]) -> str:
+def generate_rule(name: str, body: Sequence[Statement]) -> str:
     generator = CodeGenerator()
     generator.statements(body)
     generator.leave()

@@ -8,10 +8,12 @@ from. `render_text` turns it into lines for the CLI.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from inspectlang.ir import IfStatement, SetStatement, Statement, UnknownNode
 from runtime.errors import StepLimitExceeded
 from runtime.evaldata import build_env
 from runtime.missing import missing_items
@@ -116,13 +118,16 @@ def _condition(
     )
 
 
-def _sets(body: list[dict[str, Any]]) -> list[str]:
+def _sets(body: Sequence[Statement]) -> list[str]:
+    """The variables a rule body may set."""
     names: list[str] = []
     for node in body:
-        if node["op"] == "set":
-            names.append(node["name"])
+        if isinstance(node, SetStatement):
+            names.append(node.name)
+        elif isinstance(node, IfStatement):
+            names += _sets(node.then) + _sets(node.otherwise)
         else:
-            names += _sets(node["then"]) + _sets(node["else"])
+            raise UnknownNode(node, "explanation")
     return sorted(set(names))
 
 

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from cachetools import LRUCache
 
+from inspectlang.ir import Statement
 from inspectlang.manifest import ImageSpec, InputSpec, Template, ValidationSpec
 from runtime import codegen
 from runtime.errors import InvalidProgram
@@ -39,7 +40,7 @@ class RuleProgram:
     input: str | None
     image: str | None
     validation: str | None
-    body: list[Node]
+    body: tuple[Statement, ...]
     span: list[int]
 
 

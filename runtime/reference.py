@@ -10,11 +10,12 @@ trace as `{op, span, value}` for the explanation.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 from simpleeval import SimpleEval
 
+from inspectlang.ir import IfStatement, SetStatement, Statement, UnknownNode
 from inspectlang.vocabulary import (
     MAX_TEXT_LENGTH as MAX_TEXT,
 )
@@ -22,6 +23,7 @@ from runtime.errors import StepLimitExceeded
 from runtime.values import (
     FUNCTIONS,
     MAX_STEPS,
+    Span,
     check_number,
     check_text,
     division_by_zero,
@@ -83,7 +85,9 @@ class ReferenceEvaluator:
 
     def _evaluate(self, node: Node, env: Env) -> Any:
         op = node["op"]
-        handler: Callable[[Node, Env], Any] = getattr(self, f"op_{op}")
+        handler: Callable[[Node, Env], Any] | None = getattr(self, f"op_{op}", None)
+        if handler is None:
+            raise UnknownNode(node, "reference evaluator")
         return handler(node, env)
 
     def op_literal(self, node: Node, env: Env) -> Any:
@@ -236,23 +240,25 @@ class ReferenceEvaluator:
     def expression(self, node: Node, env: Env) -> Any:
         return self.condition(node, env)
 
-    def statements(self, nodes: list[Node], env: Env) -> None:
+    def statements(self, nodes: Sequence[Statement], env: Env) -> None:
         for node in nodes:
-            if node["op"] == "set":
-                self.charge(env, 1 + static_cost(node["value"]))
-                value = self.evaluate(node["value"], env)
+            if isinstance(node, SetStatement):
+                self.charge(env, 1 + static_cost(node.value))
+                value = self.evaluate(node.value, env)
                 if value is None:
-                    record(env["errors"], "missing_value", tuple(node["span"]))
+                    record(env["errors"], "missing_value", cast(Span, tuple(node.span)))
                 else:
-                    env["vars"][node["name"]] = value
+                    env["vars"][node.name] = value
                 if self.trace is not None:
                     self.trace.append(
-                        {"op": "set", "span": node["span"], "value": value, "name": node["name"]}
+                        {"op": "set", "span": node.span, "value": value, "name": node.name}
                     )
+            elif isinstance(node, IfStatement):
+                self.charge(env, 1 + static_cost(node.condition))
+                cond = self.evaluate(node.condition, env)
+                self.statements(node.then if cond is True else node.otherwise, env)
             else:
-                self.charge(env, 1 + static_cost(node["cond"]))
-                cond = self.evaluate(node["cond"], env)
-                self.statements(node["then"] if cond is True else node["else"], env)
+                raise UnknownNode(node, "reference evaluator")
 
     def verdict(
         self,

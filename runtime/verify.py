@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from inspectlang.ir import IfStatement, SetStatement, Statement
 from inspectlang.manifest import Template
 from inspectlang.patterns import MAX_PATTERN, compiled_pattern
 from inspectlang.vocabulary import (
@@ -365,12 +366,15 @@ class Verifier:
 
     # -- statements ---------------------------------------------------------------------------
 
-    def statements(self, nodes: Any, scope: Scope, where: str, depth: int = 0) -> list[Any]:
+    def statements(
+        self, nodes: Any, scope: Scope, where: str, depth: int = 0
+    ) -> tuple[Statement, ...]:
+        """The JSON statements `nodes`, checked, as typed nodes (`inspectlang.ir`)."""
         if not isinstance(nodes, list):
             raise InvalidProgram("statements must be a list", where)
         if depth > MAX_DEPTH:
             raise InvalidProgram(f"statements nested deeper than {MAX_DEPTH}", where)
-        result: list[Any] = []
+        result: list[Statement] = []
         for index, node in enumerate(nodes):
             here = f"{where}[{index}]"
             if not isinstance(node, dict):
@@ -383,27 +387,22 @@ class Verifier:
                 value = self.expression(node.get("value"), scope, f"{here}.value", depth)
                 if value["type"] != scope.variables[name]:
                     raise InvalidProgram(f"set {name} to a {value['type']}", here)
-                result.append(
-                    {"op": "set", "name": name, "value": value, "span": self.span(node, here)}
-                )
+                result.append(SetStatement(name, value, self.span(node, here)))
             elif op == "if":
                 cond = self.expression(node.get("cond"), scope, f"{here}.cond", depth)
                 if cond["type"] != "boolean":
                     raise InvalidProgram("an if condition must be boolean", here)
                 result.append(
-                    {
-                        "op": "if",
-                        "cond": cond,
-                        "then": self.statements(node.get("then"), scope, f"{here}.then", depth + 1),
-                        "else": self.statements(
-                            node.get("else") or [], scope, f"{here}.else", depth + 1
-                        ),
-                        "span": self.span(node, here),
-                    }
+                    IfStatement(
+                        cond,
+                        self.statements(node.get("then"), scope, f"{here}.then", depth + 1),
+                        self.statements(node.get("else") or [], scope, f"{here}.else", depth + 1),
+                        self.span(node, here),
+                    )
                 )
             else:
                 raise InvalidProgram(f"unknown statement op {op!r}", here)
-        return result
+        return tuple(result)
 
     def condition(self, node: Any, scope: Scope, where: str) -> dict[str, Any]:
         result = self.expression(node, scope, where)
