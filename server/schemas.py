@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, Final, Literal
 
+import msgspec
 from litestar.openapi.spec import OpenAPIMediaType as MediaTypeObject
 from litestar.openapi.spec import OpenAPIResponse as ResponseObject
 from litestar.openapi.spec import Operation, RequestBody, Schema
 
-from inspectlang.manifest import INPUT_TYPES, INSPECTION_TYPES, PRODUCT_FIELDS
-
-JsonSchema = dict[str, Any]
+from inspectlang.manifest import INSPECTION_TYPES, PRODUCT_FIELDS
+from server.bodies import JsonSchema, ResponseBody, schema_of
 
 
 @dataclass
@@ -40,126 +40,23 @@ OBJECT: JsonSchema = {"type": "object"}
 OBJECT_ID: JsonSchema = {"type": "string", "pattern": "^[0-9a-f]{24}$"}
 TIMESTAMP: JsonSchema = {"type": "string", "format": "date-time"}
 
-ERROR: JsonSchema = {
-    "type": "object",
-    "required": ["code", "status", "description"],
-    "properties": {
-        "code": {"type": "string", "description": "Stable error code (docs/api.md)."},
-        "status": {"type": "integer"},
-        "description": STRING,
-        "errors": {"type": "array", "items": OBJECT},
-    },
-}
 
-MESSAGE: JsonSchema = {"type": "object", "required": ["message"], "properties": {"message": STRING}}
+class ErrorBody(ResponseBody):
+    """Every error response (`server.errors.ApiError.to_dict`)."""
 
-# --- Templates ---------------------------------------------------------------------------------
+    code: Annotated[str, msgspec.Meta(description="Stable error code (docs/api.md).")]
+    status: int
+    description: str
+    errors: list[dict[str, Any]] | msgspec.UnsetType = msgspec.UNSET
 
-_VALIDATION: JsonSchema = {
-    "type": "object",
-    "required": ["_id", "run", "required", "validation"],
-    "properties": {
-        "_id": STRING,
-        "run": {"type": "boolean"},
-        "required": {"type": "boolean"},
-        "validation": STRING,
-    },
-}
 
-_TEMPLATE_IMAGE: JsonSchema = {
-    "type": "object",
-    "required": ["side", "identifier", "validations"],
-    "properties": {
-        "side": STRING,
-        "identifier": STRING,
-        "validations": {"type": "array", "items": _VALIDATION},
-    },
-}
+class Message(ResponseBody):
+    """A write that returns no resource: `{"message": "Product updated"}`."""
 
-_TEMPLATE_INPUT: JsonSchema = {
-    "type": "object",
-    "required": ["identifier", "label", "type", "stages", "validationSchema"],
-    "properties": {
-        "identifier": STRING,
-        "label": STRING,
-        "type": {"type": "string", "enum": list(INPUT_TYPES)},
-        "options": {
-            "type": "array",
-            "items": {"type": "object", "required": ["label"], "properties": {"label": STRING}},
-        },
-        "stages": {"type": "array", "items": {"type": "string", "enum": ["create", "update"]}},
-        "validationSchema": {
-            "type": "object",
-            "required": ["required"],
-            "properties": {"required": {"type": "boolean"}},
-        },
-        "helperMessage": STRING,
-    },
-}
+    message: str
 
-TEMPLATE: JsonSchema = {
-    "type": "object",
-    "required": [
-        "_id",
-        "type",
-        "inspectionType",
-        "name",
-        "createdAt",
-        "updatedAt",
-        "parameters",
-        "variables",
-        "images",
-        "inputs",
-        "features",
-        "schema",
-    ],
-    "properties": {
-        "_id": STRING,
-        "type": {"type": "string", "enum": ["created", "built-in"]},
-        "inspectionType": {"type": "string", "enum": list(INSPECTION_TYPES)},
-        "name": STRING,
-        "createdAt": STRING,
-        "updatedAt": STRING,
-        "revision": {"type": "integer", "description": "Revision number of a custom template."},
-        "parameters": {
-            "type": "object",
-            "required": ["maxAttempts"],
-            "properties": {"maxAttempts": {"type": "number"}},
-        },
-        "variables": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["name", "type", "initialValue"],
-                "properties": {
-                    "name": STRING,
-                    "type": {"type": "string", "enum": ["numeric", "text"]},
-                    "initialValue": {"type": ["number", "string"]},
-                },
-            },
-        },
-        "images": {"type": "array", "items": _TEMPLATE_IMAGE},
-        "inputs": {"type": "array", "items": _TEMPLATE_INPUT},
-        "features": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["_id", "feature"],
-                "properties": {"_id": STRING, "feature": STRING},
-            },
-        },
-        "schema": OBJECT,
-        "logic": OBJECT,
-    },
-}
 
-TEMPLATE_LIST: JsonSchema = {"type": "array", "items": TEMPLATE}
-
-TEMPLATE_SOURCE_BODY: JsonSchema = {
-    "type": "object",
-    "required": ["source"],
-    "properties": {"source": {"type": "string", "description": "The template's `.insp` source."}},
-}
+MESSAGE: JsonSchema = schema_of(Message)
 
 # --- Inspections -------------------------------------------------------------------------------
 
@@ -523,12 +420,24 @@ _STATUS_TEXT = {
 }
 
 
-def _media(schema: JsonSchema) -> MediaTypeObject:
-    return MediaTypeObject(schema=RawSchema(raw=schema))
+#: `operation(response=DERIVED)`: keep the success response Litestar derives from the
+#: handler's return type (a `ResponseBody` Struct).
+DERIVED: Final = "derived"
+
+#: A JSON Schema, or the type (a Struct, `list[Struct]`) it is generated from.
+BodySchema = JsonSchema | type[msgspec.Struct] | Any
+
+
+def _schema(schema: BodySchema) -> JsonSchema:
+    return schema if isinstance(schema, dict) else schema_of(schema)
+
+
+def _media(schema: BodySchema) -> MediaTypeObject:
+    return MediaTypeObject(schema=RawSchema(raw=_schema(schema)))
 
 
 def _body(
-    schema: JsonSchema | None, *, multipart: bool, text: bool, multipart_schema: JsonSchema | None
+    schema: BodySchema | None, *, multipart: bool, text: bool, multipart_schema: JsonSchema | None
 ) -> RequestBody | None:
     content: dict[str, MediaTypeObject] = {}
     if schema is not None:
@@ -553,9 +462,9 @@ def _body(
 def operation(
     *,
     status: int,
-    response: JsonSchema | None,
+    response: BodySchema | Literal["derived"] | None,
     errors: tuple[int, ...],
-    body: JsonSchema | None = None,
+    body: BodySchema | None = None,
     multipart: bool = True,
     text: bool = False,
     multipart_schema: JsonSchema | None = None,
@@ -564,7 +473,9 @@ def operation(
 ) -> type[Operation]:
     """An Operation class for `@get/@post(operation_class=...)` with these bodies and responses.
 
-    Every route may answer 400 (bad body or parameter) besides `errors`; every authenticated
+    `body` and `response` are JSON Schemas or the Structs that decode or build them;
+    `response=DERIVED` keeps what Litestar derived from the handler's return type. Every route
+    may answer 400 (bad body or parameter) besides `errors`; every authenticated
     route also 401; every write (POST, PUT) also 413 and 415 (body size and type), 409 and 422
     (an `Idempotency-Key` in flight or reused with another request).
     """
@@ -577,16 +488,23 @@ def operation(
 
     def init(self: Operation, *args: Any, **kwargs: Any) -> None:
         Operation.__init__(self, *args, **kwargs)
-        responses: dict[str, ResponseObject] = {
-            str(status): ResponseObject(
+        derived = (self.responses or {}).get(str(status))
+        success = (
+            derived
+            if response == DERIVED and isinstance(derived, ResponseObject)
+            else ResponseObject(
                 description=_STATUS_TEXT.get(status, "Success"),
-                content={"application/json": _media(response)} if response is not None else None,
+                content={"application/json": _media(response)}
+                if response is not None and response != DERIVED
+                else None,
             )
-        }
+        )
+        success.description = _STATUS_TEXT.get(status, "Success")
+        responses: dict[str, ResponseObject] = {str(status): success}
         for code in sorted(statuses):
             responses[str(code)] = ResponseObject(
                 description=_STATUS_TEXT.get(code, "Error"),
-                content={"application/json": _media(ERROR)},
+                content={"application/json": _media(ErrorBody)},
             )
         self.responses = responses  # type: ignore[assignment]
         if request_body is not None:

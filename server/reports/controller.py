@@ -12,11 +12,12 @@ from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation, 
 from litestar.openapi.spec.enums import OpenAPIFormat, OpenAPIType
 from litestar.params import FromPath, FromQuery
 
+from server.bodies import JsonSchema
 from server.common import in_thread
 from server.deps import PUBLIC_OPT, auth_of, services
 from server.multipart import json_object, read_body
 from server.reports import service
-from server.schemas import OBJECT_ID, STRING, TIMESTAMP, JsonSchema, operation
+from server.schemas import OBJECT_ID, STRING, TIMESTAMP, operation
 
 TAGS = ["reports"]
 

@@ -9,12 +9,13 @@ from litestar import Request, get, post, put
 from litestar.params import FromPath, QueryParameter
 from litestar.response import Response
 
+from server.bodies import decode_body
 from server.common import in_thread
 from server.deps import auth_of, services
-from server.errors import ApiError
 from server.multipart import read_body
-from server.schemas import TEMPLATE, TEMPLATE_LIST, TEMPLATE_SOURCE_BODY, operation
+from server.schemas import operation
 from server.templates import service as templates
+from server.templates.schemas import Template, TemplateSource
 
 TAGS = ["templates"]
 
@@ -23,7 +24,7 @@ TAGS = ["templates"]
     "/v1/inspection/template",
     tags=TAGS,
     sync_to_thread=True,
-    operation_class=operation(write=False, status=200, response=TEMPLATE_LIST, errors=()),
+    operation_class=operation(write=False, status=200, response=list[Template], errors=()),
 )
 def list_templates(
     request: Request[Any, Any, Any],
@@ -42,7 +43,7 @@ def list_templates(
     "/v1/inspection/template/{template_id:str}",
     tags=TAGS,
     sync_to_thread=True,
-    operation_class=operation(write=False, status=200, response=TEMPLATE, errors=(404,)),
+    operation_class=operation(write=False, status=200, response=Template, errors=(404,)),
 )
 def get_template(
     request: Request[Any, Any, Any],
@@ -81,12 +82,7 @@ async def _source(request: Request[Any, Any, Any]) -> str:
     body = await read_body(request, allow_text=True)
     if body.text is not None:
         return body.text
-    if isinstance(body.data, dict) and isinstance(body.data.get("source"), str):
-        return str(body.data["source"])
-    raise ApiError.of(
-        "invalid_body",
-        'Send the template\'s .insp source as text/plain, or JSON {"source": "..."}.',
-    )
+    return decode_body(body, TemplateSource).source
 
 
 @post(
@@ -94,7 +90,7 @@ async def _source(request: Request[Any, Any, Any]) -> str:
     tags=TAGS,
     status_code=201,
     operation_class=operation(
-        status=201, response=TEMPLATE, errors=(409, 422), body=TEMPLATE_SOURCE_BODY, text=True
+        status=201, response=Template, errors=(409, 422), body=TemplateSource, text=True
     ),
 )
 async def create_template(request: Request[Any, Any, Any]) -> dict[str, Any]:
@@ -110,7 +106,7 @@ async def create_template(request: Request[Any, Any, Any]) -> dict[str, Any]:
     tags=TAGS,
     status_code=200,
     operation_class=operation(
-        status=200, response=TEMPLATE, errors=(404, 409, 422), body=TEMPLATE_SOURCE_BODY, text=True
+        status=200, response=Template, errors=(404, 409, 422), body=TemplateSource, text=True
     ),
 )
 async def revise_template(

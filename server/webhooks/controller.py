@@ -7,10 +7,11 @@ from typing import Any
 from litestar import Request, delete, get, post
 from litestar.params import FromPath
 
+from server.bodies import JsonSchema
 from server.common import in_thread
 from server.deps import auth_of, services
 from server.multipart import json_object, read_body
-from server.schemas import OBJECT_ID, STRING, TIMESTAMP, JsonSchema, operation
+from server.schemas import OBJECT_ID, STRING, TIMESTAMP, operation
 from server.webhooks import service as webhooks
 
 TAGS = ["webhooks"]

@@ -1,0 +1,70 @@
+"""Typed request bodies (`server.bodies`): each JSON body is decoded into its Struct, and the
+OpenAPI document shows the schema generated from that same Struct.
+
+Before, handlers read `dict[str, Any]` and looked up the keys they knew: an unknown field (a
+typo such as `expiresInSecond`) was ignored with a success, and the document's hand-written
+schema could say something the handler did not do. Now an unknown field is 400
+`unknown_field` naming it, a wrong type keeps the field's stable code, and the document's body
+schema is closed (`additionalProperties: false`) exactly where the decoder is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from server.bodies import schema_of
+from server.templates.schemas import TemplateSource
+
+SOURCE = 'template "Typed"\n    type: car\n\nverdict\n    approve when true\n'
+
+
+def error_of(response: httpx.Response) -> tuple[int, str, str | None]:
+    body = response.json()
+    field = (body.get("errors") or [{}])[0].get("field")
+    return response.status_code, body["code"], field
+
+
+@pytest.fixture
+def document(client: httpx.Client) -> dict[str, Any]:
+    found: dict[str, Any] = client.get("/schema/openapi.json").json()
+    return found
+
+
+def _request_schema(document: dict[str, Any], path: str, method: str) -> dict[str, Any]:
+    schema: dict[str, Any] = document["paths"][path][method]["requestBody"]["content"][
+        "application/json"
+    ]["schema"]
+    return schema
+
+
+def test_template_body_unknown_field_and_wrong_type(
+    client: httpx.Client, test_headers: dict[str, str]
+) -> None:
+    """`{"source": ..., "name": ...}` was a 201 that ignored `name`: now 400 `unknown_field`
+    on `name`; `{"source": 5}` is 400 `invalid_body` on `source`; `{"src": ...}` still says
+    the source is missing (400 `invalid_body` on `source`)."""
+    url = "/v1/inspection/template"
+    extra = client.post(url, json={"source": SOURCE, "name": "x"}, headers=test_headers)
+    assert error_of(extra) == (400, "unknown_field", "name")
+    wrong = client.post(url, json={"source": 5}, headers=test_headers)
+    assert error_of(wrong) == (400, "invalid_body", "source")
+    assert "source" in wrong.json()["description"]
+    missing = client.post(url, json={"src": SOURCE}, headers=test_headers)
+    assert error_of(missing) == (400, "invalid_body", "source")
+    ok = client.post(url, json={"source": SOURCE}, headers=test_headers)
+    assert ok.status_code == 201, ok.text
+
+
+def test_template_body_schema_is_the_model(document: dict[str, Any]) -> None:
+    """The document's body schema is generated from `TemplateSource`, closed like it."""
+    for path, method in [
+        ("/v1/inspection/template", "post"),
+        ("/v1/inspection/template/{template_id}", "put"),
+    ]:
+        schema = _request_schema(document, path, method)
+        assert schema == schema_of(TemplateSource)
+        assert schema["additionalProperties"] is False
+        assert schema["required"] == ["source"]
