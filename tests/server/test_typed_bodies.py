@@ -68,3 +68,39 @@ def test_template_body_schema_is_the_model(document: dict[str, Any]) -> None:
         assert schema == schema_of(TemplateSource)
         assert schema["additionalProperties"] is False
         assert schema["required"] == ["source"]
+
+
+def test_webhook_body_unknown_field_and_wrong_types(
+    client: httpx.Client, test_headers: dict[str, str]
+) -> None:
+    """`{"events", "endpoint", "secret"}` subscribed and ignored `secret`: now 400
+    `unknown_field` on `secret`, nothing stored. Wrong types keep their codes: `events` not a
+    list of known events is 400 `invalid_events`, `endpoint` not a text 400
+    `invalid_callback_url`."""
+    url = "/v1/notification/webhook"
+    events = ["inspection_created"]
+    extra = client.post(
+        url,
+        json={"events": events, "endpoint": "https://example.com/h", "secret": "mine"},
+        headers=test_headers,
+    )
+    assert error_of(extra) == (400, "unknown_field", "secret")
+    bad_event = client.post(
+        url, json={"events": [1], "endpoint": "https://example.com/h"}, headers=test_headers
+    )
+    assert error_of(bad_event) == (400, "invalid_events", "events[0]")
+    bad_endpoint = client.post(url, json={"events": events, "endpoint": 5}, headers=test_headers)
+    assert error_of(bad_endpoint) == (400, "invalid_callback_url", "endpoint")
+    listed = client.get(url, headers=test_headers).json()
+    assert listed == {"webhooks": []}
+
+
+def test_webhook_responses_are_documented_from_their_structs(document: dict[str, Any]) -> None:
+    """Litestar derives the success responses from the handlers' return types."""
+    operations = document["paths"]["/v1/notification/webhook"]
+    created = operations["post"]["responses"]["201"]["content"]["application/json"]["schema"]
+    listed = operations["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+    assert created == {"$ref": "#/components/schemas/SubscriptionCreated"}
+    assert listed == {"$ref": "#/components/schemas/SubscriptionList"}
+    subscription = document["components"]["schemas"]["Subscription"]
+    assert set(subscription["required"]) == {"_id", "endpoint", "events", "createdAt", "active"}
