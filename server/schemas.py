@@ -393,17 +393,6 @@ IMAGE_TOKEN: JsonSchema = {
     "properties": {"token": STRING, "expiresAt": TIMESTAMP},
 }
 
-PRESIGN_BODY: JsonSchema = {
-    "type": "object",
-    "properties": {"expiresInSeconds": {"type": "integer", "minimum": 1, "maximum": 604800}},
-}
-
-PRESIGNED: JsonSchema = {
-    "type": "object",
-    "required": ["accessToken", "expiresAt", "url"],
-    "properties": {"accessToken": STRING, "expiresAt": TIMESTAMP, "url": STRING},
-}
-
 # --- Operations --------------------------------------------------------------------------------
 
 _STATUS_TEXT = {

@@ -104,3 +104,31 @@ def test_webhook_responses_are_documented_from_their_structs(document: dict[str,
     assert listed == {"$ref": "#/components/schemas/SubscriptionList"}
     subscription = document["components"]["schemas"]["Subscription"]
     assert set(subscription["required"]) == {"_id", "endpoint", "events", "createdAt", "active"}
+
+
+CREATION = {
+    "templateId": "easy",
+    "locale": "en_US",
+    "delivery": {"channel": "email", "destination": "driver@example.com"},
+}
+
+
+def _inspection(client: httpx.Client, headers: dict[str, str]) -> str:
+    response = client.post("/v1/inspection/car", json=CREATION, headers=headers)
+    assert response.status_code == 201, response.text
+    inspection_id: str = response.json()["inspectionId"]
+    return inspection_id
+
+
+def test_presign_body_unknown_field(client: httpx.Client, test_headers: dict[str, str]) -> None:
+    """`{"expiresIn": 60}` (a misspelt `expiresInSeconds`) gave a 1-hour link, not the minute
+    asked for: now 400 `unknown_field` on `expiresIn`. No body at all still signs a link for
+    the default hour, and the response keeps its three fields."""
+    path = f"/v1/inspection/presign/detail/{_inspection(client, test_headers)}"
+    misspelt = client.post(path, json={"expiresIn": 60}, headers=test_headers)
+    assert error_of(misspelt) == (400, "unknown_field", "expiresIn")
+    wrong = client.post(path, json={"expiresInSeconds": "60"}, headers=test_headers)
+    assert error_of(wrong) == (400, "invalid_expires_in", "expiresInSeconds")
+    signed = client.post(path, headers=test_headers)
+    assert signed.status_code == 200, signed.text
+    assert set(signed.json()) == {"accessToken", "expiresAt", "url"}
