@@ -17,7 +17,7 @@ from litestar.openapi.spec import OpenAPIMediaType as MediaTypeObject
 from litestar.openapi.spec import OpenAPIResponse as ResponseObject
 from litestar.openapi.spec import Operation, RequestBody, Schema
 
-from inspectlang.manifest import INSPECTION_TYPES, PRODUCT_FIELDS
+from inspectlang.manifest import PRODUCT_FIELDS
 from server.bodies import JsonSchema, ResponseBody, schema_of
 
 
@@ -121,17 +121,6 @@ CREATE_INSPECTION_BODY: JsonSchema = {
     },
 }
 
-CREATED_INSPECTION: JsonSchema = {
-    "type": "object",
-    "required": ["inspectionId", "productId", "message", "magicLink"],
-    "properties": {
-        "inspectionId": STRING,
-        "productId": _nullable("string"),
-        "productIds": {"type": "array", "items": STRING},
-        "message": STRING,
-        "magicLink": STRING,
-    },
-}
 
 UPDATE_INSPECTION_BODY: JsonSchema = {
     "type": "object",
@@ -143,182 +132,6 @@ UPDATE_PRODUCT_BODY: JsonSchema = {
     "properties": {kind: _PRODUCT_DATA for kind, fields in PRODUCT_FIELDS.items() if fields},
 }
 
-_IMAGE_RECORD: JsonSchema = {
-    "type": "object",
-    "required": ["_id"],
-    "properties": {
-        "_id": STRING,
-        "templateImageIdentifier": _nullable("string"),
-        "side": _nullable("string"),
-        "target": _nullable("string"),
-        "type": _nullable("string"),
-        "processed": {"type": "boolean"},
-        "approved": {"type": ["boolean", "null"]},
-        "uploadedAt": _nullable("string"),
-        "src": _nullable("string"),
-        "label": STRING,
-        "productInspectionId": _nullable("string"),
-        "validations": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["_id", "validation", "confidence", "valid"],
-                "properties": {
-                    "_id": STRING,
-                    "validation": STRING,
-                    "confidence": {"type": ["number", "null"]},
-                    "valid": {"type": ["boolean", "null"]},
-                },
-            },
-        },
-        "damages": {"type": "array", "items": OBJECT},
-    },
-}
-
-_INPUT_VALUE: JsonSchema = {
-    "type": "object",
-    "required": ["identifier", "value"],
-    "properties": {"identifier": STRING, "label": STRING, "type": STRING, "value": {}},
-}
-
-_DAMAGE: JsonSchema = {
-    "type": "object",
-    "required": ["part", "damage", "severity"],
-    "properties": {
-        "part": STRING,
-        "damage": STRING,
-        "severity": STRING,
-        "percentage": {"type": ["number", "null"]},
-    },
-}
-
-_PRODUCT: JsonSchema = {
-    "type": "object",
-    "required": ["_id", "type", "images", "extraImages"],
-    "properties": {
-        "_id": STRING,
-        "type": {"type": "string", "enum": list(INSPECTION_TYPES)},
-        **{kind: OBJECT for kind in INSPECTION_TYPES},
-        "inputs": {"type": "array", "items": _INPUT_VALUE},
-        "images": {"type": "array", "items": _IMAGE_RECORD},
-        "extraImages": {"type": "array", "items": _IMAGE_RECORD},
-        "damages": {"type": "array", "items": _DAMAGE},
-    },
-}
-
-_IMAGES_HOLDER: JsonSchema = {
-    "type": "object",
-    "properties": {
-        "images": {"type": "array", "items": _IMAGE_RECORD},
-        "extraImages": {"type": "array", "items": _IMAGE_RECORD},
-        "inputs": {"type": "array", "items": _INPUT_VALUE},
-    },
-}
-
-INSPECTION: JsonSchema = {
-    "type": "object",
-    "required": [
-        "_id",
-        "type",
-        "status",
-        "veredict",
-        "template",
-        "producer",
-        "metadata",
-        "variables",
-        "globalValidations",
-        "products",
-        "testing",
-    ],
-    "properties": {
-        "_id": STRING,
-        "type": {"type": "string", "enum": list(INSPECTION_TYPES)},
-        "status": {
-            "type": "string",
-            "enum": ["created", "started", "processing", "completed", "blocked"],
-        },
-        "veredict": {"type": "string", "enum": ["approved", "disapproved", "not_defined"]},
-        "reasons": {"type": "array", "items": STRING},
-        "completedBy": {
-            "type": ["string", "null"],
-            "enum": ["client", "consumer", "expiration", None],
-        },
-        "template": {
-            "type": "object",
-            "required": ["_id", "name", "type"],
-            "properties": {
-                "_id": STRING,
-                "name": STRING,
-                "type": STRING,
-                "inputs": {"type": "array", "items": _INPUT_VALUE},
-            },
-        },
-        "producer": {
-            "type": "object",
-            "properties": {"companyId": STRING, "userId": STRING, "internalId": STRING},
-        },
-        "metadata": {"type": "object", "additionalProperties": STRING},
-        "locale": STRING,
-        "identity": _IMAGES_HOLDER,
-        "custom": _IMAGES_HOLDER,
-        "variables": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["name", "value"],
-                "properties": {"name": STRING, "value": {"type": ["number", "string", "null"]}},
-            },
-        },
-        "globalValidations": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["_id", "name", "description", "valid"],
-                "properties": {
-                    "_id": STRING,
-                    "name": STRING,
-                    "description": STRING,
-                    "valid": {"type": "boolean"},
-                },
-            },
-        },
-        "products": {"type": "array", "items": _PRODUCT},
-        "createdAt": STRING,
-        "updatedAt": STRING,
-        "startedAt": _nullable("string"),
-        "completedAt": _nullable("string"),
-        "expiresAt": _nullable("string"),
-        "testing": {"type": "boolean"},
-    },
-}
-
-INSPECTION_PAGE: JsonSchema = {
-    "type": "object",
-    "required": [
-        "inspections",
-        "totalInspections",
-        "limit",
-        "totalPages",
-        "page",
-        "pagingCounter",
-        "hasPrevPage",
-        "hasNextPage",
-        "prevPage",
-        "nextPage",
-    ],
-    "properties": {
-        "inspections": {"type": "array", "items": INSPECTION},
-        "totalInspections": {"type": "integer"},
-        "limit": {"type": "integer"},
-        "totalPages": {"type": "integer"},
-        "page": {"type": "integer"},
-        "pagingCounter": {"type": "integer"},
-        "hasPrevPage": {"type": "boolean"},
-        "hasNextPage": {"type": "boolean"},
-        "prevPage": _nullable("integer"),
-        "nextPage": _nullable("integer"),
-    },
-}
 
 FINISH_BODY: JsonSchema = {"type": "object", "properties": {}}
 
@@ -385,7 +198,6 @@ IMAGE_UPLOAD_BODY: JsonSchema = {
     },
 }
 
-IMAGE: JsonSchema = _IMAGE_RECORD
 
 IMAGE_TOKEN: JsonSchema = {
     "type": "object",

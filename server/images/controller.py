@@ -15,12 +15,11 @@ from server.deps import IMAGE_TOKEN_OPT, PUBLIC_OPT, auth_of, services
 from server.images import service as images
 from server.images.content import CONTENT_HEADERS
 from server.inspections import service as inspections
+from server.inspections.schemas import Image, Inspection
 from server.multipart import json_object, read_body
 from server.schemas import (
-    IMAGE,
     IMAGE_TOKEN,
     IMAGE_UPLOAD_BODY,
-    INSPECTION,
     VALIDATION_BODY,
     operation,
 )
@@ -35,7 +34,7 @@ TAGS = ["images"]
     opt={IMAGE_TOKEN_OPT: True},
     operation_class=operation(
         status=201,
-        response=IMAGE,
+        response=Image,
         errors=(403, 404, 409),
         multipart_schema=IMAGE_UPLOAD_BODY,
     ),
@@ -112,7 +111,7 @@ def image_content(
     tags=TAGS,
     status_code=200,
     operation_class=operation(
-        status=200, response=INSPECTION, errors=(404, 409), body=VALIDATION_BODY
+        status=200, response=Inspection, errors=(404, 409), body=VALIDATION_BODY
     ),
 )
 async def record_validation(

@@ -12,17 +12,15 @@ from server.common import in_thread
 from server.deps import auth_of, services
 from server.inspections import creation, listing
 from server.inspections import service as inspections
+from server.inspections.schemas import CreatedInspection, Inspection, InspectionPage
 from server.multipart import json_object, read_body
 from server.schemas import (
     CREATE_INSPECTION_BODY,
-    CREATED_INSPECTION,
     DAMAGE_BODY,
     FINISH_BODY,
-    INSPECTION,
-    INSPECTION_PAGE,
-    MESSAGE,
     UPDATE_INSPECTION_BODY,
     UPDATE_PRODUCT_BODY,
+    Message,
     operation,
 )
 
@@ -34,7 +32,7 @@ TAGS = ["inspections"]
     tags=TAGS,
     status_code=201,
     operation_class=operation(
-        status=201, response=CREATED_INSPECTION, errors=(404,), body=CREATE_INSPECTION_BODY
+        status=201, response=CreatedInspection, errors=(404,), body=CREATE_INSPECTION_BODY
     ),
 )
 async def create_inspection(
@@ -62,7 +60,7 @@ async def create_inspection(
     "/v1/inspection",
     tags=TAGS,
     sync_to_thread=True,
-    operation_class=operation(write=False, status=200, response=INSPECTION_PAGE, errors=()),
+    operation_class=operation(write=False, status=200, response=InspectionPage, errors=()),
 )
 def list_inspections(
     request: Request[Any, Any, Any],
@@ -103,7 +101,7 @@ def list_inspections(
     "/v1/inspection/{inspection_id:str}",
     tags=TAGS,
     sync_to_thread=True,
-    operation_class=operation(write=False, status=200, response=INSPECTION, errors=(404,)),
+    operation_class=operation(write=False, status=200, response=Inspection, errors=(404,)),
 )
 def get_inspection(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> dict[str, Any]:
     """The Inspection object."""
@@ -116,7 +114,7 @@ def get_inspection(request: Request[Any, Any, Any], inspection_id: FromPath[str]
     "/v1/inspection/{inspection_id:str}",
     tags=TAGS,
     operation_class=operation(
-        status=200, response=MESSAGE, errors=(404, 409), body=UPDATE_INSPECTION_BODY
+        status=200, response=Message, errors=(404, 409), body=UPDATE_INSPECTION_BODY
     ),
 )
 async def update_inspection(
@@ -145,7 +143,7 @@ async def update_inspection(
     "/v1/inspection/{inspection_type:str}/{product_id:str}",
     tags=TAGS,
     operation_class=operation(
-        status=200, response=MESSAGE, errors=(404, 409), body=UPDATE_PRODUCT_BODY
+        status=200, response=Message, errors=(404, 409), body=UPDATE_PRODUCT_BODY
     ),
 )
 async def update_product(
@@ -166,7 +164,7 @@ async def update_product(
     "/v1/inspection/finish/{inspection_id:str}",
     tags=TAGS,
     status_code=200,
-    operation_class=operation(status=200, response=INSPECTION, errors=(404, 409), body=FINISH_BODY),
+    operation_class=operation(status=200, response=Inspection, errors=(404, 409), body=FINISH_BODY),
 )
 async def finish_inspection(
     request: Request[Any, Any, Any], inspection_id: FromPath[str]
@@ -183,7 +181,7 @@ async def finish_inspection(
     "/v1/inspection/{inspection_id:str}/start",
     tags=TAGS,
     status_code=200,
-    operation_class=operation(status=200, response=INSPECTION, errors=(404, 409), body=FINISH_BODY),
+    operation_class=operation(status=200, response=Inspection, errors=(404, 409), body=FINISH_BODY),
 )
 async def start_inspection(
     request: Request[Any, Any, Any], inspection_id: FromPath[str]
@@ -200,7 +198,7 @@ async def start_inspection(
     "/v1/inspection/{inspection_id:str}/damage",
     tags=TAGS,
     status_code=200,
-    operation_class=operation(status=200, response=INSPECTION, errors=(404, 409), body=DAMAGE_BODY),
+    operation_class=operation(status=200, response=Inspection, errors=(404, 409), body=DAMAGE_BODY),
 )
 async def declare_damage(
     request: Request[Any, Any, Any],

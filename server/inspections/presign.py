@@ -23,8 +23,9 @@ from server.db import Database
 from server.deps import PUBLIC_OPT, auth_of, services
 from server.errors import ApiError
 from server.inspections import service as inspections
+from server.inspections.schemas import Inspection
 from server.multipart import read_body
-from server.schemas import DERIVED, INSPECTION, operation
+from server.schemas import DERIVED, operation
 from server.settings import Settings
 
 TAGS = ["presigned links"]
@@ -103,7 +104,7 @@ async def presign_detail(
     opt={PUBLIC_OPT: True},
     security=[],
     operation_class=operation(
-        write=False, status=200, response=INSPECTION, errors=(403, 404), public=True
+        write=False, status=200, response=Inspection, errors=(403, 404), public=True
     ),
 )
 def read_presigned(

@@ -9,6 +9,9 @@ import msgspec
 
 from server.bodies import InputType, InspectionType, RequestBody, ResponseBody
 
+Unset = msgspec.UnsetType
+UNSET = msgspec.UNSET
+
 #: The message of a body that carries no source.
 SOURCE_MESSAGE = 'Send the template\'s .insp source as text/plain, or JSON {"source": "..."}.'
 
@@ -40,7 +43,22 @@ class Option(ResponseBody):
 
 
 class ValidationSchema(ResponseBody):
+    """`required` plus the input type's own checks (`inspectlang.manifest.ValidationSchema`)."""
+
     required: bool
+    minLength: int | Unset | None = UNSET
+    maxLength: int | Unset | None = UNSET
+    pattern: str | Unset | None = UNSET
+    email: bool | Unset | None = UNSET
+    minimum: float | Unset | None = UNSET
+    maximum: float | Unset | None = UNSET
+    integer: bool | Unset | None = UNSET
+    minDate: str | Unset | None = UNSET
+    maxDate: str | Unset | None = UNSET
+    minItems: int | Unset | None = UNSET
+    maxItems: int | Unset | None = UNSET
+    mediaTypes: list[str] | Unset | None = UNSET
+    maxSizeBytes: int | Unset | None = UNSET
 
 
 class TemplateInput(ResponseBody):
@@ -54,7 +72,16 @@ class TemplateInput(ResponseBody):
 
 
 class Parameters(ResponseBody):
+    """The spec's `maxAttempts` and ours (`inspectlang.manifest.Parameters`)."""
+
     maxAttempts: float
+    minConfidence: float | Unset = UNSET
+    linkExpiresInHours: float | Unset | None = UNSET
+    expiresInHours: float | Unset | None = UNSET
+    maxPhotoAgeHours: float | Unset | None = UNSET
+    maxDistanceMeters: float | Unset | None = UNSET
+    minImageWidth: int | Unset | None = UNSET
+    minImageHeight: int | Unset | None = UNSET
 
 
 class Variable(ResponseBody):

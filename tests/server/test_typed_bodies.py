@@ -10,13 +10,18 @@ schema is closed (`additionalProperties: false`) exactly where the decoder is.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 
 from server.bodies import schema_of
-from server.templates.schemas import TemplateSource
+from server.inspections.schemas import CreatedInspection, Image, Inspection, InspectionPage
+from server.templates.schemas import Template, TemplateSource
+from tests.server.test_every_image_slot import creation_body, every_template
+from tests.server.test_images import PHOTO, upload
 
 SOURCE = 'template "Typed"\n    type: car\n\nverdict\n    approve when true\n'
 
@@ -132,3 +137,70 @@ def test_presign_body_unknown_field(client: httpx.Client, test_headers: dict[str
     signed = client.post(path, headers=test_headers)
     assert signed.status_code == 200, signed.text
     assert set(signed.json()) == {"accessToken", "expiresAt", "url"}
+
+
+def _described_exactly(value: Any, model: Any) -> None:
+    """`value` decodes as `model` and encodes back to itself: every field of the real object
+    is in the model, with its type (a field the model lacks would be dropped and differ)."""
+    typed = msgspec.convert(value, model)
+    differences = _differences(msgspec.to_builtins(typed), value)
+    assert differences == [], "\n".join(sorted({re.sub(r"\[\d+\]", "[]", d) for d in differences}))
+
+
+def _differences(got: Any, want: Any, path: str = "$") -> list[str]:
+    """Where `got` differs from `want`; a number equals the same number of the other kind
+    (the Structs document numbers as JSON numbers), a bool or text only itself."""
+    if isinstance(want, dict) and isinstance(got, dict):
+        found = [f"{path}.{key}: missing" for key in want if key not in got]
+        found += [f"{path}.{key}: extra" for key in got if key not in want]
+        for key in want.keys() & got.keys():
+            found += _differences(got[key], want[key], f"{path}.{key}")
+        return found
+    if isinstance(want, list) and isinstance(got, list) and len(want) == len(got):
+        pairs = enumerate(zip(got, want, strict=True))
+        return [d for i, (g, w) in pairs for d in _differences(g, w, f"{path}[{i}]")]
+    same_kind = type(got) is type(want) or not isinstance(want, bool | str | dict | list)
+    return [] if got == want and same_kind else [f"{path}: {got!r} != {want!r}"]
+
+
+def test_every_response_object_is_exactly_its_struct(
+    client: httpx.Client, test_headers: dict[str, str]
+) -> None:
+    """The document's Template, Image, Inspection, page and created-inspection schemas come
+    from Structs while the hot paths build dicts (`runtime.api_view`): for every built-in and
+    example template, the real objects (one photo per slot and an extra one, finished, listed,
+    read through a presigned link) are exactly what their Structs describe."""
+    templates = every_template(client, test_headers)
+    _described_exactly(templates, list[Template])
+    for template in templates:
+        with_logic = client.get(
+            f"/v1/inspection/template/{template['_id']}",
+            params={"withLogic": "true"},
+            headers=test_headers,
+        ).json()
+        _described_exactly(with_logic, Template)
+        kind = template["inspectionType"]
+        created = client.post(
+            f"/v1/inspection/{kind}", json=creation_body(template), headers=test_headers
+        )
+        assert created.status_code == 201, (template["name"], created.text)
+        _described_exactly(created.json(), CreatedInspection)
+        product_id = created.json()["productId"]
+        for data in [*({"side": slot["side"]} for slot in template["images"]), {"side": "extra"}]:
+            image = upload(client, test_headers, product_id, data, image=PHOTO)
+            assert image.status_code == 201, (template["name"], image.text)
+            _described_exactly(image.json(), Image)
+        inspection_id = created.json()["inspectionId"]
+        _described_exactly(
+            client.get(f"/v1/inspection/{inspection_id}", headers=test_headers).json(), Inspection
+        )
+        finished = client.post(f"/v1/inspection/finish/{inspection_id}", headers=test_headers)
+        # 409 update_inputs_missing: a template with required update-stage inputs
+        assert finished.status_code in (200, 409), (template["name"], finished.text)
+        if finished.status_code == 200:
+            _described_exactly(finished.json(), Inspection)
+        link = client.post(f"/v1/inspection/presign/detail/{inspection_id}", headers=test_headers)
+        _described_exactly(client.get(link.json()["url"]).json(), Inspection)
+    page = client.get("/v1/inspection", params={"limit": 100}, headers=test_headers)
+    assert page.json()["totalInspections"] == len(templates)
+    _described_exactly(page.json(), InspectionPage)

@@ -1,0 +1,171 @@
+"""The inspection routes' bodies: the Inspection object (built as a dict by
+`runtime.api_view`, on the hot paths, and documented by these Structs), a created inspection,
+a page of inspections.
+
+Fields that depend on the vocabulary (one product object per inspection type) are made from
+`inspectlang.manifest`'s tables with `msgspec.defstruct`, so a new type needs no edit here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from inspectlang.manifest import CONSUMER_FIELDS, INSPECTION_TYPES
+from server.bodies import InspectionType, ResponseBody
+
+Nullable = str | None
+Unset = msgspec.UnsetType
+UNSET = msgspec.UNSET
+
+
+class ImageValidation(ResponseBody):
+    id: str = msgspec.field(name="_id")
+    validation: str
+    confidence: float | None
+    valid: bool | None
+
+
+class Image(ResponseBody):
+    """An image of a product (also the response of an upload)."""
+
+    id: str = msgspec.field(name="_id")
+    templateImageIdentifier: Nullable | Unset = UNSET
+    side: Nullable | Unset = UNSET
+    target: Nullable | Unset = UNSET
+    type: Nullable | Unset = UNSET
+    processed: bool | Unset = UNSET
+    approved: bool | Unset | None = UNSET
+    uploadedAt: Nullable | Unset = UNSET
+    src: Nullable | Unset = UNSET
+    label: str | Unset = UNSET
+    productInspectionId: Nullable | Unset = UNSET
+    validations: list[ImageValidation] | Unset = UNSET
+    damages: list[dict[str, Any]] | Unset = UNSET
+
+
+class InputValue(ResponseBody):
+    identifier: str
+    value: Any
+    label: str | Unset = UNSET
+    type: str | Unset = UNSET
+
+
+class Damage(ResponseBody):
+    part: str
+    damage: str
+    severity: str
+    percentage: float | Unset | None = UNSET
+
+
+class ProductBase(ResponseBody):
+    id: str = msgspec.field(name="_id")
+    type: InspectionType
+    images: list[Image]
+    extraImages: list[Image]
+    inputs: list[InputValue] | Unset = UNSET
+    damages: list[Damage] | Unset = UNSET
+
+
+#: A product: its common fields and, under its type's name (`car`, ...), the product data.
+Product = msgspec.defstruct(
+    "Product",
+    [(kind, dict[str, Any] | Unset, UNSET) for kind in INSPECTION_TYPES],
+    bases=(ProductBase,),
+    kw_only=True,
+    omit_defaults=True,
+)
+
+
+class ImagesHolder(ResponseBody):
+    images: list[Image] | Unset = UNSET
+    extraImages: list[Image] | Unset = UNSET
+    inputs: list[InputValue] | Unset = UNSET
+
+
+#: JSON type of each expression type of a consumer field.
+_VALUE_TYPES: dict[str, Any] = {"text": str, "date": str, "number": float}
+
+#: The person inspected: the consumer's fields (`CONSUMER_FIELDS`) beside their photos.
+Identity = msgspec.defstruct(
+    "Identity",
+    [(name, _VALUE_TYPES[kind] | None | Unset, UNSET) for name, kind in CONSUMER_FIELDS.items()],
+    bases=(ImagesHolder,),
+    kw_only=True,
+    omit_defaults=True,
+)
+
+
+class TemplateReference(ResponseBody):
+    id: str = msgspec.field(name="_id")
+    name: str
+    type: str
+    inputs: list[InputValue] | Unset = UNSET
+
+
+class Producer(ResponseBody):
+    companyId: str | Unset = UNSET
+    userId: str | Unset = UNSET
+    internalId: str | Unset = UNSET
+
+
+class VariableValue(ResponseBody):
+    name: str
+    value: float | str | None
+
+
+class GlobalValidation(ResponseBody):
+    id: str = msgspec.field(name="_id")
+    name: str
+    description: str
+    valid: bool
+
+
+class Inspection(ResponseBody):
+    """The spec's Inspection object (`runtime.api_view`)."""
+
+    id: str = msgspec.field(name="_id")
+    type: InspectionType
+    status: Literal["created", "started", "processing", "completed", "blocked"]
+    veredict: Literal["approved", "disapproved", "not_defined"]
+    template: TemplateReference
+    producer: Producer
+    metadata: dict[str, str]
+    variables: list[VariableValue]
+    globalValidations: list[GlobalValidation]
+    products: list[Product]  # type: ignore[valid-type]
+    testing: bool
+    reasons: list[str] | Unset = UNSET
+    completedBy: Literal["client", "consumer", "expiration"] | Unset | None = UNSET
+    locale: str | Unset = UNSET
+    identity: Identity | Unset = UNSET  # type: ignore[valid-type]
+    custom: ImagesHolder | Unset = UNSET
+    createdAt: str | Unset = UNSET
+    updatedAt: str | Unset = UNSET
+    startedAt: Nullable | Unset = UNSET
+    completedAt: Nullable | Unset = UNSET
+    expiresAt: Nullable | Unset = UNSET
+
+
+class InspectionPage(ResponseBody):
+    """A page of `GET /v1/inspection` (the spec's paginated list)."""
+
+    inspections: list[Inspection]
+    totalInspections: int
+    limit: int
+    totalPages: int
+    page: int
+    pagingCounter: int
+    hasPrevPage: bool
+    hasNextPage: bool
+    prevPage: int | None
+    nextPage: int | None
+
+
+class CreatedInspection(ResponseBody):
+    inspectionId: str
+    productId: str | None
+    message: str
+    magicLink: str
+    productIds: list[str] | Unset = UNSET
