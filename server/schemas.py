@@ -135,39 +135,6 @@ UPDATE_PRODUCT_BODY: JsonSchema = {
 
 FINISH_BODY: JsonSchema = {"type": "object", "properties": {}}
 
-DAMAGE_BODY: JsonSchema = {
-    "type": "object",
-    "required": ["part", "damage"],
-    "properties": {
-        "productId": STRING,
-        "part": STRING,
-        "damage": STRING,
-        "severity": STRING,
-        "percentage": {"type": "number", "minimum": 0, "maximum": 100},
-    },
-}
-
-VALIDATION_BODY: JsonSchema = {
-    "type": "object",
-    "required": ["validation", "confidence"],
-    "properties": {
-        "validation": STRING,
-        "confidence": {"type": "number", "minimum": 0, "maximum": 100},
-        "result": {},
-        "damages": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "part": STRING,
-                    "damage": STRING,
-                    "severity": STRING,
-                    "percentage": {"type": "number"},
-                },
-            },
-        },
-    },
-}
 
 # --- Images and signed links -------------------------------------------------------------------
 

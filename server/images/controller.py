@@ -10,17 +10,17 @@ from litestar.params import FromPath, QueryParameter
 from litestar.response import Response
 
 from server.auth import authenticate_key
+from server.bodies import decode_body
 from server.common import in_thread
 from server.deps import IMAGE_TOKEN_OPT, PUBLIC_OPT, auth_of, services
 from server.images import service as images
 from server.images.content import CONTENT_HEADERS
 from server.inspections import service as inspections
-from server.inspections.schemas import Image, Inspection
-from server.multipart import json_object, read_body
+from server.inspections.schemas import Image, Inspection, ValidationResult
+from server.multipart import read_body
 from server.schemas import (
     IMAGE_TOKEN,
     IMAGE_UPLOAD_BODY,
-    VALIDATION_BODY,
     operation,
 )
 
@@ -111,7 +111,7 @@ def image_content(
     tags=TAGS,
     status_code=200,
     operation_class=operation(
-        status=200, response=Inspection, errors=(404, 409), body=VALIDATION_BODY
+        status=200, response=Inspection, errors=(404, 409), body=ValidationResult
     ),
 )
 async def record_validation(
@@ -122,7 +122,7 @@ async def record_validation(
     """An external analysis service reports one validation of an image."""
     app = services(request)
     auth = auth_of(request)
-    body = json_object(await read_body(request))
+    body = decode_body(await read_body(request), ValidationResult)
     return await in_thread(
         inspections.record_validation,
         app.db,

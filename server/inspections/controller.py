@@ -8,15 +8,15 @@ from typing import Annotated, Any
 from litestar import Request, get, post, put
 from litestar.params import FromPath, PathParameter, QueryParameter
 
+from server.bodies import decode_body
 from server.common import in_thread
 from server.deps import auth_of, services
 from server.inspections import creation, listing
 from server.inspections import service as inspections
-from server.inspections.schemas import CreatedInspection, Inspection, InspectionPage
+from server.inspections.schemas import CreatedInspection, DamageBody, Inspection, InspectionPage
 from server.multipart import json_object, read_body
 from server.schemas import (
     CREATE_INSPECTION_BODY,
-    DAMAGE_BODY,
     FINISH_BODY,
     UPDATE_INSPECTION_BODY,
     UPDATE_PRODUCT_BODY,
@@ -198,7 +198,7 @@ async def start_inspection(
     "/v1/inspection/{inspection_id:str}/damage",
     tags=TAGS,
     status_code=200,
-    operation_class=operation(status=200, response=Inspection, errors=(404, 409), body=DAMAGE_BODY),
+    operation_class=operation(status=200, response=Inspection, errors=(404, 409), body=DamageBody),
 )
 async def declare_damage(
     request: Request[Any, Any, Any],
@@ -207,7 +207,7 @@ async def declare_damage(
     """A damage declared by the consumer (template feature `damage_declaration`)."""
     app = services(request)
     auth = auth_of(request)
-    body = json_object(await read_body(request))
+    body = decode_body(await read_body(request), DamageBody)
     return await in_thread(
         inspections.declare_damage, app.db, app.settings, auth, inspection_id, body, app.clock()
     )

@@ -8,12 +8,12 @@ Fields that depend on the vocabulary (one product object per inspection type) ar
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
 from inspectlang.manifest import CONSUMER_FIELDS, INSPECTION_TYPES
-from server.bodies import InspectionType, ResponseBody
+from server.bodies import InspectionType, RequestBody, ResponseBody
 
 Nullable = str | None
 Unset = msgspec.UnsetType
@@ -169,3 +169,42 @@ class CreatedInspection(ResponseBody):
     message: str
     magicLink: str
     productIds: list[str] | Unset = UNSET
+
+
+# --- request bodies ----------------------------------------------------------------------------
+
+#: A percentage or confidence: a whole or decimal number from 0 to 100 (a whole one stays whole).
+Percent = Annotated[int, msgspec.Meta(ge=0, le=100)] | Annotated[float, msgspec.Meta(ge=0, le=100)]
+#: A damage's part, kind and severity: texts of 1 to 100 characters.
+DamageText = Annotated[str, msgspec.Meta(min_length=1, max_length=100)]
+
+
+class DamageFields(RequestBody):
+    """A damage: declared by the consumer, or found by an analysis service."""
+
+    part: DamageText
+    damage: DamageText
+    severity: DamageText
+    percentage: Percent | Unset | None = UNSET
+
+
+class DamageBody(DamageFields):
+    """`POST /v1/inspection/:id/damage`; the first product unless `productId` says otherwise."""
+
+    productId: str | Unset = UNSET
+
+
+class ValidationResult(RequestBody):
+    """`POST /v1/inspection/:id/image/:imageId/validation`: one validation's result."""
+
+    field_codes = {
+        "validation": "unknown_validation",
+        "confidence": "invalid_validation_result",
+        "result": "invalid_validation_result",
+        "damages": "invalid_validation_result",
+    }
+
+    validation: str
+    confidence: Percent
+    result: Annotated[str, msgspec.Meta(max_length=1000)] | int | float | bool | None = None
+    damages: list[DamageFields] | Unset = UNSET

@@ -204,3 +204,40 @@ def test_every_response_object_is_exactly_its_struct(
     page = client.get("/v1/inspection", params={"limit": 100}, headers=test_headers)
     assert page.json()["totalInspections"] == len(templates)
     _described_exactly(page.json(), InspectionPage)
+
+
+def test_damage_and_validation_bodies(client: httpx.Client, test_headers: dict[str, str]) -> None:
+    """A damage with a misspelt `percent` was accepted and the percentage silently lost; an
+    analysis result with `confidense` was refused only for the missing confidence. Now both
+    name the unknown field (400 `unknown_field`); wrong types keep their codes (a damage's
+    fields 400 `invalid_body`, a result's 400 `invalid_validation_result`)."""
+    inspection_id = _inspection(client, test_headers)
+    damage_url = f"/v1/inspection/{inspection_id}/damage"
+    damage = {"part": "trunk", "damage": "dent", "severity": "minor"}
+    misspelt = client.post(damage_url, json={**damage, "percent": 5}, headers=test_headers)
+    assert error_of(misspelt) == (400, "unknown_field", "percent")
+    too_long = client.post(damage_url, json={**damage, "part": "x" * 101}, headers=test_headers)
+    assert error_of(too_long) == (400, "invalid_body", "part")
+    wrong = client.post(damage_url, json={**damage, "productId": 5}, headers=test_headers)
+    assert error_of(wrong) == (400, "invalid_body", "productId")
+
+    document = client.get(f"/v1/inspection/{inspection_id}", headers=test_headers).json()
+    product_id = document["products"][0]["_id"]
+    image = upload(client, test_headers, product_id, {"side": "front"}, image=PHOTO).json()
+    url = f"/v1/inspection/{inspection_id}/image/{image['_id']}/validation"
+    result = {"validation": "recaptured", "confidence": 93}
+    typo = client.post(
+        url, json={"validation": "recaptured", "confidense": 93}, headers=test_headers
+    )
+    assert error_of(typo) == (400, "invalid_validation_result", "confidence")
+    extra = client.post(url, json={**result, "score": 1}, headers=test_headers)
+    assert error_of(extra) == (400, "unknown_field", "score")
+    bad_damage = client.post(
+        url, json={**result, "damages": [{**damage, "percentage": 101}]}, headers=test_headers
+    )
+    assert error_of(bad_damage) == (400, "invalid_validation_result", "damages[0].percentage")
+    recorded = client.post(url, json=result, headers=test_headers)
+    assert recorded.status_code == 200, recorded.text
+    views = recorded.json()["products"][0]["images"][0]["validations"]
+    confidence = next(v["confidence"] for v in views if v["validation"] == "recaptured")
+    assert confidence == 93
