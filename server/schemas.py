@@ -166,12 +166,6 @@ IMAGE_UPLOAD_BODY: JsonSchema = {
 }
 
 
-IMAGE_TOKEN: JsonSchema = {
-    "type": "object",
-    "required": ["token", "expiresAt"],
-    "properties": {"token": STRING, "expiresAt": TIMESTAMP},
-}
-
 # --- Operations --------------------------------------------------------------------------------
 
 _STATUS_TEXT = {

@@ -15,11 +15,12 @@ from server.common import in_thread
 from server.deps import IMAGE_TOKEN_OPT, PUBLIC_OPT, auth_of, services
 from server.images import service as images
 from server.images.content import CONTENT_HEADERS
+from server.images.schemas import UploadToken
 from server.inspections import service as inspections
 from server.inspections.schemas import Image, Inspection, ValidationResult
 from server.multipart import read_body
 from server.schemas import (
-    IMAGE_TOKEN,
+    DERIVED,
     IMAGE_UPLOAD_BODY,
     operation,
 )
@@ -64,11 +65,9 @@ async def upload_image(
     "/v1/inspection/image/token/{product_id:str}",
     tags=TAGS,
     status_code=200,
-    operation_class=operation(status=200, response=IMAGE_TOKEN, errors=(403, 404)),
+    operation_class=operation(status=200, response=DERIVED, errors=(403, 404)),
 )
-async def upload_token(
-    request: Request[Any, Any, Any], product_id: FromPath[str]
-) -> dict[str, Any]:
+async def upload_token(request: Request[Any, Any, Any], product_id: FromPath[str]) -> UploadToken:
     """A short-lived token for header `x-image-token`: uploads of this product, no API key."""
     app = services(request)
     auth = auth_of(request)
