@@ -32,7 +32,6 @@ STATUS_BY_CODE: dict[str, int] = {
     "malformed_json": 400,
     "invalid_body": 400,
     "bad_request": 400,
-    "unknown_field": 400,
     "body_too_large": 413,
     "unsupported_media_type": 415,
     "internal_error": 500,
