@@ -1,14 +1,16 @@
-"""Request and response schemas of the resource endpoints, as the OpenAPI document shows them.
+"""The OpenAPI operation of each resource route: its request body, its responses, its errors.
 
-Handlers read bodies themselves (JSON, text or multipart, see `server.multipart`) and return plain
-dicts, so Litestar cannot infer these shapes: each route gets an `operation(...)` class that puts
-the JSON Schemas below into its OpenAPI operation. The schemas describe what the handlers really
-send (schemathesis checks every response against them), including every error response.
+Handlers read bodies themselves (JSON, text or multipart, see `server.multipart`), so Litestar
+cannot derive the request body from a `data` parameter: each route gets an `operation(...)`
+class that puts the request body's schema, generated from the body's Struct
+(`server/<resource>/schemas.py`, `server.bodies.schema_of`), into its operation, with the
+success response (derived by Litestar from the handler's return type, or generated from a
+Struct where the hot paths build dicts) and every error response (`ErrorBody`). schemathesis
+checks every response against them.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Final, Literal
 
@@ -17,7 +19,6 @@ from litestar.openapi.spec import OpenAPIMediaType as MediaTypeObject
 from litestar.openapi.spec import OpenAPIResponse as ResponseObject
 from litestar.openapi.spec import Operation, RequestBody, Schema
 
-from inspectlang.manifest import PRODUCT_FIELDS
 from server.bodies import JsonSchema, ResponseBody, schema_of
 
 
@@ -29,16 +30,6 @@ class RawSchema(Schema):
 
     def to_schema(self) -> dict[str, Any]:
         return self.raw
-
-
-def _nullable(kind: str) -> JsonSchema:
-    return {"type": [kind, "null"]}
-
-
-STRING: JsonSchema = {"type": "string"}
-OBJECT: JsonSchema = {"type": "object"}
-OBJECT_ID: JsonSchema = {"type": "string", "pattern": "^[0-9a-f]{24}$"}
-TIMESTAMP: JsonSchema = {"type": "string", "format": "date-time"}
 
 
 class ErrorBody(ResponseBody):
@@ -56,114 +47,8 @@ class Message(ResponseBody):
     message: str
 
 
-MESSAGE: JsonSchema = schema_of(Message)
-
-# --- Inspections -------------------------------------------------------------------------------
-
-_PRODUCT_DATA: JsonSchema = {
-    "type": "object",
-    "additionalProperties": {"type": ["string", "number", "boolean", "null"]},
-}
-
-_INPUT_VALUES: JsonSchema = {
-    "type": "array",
-    "items": {
-        "type": "object",
-        "required": ["identifier", "value"],
-        "properties": {"identifier": STRING, "value": {}},
-    },
-}
-
-_METADATA: JsonSchema = {
-    "type": "object",
-    "maxProperties": 50,
-    "propertyNames": {"maxLength": 50},
-    "additionalProperties": {"type": "string", "maxLength": 500},
-}
-
-_CONSUMER: JsonSchema = {
-    "type": "object",
-    "properties": {
-        "firstName": STRING,
-        "lastName": STRING,
-        "identification": STRING,
-        "email": STRING,
-        "phone": STRING,
-    },
-}
-
-CREATE_INSPECTION_BODY: JsonSchema = {
-    "type": "object",
-    "required": ["templateId"],
-    "properties": {
-        "templateId": {
-            "type": "string",
-            "description": "A 24-hex template id, or an alias: easy, deep, damage.",
-        },
-        "delivery": {
-            "type": "object",
-            "properties": {
-                "disabled": {"type": "boolean"},
-                "channel": STRING,
-                "destination": STRING,
-                "countryISO": STRING,
-            },
-        },
-        "locale": {"type": "string", "description": "`xx_YY`, e.g. en_US."},
-        "producer": {"type": "object", "properties": {"internalId": STRING}},
-        **{kind: _PRODUCT_DATA for kind, fields in PRODUCT_FIELDS.items() if fields},
-        "products": {"type": "array", "items": _PRODUCT_DATA},
-        "consumer": _CONSUMER,
-        "inputs": _INPUT_VALUES,
-        "initialStatus": {"type": "string", "enum": ["created", "started"]},
-        "metadata": _METADATA,
-        "callbackURL": {"type": "string", "format": "uri"},
-    },
-}
-
-
-UPDATE_INSPECTION_BODY: JsonSchema = {
-    "type": "object",
-    "properties": {"consumer": _CONSUMER, "metadata": _METADATA, "inputs": _INPUT_VALUES},
-}
-
-UPDATE_PRODUCT_BODY: JsonSchema = {
-    "type": "object",
-    "properties": {kind: _PRODUCT_DATA for kind, fields in PRODUCT_FIELDS.items() if fields},
-}
-
-
+#: The body of start and finish, which read none: an empty object, or nothing at all.
 FINISH_BODY: JsonSchema = {"type": "object", "properties": {}}
-
-
-# --- Images and signed links -------------------------------------------------------------------
-
-IMAGE_DATA_PART: JsonSchema = {
-    "type": "object",
-    "required": ["side"],
-    "properties": {
-        "side": STRING,
-        "identifier": STRING,
-        "date": STRING,
-        "coordinates": {
-            "type": "object",
-            "required": ["latitude", "longitude"],
-            "properties": {"latitude": {"type": "number"}, "longitude": {"type": "number"}},
-        },
-    },
-}
-
-IMAGE_UPLOAD_BODY: JsonSchema = {
-    "type": "object",
-    "required": ["image", "data"],
-    "properties": {
-        "image": {"type": "string", "format": "binary"},
-        "data": {
-            "type": "string",
-            "description": "JSON text of an object matching: " + json.dumps(IMAGE_DATA_PART),
-        },
-    },
-}
 
 
 # --- Operations --------------------------------------------------------------------------------

@@ -15,13 +15,12 @@ from server.common import in_thread
 from server.deps import IMAGE_TOKEN_OPT, PUBLIC_OPT, auth_of, services
 from server.images import service as images
 from server.images.content import CONTENT_HEADERS
-from server.images.schemas import UploadToken
+from server.images.schemas import IMAGE_UPLOAD_BODY, UploadToken
 from server.inspections import service as inspections
 from server.inspections.schemas import Image, Inspection, ValidationResult
 from server.multipart import read_body
 from server.schemas import (
     DERIVED,
-    IMAGE_UPLOAD_BODY,
     operation,
 )
 

@@ -13,13 +13,18 @@ from server.common import in_thread
 from server.deps import auth_of, services
 from server.inspections import creation, listing
 from server.inspections import service as inspections
-from server.inspections.schemas import CreatedInspection, DamageBody, Inspection, InspectionPage
+from server.inspections.schemas import (
+    CreatedInspection,
+    CreateInspectionBody,
+    DamageBody,
+    Inspection,
+    InspectionPage,
+    UpdateInspectionBody,
+    UpdateProductBody,
+)
 from server.multipart import json_object, read_body
 from server.schemas import (
-    CREATE_INSPECTION_BODY,
     FINISH_BODY,
-    UPDATE_INSPECTION_BODY,
-    UPDATE_PRODUCT_BODY,
     Message,
     operation,
 )
@@ -32,7 +37,7 @@ TAGS = ["inspections"]
     tags=TAGS,
     status_code=201,
     operation_class=operation(
-        status=201, response=CreatedInspection, errors=(404,), body=CREATE_INSPECTION_BODY
+        status=201, response=CreatedInspection, errors=(404,), body=CreateInspectionBody
     ),
 )
 async def create_inspection(
@@ -114,7 +119,7 @@ def get_inspection(request: Request[Any, Any, Any], inspection_id: FromPath[str]
     "/v1/inspection/{inspection_id:str}",
     tags=TAGS,
     operation_class=operation(
-        status=200, response=Message, errors=(404, 409), body=UPDATE_INSPECTION_BODY
+        status=200, response=Message, errors=(404, 409), body=UpdateInspectionBody
     ),
 )
 async def update_inspection(
@@ -143,7 +148,7 @@ async def update_inspection(
     "/v1/inspection/{inspection_type:str}/{product_id:str}",
     tags=TAGS,
     operation_class=operation(
-        status=200, response=Message, errors=(404, 409), body=UPDATE_PRODUCT_BODY
+        status=200, response=Message, errors=(404, 409), body=UpdateProductBody
     ),
 )
 async def update_product(

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from inspectlang.manifest import CONSUMER_FIELDS, INSPECTION_TYPES
+from inspectlang.manifest import CONSUMER_FIELDS, INSPECTION_TYPES, PRODUCT_FIELDS
 from server.bodies import InspectionType, RequestBody, ResponseBody
 
 Nullable = str | None
@@ -208,3 +208,87 @@ class ValidationResult(RequestBody):
     confidence: Percent
     result: Annotated[str, msgspec.Meta(max_length=1000)] | int | float | bool | None = None
     damages: list[DamageFields] | Unset = UNSET
+
+
+# --- bodies the runtime validates --------------------------------------------------------------
+# Creation and updates are checked field by field by `runtime.intake` (the template's schema,
+# its inputs, the product type's fields), with its own codes; these Structs write their
+# document schemas (open objects, as the handlers read them).
+
+
+class Documented(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A body documented from its Struct but validated by the runtime."""
+
+
+#: JSON type of each expression type of a product or consumer field.
+_FIELD_TYPES: dict[str, Any] = {"text": str, "date": str, "number": float}
+
+#: Product data: one of the product type's fields (`PRODUCT_FIELDS`), e.g. `{"plate": "AB123CD"}`.
+ProductData = dict[str, str | float | bool | None]
+Metadata = Annotated[
+    dict[Annotated[str, msgspec.Meta(max_length=50)], Annotated[str, msgspec.Meta(max_length=500)]],
+    msgspec.Meta(max_length=50),
+]
+
+
+class Delivery(Documented):
+    disabled: bool | Unset = UNSET
+    channel: str | Unset = UNSET
+    destination: str | Unset = UNSET
+    countryISO: str | Unset = UNSET
+
+
+class ProducerReference(Documented):
+    internalId: str | Unset = UNSET
+
+
+class InputAnswer(Documented):
+    identifier: str
+    value: Any
+
+
+#: The person inspected, as sent: any of `CONSUMER_FIELDS`.
+Consumer = msgspec.defstruct(
+    "Consumer",
+    [(name, _FIELD_TYPES[kind] | Unset, UNSET) for name, kind in CONSUMER_FIELDS.items()],
+    bases=(Documented,),
+    kw_only=True,
+    omit_defaults=True,
+)
+
+
+class UpdateInspectionBody(Documented):
+    """`PUT /v1/inspection/:id`: consumer, metadata and inputs not yet defined."""
+
+    consumer: Consumer | Unset = UNSET  # type: ignore[valid-type]
+    metadata: Metadata | Unset = UNSET
+    inputs: list[InputAnswer] | Unset = UNSET
+
+
+class CreateInspectionFields(UpdateInspectionBody, kw_only=True):
+    templateId: Annotated[
+        str, msgspec.Meta(description="A 24-hex template id, or an alias: easy, deep, damage.")
+    ]
+    delivery: Delivery | Unset = UNSET
+    locale: Annotated[str, msgspec.Meta(description="`xx_YY`, e.g. en_US.")] | Unset = UNSET
+    producer: ProducerReference | Unset = UNSET
+    products: list[ProductData] | Unset = UNSET
+    initialStatus: Literal["created", "started"] | Unset = UNSET
+    callbackURL: Annotated[str, msgspec.Meta(extra_json_schema={"format": "uri"})] | Unset = UNSET
+
+
+def _with_products(name: str, base: type[Documented]) -> Any:
+    """`base` plus one product data field per inspection type that has product fields."""
+    return msgspec.defstruct(
+        name,
+        [(kind, ProductData | Unset, UNSET) for kind, fields in PRODUCT_FIELDS.items() if fields],
+        bases=(base,),
+        kw_only=True,
+        omit_defaults=True,
+    )
+
+
+#: `POST /v1/inspection/:type`.
+CreateInspectionBody = _with_products("CreateInspectionBody", CreateInspectionFields)
+#: `PUT /v1/inspection/:type/:productId`: product fields not yet defined.
+UpdateProductBody = _with_products("UpdateProductBody", Documented)

@@ -17,8 +17,15 @@ import httpx
 import msgspec
 import pytest
 
+from inspectlang.manifest import CONSUMER_FIELDS, PRODUCT_FIELDS
 from server.bodies import schema_of
-from server.inspections.schemas import CreatedInspection, Image, Inspection, InspectionPage
+from server.inspections.schemas import (
+    CreatedInspection,
+    CreateInspectionBody,
+    Image,
+    Inspection,
+    InspectionPage,
+)
 from server.templates.schemas import Template, TemplateSource
 from tests.server.test_every_image_slot import creation_body, every_template
 from tests.server.test_images import PHOTO, upload
@@ -241,3 +248,17 @@ def test_damage_and_validation_bodies(client: httpx.Client, test_headers: dict[s
     views = recorded.json()["products"][0]["images"][0]["validations"]
     confidence = next(v["confidence"] for v in views if v["validation"] == "recaptured")
     assert confidence == 93
+
+
+def test_creation_and_update_bodies_follow_the_vocabulary(document: dict[str, Any]) -> None:
+    """The creation body's schema is generated from `CreateInspectionBody`, whose product
+    fields and consumer fields come from `inspectlang.manifest`: a product type or consumer
+    field added there appears in the document with no edit to the server."""
+    create = _request_schema(document, "/v1/inspection/{inspection_type}", "post")
+    assert create == schema_of(CreateInspectionBody)
+    with_fields = {kind for kind, fields in PRODUCT_FIELDS.items() if fields}
+    assert with_fields <= set(create["properties"])
+    assert set(create["properties"]["consumer"]["properties"]) == set(CONSUMER_FIELDS)
+    assert create["required"] == ["templateId"]
+    product = _request_schema(document, "/v1/inspection/{inspection_type}/{product_id}", "put")
+    assert set(product["properties"]) == with_fields
