@@ -59,13 +59,15 @@ _TOP = re.compile(r"^\.(?P<name>[^.\[]+)")
 
 
 def _refusal(model: type[RequestBody], message: str) -> ApiError:
+    """The 400 for msgspec's validation `message`, naming the field (at most 100 characters
+    of it: an unknown key is the client's text)."""
     at = _AT.search(message)
     path = at.group("path") if at else ""
     what = message[: at.start()] if at else message
     named = _NAMED.search(what)
     if named is not None:
         path = f"{path}.{named.group('name')}"
-    field = path.lstrip(".") or "body"
+    field = path.lstrip(".")[:100] or "body"
     top = _TOP.match(path)
     name = top.group("name") if top else ""
     if named is not None and named.group("kind") == "unknown":
