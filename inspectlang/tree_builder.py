@@ -19,7 +19,7 @@ from inspectlang import ast
 from inspectlang.ast import Span
 from inspectlang.errors import InspectlangError
 from inspectlang.records import define_initializers, frozen_record, record
-from inspectlang.vocabulary import MAX_LITERAL_CHARACTERS
+from inspectlang.vocabulary import MAX_LITERAL_INTEGER_DIGITS
 
 #: Deepest nesting of parentheses, brackets, unary operators and operator chains in one
 #: expression. Deeper input is refused (E004) so no later pass can hit Python's recursion limit.
@@ -494,10 +494,11 @@ class _BoundArgument:
 
 
 def _number(text: str) -> int | float:
-    """The literal's value; one longer than `MAX_LITERAL_CHARACTERS` is infinite, never
-    converted (Python refuses integers of over 4,300 digits, and `float()` of a huge integer
-    overflows): the checker refuses it as larger than `MAX_NUMBER` (E039) where it is used."""
-    if len(text) > MAX_LITERAL_CHARACTERS:
+    """The literal's value; one with more than `MAX_LITERAL_INTEGER_DIGITS` digits before the
+    point is infinite, never converted (Python refuses integers of over 4,300 digits, and a
+    float overflows past 308): the checker refuses it as larger than `MAX_NUMBER` (E019)."""
+    whole = text.partition(".")[0].lstrip("0")
+    if len(whole) > MAX_LITERAL_INTEGER_DIGITS:
         return math.inf
     return float(text) if "." in text else int(text)
 

@@ -32,7 +32,7 @@ __all__ = [
     "INSPECTION_TYPES",
     "MAX_EXPRESSION_DEPTH",
     "MAX_LIST_ITEMS",
-    "MAX_LITERAL_CHARACTERS",
+    "MAX_LITERAL_INTEGER_DIGITS",
     "MAX_NODES",
     "MAX_NUMBER",
     "MAX_PATTERN_LENGTH",
@@ -66,10 +66,11 @@ MAX_TEXT_LENGTH = 10_000
 MAX_LIST_ITEMS = 10_000
 #: Largest magnitude of a number, written or computed (a larger result is missing).
 MAX_NUMBER = 1e15
-#: Longest numeric literal, in characters: enough for any number up to `MAX_NUMBER` with a
-#: fraction. Longer ones are read as infinite, never converted, and refused as too large
-#: (E019), so no literal can hit Python's integer-digits limit or overflow a float.
-MAX_LITERAL_CHARACTERS = 40
+#: Most digits before the decimal point of a numeric literal that are converted: below both
+#: Python's integer-digits limit (4,300) and a float's range (309 digits), so converting never
+#: fails. A literal with more is read as infinite and refused as too large (E019), as any
+#: literal over `MAX_NUMBER` is; the digits after the point may be as many as the author likes.
+MAX_LITERAL_INTEGER_DIGITS = 300
 #: Longest regular expression given to `matches` or `pattern:` (RE2, `inspectlang.patterns`).
 MAX_PATTERN_LENGTH = MAX_PATTERN
 

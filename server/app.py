@@ -1,9 +1,10 @@
 """`create_app(settings)`: the Litestar application with auth, idempotency, errors and routes.
 
-Middleware order: the text boundary first (`server.boundary`: no NUL or lone surrogate in
-the path or query), then authentication, then idempotency (so unauthenticated requests store
-nothing), then the handler. Shared objects (database, settings, blob store, clock, idempotency
-store) live in `app.state`; handlers reach them through `server.deps.services(request)`.
+Middleware order: the boundary first (`server.boundary`: no NUL or lone surrogate in the path
+or query, no body announced larger than the route accepts), then authentication, then
+idempotency (so unauthenticated requests store nothing), then the handler. Shared objects
+(database, settings, blob store, clock, idempotency store) live in `app.state`; handlers reach
+them through `server.deps.services(request)`.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from litestar.static_files import create_static_files_router
 
 from server import migrate, tokens
 from server.blobs import BlobStore, open_store
-from server.boundary import TextBoundaryMiddleware
+from server.boundary import BoundaryMiddleware, SafeTextResponse
 from server.db import Database
 from server.deps import PUBLIC_OPT, AuthMiddleware, Clock, Services, system_clock
 from server.errors import EXCEPTION_HANDLERS
@@ -161,11 +162,12 @@ def create_app(
         ],
         state=state,
         middleware=[
-            DefineMiddleware(TextBoundaryMiddleware),
+            DefineMiddleware(BoundaryMiddleware),
             DefineMiddleware(AuthMiddleware),
             DefineMiddleware(IdempotencyMiddleware),
         ],
         exception_handlers=EXCEPTION_HANDLERS,
+        response_class=SafeTextResponse,
         openapi_config=openapi_config(),
         request_max_body_size=settings.max_body_bytes,
         on_startup=[_open_key_lookup, _start_worker],

@@ -4,12 +4,15 @@ Two characters poison records: an unpaired UTF-16 surrogate (`"\\ud800"` is vali
 encoder can write it back out, so every later read of the record failed) and NUL (PostgreSQL
 refuses it in text columns). Neither has a use in this API, so both are refused at the door:
 
-- the path and the query string, by `TextBoundaryMiddleware`, before authentication (a NUL in a
+- the path and the query string, by `BoundaryMiddleware`, before authentication (a NUL in a
   filter was a 500 on PostgreSQL), as 400 `invalid_body` naming the parameter;
 - JSON bodies and multipart text (the `data` part, file names), by `check_text_tree`, called
   from `server.multipart` as a body is parsed, as 400 `invalid_body` naming the field's path.
 
 Token headers and query tokens are checked by `server.tokens` (a non-ASCII token is malformed).
+
+Records written before these checks may still hold a lone surrogate: `SafeTextResponse`, the
+app's response class, renders one as U+FFFD instead of failing the whole read with a 500.
 """
 
 from __future__ import annotations
@@ -18,13 +21,20 @@ import re
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
+from litestar import Response
 from litestar.enums import ScopeType
-from litestar.types import ASGIApp, Receive, Scope, Send
+from litestar.exceptions import ImproperlyConfiguredException
+from litestar.handlers import HTTPRouteHandler
+from litestar.serialization import default_serializer
+from litestar.types import ASGIApp, Receive, Scope, Send, Serializer
 
+from server.allowed import allow_header
 from server.errors import ApiError
 
 #: What no text of this API may hold: NUL and the UTF-16 surrogate range (never valid alone).
 _FORBIDDEN = re.compile("[\x00\ud800-\udfff]")
+#: A surrogate code point in a Python string is always unpaired (JSON decoding joins pairs).
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _why(text: str) -> str | None:
@@ -99,19 +109,85 @@ def _query_refusal(raw_query: bytes) -> ApiError | None:
     return None
 
 
-class TextBoundaryMiddleware:
-    """Refuses requests whose path or query string holds text the service cannot store."""
+def _announced_too_large(scope: Scope) -> ApiError | None:
+    """413 `body_too_large` when the announced `content-length` exceeds the route's own body
+    limit: also for routes whose handler never reads a body (start, finish), which Litestar
+    would otherwise not check."""
+    handler = scope["route_handler"]
+    if not isinstance(handler, HTTPRouteHandler):
+        return None
+    limit = handler.resolve_request_max_body_size()
+    if limit is None:
+        return None
+    raw = next((value for name, value in scope["headers"] if name == b"content-length"), None)
+    if raw is None or not raw.isdigit() or int(raw) <= limit:
+        return None
+    return ApiError.of("body_too_large", f"This endpoint accepts bodies of at most {limit} bytes.")
+
+
+async def _answer_options(allow: str, send: Send) -> None:
+    """204 with the `Allow` of every route sharing the path (`server.allowed`): Litestar's own
+    answer named only one route's methods (POST was missing on `/v1/inspection/car`)."""
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 204,
+            "headers": [(b"allow", allow.encode("ascii"))],
+        }
+    )
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+class BoundaryMiddleware:
+    """Refuses, before authentication, requests whose path or query string holds text the
+    service cannot store, and bodies announced larger than the route accepts; answers OPTIONS
+    with the path's real `Allow`."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == ScopeType.HTTP and scope["method"] == "OPTIONS":
+            allow = allow_header(scope["litestar_app"], scope["path"]).get("Allow")
+            if allow is not None:  # None: a `{name:path}` route, answered by Litestar itself
+                await _answer_options(allow, send)
+                return
         if scope["type"] == ScopeType.HTTP:
             error = _query_refusal(scope.get("query_string", b""))
             if error is None:
                 why = _why(scope.get("path", ""))
                 if why is not None:
                     error = refusal("The path", why)
+            if error is None:
+                error = _announced_too_large(scope)
             if error is not None:
                 raise error  # rendered by the app's exception handlers, as any ApiError
         await self.app(scope, receive, send)
+
+
+def without_surrogates(value: Any) -> Any:
+    """`value` with every surrogate in its texts (keys included) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {without_surrogates(key): without_surrogates(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [without_surrogates(item) for item in value]
+    return value
+
+
+class SafeTextResponse(Response[Any]):
+    """The app's response class: content that cannot be encoded because a stored text holds a
+    lone surrogate is rendered again with U+FFFD in its place (only then: the usual path pays
+    nothing), so an old poisoned record stays readable instead of answering 500."""
+
+    def render(
+        self, content: Any, media_type: str, enc_hook: Serializer = default_serializer
+    ) -> bytes:
+        try:
+            return super().render(content, media_type, enc_hook)
+        except (ImproperlyConfiguredException, UnicodeEncodeError) as error:
+            cause = error if isinstance(error, UnicodeEncodeError) else error.__cause__
+            if not isinstance(cause, UnicodeEncodeError):
+                raise
+        return super().render(without_surrogates(content), media_type, enc_hook)

@@ -22,6 +22,8 @@ from litestar.exceptions import (
 )
 from litestar.exceptions.http_exceptions import RequestEntityTooLarge
 
+from server.allowed import allow_header
+
 logger = logging.getLogger("server.errors")
 
 #: HTTP status of each stable error code (runtime codes included). S2 and R append entries.
@@ -185,7 +187,10 @@ def unauthorized(description: str | None = None) -> ApiError:
 
 
 def _error_response(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
-    return api_error_for(exc).to_response()
+    error = api_error_for(exc)
+    if error.status == 405:  # RFC 9110: a 405 says which methods the path does take
+        error.headers = {**error.headers, **allow_header(request.app, request.scope["path"])}
+    return error.to_response()
 
 
 def api_error_for(exc: Exception) -> ApiError:

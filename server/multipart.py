@@ -40,6 +40,16 @@ MAX_JSON_ITEMS = 20_000
 #: JSON texts longer than this are parsed in a worker thread (json.loads of 64 KB takes ~5 ms).
 THREAD_PARSE_BYTES = 64 * 1024
 
+# Whole-body limits, per endpoint (`request_max_body_size=` on its route): Litestar refuses a
+# larger announced body with 413 `body_too_large` before reading it. Endpoints that take files
+# (creation, inspection PUT, image upload) keep the app's limit (`INSPECTLANG_MAX_BODY_BYTES`).
+
+#: Endpoints that take only JSON: the JSON bound plus room for a multipart envelope.
+JSON_ONLY_BODY_BYTES = MAX_JSON_BYTES + 64 * 1024
+#: Template endpoints: a source of `MAX_SOURCE_CHARS` (200,000) characters sent as JSON with
+#: every character escaped (`\u00e9`, 6 bytes each) still fits; so does its JSON text bound.
+TEMPLATE_BODY_BYTES = 2 * 1024 * 1024
+
 JSON_TYPES = ("application/json",)
 MULTIPART_TYPE = "multipart/form-data"
 TEXT_TYPE = "text/plain"
@@ -102,14 +112,14 @@ def _check_shape(value: Any, what: str) -> None:
             stack.extend((child, depth + 1) for child in item)
 
 
-def parse_json(raw: bytes | str, *, what: str = "The request body") -> Any:
+def parse_json(
+    raw: bytes | str, *, what: str = "The request body", max_bytes: int = MAX_JSON_BYTES
+) -> Any:
     """Parse JSON text; `malformed_json` 400 for anything that is not strict JSON, 413
-    `body_too_large` over `MAX_JSON_BYTES`, 400 for too many values or a text that cannot be
+    `body_too_large` over `max_bytes`, 400 for too many values or a text that cannot be
     stored (`server.boundary`)."""
-    if len(raw) > MAX_JSON_BYTES:
-        raise ApiError.of(
-            "body_too_large", f"{what} is larger than {MAX_JSON_BYTES} bytes of JSON."
-        )
+    if len(raw) > max_bytes:
+        raise ApiError.of("body_too_large", f"{what} is larger than {max_bytes} bytes of JSON.")
     encoded = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
     if _separators_outside_strings(encoded) >= MAX_JSON_ITEMS:
         raise ApiError.of("invalid_body", f"{what} holds more than {MAX_JSON_ITEMS} values.")
@@ -122,11 +132,14 @@ def parse_json(raw: bytes | str, *, what: str = "The request body") -> Any:
     return value
 
 
-async def parse_json_off_loop(raw: bytes | str, *, what: str = "The request body") -> Any:
+async def parse_json_off_loop(
+    raw: bytes | str, *, what: str = "The request body", max_bytes: int = MAX_JSON_BYTES
+) -> Any:
     """`parse_json`, in a worker thread when the text is long enough to hold the event loop."""
-    if len(raw) <= THREAD_PARSE_BYTES or len(raw) > MAX_JSON_BYTES:
-        return parse_json(raw, what=what)
-    return await anyio.to_thread.run_sync(functools.partial(parse_json, raw, what=what))
+    parse = functools.partial(parse_json, raw, what=what, max_bytes=max_bytes)
+    if len(raw) <= THREAD_PARSE_BYTES or len(raw) > max_bytes:
+        return parse()
+    return await anyio.to_thread.run_sync(parse)
 
 
 def _invalid_multipart(description: str) -> ApiError:
@@ -147,7 +160,7 @@ async def _read_upload(name: str, upload: UploadFile) -> UploadedFile:
     )
 
 
-async def _read_multipart(request: Request[Any, Any, Any]) -> Body:
+async def _read_multipart(request: Request[Any, Any, Any], max_json_bytes: int) -> Body:
     try:
         form = await request.form()
     except ClientException as error:
@@ -164,8 +177,9 @@ async def _read_multipart(request: Request[Any, Any, Any]) -> Body:
         value = values[0]
         if name == "data":
             raw = (await _read_upload(name, value)).data if isinstance(value, UploadFile) else value
+            what = "The multipart `data` part"
             body.data = (
-                await parse_json_off_loop(raw, what="The multipart `data` part") if raw else None
+                await parse_json_off_loop(raw, what=what, max_bytes=max_json_bytes) if raw else None
             )
         elif isinstance(value, UploadFile):
             body.files[name] = await _read_upload(name, value)
@@ -176,16 +190,22 @@ async def _read_multipart(request: Request[Any, Any, Any]) -> Body:
     return body
 
 
-async def read_body(request: Request[Any, Any, Any], *, allow_text: bool = False) -> Body:
-    """The request body in any accepted form; empty bodies give `Body(data=None)`."""
+async def read_body(
+    request: Request[Any, Any, Any],
+    *,
+    allow_text: bool = False,
+    max_json_bytes: int = MAX_JSON_BYTES,
+) -> Body:
+    """The request body in any accepted form; empty bodies give `Body(data=None)`. The whole
+    body is bounded by the route's `request_max_body_size`, its JSON text by `max_json_bytes`."""
     media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if media_type == MULTIPART_TYPE:
-        return await _read_multipart(request)
+        return await _read_multipart(request, max_json_bytes)
     raw = await request.body()
     if not raw.strip():
         return Body()
     if media_type in JSON_TYPES or media_type.endswith("+json") or media_type == "":
-        return Body(data=await parse_json_off_loop(raw))
+        return Body(data=await parse_json_off_loop(raw, max_bytes=max_json_bytes))
     if allow_text and media_type == TEXT_TYPE:
         try:
             text = raw.decode("utf-8")

@@ -18,7 +18,7 @@ from server.images.content import CONTENT_HEADERS
 from server.images.schemas import IMAGE_UPLOAD_BODY, UploadToken
 from server.inspections import service as inspections
 from server.inspections.schemas import Image, Inspection, ValidationResult
-from server.multipart import read_body
+from server.multipart import JSON_ONLY_BODY_BYTES, read_body
 from server.schemas import (
     DERIVED,
     operation,
@@ -62,6 +62,7 @@ async def upload_image(
 
 @post(
     "/v1/inspection/image/token/{product_id:str}",
+    request_max_body_size=JSON_ONLY_BODY_BYTES,
     tags=TAGS,
     status_code=200,
     operation_class=operation(status=200, response=DERIVED, errors=(403, 404)),
@@ -106,6 +107,7 @@ def image_content(
 
 @post(
     "/v1/inspection/{inspection_id:str}/image/{image_id:str}/validation",
+    request_max_body_size=JSON_ONLY_BODY_BYTES,
     tags=TAGS,
     status_code=200,
     operation_class=operation(

@@ -22,7 +22,7 @@ from server.inspections.schemas import (
     UpdateInspectionBody,
     UpdateProductBody,
 )
-from server.multipart import json_object, read_body
+from server.multipart import JSON_ONLY_BODY_BYTES, json_object, read_body
 from server.schemas import (
     FINISH_BODY,
     Message,
@@ -146,6 +146,7 @@ async def update_inspection(
 
 @put(
     "/v1/inspection/{inspection_type:str}/{product_id:str}",
+    request_max_body_size=JSON_ONLY_BODY_BYTES,
     tags=TAGS,
     operation_class=operation(
         status=200, response=Message, errors=(404, 409), body=UpdateProductBody
@@ -167,6 +168,7 @@ async def update_product(
 
 @post(
     "/v1/inspection/finish/{inspection_id:str}",
+    request_max_body_size=JSON_ONLY_BODY_BYTES,
     tags=TAGS,
     status_code=200,
     operation_class=operation(status=200, response=Inspection, errors=(404, 409), body=FINISH_BODY),
@@ -184,6 +186,7 @@ async def finish_inspection(
 
 @post(
     "/v1/inspection/{inspection_id:str}/start",
+    request_max_body_size=JSON_ONLY_BODY_BYTES,
     tags=TAGS,
     status_code=200,
     operation_class=operation(status=200, response=Inspection, errors=(404, 409), body=FINISH_BODY),
@@ -201,6 +204,7 @@ async def start_inspection(
 
 @post(
     "/v1/inspection/{inspection_id:str}/damage",
+    request_max_body_size=JSON_ONLY_BODY_BYTES,
     tags=TAGS,
     status_code=200,
     operation_class=operation(status=200, response=Inspection, errors=(404, 409), body=DamageBody),

@@ -24,7 +24,7 @@ from server.deps import PUBLIC_OPT, auth_of, services
 from server.errors import ApiError
 from server.inspections import service as inspections
 from server.inspections.schemas import Inspection
-from server.multipart import read_body
+from server.multipart import JSON_ONLY_BODY_BYTES, read_body
 from server.schemas import DERIVED, operation
 from server.settings import Settings
 
@@ -38,7 +38,9 @@ MAX_EXPIRES_IN_SECONDS = 7 * 24 * 3600
 
 
 class PresignBody(RequestBody):
-    """`POST /v1/inspection/presign/detail/:id`; the body itself is optional."""
+    """`POST /v1/inspection/presign/detail/:id`; the body itself is optional. A whole number
+    may be written as `75643.0` (JSON Schema's `integer` is any number without a fractional
+    part; docs/api.md), so the field reads both and keeps whole numbers only."""
 
     field_codes = {"expiresInSeconds": "invalid_expires_in"}
     field_messages = {
@@ -46,9 +48,18 @@ class PresignBody(RequestBody):
         f"{MAX_EXPIRES_IN_SECONDS}."
     }
 
-    expiresInSeconds: Annotated[int, msgspec.Meta(ge=1, le=MAX_EXPIRES_IN_SECONDS)] = (
-        DEFAULT_EXPIRES_IN_SECONDS
-    )
+    expiresInSeconds: Annotated[
+        Annotated[int, msgspec.Meta(ge=1, le=MAX_EXPIRES_IN_SECONDS)]
+        | Annotated[float, msgspec.Meta(ge=1, le=MAX_EXPIRES_IN_SECONDS)],
+        msgspec.Meta(extra_json_schema={"type": "integer"}),
+    ] = DEFAULT_EXPIRES_IN_SECONDS
+
+    def __post_init__(self) -> None:
+        if isinstance(self.expiresInSeconds, float):
+            if not self.expiresInSeconds.is_integer():
+                # The path written as msgspec writes it, so the refusal names the field.
+                raise ValueError("Expected a whole number - at `$.expiresInSeconds`")
+            self.expiresInSeconds = int(self.expiresInSeconds)
 
 
 class Presigned(ResponseBody):
@@ -79,6 +90,7 @@ def _presign(
 
 @post(
     "/v1/inspection/presign/detail/{inspection_id:str}",
+    request_max_body_size=JSON_ONLY_BODY_BYTES,
     tags=TAGS,
     status_code=200,
     operation_class=operation(status=200, response=DERIVED, errors=(404,), body=PresignBody),

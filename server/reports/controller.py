@@ -15,7 +15,7 @@ from litestar.params import FromPath, FromQuery
 from server.bodies import decode_body
 from server.common import in_thread
 from server.deps import PUBLIC_OPT, auth_of, services
-from server.multipart import read_body
+from server.multipart import JSON_ONLY_BODY_BYTES, read_body
 from server.reports import service
 from server.reports.schemas import (
     ReportRequest,
@@ -50,6 +50,7 @@ def pdf_operation() -> type[Operation]:
 
 @post(
     "/v1/inspection/{inspection_id:str}/report/request",
+    request_max_body_size=JSON_ONLY_BODY_BYTES,
     tags=TAGS,
     status_code=201,
     operation_class=operation(

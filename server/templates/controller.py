@@ -12,10 +12,11 @@ from litestar.response import Response
 from server.bodies import decode_body
 from server.common import in_thread
 from server.deps import auth_of, services
-from server.multipart import read_body
+from server.errors import ApiError
+from server.multipart import TEMPLATE_BODY_BYTES, read_body
 from server.schemas import operation
 from server.templates import service as templates
-from server.templates.schemas import Template, TemplateSource
+from server.templates.schemas import SOURCE_MESSAGE, Template, TemplateSource
 
 TAGS = ["templates"]
 
@@ -36,7 +37,10 @@ def list_templates(
     """The company's templates (latest revision of each) and the built-in ones."""
     db = services(request).db
     auth = auth_of(request)
-    return templates.list_templates(db, auth.company_id, inspection_type=inspection_type, kind=kind)
+    # An empty value is no filter, as on `GET /v1/inspection` (docs/api.md).
+    return templates.list_templates(
+        db, auth.company_id, inspection_type=inspection_type or None, kind=kind or None
+    )
 
 
 @get(
@@ -79,14 +83,20 @@ def get_template_source(
 
 
 async def _source(request: Request[Any, Any, Any]) -> str:
-    body = await read_body(request, allow_text=True)
-    if body.text is not None:
-        return body.text
-    return decode_body(body, TemplateSource).source
+    """The `.insp` source of the body; a missing or blank one (nothing to compile) is 400
+    `invalid_body` naming `source`, however it is sent."""
+    body = await read_body(request, allow_text=True, max_json_bytes=TEMPLATE_BODY_BYTES)
+    source = body.text if body.text is not None else decode_body(body, TemplateSource).source
+    if source.strip():
+        return source
+    raise ApiError.of(
+        "invalid_body", SOURCE_MESSAGE, [{"field": "source", "message": "empty or not text"}]
+    )
 
 
 @post(
     "/v1/inspection/template",
+    request_max_body_size=TEMPLATE_BODY_BYTES,
     tags=TAGS,
     status_code=201,
     operation_class=operation(
@@ -103,6 +113,7 @@ async def create_template(request: Request[Any, Any, Any]) -> dict[str, Any]:
 
 @put(
     "/v1/inspection/template/{template_id:str}",
+    request_max_body_size=TEMPLATE_BODY_BYTES,
     tags=TAGS,
     status_code=200,
     operation_class=operation(

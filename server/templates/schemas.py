@@ -22,7 +22,9 @@ class TemplateSource(RequestBody):
     field_codes = {"source": "invalid_body"}
     field_messages = {"source": SOURCE_MESSAGE}
 
-    source: Annotated[str, msgspec.Meta(description="The template's `.insp` source.")]
+    source: Annotated[
+        str, msgspec.Meta(pattern=r"\S", description="The template's `.insp` source (not blank).")
+    ]
 
 
 class Validation(ResponseBody):

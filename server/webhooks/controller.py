@@ -10,7 +10,7 @@ from litestar.params import FromPath
 from server.bodies import decode_body
 from server.common import in_thread
 from server.deps import auth_of, services
-from server.multipart import read_body
+from server.multipart import JSON_ONLY_BODY_BYTES, read_body
 from server.schemas import DERIVED, Message, operation
 from server.webhooks import service as webhooks
 from server.webhooks.schemas import SubscriptionCreated, SubscriptionList, SubscriptionRequest
@@ -20,6 +20,7 @@ TAGS = ["webhooks"]
 
 @post(
     "/v1/notification/webhook",
+    request_max_body_size=JSON_ONLY_BODY_BYTES,
     tags=TAGS,
     status_code=201,
     operation_class=operation(

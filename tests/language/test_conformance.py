@@ -92,4 +92,6 @@ def test_every_vector_has_one_expectation_and_a_unique_name() -> None:
 def test_every_diagnostic_code_has_a_vector() -> None:
     covered = {d["code"] for _, v in VECTORS for d in v.get("diagnostics", [])}
     # E005 (file larger than 1 MB) is tested in test_compiler.py: a vector would weigh 1 MB.
-    assert set(CODES) - covered == {"E005"}
+    # E039 (the runtime refuses what the checker accepted) is the server's, when a template is
+    # saved; no template is known to cause it (tests/server/test_templates.py).
+    assert set(CODES) - covered == {"E005", "E039"}

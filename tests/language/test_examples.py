@@ -291,6 +291,7 @@ TRIGGERS: dict[str, str] = {
     ),
     "E036": _bike(_SCORE + "damage.percentage\n"),
     "E037": _bike("".join(f"image i{n}\n    validate date\n" for n in range(101))),
+    "E038": _bike('variable __init__: text = ""\n'),
     "W001": _bike("check always\n    valid when: true\n"),
     "W002": _bike("variable unused: numeric = 0\n"),
     "W003": _bike(verdict='    disapprove "Never" when false\n'),
@@ -298,7 +299,8 @@ TRIGGERS: dict[str, str] = {
 
 
 def test_every_diagnostic_code_has_a_trigger() -> None:
-    assert set(TRIGGERS) == set(CODES)
+    # E039 is the server's refusal of what the checker accepted: no template is known to cause it.
+    assert set(TRIGGERS) == set(CODES) - {"E039"}
 
 
 @pytest.mark.parametrize("code", sorted(TRIGGERS))

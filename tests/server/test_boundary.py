@@ -18,7 +18,7 @@ NUL = "\x00"
 
 
 def post_json(
-    client: httpx.Client, path: str, body: Any, headers: dict[str, str]
+    client: httpx.Client, path: str, body: Any, headers: dict[str, Any]
 ) -> httpx.Response:
     """Send `body` as ASCII JSON, so a lone surrogate travels as the escape `\\ud800`."""
     return client.post(
@@ -189,3 +189,24 @@ def test_non_ascii_tokens_are_malformed_tokens(
         headers={"x-image-token": "é.x".encode()},
     )
     assert (header.status_code, header.json()["code"]) == (401, "invalid_token")
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["é".encode(), b"sk_test_\xc3\xa9.x", b"sk_test_" + "é".encode() * 40, b"\xff\xfe"],
+    ids=["non-ascii", "prefixed-non-ascii", "long-non-ascii", "not-utf8"],
+)
+def test_malformed_api_keys_are_401_unauthorized(client: httpx.Client, key: bytes) -> None:
+    response = client.get("/v1/inspection", headers={"x-api-key": key})
+    assert (response.status_code, response.json()["code"]) == (401, "unauthorized")
+
+
+def test_a_non_ascii_idempotency_key_is_not_a_500(
+    client: httpx.Client, test_headers: dict[str, str]
+) -> None:
+    """Header bytes arrive as Latin-1 text, so they are storable: the key simply works."""
+    headers = {**test_headers, "idempotency-key": "clé-1".encode()}
+    first = post_json(client, "/v1/inspection/car", car(), headers)
+    again = post_json(client, "/v1/inspection/car", car(), headers)
+    assert first.status_code == again.status_code == 201, first.text
+    assert first.json()["inspectionId"] == again.json()["inspectionId"]

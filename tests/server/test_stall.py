@@ -7,6 +7,7 @@ it. Each case says what the body gets; the latency bound (100 ms) is the issue's
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -15,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from server.multipart import MAX_JSON_BYTES, MAX_JSON_ITEMS
+from server.multipart import MAX_JSON_BYTES, MAX_JSON_ITEMS, TEMPLATE_BODY_BYTES
 
 HEALTH_BOUND_SECONDS = 0.1
 
@@ -109,3 +110,75 @@ def test_a_large_valid_body_still_works(client: httpx.Client, test_headers: dict
     }
     response = client.post("/v1/inspection/car", json=body, headers=test_headers)
     assert response.status_code == 201, response.text
+
+
+#: A file part larger than any JSON-only endpoint's whole-body limit (2 MiB at most).
+JUNK = b"\x00" * (3 * 1024 * 1024)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v1/inspection/finish/{inspection}",
+        "/v1/inspection/{inspection}/start",
+        "/v1/inspection/{inspection}/damage",
+        "/v1/inspection/presign/detail/{inspection}",
+        "/v1/inspection/{inspection}/report/request",
+        "/v1/inspection/image/token/{product}",
+        "/v1/inspection/{inspection}/image/{product}/validation",
+        "/v1/inspection/{type}/{product}",
+        "/v1/inspection/template",
+        "/v1/inspection/template/{template}",
+        "/v1/notification/webhook",
+    ],
+)
+def test_endpoints_that_take_only_json_refuse_big_bodies_before_reading_them(
+    client: httpx.Client, test_headers: dict[str, str], path: str
+) -> None:
+    """Each endpoint bounds its whole body by what it can use: before, a 3 MB file part sent
+    to finish, start or presign was read, parsed and silently ignored (200). Now it is 413
+    `body_too_large` from the announced length, and nothing is done."""
+    created = client.post(
+        "/v1/inspection/car",
+        json={
+            "templateId": "easy",
+            "locale": "en_US",
+            "delivery": {"channel": "email", "destination": "a@example.com"},
+        },
+        headers=test_headers,
+    ).json()
+    url = path.format(
+        inspection=created["inspectionId"],
+        product=created["productId"],
+        type="car",
+        template="0" * 24,
+    )
+    method = "PUT" if url.startswith("/v1/inspection/car/") or "/template/" in url else "POST"
+    response = client.request(
+        method,
+        url,
+        files={"data": (None, "{}"), "junk": ("junk.bin", JUNK, "application/octet-stream")},
+        headers=test_headers,
+    )
+    assert (response.status_code, response.json()["code"]) == (413, "body_too_large"), response.text
+    read = client.get(f"/v1/inspection/{created['inspectionId']}", headers=test_headers)
+    assert read.json()["status"] == "created"  # neither started nor finished
+
+
+def test_template_endpoints_take_the_longest_source_as_escaped_json(
+    client: httpx.Client, test_headers: dict[str, str]
+) -> None:
+    """A source near `MAX_SOURCE_CHARS` of non-ASCII text, sent as `{"source": ...}` with every
+    character escaped, is over 1 MiB of JSON: template endpoints bound their JSON by
+    `TEMPLATE_BODY_BYTES` instead, so it is compiled (201), not 413 `body_too_large`."""
+    comment = "# " + "é" * 95 + "\n"
+    source = 'template "Long"\n    type: car\n\nverdict\n    approve when true\n'
+    source = comment * (190_000 // len(comment)) + source
+    body = json.dumps({"source": source}).encode("ascii")
+    assert MAX_JSON_BYTES < len(body) < TEMPLATE_BODY_BYTES
+    response = client.post(
+        "/v1/inspection/template",
+        content=body,
+        headers={**test_headers, "content-type": "application/json"},
+    )
+    assert response.status_code == 201, response.text[:300]
