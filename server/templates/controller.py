@@ -86,6 +86,10 @@ async def _source(request: Request[Any, Any, Any]) -> str:
     """The `.insp` source of the body; a missing or blank one (nothing to compile) is 400
     `invalid_body` naming `source`, however it is sent."""
     body = await read_body(request, allow_text=True, max_json_bytes=TEMPLATE_BODY_BYTES)
+    if body.text is None and body.data is None:  # no body, or a blank one
+        raise ApiError.of(
+            "invalid_body", SOURCE_MESSAGE, [{"field": "source", "message": "missing"}]
+        )
     source = body.text if body.text is not None else decode_body(body, TemplateSource).source
     if source.strip():
         return source
