@@ -1,24 +1,25 @@
-"""Request and response schemas of the resource endpoints, as the OpenAPI document shows them.
+"""The OpenAPI operation of each resource route: its request body, its responses, its errors.
 
-Handlers read bodies themselves (JSON, text or multipart, see `server.multipart`) and return plain
-dicts, so Litestar cannot infer these shapes: each route gets an `operation(...)` class that puts
-the JSON Schemas below into its OpenAPI operation. The schemas describe what the handlers really
-send (schemathesis checks every response against them), including every error response.
+Handlers read bodies themselves (JSON, text or multipart, see `server.multipart`), so Litestar
+cannot derive the request body from a `data` parameter: each route gets an `operation(...)`
+class that puts the request body's schema, generated from the body's Struct
+(`server/<resource>/schemas.py`, `server.bodies.schema_of`), into its operation, with the
+success response (derived by Litestar from the handler's return type, or generated from a
+Struct where the hot paths build dicts) and every error response (`ErrorBody`). schemathesis
+checks every response against them.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, Final, Literal
 
+import msgspec
 from litestar.openapi.spec import OpenAPIMediaType as MediaTypeObject
 from litestar.openapi.spec import OpenAPIResponse as ResponseObject
 from litestar.openapi.spec import Operation, RequestBody, Schema
 
-from inspectlang.manifest import INPUT_TYPES, INSPECTION_TYPES, PRODUCT_FIELDS
-
-JsonSchema = dict[str, Any]
+from server.bodies import JsonSchema, ResponseBody, schema_of
 
 
 @dataclass
@@ -31,481 +32,24 @@ class RawSchema(Schema):
         return self.raw
 
 
-def _nullable(kind: str) -> JsonSchema:
-    return {"type": [kind, "null"]}
+class ErrorBody(ResponseBody):
+    """Every error response (`server.errors.ApiError.to_dict`)."""
+
+    code: Annotated[str, msgspec.Meta(description="Stable error code (docs/api.md).")]
+    status: int
+    description: str
+    errors: list[dict[str, Any]] | msgspec.UnsetType = msgspec.UNSET
 
 
-STRING: JsonSchema = {"type": "string"}
-OBJECT: JsonSchema = {"type": "object"}
-OBJECT_ID: JsonSchema = {"type": "string", "pattern": "^[0-9a-f]{24}$"}
-TIMESTAMP: JsonSchema = {"type": "string", "format": "date-time"}
+class Message(ResponseBody):
+    """A write that returns no resource: `{"message": "Product updated"}`."""
 
-ERROR: JsonSchema = {
-    "type": "object",
-    "required": ["code", "status", "description"],
-    "properties": {
-        "code": {"type": "string", "description": "Stable error code (docs/api.md)."},
-        "status": {"type": "integer"},
-        "description": STRING,
-        "errors": {"type": "array", "items": OBJECT},
-    },
-}
+    message: str
 
-MESSAGE: JsonSchema = {"type": "object", "required": ["message"], "properties": {"message": STRING}}
 
-# --- Templates ---------------------------------------------------------------------------------
-
-_VALIDATION: JsonSchema = {
-    "type": "object",
-    "required": ["_id", "run", "required", "validation"],
-    "properties": {
-        "_id": STRING,
-        "run": {"type": "boolean"},
-        "required": {"type": "boolean"},
-        "validation": STRING,
-    },
-}
-
-_TEMPLATE_IMAGE: JsonSchema = {
-    "type": "object",
-    "required": ["side", "identifier", "validations"],
-    "properties": {
-        "side": STRING,
-        "identifier": STRING,
-        "validations": {"type": "array", "items": _VALIDATION},
-    },
-}
-
-_TEMPLATE_INPUT: JsonSchema = {
-    "type": "object",
-    "required": ["identifier", "label", "type", "stages", "validationSchema"],
-    "properties": {
-        "identifier": STRING,
-        "label": STRING,
-        "type": {"type": "string", "enum": list(INPUT_TYPES)},
-        "options": {
-            "type": "array",
-            "items": {"type": "object", "required": ["label"], "properties": {"label": STRING}},
-        },
-        "stages": {"type": "array", "items": {"type": "string", "enum": ["create", "update"]}},
-        "validationSchema": {
-            "type": "object",
-            "required": ["required"],
-            "properties": {"required": {"type": "boolean"}},
-        },
-        "helperMessage": STRING,
-    },
-}
-
-TEMPLATE: JsonSchema = {
-    "type": "object",
-    "required": [
-        "_id",
-        "type",
-        "inspectionType",
-        "name",
-        "createdAt",
-        "updatedAt",
-        "parameters",
-        "variables",
-        "images",
-        "inputs",
-        "features",
-        "schema",
-    ],
-    "properties": {
-        "_id": STRING,
-        "type": {"type": "string", "enum": ["created", "built-in"]},
-        "inspectionType": {"type": "string", "enum": list(INSPECTION_TYPES)},
-        "name": STRING,
-        "createdAt": STRING,
-        "updatedAt": STRING,
-        "revision": {"type": "integer", "description": "Revision number of a custom template."},
-        "parameters": {
-            "type": "object",
-            "required": ["maxAttempts"],
-            "properties": {"maxAttempts": {"type": "number"}},
-        },
-        "variables": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["name", "type", "initialValue"],
-                "properties": {
-                    "name": STRING,
-                    "type": {"type": "string", "enum": ["numeric", "text"]},
-                    "initialValue": {"type": ["number", "string"]},
-                },
-            },
-        },
-        "images": {"type": "array", "items": _TEMPLATE_IMAGE},
-        "inputs": {"type": "array", "items": _TEMPLATE_INPUT},
-        "features": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["_id", "feature"],
-                "properties": {"_id": STRING, "feature": STRING},
-            },
-        },
-        "schema": OBJECT,
-        "logic": OBJECT,
-    },
-}
-
-TEMPLATE_LIST: JsonSchema = {"type": "array", "items": TEMPLATE}
-
-TEMPLATE_SOURCE_BODY: JsonSchema = {
-    "type": "object",
-    "required": ["source"],
-    "properties": {"source": {"type": "string", "description": "The template's `.insp` source."}},
-}
-
-# --- Inspections -------------------------------------------------------------------------------
-
-_PRODUCT_DATA: JsonSchema = {
-    "type": "object",
-    "additionalProperties": {"type": ["string", "number", "boolean", "null"]},
-}
-
-_INPUT_VALUES: JsonSchema = {
-    "type": "array",
-    "items": {
-        "type": "object",
-        "required": ["identifier", "value"],
-        "properties": {"identifier": STRING, "value": {}},
-    },
-}
-
-_METADATA: JsonSchema = {
-    "type": "object",
-    "maxProperties": 50,
-    "propertyNames": {"maxLength": 50},
-    "additionalProperties": {"type": "string", "maxLength": 500},
-}
-
-_CONSUMER: JsonSchema = {
-    "type": "object",
-    "properties": {
-        "firstName": STRING,
-        "lastName": STRING,
-        "identification": STRING,
-        "email": STRING,
-        "phone": STRING,
-    },
-}
-
-CREATE_INSPECTION_BODY: JsonSchema = {
-    "type": "object",
-    "required": ["templateId"],
-    "properties": {
-        "templateId": {
-            "type": "string",
-            "description": "A 24-hex template id, or an alias: easy, deep, damage.",
-        },
-        "delivery": {
-            "type": "object",
-            "properties": {
-                "disabled": {"type": "boolean"},
-                "channel": STRING,
-                "destination": STRING,
-                "countryISO": STRING,
-            },
-        },
-        "locale": {"type": "string", "description": "`xx_YY`, e.g. en_US."},
-        "producer": {"type": "object", "properties": {"internalId": STRING}},
-        **{kind: _PRODUCT_DATA for kind, fields in PRODUCT_FIELDS.items() if fields},
-        "products": {"type": "array", "items": _PRODUCT_DATA},
-        "consumer": _CONSUMER,
-        "inputs": _INPUT_VALUES,
-        "initialStatus": {"type": "string", "enum": ["created", "started"]},
-        "metadata": _METADATA,
-        "callbackURL": {"type": "string", "format": "uri"},
-    },
-}
-
-CREATED_INSPECTION: JsonSchema = {
-    "type": "object",
-    "required": ["inspectionId", "productId", "message", "magicLink"],
-    "properties": {
-        "inspectionId": STRING,
-        "productId": _nullable("string"),
-        "productIds": {"type": "array", "items": STRING},
-        "message": STRING,
-        "magicLink": STRING,
-    },
-}
-
-UPDATE_INSPECTION_BODY: JsonSchema = {
-    "type": "object",
-    "properties": {"consumer": _CONSUMER, "metadata": _METADATA, "inputs": _INPUT_VALUES},
-}
-
-UPDATE_PRODUCT_BODY: JsonSchema = {
-    "type": "object",
-    "properties": {kind: _PRODUCT_DATA for kind, fields in PRODUCT_FIELDS.items() if fields},
-}
-
-_IMAGE_RECORD: JsonSchema = {
-    "type": "object",
-    "required": ["_id"],
-    "properties": {
-        "_id": STRING,
-        "templateImageIdentifier": _nullable("string"),
-        "side": _nullable("string"),
-        "target": _nullable("string"),
-        "type": _nullable("string"),
-        "processed": {"type": "boolean"},
-        "approved": {"type": ["boolean", "null"]},
-        "uploadedAt": _nullable("string"),
-        "src": _nullable("string"),
-        "label": STRING,
-        "productInspectionId": _nullable("string"),
-        "validations": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["_id", "validation", "confidence", "valid"],
-                "properties": {
-                    "_id": STRING,
-                    "validation": STRING,
-                    "confidence": {"type": ["number", "null"]},
-                    "valid": {"type": ["boolean", "null"]},
-                },
-            },
-        },
-        "damages": {"type": "array", "items": OBJECT},
-    },
-}
-
-_INPUT_VALUE: JsonSchema = {
-    "type": "object",
-    "required": ["identifier", "value"],
-    "properties": {"identifier": STRING, "label": STRING, "type": STRING, "value": {}},
-}
-
-_DAMAGE: JsonSchema = {
-    "type": "object",
-    "required": ["part", "damage", "severity"],
-    "properties": {
-        "part": STRING,
-        "damage": STRING,
-        "severity": STRING,
-        "percentage": {"type": ["number", "null"]},
-    },
-}
-
-_PRODUCT: JsonSchema = {
-    "type": "object",
-    "required": ["_id", "type", "images", "extraImages"],
-    "properties": {
-        "_id": STRING,
-        "type": {"type": "string", "enum": list(INSPECTION_TYPES)},
-        **{kind: OBJECT for kind in INSPECTION_TYPES},
-        "inputs": {"type": "array", "items": _INPUT_VALUE},
-        "images": {"type": "array", "items": _IMAGE_RECORD},
-        "extraImages": {"type": "array", "items": _IMAGE_RECORD},
-        "damages": {"type": "array", "items": _DAMAGE},
-    },
-}
-
-_IMAGES_HOLDER: JsonSchema = {
-    "type": "object",
-    "properties": {
-        "images": {"type": "array", "items": _IMAGE_RECORD},
-        "extraImages": {"type": "array", "items": _IMAGE_RECORD},
-        "inputs": {"type": "array", "items": _INPUT_VALUE},
-    },
-}
-
-INSPECTION: JsonSchema = {
-    "type": "object",
-    "required": [
-        "_id",
-        "type",
-        "status",
-        "veredict",
-        "template",
-        "producer",
-        "metadata",
-        "variables",
-        "globalValidations",
-        "products",
-        "testing",
-    ],
-    "properties": {
-        "_id": STRING,
-        "type": {"type": "string", "enum": list(INSPECTION_TYPES)},
-        "status": {
-            "type": "string",
-            "enum": ["created", "started", "processing", "completed", "blocked"],
-        },
-        "veredict": {"type": "string", "enum": ["approved", "disapproved", "not_defined"]},
-        "reasons": {"type": "array", "items": STRING},
-        "completedBy": {
-            "type": ["string", "null"],
-            "enum": ["client", "consumer", "expiration", None],
-        },
-        "template": {
-            "type": "object",
-            "required": ["_id", "name", "type"],
-            "properties": {
-                "_id": STRING,
-                "name": STRING,
-                "type": STRING,
-                "inputs": {"type": "array", "items": _INPUT_VALUE},
-            },
-        },
-        "producer": {
-            "type": "object",
-            "properties": {"companyId": STRING, "userId": STRING, "internalId": STRING},
-        },
-        "metadata": {"type": "object", "additionalProperties": STRING},
-        "locale": STRING,
-        "identity": _IMAGES_HOLDER,
-        "custom": _IMAGES_HOLDER,
-        "variables": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["name", "value"],
-                "properties": {"name": STRING, "value": {"type": ["number", "string", "null"]}},
-            },
-        },
-        "globalValidations": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["_id", "name", "description", "valid"],
-                "properties": {
-                    "_id": STRING,
-                    "name": STRING,
-                    "description": STRING,
-                    "valid": {"type": "boolean"},
-                },
-            },
-        },
-        "products": {"type": "array", "items": _PRODUCT},
-        "createdAt": STRING,
-        "updatedAt": STRING,
-        "startedAt": _nullable("string"),
-        "completedAt": _nullable("string"),
-        "expiresAt": _nullable("string"),
-        "testing": {"type": "boolean"},
-    },
-}
-
-INSPECTION_PAGE: JsonSchema = {
-    "type": "object",
-    "required": [
-        "inspections",
-        "totalInspections",
-        "limit",
-        "totalPages",
-        "page",
-        "pagingCounter",
-        "hasPrevPage",
-        "hasNextPage",
-        "prevPage",
-        "nextPage",
-    ],
-    "properties": {
-        "inspections": {"type": "array", "items": INSPECTION},
-        "totalInspections": {"type": "integer"},
-        "limit": {"type": "integer"},
-        "totalPages": {"type": "integer"},
-        "page": {"type": "integer"},
-        "pagingCounter": {"type": "integer"},
-        "hasPrevPage": {"type": "boolean"},
-        "hasNextPage": {"type": "boolean"},
-        "prevPage": _nullable("integer"),
-        "nextPage": _nullable("integer"),
-    },
-}
-
+#: The body of start and finish, which read none: an empty object, or nothing at all.
 FINISH_BODY: JsonSchema = {"type": "object", "properties": {}}
 
-DAMAGE_BODY: JsonSchema = {
-    "type": "object",
-    "required": ["part", "damage"],
-    "properties": {
-        "productId": STRING,
-        "part": STRING,
-        "damage": STRING,
-        "severity": STRING,
-        "percentage": {"type": "number", "minimum": 0, "maximum": 100},
-    },
-}
-
-VALIDATION_BODY: JsonSchema = {
-    "type": "object",
-    "required": ["validation", "confidence"],
-    "properties": {
-        "validation": STRING,
-        "confidence": {"type": "number", "minimum": 0, "maximum": 100},
-        "result": {},
-        "damages": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "part": STRING,
-                    "damage": STRING,
-                    "severity": STRING,
-                    "percentage": {"type": "number"},
-                },
-            },
-        },
-    },
-}
-
-# --- Images and signed links -------------------------------------------------------------------
-
-IMAGE_DATA_PART: JsonSchema = {
-    "type": "object",
-    "required": ["side"],
-    "properties": {
-        "side": STRING,
-        "identifier": STRING,
-        "date": STRING,
-        "coordinates": {
-            "type": "object",
-            "required": ["latitude", "longitude"],
-            "properties": {"latitude": {"type": "number"}, "longitude": {"type": "number"}},
-        },
-    },
-}
-
-IMAGE_UPLOAD_BODY: JsonSchema = {
-    "type": "object",
-    "required": ["image", "data"],
-    "properties": {
-        "image": {"type": "string", "format": "binary"},
-        "data": {
-            "type": "string",
-            "description": "JSON text of an object matching: " + json.dumps(IMAGE_DATA_PART),
-        },
-    },
-}
-
-IMAGE: JsonSchema = _IMAGE_RECORD
-
-IMAGE_TOKEN: JsonSchema = {
-    "type": "object",
-    "required": ["token", "expiresAt"],
-    "properties": {"token": STRING, "expiresAt": TIMESTAMP},
-}
-
-PRESIGN_BODY: JsonSchema = {
-    "type": "object",
-    "properties": {"expiresInSeconds": {"type": "integer", "minimum": 1, "maximum": 604800}},
-}
-
-PRESIGNED: JsonSchema = {
-    "type": "object",
-    "required": ["accessToken", "expiresAt", "url"],
-    "properties": {"accessToken": STRING, "expiresAt": TIMESTAMP, "url": STRING},
-}
 
 # --- Operations --------------------------------------------------------------------------------
 
@@ -523,12 +67,24 @@ _STATUS_TEXT = {
 }
 
 
-def _media(schema: JsonSchema) -> MediaTypeObject:
-    return MediaTypeObject(schema=RawSchema(raw=schema))
+#: `operation(response=DERIVED)`: keep the success response Litestar derives from the
+#: handler's return type (a `ResponseBody` Struct).
+DERIVED: Final = "derived"
+
+#: A JSON Schema, or the type (a Struct, `list[Struct]`) it is generated from.
+BodySchema = JsonSchema | type[msgspec.Struct] | Any
+
+
+def _schema(schema: BodySchema) -> JsonSchema:
+    return schema if isinstance(schema, dict) else schema_of(schema)
+
+
+def _media(schema: BodySchema) -> MediaTypeObject:
+    return MediaTypeObject(schema=RawSchema(raw=_schema(schema)))
 
 
 def _body(
-    schema: JsonSchema | None, *, multipart: bool, text: bool, multipart_schema: JsonSchema | None
+    schema: BodySchema | None, *, multipart: bool, text: bool, multipart_schema: JsonSchema | None
 ) -> RequestBody | None:
     content: dict[str, MediaTypeObject] = {}
     if schema is not None:
@@ -553,9 +109,9 @@ def _body(
 def operation(
     *,
     status: int,
-    response: JsonSchema | None,
+    response: BodySchema | Literal["derived"] | None,
     errors: tuple[int, ...],
-    body: JsonSchema | None = None,
+    body: BodySchema | None = None,
     multipart: bool = True,
     text: bool = False,
     multipart_schema: JsonSchema | None = None,
@@ -564,7 +120,9 @@ def operation(
 ) -> type[Operation]:
     """An Operation class for `@get/@post(operation_class=...)` with these bodies and responses.
 
-    Every route may answer 400 (bad body or parameter) besides `errors`; every authenticated
+    `body` and `response` are JSON Schemas or the Structs that decode or build them;
+    `response=DERIVED` keeps what Litestar derived from the handler's return type. Every route
+    may answer 400 (bad body or parameter) besides `errors`; every authenticated
     route also 401; every write (POST, PUT) also 413 and 415 (body size and type), 409 and 422
     (an `Idempotency-Key` in flight or reused with another request).
     """
@@ -577,16 +135,23 @@ def operation(
 
     def init(self: Operation, *args: Any, **kwargs: Any) -> None:
         Operation.__init__(self, *args, **kwargs)
-        responses: dict[str, ResponseObject] = {
-            str(status): ResponseObject(
+        derived = (self.responses or {}).get(str(status))
+        success = (
+            derived
+            if response == DERIVED and isinstance(derived, ResponseObject)
+            else ResponseObject(
                 description=_STATUS_TEXT.get(status, "Success"),
-                content={"application/json": _media(response)} if response is not None else None,
+                content={"application/json": _media(response)}
+                if response is not None and response != DERIVED
+                else None,
             )
-        }
+        )
+        success.description = _STATUS_TEXT.get(status, "Success")
+        responses: dict[str, ResponseObject] = {str(status): success}
         for code in sorted(statuses):
             responses[str(code)] = ResponseObject(
                 description=_STATUS_TEXT.get(code, "Error"),
-                content={"application/json": _media(ERROR)},
+                content={"application/json": _media(ErrorBody)},
             )
         self.responses = responses  # type: ignore[assignment]
         if request_body is not None:

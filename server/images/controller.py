@@ -10,18 +10,17 @@ from litestar.params import FromPath, QueryParameter
 from litestar.response import Response
 
 from server.auth import authenticate_key
+from server.bodies import decode_body
 from server.common import in_thread
 from server.deps import IMAGE_TOKEN_OPT, PUBLIC_OPT, auth_of, services
 from server.images import service as images
 from server.images.content import CONTENT_HEADERS
+from server.images.schemas import IMAGE_UPLOAD_BODY, UploadToken
 from server.inspections import service as inspections
-from server.multipart import JSON_ONLY_BODY_BYTES, json_object, read_body
+from server.inspections.schemas import Image, Inspection, ValidationResult
+from server.multipart import JSON_ONLY_BODY_BYTES, read_body
 from server.schemas import (
-    IMAGE,
-    IMAGE_TOKEN,
-    IMAGE_UPLOAD_BODY,
-    INSPECTION,
-    VALIDATION_BODY,
+    DERIVED,
     operation,
 )
 
@@ -35,7 +34,7 @@ TAGS = ["images"]
     opt={IMAGE_TOKEN_OPT: True},
     operation_class=operation(
         status=201,
-        response=IMAGE,
+        response=Image,
         errors=(403, 404, 409),
         multipart_schema=IMAGE_UPLOAD_BODY,
     ),
@@ -66,11 +65,9 @@ async def upload_image(
     request_max_body_size=JSON_ONLY_BODY_BYTES,
     tags=TAGS,
     status_code=200,
-    operation_class=operation(status=200, response=IMAGE_TOKEN, errors=(403, 404)),
+    operation_class=operation(status=200, response=DERIVED, errors=(403, 404)),
 )
-async def upload_token(
-    request: Request[Any, Any, Any], product_id: FromPath[str]
-) -> dict[str, Any]:
+async def upload_token(request: Request[Any, Any, Any], product_id: FromPath[str]) -> UploadToken:
     """A short-lived token for header `x-image-token`: uploads of this product, no API key."""
     app = services(request)
     auth = auth_of(request)
@@ -114,7 +111,7 @@ def image_content(
     tags=TAGS,
     status_code=200,
     operation_class=operation(
-        status=200, response=INSPECTION, errors=(404, 409), body=VALIDATION_BODY
+        status=200, response=Inspection, errors=(404, 409), body=ValidationResult
     ),
 )
 async def record_validation(
@@ -125,7 +122,7 @@ async def record_validation(
     """An external analysis service reports one validation of an image."""
     app = services(request)
     auth = auth_of(request)
-    body = json_object(await read_body(request))
+    body = decode_body(await read_body(request), ValidationResult)
     return await in_thread(
         inspections.record_validation,
         app.db,

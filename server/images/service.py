@@ -24,6 +24,7 @@ from server.common import CONTENT_TOKEN_KIND, content_url, run_runtime
 from server.db import Database
 from server.errors import ApiError
 from server.images.content import IMAGE_FORMATS, Served, inspect_photo, served_as
+from server.images.schemas import UploadToken
 from server.inspections import service as inspections
 from server.inspections.tables import ImageRecord
 from server.multipart import UploadedFile
@@ -195,7 +196,7 @@ def _find_view(document: dict[str, Any], image_id: str) -> dict[str, Any] | None
     return None
 
 
-def upload_token(db: Database, auth: AuthContext, product_id: str, now: datetime) -> dict[str, Any]:
+def upload_token(db: Database, auth: AuthContext, product_id: str, now: datetime) -> UploadToken:
     """A short-lived token that lets a device upload images of this product without the key."""
     _check_scope(auth, product_id)
     with db.session() as session:
@@ -203,7 +204,7 @@ def upload_token(db: Database, auth: AuthContext, product_id: str, now: datetime
     token, expires_at = tokens.issue(
         UPLOAD_TOKEN_KIND, product_id, auth.company_id, auth.mode, UPLOAD_TOKEN_TTL_SECONDS, now=now
     )
-    return {"token": token, "expiresAt": utc_timestamp(expires_at)}
+    return UploadToken(token=token, expiresAt=utc_timestamp(expires_at))
 
 
 # --- reading images ----------------------------------------------------------------------------

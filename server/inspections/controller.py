@@ -8,21 +8,24 @@ from typing import Annotated, Any
 from litestar import Request, get, post, put
 from litestar.params import FromPath, PathParameter, QueryParameter
 
+from server.bodies import decode_body
 from server.common import in_thread
 from server.deps import auth_of, services
 from server.inspections import creation, listing
 from server.inspections import service as inspections
+from server.inspections.schemas import (
+    CreatedInspection,
+    CreateInspectionBody,
+    DamageBody,
+    Inspection,
+    InspectionPage,
+    UpdateInspectionBody,
+    UpdateProductBody,
+)
 from server.multipart import JSON_ONLY_BODY_BYTES, json_object, read_body
 from server.schemas import (
-    CREATE_INSPECTION_BODY,
-    CREATED_INSPECTION,
-    DAMAGE_BODY,
     FINISH_BODY,
-    INSPECTION,
-    INSPECTION_PAGE,
-    MESSAGE,
-    UPDATE_INSPECTION_BODY,
-    UPDATE_PRODUCT_BODY,
+    Message,
     operation,
 )
 
@@ -34,7 +37,7 @@ TAGS = ["inspections"]
     tags=TAGS,
     status_code=201,
     operation_class=operation(
-        status=201, response=CREATED_INSPECTION, errors=(404,), body=CREATE_INSPECTION_BODY
+        status=201, response=CreatedInspection, errors=(404,), body=CreateInspectionBody
     ),
 )
 async def create_inspection(
@@ -62,7 +65,7 @@ async def create_inspection(
     "/v1/inspection",
     tags=TAGS,
     sync_to_thread=True,
-    operation_class=operation(write=False, status=200, response=INSPECTION_PAGE, errors=()),
+    operation_class=operation(write=False, status=200, response=InspectionPage, errors=()),
 )
 def list_inspections(
     request: Request[Any, Any, Any],
@@ -103,7 +106,7 @@ def list_inspections(
     "/v1/inspection/{inspection_id:str}",
     tags=TAGS,
     sync_to_thread=True,
-    operation_class=operation(write=False, status=200, response=INSPECTION, errors=(404,)),
+    operation_class=operation(write=False, status=200, response=Inspection, errors=(404,)),
 )
 def get_inspection(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> dict[str, Any]:
     """The Inspection object."""
@@ -116,7 +119,7 @@ def get_inspection(request: Request[Any, Any, Any], inspection_id: FromPath[str]
     "/v1/inspection/{inspection_id:str}",
     tags=TAGS,
     operation_class=operation(
-        status=200, response=MESSAGE, errors=(404, 409), body=UPDATE_INSPECTION_BODY
+        status=200, response=Message, errors=(404, 409), body=UpdateInspectionBody
     ),
 )
 async def update_inspection(
@@ -146,7 +149,7 @@ async def update_inspection(
     request_max_body_size=JSON_ONLY_BODY_BYTES,
     tags=TAGS,
     operation_class=operation(
-        status=200, response=MESSAGE, errors=(404, 409), body=UPDATE_PRODUCT_BODY
+        status=200, response=Message, errors=(404, 409), body=UpdateProductBody
     ),
 )
 async def update_product(
@@ -168,7 +171,7 @@ async def update_product(
     request_max_body_size=JSON_ONLY_BODY_BYTES,
     tags=TAGS,
     status_code=200,
-    operation_class=operation(status=200, response=INSPECTION, errors=(404, 409), body=FINISH_BODY),
+    operation_class=operation(status=200, response=Inspection, errors=(404, 409), body=FINISH_BODY),
 )
 async def finish_inspection(
     request: Request[Any, Any, Any], inspection_id: FromPath[str]
@@ -186,7 +189,7 @@ async def finish_inspection(
     request_max_body_size=JSON_ONLY_BODY_BYTES,
     tags=TAGS,
     status_code=200,
-    operation_class=operation(status=200, response=INSPECTION, errors=(404, 409), body=FINISH_BODY),
+    operation_class=operation(status=200, response=Inspection, errors=(404, 409), body=FINISH_BODY),
 )
 async def start_inspection(
     request: Request[Any, Any, Any], inspection_id: FromPath[str]
@@ -204,7 +207,7 @@ async def start_inspection(
     request_max_body_size=JSON_ONLY_BODY_BYTES,
     tags=TAGS,
     status_code=200,
-    operation_class=operation(status=200, response=INSPECTION, errors=(404, 409), body=DAMAGE_BODY),
+    operation_class=operation(status=200, response=Inspection, errors=(404, 409), body=DamageBody),
 )
 async def declare_damage(
     request: Request[Any, Any, Any],
@@ -213,7 +216,7 @@ async def declare_damage(
     """A damage declared by the consumer (template feature `damage_declaration`)."""
     app = services(request)
     auth = auth_of(request)
-    body = json_object(await read_body(request))
+    body = decode_body(await read_body(request), DamageBody)
     return await in_thread(
         inspections.declare_damage, app.db, app.settings, auth, inspection_id, body, app.clock()
     )

@@ -10,19 +10,22 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
+import msgspec
 from litestar import Request, get, post
 from litestar.params import FromPath, QueryParameter
 
 from inspectlang.timestamps import utc_timestamp
 from server import tokens
 from server.auth import AuthContext
+from server.bodies import RequestBody, ResponseBody, decode_body
 from server.common import in_thread
 from server.db import Database
 from server.deps import PUBLIC_OPT, auth_of, services
 from server.errors import ApiError
 from server.inspections import service as inspections
-from server.multipart import JSON_ONLY_BODY_BYTES, json_object, read_body
-from server.schemas import INSPECTION, PRESIGN_BODY, PRESIGNED, operation
+from server.inspections.schemas import Inspection
+from server.multipart import JSON_ONLY_BODY_BYTES, read_body
+from server.schemas import DERIVED, operation
 from server.settings import Settings
 
 TAGS = ["presigned links"]
@@ -34,24 +37,35 @@ DEFAULT_EXPIRES_IN_SECONDS = 3600
 MAX_EXPIRES_IN_SECONDS = 7 * 24 * 3600
 
 
-def _expires_in(body: dict[str, Any]) -> int:
-    """`expiresInSeconds`: a whole number of seconds, which JSON may write as `75643.0` (JSON
-    Schema's `integer` is any number without a fractional part; docs/api.md)."""
-    value = body.get("expiresInSeconds", DEFAULT_EXPIRES_IN_SECONDS)
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int)
-        or not 1 <= value <= MAX_EXPIRES_IN_SECONDS
-    ):
-        raise ApiError(
-            "invalid_expires_in",
-            400,
-            f"expiresInSeconds must be a whole number from 1 to {MAX_EXPIRES_IN_SECONDS}.",
-            [{"field": "expiresInSeconds", "message": "out of range"}],
-        )
-    return value
+class PresignBody(RequestBody):
+    """`POST /v1/inspection/presign/detail/:id`; the body itself is optional. A whole number
+    may be written as `75643.0` (JSON Schema's `integer` is any number without a fractional
+    part; docs/api.md), so the field reads both and keeps whole numbers only."""
+
+    field_codes = {"expiresInSeconds": "invalid_expires_in"}
+    field_messages = {
+        "expiresInSeconds": "expiresInSeconds must be a whole number from 1 to "
+        f"{MAX_EXPIRES_IN_SECONDS}."
+    }
+
+    expiresInSeconds: Annotated[
+        Annotated[int, msgspec.Meta(ge=1, le=MAX_EXPIRES_IN_SECONDS)]
+        | Annotated[float, msgspec.Meta(ge=1, le=MAX_EXPIRES_IN_SECONDS)],
+        msgspec.Meta(extra_json_schema={"type": "integer"}),
+    ] = DEFAULT_EXPIRES_IN_SECONDS
+
+    def __post_init__(self) -> None:
+        if isinstance(self.expiresInSeconds, float):
+            if not self.expiresInSeconds.is_integer():
+                # The path written as msgspec writes it, so the refusal names the field.
+                raise ValueError("Expected a whole number - at `$.expiresInSeconds`")
+            self.expiresInSeconds = int(self.expiresInSeconds)
+
+
+class Presigned(ResponseBody):
+    accessToken: str
+    expiresAt: Annotated[str, msgspec.Meta(extra_json_schema={"format": "date-time"})]
+    url: str
 
 
 def _presign(
@@ -61,17 +75,17 @@ def _presign(
     inspection_id: FromPath[str],
     expires_in: int,
     now: datetime,
-) -> dict[str, Any]:
+) -> Presigned:
     with db.session() as session:
         inspections.find_inspection(session, auth, inspection_id, lock=False)
     token, expires_at = tokens.issue(
         DETAIL_TOKEN_KIND, inspection_id, auth.company_id, auth.mode, expires_in, now=now
     )
-    return {
-        "accessToken": token,
-        "expiresAt": utc_timestamp(expires_at),
-        "url": f"{settings.public_url}/v1/inspection/presign/detail/{inspection_id}?token={token}",
-    }
+    return Presigned(
+        accessToken=token,
+        expiresAt=utc_timestamp(expires_at),
+        url=f"{settings.public_url}/v1/inspection/presign/detail/{inspection_id}?token={token}",
+    )
 
 
 @post(
@@ -79,17 +93,17 @@ def _presign(
     request_max_body_size=JSON_ONLY_BODY_BYTES,
     tags=TAGS,
     status_code=200,
-    operation_class=operation(status=200, response=PRESIGNED, errors=(404,), body=PRESIGN_BODY),
+    operation_class=operation(status=200, response=DERIVED, errors=(404,), body=PresignBody),
 )
 async def presign_detail(
     request: Request[Any, Any, Any],
     inspection_id: FromPath[str],
-) -> dict[str, Any]:
+) -> Presigned:
     """A signed, expiring, read-only link to the inspection."""
     app = services(request)
     auth = auth_of(request)
-    body = json_object(await read_body(request), required=False)
-    expires_in = _expires_in(body)
+    body = decode_body(await read_body(request), PresignBody, required=False)
+    expires_in = body.expiresInSeconds
     return await in_thread(
         _presign, app.db, app.settings, auth, inspection_id, expires_in, app.clock()
     )
@@ -102,7 +116,7 @@ async def presign_detail(
     opt={PUBLIC_OPT: True},
     security=[],
     operation_class=operation(
-        write=False, status=200, response=INSPECTION, errors=(403, 404), public=True
+        write=False, status=200, response=Inspection, errors=(403, 404), public=True
     ),
 )
 def read_presigned(

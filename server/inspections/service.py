@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
+import msgspec
 from sqlalchemy import bindparam, select
 from sqlmodel import Session
 
@@ -38,6 +39,7 @@ from server.inspections.files import (
     store_file_inputs,
     with_file_values,
 )
+from server.inspections.schemas import DamageBody, ValidationResult
 from server.inspections.tables import InspectionRecord, ProductRecord
 from server.multipart import UploadedFile
 from server.settings import Settings
@@ -502,21 +504,19 @@ def declare_damage(
     settings: Settings,
     auth: AuthContext,
     inspection_id: str,
-    body: dict[str, Any],
+    body: DamageBody,
     now: datetime,
 ) -> dict[str, Any]:
     """A damage declared by the consumer (template feature `damage_declaration`)."""
-    damage = {k: v for k, v in body.items() if k != "productId"}
+    damage = {k: v for k, v in msgspec.to_builtins(body).items() if k != "productId"}
 
     def operation(loaded: Loaded) -> InspectionState:
-        product_id = body.get("productId")
-        if product_id is None:
+        product_id = body.productId
+        if isinstance(product_id, msgspec.UnsetType):
             products = product_ids(loaded.record.state)
             if not products:
                 raise ApiError.of("product_not_found", "The inspection has no product.")
             product_id = products[0]
-        if not isinstance(product_id, str):
-            raise ApiError.of("invalid_body", "productId must be a string.")
         return run_runtime(
             runtime.declare_damage, loaded.program, loaded.state, product_id, damage, now=now
         )
@@ -531,14 +531,12 @@ def record_validation(
     auth: AuthContext,
     inspection_id: str,
     image_id: str,
-    body: dict[str, Any],
+    body: ValidationResult,
     now: datetime,
 ) -> dict[str, Any]:
     """An analysis service's result for one validation of an image."""
-    damages = body.get("damages")
-    result = {k: v for k, v in body.items() if k != "damages"}
-    if damages is not None and not isinstance(damages, list):
-        raise ApiError.of("invalid_validation_result", "damages must be a list.")
+    result = {"validation": body.validation, "confidence": body.confidence, "result": body.result}
+    damages = msgspec.to_builtins(body.damages) if body.damages else []
 
     def events(loaded: Loaded, state: InspectionState) -> list[tuple[str, dict[str, Any]]]:
         """`image_processed` once, when this result completes the image's processing."""
@@ -557,7 +555,7 @@ def record_validation(
             loaded.state,
             image_id,
             result,
-            damages=damages or [],
+            damages=damages,
             now=now,
         ),
         now,

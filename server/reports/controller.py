@@ -12,56 +12,20 @@ from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation, 
 from litestar.openapi.spec.enums import OpenAPIFormat, OpenAPIType
 from litestar.params import FromPath, FromQuery
 
+from server.bodies import decode_body
 from server.common import in_thread
 from server.deps import PUBLIC_OPT, auth_of, services
-from server.multipart import JSON_ONLY_BODY_BYTES, json_object, read_body
+from server.multipart import JSON_ONLY_BODY_BYTES, read_body
 from server.reports import service
-from server.schemas import OBJECT_ID, STRING, TIMESTAMP, JsonSchema, operation
+from server.reports.schemas import (
+    ReportRequest,
+    ReportRequestBody,
+    ReportRequestCreated,
+    ReportRequestList,
+)
+from server.schemas import DERIVED, operation
 
 TAGS = ["reports"]
-
-_NULLABLE_TIMESTAMP: JsonSchema = {"type": ["string", "null"], "format": "date-time"}
-
-REPORT_REQUEST_BODY: JsonSchema = {
-    "type": "object",
-    "properties": {
-        "callbackURL": {
-            "type": "string",
-            "format": "uri",
-            "description": "http(s) address notified when the report is ready (or failed).",
-        }
-    },
-}
-REPORT_REQUEST_CREATED: JsonSchema = {
-    "type": "object",
-    "required": ["_id"],
-    "properties": {"_id": OBJECT_ID},
-}
-REPORT_REQUEST: JsonSchema = {
-    "type": "object",
-    "required": ["_id", "inspectionId", "companyId", "status"],
-    "properties": {
-        "_id": OBJECT_ID,
-        "inspectionId": STRING,
-        "companyId": STRING,
-        "status": {"enum": ["pending", "processing", "completed", "failed"]},
-        "callbackURL": {"type": ["string", "null"]},
-        "createdAt": TIMESTAMP,
-        "processingAt": _NULLABLE_TIMESTAMP,
-        "completedAt": _NULLABLE_TIMESTAMP,
-        "failedAt": _NULLABLE_TIMESTAMP,
-        "result": {
-            "type": "object",
-            "required": ["url"],
-            "properties": {"url": STRING, "expiresAt": TIMESTAMP},
-        },
-    },
-}
-REPORT_REQUEST_LIST: JsonSchema = {
-    "type": "object",
-    "required": ["reportRequests"],
-    "properties": {"reportRequests": {"type": "array", "items": REPORT_REQUEST}},
-}
 
 
 def pdf_operation() -> type[Operation]:
@@ -91,19 +55,19 @@ def pdf_operation() -> type[Operation]:
     status_code=201,
     operation_class=operation(
         status=201,
-        response=REPORT_REQUEST_CREATED,
+        response=DERIVED,
         errors=(404, 409, 503),
-        body=REPORT_REQUEST_BODY,
+        body=ReportRequestBody,
     ),
 )
 async def request_report(
     request: Request[Any, Any, Any],
     inspection_id: FromPath[str],
-) -> dict[str, Any]:
+) -> ReportRequestCreated:
     """Queue a PDF report of a completed inspection."""
     app = services(request)
     auth = auth_of(request)
-    body = json_object(await read_body(request), required=False)
+    body = decode_body(await read_body(request), ReportRequestBody, required=False)
     return await in_thread(
         service.create_report_request, app.db, app.settings, auth, inspection_id, body
     )
@@ -113,13 +77,13 @@ async def request_report(
     "/v1/inspection/{inspection_id:str}/report/request/{report_request_id:str}",
     tags=TAGS,
     sync_to_thread=True,
-    operation_class=operation(status=200, response=REPORT_REQUEST, errors=(404,)),
+    operation_class=operation(status=200, response=DERIVED, errors=(404,)),
 )
 def read_report_request(
     request: Request[Any, Any, Any],
     inspection_id: FromPath[str],
     report_request_id: FromPath[str],
-) -> dict[str, Any]:
+) -> ReportRequest:
     """The report request; when completed, `result.url` is a fresh link valid for 15 minutes."""
     app = services(request)
     auth = auth_of(request)
@@ -130,11 +94,11 @@ def read_report_request(
     "/v1/inspection/{inspection_id:str}/report/request",
     tags=TAGS,
     sync_to_thread=True,
-    operation_class=operation(status=200, response=REPORT_REQUEST_LIST, errors=(404,)),
+    operation_class=operation(status=200, response=DERIVED, errors=(404,)),
 )
 def list_report_requests(
     request: Request[Any, Any, Any], inspection_id: FromPath[str]
-) -> dict[str, Any]:
+) -> ReportRequestList:
     """Every report request of the inspection, oldest first."""
     app = services(request)
     auth = auth_of(request)

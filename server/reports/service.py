@@ -12,8 +12,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
+import msgspec
 from sqlalchemy import select
 from sqlmodel import Session, col
 
@@ -33,6 +34,14 @@ from server.reports.renderer import (
     ReportRenderer,
     default_renderer,
     reports_available,
+)
+from server.reports.schemas import (
+    ReportRequest,
+    ReportRequestBody,
+    ReportRequestCreated,
+    ReportRequestList,
+    ReportResult,
+    ReportStatus,
 )
 from server.reports.tables import ReportRequestRecord
 from server.reports.thumbnails import thumbnail_jpeg
@@ -61,26 +70,26 @@ def blob_key(record: ReportRequestRecord) -> str:
     return f"reports/{record.company_id}/{record.id}.pdf"
 
 
-def report_object(record: ReportRequestRecord, settings: Settings) -> dict[str, Any]:
+def report_object(record: ReportRequestRecord, settings: Settings) -> ReportRequest:
     """The spec's Report request object; `result.url` (fresh, 15 minutes) only when completed."""
-    document: dict[str, Any] = {
-        "_id": record.id,
-        "inspectionId": record.inspection_id,
-        "companyId": record.company_id,
-        "status": record.status,
-        "callbackURL": record.callback_url,
-        "createdAt": iso(record.created_at),
-        "processingAt": iso(record.processing_at),
-        "completedAt": iso(record.completed_at),
-        "failedAt": iso(record.failed_at),
-    }
+    result: ReportResult | msgspec.UnsetType = msgspec.UNSET
     if record.status == "completed":
         url, expires = sign_link(settings.public_url, settings.secret, record.id)
-        document["result"] = {
-            "url": url,
-            "expiresAt": iso(datetime.fromtimestamp(expires, UTC)),
-        }
-    return document
+        result = ReportResult(
+            url=url, expiresAt=utc_timestamp(datetime.fromtimestamp(expires, UTC))
+        )
+    return ReportRequest(
+        id=record.id,
+        inspectionId=record.inspection_id,
+        companyId=record.company_id,
+        status=cast(ReportStatus, record.status),
+        callbackURL=record.callback_url,
+        createdAt=utc_timestamp(record.created_at),
+        processingAt=iso(record.processing_at),
+        completedAt=iso(record.completed_at),
+        failedAt=iso(record.failed_at),
+        result=result,
+    )
 
 
 def _unavailable() -> ApiError:
@@ -110,10 +119,14 @@ def _find_report(
 
 
 def create_report_request(
-    db: Database, settings: Settings, auth: AuthContext, inspection_id: str, body: dict[str, Any]
-) -> dict[str, Any]:
+    db: Database,
+    settings: Settings,
+    auth: AuthContext,
+    inspection_id: str,
+    body: ReportRequestBody,
+) -> ReportRequestCreated:
     """Queue a report of a completed inspection: `{_id}` (201)."""
-    callback = body.get("callbackURL")
+    callback = body.callbackURL
     callback_url = None if callback in (None, "") else check_endpoint(callback, settings)
     with db.session(immediate=True) as session:
         inspection = _find_inspection(session, auth, inspection_id)
@@ -135,12 +148,12 @@ def create_report_request(
         session.add(record)
         enqueue(session, "report", {"reportRequestId": record.id}, max_attempts=REPORT_MAX_ATTEMPTS)
         session.commit()
-    return {"_id": record.id}
+    return ReportRequestCreated(id=record.id)
 
 
 def get_report_request(
     db: Database, settings: Settings, auth: AuthContext, inspection_id: str, report_id: str
-) -> dict[str, Any]:
+) -> ReportRequest:
     with db.session() as session:
         record = _find_report(session, auth, inspection_id, report_id)
     return report_object(record, settings)
@@ -148,7 +161,7 @@ def get_report_request(
 
 def list_report_requests(
     db: Database, settings: Settings, auth: AuthContext, inspection_id: str
-) -> dict[str, Any]:
+) -> ReportRequestList:
     with db.session() as session:
         _find_inspection(session, auth, inspection_id)
         records = session.execute(
@@ -159,7 +172,7 @@ def list_report_requests(
             .order_by(col(ReportRequestRecord.created_at), col(ReportRequestRecord.id))
         ).scalars()
         found = list(records)
-    return {"reportRequests": [report_object(record, settings) for record in found]}
+    return ReportRequestList(reportRequests=[report_object(record, settings) for record in found])
 
 
 def report_file(
@@ -191,7 +204,7 @@ def callback_body(db: Database, settings: Settings, report_id: str, event: str) 
         record = session.get(ReportRequestRecord, report_id)
     if record is None:
         return {"event": event, "payload": {"_id": report_id, "status": "deleted"}}
-    return {"event": event, "payload": report_object(record, settings)}
+    return {"event": event, "payload": msgspec.to_builtins(report_object(record, settings))}
 
 
 # --- the job -----------------------------------------------------------------------------------

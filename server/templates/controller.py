@@ -9,12 +9,14 @@ from litestar import Request, get, post, put
 from litestar.params import FromPath, QueryParameter
 from litestar.response import Response
 
+from server.bodies import decode_body
 from server.common import in_thread
 from server.deps import auth_of, services
 from server.errors import ApiError
 from server.multipart import TEMPLATE_BODY_BYTES, read_body
-from server.schemas import TEMPLATE, TEMPLATE_LIST, TEMPLATE_SOURCE_BODY, operation
+from server.schemas import operation
 from server.templates import service as templates
+from server.templates.schemas import SOURCE_MESSAGE, Template, TemplateSource
 
 TAGS = ["templates"]
 
@@ -23,7 +25,7 @@ TAGS = ["templates"]
     "/v1/inspection/template",
     tags=TAGS,
     sync_to_thread=True,
-    operation_class=operation(write=False, status=200, response=TEMPLATE_LIST, errors=()),
+    operation_class=operation(write=False, status=200, response=list[Template], errors=()),
 )
 def list_templates(
     request: Request[Any, Any, Any],
@@ -45,7 +47,7 @@ def list_templates(
     "/v1/inspection/template/{template_id:str}",
     tags=TAGS,
     sync_to_thread=True,
-    operation_class=operation(write=False, status=200, response=TEMPLATE, errors=(404,)),
+    operation_class=operation(write=False, status=200, response=Template, errors=(404,)),
 )
 def get_template(
     request: Request[Any, Any, Any],
@@ -84,15 +86,15 @@ async def _source(request: Request[Any, Any, Any]) -> str:
     """The `.insp` source of the body; a missing or blank one (nothing to compile) is 400
     `invalid_body` naming `source`, however it is sent."""
     body = await read_body(request, allow_text=True, max_json_bytes=TEMPLATE_BODY_BYTES)
-    source: Any = body.text
-    if source is None and isinstance(body.data, dict):
-        source = body.data.get("source")
-    if isinstance(source, str) and source.strip():
+    if body.text is None and body.data is None:  # no body, or a blank one
+        raise ApiError.of(
+            "invalid_body", SOURCE_MESSAGE, [{"field": "source", "message": "missing"}]
+        )
+    source = body.text if body.text is not None else decode_body(body, TemplateSource).source
+    if source.strip():
         return source
     raise ApiError.of(
-        "invalid_body",
-        'Send the template\'s .insp source as text/plain, or JSON {"source": "..."}.',
-        [{"field": "source", "message": "missing" if source is None else "empty or not text"}],
+        "invalid_body", SOURCE_MESSAGE, [{"field": "source", "message": "empty or not text"}]
     )
 
 
@@ -102,7 +104,7 @@ async def _source(request: Request[Any, Any, Any]) -> str:
     tags=TAGS,
     status_code=201,
     operation_class=operation(
-        status=201, response=TEMPLATE, errors=(409, 422), body=TEMPLATE_SOURCE_BODY, text=True
+        status=201, response=Template, errors=(409, 422), body=TemplateSource, text=True
     ),
 )
 async def create_template(request: Request[Any, Any, Any]) -> dict[str, Any]:
@@ -119,7 +121,7 @@ async def create_template(request: Request[Any, Any, Any]) -> dict[str, Any]:
     tags=TAGS,
     status_code=200,
     operation_class=operation(
-        status=200, response=TEMPLATE, errors=(404, 409, 422), body=TEMPLATE_SOURCE_BODY, text=True
+        status=200, response=Template, errors=(404, 409, 422), body=TemplateSource, text=True
     ),
 )
 async def revise_template(

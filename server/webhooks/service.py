@@ -25,6 +25,7 @@ from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
+import msgspec
 from sqlalchemy import bindparam, literal_column, select
 from sqlmodel import Session, col
 
@@ -42,6 +43,14 @@ from server.urlsafety import (
     check_url_for,
     system_resolver,
 )
+from server.webhooks.schemas import (
+    EVENT_NAMES,
+    Subscription,
+    SubscriptionCreated,
+    SubscriptionList,
+    SubscriptionRequest,
+    WebhookEvent,
+)
 from server.webhooks.tables import (
     RetiredWebhookSecretRecord,
     WebhookAttemptRecord,
@@ -51,13 +60,7 @@ from server.webhooks.tables import (
 logger = logging.getLogger("server.webhooks")
 
 #: Events an endpoint can subscribe to.
-EVENTS: tuple[str, ...] = (
-    "inspection_created",
-    "inspection_started",
-    "image_processed",
-    "inspection_blocked",
-    "inspection_completed",
-)
+EVENTS: tuple[str, ...] = EVENT_NAMES
 #: Events of report requests, sent to the request's `callbackURL` (not subscribable).
 REPORT_EVENTS: tuple[str, ...] = ("report_completed", "report_failed")
 #: Seconds a receiver has to answer one attempt.
@@ -402,41 +405,22 @@ def attempts_of(db: Database, delivery_id: str) -> list[WebhookAttemptRecord]:
 # --- subscriptions -----------------------------------------------------------------------------
 
 
-def subscription_object(record: WebhookSubscriptionRecord) -> dict[str, Any]:
-    return {
-        "_id": record.id,
-        "endpoint": record.endpoint,
-        "events": list(record.events),
-        "createdAt": utc_timestamp(record.created_at),
-        "active": record.disabled_at is None,
-    }
-
-
-def _check_events(events: object) -> list[str]:
-    if not isinstance(events, list) or not events:
-        raise ApiError(
-            "invalid_events",
-            400,
-            "`events` must be a non-empty list of event names.",
-            [{"field": "events", "message": f"one or more of {', '.join(EVENTS)}"}],
-        )
-    unknown = [e for e in events if e not in EVENTS]
-    if unknown:
-        raise ApiError(
-            "invalid_events",
-            400,
-            f"Unknown events: {', '.join(map(str, unknown))}.",
-            [{"field": "events", "message": f"allowed: {', '.join(EVENTS)}"}],
-        )
-    return list(dict.fromkeys(cast(list[str], events)))
+def subscription_object(record: WebhookSubscriptionRecord) -> Subscription:
+    return Subscription(
+        id=record.id,
+        endpoint=record.endpoint,
+        events=cast(list[WebhookEvent], list(record.events)),
+        createdAt=utc_timestamp(record.created_at),
+        active=record.disabled_at is None,
+    )
 
 
 def create_subscription(
-    db: Database, settings: Settings, company_id: str, testing: bool, body: dict[str, Any]
-) -> dict[str, Any]:
+    db: Database, settings: Settings, company_id: str, testing: bool, body: SubscriptionRequest
+) -> SubscriptionCreated:
     """Subscribe an endpoint; the response carries `secret` when the company had none yet."""
-    events = _check_events(body.get("events"))
-    endpoint = check_endpoint(body.get("endpoint"), settings)
+    events: list[str] = list(dict.fromkeys(body.events))
+    endpoint = check_endpoint(body.endpoint, settings)
     with db.session(immediate=True) as session:
         count = len(_subscriptions(session, company_id, testing))
         if count >= MAX_SUBSCRIPTIONS:
@@ -451,10 +435,7 @@ def create_subscription(
         )
         session.add(record)
         session.commit()
-        response: dict[str, Any] = {"_id": record.id}
-        if created:
-            response["secret"] = secret
-        return response
+        return SubscriptionCreated(id=record.id, secret=secret if created else msgspec.UNSET)
 
 
 def _subscriptions(
@@ -498,10 +479,10 @@ def active_subscriptions(
     ]
 
 
-def list_subscriptions(db: Database, company_id: str, testing: bool) -> dict[str, Any]:
+def list_subscriptions(db: Database, company_id: str, testing: bool) -> SubscriptionList:
     with db.session() as session:
         records = _subscriptions(session, company_id, testing)
-    return {"webhooks": [subscription_object(record) for record in records]}
+    return SubscriptionList(webhooks=[subscription_object(record) for record in records])
 
 
 def delete_subscription(db: Database, company_id: str, testing: bool, subscription_id: str) -> None:

@@ -257,3 +257,24 @@ def test_an_idempotent_retry_creates_one_report_request(
             if job.payload == {"reportRequestId": first.json()["_id"]}
         ]
     assert len(jobs) == 1
+
+
+def test_an_unknown_field_is_refused_not_ignored(
+    client: httpx.Client,
+    db: Database,
+    blobs: LocalBlobStore,
+    company: dict[str, Any],
+    headers: dict[str, str],
+) -> None:
+    """`{"callbackUrl": ...}` (a misspelt `callbackURL`) queued a report that never called
+    back, with 201: the body is a typed Struct now, so it is 400 `unknown_field` naming
+    `callbackUrl`, and nothing is queued."""
+    inspection_id = insert_inspection(db, blobs, company["companyId"])["inspectionId"]
+    response = request_report(
+        client, headers, inspection_id, callbackUrl="https://example.com/report"
+    )
+    assert response.status_code == 400, response.text
+    assert response.json()["code"] == "unknown_field"
+    assert response.json()["errors"][0]["field"] == "callbackUrl"
+    listed = client.get(f"/v1/inspection/{inspection_id}/report/request", headers=headers)
+    assert listed.json() == {"reportRequests": []}

@@ -1,0 +1,135 @@
+"""Typed request bodies: msgspec Structs that decode a parsed JSON body and document it.
+
+A JSON body reaches a handler through `server.multipart.read_body` (JSON, or the `data` part of
+a multipart body: bounded, parsed off the event loop when large, texts checked at the door), and
+is then decoded into the route's `RequestBody` subclass by `decode_body`. An unknown field is a
+400 `unknown_field`; a missing field, a wrong type or a value out of range is a 400 with the
+code the model gives that field in `field_codes` (`invalid_body` when none), and, when the model
+gives one, the field's stable message from `field_messages`. `errors[0]` names the field.
+
+The same Struct gives the request body's JSON Schema in the OpenAPI document (`schema_of`), so
+the document and the decoder cannot drift apart. Responses are Structs too where the handler
+builds them; Litestar documents those from the handler's return type.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
+
+import msgspec
+
+from inspectlang.manifest import INPUT_TYPES, INSPECTION_TYPES
+from server.errors import ApiError
+from server.multipart import Body
+
+JsonSchema = dict[str, Any]
+
+# The vocabulary's enumerations as types: a `Literal` of the tuple `inspectlang.manifest`
+# defines (one list for the checker, the runtime and this document); `str` to mypy, which
+# cannot read a `Literal` built from a tuple.
+if TYPE_CHECKING:
+    InspectionType = str
+    InputType = str
+else:
+    InspectionType = Literal[INSPECTION_TYPES]
+    InputType = Literal[INPUT_TYPES]
+
+
+class RequestBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """Base of request bodies: unknown fields are refused, every field is keyword-only."""
+
+    #: Error code per top-level field, for a missing, mistyped or out-of-range value.
+    field_codes: ClassVar[dict[str, str]] = {}
+    #: Stable message per top-level field (else msgspec's, which names the expected type).
+    field_messages: ClassVar[dict[str, str]] = {}
+
+
+class ResponseBody(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """Base of response bodies: fields left at their default (`UNSET`) are not sent."""
+
+
+M = TypeVar("M", bound=RequestBody)
+
+#: msgspec's validation messages: `<what> - at `$.path``, the field name in backquotes.
+_AT = re.compile(r" - at `\$(?P<path>[^`]*)`$")
+_NAMED = re.compile(r"(?P<kind>unknown|missing required) field `(?P<name>[^`]*)`")
+_TOP = re.compile(r"^\.(?P<name>[^.\[]+)")
+
+
+def _refusal(model: type[RequestBody], message: str) -> ApiError:
+    """The 400 for msgspec's validation `message`, naming the field (at most 100 characters
+    of it: an unknown key is the client's text)."""
+    at = _AT.search(message)
+    path = at.group("path") if at else ""
+    what = message[: at.start()] if at else message
+    named = _NAMED.search(what)
+    if named is not None:
+        path = f"{path}.{named.group('name')}"
+    field = path.lstrip(".")[:100] or "body"
+    top = _TOP.match(path)
+    name = top.group("name") if top else ""
+    if named is not None and named.group("kind") == "unknown":
+        return ApiError(
+            "unknown_field",
+            400,
+            f"The request body has no field {field!r}.",
+            [{"field": field, "code": "unknown_field", "message": what}],
+        )
+    code = model.field_codes.get(name, "invalid_body")
+    description = model.field_messages.get(name) or f"{field}: {what}."
+    return ApiError(code, 400, description, [{"field": field, "code": code, "message": what}])
+
+
+@functools.cache
+def _required(model: type[RequestBody]) -> tuple[str, ...]:
+    return tuple(f.encode_name for f in msgspec.structs.fields(model) if f.required)
+
+
+def decode(value: Any, model: type[M]) -> M:
+    """A parsed JSON value as `model`; a 400 naming the field when it does not fit."""
+    if not isinstance(value, dict):
+        raise ApiError.of("invalid_body", "The request body must be a JSON object.")
+    for name in _required(model):
+        # A missing field first: `{"src": ...}` is better told that `source` is missing.
+        if name not in value:
+            raise _refusal(model, f"Object missing required field `{name}`")
+    try:
+        return msgspec.convert(value, model)
+    except msgspec.ValidationError as error:
+        raise _refusal(model, str(error)) from None
+
+
+def decode_body(body: Body, model: type[M], *, required: bool = True) -> M:
+    """The body's JSON value as `model`. An absent body is `model()` when not `required`
+    (clients finish or presign with no body at all), else a 400 `invalid_body`."""
+    if body.data is None and not required:
+        return decode({}, model)
+    return decode(body.data, model)
+
+
+def schema_of(model: Any) -> JsonSchema:
+    """The JSON Schema of a type (a Struct, `list[Struct]`) with every `$ref` inlined, as an
+    OpenAPI operation embeds it (msgspec's `$defs` would otherwise resolve against the whole
+    document). The objects of a `RequestBody` are closed (`additionalProperties: false`), as
+    its decoder is."""
+    generated = msgspec.json.schema(model)
+    definitions: dict[str, JsonSchema] = generated.pop("$defs", {})
+    closed = isinstance(model, type) and issubclass(model, RequestBody)
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, dict):
+            reference = node.get("$ref")
+            if isinstance(reference, str) and reference.startswith("#/$defs/"):
+                return inline(definitions[reference.removeprefix("#/$defs/")])
+            copied = {key: inline(item) for key, item in node.items()}
+            if closed and node.get("type") == "object" and "properties" in node:
+                copied.setdefault("additionalProperties", False)
+            return copied
+        if isinstance(node, list):
+            return [inline(item) for item in node]
+        return node
+
+    schema: JsonSchema = inline(generated)
+    return schema

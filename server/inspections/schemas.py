@@ -1,0 +1,294 @@
+"""The inspection routes' bodies: the Inspection object (built as a dict by
+`runtime.api_view`, on the hot paths, and documented by these Structs), a created inspection,
+a page of inspections.
+
+Fields that depend on the vocabulary (one product object per inspection type) are made from
+`inspectlang.manifest`'s tables with `msgspec.defstruct`, so a new type needs no edit here.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from inspectlang.manifest import CONSUMER_FIELDS, INSPECTION_TYPES, PRODUCT_FIELDS
+from server.bodies import InspectionType, RequestBody, ResponseBody
+
+Nullable = str | None
+Unset = msgspec.UnsetType
+UNSET = msgspec.UNSET
+
+
+class ImageValidation(ResponseBody):
+    id: str = msgspec.field(name="_id")
+    validation: str
+    confidence: float | None
+    valid: bool | None
+
+
+class Image(ResponseBody):
+    """An image of a product (also the response of an upload)."""
+
+    id: str = msgspec.field(name="_id")
+    templateImageIdentifier: Nullable | Unset = UNSET
+    side: Nullable | Unset = UNSET
+    target: Nullable | Unset = UNSET
+    type: Nullable | Unset = UNSET
+    processed: bool | Unset = UNSET
+    approved: bool | Unset | None = UNSET
+    uploadedAt: Nullable | Unset = UNSET
+    src: Nullable | Unset = UNSET
+    label: str | Unset = UNSET
+    productInspectionId: Nullable | Unset = UNSET
+    validations: list[ImageValidation] | Unset = UNSET
+    damages: list[dict[str, Any]] | Unset = UNSET
+
+
+class InputValue(ResponseBody):
+    identifier: str
+    value: Any
+    label: str | Unset = UNSET
+    type: str | Unset = UNSET
+
+
+class Damage(ResponseBody):
+    part: str
+    damage: str
+    severity: str
+    percentage: float | Unset | None = UNSET
+
+
+class ProductBase(ResponseBody):
+    id: str = msgspec.field(name="_id")
+    type: InspectionType
+    images: list[Image]
+    extraImages: list[Image]
+    inputs: list[InputValue] | Unset = UNSET
+    damages: list[Damage] | Unset = UNSET
+
+
+#: A product: its common fields and, under its type's name (`car`, ...), the product data.
+Product = msgspec.defstruct(
+    "Product",
+    [(kind, dict[str, Any] | Unset, UNSET) for kind in INSPECTION_TYPES],
+    bases=(ProductBase,),
+    kw_only=True,
+    omit_defaults=True,
+)
+
+
+class ImagesHolder(ResponseBody):
+    images: list[Image] | Unset = UNSET
+    extraImages: list[Image] | Unset = UNSET
+    inputs: list[InputValue] | Unset = UNSET
+
+
+#: JSON type of each expression type of a consumer field.
+_VALUE_TYPES: dict[str, Any] = {"text": str, "date": str, "number": float}
+
+#: The person inspected: the consumer's fields (`CONSUMER_FIELDS`) beside their photos.
+Identity = msgspec.defstruct(
+    "Identity",
+    [(name, _VALUE_TYPES[kind] | None | Unset, UNSET) for name, kind in CONSUMER_FIELDS.items()],
+    bases=(ImagesHolder,),
+    kw_only=True,
+    omit_defaults=True,
+)
+
+
+class TemplateReference(ResponseBody):
+    id: str = msgspec.field(name="_id")
+    name: str
+    type: str
+    inputs: list[InputValue] | Unset = UNSET
+
+
+class Producer(ResponseBody):
+    companyId: str | Unset = UNSET
+    userId: str | Unset = UNSET
+    internalId: str | Unset = UNSET
+
+
+class VariableValue(ResponseBody):
+    name: str
+    value: float | str | None
+
+
+class GlobalValidation(ResponseBody):
+    id: str = msgspec.field(name="_id")
+    name: str
+    description: str
+    valid: bool
+
+
+class Inspection(ResponseBody):
+    """The spec's Inspection object (`runtime.api_view`)."""
+
+    id: str = msgspec.field(name="_id")
+    type: InspectionType
+    status: Literal["created", "started", "processing", "completed", "blocked"]
+    veredict: Literal["approved", "disapproved", "not_defined"]
+    template: TemplateReference
+    producer: Producer
+    metadata: dict[str, str]
+    variables: list[VariableValue]
+    globalValidations: list[GlobalValidation]
+    products: list[Product]  # type: ignore[valid-type]
+    testing: bool
+    reasons: list[str] | Unset = UNSET
+    completedBy: Literal["client", "consumer", "expiration"] | Unset | None = UNSET
+    locale: str | Unset = UNSET
+    identity: Identity | Unset = UNSET  # type: ignore[valid-type]
+    custom: ImagesHolder | Unset = UNSET
+    createdAt: str | Unset = UNSET
+    updatedAt: str | Unset = UNSET
+    startedAt: Nullable | Unset = UNSET
+    completedAt: Nullable | Unset = UNSET
+    expiresAt: Nullable | Unset = UNSET
+
+
+class InspectionPage(ResponseBody):
+    """A page of `GET /v1/inspection` (the spec's paginated list)."""
+
+    inspections: list[Inspection]
+    totalInspections: int
+    limit: int
+    totalPages: int
+    page: int
+    pagingCounter: int
+    hasPrevPage: bool
+    hasNextPage: bool
+    prevPage: int | None
+    nextPage: int | None
+
+
+class CreatedInspection(ResponseBody):
+    inspectionId: str
+    productId: str | None
+    message: str
+    magicLink: str
+    productIds: list[str] | Unset = UNSET
+
+
+# --- request bodies ----------------------------------------------------------------------------
+
+#: A percentage or confidence: a whole or decimal number from 0 to 100 (a whole one stays whole).
+Percent = Annotated[int, msgspec.Meta(ge=0, le=100)] | Annotated[float, msgspec.Meta(ge=0, le=100)]
+#: A damage's part, kind and severity: texts of 1 to 100 characters.
+DamageText = Annotated[str, msgspec.Meta(min_length=1, max_length=100)]
+
+
+class DamageFields(RequestBody):
+    """A damage: declared by the consumer, or found by an analysis service."""
+
+    part: DamageText
+    damage: DamageText
+    severity: DamageText
+    percentage: Percent | Unset | None = UNSET
+
+
+class DamageBody(DamageFields):
+    """`POST /v1/inspection/:id/damage`; the first product unless `productId` says otherwise."""
+
+    productId: str | Unset = UNSET
+
+
+class ValidationResult(RequestBody):
+    """`POST /v1/inspection/:id/image/:imageId/validation`: one validation's result."""
+
+    field_codes = {
+        "validation": "unknown_validation",
+        "confidence": "invalid_validation_result",
+        "result": "invalid_validation_result",
+        "damages": "invalid_validation_result",
+    }
+
+    validation: str
+    confidence: Percent
+    result: Annotated[str, msgspec.Meta(max_length=1000)] | int | float | bool | None = None
+    damages: list[DamageFields] | Unset = UNSET
+
+
+# --- bodies the runtime validates --------------------------------------------------------------
+# Creation and updates are checked field by field by `runtime.intake` (the template's schema,
+# its inputs, the product type's fields), with its own codes; these Structs write their
+# document schemas (open objects, as the handlers read them).
+
+
+class Documented(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A body documented from its Struct but validated by the runtime."""
+
+
+#: JSON type of each expression type of a product or consumer field.
+_FIELD_TYPES: dict[str, Any] = {"text": str, "date": str, "number": float}
+
+#: Product data: one of the product type's fields (`PRODUCT_FIELDS`), e.g. `{"plate": "AB123CD"}`.
+ProductData = dict[str, str | float | bool | None]
+Metadata = Annotated[
+    dict[Annotated[str, msgspec.Meta(max_length=50)], Annotated[str, msgspec.Meta(max_length=500)]],
+    msgspec.Meta(max_length=50),
+]
+
+
+class Delivery(Documented):
+    disabled: bool | Unset = UNSET
+    channel: str | Unset = UNSET
+    destination: str | Unset = UNSET
+    countryISO: str | Unset = UNSET
+
+
+class ProducerReference(Documented):
+    internalId: str | Unset = UNSET
+
+
+class InputAnswer(Documented):
+    identifier: str
+    value: Any
+
+
+#: The person inspected, as sent: any of `CONSUMER_FIELDS`.
+Consumer = msgspec.defstruct(
+    "Consumer",
+    [(name, _FIELD_TYPES[kind] | Unset, UNSET) for name, kind in CONSUMER_FIELDS.items()],
+    bases=(Documented,),
+    kw_only=True,
+    omit_defaults=True,
+)
+
+
+class UpdateInspectionBody(Documented):
+    """`PUT /v1/inspection/:id`: consumer, metadata and inputs not yet defined."""
+
+    consumer: Consumer | Unset = UNSET  # type: ignore[valid-type]
+    metadata: Metadata | Unset = UNSET
+    inputs: list[InputAnswer] | Unset = UNSET
+
+
+class CreateInspectionFields(UpdateInspectionBody, kw_only=True):
+    templateId: Annotated[
+        str, msgspec.Meta(description="A 24-hex template id, or an alias: easy, deep, damage.")
+    ]
+    delivery: Delivery | Unset = UNSET
+    locale: Annotated[str, msgspec.Meta(description="`xx_YY`, e.g. en_US.")] | Unset = UNSET
+    producer: ProducerReference | Unset = UNSET
+    products: list[ProductData] | Unset = UNSET
+    initialStatus: Literal["created", "started"] | Unset = UNSET
+    callbackURL: Annotated[str, msgspec.Meta(extra_json_schema={"format": "uri"})] | Unset = UNSET
+
+
+def _with_products(name: str, base: type[Documented]) -> Any:
+    """`base` plus one product data field per inspection type that has product fields."""
+    return msgspec.defstruct(
+        name,
+        [(kind, ProductData | Unset, UNSET) for kind, fields in PRODUCT_FIELDS.items() if fields],
+        bases=(base,),
+        kw_only=True,
+        omit_defaults=True,
+    )
+
+
+#: `POST /v1/inspection/:type`.
+CreateInspectionBody = _with_products("CreateInspectionBody", CreateInspectionFields)
+#: `PUT /v1/inspection/:type/:productId`: product fields not yet defined.
+UpdateProductBody = _with_products("UpdateProductBody", Documented)

@@ -1,0 +1,118 @@
+"""The template routes' bodies: the `.insp` source in, the Template object out (the spec's
+Template object, built by `inspectlang.manifest` and documented by these Structs)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from server.bodies import InputType, InspectionType, RequestBody, ResponseBody
+
+Unset = msgspec.UnsetType
+UNSET = msgspec.UNSET
+
+#: The message of a body that carries no source.
+SOURCE_MESSAGE = 'Send the template\'s .insp source as text/plain, or JSON {"source": "..."}.'
+
+
+class TemplateSource(RequestBody):
+    """A template's source as JSON (it may come as text/plain instead)."""
+
+    field_codes = {"source": "invalid_body"}
+    field_messages = {"source": SOURCE_MESSAGE}
+
+    source: Annotated[
+        str, msgspec.Meta(pattern=r"\S", description="The template's `.insp` source (not blank).")
+    ]
+
+
+class Validation(ResponseBody):
+    id: str = msgspec.field(name="_id")
+    run: bool
+    required: bool
+    validation: str
+
+
+class TemplateImage(ResponseBody):
+    side: str
+    identifier: str
+    validations: list[Validation]
+
+
+class Option(ResponseBody):
+    label: str
+
+
+class ValidationSchema(ResponseBody):
+    """`required` plus the input type's own checks (`inspectlang.manifest.ValidationSchema`)."""
+
+    required: bool
+    minLength: int | Unset | None = UNSET
+    maxLength: int | Unset | None = UNSET
+    pattern: str | Unset | None = UNSET
+    email: bool | Unset | None = UNSET
+    minimum: float | Unset | None = UNSET
+    maximum: float | Unset | None = UNSET
+    integer: bool | Unset | None = UNSET
+    minDate: str | Unset | None = UNSET
+    maxDate: str | Unset | None = UNSET
+    minItems: int | Unset | None = UNSET
+    maxItems: int | Unset | None = UNSET
+    mediaTypes: list[str] | Unset | None = UNSET
+    maxSizeBytes: int | Unset | None = UNSET
+
+
+class TemplateInput(ResponseBody):
+    identifier: str
+    label: str
+    type: InputType
+    stages: list[Literal["create", "update"]]
+    validationSchema: ValidationSchema
+    options: list[Option] | msgspec.UnsetType = msgspec.UNSET
+    helperMessage: str | msgspec.UnsetType = msgspec.UNSET
+
+
+class Parameters(ResponseBody):
+    """The spec's `maxAttempts` and ours (`inspectlang.manifest.Parameters`)."""
+
+    maxAttempts: float
+    minConfidence: float | Unset = UNSET
+    linkExpiresInHours: float | Unset | None = UNSET
+    expiresInHours: float | Unset | None = UNSET
+    maxPhotoAgeHours: float | Unset | None = UNSET
+    maxDistanceMeters: float | Unset | None = UNSET
+    minImageWidth: int | Unset | None = UNSET
+    minImageHeight: int | Unset | None = UNSET
+
+
+class Variable(ResponseBody):
+    name: str
+    type: Literal["numeric", "text"]
+    initialValue: float | str
+
+
+class Feature(ResponseBody):
+    id: str = msgspec.field(name="_id")
+    feature: str
+
+
+class Template(ResponseBody):
+    """The spec's Template object: a custom template's latest revision, or a built-in."""
+
+    id: str = msgspec.field(name="_id")
+    type: Literal["created", "built-in"]
+    inspectionType: InspectionType
+    name: str
+    createdAt: str
+    updatedAt: str
+    parameters: Parameters
+    variables: list[Variable]
+    images: list[TemplateImage]
+    inputs: list[TemplateInput]
+    features: list[Feature]
+    schema: dict[str, Any]
+    revision: Annotated[
+        int | msgspec.UnsetType, msgspec.Meta(description="Revision number of a custom template.")
+    ] = msgspec.UNSET
+    logic: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
