@@ -8,11 +8,19 @@ from typing import Annotated, Any
 from litestar import Request, get, post, put
 from litestar.params import FromPath, PathParameter, QueryParameter
 
+from inspectlang.vocabulary import INSPECTION_TYPES
 from server.bodies import decode_body
 from server.common import in_thread
 from server.deps import auth_of, services
 from server.inspections import creation, listing
 from server.inspections import service as inspections
+from server.inspections.listing import (
+    MAX_FILTER_CHARS,
+    MAX_LIMIT,
+    MAX_PAGE,
+    STATUSES,
+    VEREDICTS,
+)
 from server.inspections.schemas import (
     CreatedInspection,
     CreateInspectionBody,
@@ -29,6 +37,20 @@ from server.schemas import (
     operation,
 )
 
+
+def _whole(maximum: int) -> dict[str, Any]:
+    """The document's view of a whole-number query value (the server parses ASCII digits)."""
+    return {"type": "integer", "minimum": 1, "maximum": maximum}
+
+
+def _one_of(values: tuple[str, ...]) -> dict[str, Any]:
+    """A filter with a closed set of values; empty is no filter (docs/api.md)."""
+    return {"enum": [*values, ""]}
+
+
+#: Free-text filters: exact matches of at most `MAX_FILTER_CHARS` characters.
+_FILTER_TEXT: dict[str, Any] = {"maxLength": MAX_FILTER_CHARS}
+
 TAGS = ["inspections"]
 
 
@@ -42,7 +64,12 @@ TAGS = ["inspections"]
 )
 async def create_inspection(
     request: Request[Any, Any, Any],
-    inspection_type: Annotated[str, PathParameter(description="car, moto, bike, ...")],
+    inspection_type: Annotated[
+        str,
+        PathParameter(
+            description="car, moto, bike, ...", schema_extra={"enum": list(INSPECTION_TYPES)}
+        ),
+    ],
 ) -> dict[str, Any]:
     """Create an inspection of a type from a template (id or alias)."""
     app = services(request)
@@ -69,21 +96,36 @@ async def create_inspection(
 )
 def list_inspections(
     request: Request[Any, Any, Any],
-    page: Annotated[str | None, QueryParameter(name="page", description="1-based page")] = None,
+    page: Annotated[
+        str | None,
+        QueryParameter(name="page", description="1-based page", schema_extra=_whole(MAX_PAGE)),
+    ] = None,
     limit: Annotated[
-        str | None, QueryParameter(name="limit", description="1..100, default 10")
+        str | None,
+        QueryParameter(
+            name="limit", description="1..100, default 10", schema_extra=_whole(MAX_LIMIT)
+        ),
     ] = None,
     limite: Annotated[
-        str | None, QueryParameter(name="limite", description="alias of limit")
+        str | None,
+        QueryParameter(name="limite", description="alias of limit", schema_extra=_whole(MAX_LIMIT)),
     ] = None,
-    status: Annotated[str | None, QueryParameter(name="status")] = None,
-    veredict: Annotated[str | None, QueryParameter(name="veredict")] = None,
-    inspection_type: Annotated[str | None, QueryParameter(name="type")] = None,
+    status: Annotated[
+        str | None, QueryParameter(name="status", schema_extra=_one_of(STATUSES))
+    ] = None,
+    veredict: Annotated[
+        str | None, QueryParameter(name="veredict", schema_extra=_one_of(VEREDICTS))
+    ] = None,
+    inspection_type: Annotated[
+        str | None, QueryParameter(name="type", schema_extra=_one_of(INSPECTION_TYPES))
+    ] = None,
     consumer_identification: Annotated[
-        str | None, QueryParameter(name="consumerIdentification")
+        str | None, QueryParameter(name="consumerIdentification", schema_extra=_FILTER_TEXT)
     ] = None,
-    plate: Annotated[str | None, QueryParameter(name="plate")] = None,
-    template_id: Annotated[str | None, QueryParameter(name="templateId")] = None,
+    plate: Annotated[str | None, QueryParameter(name="plate", schema_extra=_FILTER_TEXT)] = None,
+    template_id: Annotated[
+        str | None, QueryParameter(name="templateId", schema_extra=_FILTER_TEXT)
+    ] = None,
 ) -> dict[str, Any]:
     """The caller's inspections, oldest first, one page at a time."""
     app = services(request)
@@ -154,7 +196,9 @@ async def update_inspection(
 )
 async def update_product(
     request: Request[Any, Any, Any],
-    inspection_type: FromPath[str],
+    inspection_type: Annotated[
+        str, PathParameter(schema_extra={"enum": [t for t in INSPECTION_TYPES if t != "people"]})
+    ],
     product_id: FromPath[str],
 ) -> dict[str, Any]:
     """Set product fields not yet defined (not for `people`: update the inspection)."""

@@ -9,6 +9,7 @@ from litestar import Request, get, post, put
 from litestar.params import FromPath, QueryParameter
 from litestar.response import Response
 
+from inspectlang.vocabulary import INSPECTION_TYPES
 from server.bodies import decode_body
 from server.common import in_thread
 from server.deps import auth_of, services
@@ -29,9 +30,17 @@ TAGS = ["templates"]
 )
 def list_templates(
     request: Request[Any, Any, Any],
-    inspection_type: Annotated[str | None, QueryParameter(name="inspectionType")] = None,
+    inspection_type: Annotated[
+        str | None,
+        QueryParameter(name="inspectionType", schema_extra={"enum": [*INSPECTION_TYPES, ""]}),
+    ] = None,
     kind: Annotated[
-        str | None, QueryParameter(name="type", description="`created` or `built-in`")
+        str | None,
+        QueryParameter(
+            name="type",
+            description="`created` or `built-in`",
+            schema_extra={"enum": ["created", "built-in", ""]},
+        ),
     ] = None,
 ) -> list[dict[str, Any]]:
     """The company's templates (latest revision of each) and the built-in ones."""
