@@ -148,6 +148,8 @@ def list_inspections(
     "/v1/inspection/{inspection_id:str}",
     tags=TAGS,
     sync_to_thread=True,
+    operation_id="GetInspection",
+    summary="Get an inspection",
     operation_class=operation(write=False, status=200, response=Inspection, errors=(404,)),
 )
 def get_inspection(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> dict[str, Any]:

@@ -24,6 +24,8 @@ TAGS = ["templates"]
 
 @get(
     "/v1/inspection/template",
+    operation_id="ListTemplates",
+    summary="List templates",
     tags=TAGS,
     sync_to_thread=True,
     operation_class=operation(write=False, status=200, response=list[Template], errors=()),
@@ -54,6 +56,8 @@ def list_templates(
 
 @get(
     "/v1/inspection/template/{template_id:str}",
+    operation_id="GetTemplate",
+    summary="Get a template",
     tags=TAGS,
     sync_to_thread=True,
     operation_class=operation(write=False, status=200, response=Template, errors=(404,)),
