@@ -13,20 +13,25 @@ PORT ?= 8000
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[server,reports,dev]'
+	$(PY) -m pip install --quiet -e '.[server,reports,vision,lsp,dev]'
 	touch $(STAMP)
 
 install: $(STAMP)
 
 # Tools from Debian's packages that the tests use: pdftoppm (poppler-utils) renders a report page
-# to PNG. Installed when missing and we are root; otherwise say what to install.
+# to PNG; chromium runs the browser tests (Playwright drives it: its own browser download cannot
+# run here). Installed when missing and we are root; otherwise say what to install.
+SYSTEM_PACKAGES := poppler-utils:pdftoppm chromium:chromium
+
 system-deps:
-	@command -v pdftoppm >/dev/null 2>&1 || { \
+	@missing=""; for pair in $(SYSTEM_PACKAGES); do \
+		command -v "$${pair#*:}" >/dev/null 2>&1 || missing="$$missing $${pair%%:*}"; done; \
+	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
-			echo "installing poppler-utils (pdftoppm)"; \
-			(apt-get install -y -qq poppler-utils >/dev/null 2>&1 || \
-			 (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq poppler-utils >/dev/null)); \
-		else echo "pdftoppm is missing: install poppler-utils (the report tests need it)"; exit 1; fi; }
+			echo "installing$$missing"; \
+			apt-get install -y -qq $$missing >/dev/null 2>&1 || \
+			 { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq $$missing >/dev/null; }; \
+		else echo "missing Debian packages:$$missing (the report and browser tests need them)"; exit 1; fi; fi
 
 ## Start the service on SQLite (./data) with a demo company and print its keys.
 run: $(STAMP)
