@@ -132,4 +132,29 @@ def schema_of(model: Any) -> JsonSchema:
         return node
 
     schema: JsonSchema = inline(generated)
-    return schema
+    return with_storable_texts(schema) if closed else schema
+
+
+#: What every text of a request may hold: no NUL (`server.boundary` refuses it with 400
+#: `invalid_body`, since no database column can store it). Stated in the document as a pattern,
+#: so that a client, or a fuzzer, knows it before sending. Lone surrogates (`"\\ud800"` alone),
+#: refused the same way, are not valid Unicode text at all, so JSON Schema's `string` (a
+#: sequence of Unicode characters) already excludes them; a pattern cannot name them, as
+#: ECMA-262 regular expressions in Unicode mode match code points, never half of one.
+STORABLE_TEXT = "^[^\\u0000]*$"
+
+
+def with_storable_texts(node: Any) -> Any:
+    """`node` with `STORABLE_TEXT` stated on every free text (a string schema with no `enum`,
+    `const` or `format` of its own); a string that already has a pattern gets both, as `allOf`."""
+    if isinstance(node, list):
+        return [with_storable_texts(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    copied = {key: with_storable_texts(item) for key, item in node.items()}
+    if copied.get("type") == "string" and not {"enum", "const"} & copied.keys():
+        if "pattern" not in copied:
+            copied["pattern"] = STORABLE_TEXT
+        elif copied["pattern"] != STORABLE_TEXT:
+            copied.setdefault("allOf", []).append({"pattern": STORABLE_TEXT})
+    return copied

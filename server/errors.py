@@ -70,7 +70,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "invalid_template": 422,
     "template_name_taken": 409,
     "template_not_editable": 409,
-    "template_type_changed": 422,
+    "template_type_changed": 409,
     "invalid_filter": 400,
     "invalid_limit": 400,
     "invalid_page": 400,

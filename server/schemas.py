@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Final, Literal
 
 import msgspec
+from litestar.openapi.spec import Encoding, Operation, RequestBody, Schema
 from litestar.openapi.spec import OpenAPIMediaType as MediaTypeObject
 from litestar.openapi.spec import OpenAPIResponse as ResponseObject
-from litestar.openapi.spec import Operation, RequestBody, Schema
 
 from server.bodies import JsonSchema, ResponseBody, schema_of
 
@@ -83,6 +83,20 @@ def _media(schema: BodySchema) -> MediaTypeObject:
     return MediaTypeObject(schema=RawSchema(raw=_schema(schema)))
 
 
+def _json_in_multipart(schema: BodySchema) -> MediaTypeObject:
+    """The multipart form of a JSON body: one part, `data`, holding that JSON (as the spec
+    says), and nothing else; the server refuses any other text part."""
+    form = {
+        "type": "object",
+        "properties": {"data": _schema(schema)},
+        "required": ["data"],
+        "additionalProperties": False,
+    }
+    return MediaTypeObject(
+        schema=RawSchema(raw=form), encoding={"data": Encoding(content_type="application/json")}
+    )
+
+
 def _body(
     schema: BodySchema | None, *, multipart: bool, text: bool, multipart_schema: JsonSchema | None
 ) -> RequestBody | None:
@@ -90,17 +104,13 @@ def _body(
     if schema is not None:
         content["application/json"] = _media(schema)
         if multipart:
-            content["multipart/form-data"] = _media(
-                multipart_schema
-                or {
-                    "type": "object",
-                    "properties": {
-                        "data": {"type": "string", "description": "The JSON body, as text."}
-                    },
-                }
+            content["multipart/form-data"] = (
+                _media(multipart_schema) if multipart_schema else _json_in_multipart(schema)
             )
     if text:
-        content["text/plain"] = _media({"type": "string"})
+        # The text body is what the JSON body's `source` holds.
+        source = _schema(schema)["properties"]["source"] if schema is not None else {}
+        content["text/plain"] = _media({"type": "string", **source})
     if multipart_schema is not None and schema is None:
         content["multipart/form-data"] = _media(multipart_schema)
     return RequestBody(content=content, required=bool(content)) if content else None

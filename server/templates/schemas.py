@@ -16,6 +16,11 @@ UNSET = msgspec.UNSET
 SOURCE_MESSAGE = 'Send the template\'s .insp source as text/plain, or JSON {"source": "..."}.'
 
 
+#: The JSON Schema `format` of a template's source: `.insp` text that compiles with no error
+#: (docs/language.md); one that does not is 422 `invalid_template` with its diagnostics.
+SOURCE_FORMAT = "insp"
+
+
 class TemplateSource(RequestBody):
     """A template's source as JSON (it may come as text/plain instead)."""
 
@@ -23,7 +28,12 @@ class TemplateSource(RequestBody):
     field_messages = {"source": SOURCE_MESSAGE}
 
     source: Annotated[
-        str, msgspec.Meta(pattern=r"\S", description="The template's `.insp` source (not blank).")
+        str,
+        msgspec.Meta(
+            pattern=r"\S",
+            description="The template's `.insp` source (not blank); it must compile.",
+            extra_json_schema={"format": SOURCE_FORMAT},
+        ),
     ]
 
 

@@ -285,7 +285,7 @@ def revise_template(
         if manifest.inspectionType != record.inspection_type:
             raise ApiError(
                 "template_type_changed",
-                422,
+                409,
                 f"A revision cannot change the inspection type ({record.inspection_type} to "
                 f"{manifest.inspectionType}); create a new template instead.",
             )

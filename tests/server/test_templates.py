@@ -234,7 +234,7 @@ def test_revision_errors(client: httpx.Client, test_headers: dict[str, str]) -> 
     url = f"/v1/inspection/template/{template['_id']}"
     headers = {**test_headers, "content-type": "text/plain"}
     type_change = client.put(url, content=_source("Stays a car", "moto").encode(), headers=headers)
-    assert (type_change.status_code, type_change.json()["code"]) == (422, "template_type_changed")
+    assert (type_change.status_code, type_change.json()["code"]) == (409, "template_type_changed")
     name_clash = client.put(url, content=_source(taken["name"]).encode(), headers=headers)
     assert (name_clash.status_code, name_clash.json()["code"]) == (409, "template_name_taken")
     broken = client.put(url, content=b'template "x"\n    type: car\n  oops', headers=headers)
