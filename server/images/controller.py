@@ -15,7 +15,7 @@ from server.common import in_thread
 from server.deps import IMAGE_TOKEN_OPT, PUBLIC_OPT, auth_of, services
 from server.images import service as images
 from server.images.content import CONTENT_HEADERS
-from server.images.schemas import IMAGE_UPLOAD_BODY, UploadToken
+from server.images.schemas import IMAGE_PART_TYPES, IMAGE_UPLOAD_BODY, UploadToken
 from server.inspections import service as inspections
 from server.inspections.schemas import Image, Inspection, ValidationResult
 from server.multipart import JSON_ONLY_BODY_BYTES, read_body
@@ -37,6 +37,7 @@ TAGS = ["images"]
         response=Image,
         errors=(403, 404, 409),
         multipart_schema=IMAGE_UPLOAD_BODY,
+        part_types=IMAGE_PART_TYPES,
     ),
 )
 async def upload_image(

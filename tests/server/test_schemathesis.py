@@ -8,6 +8,8 @@ is bounded (a handful of examples per operation) so it stays well under two minu
 
 from __future__ import annotations
 
+import functools
+import io
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +18,13 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from PIL import Image
 from schemathesis import GenerationMode
 from schemathesis.checks import CHECKS as REGISTRY
 from schemathesis.checks import load_all_checks
 
 from inspectlang.manifest import INSPECTION_TYPES
+from server.images.content import IMAGE_FORMATS
 from server.templates.schemas import SOURCE_FORMAT
 from tests.server.test_images import PHOTO
 
@@ -45,6 +49,25 @@ INSP_SOURCES = st.one_of(
     ),
 )
 schemathesis.openapi.format(SOURCE_FORMAT, INSP_SOURCES)
+
+
+def _photo(kind: str, width: int, height: int, color: tuple[int, int, int]) -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (width, height), color).save(out, format=kind)
+    return out.getvalue()
+
+
+#: Photos for the upload's `image` part, in each format the document names for it.
+for _kind, _media_type in IMAGE_FORMATS.items():
+    schemathesis.openapi.media_type(
+        _media_type,
+        st.builds(
+            functools.partial(_photo, _kind),
+            st.integers(1, 64),
+            st.integers(1, 64),
+            st.tuples(*[st.integers(0, 255)] * 3),
+        ),
+    )
 #: Every check schemathesis has (issue 9 §5: "all checks"), from its own registry, so a check a
 #: new version adds runs too: server errors, status codes, content types, response headers and
 #: schemas, negative data rejected, positive data accepted, missing required headers,
@@ -63,7 +86,6 @@ BODY_RULES_NOT_YET_DOCUMENTED = {
     "POST /v1/inspection/{inspection_type}",
     "PUT /v1/inspection/{inspection_id}",
     "PUT /v1/inspection/{inspection_type}/{product_id}",
-    "POST /v1/inspection/image/{product_id}",
 }
 
 
