@@ -9,6 +9,7 @@ from litestar import Request, get, post
 from litestar.params import FromPath, QueryParameter
 from litestar.response import Response
 
+from server import tokens
 from server.auth import authenticate_key
 from server.bodies import decode_body
 from server.common import in_thread
@@ -88,7 +89,10 @@ async def upload_token(request: Request[Any, Any, Any], product_id: FromPath[str
 def image_content(
     request: Request[Any, Any, Any],
     image_id: FromPath[str],
-    token: Annotated[str | None, QueryParameter(name="token")] = None,
+    token: Annotated[
+        str | None,
+        QueryParameter(name="token", schema_extra={"pattern": tokens.TOKEN_PATTERN}),
+    ] = None,
 ) -> Response[bytes]:
     """An image's bytes: with the company's `x-api-key`, or the signed `token` of its `src`."""
     app = services(request)
