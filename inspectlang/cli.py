@@ -25,6 +25,7 @@ COMMAND_MODULES: dict[str, str] = {
     "serve": "server.cli",
     "worker": "server.cli",
     "admin": "server.cli",
+    "outbox": "server.cli",
 }
 
 

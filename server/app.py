@@ -32,6 +32,7 @@ from server.errors import EXCEPTION_HANDLERS
 from server.idempotency import IdempotencyMiddleware, IdempotencyStore
 from server.images.controller import ROUTES as IMAGE_ROUTES
 from server.inspections.controller import ROUTES as INSPECTION_ROUTES
+from server.inspections.delivery_routes import ROUTES as DELIVERY_ROUTES
 from server.inspections.presign import ROUTES as PRESIGN_ROUTES
 from server.key_lookup import AsyncKeyLookup
 from server.reports.controller import ROUTES as REPORT_ROUTES
@@ -54,6 +55,7 @@ RESOURCE_ROUTES: list[Any] = [
     *PRESIGN_ROUTES,
     *REPORT_ROUTES,
     *WEBHOOK_ROUTES,
+    *DELIVERY_ROUTES,
 ]
 
 #: The web pages, one area per line (`server.web.routes.PageArea`): templates, assets, routes.

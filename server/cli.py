@@ -37,6 +37,14 @@ def register(subparsers: Any) -> None:
     _add_storage_options(worker)
     worker.set_defaults(handler=run_worker)
 
+    outbox = subparsers.add_parser(
+        "outbox", help="print the development outbox: messages kept instead of sent"
+    )
+    outbox.add_argument("--limit", type=int, default=20, help="newest messages to print")
+    outbox.add_argument("--json", action="store_true", help="print them as a JSON list")
+    _add_storage_options(outbox)
+    outbox.set_defaults(handler=run_outbox)
+
     admin = subparsers.add_parser("admin", help="manage companies, members and keys")
     commands = admin.add_subparsers(dest="admin_command", metavar="ACTION", required=True)
 
@@ -251,3 +259,33 @@ def run_rotate_webhook_secret(args: argparse.Namespace) -> int:
         return {"companyId": args.company_id, "webhookSecret": secret}
 
     return _admin(args, action)
+
+
+def run_outbox(args: argparse.Namespace) -> int:
+    """Print the messages the development outbox kept, newest first."""
+    from server.delivery.service import outbox_messages
+
+    settings = _settings(args)
+    database = _open_database(settings)
+    messages = outbox_messages(database, limit=max(1, args.limit))
+    if args.json:
+        listed = [
+            {
+                "deliveryId": m.delivery_id,
+                "channel": m.channel,
+                "to": m.to,
+                "subject": m.subject,
+                "text": m.text,
+                "createdAt": m.created_at.isoformat(),
+            }
+            for m in messages
+        ]
+        print(json.dumps(listed, ensure_ascii=False, indent=2))
+        return 0
+    if not messages:
+        print("The outbox is empty.")
+    for m in messages:
+        print(f"--- {m.created_at:%Y-%m-%d %H:%M:%S} UTC  {m.channel} to {m.to}")
+        print(f"Subject: {m.subject}\n")
+        print(m.text.rstrip() + "\n")
+    return 0

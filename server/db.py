@@ -25,6 +25,7 @@ TABLE_MODULES = [
     "server.tables",
     "server.templates.tables",
     "server.inspections.tables",
+    "server.delivery.tables",
     "server.reports.tables",
     "server.webhooks.tables",
     "server.web.tables",

@@ -91,5 +91,7 @@ def describe(keys: CompanyKeys, base_url: str) -> str:
             f"  live key:  {keys['liveKey']}",
             f"  try: curl -H 'x-api-key: {keys['testKey']}' {base_url}/v1/inspection/template",
             f"  API docs:  {base_url}/schema",
+            "Delivered messages (no email/SMS/WhatsApp provider configured, docs/delivery.md):",
+            f"  outbox:    {base_url}/dev/outbox  (or: inspectlang outbox)",
         ]
     )

@@ -50,6 +50,7 @@ HANDLERS: dict[str, str] = {
     "report": "server.reports.service:run_report_job",
     "webhook": "server.webhooks.service:run_delivery_job",
     "report_callback": "server.reports.service:run_callback_job",
+    "link_delivery": "server.inspections.deliveries:run_link_delivery_job",
 }
 #: kind -> "module:function" run in the transaction that marks a job failed for good:
 #: `fn(session, job: JobRecord, error: str) -> None`.
@@ -57,6 +58,7 @@ GIVE_UP_HANDLERS: dict[str, str] = {
     "report": "server.reports.service:report_job_given_up",
     "webhook": "server.webhooks.service:delivery_given_up",
     "report_callback": "server.webhooks.service:delivery_given_up",
+    "link_delivery": "server.inspections.deliveries:link_delivery_given_up",
 }
 
 #: "module:function" of the expiry sweep the worker runs every `settings.expiry_sweep_seconds`:
