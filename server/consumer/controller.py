@@ -9,6 +9,7 @@ wrong code. Pages read and change the inspection only through the services the A
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -17,8 +18,8 @@ from litestar import Request, get, post
 from litestar.datastructures import UploadFile
 from litestar.params import FromPath
 from litestar.response import Redirect, Response, Template
-from sqlalchemy import select
 
+from server.auth import AuthContext
 from server.common import in_thread
 from server.consumer import flow
 from server.consumer.messages import localized
@@ -48,7 +49,7 @@ class Visit:
 
     shared: Services
     session: WebSession
-    auth: Any
+    auth: AuthContext
     inspection_id: str
     view: access.ConsumerView
 
@@ -116,17 +117,8 @@ def _expired_at(view: access.ConsumerView, now: datetime) -> bool:
 
 def _previous_flags(shared: Services, inspection_id: str, now: datetime) -> dict[str, Any]:
     """The flags of this inspection's latest live session (resume on a new tab or device)."""
-    statement = (
-        select(WebSession)
-        .where(WebSession.kind == KIND, WebSession.subject_id == inspection_id)  # type: ignore[arg-type]
-        .order_by(WebSession.created_at.desc())  # type: ignore[attr-defined]
-        .limit(1)
-    )
-    with shared.db.session() as session:
-        row = session.execute(statement).scalars().first()
-    if row is None or row.expires_at <= now:
-        return {}
-    return {key: row.data[key] for key in FLAGS if key in row.data}
+    data = sessions.latest_data(shared.db, KIND, inspection_id, now)
+    return {key: data[key] for key in FLAGS if key in data}
 
 
 def _session_path(inspection_id: str) -> str:
@@ -197,12 +189,11 @@ def open_link(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> 
     if view.state.status == "created" or (
         view.state.status == "processing" and view.state.resumeStatus == "created"
     ):
-        try:
+        # An ApiError here: expired meanwhile (now blocked), or started by another request.
+        with contextlib.suppress(ApiError):
             inspections.start_inspection(
                 shared.db, shared.settings, holder.auth, inspection_id, now
             )
-        except ApiError:
-            pass  # expired meanwhile (now blocked) or started by another request
         view = access.read_for_consumer(
             shared.db, shared.settings.public_url, holder.auth, inspection_id
         )
@@ -237,7 +228,7 @@ def _continue_url(visit: Visit, now: datetime) -> str:
     return _step_url(visit.inspection_id, step.key)
 
 
-# --- the steps -------------------------------------------------------------------------------------
+# --- the steps ---------------------------------------------------------------------------------
 
 
 def _common(visit: Visit, step: flow.Step) -> dict[str, Any]:
@@ -442,12 +433,16 @@ def _field_errors(visit: Visit, error: ApiError) -> dict[str, str]:
     """The API's problems by input, in the page's words (`messages.localized`)."""
     specs = {spec.identifier: spec for spec in visit.view.manifest.inputs}
     found: dict[str, str] = {}
-    for problem in error.errors or [{"field": "", "code": error.code, "message": error.description}]:
+    for problem in error.errors or [
+        {"field": "", "code": error.code, "message": error.description}
+    ]:
         field = str(problem.get("field") or "")
         spec = specs.get(field)
         message = str(problem.get("message") or error.description)
         if spec is not None:
-            found.setdefault(field, localized(spec, str(problem.get("code")), message, visit.locale))
+            found.setdefault(
+                field, localized(spec, str(problem.get("code")), message, visit.locale)
+            )
         else:
             found.setdefault("form", message)
     return found
@@ -505,9 +500,7 @@ async def upload_photo(request: Request[Any, Any, Any], inspection_id: FromPath[
         if fresh is not None:
             used = fresh.view.state.attempts.get(identifier, 0)
             left = max(0, fresh.view.manifest.parameters.maxAttempts - used)
-    return Response(
-        {**view, "attemptsLeft": left}, status_code=201, media_type="application/json"
-    )
+    return Response({**view, "attemptsLeft": left}, status_code=201, media_type="application/json")
 
 
 @get("/{inspection_id:str}/status", sync_to_thread=True)
@@ -636,7 +629,10 @@ def done(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> Any:
     return page(
         "consumer/done.html",
         locale=visit.locale,
-        context={"company": visit.view.company_name, "template_name": visit.view.state.template.name},
+        context={
+            "company": visit.view.company_name,
+            "template_name": visit.view.state.template.name,
+        },
     )
 
 
@@ -656,5 +652,3 @@ ROUTES = [
         ],
     )
 ]
-
-

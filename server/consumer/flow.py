@@ -100,9 +100,11 @@ def resume_step(program: Program, state: InspectionState, flags: dict[str, Any])
     for step in steps(program):
         if step.kind == "welcome" and not flags.get("consent"):
             return step
-        if step.kind == "details" and not flags.get("details"):
-            if any(state.inputs.get(s.identifier) is None for s in update_inputs(program.manifest)):
-                return step
+        unanswered = any(
+            state.inputs.get(spec.identifier) is None for spec in update_inputs(program.manifest)
+        )
+        if step.kind == "details" and not flags.get("details") and unanswered:
+            return step
         if (
             step.kind == "photo"
             and step.image is not None
@@ -121,7 +123,10 @@ def step_by_key(program: Program, key: str) -> Step | None:
 def neighbours(program: Program, key: str) -> tuple[Step | None, Step | None]:
     found = steps(program)
     index = next(i for i, step in enumerate(found) if step.key == key)
-    return (found[index - 1] if index > 0 else None, found[index + 1] if index + 1 < len(found) else None)
+    return (
+        found[index - 1] if index > 0 else None,
+        found[index + 1] if index + 1 < len(found) else None,
+    )
 
 
 def helper_message(program: Program, spec: InputSpec, locale: str) -> str | None:

@@ -3,8 +3,8 @@
 - `browser`: one headless Chromium per test session (`/usr/bin/chromium`; Playwright's own
   browser download cannot run here, `make system-deps` installs Debian's package).
 - `phone`: a fresh browser context at a phone viewport (412x915, touch) and its page. Every
-  Content-Security-Policy violation the page reports fails the test: pages must load only
-  same-origin files, no inline script or style.
+  Content-Security-Policy violation the page reports fails the test (pages must load only
+  same-origin files, no inline script or style), and so does an uncaught JavaScript error.
 - `screenshot(page, name)`: a full-page PNG under `tests/artifacts/<test module>/`
   (git-ignored), for a person to look at.
 - `axe_check(page, name)`: runs axe-core (the npm package, installed by `make browser-deps`
@@ -99,9 +99,11 @@ def new_phone(browser: Any) -> Iterator[Callable[..., tuple[Any, Any, PageLog]]]
 
     yield make
     violations = [text for _context, log in opened for text in log.csp_violations]
+    uncaught = [t for _context, log in opened for t in log.errors if t.startswith("uncaught")]
     for context, _log in opened:
         context.close()
     assert not violations, f"Content-Security-Policy violations: {violations}"
+    assert not uncaught, f"uncaught JavaScript errors: {uncaught}"
 
 
 @pytest.fixture

@@ -74,9 +74,15 @@
         if (control) control.focus();
       }
     });
-    form.addEventListener("change", function (event) {
+    /* Re-checked while typing ("input"), not on blur: a message vanishing on blur would move
+       the page under the finger that is tapping the next field. */
+    function recheck(event) {
       var field = event.target.closest("[data-field]");
       if (field && !field.querySelector(".error").hidden) show(field, problemOf(field));
+    }
+    form.addEventListener("input", recheck);
+    form.addEventListener("change", function (event) {
+      if (event.target.type === "checkbox" || event.target.tagName === "SELECT" || event.target.type === "file") recheck(event);
     });
   });
 
@@ -155,7 +161,7 @@
         });
     }
     function poll(imageId, left) {
-      if (!box.dataset.status || left <= 0) return;
+      if (!box.dataset.status || !checks || left <= 0) return;
       fetch(box.dataset.status, { headers: { accept: "application/json" }, credentials: "same-origin" })
         .then(function (r) { return r.json(); })
         .then(function (body) {
@@ -175,7 +181,7 @@
       var file = camera.files && camera.files[0];
       if (!file) return;
       say("", "");
-      checks.textContent = "";
+      if (checks) checks.textContent = "";
       progress.hidden = false; bar.value = 0;
       take.classList.add("busy");
       Promise.all([downscale(file), locate(box.dataset.location === "yes")]).then(function (got) {
@@ -204,6 +210,10 @@
           say(words.sent, "ok");
         }
         if (next) { next.classList.remove("secondary"); next.textContent = next.dataset.continue || next.textContent; }
+        var attempts = box.querySelector("[data-attempts]");
+        if (attempts && typeof body.attemptsLeft === "number") {
+          attempts.textContent = (body.attemptsLeft === 1 ? words.leftOne : words.leftOther).replace("{n}", body.attemptsLeft);
+        }
         if (body._id) poll(body._id, POLLS);
       }).catch(function () {
         progress.hidden = true;
