@@ -458,6 +458,20 @@ def test_retake_a_failed_upload_retried_and_resume_after_closing(
     stored = Image.open(io.BytesIO(httpx.get(images[0]["src"]).content)).convert("RGB")
     assert stored.getpixel((5, 5))[1] > stored.getpixel((5, 5))[0]  # the green retake
 
+    # maxAttempts (3) is the number of photos the slot accepts: the fourth is refused, the
+    # third stays.
+    take_photo(page, photos["packages"])
+    assert page.inner_text("[data-attempts]") == "You can send this photo 0 more times."
+    kept = [image["_id"] for image in inspection(api, inspection_id)["products"][0]["images"]]
+    page.set_input_files("[data-camera]", str(photos["retake"]))
+    page.wait_for_selector("[data-notice].bad")
+    assert page.inner_text("[data-notice]") == (
+        "No more retakes are allowed for this photo; your last photo is kept."
+    )
+    assert page.locator("[data-take]").is_hidden()
+    step(page, "14b-no-more-retakes", screenshot, axe_check)
+    assert [i["_id"] for i in inspection(api, inspection_id)["products"][0]["images"]] == kept
+
     # Closing the tab (the whole browser context) and opening the link again continues at the
     # second photo, without asking for consent or answers again.
     context.close()

@@ -132,6 +132,7 @@
   Array.prototype.forEach.call(document.querySelectorAll("[data-photo]"), function (box) {
     var words = box.querySelector("template[data-words]").dataset;
     var camera = box.querySelector("[data-camera]");
+    if (!camera) return;
     var progress = box.querySelector("[data-progress]");
     var bar = progress.querySelector("progress");
     var progressText = box.querySelector("[data-progress-text]");
@@ -213,6 +214,7 @@
         var attempts = box.querySelector("[data-attempts]");
         if (attempts && typeof body.attemptsLeft === "number") {
           attempts.textContent = (body.attemptsLeft === 1 ? words.leftOne : words.leftOther).replace("{n}", body.attemptsLeft);
+          if (body.attemptsLeft === 0) { take.hidden = true; camera.tabIndex = -1; }
         }
         if (body._id) poll(body._id, POLLS);
       }).catch(function () {
