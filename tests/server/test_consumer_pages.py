@@ -197,3 +197,21 @@ def test_answers_are_checked_by_the_server_with_the_api_words_then_finished(
     ).json()
     assert done["status"] == "completed" and done["completedBy"] == "consumer"
     assert done["veredict"] in ("approved", "disapproved")
+
+
+@pytest.mark.parametrize(
+    ("locale", "welcome", "consent"),
+    [
+        ("pt_BR", "Boas-vindas", "Concordo em tirar fotos"),
+        ("es_AR", "Te damos la bienvenida", "Acepto sacar fotos"),
+        ("fr_FR", "Welcome", "I agree to take photos"),  # not a UI language: English
+    ],
+)
+def test_pages_speak_the_inspection_locale(
+    live_server: str, flow_template: dict[str, Any], locale: str, welcome: str, consent: str
+) -> None:
+    _inspection_id, tail = create(live_server, flow_template, locale=locale)
+    with httpx.Client(base_url=live_server, follow_redirects=True) as browser:
+        page = browser.get(f"/i/{tail}")
+    assert page.status_code == 200
+    assert f"<h1>{welcome}</h1>" in page.text and consent in page.text
