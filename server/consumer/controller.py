@@ -283,13 +283,19 @@ def _render_step(
         context["consent"] = bool(visit.flags.get("consent"))
         context["location"] = bool(visit.flags.get("location"))
     elif step.kind == "details":
-        fields = flow.fields(program, state, locale)
+        fields = flow.fields(program, state, locale, None)
         for item in fields:
             item.error = (errors or {}).get(item.identifier)
         context["fields"] = fields
         context["has_files"] = any(f.type in ("file", "video") for f in fields)
         context["error_count"] = len(errors or {})
     elif step.kind == "photo" and step.image is not None:
+        fields = flow.fields(program, state, locale, step.image.identifier)
+        for item in fields:
+            item.error = (errors or {}).get(item.identifier)
+        context["fields"] = fields
+        context["has_files"] = any(f.type in ("file", "video") for f in fields)
+        context["error_count"] = len(errors or {})
         photo = flow.photo_of(state, step.image.identifier)
         used = state.attempts.get(step.image.identifier, 0)
         context.update(
@@ -377,7 +383,18 @@ async def submit_details(request: Request[Any, Any, Any], inspection_id: FromPat
     files: dict[str, UploadedFile] = {}
     errors: dict[str, str] = {}
     locale = visit.locale
-    for item in flow.fields(visit.view.program, visit.view.state, locale):
+    # The general inputs (the details step), or those asked next to one photo (`?image=`).
+    image = request.query_params.get("image")
+    step = flow.Step("details", "details")
+    if image is not None:
+        found = next(
+            (s for s in flow.steps(visit.view.program) if s.image and s.image.identifier == image),
+            None,
+        )
+        if found is None:
+            return _not_found(locale)
+        step = found
+    for item in flow.fields(visit.view.program, visit.view.state, locale, image):
         if item.locked:
             continue
         value: Any
@@ -421,9 +438,9 @@ async def submit_details(request: Request[Any, Any, Any], inspection_id: FromPat
             errors = _field_errors(visit, error)
     if errors:
         fresh = await in_thread(_visit, request, inspection_id)
-        return await in_thread(
-            _render_step, fresh or visit, flow.Step("details", "details"), errors=errors, status=400
-        )
+        return await in_thread(_render_step, fresh or visit, step, errors=errors, status=400)
+    if image is not None:
+        return _redirect(_step_url(inspection_id, step.key))
     await in_thread(_set_flags, visit, details=True)
     _previous, following = flow.neighbours(visit.view.program, "details")
     return _redirect(_step_url(inspection_id, following.key if following else "review"))

@@ -66,8 +66,30 @@ class Field:
         return bool(self.value == option_value)
 
 
-def update_inputs(manifest: Template) -> list[InputSpec]:
-    return [spec for spec in manifest.inputs if "update" in spec.stages]
+#: `image=` value meaning every input, whichever image it belongs to.
+EVERY = "*"
+
+
+def image_of_input(manifest: Template, spec: InputSpec) -> str | None:
+    """The identifier of the image a per-image input (`for image: IMAGE`) is asked with."""
+    logic = manifest.logic.inputs.get(spec.identifier)
+    name = logic.image if logic is not None else None
+    if not name:
+        return None
+    for identifier, image in manifest.logic.images.items():
+        if name in (image.name, identifier):
+            return identifier
+    return None
+
+
+def update_inputs(manifest: Template, image: str | None = EVERY) -> list[InputSpec]:
+    """The inputs asked of the consumer: all (`EVERY`), the general ones (None), or those asked
+    next to one image (its identifier)."""
+    return [
+        spec
+        for spec in manifest.inputs
+        if "update" in spec.stages and (image == EVERY or image_of_input(manifest, spec) == image)
+    ]
 
 
 def damage_enabled(program: Program) -> bool:
@@ -77,7 +99,7 @@ def damage_enabled(program: Program) -> bool:
 def steps(program: Program) -> list[Step]:
     manifest = program.manifest
     found = [Step("welcome", "welcome")]
-    if update_inputs(manifest):
+    if update_inputs(manifest, None):
         found.append(Step("details", "details"))
     for number, image in enumerate(manifest.images, start=1):
         found.append(Step(f"photo-{number}", "photo", image, number))
@@ -101,7 +123,8 @@ def resume_step(program: Program, state: InspectionState, flags: dict[str, Any])
         if step.kind == "welcome" and not flags.get("consent"):
             return step
         unanswered = any(
-            state.inputs.get(spec.identifier) is None for spec in update_inputs(program.manifest)
+            state.inputs.get(spec.identifier) is None
+            for spec in update_inputs(program.manifest, None)
         )
         if step.kind == "details" and not flags.get("details") and unanswered:
             return step
@@ -137,10 +160,13 @@ def helper_message(program: Program, spec: InputSpec, locale: str) -> str | None
     return spec.helperMessage
 
 
-def fields(program: Program, state: InspectionState, locale: str) -> list[Field]:
+def fields(
+    program: Program, state: InspectionState, locale: str, image: str | None = EVERY
+) -> list[Field]:
+    """The inputs as the pages show them (see `update_inputs` for `image`)."""
     manifest = program.manifest
     result = []
-    for spec in update_inputs(manifest):
+    for spec in update_inputs(manifest, image):
         labels = [option.label for option in spec.options or []]
         shown = localized_value(program, spec, locale, labels) if labels else []
         schema = {

@@ -243,6 +243,11 @@ def test_the_whole_flow_on_a_phone(
     take_photo(page, photos["packages"])
     page.wait_for_selector("[data-checks] li.ok")
     step(page, "05-photo-packages-sent", screenshot, axe_check)
+    # An input asked next to this photo (`for image: packages`).
+    field(page, "The labels are readable on the photo").check()
+    page.click("button:has-text('Save answers')")
+    assert heading(page) == "All the packages together, labels visible"
+    assert field(page, "The labels are readable on the photo").is_disabled()
 
     page.click("[data-next]")
     assert heading(page) == "A selfie of the person receiving"
@@ -284,6 +289,8 @@ def test_the_whole_flow_on_a_phone(
         assert (round(image["latitude"], 4), round(image["longitude"], 4)) == (-34.6037, -58.3816)
     assert len(product["extraImages"]) == 1
     assert product["damages"][0]["part"] == "Box 2, corner"
+    beside = {item["label"]: item["value"] for item in product["inputs"]}
+    assert beside == {"The labels are readable on the photo": True}
     values = {item["label"]: item["value"] for item in done["template"]["inputs"]}
     assert values["Delivery date"] == "2026-11-20"
     assert values["Number of packages"] == 2
