@@ -630,10 +630,16 @@ async def finish(request: Request[Any, Any, Any], inspection_id: FromPath[str]) 
             _render_step,
             fresh or visit,
             flow.Step("review", "review"),
-            errors={"finish": error.description},
+            errors={"finish": _finish_refusal(fresh or visit, error)},
             status=409,
         )
     return _redirect(f"/i/{inspection_id}/done")
+
+
+def _finish_refusal(visit: Visit, error: ApiError) -> str:
+    if error.code == "update_inputs_missing":
+        return gettext(visit.locale, "Answer the missing questions before sending.")
+    return error.description
 
 
 @get("/{inspection_id:str}/done", sync_to_thread=True)

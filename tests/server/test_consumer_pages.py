@@ -215,3 +215,43 @@ def test_pages_speak_the_inspection_locale(
         page = browser.get(f"/i/{tail}")
     assert page.status_code == 200
     assert f"<h1>{welcome}</h1>" in page.text and consent in page.text
+
+
+def test_bad_input_gets_a_clear_answer_never_a_5xx(
+    live_server: str, flow_template: dict[str, Any]
+) -> None:
+    inspection_id, tail = create(live_server, flow_template)
+    with httpx.Client(base_url=live_server, follow_redirects=False) as browser:
+        page = browser.get(f"/i/{tail}", follow_redirects=True)
+        token = re.search(r'name="csrf-token" content="([^"]+)"', page.text)
+        assert token is not None
+        csrf = {"x-csrftoken": token.group(1)}
+        base = f"/i/{inspection_id}"
+        answers = [
+            browser.get(f"{base}/step/photo-99"),
+            browser.get(f"{base}/step/%00"),
+            browser.get(f"/i/{'x' * 500}?code={'y' * 500}"),
+            browser.post(f"{base}/photo", headers=csrf),
+            browser.post(f"{base}/photo", json={"image": "no"}, headers=csrf),
+            browser.post(f"{base}/photo", files={"data": (None, "{bad json")}, headers=csrf),
+            browser.post(
+                f"{base}/photo",
+                files={"data": (None, '{"identifier": 5}'), "image": ("a.jpg", b"not a photo")},
+                headers=csrf,
+            ),
+            browser.post(f"{base}/details?image=nope", data={"a": "b"}, headers=csrf),
+            browser.post(f"{base}/details", data={"unknown": "x"}, headers=csrf),
+            browser.post(
+                f"{base}/damage", data={"action": "add", "part": "p" * 5000}, headers=csrf
+            ),
+            browser.post(f"{base}/finish", headers=csrf),
+        ]
+    statuses = [answer.status_code for answer in answers]
+    assert all(status < 500 for status in statuses), statuses
+    json_answers = [
+        a for a in answers[3:7] if a.headers["content-type"].startswith("application/json")
+    ]
+    assert len(json_answers) == 4 and all(a.json().get("code") for a in json_answers)
+    assert answers[-1].status_code == 409  # finishing with required answers missing
+    assert "Answer the missing questions before sending." in answers[-1].text
+    assert "Still to answer" in answers[-1].text
