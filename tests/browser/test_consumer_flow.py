@@ -548,6 +548,7 @@ def test_es_ar_texts_and_a_360_px_screen(
     page.goto(link)
     assert heading(page) == "Te damos la bienvenida"
     assert page.locator("html").get_attribute("lang") == "es-AR"
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 360
     step(page, "17-es-AR-welcome-360", screenshot, axe_check)
     page.check("input[name=consent]")
     page.click("button[type=submit]")
