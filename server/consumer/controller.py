@@ -10,146 +10,42 @@ wrong code. Pages read and change the inspection only through the services the A
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from litestar import Request, get, post
 from litestar.datastructures import UploadFile
 from litestar.params import FromPath
-from litestar.response import Redirect, Response, Template
+from litestar.response import Template
 
-from server.auth import AuthContext
 from server.common import in_thread
 from server.consumer import flow
 from server.consumer.messages import localized
-from server.deps import Services, services
+from server.consumer.photos import photo_status, upload_photo
+from server.consumer.visits import (
+    KIND,
+    SESSION_LIFETIME,
+    Visit,
+    image_src,
+    not_found,
+    previous_flags,
+    redirect,
+    session_path,
+    set_flags,
+    status_page,
+    step_url,
+    visit_of,
+)
+from server.deps import services
 from server.errors import ApiError
-from server.images import service as images
 from server.inspections import access
 from server.inspections import service as inspections
 from server.inspections.schemas import DamageBody
-from server.multipart import UploadedFile, read_body
+from server.multipart import UploadedFile
 from server.web import sessions
 from server.web.i18n import choose_locale
 from server.web.security import page_router
-from server.web.tables import WebSession
 from server.web.templating import gettext, page
-
-KIND = "consumer"
-#: How long a consumer session lasts without the inspection expiring first.
-SESSION_LIFETIME = timedelta(days=7)
-#: Session flags a returning consumer keeps (consent given, steps passed).
-FLAGS = ("consent", "location", "details", "damage")
-
-
-@dataclass
-class Visit:
-    """A request of a consumer with a live session for this inspection."""
-
-    shared: Services
-    session: WebSession
-    auth: AuthContext
-    inspection_id: str
-    view: access.ConsumerView
-
-    @property
-    def locale(self) -> str:
-        return choose_locale(self.view.state.locale)
-
-    @property
-    def flags(self) -> dict[str, Any]:
-        return dict(self.session.data)
-
-
-def _not_found(locale: str = "en_US") -> Template:
-    return page(
-        "web/message.html",
-        locale=locale,
-        status_code=404,
-        context={
-            "heading": gettext(locale, "This link does not work"),
-            "text": gettext(
-                locale,
-                "Check that you opened the whole link from the message you received, "
-                "or ask the company that sent it for a new one.",
-            ),
-            "tone": "bad",
-        },
-    )
-
-
-def _status_page(view: access.ConsumerView, now: datetime) -> Template | None:
-    """The page of an inspection the consumer can no longer work on, or None."""
-    locale = choose_locale(view.state.locale)
-    status = view.state.status
-    expired = inspections.expired(view.state, now) or (
-        status == "blocked" and view.state.completedBy == "expiration"
-    )
-    if status == "completed":
-        if view.state.completedBy == "consumer":
-            return None  # the thank-you page
-        heading = gettext(locale, "This inspection is already complete")
-        text = gettext(locale, "There is nothing left to do. Thank you.")
-        tone = "ok"
-    elif expired or (status == "blocked" and _expired_at(view, now)):
-        heading = gettext(locale, "This link has expired")
-        text = gettext(locale, "Ask the company that sent it for a new link.")
-        tone = "bad"
-    elif status == "blocked":
-        heading = gettext(locale, "This inspection is blocked")
-        text = gettext(locale, "It can no longer be changed. Contact the company that sent it.")
-        tone = "bad"
-    else:
-        return None
-    return page(
-        "web/message.html",
-        locale=locale,
-        status_code=410 if tone == "bad" else 200,
-        context={"heading": heading, "text": text, "tone": tone, "company": view.company_name},
-    )
-
-
-def _expired_at(view: access.ConsumerView, now: datetime) -> bool:
-    expires_at = inspections.parse_moment(view.state.expiresAt)
-    return expires_at is not None and now >= expires_at
-
-
-def _previous_flags(shared: Services, inspection_id: str, now: datetime) -> dict[str, Any]:
-    """The flags of this inspection's latest live session (resume on a new tab or device)."""
-    data = sessions.latest_data(shared.db, KIND, inspection_id, now)
-    return {key: data[key] for key in FLAGS if key in data}
-
-
-def _session_path(inspection_id: str) -> str:
-    return f"/i/{inspection_id}"
-
-
-def _visit(request: Request[Any, Any, Any], inspection_id: str) -> Visit | None:
-    shared = services(request)
-    now = shared.clock()
-    row = sessions.load_session(shared.db, sessions.session_token(request, KIND), KIND, now)
-    if row is None or row.subject_id != inspection_id:
-        return None
-    auth = access.consumer_auth(row.company_id, row.data.get("testing", False), inspection_id)
-    try:
-        view = access.read_for_consumer(shared.db, shared.settings.public_url, auth, inspection_id)
-    except ApiError:
-        return None
-    return Visit(shared=shared, session=row, auth=auth, inspection_id=inspection_id, view=view)
-
-
-def _step_url(inspection_id: str, key: str) -> str:
-    return f"/i/{inspection_id}/step/{key}"
-
-
-def _redirect(url: str) -> Redirect:
-    return Redirect(url, status_code=303)
-
-
-def _set_flags(visit: Visit, **changes: Any) -> None:
-    sessions.update_data(visit.shared.db, visit.session, {**visit.session.data, **changes})
-
 
 # --- opening the link ----------------------------------------------------------------------------
 
@@ -162,13 +58,13 @@ def open_link(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> 
     now = shared.clock()
     code = request.query_params.get("code")
     if code is None:
-        visit = _visit(request, inspection_id)
+        visit = visit_of(request, inspection_id)
         if visit is None:
-            return _not_found()
-        return _redirect(_continue_url(visit, now))
+            return not_found()
+        return redirect(_continue_url(visit, now))
     holder = access.open_with_code(shared.db, inspection_id, code)
     if holder is None:
-        return _not_found(request.headers.get("accept-language", "en_US")[:5])
+        return not_found(request.headers.get("accept-language", "en_US")[:5])
     view = access.read_for_consumer(
         shared.db, shared.settings.public_url, holder.auth, inspection_id
     )
@@ -197,10 +93,10 @@ def open_link(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> 
         view = access.read_for_consumer(
             shared.db, shared.settings.public_url, holder.auth, inspection_id
         )
-    ended = _status_page(view, now)
+    ended = status_page(view, now)
     if ended is not None:
         return ended
-    flags = _previous_flags(shared, inspection_id, now)
+    flags = previous_flags(shared, inspection_id, now)
     token = sessions.start_session(
         shared.db,
         kind=KIND,
@@ -213,10 +109,10 @@ def open_link(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> 
     target = f"/i/{inspection_id}/done" if view.state.status == "completed" else None
     if target is None:
         step = flow.resume_step(view.program, view.state, flags)
-        target = _step_url(inspection_id, step.key)
-    response = _redirect(target)
+        target = step_url(inspection_id, step.key)
+    response = redirect(target)
     sessions.set_session_cookie(
-        response, request, KIND, token, lifetime=SESSION_LIFETIME, path=_session_path(inspection_id)
+        response, request, KIND, token, lifetime=SESSION_LIFETIME, path=session_path(inspection_id)
     )
     return response
 
@@ -225,7 +121,7 @@ def _continue_url(visit: Visit, now: datetime) -> str:
     if visit.view.state.status == "completed" and visit.view.state.completedBy == "consumer":
         return f"/i/{visit.inspection_id}/done"
     step = flow.resume_step(visit.view.program, visit.view.state, visit.flags)
-    return _step_url(visit.inspection_id, step.key)
+    return step_url(visit.inspection_id, step.key)
 
 
 # --- the steps ---------------------------------------------------------------------------------
@@ -242,8 +138,8 @@ def _common(visit: Visit, step: flow.Step) -> dict[str, Any]:
         "step": step,
         "step_number": index + 1,
         "step_count": len(all_steps),
-        "previous_url": _step_url(visit.inspection_id, previous.key) if previous else None,
-        "next_url": _step_url(visit.inspection_id, following.key) if following else None,
+        "previous_url": step_url(visit.inspection_id, previous.key) if previous else None,
+        "next_url": step_url(visit.inspection_id, following.key) if following else None,
         "base": f"/i/{visit.inspection_id}",
     }
 
@@ -251,23 +147,23 @@ def _common(visit: Visit, step: flow.Step) -> dict[str, Any]:
 def _ended(visit: Visit) -> Any | None:
     now = visit.shared.clock()
     if visit.view.state.status == "completed" and visit.view.state.completedBy == "consumer":
-        return _redirect(f"/i/{visit.inspection_id}/done")
-    return _status_page(visit.view, now)
+        return redirect(f"/i/{visit.inspection_id}/done")
+    return status_page(visit.view, now)
 
 
 @get("/{inspection_id:str}/step/{key:str}", sync_to_thread=True)
 def show_step(
     request: Request[Any, Any, Any], inspection_id: FromPath[str], key: FromPath[str]
 ) -> Any:
-    visit = _visit(request, inspection_id)
+    visit = visit_of(request, inspection_id)
     if visit is None:
-        return _not_found()
+        return not_found()
     ended = _ended(visit)
     if ended is not None:
         return ended
     step = flow.step_by_key(visit.view.program, key)
     if step is None:
-        return _not_found(visit.locale)
+        return not_found(visit.locale)
     return _render_step(visit, step)
 
 
@@ -303,7 +199,7 @@ def _render_step(
             label=flow.photo_label(program, step.image, locale),
             capture=flow.capture_mode(step.image),
             photo=photo,
-            photo_src=_image_src(visit.view.document, photo.id) if photo else None,
+            photo_src=image_src(visit.view.document, photo.id) if photo else None,
             attempts_left=max(0, program.manifest.parameters.maxAttempts - used),
             max_attempts=program.manifest.parameters.maxAttempts,
             location=bool(visit.flags.get("location")),
@@ -312,7 +208,7 @@ def _render_step(
         product = state.products[0] if state.products else None
         context["damages"] = [d for d in (product.damages if product else []) if d.declared]
         context["extras"] = [
-            (image, _image_src(visit.view.document, image.id))
+            (image, image_src(visit.view.document, image.id))
             for image in (product.extraImages if product else [])
         ]
         context["errors"] = errors or {}
@@ -340,44 +236,32 @@ def _render_step(
         context["extra_count"] = len(product.extraImages) if product else 0
         context["error"] = (errors or {}).get("finish")
         context["photo_sources"] = {
-            photo.id: _image_src(visit.view.document, photo.id)
+            photo.id: image_src(visit.view.document, photo.id)
             for _spec, _label, photo in context["photos"]
             if photo is not None
         }
     return page(f"consumer/{step.kind}.html", locale=locale, context=context, status_code=status)
 
 
-def _image_src(document: dict[str, Any], image_id: str) -> str | None:
-    """The signed `src` of an image in the API's Inspection object (readable without a key)."""
-    holders = [*(document.get("products") or []), document.get("identity") or {}]
-    holders.append(document.get("custom") or {})
-    for holder in holders:
-        for image in [*(holder.get("images") or []), *(holder.get("extraImages") or [])]:
-            if image.get("_id") == image_id:
-                src = image.get("src")
-                return str(src) if src else None
-    return None
-
-
 @post("/{inspection_id:str}/welcome", status_code=303)
 async def accept_welcome(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> Any:
-    visit = await in_thread(_visit, request, inspection_id)
+    visit = await in_thread(visit_of, request, inspection_id)
     if visit is None:
-        return _not_found()
+        return not_found()
     form = await request.form()
     if form.get("consent") != "yes":
         step = flow.Step("welcome", "welcome")
         return await in_thread(_render_step, visit, step, status=400)
-    await in_thread(_set_flags, visit, consent=True, location=form.get("location") == "yes")
+    await in_thread(set_flags, visit, consent=True, location=form.get("location") == "yes")
     _previous, following = flow.neighbours(visit.view.program, "welcome")
-    return _redirect(_step_url(inspection_id, following.key if following else "review"))
+    return redirect(step_url(inspection_id, following.key if following else "review"))
 
 
 @post("/{inspection_id:str}/details", status_code=303)
 async def submit_details(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> Any:
-    visit = await in_thread(_visit, request, inspection_id)
+    visit = await in_thread(visit_of, request, inspection_id)
     if visit is None:
-        return _not_found()
+        return not_found()
     form = await request.form()
     inputs: list[dict[str, Any]] = []
     files: dict[str, UploadedFile] = {}
@@ -392,7 +276,7 @@ async def submit_details(request: Request[Any, Any, Any], inspection_id: FromPat
             None,
         )
         if found is None:
-            return _not_found(locale)
+            return not_found(locale)
         step = found
     for item in flow.fields(visit.view.program, visit.view.state, locale, image):
         if item.locked:
@@ -437,13 +321,13 @@ async def submit_details(request: Request[Any, Any, Any], inspection_id: FromPat
         except ApiError as error:
             errors = _field_errors(visit, error)
     if errors:
-        fresh = await in_thread(_visit, request, inspection_id)
+        fresh = await in_thread(visit_of, request, inspection_id)
         return await in_thread(_render_step, fresh or visit, step, errors=errors, status=400)
     if image is not None:
-        return _redirect(_step_url(inspection_id, step.key))
-    await in_thread(_set_flags, visit, details=True)
+        return redirect(step_url(inspection_id, step.key))
+    await in_thread(set_flags, visit, details=True)
     _previous, following = flow.neighbours(visit.view.program, "details")
-    return _redirect(_step_url(inspection_id, following.key if following else "review"))
+    return redirect(step_url(inspection_id, following.key if following else "review"))
 
 
 def _field_errors(visit: Visit, error: ApiError) -> dict[str, str]:
@@ -465,115 +349,14 @@ def _field_errors(visit: Visit, error: ApiError) -> dict[str, str]:
     return found
 
 
-# --- photos (called by consumer.js) -----------------------------------------------------------
-
-
-def _json_error(visit: Visit | None, error: ApiError) -> Response[Any]:
-    locale = visit.locale if visit else "en_US"
-    words = {
-        "max_attempts_exceeded": gettext(
-            locale, "No more retakes are allowed for this photo; your last photo is kept."
-        ),
-        "inspection_not_editable": gettext(locale, "This inspection can no longer be changed."),
-        "invalid_image": gettext(locale, "That file is not a photo we can read. Try again."),
-    }
-    return Response(
-        {"code": error.code, "message": words.get(error.code, error.description)},
-        status_code=error.status,
-        media_type="application/json",
-    )
-
-
-@post("/{inspection_id:str}/photo", status_code=201)
-async def upload_photo(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> Any:
-    """A photo from `consumer.js` (multipart: `image`, `data` JSON with `identifier` or
-    `side`, `coordinates`). Answers the image as the API does, plus `attemptsLeft`."""
-    visit = await in_thread(_visit, request, inspection_id)
-    if visit is None:
-        return Response({"code": "inspection_not_found"}, status_code=404)
-    try:
-        body = await read_body(request)
-        data = body.data if isinstance(body.data, dict) else {}
-        products = visit.view.state.products
-        if not products:
-            raise ApiError.of("product_not_found", "The inspection has no product.")
-        view = await in_thread(
-            images.upload_image,
-            visit.shared.db,
-            visit.shared.settings,
-            visit.shared.blobs,
-            visit.auth,
-            products[0].id,
-            body.files.get("image"),
-            data,
-            visit.shared.clock(),
-        )
-    except ApiError as error:
-        return _json_error(visit, error)
-    identifier = data.get("identifier")
-    left = None
-    if isinstance(identifier, str):
-        fresh = await in_thread(_visit, request, inspection_id)
-        if fresh is not None:
-            used = fresh.view.state.attempts.get(identifier, 0)
-            left = max(0, fresh.view.manifest.parameters.maxAttempts - used)
-    return Response({**view, "attemptsLeft": left}, status_code=201, media_type="application/json")
-
-
-@get("/{inspection_id:str}/status", sync_to_thread=True)
-def photo_status(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> Any:
-    """Each photo's validations as they complete (`consumer.js` polls this)."""
-    visit = _visit(request, inspection_id)
-    if visit is None:
-        return Response({"code": "inspection_not_found"}, status_code=404)
-    found = []
-    for product in visit.view.state.products:
-        for image in product.images:
-            found.append(
-                {
-                    "_id": image.id,
-                    "identifier": image.templateImageIdentifier,
-                    "processed": image.processed,
-                    "approved": image.approved,
-                    "validations": [
-                        {
-                            "validation": v.validation,
-                            "label": _validation_label(v.validation, visit.locale),
-                            "done": v.reported or not v.run,
-                            "valid": v.valid,
-                            "required": v.required,
-                        }
-                        for v in image.validations
-                        if v.run
-                    ],
-                }
-            )
-    return Response(
-        {"status": visit.view.state.status, "images": found},
-        media_type="application/json",
-        headers={"Cache-Control": "no-store"},
-    )
-
-
-def _validation_label(name: str, locale: str) -> str:
-    labels = {
-        "date": gettext(locale, "Photo is recent"),
-        "distance": gettext(locale, "Taken at the right place"),
-        "complete": gettext(locale, "Whole object in the frame"),
-        "recaptured": gettext(locale, "Not a photo of a screen"),
-        "plate": gettext(locale, "Plate readable"),
-    }
-    return labels.get(name, name.replace("_", " "))
-
-
 # --- damage, review, finish ---------------------------------------------------------------------
 
 
 @post("/{inspection_id:str}/damage", status_code=303)
 async def submit_damage(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> Any:
-    visit = await in_thread(_visit, request, inspection_id)
+    visit = await in_thread(visit_of, request, inspection_id)
     if visit is None:
-        return _not_found()
+        return not_found()
     form = await request.form()
     if form.get("action") == "add":
         part = str(form.get("part") or "").strip()
@@ -601,16 +384,16 @@ async def submit_damage(request: Request[Any, Any, Any], inspection_id: FromPath
             return await in_thread(
                 _render_step, visit, flow.Step("damage", "damage"), errors=errors, status=400
             )
-        return _redirect(_step_url(inspection_id, "damage") + "#declared")
-    await in_thread(_set_flags, visit, damage=True)
-    return _redirect(_step_url(inspection_id, "review"))
+        return redirect(step_url(inspection_id, "damage") + "#declared")
+    await in_thread(set_flags, visit, damage=True)
+    return redirect(step_url(inspection_id, "review"))
 
 
 @post("/{inspection_id:str}/finish", status_code=303)
 async def finish(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> Any:
-    visit = await in_thread(_visit, request, inspection_id)
+    visit = await in_thread(visit_of, request, inspection_id)
     if visit is None:
-        return _not_found()
+        return not_found()
     try:
         await in_thread(
             inspections.finish_inspection,
@@ -622,7 +405,7 @@ async def finish(request: Request[Any, Any, Any], inspection_id: FromPath[str]) 
             completed_by="consumer",
         )
     except ApiError as error:
-        fresh = await in_thread(_visit, request, inspection_id)
+        fresh = await in_thread(visit_of, request, inspection_id)
         ended = _ended(fresh) if fresh else None
         if ended is not None:
             return ended
@@ -633,7 +416,7 @@ async def finish(request: Request[Any, Any, Any], inspection_id: FromPath[str]) 
             errors={"finish": _finish_refusal(fresh or visit, error)},
             status=409,
         )
-    return _redirect(f"/i/{inspection_id}/done")
+    return redirect(f"/i/{inspection_id}/done")
 
 
 def _finish_refusal(visit: Visit, error: ApiError) -> str:
@@ -644,11 +427,11 @@ def _finish_refusal(visit: Visit, error: ApiError) -> str:
 
 @get("/{inspection_id:str}/done", sync_to_thread=True)
 def done(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> Any:
-    visit = _visit(request, inspection_id)
+    visit = visit_of(request, inspection_id)
     if visit is None:
-        return _not_found()
+        return not_found()
     if visit.view.state.status != "completed":
-        return _redirect(_continue_url(visit, visit.shared.clock()))
+        return redirect(_continue_url(visit, visit.shared.clock()))
     return page(
         "consumer/done.html",
         locale=visit.locale,
