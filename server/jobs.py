@@ -370,6 +370,16 @@ def purge_finished(db: Database, *, now: datetime | None = None) -> int:
         return int(result.rowcount)  # type: ignore[attr-defined]
 
 
+def _purge_web_sessions(db: Database, name: str) -> None:
+    """Delete expired browser sessions of the web pages (`server.web.sessions`)."""
+    from server.web.sessions import purge_expired
+
+    try:
+        purge_expired(db, utcnow())
+    except Exception:
+        logger.warning("worker %s: purging expired web sessions failed", name, exc_info=True)
+
+
 def sweep_expired(db: Database, name: str = "worker") -> int:
     """Run the expiry sweep once; its failure is logged, never fatal to the worker."""
     try:
@@ -432,6 +442,7 @@ def run_worker(
                     purge_finished(db)
                 except Exception:
                     logger.warning("worker %s: purging finished jobs failed", name, exc_info=True)
+                _purge_web_sessions(db, name)
             if settings.expiry_sweep_seconds > 0 and time.monotonic() >= next_sweep:
                 next_sweep = time.monotonic() + settings.expiry_sweep_seconds
                 sweep_expired(db, name)
