@@ -27,6 +27,7 @@ TABLE_MODULES = [
     "server.inspections.tables",
     "server.reports.tables",
     "server.webhooks.tables",
+    "server.dashboard.tables",
 ]
 
 #: How long (ms) a SQLite connection waits for another writer before giving up.
