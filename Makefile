@@ -8,7 +8,7 @@ POSTGRES_URL ?= postgresql://postgres@127.0.0.1:5432/test
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install system-deps run test lint typecheck test-unit test-postgres bench clean
+.PHONY: install system-deps browser-deps run test lint typecheck test-unit test-postgres bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -21,7 +21,7 @@ install: $(STAMP)
 # Tools from Debian's packages that the tests use: pdftoppm (poppler-utils) renders a report page
 # to PNG; chromium runs the browser tests (Playwright drives it: its own browser download cannot
 # run here). Installed when missing and we are root; otherwise say what to install.
-SYSTEM_PACKAGES := poppler-utils:pdftoppm chromium:chromium
+SYSTEM_PACKAGES := poppler-utils:pdftoppm chromium:chromium npm:npm
 
 system-deps:
 	@missing=""; for pair in $(SYSTEM_PACKAGES); do \
@@ -33,12 +33,18 @@ system-deps:
 			 { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq $$missing >/dev/null; }; \
 		else echo "missing Debian packages:$$missing (the report and browser tests need them)"; exit 1; fi; fi
 
+# The browser tests' JavaScript (axe-core, pinned with its integrity in package-lock.json),
+# installed from the npm registry into tests/browser/node_modules (git-ignored); the tests load it
+# from there, nothing is fetched while they run.
+browser-deps: system-deps
+	cd tests/browser && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+
 ## Start the service on SQLite (./data) with a demo company and print its keys.
 run: $(STAMP)
 	$(VENV)/bin/inspectlang serve --demo --host $(HOST) --port $(PORT) --data-dir data
 
 ## Lint, type-check, then the whole suite on SQLite and, when reachable, on PostgreSQL.
-test: $(STAMP) system-deps lint typecheck test-unit test-postgres
+test: $(STAMP) system-deps browser-deps lint typecheck test-unit test-postgres
 
 # lint-imports: the layering inspectlang <- runtime <- server and no import cycles (the
 # contracts are in pyproject.toml).

@@ -1,5 +1,7 @@
 """`create_app(settings)`: the Litestar application with auth, idempotency, errors and routes.
 
+Pages (`server.web`): Jinja templates, CSRF on the page routers (never the API), static assets.
+
 Middleware order: the boundary first (`server.boundary`: no NUL or lone surrogate in the path
 or query, no body announced larger than the route accepts), then authentication, then
 idempotency (so unauthenticated requests store nothing), then the handler. Shared objects
@@ -35,6 +37,7 @@ from server.key_lookup import AsyncKeyLookup
 from server.reports.controller import ROUTES as REPORT_ROUTES
 from server.settings import Settings
 from server.templates.controller import ROUTES as TEMPLATE_ROUTES
+from server.web.routes import WEB_AREA, PageArea, mount
 from server.webhooks.controller import ROUTES as WEBHOOK_ROUTES
 
 logger = logging.getLogger("server.app")
@@ -51,6 +54,11 @@ RESOURCE_ROUTES: list[Any] = [
     *PRESIGN_ROUTES,
     *REPORT_ROUTES,
     *WEBHOOK_ROUTES,
+]
+
+#: The web pages, one area per line (`server.web.routes.PageArea`): templates, assets, routes.
+PAGE_AREAS: list[PageArea] = [
+    WEB_AREA,
 ]
 
 
@@ -127,10 +135,11 @@ def create_app(
     clock: Clock | None = None,
     extra_routes: list[Any] | None = None,
     include_controllers: bool = True,
+    page_areas: list[PageArea] | None = None,
 ) -> Litestar:
     """The application. `db`, `blobs` and `clock` default to ones made from `settings`;
     `extra_routes` lets tests mount handlers beside (or, with `include_controllers=False`,
-    instead of) the resource controllers."""
+    instead of) the resource controllers; `page_areas` replaces `PAGE_AREAS` (the web pages)."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     database = db or Database(settings.database_url)
     migrate.prepare(database, settings.env)
@@ -141,6 +150,7 @@ def create_app(
         blobs=blobs or open_store(settings),
         clock=clock or system_clock,
     )
+    pages = mount(settings, PAGE_AREAS if page_areas is None else page_areas)
     state = State(
         {
             "services": shared,
@@ -151,6 +161,7 @@ def create_app(
             "idempotency": IdempotencyStore(database),
             "worker": None,
             "key_lookup": None,
+            "csrf_config": pages.csrf_config,
         }
     )
     return Litestar(
@@ -158,8 +169,10 @@ def create_app(
             health,
             api_docs_assets(),
             *(RESOURCE_ROUTES if include_controllers else []),
+            *(pages.route_handlers if include_controllers else []),
             *(extra_routes or []),
         ],
+        template_config=pages.template_config,
         state=state,
         middleware=[
             DefineMiddleware(BoundaryMiddleware),

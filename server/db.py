@@ -27,6 +27,7 @@ TABLE_MODULES = [
     "server.inspections.tables",
     "server.reports.tables",
     "server.webhooks.tables",
+    "server.web.tables",
     "server.dashboard.tables",
 ]
 

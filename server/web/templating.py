@@ -1,0 +1,123 @@
+"""The Jinja2 environment of every page, through Litestar's template support.
+
+Each page area registers its template folder under a prefix (`TemplateFolders`): templates are
+named `web/base.html`, `consumer/welcome.html`, `dashboard/...`. Autoescaping is on, undefined
+names are errors, and `{% trans %}`/`_()` translate through the page's locale (`page()` puts
+that locale's catalog in the context). `static('web/base.css')` gives an asset's URL with a
+content hash, so assets can be cached for a long time and still change on deploy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, PrefixLoader, StrictUndefined, pass_context
+from jinja2.runtime import Context
+from litestar.plugins.jinja import JinjaTemplateEngine
+from litestar.response import Template
+from litestar.template.config import TemplateConfig
+
+from server.web import i18n
+
+WEB_TEMPLATES = Path(__file__).with_name("templates")
+WEB_STATIC = Path(__file__).with_name("static")
+#: URL prefix of the static assets; `/static/<area>/<file>`.
+STATIC_PREFIX = "/static"
+
+#: Template folders by prefix; page areas add theirs with `register_templates`.
+TemplateFolders = Mapping[str, Path]
+
+
+@pass_context
+def _gettext(context: Context, message: str) -> str:
+    return context["translations"].gettext(message)  # type: ignore[no-any-return]
+
+
+@pass_context
+def _ngettext(context: Context, singular: str, plural: str, count: int) -> str:
+    return context["translations"].ngettext(singular, plural, count)  # type: ignore[no-any-return]
+
+
+class StaticAssets:
+    """Resolves `area/file` to `/static/area/file?v=<hash>` over the registered folders."""
+
+    def __init__(self, folders: Mapping[str, Path]) -> None:
+        self.folders = dict(folders)
+
+    def path_of(self, name: str) -> Path:
+        area, _, rest = name.partition("/")
+        folder = self.folders.get(area)
+        if folder is None or not rest:
+            raise LookupError(f"no static area for {name!r}")
+        path = (folder / rest).resolve()
+        if folder.resolve() not in path.parents or not path.is_file():
+            raise LookupError(f"no static asset {name!r}")
+        return path
+
+    def url(self, name: str) -> str:
+        return f"{STATIC_PREFIX}/{name}?v={_digest(self.path_of(name))}"
+
+
+@cache
+def _digest_cached(path: Path, mtime_ns: int) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+
+
+def _digest(path: Path) -> str:
+    return _digest_cached(path, path.stat().st_mtime_ns)
+
+
+def environment(templates: TemplateFolders, assets: StaticAssets) -> Environment:
+    env = Environment(
+        loader=PrefixLoader(
+            {prefix: FileSystemLoader(str(path)) for prefix, path in templates.items()}
+        ),
+        autoescape=True,
+        undefined=StrictUndefined,
+        extensions=["jinja2.ext.i18n"],
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.install_gettext_callables(_gettext, _ngettext, newstyle=True)  # type: ignore[attr-defined]
+    env.globals["static"] = assets.url
+    return env
+
+
+def template_config(templates: TemplateFolders, assets: StaticAssets) -> TemplateConfig[Any]:
+    """Litestar's template configuration over our environment."""
+    engine = JinjaTemplateEngine.from_environment(environment(templates, assets))
+    return TemplateConfig(instance=engine)
+
+
+def page(
+    template_name: str,
+    *,
+    locale: str,
+    context: Mapping[str, Any] | None = None,
+    status_code: int = 200,
+    headers: Mapping[str, str] | None = None,
+) -> Template:
+    """A page in `locale` (falls back to en_US): the template gets `translations`, `locale`,
+    `lang` (BCP 47, for `<html lang>`) besides `context`."""
+    chosen = i18n.choose_locale(locale)
+    return Template(
+        template_name=template_name,
+        context={
+            **(context or {}),
+            "translations": i18n.translations(chosen),
+            "locale": chosen,
+            "lang": chosen.replace("_", "-"),
+        },
+        status_code=status_code,
+        headers=dict(headers or {}),
+        media_type="text/html; charset=utf-8",
+    )
+
+
+def gettext(locale: str, message: str) -> str:
+    """`message` in `locale`, for texts made in Python (flash messages, errors)."""
+    return i18n.translations(i18n.choose_locale(locale)).gettext(message)
