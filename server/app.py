@@ -26,6 +26,7 @@ from litestar.static_files import create_static_files_router
 from server import migrate, tokens
 from server.blobs import BlobStore, open_store
 from server.boundary import BoundaryMiddleware, SafeTextResponse
+from server.dashboard.routes import DASHBOARD_AREA
 from server.db import Database
 from server.deps import PUBLIC_OPT, AuthMiddleware, Clock, Services, system_clock
 from server.errors import EXCEPTION_HANDLERS
@@ -59,6 +60,7 @@ RESOURCE_ROUTES: list[Any] = [
 #: The web pages, one area per line (`server.web.routes.PageArea`): templates, assets, routes.
 PAGE_AREAS: list[PageArea] = [
     WEB_AREA,
+    DASHBOARD_AREA,
 ]
 
 

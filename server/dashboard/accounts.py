@@ -1,8 +1,9 @@
 """Dashboard accounts: argon2id passwords, sign-in with a lockout, sessions in the database,
 invitations and password resets by email link, roles.
 
-Sessions and link tokens are random strings given to the browser once; the database keeps only
-their SHA-256, so every API process accepts a session and revoking one is a row update.
+Sessions are the web layer's (`server.web.sessions`, kind `member`, bound to the account) and
+link tokens are random strings given once; the database keeps only their SHA-256, so every API
+process accepts a session and revoking one is deleting its row.
 
 Sign-in throttle: failures are counted per email address (whether or not an account has it, so
 the answer says nothing about which addresses exist) and per client address. `EMAIL_LIMIT`
@@ -21,16 +22,20 @@ from typing import Any, cast
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 from email_validator import EmailNotValidError, validate_email
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
 from server.auth import AdminError
 from server.dashboard.mail import Mail, Sender
 from server.dashboard.permissions import ROLES, allowed
-from server.dashboard.tables import Account, AccountToken, DashboardSession, LoginThrottle
+from server.dashboard.tables import Account, AccountToken, LoginThrottle
 from server.db import Database
 from server.tables import Company, utcnow
+from server.web import sessions as web_sessions
+
+#: The kind of `web_sessions` row a signed-in member has (`server.web.sessions`).
+SESSION_KIND = "member"
 
 #: argon2-cffi's defaults are argon2id (RFC 9106's second recommended parameter set).
 _hasher = PasswordHasher()
@@ -85,8 +90,8 @@ class Actor:
 @dataclass(frozen=True, slots=True)
 class SessionInfo:
     actor: Actor
+    #: "test" or "live": which key's data the dashboard shows.
     mode: str
-    csrf_token: str
 
 
 def _digest(token: str) -> str:
@@ -219,19 +224,17 @@ def sign_in(
         if _hasher.check_needs_rehash(stored):
             account.password_hash = _hasher.hash(password)
             session.add(account)
-        token = secrets.token_urlsafe(32)
-        session.add(
-            DashboardSession(
-                id=_digest(token),
-                account_id=account.id,
-                company_id=account.company_id,
-                csrf_token=secrets.token_urlsafe(32),
-                created_at=now,
-                expires_at=now + SESSION_LIFETIME,
-            )
-        )
         session.commit()
-    return token
+        account_id, company_id = account.id, account.company_id
+    return web_sessions.start_session(
+        db,
+        kind=SESSION_KIND,
+        company_id=company_id,
+        subject_id=account_id,
+        now=now,
+        lifetime=SESSION_LIFETIME,
+        data={"mode": "test"},
+    )
 
 
 def _verify(stored: str, password: str) -> bool:
@@ -242,51 +245,34 @@ def _verify(stored: str, password: str) -> bool:
 
 
 def session_of(db: Database, token: str | None, now: datetime | None = None) -> SessionInfo | None:
-    """The live session of a cookie token: None when unknown, expired or revoked."""
-    if not token or len(token) > 200:
+    """The live session of a cookie token: None when unknown, expired or signed out, or when
+    its account is gone."""
+    row = web_sessions.load_session(db, token, SESSION_KIND, now or utcnow())
+    if row is None:
         return None
-    now = now or utcnow()
     with db.session() as session:
-        found = session.get(DashboardSession, _digest(token))
-        if found is None or found.revoked_at is not None or found.expires_at <= now:
-            return None
-        account = session.get(Account, found.account_id)
-        if account is None:
-            return None
-        actor = Actor(account.id, account.company_id, account.email, account.role)
-        return SessionInfo(actor=actor, mode=found.mode, csrf_token=found.csrf_token)
+        account = session.get(Account, row.subject_id)
+    if account is None or account.company_id != row.company_id:
+        return None
+    actor = Actor(account.id, account.company_id, account.email, account.role)
+    return SessionInfo(actor=actor, mode="live" if row.data.get("mode") == "live" else "test")
 
 
 def sign_out(db: Database, token: str) -> None:
-    _revoke_where(db, cast(Any, DashboardSession.id) == _digest(token))
+    web_sessions.end_session(db, token)
 
 
-def _revoke_where(db: Database, condition: Any, session: Session | None = None) -> None:
-    statement = (
-        update(DashboardSession)
-        .where(condition)
-        .where(cast(Any, DashboardSession.revoked_at).is_(None))
-        .values(revoked_at=utcnow())
-    )
-    if session is not None:
-        session.execute(statement)
-        return
-    with db.session() as own:
-        own.execute(statement)
-        own.commit()
+def sign_out_everywhere(db: Database, account_id: str) -> None:
+    web_sessions.end_sessions_of(db, SESSION_KIND, account_id)
 
 
 def set_mode(db: Database, token: str, mode: str) -> None:
     """Switch the session between test and live data."""
     if mode not in ("test", "live"):
         raise AccountError("invalid_mode", "mode must be 'test' or 'live'")
-    with db.session() as session:
-        session.execute(
-            update(DashboardSession)
-            .where(cast(Any, DashboardSession.id) == _digest(token))
-            .values(mode=mode)
-        )
-        session.commit()
+    row = web_sessions.load_session(db, token, SESSION_KIND, utcnow())
+    if row is not None:
+        web_sessions.update_data(db, row, {**row.data, "mode": mode})
 
 
 # --- email links ---------------------------------------------------------------------------------
@@ -402,8 +388,8 @@ def use_link(db: Database, token: str, kind: str, password: str) -> dict[str, An
         account.password_hash = _hasher.hash(password)
         session.add(found)
         session.add(account)
-        _revoke_where(db, cast(Any, DashboardSession.account_id) == account.id, session)
         session.commit()
+    sign_out_everywhere(db, account.id)
     return _account_row(account)
 
 
@@ -460,13 +446,11 @@ def remove(db: Database, actor: Actor, account_id: str) -> None:
             if _owners(session, actor.company_id) <= 1:
                 raise AccountError("last_owner", "a company keeps at least one owner")
         session.execute(
-            delete(DashboardSession).where(cast(Any, DashboardSession.account_id) == account.id)
-        )
-        session.execute(
             delete(AccountToken).where(cast(Any, AccountToken.account_id) == account.id)
         )
         session.delete(account)
         session.commit()
+    sign_out_everywhere(db, account_id)
 
 
 def reset_demo_account(db: Database, account_id: str, company_id: str, password: str) -> None:
@@ -478,5 +462,5 @@ def reset_demo_account(db: Database, account_id: str, company_id: str, password:
         account.company_id, account.role = company_id, "owner"
         account.password_hash = _hasher.hash(password)
         session.add(account)
-        _revoke_where(db, cast(Any, DashboardSession.account_id) == account.id, session)
         session.commit()
+    sign_out_everywhere(db, account_id)

@@ -1,5 +1,5 @@
-"""Tables of the dashboard: member accounts, their sessions, one-time email-link tokens and the
-login throttle."""
+"""Tables of the dashboard: member accounts, one-time email-link tokens and the sign-in throttle
+(sessions are the web layer's `web_sessions`, kind `member`)."""
 
 from __future__ import annotations
 
@@ -27,28 +27,6 @@ class Account(SQLModel, table=True):
     password_hash: str | None = Field(default=None, max_length=200)
     created_at: datetime = Field(
         default_factory=utcnow, sa_column=Column(UtcDateTime(), nullable=False)
-    )
-
-
-class DashboardSession(SQLModel, table=True):
-    """A signed-in browser. The cookie holds a random token; only its SHA-256 is stored, so a
-    database read leaks no usable session. Revoked by sign-out, password reset or removal."""
-
-    __tablename__ = "dashboard_sessions"
-
-    id: str = Field(primary_key=True, max_length=64)
-    account_id: str = Field(foreign_key="dashboard_accounts.id", index=True, max_length=32)
-    company_id: str = Field(max_length=32)
-    #: Which data the dashboard shows: "test" (the test key's) or "live".
-    mode: str = Field(default="test", max_length=8)
-    #: Synchronizer token every state-changing form of this session must echo.
-    csrf_token: str = Field(max_length=64)
-    created_at: datetime = Field(
-        default_factory=utcnow, sa_column=Column(UtcDateTime(), nullable=False)
-    )
-    expires_at: datetime = Field(sa_column=Column(UtcDateTime(), nullable=False))
-    revoked_at: datetime | None = Field(
-        default=None, sa_column=Column(UtcDateTime(), nullable=True)
     )
 
 

@@ -1,7 +1,7 @@
-"""Dashboard accounts, sessions, email-link tokens and the sign-in throttle
+"""Dashboard accounts, email-link tokens and the sign-in throttle
 
 Revision ID: 0002_dashboard
-Revises: 0001
+Revises: 0002_consumer (the web layer's sessions, which dashboard sign-ins use)
 Create Date: 2026-11-23
 """
 
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0002_dashboard"
-down_revision: str | None = "0001"
+down_revision: str | None = "0002_consumer"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
@@ -34,23 +34,6 @@ def upgrade() -> None:
     with op.batch_alter_table("dashboard_accounts", schema=None) as batch_op:
         batch_op.create_index(
             batch_op.f("ix_dashboard_accounts_company_id"), ["company_id"], unique=False
-        )
-    op.create_table(
-        "dashboard_sessions",
-        sa.Column("id", sa.String(length=64), nullable=False),
-        sa.Column("account_id", sa.String(length=32), nullable=False),
-        sa.Column("company_id", sa.String(length=32), nullable=False),
-        sa.Column("mode", sa.String(length=8), nullable=False),
-        sa.Column("csrf_token", sa.String(length=64), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("revoked_at", sa.DateTime(timezone=True), nullable=True),
-        sa.ForeignKeyConstraint(["account_id"], ["dashboard_accounts.id"]),
-        sa.PrimaryKeyConstraint("id"),
-    )
-    with op.batch_alter_table("dashboard_sessions", schema=None) as batch_op:
-        batch_op.create_index(
-            batch_op.f("ix_dashboard_sessions_account_id"), ["account_id"], unique=False
         )
     op.create_table(
         "dashboard_tokens",
@@ -82,5 +65,4 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_table("dashboard_login_throttle")
     op.drop_table("dashboard_tokens")
-    op.drop_table("dashboard_sessions")
     op.drop_table("dashboard_accounts")
