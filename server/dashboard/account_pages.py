@@ -66,7 +66,7 @@ async def sign_in_form(request: Request[Any, Any, Any]) -> Any:
     return render(request, "sign_in.html", {"email": "", "error": None})
 
 
-@post("/sign-in")
+@post("/sign-in", status_code=200)
 async def sign_in(request: Request[Any, Any, Any]) -> Any:
     app = app_services(request)
     form = await _form(request)
@@ -90,7 +90,7 @@ async def sign_in(request: Request[Any, Any, Any]) -> Any:
     return response
 
 
-@post("/sign-out")
+@post("/sign-out", status_code=200)
 async def sign_out(request: Request[Any, Any, Any]) -> Response[Any]:
     member = signed_in(request)
     await in_thread(accounts.sign_out, app_services(request).db, member.token)
@@ -99,7 +99,7 @@ async def sign_out(request: Request[Any, Any, Any]) -> Response[Any]:
     return response
 
 
-@post("/mode")
+@post("/mode", status_code=200)
 async def switch_mode(request: Request[Any, Any, Any]) -> Redirect:
     member = signed_in(request)
     form = await _form(request)
@@ -114,7 +114,7 @@ async def forgot_form(request: Request[Any, Any, Any]) -> Any:
     return render(request, "forgot.html", {"sent": False})
 
 
-@post("/forgot")
+@post("/forgot", status_code=200)
 async def forgot(request: Request[Any, Any, Any]) -> Any:
     app = app_services(request)
     form = await _form(request)
@@ -165,7 +165,7 @@ def _link_page(kind: str) -> tuple[Any, Any]:
 
     return (
         get(path, name=f"dashboard-{kind}-form")(show),
-        post(path, name=f"dashboard-{kind}")(submit),
+        post(path, name=f"dashboard-{kind}", status_code=200)(submit),
     )
 
 
@@ -201,7 +201,7 @@ async def members(request: Request[Any, Any, Any]) -> Any:
     return _members_page(request, member)
 
 
-@post("/members/invite")
+@post("/members/invite", status_code=200)
 async def invite(request: Request[Any, Any, Any]) -> Any:
     member = signed_in(request)
     require(member, "members.manage")
@@ -222,7 +222,7 @@ async def invite(request: Request[Any, Any, Any]) -> Any:
     return _members_page(request, member, message=f"Invitation sent to {row['email']}.")
 
 
-@post("/members/{account_id:str}/role")
+@post("/members/{account_id:str}/role", status_code=200)
 async def change_role(request: Request[Any, Any, Any], account_id: FromPath[str]) -> Any:
     member = signed_in(request)
     require(member, "members.manage")
@@ -236,7 +236,7 @@ async def change_role(request: Request[Any, Any, Any], account_id: FromPath[str]
     return _members_page(request, member, message=f"{row['email']} is now {row['role']}.")
 
 
-@post("/members/{account_id:str}/remove")
+@post("/members/{account_id:str}/remove", status_code=200)
 async def remove_member(request: Request[Any, Any, Any], account_id: FromPath[str]) -> Any:
     member = signed_in(request)
     require(member, "members.manage")
@@ -311,7 +311,7 @@ async def revoke_confirm(request: Request[Any, Any, Any], mode: FromQuery[str] =
     return render(request, "revoke_confirm.html", {"mode": chosen}, member=member)
 
 
-@post("/developers/revoke")
+@post("/developers/revoke", status_code=200)
 async def revoke(request: Request[Any, Any, Any]) -> Any:
     member = signed_in(request)
     require(member, "developers.revoke_key")
@@ -324,7 +324,7 @@ async def revoke(request: Request[Any, Any, Any]) -> Any:
     return await in_thread(_developers_page, request, member, new_key={"mode": mode, "key": key})
 
 
-@post("/developers/deliveries/{delivery_id:str}/retry")
+@post("/developers/deliveries/{delivery_id:str}/retry", status_code=200)
 async def retry_delivery(request: Request[Any, Any, Any], delivery_id: FromPath[str]) -> Any:
     member = signed_in(request)
     require(member, "developers.webhooks")

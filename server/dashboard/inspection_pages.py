@@ -140,7 +140,7 @@ async def inspection_detail(request: Request[Any, Any, Any], inspection_id: From
     return await in_thread(_detail_page, request, member, inspection_id)
 
 
-@post("/inspections/{inspection_id:str}/report")
+@post("/inspections/{inspection_id:str}/report", status_code=200)
 async def request_report(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> Any:
     member = signed_in(request)
     require(member, "inspections.view")
@@ -166,7 +166,7 @@ async def request_report(request: Request[Any, Any, Any], inspection_id: FromPat
     )
 
 
-@post("/inspections/{inspection_id:str}/share")
+@post("/inspections/{inspection_id:str}/share", status_code=200)
 async def share(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> Any:
     member = signed_in(request)
     require(member, "inspections.share")

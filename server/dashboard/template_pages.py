@@ -49,8 +49,13 @@ STARTER = """template "My template"
     type: custom
     locales: en_US
 
-input notes: text
-    label: "Notes"
+variable score: numeric = 100
+
+check good_score
+    valid when: score > 50
+
+verdict
+    disapprove "The score is too low" when not checks.good_score
 """
 #: Longest events script the simulate panel runs.
 MAX_SCRIPT_CHARS = 200_000
@@ -200,7 +205,7 @@ def _text(data: dict[str, Any], name: str) -> str:
     return value
 
 
-@post("/templates/check")
+@post("/templates/check", status_code=200)
 async def check(request: Request[Any, Any, Any]) -> dict[str, Any]:
     member = signed_in(request)
     require(member, "templates.view")
@@ -209,7 +214,7 @@ async def check(request: Request[Any, Any, Any]) -> dict[str, Any]:
     return {"diagnostics": found}
 
 
-@post("/templates/format")
+@post("/templates/format", status_code=200)
 async def format_template(request: Request[Any, Any, Any]) -> dict[str, Any]:
     member = signed_in(request)
     require(member, "templates.view")
@@ -220,7 +225,7 @@ async def format_template(request: Request[Any, Any, Any]) -> dict[str, Any]:
         return {"source": None, "diagnostics": [_with_caret(d, source) for d in error.to_list()]}
 
 
-@post("/templates/save")
+@post("/templates/save", status_code=200)
 async def save(request: Request[Any, Any, Any]) -> Any:
     member = signed_in(request)
     require(member, "templates.edit")
@@ -335,7 +340,7 @@ def simulate_source(source: str, script: dict[str, Any], now: datetime) -> dict[
     }
 
 
-@post("/templates/simulate")
+@post("/templates/simulate", status_code=200)
 async def simulate(request: Request[Any, Any, Any]) -> dict[str, Any]:
     member = signed_in(request)
     require(member, "templates.simulate")
