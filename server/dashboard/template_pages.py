@@ -40,7 +40,13 @@ from server.templates.tables import TemplateRecord, TemplateRevisionRecord
 #: The simulate panel's starting script: create, start and finish with nothing uploaded.
 DEFAULT_EVENTS = {
     "events": [
-        {"event": "create", "body": {"locale": "en_US"}},
+        {
+            "event": "create",
+            "body": {
+                "locale": "en_US",
+                "delivery": {"channel": "email", "destination": "someone@example.com"},
+            },
+        },
         {"event": "start"},
         {"event": "finish"},
     ]

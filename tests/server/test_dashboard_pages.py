@@ -115,7 +115,9 @@ def _documented_table() -> dict[str, set[str]]:
         if line.startswith("| action"):
             header = cells[1:]
         elif header and line.startswith("| ") and not line.startswith("|--"):
-            table[cells[0]] = {role for role, cell in zip(header, cells[1:]) if cell == "yes"}
+            table[cells[0]] = {
+                role for role, cell in zip(header, cells[1:], strict=True) if cell == "yes"
+            }
         elif header and not line.startswith("|"):
             break
     return table

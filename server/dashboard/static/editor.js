@@ -62,6 +62,7 @@
       item.appendChild(document.createTextNode(" " + d.severity + "[" + d.code + "]: " + d.message));
       var pre = document.createElement("pre");
       pre.textContent = d.sourceLine + "\n" + d.caret;
+      pre.tabIndex = 0;
       item.appendChild(pre);
       if (d.suggestion) {
         var hint = document.createElement("span");
