@@ -10,7 +10,6 @@ from __future__ import annotations
 import io
 import re
 import secrets
-
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +77,7 @@ def fits(page: Any) -> None:
         """(limit) => [...document.querySelectorAll('body *')]
             .filter(e => e.getBoundingClientRect().right > limit + 1
                 && !(e.parentElement && e.parentElement.getBoundingClientRect().right > limit + 1))
-            .slice(0, 5).map(e => e.tagName + '.' + e.className + ' ' + e.textContent.slice(0, 40))""",
+            .slice(0, 5).map(e => e.tagName + '.' + e.className)""",
         WIDTH,
     )
     assert width <= WIDTH + 1, f"{page.url} is {width}px wide at {WIDTH}px: {wide}"
