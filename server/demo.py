@@ -106,8 +106,8 @@ def describe(keys: CompanyKeys, base_url: str) -> str:
             f"  test key:  {keys['testKey']}",
             f"  live key:  {keys['liveKey']}",
             f"  try: curl -H 'x-api-key: {keys['testKey']}' {base_url}/v1/inspection/template",
-            f"  API docs:  {base_url}/schema",
             f"  dashboard: {base_url}/dashboard/  (sign in as {DEMO_OWNER_EMAIL}"
             f" / {DEMO_OWNER_PASSWORD})",
+            f"  API docs:  {base_url}/schema",
         ]
     )

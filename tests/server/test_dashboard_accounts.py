@@ -239,3 +239,28 @@ def test_admin_create_user_reads_the_password_from_stdin(
         password="short", database_url=database_url, data_dir=tmp_path,
     )  # fmt: skip
     assert short.returncode == 1 and json.loads(short.stderr)["code"] == "invalid_password"
+
+
+def test_demo_company_has_an_owner_whose_login_is_printed(db: Any, tmp_path: Path) -> None:
+    from server.demo import (
+        DEMO_OWNER_EMAIL,
+        DEMO_OWNER_PASSWORD,
+        describe,
+        ensure_demo_company,
+    )
+
+    keys = ensure_demo_company(db, tmp_path)
+    assert ensure_demo_company(db, tmp_path) == keys  # a second start reuses everything
+    token = accounts.sign_in(db, DEMO_OWNER_EMAIL, DEMO_OWNER_PASSWORD, "10.0.1.1")
+    info = accounts.session_of(db, token)
+    assert info is not None and info.actor.role == "owner"
+    assert info.actor.company_id == keys["companyId"]
+    text = describe(keys, "http://127.0.0.1:8000")
+    assert f"sign in as {DEMO_OWNER_EMAIL} / {DEMO_OWNER_PASSWORD}" in text
+    assert "http://127.0.0.1:8000/dashboard/" in text
+    # another data directory makes another demo company: the demo owner follows it
+    other = ensure_demo_company(db, tmp_path / "other")
+    moved = accounts.session_of(
+        db, accounts.sign_in(db, DEMO_OWNER_EMAIL, DEMO_OWNER_PASSWORD, "10.0.1.1")
+    )
+    assert moved is not None and moved.actor.company_id == other["companyId"]
