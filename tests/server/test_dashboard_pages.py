@@ -247,3 +247,79 @@ def test_diagnostics_endpoint_gives_caret_and_suggestion(
     assert client.post("/dashboard/templates/check", json={"source": fixed}).json() == {
         "diagnostics": []
     }
+
+
+@pytest.fixture
+def receiver() -> Iterator[tuple[str, list[dict[str, str]]]]:
+    """A local webhook endpoint answering 200, recording each request's headers."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen: list[dict[str, str]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            seen.append({key.lower(): value for key, value in self.headers.items()})
+            self.send_response(200)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/hook", seen
+    server.shutdown()
+    server.server_close()
+
+
+def _run_jobs(db: Any, settings: Any) -> None:
+    from server import jobs
+
+    config = jobs.WorkerConfig(lease_seconds=5.0, poll_seconds=0.02, backoff_base_seconds=0.05)
+    while jobs.run_once(db, settings, config):
+        pass
+
+
+def test_webhook_deliveries_listed_and_retried(
+    db: Any,
+    settings: Any,
+    live_server: str,
+    team: dict[str, Any],
+    browser_for: Callable[[str], Browserish],
+    receiver: tuple[str, list[dict[str, str]]],
+) -> None:
+    url, seen = receiver
+    headers = {"x-api-key": team["testKey"]}
+    subscribed = httpx.post(
+        f"{live_server}/v1/notification/webhook",
+        json={"endpoint": url, "events": ["inspection_created"]},
+        headers=headers,
+    )
+    assert subscribed.status_code in (200, 201), subscribed.text
+    body = {
+        "templateId": "easy",
+        "locale": "en_US",
+        "delivery": {"channel": "email", "destination": "b@example.com"},
+        "car": {"plate": "ZZ999ZZ"},
+    }
+    created = httpx.post(f"{live_server}/v1/inspection/car", json=body, headers=headers)
+    assert created.status_code == 201
+    _run_jobs(db, settings)
+    assert len(seen) == 1
+    client = browser_for("admin")
+    page = client.get("/dashboard/developers").text
+    assert url in page and "inspection_created" in page and "done (HTTP 200)" in page
+    delivery_id = re.search(r"/dashboard/developers/deliveries/(msg_[0-9a-f]+)/retry", page)
+    assert delivery_id is not None
+    retried = client.post(f"/dashboard/developers/deliveries/{delivery_id.group(1)}/retry")
+    assert retried.status_code == 200 and "The delivery is queued again." in retried.text
+    _run_jobs(db, settings)
+    assert len(seen) == 2 and seen[0]["webhook-id"] == seen[1]["webhook-id"]
+    assert "<td>2</td>" in client.get("/dashboard/developers").text  # two attempts listed
+    client.post("/dashboard/mode", data={"mode": "live"})
+    live_page = client.get("/dashboard/developers").text
+    assert url not in live_page and delivery_id.group(1) not in live_page
