@@ -31,6 +31,7 @@ from server.db import Database
 from server.deps import PUBLIC_OPT, AuthMiddleware, Clock, Services, system_clock
 from server.errors import EXCEPTION_HANDLERS
 from server.idempotency import IdempotencyMiddleware, IdempotencyStore
+from server.consumer import CONSUMER_AREA
 from server.images.controller import ROUTES as IMAGE_ROUTES
 from server.inspections.controller import ROUTES as INSPECTION_ROUTES
 from server.inspections.presign import ROUTES as PRESIGN_ROUTES
@@ -60,6 +61,7 @@ RESOURCE_ROUTES: list[Any] = [
 #: The web pages, one area per line (`server.web.routes.PageArea`): templates, assets, routes.
 PAGE_AREAS: list[PageArea] = [
     WEB_AREA,
+    CONSUMER_AREA,
     DASHBOARD_AREA,
 ]
 

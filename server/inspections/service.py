@@ -484,15 +484,22 @@ def start_inspection(
 
 
 def finish_inspection(
-    db: Database, settings: Settings, auth: AuthContext, inspection_id: str, now: datetime
+    db: Database,
+    settings: Settings,
+    auth: AuthContext,
+    inspection_id: str,
+    now: datetime,
+    *,
+    completed_by: str = "client",
 ) -> dict[str, Any]:
-    """The client finishes the inspection: the verdict is computed, `completedBy: client`."""
+    """Finish the inspection: the verdict is computed; `completedBy` is `client` through the
+    API, `consumer` from the consumer's pages."""
     loaded, state = change(
         db,
         auth,
         inspection_id,
         lambda loaded: run_runtime(
-            runtime.finish, loaded.program, loaded.state, completed_by="client", now=now
+            runtime.finish, loaded.program, loaded.state, completed_by=completed_by, now=now
         ),
         now,
     )
