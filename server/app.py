@@ -26,12 +26,12 @@ from litestar.static_files import create_static_files_router
 from server import migrate, tokens
 from server.blobs import BlobStore, open_store
 from server.boundary import BoundaryMiddleware, SafeTextResponse
+from server.consumer import CONSUMER_AREA
 from server.dashboard.routes import DASHBOARD_AREA
 from server.db import Database
 from server.deps import PUBLIC_OPT, AuthMiddleware, Clock, Services, system_clock
 from server.errors import EXCEPTION_HANDLERS
 from server.idempotency import IdempotencyMiddleware, IdempotencyStore
-from server.consumer import CONSUMER_AREA
 from server.images.controller import ROUTES as IMAGE_ROUTES
 from server.inspections.controller import ROUTES as INSPECTION_ROUTES
 from server.inspections.presign import ROUTES as PRESIGN_ROUTES
