@@ -22,7 +22,6 @@ from server.deps import Services, services
 from server.errors import ServerError
 from server.tables import Company
 from server.web import sessions as web_sessions
-from server.web.i18n import negotiate
 from server.web.templating import page
 
 #: Session cookie of the dashboard: the web layer's `member` session cookie.
@@ -100,7 +99,8 @@ def render(
     """A dashboard page (`dashboard/<template>`) with the member and the current path."""
     return page(
         f"dashboard/{template}",
-        locale=negotiate(request.headers.get("accept-language")),
+        # English only until the dashboard has catalogs of its own: `<html lang>` must match.
+        locale="en_US",
         context={
             "member": member,
             "path": request.url.path,

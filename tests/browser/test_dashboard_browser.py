@@ -300,3 +300,37 @@ def test_lockout_after_repeated_failures(
     assert "Too many failed sign-ins" in dash.locator("#sign-in-error").inner_text()
     assert dash.url.endswith("/dashboard/sign-in")
     look(dash, "60-locked-out", screenshot, axe_check)
+
+
+def test_password_reset_by_email_link(
+    live_server: str,
+    db: Any,
+    settings: Any,
+    team: dict[str, Any],
+    dash: Any,
+    screenshot: Any,
+    axe_check: Any,
+) -> None:
+    from server.auth import create_company
+
+    other = create_company(db, f"Reset Co {secrets.token_hex(2)}", [])
+    email = f"forgetful-{secrets.token_hex(3)}@example.com"
+    accounts.create_account(db, other["companyId"], email, "editor", "first password 1")
+    dash.goto(f"{live_server}/dashboard/sign-in")
+    dash.get_by_role("link", name="Forgot your password?").click()
+    dash.get_by_label("Email").fill(email)
+    look(dash, "70-forgot", screenshot, axe_check)
+    dash.get_by_role("button", name="Send me a link").click()
+    assert dash.get_by_text("If an account has that address").is_visible()
+    [mail] = DevelopmentOutbox(settings.data_dir).messages(to=email)
+    link = re.search(r"http://\S+/dashboard/reset\?token=\S+", mail.text)
+    assert link is not None
+    dash.goto(link.group(0))
+    look(dash, "71-reset", screenshot, axe_check)
+    dash.get_by_label("New password (at least 10 characters)").fill("second password 2")
+    dash.get_by_role("button", name="Save the password").click()
+    assert dash.get_by_role("heading", name="Your password is saved").is_visible()
+    dash.goto(link.group(0))  # used once: refused now
+    assert dash.get_by_text("This link is not valid any more").is_visible()
+    sign_in(dash, live_server, email, "second password 2")
+    assert dash.url.endswith("/dashboard/inspections")
