@@ -227,11 +227,29 @@ def test_test_and_live_data_do_not_mix(
     assert client.get(f"/dashboard/inspections/{inspection_id}").status_code == 404
 
 
-def test_api_filters_and_paging(browser_for: Callable[[str], Browserish]) -> None:
+def test_api_filters_and_paging(
+    browser_for: Callable[[str], Browserish], live_server: str, team: dict[str, Any]
+) -> None:
+    body = {
+        "templateId": "easy",
+        "locale": "en_US",
+        "delivery": {"channel": "email", "destination": "c@example.com"},
+        "car": {"plate": "PG111PG"},
+    }
+    for _ in range(2):
+        made = httpx.post(
+            f"{live_server}/v1/inspection/car", json=body, headers={"x-api-key": team["testKey"]}
+        )
+        assert made.status_code == 201
     client = browser_for("viewer")
     refused = client.get("/dashboard/inspections?limit=1000")
     assert refused.status_code == 400 and "limit" in refused.text
-    assert client.get("/dashboard/inspections?status=completed&limit=1").status_code == 200
+    first = client.get("/dashboard/inspections?plate=PG111PG&limit=1")
+    assert "2 inspections, page 1 of 2." in first.text
+    assert 'href="?plate=PG111PG&amp;limit=1&amp;page=2" rel="next"' in first.text
+    second = client.get("/dashboard/inspections?plate=PG111PG&limit=1&page=2")
+    assert "page 2 of 2." in second.text and 'rel="prev"' in second.text
+    assert "0 inspections." in client.get("/dashboard/inspections?plate=NOPE").text
 
 
 def test_diagnostics_endpoint_gives_caret_and_suggestion(
