@@ -49,6 +49,8 @@ INVITE_LIFETIME = timedelta(days=7)
 RESET_LIFETIME = timedelta(hours=1)
 EMAIL_LIMIT = 5
 IP_LIMIT = 30
+#: Reset emails sent to one address per `WINDOW`; more requests send nothing (no mail bombing).
+RESET_LIMIT = 3
 WINDOW = timedelta(minutes=15)
 LOCKOUT = timedelta(minutes=15)
 
@@ -331,11 +333,16 @@ def invite(
 def request_reset(db: Database, email: str, base_url: str, send: Sender) -> None:
     """Email a password-reset link when an active account has the address; silent otherwise
     (the page says the same either way)."""
-    address = email.strip().lower()
-    with db.session() as session:
+    address = email.strip().lower()[:320]
+    throttle_key = f"reset:{address}"
+    now = utcnow()
+    with db.session(immediate=True) as session:
         account = _by_email(session, address)
         if account is None or account.password_hash is None:
             return
+        if _throttle_locked(session, throttle_key, now):
+            return
+        _count_failure(session, throttle_key, RESET_LIMIT, now)
         token = _issue_link(session, account.id, "reset", RESET_LIFETIME)
         session.commit()
     link = f"{base_url.rstrip('/')}/dashboard/reset?token={token}"

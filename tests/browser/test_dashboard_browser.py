@@ -204,6 +204,9 @@ def test_inspection_listed_opened_and_pdf_downloaded(
     thumbnail = dash.locator("figure.photo img").first
     thumbnail.wait_for()
     assert dash.evaluate("(img) => img.naturalWidth", thumbnail.element_handle()) > 0
+    full = dash.locator("figure.photo a").first.get_attribute("href")
+    original = dash.request.get(f"{live_server}{full}")
+    assert original.ok and original.body() == png()  # the thumbnail links to the upload itself
     assert dash.get_by_role("heading", name="Verdict and why").is_visible()
     assert dash.locator(".timeline li").count() >= 3
     dash.get_by_role("button", name="Make a share link (7 days)").click()

@@ -264,3 +264,13 @@ def test_demo_company_has_an_owner_whose_login_is_printed(db: Any, tmp_path: Pat
         db, accounts.sign_in(db, DEMO_OWNER_EMAIL, DEMO_OWNER_PASSWORD, "10.0.1.1")
     )
     assert moved is not None and moved.actor.company_id == other["companyId"]
+
+
+def test_reset_emails_to_one_address_are_limited(
+    db: Any, company: dict[str, Any], tmp_path: Path
+) -> None:
+    owner = _owner(db, company)
+    outbox = DevelopmentOutbox(tmp_path)
+    for _ in range(accounts.RESET_LIMIT + 2):
+        accounts.request_reset(db, owner.email, "http://dash.test", outbox)
+    assert len(outbox.messages(to=owner.email)) == accounts.RESET_LIMIT
