@@ -169,7 +169,7 @@ def test_template_typo_diagnostic_apply_save_and_revisions(
     dash.get_by_role("button", name="Run the simulation").click()
     dash.locator("#simulate-result").filter(has_text="Verdict:").wait_for()
     look(dash, "11-editor-fixed-simulated", screenshot, axe_check)
-    dash.get_by_role("button", name="Save as a new revision").click()
+    dash.get_by_role("button", name="Save as a new template").click()
     dash.wait_for_url(re.compile(r"/dashboard/templates/[0-9a-f]{24}\?saved=1$"))
     assert dash.locator("h1").inner_text() == "Fleet check"
     # a second revision, then the diff between them
