@@ -83,36 +83,54 @@ def _media(schema: BodySchema) -> MediaTypeObject:
     return MediaTypeObject(schema=RawSchema(raw=_schema(schema)))
 
 
-def _json_in_multipart(schema: BodySchema) -> MediaTypeObject:
-    """The multipart form of a JSON body: one part, `data`, holding that JSON (as the spec
-    says), and nothing else; the server refuses any other text part."""
-    form = {
-        "type": "object",
-        "properties": {"data": _schema(schema)},
-        "required": ["data"],
-        "additionalProperties": False,
+def _multipart(form: JsonSchema, part_types: dict[str, str] | None = None) -> MediaTypeObject:
+    """A multipart form; its `data` part, when it has one, holds JSON (as the spec says), and
+    `part_types` names the media types of other parts."""
+    types = {"data": "application/json", **(part_types or {})}
+    encoding = {
+        name: Encoding(content_type=types[name])
+        for name in form.get("properties", {})
+        if name in types
     }
-    return MediaTypeObject(
-        schema=RawSchema(raw=form), encoding={"data": Encoding(content_type="application/json")}
+    return MediaTypeObject(schema=RawSchema(raw=form), encoding=encoding or None)
+
+
+def _json_in_multipart(schema: BodySchema) -> MediaTypeObject:
+    """The multipart form of a JSON body: one part, `data`, holding that JSON, and nothing
+    else; the server refuses any other text part."""
+    return _multipart(
+        {
+            "type": "object",
+            "properties": {"data": _schema(schema)},
+            "required": ["data"],
+            "additionalProperties": False,
+        }
     )
 
 
 def _body(
-    schema: BodySchema | None, *, multipart: bool, text: bool, multipart_schema: JsonSchema | None
+    schema: BodySchema | None,
+    *,
+    multipart: bool,
+    text: bool,
+    multipart_schema: JsonSchema | None,
+    part_types: dict[str, str] | None,
 ) -> RequestBody | None:
     content: dict[str, MediaTypeObject] = {}
     if schema is not None:
         content["application/json"] = _media(schema)
         if multipart:
             content["multipart/form-data"] = (
-                _media(multipart_schema) if multipart_schema else _json_in_multipart(schema)
+                _multipart(multipart_schema, part_types)
+                if multipart_schema
+                else _json_in_multipart(schema)
             )
     if text:
         # The text body is what the JSON body's `source` holds.
         source = _schema(schema)["properties"]["source"] if schema is not None else {}
         content["text/plain"] = _media({"type": "string", **source})
     if multipart_schema is not None and schema is None:
-        content["multipart/form-data"] = _media(multipart_schema)
+        content["multipart/form-data"] = _multipart(multipart_schema, part_types)
     return RequestBody(content=content, required=bool(content)) if content else None
 
 
@@ -125,6 +143,7 @@ def operation(
     multipart: bool = True,
     text: bool = False,
     multipart_schema: JsonSchema | None = None,
+    part_types: dict[str, str] | None = None,
     public: bool = False,
     write: bool = True,
 ) -> type[Operation]:
@@ -136,7 +155,13 @@ def operation(
     route also 401; every write (POST, PUT) also 413 and 415 (body size and type), 409 and 422
     (an `Idempotency-Key` in flight or reused with another request).
     """
-    request_body = _body(body, multipart=multipart, text=text, multipart_schema=multipart_schema)
+    request_body = _body(
+        body,
+        multipart=multipart,
+        text=text,
+        multipart_schema=multipart_schema,
+        part_types=part_types,
+    )
     statuses = set(errors) | {400}
     if write:
         statuses |= {409, 413, 415, 422}

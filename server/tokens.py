@@ -46,6 +46,11 @@ class TokenClaims:
     expires_at: datetime
 
 
+#: What a token looks like: its claims and its signature, each base64url (stated in the API
+#: document; anything else is refused by `verify` as `invalid_token`).
+TOKEN_PATTERN = r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$"
+
+
 def configure(secret: str) -> None:
     """Set the process-wide signing secret (called by `create_app`)."""
     global _secret

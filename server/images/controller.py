@@ -9,13 +9,14 @@ from litestar import Request, get, post
 from litestar.params import FromPath, QueryParameter
 from litestar.response import Response
 
+from server import tokens
 from server.auth import authenticate_key
 from server.bodies import decode_body
 from server.common import in_thread
 from server.deps import IMAGE_TOKEN_OPT, PUBLIC_OPT, auth_of, services
 from server.images import service as images
 from server.images.content import CONTENT_HEADERS
-from server.images.schemas import IMAGE_UPLOAD_BODY, UploadToken
+from server.images.schemas import IMAGE_PART_TYPES, IMAGE_UPLOAD_BODY, UploadToken
 from server.inspections import service as inspections
 from server.inspections.schemas import Image, Inspection, ValidationResult
 from server.multipart import JSON_ONLY_BODY_BYTES, read_body
@@ -37,6 +38,7 @@ TAGS = ["images"]
         response=Image,
         errors=(403, 404, 409),
         multipart_schema=IMAGE_UPLOAD_BODY,
+        part_types=IMAGE_PART_TYPES,
     ),
 )
 async def upload_image(
@@ -87,7 +89,10 @@ async def upload_token(request: Request[Any, Any, Any], product_id: FromPath[str
 def image_content(
     request: Request[Any, Any, Any],
     image_id: FromPath[str],
-    token: Annotated[str | None, QueryParameter(name="token")] = None,
+    token: Annotated[
+        str | None,
+        QueryParameter(name="token", schema_extra={"pattern": tokens.TOKEN_PATTERN}),
+    ] = None,
 ) -> Response[bytes]:
     """An image's bytes: with the company's `x-api-key`, or the signed `token` of its `src`."""
     app = services(request)

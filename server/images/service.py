@@ -20,11 +20,12 @@ from runtime import ImageUpload, InspectionState, new_object_id
 from server import tokens
 from server.auth import AuthContext
 from server.blobs import BlobNotFound, BlobStore
+from server.bodies import decode
 from server.common import CONTENT_TOKEN_KIND, content_url, run_runtime
 from server.db import Database
 from server.errors import ApiError
 from server.images.content import IMAGE_FORMATS, Served, inspect_photo, served_as
-from server.images.schemas import UploadToken
+from server.images.schemas import UNSET, Coordinates, ImageData, UploadToken
 from server.inspections import service as inspections
 from server.inspections.tables import ImageRecord
 from server.multipart import UploadedFile
@@ -42,39 +43,19 @@ def _check_scope(auth: AuthContext, product_id: str) -> None:
         raise ApiError("forbidden", 403, "This upload token is for another product.")
 
 
-def _upload_fields(data: dict[str, Any]) -> dict[str, Any]:
-    """The `data` part's fields as `ImageUpload` arguments; `invalid_body` 400 when malformed."""
-    side = data.get("side")
-    identifier = data.get("identifier")
-    if side is None and identifier is None:
+def _upload_fields(data: Any) -> dict[str, Any]:
+    """The `data` part (`ImageData`) as `ImageUpload` arguments; `invalid_body` 400 naming the
+    field when it does not fit."""
+    fields = decode(data, ImageData)
+    if fields.side in (None, UNSET) and fields.identifier in (None, UNSET):
         raise _invalid_image_data("side", "`side` (or a template image `identifier`) is required")
-    if side is not None and (not isinstance(side, str) or not side or len(side) > 100):
-        raise _invalid_image_data("side", "side must be a text of 1 to 100 characters")
-    if identifier is not None and (not isinstance(identifier, str) or len(identifier) > 100):
-        raise _invalid_image_data("identifier", "identifier must be a text")
-    date = data.get("date")
-    if date is not None and (not isinstance(date, str) or len(date) > 40):
-        raise _invalid_image_data("date", "date must be an ISO 8601 text")
-    fields: dict[str, Any] = {"side": side, "identifier": identifier, "date": date}
-    coordinates = data.get("coordinates")
-    if coordinates is not None:
-        if not isinstance(coordinates, dict):
-            raise _invalid_image_data("coordinates", "coordinates must be an object")
-        for axis, bound in (("latitude", 90), ("longitude", 180)):
-            value = coordinates.get(axis)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise _invalid_image_data(f"coordinates.{axis}", f"{axis} must be a number")
-            if not -bound <= value <= bound:
-                raise _invalid_image_data(
-                    f"coordinates.{axis}", f"{axis} must be between -{bound} and {bound}"
-                )
-            fields[axis] = float(value)
-    target = data.get("target")
-    if target is not None:
-        if target not in ("product", "identity", "custom"):
-            raise _invalid_image_data("target", "target must be product, identity or custom")
-        fields["target"] = target
-    return fields
+    arguments: dict[str, Any] = {
+        name: getattr(fields, name) for name in ("side", "identifier", "date", "target")
+    }
+    if isinstance(fields.coordinates, Coordinates):
+        arguments["latitude"] = fields.coordinates.latitude
+        arguments["longitude"] = fields.coordinates.longitude
+    return {name: value for name, value in arguments.items() if value is not UNSET}
 
 
 def _invalid_image_data(field: str, message: str) -> ApiError:
@@ -107,8 +88,6 @@ def upload_image(
         raise ApiError.of(
             "invalid_body", "A non-empty multipart file part named `image` is required."
         )
-    if not isinstance(data, dict):
-        raise ApiError.of("invalid_body", "The `data` part must hold a JSON object.")
     fields = _upload_fields(data)
     meta = inspect_photo(image.data)
     content_type = IMAGE_FORMATS[str(meta.format)]

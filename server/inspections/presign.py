@@ -122,7 +122,14 @@ async def presign_detail(
 def read_presigned(
     request: Request[Any, Any, Any],
     inspection_id: FromPath[str],
-    token: Annotated[str, QueryParameter(name="token", description="The link's accessToken.")] = "",
+    token: Annotated[
+        str,
+        QueryParameter(
+            name="token",
+            description="The link's accessToken.",
+            schema_extra={"pattern": tokens.TOKEN_PATTERN},
+        ),
+    ] = "",
 ) -> dict[str, Any]:
     """The Inspection object, for the holder of a valid link (no API key)."""
     app = services(request)

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from inspectlang.manifest import CONSUMER_FIELDS, INSPECTION_TYPES, PRODUCT_FIELDS
+from inspectlang.vocabulary import MAX_NUMBER, MAX_TEXT_LENGTH
 from server.bodies import InspectionType, RequestBody, ResponseBody
 
 Nullable = str | None
@@ -216,12 +217,20 @@ class ValidationResult(RequestBody):
 # document schemas (open objects, as the handlers read them).
 
 
-class Documented(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """A body documented from its Struct but validated by the runtime."""
+class Documented(RequestBody, omit_defaults=True):
+    """A body documented from its Struct but validated by the runtime (closed, as the
+    runtime's intake refuses unknown keys with `unknown_field`)."""
 
 
-#: JSON type of each expression type of a product or consumer field.
-_FIELD_TYPES: dict[str, Any] = {"text": str, "date": str, "number": float}
+#: JSON type of each expression type of a product or consumer field, as `runtime.intake`
+#: checks it: a text of at most MAX_TEXT_LENGTH characters; a date `YYYY-MM-DD`; a number
+#: within ±MAX_NUMBER, or the same number written as a text (`"2020"`).
+_FIELD_TYPES: dict[str, Any] = {
+    "text": Annotated[str, msgspec.Meta(max_length=MAX_TEXT_LENGTH)],
+    "date": Annotated[str, msgspec.Meta(extra_json_schema={"format": "date"})],
+    "number": Annotated[float, msgspec.Meta(ge=-MAX_NUMBER, le=MAX_NUMBER)]
+    | Annotated[str, msgspec.Meta(pattern=r"^-?[0-9]{1,15}(\.[0-9]{1,6})?$")],
+}
 
 #: Product data: one of the product type's fields (`PRODUCT_FIELDS`), e.g. `{"plate": "AB123CD"}`.
 ProductData = dict[str, str | float | bool | None]
@@ -242,9 +251,32 @@ class ProducerReference(Documented):
     internalId: str | Unset = UNSET
 
 
+class FileReference(Documented):
+    """A file input's value given as a reference rather than a multipart part."""
+
+    name: Annotated[str, msgspec.Meta(max_length=1000)] | Unset = UNSET
+    src: Annotated[str, msgspec.Meta(max_length=1000)] | Unset = UNSET
+    contentType: str | Unset = UNSET
+    size: Annotated[int, msgspec.Meta(ge=0)] | Unset = UNSET
+
+
+#: An input's value, by input type: a text (text, textarea, select, date `YYYY-MM-DD`, or a
+#: file name), a number, true or false (check), a list of option keys or labels
+#: (multiselect), or a file reference. Which one an input takes is the template's schema
+#: (`GET /v1/inspection/template/:id`), checked by the runtime with `invalid_input_value`.
+InputValueSent = (
+    Annotated[str, msgspec.Meta(max_length=MAX_TEXT_LENGTH)]
+    | Annotated[float, msgspec.Meta(ge=-MAX_NUMBER, le=MAX_NUMBER)]
+    | bool
+    | list[Annotated[str, msgspec.Meta(max_length=MAX_TEXT_LENGTH)]]
+    | FileReference
+    | None
+)
+
+
 class InputAnswer(Documented):
-    identifier: str
-    value: Any
+    identifier: Annotated[str, msgspec.Meta(description="An input of the template.")]
+    value: InputValueSent
 
 
 #: The person inspected, as sent: any of `CONSUMER_FIELDS`.
