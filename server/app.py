@@ -27,6 +27,7 @@ from server import migrate, tokens
 from server.blobs import BlobStore, open_store
 from server.boundary import BoundaryMiddleware, SafeTextResponse
 from server.consumer import CONSUMER_AREA
+from server.dashboard.routes import DASHBOARD_AREA
 from server.db import Database
 from server.deps import PUBLIC_OPT, AuthMiddleware, Clock, Services, system_clock
 from server.errors import EXCEPTION_HANDLERS
@@ -63,6 +64,7 @@ RESOURCE_ROUTES: list[Any] = [
 PAGE_AREAS: list[PageArea] = [
     WEB_AREA,
     CONSUMER_AREA,
+    DASHBOARD_AREA,
 ]
 
 

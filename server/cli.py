@@ -74,6 +74,16 @@ def register(subparsers: Any) -> None:
     _add_storage_options(migrate)
     migrate.set_defaults(handler=run_migrate)
 
+    user = commands.add_parser(
+        "create-user",
+        help="create a dashboard account (the password is read from standard input)",
+    )
+    user.add_argument("company_id")
+    user.add_argument("email")
+    user.add_argument("--role", choices=["owner", "admin", "editor", "viewer"], required=True)
+    _add_storage_options(user)
+    user.set_defaults(handler=run_create_user)
+
     rotate = commands.add_parser("rotate-webhook-secret", help="new webhook signing secret")
     rotate.add_argument("company_id")
     _add_storage_options(rotate)
@@ -289,3 +299,20 @@ def run_outbox(args: argparse.Namespace) -> int:
         print(f"Subject: {m.subject}\n")
         print(m.text.rstrip() + "\n")
     return 0
+
+
+def run_create_user(args: argparse.Namespace) -> int:
+    """The password is the first line of standard input (never an argument: those show up in
+    `ps` and shell history); prompted for without echo when stdin is a terminal."""
+    from server.dashboard.accounts import create_account
+
+    if sys.stdin.isatty():
+        import getpass
+
+        password = getpass.getpass("Password: ")
+    else:
+        password = sys.stdin.readline().rstrip("\r\n")
+    return _admin(
+        args,
+        lambda database: create_account(database, args.company_id, args.email, args.role, password),
+    )

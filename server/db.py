@@ -29,6 +29,7 @@ TABLE_MODULES = [
     "server.reports.tables",
     "server.webhooks.tables",
     "server.web.tables",
+    "server.dashboard.tables",
 ]
 
 #: How long (ms) a SQLite connection waits for another writer before giving up.

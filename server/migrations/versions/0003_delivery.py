@@ -2,7 +2,7 @@
 inspection's `delivery` view column.
 
 Revision ID: 0003_delivery
-Revises: 0002_consumer
+Revises: 0002_dashboard
 Create Date: 2026-11-23
 """
 
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0003_delivery"
-down_revision: str | None = "0002_consumer"
+down_revision: str | None = "0002_dashboard"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
