@@ -13,9 +13,9 @@ from sqlalchemy import select
 
 from server.auth import MODES, revoke_key
 from server.common import in_thread
-from server.dashboard import accounts, deliveries
+from server.dashboard import accounts, deliveries, mail
 from server.dashboard.accounts import AccountError
-from server.dashboard.mail import DevelopmentOutbox, Mail
+from server.dashboard.mail import Mail
 from server.dashboard.web import (
     PREFIX,
     Member,
@@ -34,9 +34,19 @@ ROLE_CHOICES = ("owner", "admin", "editor", "viewer")
 
 
 def mail_sender(app: Services) -> Any:
-    """Where the dashboard's messages go (the development outbox until the delivery issue's
-    mail sending is wired in)."""
-    return DevelopmentOutbox(app.settings.data_dir)
+    """Where the dashboard's messages go: SMTP when configured, else the development outbox
+    (`server.dashboard.mail`). A mail server that refuses is a page error, not a crash."""
+    sender = mail.mail_sender(app.settings, app.db)
+
+    def send(message: Mail) -> None:
+        try:
+            sender(message)
+        except mail.MailNotSent as error:
+            raise AccountError(
+                "mail_not_sent", f"The email could not be sent ({error}); try again later."
+            ) from None
+
+    return send
 
 
 def send_mail(app: Services, mail: Mail) -> None:

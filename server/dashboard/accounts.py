@@ -68,6 +68,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "last_owner": 409,
     "invalid_link": 400,
     "invalid_mode": 400,
+    "mail_not_sent": 409,
 }
 
 

@@ -1,23 +1,30 @@
 """The messages the dashboard sends by email link (invitations, password resets).
 
-Everything goes through `send(...)`, which hands the message to the configured sender. Until
-the delivery issue's mail sending is merged, the only sender is the development outbox: one
-RFC 5322 file per message under `<data_dir>/outbox/dashboard/`, which a developer (or a test)
-opens to follow the link.
+They go through the delivery's mail sending (`server.delivery`): over SMTP when
+`INSPECTLANG_SMTP_URL` is set, else (development) into the same outbox the magic links use,
+which `/dev/outbox` and `inspectlang outbox` show.
 """
 
 from __future__ import annotations
 
-import os
+import html
 import secrets
 from dataclasses import dataclass
-from email.message import EmailMessage
-from email.parser import BytesParser
-from email.policy import default as default_policy
-from pathlib import Path
+from datetime import UTC, datetime
 from typing import Protocol
 
-OUTBOX_DIRECTORY = Path("outbox") / "dashboard"
+from sqlmodel import col, select
+
+from server.db import Database
+from server.delivery.messages import Message
+from server.delivery.providers.base import Outgoing, PermanentFailure, TransientFailure
+from server.delivery.providers.smtp import Smtp
+from server.delivery.tables import OutboxMessageRecord
+from server.errors import ServerError
+from server.settings import Settings
+
+#: The outbox's `delivery_id` prefix of the dashboard's messages.
+DASHBOARD_PREFIX = "dash"
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,35 +38,66 @@ class Sender(Protocol):
     def __call__(self, mail: Mail) -> None: ...
 
 
-class DevelopmentOutbox:
-    """Writes each message as an `.eml` file (written whole, then renamed into place)."""
+class MailNotSent(ServerError):
+    """The mail server refused or could not be reached (the page says so; nothing is lost:
+    the link can be asked for again)."""
 
-    def __init__(self, data_dir: Path) -> None:
-        self.directory = data_dir / OUTBOX_DIRECTORY
+
+def _message(mail: Mail) -> Message:
+    page = f'<!doctype html><html lang="en"><body><pre>{html.escape(mail.text)}</pre></body></html>'
+    return Message(locale="en_US", subject=mail.subject, text=mail.text, html=page, short=mail.text)
+
+
+class SmtpMail:
+    """Sends over SMTP with the delivery's provider (STARTTLS, smtps, the same sender)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.smtp = Smtp(settings)
 
     def __call__(self, mail: Mail) -> None:
-        message = EmailMessage()
-        message["To"] = mail.to
-        message["From"] = "inspectlang dashboard <no-reply@inspectlang.invalid>"
-        message["Subject"] = mail.subject
-        message.set_content(mail.text)
-        self.directory.mkdir(parents=True, exist_ok=True)
-        name = f"{os.getpid()}-{secrets.token_hex(8)}"
-        temporary = self.directory / f".{name}.tmp"
-        temporary.write_bytes(message.as_bytes())
-        os.replace(temporary, self.directory / f"{name}.eml")
+        identifier = DASHBOARD_PREFIX + secrets.token_hex(10)
+        outgoing = Outgoing(identifier, "email", mail.to, "", "", _message(mail))
+        try:
+            self.smtp.send(outgoing)
+        except (TransientFailure, PermanentFailure) as error:
+            raise MailNotSent(str(error)) from None
+
+
+class DevelopmentOutbox:
+    """Keeps each message in the delivery outbox (`outbox_messages`) instead of sending it."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def __call__(self, mail: Mail) -> None:
+        message = _message(mail)
+        with self.db.session() as session:
+            session.add(
+                OutboxMessageRecord(
+                    delivery_id=DASHBOARD_PREFIX + secrets.token_hex(10),
+                    channel="email",
+                    to=mail.to,
+                    subject=mail.subject,
+                    text=mail.text,
+                    html=message.html,
+                    headers={},
+                    created_at=datetime.now(UTC),
+                )
+            )
+            session.commit()
 
     def messages(self, to: str | None = None) -> list[Mail]:
-        """The messages written so far, oldest first, optionally only those sent to `to`."""
-        if not self.directory.is_dir():
-            return []
-        found: list[Mail] = []
-        paths = sorted(self.directory.glob("*.eml"), key=lambda path: path.stat().st_mtime_ns)
-        for path in paths:
-            parsed = BytesParser(policy=default_policy).parsebytes(path.read_bytes())
-            body = parsed.get_body(preferencelist=("plain",))
-            text = body.get_content() if body is not None else ""
-            mail = Mail(to=str(parsed["To"]), subject=str(parsed["Subject"]), text=str(text))
-            if to is None or mail.to == to:
-                found.append(mail)
-        return found
+        """The dashboard's kept messages, oldest first, optionally only those sent to `to`."""
+        statement = select(OutboxMessageRecord).where(
+            col(OutboxMessageRecord.delivery_id).startswith(DASHBOARD_PREFIX)
+        )
+        if to is not None:
+            statement = statement.where(col(OutboxMessageRecord.to) == to)
+        with self.db.session() as session:
+            rows = session.execute(statement.order_by(col(OutboxMessageRecord.id))).scalars()
+            return [Mail(to=row.to, subject=row.subject, text=row.text) for row in rows]
+
+
+def mail_sender(settings: Settings, db: Database) -> Sender:
+    """SMTP when configured, else the development outbox."""
+    return SmtpMail(settings) if settings.smtp_url else DevelopmentOutbox(db)

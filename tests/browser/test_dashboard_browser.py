@@ -261,6 +261,7 @@ def test_viewer_is_refused_the_keys_page(
 
 
 def test_invitation_from_the_outbox(
+    db: Any,
     live_server: str,
     team: dict[str, Any],
     settings: Any,
@@ -277,7 +278,7 @@ def test_invitation_from_the_outbox(
     owner.get_by_role("button", name="Send the invitation").click()
     assert owner.get_by_text(f"Invitation sent to {invited}.").is_visible()
     look(owner, "50-members-invited", screenshot, axe_check)
-    [mail] = DevelopmentOutbox(settings.data_dir).messages(to=invited)
+    [mail] = DevelopmentOutbox(db).messages(to=invited)
     link = re.search(r"http://\S+/dashboard/accept\?token=\S+", mail.text)
     assert link is not None
     _c2, guest, _l2 = new_phone(width=WIDTH)
@@ -325,7 +326,7 @@ def test_password_reset_by_email_link(
     look(dash, "70-forgot", screenshot, axe_check)
     dash.get_by_role("button", name="Send me a link").click()
     assert dash.get_by_text("If an account has that address").is_visible()
-    [mail] = DevelopmentOutbox(settings.data_dir).messages(to=email)
+    [mail] = DevelopmentOutbox(db).messages(to=email)
     link = re.search(r"http://\S+/dashboard/reset\?token=\S+", mail.text)
     assert link is not None
     dash.goto(link.group(0))
