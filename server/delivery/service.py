@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import JSON, column, table, update
+from sqlalchemy import JSON, column, insert, table, update
 from sqlmodel import Session, col, select
 
 from runtime import new_object_id
@@ -24,7 +24,7 @@ from server.db import Database
 from server.delivery.destinations import Destination, masked
 from server.delivery.messages import texts_locale
 from server.delivery.tables import LinkDeliveryRecord, OutboxMessageRecord
-from server.jobs import enqueue
+from server.jobs import enqueue, enqueue_rows, job_row
 
 #: The job kind (`server.jobs.HANDLERS`).
 DELIVERY_JOB = "link_delivery"
@@ -94,9 +94,28 @@ def new_record(
 
 
 def add(session: Session, record: LinkDeliveryRecord) -> None:
-    """Write the delivery and its job in the caller's transaction (creation, resend)."""
+    """Write the delivery and its job in the caller's transaction (a resend)."""
     session.add(record)
     enqueue(session, DELIVERY_JOB, {"deliveryId": record.id}, max_attempts=MAX_ATTEMPTS)
+
+
+#: Built once, run with parameter dicts by `add_many` (creations write in batches).
+_INSERT_DELIVERIES = insert(LinkDeliveryRecord.__table__)  # type: ignore[attr-defined]
+
+
+def add_many(session: Session, records: list[LinkDeliveryRecord]) -> None:
+    """Write deliveries and their jobs with one executemany each (the creations' group
+    commit: an ORM flush per delivery cost a fifth of a create)."""
+    if not records:
+        return
+    session.execute(_INSERT_DELIVERIES, [record.model_dump() for record in records])
+    enqueue_rows(
+        session,
+        [
+            job_row(DELIVERY_JOB, {"deliveryId": record.id}, max_attempts=MAX_ATTEMPTS)
+            for record in records
+        ],
+    )
 
 
 #: The inspections table's columns this module writes (named here: resources below

@@ -122,9 +122,7 @@ def _write_batch(db: Database, items: list[NewInspection]) -> None:
         images = [row for item in items for row in item.images]
         if images:
             session.execute(INSERT_FILES, images)
-        for item in items:
-            if item.delivery is not None:
-                deliveries.add(session, item.delivery)
+        deliveries.add_many(session, [item.delivery for item in items if item.delivery])
         subscriptions: dict[tuple[str, bool, str], list[Any]] = {}
         for item in items:
             for event in item.events:
