@@ -8,6 +8,8 @@ body's JSON Schema (`inspectlang.schema`) and the `logic` the runtime runs (docs
 
 from __future__ import annotations
 
+import re
+
 import hashlib
 import json
 from collections.abc import Mapping
@@ -75,9 +77,50 @@ def _check(
         return None, diagnostics
     checked, found = check_module(module, template_kind=template_kind)
     if diagnostics:
-        found = [d for d in found if d.code not in _MISSING]
+        broken = _broken_declarations(source, diagnostics)
+        found = [d for d in found if not _hidden_by(d, broken)]
         return None, sorted([*diagnostics, *found], key=lambda d: (d.span.line, d.span.column))
     return checked, found
+
+
+_HEADER = re.compile(r"^(?P<keyword>[a-z]+)\b(?:\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*))?")
+
+
+def _broken_declarations(source: str, syntax: list[Diagnostic]) -> set[tuple[str, str | None]]:
+    """The (keyword, name) of each declaration a syntax error broke: the header at the left
+    margin at or above the error's line. (`?`, None) when no header can be found."""
+    lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    broken: set[tuple[str, str | None]] = set()
+    for diagnostic in syntax:
+        line = min(max(diagnostic.span.line, 1), len(lines))
+        header = None
+        for index in range(line - 1, -1, -1):
+            text = lines[index]
+            if text and not text[0].isspace() and not text.startswith("#"):
+                header = _HEADER.match(text)
+                break
+        broken.add((header["keyword"], header["name"]) if header else ("?", None))
+    return broken
+
+
+#: What a declaration of each keyword could have defined, for the "missing" diagnostics.
+_DEFINES = {"E034": "verdict", "E011": "template"}
+
+
+def _hidden_by(diagnostic: Diagnostic, broken: set[tuple[str, str | None]]) -> bool:
+    """A "missing" diagnostic the broken declarations may explain: a name one of them would
+    have defined, the verdict or template header when that is what broke, rules that cannot
+    fire when an input or image broke. Every other diagnostic is still reported."""
+    if diagnostic.code not in _MISSING:
+        return False
+    if ("?", None) in broken:
+        return True
+    keywords = {keyword for keyword, _ in broken}
+    if _DEFINES.get(diagnostic.code) in keywords:
+        return True
+    if diagnostic.code == "E035" and keywords & {"input", "image"}:
+        return True
+    return any(name and f"`{name}`" in diagnostic.message for _, name in broken)
 
 
 def check_source(
