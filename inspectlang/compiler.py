@@ -8,10 +8,9 @@ body's JSON Schema (`inspectlang.schema`) and the `logic` the runtime runs (docs
 
 from __future__ import annotations
 
-import re
-
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from functools import cache
