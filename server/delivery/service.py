@@ -52,15 +52,17 @@ def plan(
     return PlannedDelivery(new_object_id(), destination, texts_locale(locale), link, expires_at)
 
 
-def view(record: LinkDeliveryRecord) -> dict[str, Any]:
-    """The Inspection object's `delivery`."""
+def view(record: LinkDeliveryRecord | dict[str, Any]) -> dict[str, Any]:
+    """The Inspection object's `delivery`, of a delivery record or of its row."""
+    get = record.get if isinstance(record, dict) else record.__getattribute__
+    status = get("status")
     return {
-        "channel": record.channel,
-        "destination": masked(record.destination),
-        "status": record.status if record.status != "sending" else "queued",
-        "attempts": record.attempts,
-        "sentAt": _timestamp(record.sent_at),
-        "lastError": record.last_error,
+        "channel": get("channel"),
+        "destination": masked(str(get("destination"))),
+        "status": status if status != "sending" else "queued",
+        "attempts": get("attempts"),
+        "sentAt": _timestamp(get("sent_at")),
+        "lastError": get("last_error"),
     }
 
 
@@ -74,23 +76,34 @@ def _timestamp(moment: datetime | None) -> str | None:
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def new_row(
+    planned: PlannedDelivery, inspection_id: str, company_id: str, testing: bool, now: datetime
+) -> dict[str, Any]:
+    """A delivery's `link_deliveries` row, queued (a plain row: creation writes many at once)."""
+    return {
+        "id": planned.id,
+        "inspection_id": inspection_id,
+        "company_id": company_id,
+        "testing": testing,
+        "channel": planned.destination.channel,
+        "destination": planned.destination.address,
+        "locale": planned.locale,
+        "status": "queued",
+        "attempts": 0,
+        "provider": None,
+        "provider_message_id": None,
+        "last_error": None,
+        "link": planned.link,
+        "expires_at": planned.expires_at,
+        "created_at": now,
+        "sent_at": None,
+    }
+
+
 def new_record(
     planned: PlannedDelivery, inspection_id: str, company_id: str, testing: bool, now: datetime
 ) -> LinkDeliveryRecord:
-    return LinkDeliveryRecord(
-        id=planned.id,
-        inspection_id=inspection_id,
-        company_id=company_id,
-        testing=testing,
-        channel=planned.destination.channel,
-        destination=planned.destination.address,
-        locale=planned.locale,
-        status="queued",
-        attempts=0,
-        link=planned.link,
-        expires_at=planned.expires_at,
-        created_at=now,
-    )
+    return LinkDeliveryRecord(**new_row(planned, inspection_id, company_id, testing, now))
 
 
 def add(session: Session, record: LinkDeliveryRecord) -> None:
@@ -103,17 +116,17 @@ def add(session: Session, record: LinkDeliveryRecord) -> None:
 _INSERT_DELIVERIES = insert(LinkDeliveryRecord.__table__)  # type: ignore[attr-defined]
 
 
-def add_many(session: Session, records: list[LinkDeliveryRecord]) -> None:
-    """Write deliveries and their jobs with one executemany each (the creations' group
-    commit: an ORM flush per delivery cost a fifth of a create)."""
-    if not records:
+def add_many(session: Session, rows: list[dict[str, Any]]) -> None:
+    """Write delivery rows (`new_row`) and their jobs with one executemany each (the
+    creations' group commit: an ORM object and flush per delivery cost a fifth of a create)."""
+    if not rows:
         return
-    session.execute(_INSERT_DELIVERIES, [record.model_dump() for record in records])
+    session.execute(_INSERT_DELIVERIES, rows)
     enqueue_rows(
         session,
         [
-            job_row(DELIVERY_JOB, {"deliveryId": record.id}, max_attempts=MAX_ATTEMPTS)
-            for record in records
+            job_row(DELIVERY_JOB, {"deliveryId": row["id"]}, max_attempts=MAX_ATTEMPTS)
+            for row in rows
         ],
     )
 

@@ -325,4 +325,4 @@ def _delivery(
     hours = manifest.parameters.linkExpiresInHours
     expires_at = now + timedelta(hours=hours) if hours else values.get("expires_at")
     planned = deliveries.plan(destination, body.get("locale"), magic_link, expires_at)
-    return deliveries.new_record(planned, values["id"], auth.company_id, auth.testing, now)
+    return deliveries.new_row(planned, values["id"], auth.company_id, auth.testing, now)
