@@ -211,6 +211,16 @@ def _apply_update_product(
     return []
 
 
+def _apply_add_products(
+    program: Program, state: InspectionState, event: EventRecord
+) -> list[Trigger]:
+    state.products.extend(
+        ProductState(id=item["productId"], type=state.type, data=item["fields"])
+        for item in event.data["products"]
+    )
+    return []
+
+
 def _apply_start(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
     state.resumeStatus = "started"
     if state.status != "processing":
@@ -280,6 +290,7 @@ def _apply_expire(program: Program, state: InspectionState, event: EventRecord) 
 _HANDLERS: dict[str, Callable[[Program, InspectionState, EventRecord], list[Trigger]]] = {
     "update": _apply_update,
     "update_product": _apply_update_product,
+    "add_products": _apply_add_products,
     "start": _apply_start,
     "image": _apply_image,
     "validation": _apply_validation,

@@ -12,7 +12,12 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from inspectlang.manifest import CONSUMER_FIELDS, INSPECTION_TYPES, PRODUCT_FIELDS
+from inspectlang.manifest import (
+    CONSUMER_FIELDS,
+    INSPECTION_TYPES,
+    PRODUCT_CHOICES,
+    PRODUCT_FIELDS,
+)
 from inspectlang.vocabulary import MAX_NUMBER, MAX_TEXT_LENGTH
 from server.bodies import InspectionType, RequestBody, ResponseBody
 
@@ -147,6 +152,30 @@ class Inspection(ResponseBody):
     startedAt: Nullable | Unset = UNSET
     completedAt: Nullable | Unset = UNSET
     expiresAt: Nullable | Unset = UNSET
+    explanation: dict[str, Any] | Unset = UNSET
+
+
+class VerdictExplanation(ResponseBody):
+    """`GET /v1/inspection/:id/explanation` (`runtime.explain`): every verdict line, check
+    and rule with the values it saw, its span and its template `line`."""
+
+    veredict: str
+    reasons: list[str]
+    status: str
+    missing: list[dict[str, Any]]
+    verdict: list[dict[str, Any]]
+    checks: list[dict[str, Any]]
+    validations: list[dict[str, Any]]
+    rules: list[dict[str, Any]]
+    variables: dict[str, Any]
+    ruleErrors: list[dict[str, Any]]
+
+
+class GoodsAdded(ResponseBody):
+    """Goods added to an inspection (`POST /v1/inspection/goods/:inspectionId`)."""
+
+    message: str
+    productIds: list[str]
 
 
 class InspectionPage(ResponseBody):
@@ -309,11 +338,69 @@ class CreateInspectionFields(UpdateInspectionBody, kw_only=True):
     callbackURL: Annotated[str, msgspec.Meta(extra_json_schema={"format": "uri"})] | Unset = UNSET
 
 
-def _with_products(name: str, base: type[Documented]) -> Any:
-    """`base` plus one product data field per inspection type that has product fields."""
+class ValidationSetting(Documented):
+    """One validation's setting for this inspection, over the template's."""
+
+    run: bool | Unset = UNSET
+    required: bool | Unset = UNSET
+
+
+#: `<product>.configuration`: validation name -> its `run`/`required` for this inspection only
+#: (a name the template does not validate is 400 `unknown_validation`).
+Configuration = dict[Annotated[str, msgspec.Meta(max_length=100)], ValidationSetting]
+
+
+def _field_type(kind: str, name: str, field_type: str) -> Any:
+    choices = PRODUCT_CHOICES.get(kind, {}).get(name)
+    return Literal[choices] if choices else _FIELD_TYPES[field_type]
+
+
+def _product_struct(kind: str) -> Any:
+    """The product data of one inspection type, as the client libraries send it: its fields
+    (`PRODUCT_FIELDS`, closed vocabularies as enums) and the per-inspection `configuration`."""
+    return msgspec.defstruct(
+        f"{kind.capitalize()}Data",
+        [
+            *(
+                (name, _field_type(kind, name, field_type) | Unset, UNSET)
+                for name, field_type in PRODUCT_FIELDS[kind].items()
+            ),
+            ("configuration", Configuration | Unset, UNSET),
+        ],
+        bases=(Documented,),
+        kw_only=True,
+        omit_defaults=True,
+    )
+
+
+#: Product data structs by inspection type (`custom` has no validation configuration of its own
+#: but takes it the same way).
+PRODUCT_STRUCTS: dict[str, Any] = {kind: _product_struct(kind) for kind in PRODUCT_FIELDS}
+GoodsData = PRODUCT_STRUCTS["goods"]
+
+
+class GoodsBody(Documented):
+    """`POST /v1/inspection/goods/:id`: `goods` to add to an inspection, or `good` to update
+    one goods product."""
+
+    goods: list[GoodsData] | Unset = UNSET  # type: ignore[valid-type]
+    good: GoodsData | Unset = UNSET  # type: ignore[valid-type]
+
+
+def _with_products(name: str, base: type[Documented], *, creation: bool) -> Any:
+    """`base` plus one product data field per inspection type (at creation goods may be a
+    list, the client libraries' form)."""
     return msgspec.defstruct(
         name,
-        [(kind, ProductData | Unset, UNSET) for kind, fields in PRODUCT_FIELDS.items() if fields],
+        [
+            (
+                kind,
+                (struct | list[struct] if creation and kind == "goods" else struct) | Unset,
+                UNSET,
+            )
+            for kind, struct in PRODUCT_STRUCTS.items()
+            if creation or PRODUCT_FIELDS[kind]
+        ],
         bases=(base,),
         kw_only=True,
         omit_defaults=True,
@@ -321,6 +408,6 @@ def _with_products(name: str, base: type[Documented]) -> Any:
 
 
 #: `POST /v1/inspection/:type`.
-CreateInspectionBody = _with_products("CreateInspectionBody", CreateInspectionFields)
+CreateInspectionBody = _with_products("CreateInspectionBody", CreateInspectionFields, creation=True)
 #: `PUT /v1/inspection/:type/:productId`: product fields not yet defined.
-UpdateProductBody = _with_products("UpdateProductBody", Documented)
+UpdateProductBody = _with_products("UpdateProductBody", Documented, creation=False)

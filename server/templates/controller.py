@@ -55,6 +55,33 @@ def list_templates(
 
 
 @get(
+    "/v1/inspection/template/preview",
+    operation_id="PreviewTemplates",
+    summary="List templates (the client libraries' `preview`)",
+    tags=TAGS,
+    sync_to_thread=True,
+    operation_class=operation(write=False, status=200, response=list[Template], errors=()),
+)
+def preview_templates(
+    request: Request[Any, Any, Any],
+    inspection_type: Annotated[
+        str | None,
+        QueryParameter(name="inspectionType", schema_extra={"enum": [*INSPECTION_TYPES, ""]}),
+    ] = None,
+    kind: Annotated[
+        str | None,
+        QueryParameter(
+            name="type",
+            description="`created` or `built-in`",
+            schema_extra={"enum": ["created", "built-in", ""]},
+        ),
+    ] = None,
+) -> list[dict[str, Any]]:
+    """The same list as `GET /v1/inspection/template`, under the path the clients call."""
+    return list_templates.fn(request, inspection_type, kind)
+
+
+@get(
     "/v1/inspection/template/{template_id:str}",
     operation_id="GetTemplate",
     summary="Get a template",
@@ -152,6 +179,7 @@ async def revise_template(
 
 ROUTES: list[Any] = [
     list_templates,
+    preview_templates,
     get_template,
     get_template_source,
     create_template,
