@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from inspectlang.manifest import Template
 from runtime import intake
 from runtime.errors import InspectionError
 from runtime.imagemeta import read_meta
@@ -79,6 +80,7 @@ def create(
         raise InspectionError("invalid_body", "the body must be an object")
     body, further, products_name = _split_products(inspection_type, body)
     body = intake.normalize_numbers(body, inspection_type)
+    body, further, configuration = _configuration(manifest, inspection_type, body, further)
     locale = intake.check_locale(body)
     initial = intake.check_initial_status(body)
     metadata = intake.check_metadata(body.get("metadata"))
@@ -123,7 +125,30 @@ def create(
     }
     if extra:
         data["products"] = [{"productId": ids(), "fields": fields} for fields in extra]
+    if configuration:
+        data["configuration"] = configuration
     return apply_event(program, None, EventRecord(kind="create", at=iso(now), data=data))
+
+
+def _configuration(
+    manifest: Template, inspection_type: str, body: dict[str, Any], further: list[Any]
+) -> tuple[dict[str, Any], list[Any], dict[str, dict[str, bool]]]:
+    """The body and further products without their `configuration`, and the settings they
+    carry (merged in order: the validations' run/required for this inspection only)."""
+    merged: dict[str, dict[str, bool]] = {}
+    product, settings = intake.split_configuration(
+        manifest, body.get(inspection_type), inspection_type
+    )
+    merged.update(settings)
+    if inspection_type in body:
+        body = {**body, inspection_type: product}
+    rest = []
+    for index, item in enumerate(further, start=1):
+        item, settings = intake.split_configuration(manifest, item, f"products.{index}")
+        for name, setting in settings.items():
+            merged[name] = {**merged.get(name, {}), **setting}
+        rest.append(item)
+    return body, rest, merged
 
 
 def _split_products(
@@ -323,15 +348,17 @@ def add_image(
     first = _first_location(state)
     located = _locations(state)
     for validation in spec.validations:
+        # This inspection's `configuration` overrides the template's run/required.
+        setting = state.configuration.get(validation.validation, {})
         item = ValidationRecord(
             id=validation.id,
             validation=validation.validation,
-            run=validation.run,
-            required=validation.required,
+            run=setting.get("run", validation.run),
+            required=setting.get("required", validation.required),
             threshold=program.threshold(spec.identifier, validation),
         )
         validator = REGISTRY.get(validation.validation)
-        if validation.run and validator is not None:
+        if item.run and validator is not None:
             options = _options(program, spec.identifier, validation.validation)
             context = ValidationContext(
                 now=now, options=options, first_location=first, meta=meta, locations=located

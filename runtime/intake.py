@@ -439,6 +439,61 @@ def normalize_numbers(body: dict[str, Any], inspection_type: str) -> dict[str, A
     return result
 
 
+#: The keys of one validation's setting in a product's `configuration`.
+SETTING_KEYS = ("run", "required")
+
+
+def split_configuration(
+    manifest: Template, value: Any, prefix: str
+) -> tuple[Any, dict[str, dict[str, bool]]]:
+    """A product object without its `configuration`, and that configuration checked:
+    `{<validation>: {run?, required?}}` over the template's settings for this inspection only.
+    A validation the template does not run on any image is `unknown_validation`, naming it."""
+    if not isinstance(value, dict) or "configuration" not in value:
+        return value, {}
+    rest = {key: item for key, item in value.items() if key != "configuration"}
+    raw = value["configuration"]
+    if raw is None or raw == []:
+        return rest, {}
+    where = f"{prefix}.configuration"
+    if not isinstance(raw, dict):
+        raise InspectionError(
+            "invalid_body",
+            f"{where} must be an object",
+            [problem(where, "type", "expected {<validation>: {run, required}}")],
+        )
+    known = {v.validation for image in manifest.images for v in image.validations}
+    unknown = [str(name) for name in raw if name not in known]
+    if unknown:
+        names = ", ".join(name[:60] for name in unknown[:10])
+        raise InspectionError(
+            "unknown_validation",
+            f"the template does not validate {names}",
+            [
+                problem(f"{where}.{name}"[:120], "unknown_validation", "not in the template")
+                for name in unknown[:50]
+            ],
+        )
+    settings: dict[str, dict[str, bool]] = {}
+    problems: list[Problem] = []
+    for name, setting in raw.items():
+        if setting == []:
+            setting = {}
+        if not isinstance(setting, dict) or any(
+            key not in SETTING_KEYS or not isinstance(flag, bool) for key, flag in setting.items()
+        ):
+            problems.append(
+                problem(
+                    f"{where}.{name}", "type", "expected {run: true|false, required: true|false}"
+                )
+            )
+            continue
+        settings[name] = dict(setting)
+    if problems:
+        raise InspectionError("invalid_body", f"invalid {where}", problems)
+    return rest, settings
+
+
 def check_product(value: Any, inspection_type: str, prefix: str) -> dict[str, Any]:
     """A product's data: its type's fields, closed vocabularies included."""
     return check_fields(

@@ -160,6 +160,7 @@ def _apply_create(program: Program, event: EventRecord) -> tuple[InspectionState
         delivery=data["delivery"],
         consumer=data["consumer"],
         inputs=data["inputs"],
+        configuration=data.get("configuration", {}),
         products=[
             ProductState(id=data["productId"], type=data["type"], data=data["product"]),
             *(

@@ -39,7 +39,8 @@ class ErrorBody(ResponseBody):
     status: int
     description: str
     detail: Annotated[
-        str, msgspec.Meta(description="The same text as `description` (the client libraries read it).")
+        str,
+        msgspec.Meta(description="The same text as `description` (the client libraries read it)."),
     ]
     errors: list[dict[str, Any]] | msgspec.UnsetType = msgspec.UNSET
 

@@ -9,9 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import io
 from typing import Any
 
 import httpx
+from PIL import Image as PILImage
+
+from server.db import Database
+from server.inspections.tables import InspectionRecord
+from server.webhooks import service as webhooks
 
 DELIVERY = {"channel": "email", "destination": "driver@example.com"}
 CONSUMER = {
@@ -227,3 +233,112 @@ def test_veredict_not_provided_filter(client: httpx.Client, test_headers: dict[s
     )
     assert response.status_code == 200, response.text
     assert [i["_id"] for i in response.json()["inspections"]] == [created["inspectionId"]]
+
+
+def _png() -> bytes:
+    buffer = io.BytesIO()
+    PILImage.new("RGB", (4, 3), (200, 30, 30)).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def test_people_configuration_overrides_the_template_for_this_inspection_only(
+    client: httpx.Client, test_headers: dict[str, str], db: Database
+) -> None:
+    configuration = {
+        "sex": {"run": False, "required": False},
+        "dni": {"run": True, "required": False},
+        "date": [],
+    }
+    configured = create(
+        client, test_headers, "people", {"people": {"configuration": configuration}}
+    )
+    plain = create(client, test_headers, "people", {"people": {}})
+    settings = {}
+    for created in (configured, plain):
+        response = client.post(
+            f"/v1/inspection/image/{created['productId']}",
+            files={"image": ("dni.png", _png(), "image/png"), "data": (None, '{"side": "dni"}')},
+            headers=test_headers,
+        )
+        assert response.status_code == 201, response.text
+        with db.session() as session:
+            record = session.get(InspectionRecord, created["inspectionId"])
+            assert record is not None
+            (image,) = record.state["products"][0]["images"]
+        settings[created["inspectionId"]] = {
+            v["validation"]: (v["run"], v["required"]) for v in image["validations"]
+        }
+    assert settings[configured["inspectionId"]]["sex"] == (False, False)
+    assert settings[configured["inspectionId"]]["dni"] == (True, False)
+    assert settings[plain["inspectionId"]]["dni"] == (True, True)  # the template's, untouched
+    assert settings[plain["inspectionId"]]["sex"] == (True, False)
+
+
+def test_configuration_of_a_validation_the_template_does_not_have_is_refused(
+    client: httpx.Client, test_headers: dict[str, str]
+) -> None:
+    response = client.post(
+        "/v1/inspection/machinery",
+        json={
+            "templateId": "easy",
+            "locale": "es_AR",
+            "delivery": DELIVERY,
+            "machinery": {"type": "tractor", "configuration": {"wings": {"run": True}}},
+        },
+        headers=test_headers,
+    )
+    body = response.json()
+    assert response.status_code == 400 and body["code"] == "unknown_validation"
+    assert "wings" in body["description"]
+    assert body["errors"][0]["field"] == "machinery.configuration.wings"
+    bad = client.post(
+        "/v1/inspection/people",
+        json={
+            "templateId": "easy",
+            "locale": "es_AR",
+            "delivery": DELIVERY,
+            "people": {"configuration": {"dni": {"run": "yes"}}},
+        },
+        headers=test_headers,
+    )
+    assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "people.configuration.dni"
+
+
+def test_legacy_webhook_signature_verifies_as_the_clients_do() -> None:
+    """Node: `createHmac('sha256', webhookSecret).update(body).digest('hex')`; PHP likewise."""
+    secret = webhooks.new_secret()
+    body = b'{"event":"inspection_created","payload":{"_id":"x"}}'
+    headers = webhooks.signed_headers(secret, "msg_1", 1_700_000_000, body)
+    expected = hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
+    assert hmac.compare_digest(headers["autoinspector-signature"], expected)
+
+
+def test_explanation_over_the_api(client: httpx.Client, test_headers: dict[str, str]) -> None:
+    created = create(client, test_headers, "car", {"car": {"plate": "EX123AB"}})
+    inspection_id = created["inspectionId"]
+    finished = client.post(f"/v1/inspection/finish/{inspection_id}", headers=test_headers)
+    assert finished.status_code == 200, finished.text
+    response = client.get(f"/v1/inspection/{inspection_id}/explanation", headers=test_headers)
+    assert response.status_code == 200, response.text
+    explanation = response.json()
+    assert explanation["veredict"] == finished.json()["veredict"]
+    assert explanation["missing"], "no photo was taken: each missing one is explained"
+    for condition in explanation["verdict"]:
+        assert condition["line"] == condition["span"][0] >= 1
+        assert "holds" in condition and "values" in condition
+    inline = client.get(
+        f"/v1/inspection/{inspection_id}", params={"explain": "true"}, headers=test_headers
+    )
+    assert inline.json()["explanation"] == explanation
+    assert (
+        "explanation"
+        not in client.get(f"/v1/inspection/{inspection_id}", headers=test_headers).json()
+    )
+    bad = client.get(
+        f"/v1/inspection/{inspection_id}", params={"explain": "maybe"}, headers=test_headers
+    )
+    assert bad.status_code == 400
+    unknown = client.get(
+        "/v1/inspection/0123456789abcdef01234567/explanation", headers=test_headers
+    )
+    assert unknown.status_code == 404
