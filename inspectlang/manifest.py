@@ -62,6 +62,12 @@ VALIDATION_NAMES: tuple[str, ...] = (
     "full_name",
     "sex",
     "age",
+    # Read from a product's identification (a serial plate, a label, a title card) and
+    # compared with the declared field; the client libraries configure them by these names.
+    "serialNumber",
+    "type",
+    "purpose",
+    "use",
 )
 
 #: Known features. `damage_declaration` is the spec's; the others are the ones a product needs.

@@ -342,3 +342,63 @@ def test_explanation_over_the_api(client: httpx.Client, test_headers: dict[str, 
         "/v1/inspection/0123456789abcdef01234567/explanation", headers=test_headers
     )
     assert unknown.status_code == 404
+
+
+#: Every validation the client libraries' configuration types name, per product.
+CLIENT_CONFIGURATIONS = {
+    "people": (
+        "full_name",
+        "sex",
+        "age",
+        "dni",
+        "birthdate",
+        "face_comparison",
+        "date",
+        "distance",
+        "recaptured",
+    ),
+    "goods": ("serialNumber", "date", "distance", "recaptured"),
+    "machinery": ("type", "purpose", "use", "plate", "date", "distance", "recaptured"),
+}
+
+
+def test_builtin_templates_accept_every_configuration_the_clients_send(
+    client: httpx.Client, test_headers: dict[str, str], db: Database
+) -> None:
+    for kind, names in CLIENT_CONFIGURATIONS.items():
+        configuration = {name: {"run": True, "required": False} for name in names}
+        product: Any = {"configuration": configuration}
+        created = create(
+            client, test_headers, kind, {kind: [product] if kind == "goods" else product}
+        )
+        with db.session() as session:
+            record = session.get(InspectionRecord, created["inspectionId"])
+            assert record is not None
+            assert record.state["configuration"] == configuration
+
+
+def test_builtin_templates_ask_for_the_client_fields(
+    client: httpx.Client, test_headers: dict[str, str]
+) -> None:
+    """The built-in templates' schemas list the fields and their photos validate them."""
+    expected = {
+        "car": ({"plate", "make", "model", "color"}, {"plate", "make", "model", "color"}),
+        "moto": ({"plate", "make", "model", "color"}, {"plate", "make", "model", "color"}),
+        "bike": ({"serialNumber", "price"}, {"serialNumber"}),
+        "cellphone": ({"serialNumber", "price"}, {"serialNumber"}),
+        "goods": ({"serialNumber", "price", "category"}, {"serialNumber"}),
+        "machinery": ({"type", "purpose", "use"}, {"type", "purpose", "use", "plate"}),
+    }
+    for kind, (fields, validations) in expected.items():
+        (template,) = client.get(
+            "/v1/inspection/template",
+            params={"inspectionType": kind, "type": "built-in"},
+            headers=test_headers,
+        ).json()[:1]
+        found = client.get(
+            f"/v1/inspection/template/{template['_id']}", headers=test_headers
+        ).json()
+        asked = set(found["schema"]["properties"][kind]["properties"])
+        validated = {v["validation"] for image in found["images"] for v in image["validations"]}
+        assert fields <= asked, kind
+        assert validations <= validated, kind
