@@ -390,14 +390,13 @@ class GoodsBody(Documented):
 def _with_products(name: str, base: type[Documented], *, creation: bool) -> Any:
     """`base` plus one product data field per inspection type (at creation goods may be a
     list, the client libraries' form)."""
+    def field_type(kind: str, struct: Any) -> Any:
+        return (struct | list[struct] if creation and kind == "goods" else struct) | Unset
+
     return msgspec.defstruct(
         name,
         [
-            (
-                kind,
-                (struct | list[struct] if creation and kind == "goods" else struct) | Unset,
-                UNSET,
-            )
+            (kind, field_type(kind, struct), UNSET)
             for kind, struct in PRODUCT_STRUCTS.items()
             if creation or PRODUCT_FIELDS[kind]
         ],

@@ -46,6 +46,12 @@ def list_templates(
     ] = None,
 ) -> list[dict[str, Any]]:
     """The company's templates (latest revision of each) and the built-in ones."""
+    return _listed(request, inspection_type, kind)
+
+
+def _listed(
+    request: Request[Any, Any, Any], inspection_type: str | None, kind: str | None
+) -> list[dict[str, Any]]:
     db = services(request).db
     auth = auth_of(request)
     # An empty value is no filter, as on `GET /v1/inspection` (docs/api.md).
@@ -78,7 +84,7 @@ def preview_templates(
     ] = None,
 ) -> list[dict[str, Any]]:
     """The same list as `GET /v1/inspection/template`, under the path the clients call."""
-    return list_templates.fn(request, inspection_type, kind)
+    return _listed(request, inspection_type, kind)
 
 
 @get(
