@@ -8,7 +8,7 @@ POSTGRES_URL ?= postgresql://postgres@127.0.0.1:5432/test
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install system-deps browser-deps node-client run test lint typecheck test-unit test-postgres bench clean
+.PHONY: install system-deps browser-deps editors-deps node-client run test lint typecheck test-unit test-postgres bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -53,12 +53,17 @@ node-client:
 	# The library's own tsc; it lacks @types/node (a dev dependency), which stops no output.
 	cd $(NODE_CLIENT_DIR) && (./node_modules/.bin/tsc > /dev/null || test -f dist/index.js)
 
+# The VS Code extension's grammar test runs the real TextMate engine from npm (pinned in
+# editors/vscode/package-lock.json).
+editors-deps:
+	cd editors/vscode && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+
 ## Start the service on SQLite (./data) with a demo company and print its keys.
 run: $(STAMP)
 	$(VENV)/bin/inspectlang serve --demo --host $(HOST) --port $(PORT) --data-dir data
 
 ## Lint, type-check, then the whole suite on SQLite and, when reachable, on PostgreSQL.
-test: $(STAMP) system-deps browser-deps lint typecheck test-unit test-postgres
+test: $(STAMP) system-deps browser-deps editors-deps lint typecheck test-unit test-postgres
 
 # lint-imports: the layering inspectlang <- runtime <- server and no import cycles (the
 # contracts are in pyproject.toml).

@@ -1,0 +1,7 @@
+"""`python -m inspectlang ...`: the `inspectlang` command, for environments without its script."""
+
+import sys
+
+from inspectlang.cli import main
+
+sys.exit(main())
