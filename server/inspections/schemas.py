@@ -309,9 +309,19 @@ class InputAnswer(Documented):
 
 
 #: The person inspected, as sent: any of `CONSUMER_FIELDS`.
+#: `consumer.sex` also takes the client libraries' words (stored as ISO/IEC 5218 codes).
+SexWord = Literal["male", "female", "not_applicable"]
+
 Consumer = msgspec.defstruct(
     "Consumer",
-    [(name, _FIELD_TYPES[kind] | Unset, UNSET) for name, kind in CONSUMER_FIELDS.items()],
+    [
+        (
+            name,
+            (_FIELD_TYPES[kind] | SexWord if name == "sex" else _FIELD_TYPES[kind]) | Unset,
+            UNSET,
+        )
+        for name, kind in CONSUMER_FIELDS.items()
+    ],
     bases=(Documented,),
     kw_only=True,
     omit_defaults=True,
@@ -355,41 +365,48 @@ def _field_type(kind: str, name: str, field_type: str) -> Any:
     return Literal[choices] if choices else _FIELD_TYPES[field_type]
 
 
-def _product_struct(kind: str) -> Any:
+def _product_struct(kind: str, *, configured: bool) -> Any:
     """The product data of one inspection type, as the client libraries send it: its fields
-    (`PRODUCT_FIELDS`, closed vocabularies as enums) and the per-inspection `configuration`."""
+    (`PRODUCT_FIELDS`, closed vocabularies as enums) and, at creation only, the per-inspection
+    `configuration`."""
+    fields: list[tuple[str, Any, Any]] = [
+        (name, _field_type(kind, name, field_type) | Unset, UNSET)
+        for name, field_type in PRODUCT_FIELDS[kind].items()
+    ]
+    if configured:
+        fields.append(("configuration", Configuration | Unset, UNSET))
     return msgspec.defstruct(
-        f"{kind.capitalize()}Data",
-        [
-            *(
-                (name, _field_type(kind, name, field_type) | Unset, UNSET)
-                for name, field_type in PRODUCT_FIELDS[kind].items()
-            ),
-            ("configuration", Configuration | Unset, UNSET),
-        ],
+        f"{kind.capitalize()}{'Data' if configured else 'Fields'}",
+        fields,
         bases=(Documented,),
         kw_only=True,
         omit_defaults=True,
     )
 
 
-#: Product data structs by inspection type (`custom` has no validation configuration of its own
-#: but takes it the same way).
-PRODUCT_STRUCTS: dict[str, Any] = {kind: _product_struct(kind) for kind in PRODUCT_FIELDS}
-GoodsData = PRODUCT_STRUCTS["goods"]
+#: Product data at creation, by inspection type (fields and `configuration`).
+PRODUCT_STRUCTS: dict[str, Any] = {
+    kind: _product_struct(kind, configured=True) for kind in PRODUCT_FIELDS
+}
+#: Product data of a product update and of goods added later (fields only).
+PRODUCT_FIELD_STRUCTS: dict[str, Any] = {
+    kind: _product_struct(kind, configured=False) for kind in PRODUCT_FIELDS if PRODUCT_FIELDS[kind]
+}
+GoodsFields = PRODUCT_FIELD_STRUCTS["goods"]
 
 
 class GoodsBody(Documented):
     """`POST /v1/inspection/goods/:id`: `goods` to add to an inspection, or `good` to update
     one goods product."""
 
-    goods: list[GoodsData] | Unset = UNSET  # type: ignore[valid-type]
-    good: GoodsData | Unset = UNSET  # type: ignore[valid-type]
+    goods: list[GoodsFields] | Unset = UNSET  # type: ignore[valid-type]
+    good: GoodsFields | Unset = UNSET  # type: ignore[valid-type]
 
 
 def _with_products(name: str, base: type[Documented], *, creation: bool) -> Any:
     """`base` plus one product data field per inspection type (at creation goods may be a
     list, the client libraries' form)."""
+
     def field_type(kind: str, struct: Any) -> Any:
         return (struct | list[struct] if creation and kind == "goods" else struct) | Unset
 
@@ -397,8 +414,7 @@ def _with_products(name: str, base: type[Documented], *, creation: bool) -> Any:
         name,
         [
             (kind, field_type(kind, struct), UNSET)
-            for kind, struct in PRODUCT_STRUCTS.items()
-            if creation or PRODUCT_FIELDS[kind]
+            for kind, struct in (PRODUCT_STRUCTS if creation else PRODUCT_FIELD_STRUCTS).items()
         ],
         bases=(base,),
         kw_only=True,
