@@ -3,6 +3,9 @@ features, images with their validations, and inputs. Split from `inspectlang.che
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from inspectlang import ast, identifiers, schema
 from inspectlang.check_properties import PropertyChecker
 from inspectlang.checked import (
@@ -132,7 +135,12 @@ class DeclarationChecker(PropertyChecker):
                 )
                 continue
             if decl.name in self.scope.variables:
-                self.report("E012", f"variable `{decl.name}` is declared twice", span_of(decl))
+                self.report(
+                    "E012",
+                    f"variable `{decl.name}` is declared twice",
+                    span_of(decl),
+                    notes=(first_declared(decls, decl),),
+                )
                 continue
             if decl.variable_type not in ("numeric", "text"):
                 self.report(
@@ -193,7 +201,12 @@ class DeclarationChecker(PropertyChecker):
                     did_you_mean(decl.name, FEATURE_NAMES),
                 )
             elif decl.name in self.features:
-                self.report("E012", f"feature `{decl.name}` is declared twice", span_of(decl))
+                self.report(
+                    "E012",
+                    f"feature `{decl.name}` is declared twice",
+                    span_of(decl),
+                    notes=(first_declared(decls, decl),),
+                )
             else:
                 self.features[decl.name] = (
                     decl.active,
@@ -206,7 +219,12 @@ class DeclarationChecker(PropertyChecker):
         sides: dict[str, int] = {}
         for decl in decls:
             if decl.name in self.scope.images:
-                self.report("E012", f"image `{decl.name}` is declared twice", span_of(decl))
+                self.report(
+                    "E012",
+                    f"image `{decl.name}` is declared twice",
+                    span_of(decl),
+                    notes=(first_declared(decls, decl),),
+                )
                 continue
             props = self.properties(
                 tuple(i for i in decl.items if not isinstance(i, (ast.Validate, ast.FeatureUse))),
@@ -274,7 +292,9 @@ class DeclarationChecker(PropertyChecker):
                 f"unknown validation `{item.name}`",
                 span,
                 did_you_mean(item.name, VALIDATION_NAMES),
+                notes=("validations: " + ", ".join(VALIDATION_NAMES),),
             )
+            self.scope.unknown_validations.add(item.name)
             return None
         if any(v.name == item.name for v in earlier):
             self.report(
@@ -348,9 +368,20 @@ class DeclarationChecker(PropertyChecker):
     def declare_inputs(self, decls: list[ast.InputDecl]) -> None:
         for decl in decls:
             if decl.name in self.scope.inputs:
-                self.report("E012", f"input `{decl.name}` is declared twice", span_of(decl))
+                self.report(
+                    "E012",
+                    f"input `{decl.name}` is declared twice",
+                    span_of(decl),
+                    notes=(first_declared(decls, decl),),
+                )
                 continue
             checked = schema.read_input(self, decl)
             if checked is not None:
                 self.scope.inputs[decl.name] = InputRef(checked.identifier, checked.input_type)
                 self.inputs.append(checked)
+
+
+def first_declared(decls: Sequence[Any], decl: Any) -> str:
+    """Where the first declaration of `decl`'s name is, for an E012 note."""
+    first = next(d for d in decls if d.name == decl.name)
+    return f"first declared at line {first.span.line}"

@@ -30,6 +30,11 @@ from inspectlang.vocabulary import (
     MAX_TEXT_LENGTH,
 )
 
+#: A locale written with the wrong separator or case: `es-AR`, `es_ar`, `ES_AR`.
+MISCASED_LOCALE = re.compile(r"[A-Za-z]{2}[-_][A-Za-z]{2}")
+#: Keywords that start a line inside a block, offered for a misspelt one.
+LINE_KEYWORDS = ("approve", "disapprove", "otherwise", "require", "validate", "option", "feature")
+
 
 class PropertyChecker:
     """Per-module checker state, diagnostics and the property readers every stage uses."""
@@ -90,14 +95,31 @@ class PropertyChecker:
         found: dict[str, ast.Property] = {}
         for item in items:
             if not isinstance(item, ast.Property):
+                first = item.words.split()[0] if isinstance(item, ast.Flag) else ""
+                keyword = did_you_mean(first, LINE_KEYWORDS) if first else None
                 self.report(
-                    "E010", f"{self.describe_item(item)} is not allowed in {where}", item.span
+                    "E010",
+                    f"{self.describe_item(item)} is not allowed in {where}",
+                    item.span,
+                    keyword,
                 )
                 continue
             words = item.key.split()
             if item.locale is None and len(words) > 1 and LOCALE.match(words[-1]):
                 item = replace(item, key=" ".join(words[:-1]), locale=words[-1])
             key = norm(item.key)
+            if key not in allowed and len(words) > 1 and MISCASED_LOCALE.fullmatch(words[-1]):
+                written = words[-1]
+                fixed = f"{written[:2].lower()}_{written[3:].upper()}"
+                if norm(" ".join(words[:-1])) in translatable:
+                    self.report(
+                        "E028",
+                        f"a locale is written `{fixed}`: the language in lower case, `_`, the "
+                        f"country in upper case (`{written}` is not)",
+                        span_of(item),
+                        fixed,
+                    )
+                    continue
             if key not in allowed:
                 self.report(
                     "E010",

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from inspectlang import ast, identifiers
-from inspectlang.check_declarations import DeclarationChecker
+from inspectlang.check_declarations import DeclarationChecker, first_declared
 from inspectlang.checked import (
     CHECK_PROPERTIES,
     EVENTS,
@@ -132,7 +132,12 @@ class Checker(DeclarationChecker):
         unique: list[ast.CheckDecl] = []
         for decl in decls:
             if decl.name in self.scope.checks:
-                self.report("E012", f"check `{decl.name}` is declared twice", span_of(decl))
+                self.report(
+                    "E012",
+                    f"check `{decl.name}` is declared twice",
+                    span_of(decl),
+                    notes=(first_declared(decls, decl),),
+                )
                 continue
             self.scope.checks[decl.name] = identifiers.check_id(self.template_id, decl.name)
             unique.append(decl)
@@ -428,12 +433,20 @@ class Checker(DeclarationChecker):
                     self.report("E012", "`otherwise` is given twice", item.span)
                 verdict.otherwise = self.reason(item.reason, item.span)
             else:
+                written = getattr(item, "key", None) or getattr(item, "words", "")
+                first = written.split()[0] if written else ""
                 self.report(
                     "E010",
                     f"{self.describe_item(item)} is not allowed in `verdict`",
                     item.span,
-                    did_you_mean(getattr(item, "key", ""), ("approve", "disapprove", "otherwise")),
+                    did_you_mean(first, ("approve", "disapprove", "otherwise")),
                 )
+        if not decl.items:
+            self.warn(
+                "W004",
+                "the verdict is empty: every inspection is approved as soon as it is finished",
+                decl.span,
+            )
         return verdict
 
     def reason(self, reason: str, span: ast.Span) -> str:

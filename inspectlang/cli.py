@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -25,6 +26,7 @@ COMMAND_MODULES: dict[str, str] = {
     "serve": "server.cli",
     "worker": "server.cli",
     "admin": "server.cli",
+    "outbox": "server.cli",
 }
 
 
@@ -57,7 +59,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help()
         return 2
-    return int(handler(args))
+    try:
+        code = int(handler(args))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (`inspectlang simulate ... | head`): stop quietly, as `cat` does.
+        # Python would otherwise report the pipe again when it flushes stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for a program the pipe stopped
+    return code
 
 
 if __name__ == "__main__":

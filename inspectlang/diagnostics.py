@@ -144,4 +144,5 @@ CODES: dict[str, str] = {
     "W001": "condition is always true or always false",
     "W002": "variable is never used",
     "W003": "disapproval can never match",
+    "W004": "the verdict is empty",
 }

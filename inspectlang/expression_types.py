@@ -118,4 +118,7 @@ class Scope:
     locals: dict[str, str] = field(default_factory=dict)
     #: Filled while checking: variables read, checks referred to (key -> first span).
     used_variables: set[str] = field(default_factory=set)
+    #: Validation names already refused where they were declared (E026): their uses in
+    #: expressions are not reported again.
+    unknown_validations: set[str] = field(default_factory=set)
     used_checks: dict[str, ast.Span] = field(default_factory=dict)

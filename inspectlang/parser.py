@@ -220,8 +220,8 @@ def parse_with_diagnostics(
         return None, [Diagnostic("E005", message, Span(1, 1, 1, 2), filename)]
     if source.startswith("\ufeff"):  # a byte order mark some editors write
         source = source[1:]
-    if "\r" in source:
-        source = source.replace("\r\n", "\n")
+    if "\r" in source:  # Windows (CRLF) and old Mac (CR only) line endings
+        source = source.replace("\r\n", "\n").replace("\r", "\n")
     text = source if source.endswith("\n") else source + "\n"
     source_lines = text.split("\n")[:-1]
     lines = _SourceLines.scan(source_lines)

@@ -168,8 +168,16 @@ def read_input_checks(
             spans[target] = span_of(prop)
     for low, high, message in BOUNDS:
         if low in checks and high in checks and checks[low] > checks[high]:
-            checker.report("E032", message, spans[high])
+            shown = f"{message}: {_shown(checks[low])} > {_shown(checks[high])}"
+            checker.report("E032", shown, spans[high])
     return checks
+
+
+def _shown(value: Any) -> str:
+    """A bound as the author wrote it: `5`, not `5.0`; dates as `2020-01-01`."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def read_input(checker: PropertyChecker, decl: ast.InputDecl) -> CheckedInput | None:

@@ -3,6 +3,8 @@ a "did you mean" and hints for common mistakes. Split from `inspectlang.parser`.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 
 from lark import Token
@@ -64,6 +66,8 @@ def _diagnostic_for(
             )
         notes: tuple[str, ...] = (_CHARACTER_HINTS[char],) if char in _CHARACTER_HINTS else ()
         span = Span(line, column, line, column + 1)
+        if not char.isascii():
+            return _foreign_character(char, text, column, span, filename)
         return Diagnostic("E001", f"unexpected character `{char}`", span, filename, notes=notes)
     assert isinstance(error, UnexpectedToken)
     token = error.token
@@ -72,6 +76,10 @@ def _diagnostic_for(
     span = Span(line, column, line, column + 1)
     if token.type != "_NL" and "\n" not in token.value and token.value:
         span = Span(line, column, line, column + len(token.value))
+    source_line = lines[line - 1] if 0 < line <= len(lines) else ""
+    known = _known_mistake(source_line, line, token, filename)
+    if known is not None:
+        return known
     if token.type == "_INDENT":
         return Diagnostic("E002", "unexpected indentation", span, filename)
     expected = sorted(
@@ -116,3 +124,107 @@ def _token_hints(token: Token, expected: set[str], before: str) -> tuple[str, ..
     if token.type == "EQ" and before == "=":
         return ("`=` already compares: there is no `==`",)
     return ()
+
+
+#: Characters a word processor puts where the language wants plain ones.
+_LOOKALIKES = {
+    "\u201c": '"',
+    "\u201d": '"',
+    "\u201e": '"',
+    "\u00ab": '"',
+    "\u00bb": '"',
+    "\u2033": '"',
+    "\u2018": "'",
+    "\u2019": "'",
+    "\u201a": "'",
+    "\u2013": "-",
+    "\u2014": "-",
+    "\u2212": "-",
+}
+#: Spaces that are not the plain space (U+0020).
+_SPACES = {"\u00a0", "\u2007", "\u202f", "\u2009", "\u200a", "\u2002", "\u2003", "\u3000"}
+_INVISIBLE = {"\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"}
+
+
+def _foreign_character(char: str, text: str, column: int, span: Span, filename: str) -> Diagnostic:
+    """A character outside ASCII, named (it may be invisible) with what to type instead."""
+    name = unicodedata.name(char, "unnamed character")
+    what = f"`{char}` (U+{ord(char):04X} {name})"
+    if char in _SPACES:
+        message = f"unexpected non-breaking space (U+{ord(char):04X} {name})"
+        note = "pasted from a word processor? type a plain space instead"
+        return Diagnostic("E001", message, span, filename, notes=(note,))
+    if char in _INVISIBLE:
+        message = f"unexpected invisible character (U+{ord(char):04X} {name})"
+        return Diagnostic("E001", message, span, filename, notes=("delete it",))
+    if char in _LOOKALIKES:
+        plain = _LOOKALIKES[char]
+        note = (
+            f"a word processor turned `{plain}` into {what}: type a plain `{plain}`"
+            if plain != '"'
+            else 'texts are written in straight double quotes: "like this"'
+        )
+        return Diagnostic("E001", f"unexpected character {what}", span, filename, notes=(note,))
+    if unicodedata.category(char).startswith("L"):
+        start = column - 1
+        while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+            start -= 1
+        end = column - 1
+        while end < len(text) and (text[end].isalnum() or text[end] == "_"):
+            end += 1
+        word = text[start:end]
+        ascii_word = "".join(
+            c
+            for c in unicodedata.normalize("NFKD", word)
+            if c.isascii() and (c.isalnum() or c == "_")
+        )
+        note = "names use ASCII letters, digits and `_` (labels and texts may use any letter)"
+        return Diagnostic(
+            "E001",
+            f"unexpected character {what} in the name `{word}`",
+            span,
+            filename,
+            suggestion=ascii_word if ascii_word and ascii_word != word else None,
+            notes=(note,),
+        )
+    return Diagnostic("E001", f"unexpected character {what}", span, filename)
+
+
+#: Keywords followed by a text (a reason), for "did you mean" on a misspelt one.
+_TEXT_KEYWORDS = ("disapprove", "otherwise")
+_LOCALE_WRITTEN = re.compile(r"^\s*[a-z][a-z ]*?\s+(?P<locale>[A-Za-z]{2}[-_][A-Za-z]{2})\s*:")
+
+
+def _known_mistake(source_line: str, line: int, token: Token, filename: str) -> Diagnostic | None:
+    """Mistakes with a better message than "unexpected token": `elif`, a misspelt line keyword
+    (`disaprove "..."`), a locale written `es-AR`."""
+    stripped = source_line.lstrip()
+    indent = len(source_line) - len(stripped)
+    first = stripped.split(" ", 1)[0] if stripped else ""
+    first_span = Span(line, indent + 1, line, indent + 1 + len(first))
+    if first == "elif":
+        return Diagnostic(
+            "E001", "`elif` is written `else if`", first_span, filename, suggestion="else if"
+        )
+    locale = _LOCALE_WRITTEN.match(source_line)
+    if locale is not None:
+        written = locale.group("locale")
+        fixed = f"{written[:2].lower()}_{written[3:].upper()}"
+        start = locale.start("locale") + 1
+        return Diagnostic(
+            "E028",
+            f"a locale is written `{fixed}`: the language in lower case, `_`, the country in "
+            f"upper case (`{written}` is not)",
+            Span(line, start, line, start + len(written)),
+            filename,
+            suggestion=fixed,
+        )
+    follows_first = token.column == indent + len(first) + 2
+    if indent and first.isalpha() and token.type == "TEXT" and follows_first:
+        # `disaprove "reason"`: a misspelt keyword that takes a text reads as a property.
+        keyword = did_you_mean(first, _TEXT_KEYWORDS)
+        if keyword is not None:
+            return Diagnostic(
+                "E001", f"unknown keyword `{first}`", first_span, filename, suggestion=keyword
+            )
+    return None

@@ -269,6 +269,8 @@ class ExpressionChecker:
                 "E021", f"a {describe(base_type)} has no field `{expr.name}`", name_span
             )
         field_type = fields.get(expr.name)
+        if field_type is None and expr.name in scope.unknown_validations:
+            return ERROR, {"op": "literal", "value": None, "type": TEXT, "span": span}
         if field_type is None:
             return self.error(
                 "E021",
@@ -331,7 +333,7 @@ class ExpressionChecker:
         left_type, left = self.check(expr.left)
         right_type, right = self.check(expr.right)
         result = self._binary_type(expr, left_type, right_type)
-        if op == "/" and isinstance(expr.right, ast.Literal) and expr.right.value == 0:
+        if op == "/" and constant_number(expr.right) == 0:
             self.error("E030", "division by zero", expr.right.span)
         return result, {
             "op": "binary",
@@ -639,4 +641,25 @@ def constant_boolean(expr: ast.Expr, depth: int = 0) -> bool | None:
         if left is True or right is True:
             return True
         return False if left is False and right is False else None
+    return None
+
+
+def constant_number(expr: ast.Expr) -> float | None:
+    """The value of a number written with literals only (`0`, `-0`, `(1 - 1)`, `2 * 0.5`),
+    or None when it depends on anything else."""
+    if isinstance(expr, ast.Literal):
+        value = expr.value
+        return (
+            float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+        )
+    if isinstance(expr, ast.Unary) and expr.operator == "-":
+        inner = constant_number(expr.operand)
+        return None if inner is None else -inner
+    if isinstance(expr, ast.Binary) and expr.operator in ("+", "-", "*"):
+        left, right = constant_number(expr.left), constant_number(expr.right)
+        if left is None or right is None:
+            return None
+        if expr.operator == "+":
+            return left + right
+        return left - right if expr.operator == "-" else left * right
     return None

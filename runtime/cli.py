@@ -273,7 +273,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(document, indent=2, ensure_ascii=False))
     else:
         print()
-        print(render_text(explanation))
+        print(render_text(explanation, source))
     return 0
 
 

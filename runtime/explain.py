@@ -207,34 +207,49 @@ def explain(program: Program, state: InspectionState) -> Explanation:
     )
 
 
+def _written(value: SeenValue, source_lines: list[str] | None) -> str:
+    """The source text a value was computed from, or where it stands."""
+    span = value.span
+    if source_lines is not None and len(span) == 4 and span[0] == span[2] and span[0] > 0:
+        line = source_lines[span[0] - 1] if span[0] <= len(source_lines) else ""
+        text = line[span[1] - 1 : span[3] - 1]
+        if text:
+            return text
+    return f"{value.op} at {_where(span)} col {span[1] if span else '?'}"
+
+
 def _where(span: list[int]) -> str:
     return f"line {span[0]}" if span and span[0] else "built in"
 
 
-def render_text(explanation: Explanation) -> str:
-    """A readable rendering for the CLI."""
+def render_text(explanation: Explanation, source: str | None = None) -> str:
+    """A readable rendering for the CLI. With the template's `source`, each value is shown
+    next to the text it was computed from (`inputs.km = 42`), else next to its position."""
     lines = [f"Verdict: {explanation.veredict} (status {explanation.status})"]
     lines += [f"  reason: {reason}" for reason in explanation.reasons]
     lines += [f"Missing: {item.kind} {item.label}" for item in explanation.missing]
+    source_lines = source.splitlines() if source is not None else None
+
+    def value_lines(values: list[SeenValue]) -> list[str]:
+        return [f"      {_written(v, source_lines)} = {v.value!r}" for v in values]
+
     if explanation.verdict:
         lines.append("Verdict lines:")
     for item in explanation.verdict:
         mark = "*" if item.decided else " "
-        verb = "disapprove" if item.kind == "disapprove" else "approve when"
-        lines.append(
-            f" {mark} {verb} [{_where(item.span)}]: {item.label!r} -> "
-            f"{'missing' if item.holds is None else item.holds}"
-        )
-        lines += [
-            f"      {v.op} at {_where(v.span)} col {v.span[1]} = {v.value!r}" for v in item.values
-        ]
+        holds = "missing" if item.holds is None else item.holds
+        if item.kind == "disapprove":
+            lines.append(f" {mark} disapprove [{_where(item.span)}]: {item.label!r} -> {holds}")
+        else:
+            # The approval's label is the `otherwise` reason: it applies only when it fails.
+            otherwise = f" (otherwise: {item.label!r})" if item.holds is not True else ""
+            lines.append(f" {mark} approve when [{_where(item.span)}] -> {holds}{otherwise}")
+        lines += value_lines(item.values)
     if explanation.checks:
         lines.append("Checks:")
     for item in explanation.checks:
         lines.append(f"   {item.label} [{_where(item.span)}]: {item.holds}")
-        lines += [
-            f"      {v.op} at {_where(v.span)} col {v.span[1]} = {v.value!r}" for v in item.values
-        ]
+        lines += value_lines(item.values)
     if explanation.validations:
         lines.append("Validations:")
     for v in explanation.validations:

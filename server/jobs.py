@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, delete, or_, update
+from sqlalchemy import and_, delete, insert, or_, update
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col, select
 
@@ -50,6 +50,7 @@ HANDLERS: dict[str, str] = {
     "report": "server.reports.service:run_report_job",
     "webhook": "server.webhooks.service:run_delivery_job",
     "report_callback": "server.reports.service:run_callback_job",
+    "link_delivery": "server.inspections.deliveries:run_link_delivery_job",
 }
 #: kind -> "module:function" run in the transaction that marks a job failed for good:
 #: `fn(session, job: JobRecord, error: str) -> None`.
@@ -57,6 +58,7 @@ GIVE_UP_HANDLERS: dict[str, str] = {
     "report": "server.reports.service:report_job_given_up",
     "webhook": "server.webhooks.service:delivery_given_up",
     "report_callback": "server.webhooks.service:delivery_given_up",
+    "link_delivery": "server.inspections.deliveries:link_delivery_given_up",
 }
 
 #: "module:function" of the expiry sweep the worker runs every `settings.expiry_sweep_seconds`:
@@ -168,6 +170,39 @@ def enqueue(
     session.add(job)
     _wakeup.set()
     return job
+
+
+#: Built once: `enqueue_rows` runs it with parameter dicts (no ORM flush per job).
+_INSERT_JOBS = insert(JobRecord.__table__)  # type: ignore[attr-defined]
+
+
+def job_row(
+    kind: str, payload: dict[str, Any], *, max_attempts: int = DEFAULT_MAX_ATTEMPTS
+) -> dict[str, Any]:
+    """A job as a row for `enqueue_rows` (what `enqueue` would add)."""
+    if kind not in HANDLERS:
+        raise ValueError(f"unknown job kind {kind!r}")
+    now = utcnow()
+    return {
+        "kind": kind,
+        "payload": payload,
+        "status": "queued",
+        "attempts": 0,
+        "max_attempts": max_attempts,
+        "run_at": now,
+        "locked_until": None,
+        "locked_by": None,
+        "last_error": None,
+        "created_at": now,
+    }
+
+
+def enqueue_rows(session: Session, rows: list[dict[str, Any]]) -> None:
+    """Add many jobs in the caller's transaction with one executemany (the group commit of
+    creations writes its deliveries' jobs this way)."""
+    if rows:
+        session.execute(_INSERT_JOBS, rows)
+        _wakeup.set()
 
 
 def backoff_seconds(attempt: int, base: float, maximum: float) -> float:
@@ -368,6 +403,16 @@ def purge_finished(db: Database, *, now: datetime | None = None) -> int:
         return int(result.rowcount)  # type: ignore[attr-defined]
 
 
+def _purge_web_sessions(db: Database, name: str) -> None:
+    """Delete expired browser sessions of the web pages (`server.web.sessions`)."""
+    from server.web.sessions import purge_expired
+
+    try:
+        purge_expired(db, utcnow())
+    except Exception:
+        logger.warning("worker %s: purging expired web sessions failed", name, exc_info=True)
+
+
 def sweep_expired(db: Database, name: str = "worker") -> int:
     """Run the expiry sweep once; its failure is logged, never fatal to the worker."""
     try:
@@ -430,6 +475,7 @@ def run_worker(
                     purge_finished(db)
                 except Exception:
                     logger.warning("worker %s: purging finished jobs failed", name, exc_info=True)
+                _purge_web_sessions(db, name)
             if settings.expiry_sweep_seconds > 0 and time.monotonic() >= next_sweep:
                 next_sweep = time.monotonic() + settings.expiry_sweep_seconds
                 sweep_expired(db, name)

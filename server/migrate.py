@@ -68,10 +68,24 @@ def upgrade(database: Database, revision: str = "head") -> tuple[str | None, str
         before = MigrationContext.configure(connection).get_current_revision()
         config = _config(connection)
         if before is None and inspect(connection).has_table(SENTINEL_TABLE):
-            command.stamp(config, BASE_REVISION)
+            # Made by `create_all`: of this version (exactly the models: at head), or of one
+            # from before migrations existed (the first revision's tables).
+            command.stamp(config, "head" if _matches_models(connection) else BASE_REVISION)
         command.upgrade(config, revision)
         after = MigrationContext.configure(connection).get_current_revision()
     return before, after
+
+
+def _matches_models(connection: Connection) -> bool:
+    """The database's tables and columns are exactly the models' (what `create_all` makes)."""
+    from alembic.autogenerate import compare_metadata
+    from sqlmodel import SQLModel
+
+    from server.db import import_table_modules
+
+    import_table_modules()
+    context = MigrationContext.configure(connection)
+    return not compare_metadata(context, SQLModel.metadata)
 
 
 def prepare(database: Database, env: str) -> None:

@@ -113,7 +113,9 @@ def publish(
         "payload": {
             **event_payload(event, document),
             **{
-                k: v for k, v in document.items() if k in ("previousStatus", "imageId", "productId")
+                k: v
+                for k, v in document.items()
+                if k in ("previousStatus", "imageId", "productId", "delivery")
             },
         },
     }

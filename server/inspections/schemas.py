@@ -20,6 +20,7 @@ from inspectlang.manifest import (
 )
 from inspectlang.vocabulary import MAX_NUMBER, MAX_TEXT_LENGTH
 from server.bodies import InspectionType, RequestBody, ResponseBody
+from server.delivery.schemas import DeliveryView
 
 Nullable = str | None
 Unset = msgspec.UnsetType
@@ -152,6 +153,7 @@ class Inspection(ResponseBody):
     startedAt: Nullable | Unset = UNSET
     completedAt: Nullable | Unset = UNSET
     expiresAt: Nullable | Unset = UNSET
+    delivery: DeliveryView | Unset = UNSET
     explanation: dict[str, Any] | Unset = UNSET
 
 

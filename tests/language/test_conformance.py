@@ -2,8 +2,9 @@
 
 Each vector is `{"name", "source", "expect": {manifest fragment}}` (the compiled manifest must
 contain the fragment: objects by subset, lists item by item with equal length) or
-`{"name", "source", "diagnostics": [{"code", "line", "column", "suggestion"?}]}` (exactly these
-diagnostics, in order). `templateKind` optionally compiles as a built-in.
+`{"name", "source", "diagnostics": [{"code", "line", "column", "suggestion"?,
+"messageIncludes"?}]}` (exactly these diagnostics, in order; `messageIncludes` is text the
+message or its notes must contain). `templateKind` optionally compiles as a built-in.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ def test_vector(name: str, vector: dict[str, Any]) -> None:
         # A valid vector compiles without warnings too: warnings have their own vectors.
         assert check_source(vector["source"], "t.insp", template_kind=kind) == []
     else:
+        diagnostics = check_source(vector["source"], "t.insp", template_kind=kind)
         found = [
             {
                 "code": d.code,
@@ -76,9 +78,18 @@ def test_vector(name: str, vector: dict[str, Any]) -> None:
                 "column": d.span.column,
                 **({"suggestion": d.suggestion} if d.suggestion else {}),
             }
-            for d in check_source(vector["source"], "t.insp", template_kind=kind)
+            for d in diagnostics
         ]
-        assert found == vector["diagnostics"]
+        expected = [
+            {k: v for k, v in item.items() if k != "messageIncludes"}
+            for item in vector["diagnostics"]
+        ]
+        assert found == expected
+        # `messageIncludes`: words the message (or its notes) must say.
+        for item, diagnostic in zip(vector["diagnostics"], diagnostics, strict=True):
+            if "messageIncludes" in item:
+                said = " ".join([diagnostic.message, *diagnostic.notes])
+                assert item["messageIncludes"] in said, said
 
 
 def test_every_vector_has_one_expectation_and_a_unique_name() -> None:

@@ -295,6 +295,7 @@ TRIGGERS: dict[str, str] = {
     "W001": _bike("check always\n    valid when: true\n"),
     "W002": _bike("variable unused: numeric = 0\n"),
     "W003": _bike(verdict='    disapprove "Never" when false\n'),
+    "W004": 'template "Bike"\n    type: bike\n\nverdict\n',
 }
 
 
