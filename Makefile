@@ -8,7 +8,7 @@ POSTGRES_URL ?= postgresql://postgres@127.0.0.1:5432/test
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install system-deps browser-deps editors-deps run test lint typecheck test-unit test-postgres bench clean
+.PHONY: install system-deps browser-deps editors-deps node-client run test lint typecheck test-unit test-postgres bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -38,6 +38,20 @@ system-deps:
 # from there, nothing is fetched while they run.
 browser-deps: system-deps
 	cd tests/browser && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+
+## The public Node client library, unmodified, built for tests/clients (pinned commit).
+NODE_CLIENT_COMMIT ?= a0ff01610481882942f18c7590bac9ae88e80ca3
+NODE_CLIENT_DIR := build/clients/autoinspector-node
+node-client:
+	rm -rf $(NODE_CLIENT_DIR) && mkdir -p $(NODE_CLIENT_DIR)
+	git -C $(NODE_CLIENT_DIR) init --quiet
+	git -C $(NODE_CLIENT_DIR) fetch --quiet --depth 1 \
+		https://github.com/autoinspector-global/autoinspector-node $(NODE_CLIENT_COMMIT)
+	git -C $(NODE_CLIENT_DIR) checkout --quiet FETCH_HEAD
+	cd $(NODE_CLIENT_DIR) && npm install --omit=dev --ignore-scripts --no-audit --no-fund \
+		--loglevel=error
+	# The library's own tsc; it lacks @types/node (a dev dependency), which stops no output.
+	cd $(NODE_CLIENT_DIR) && (./node_modules/.bin/tsc > /dev/null || test -f dist/index.js)
 
 # The VS Code extension's grammar test runs the real TextMate engine from npm (pinned in
 # editors/vscode/package-lock.json).

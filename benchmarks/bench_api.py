@@ -318,11 +318,14 @@ def bulk_insert_clones(database_url: str, inspection_id: str, rows: int) -> None
 
 
 def bench_database(label: str, database_url: str, data_dir: Path) -> dict[str, Any]:
+    from server import migrate
     from server.auth import create_company
     from server.db import Database
 
     database = Database(database_url)
-    database.create_all()
+    # Migrated, not `create_all`: `serve` upgrades a development database on start, and a
+    # database made by `create_all` has tables a later migration creates again (web_sessions).
+    migrate.upgrade(database)
     keys = create_company(database, "Bench Company", ["bench-user"])
     database.dispose()
     headers = {"x-api-key": keys["liveKey"]}

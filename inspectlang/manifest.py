@@ -62,6 +62,12 @@ VALIDATION_NAMES: tuple[str, ...] = (
     "full_name",
     "sex",
     "age",
+    # Read from a product's identification (a serial plate, a label, a title card) and
+    # compared with the declared field; the client libraries configure them by these names.
+    "serialNumber",
+    "type",
+    "purpose",
+    "use",
 )
 
 #: Known features. `damage_declaration` is the spec's; the others are the ones a product needs.
@@ -92,6 +98,7 @@ PRODUCT_FIELDS: dict[str, dict[str, str]] = {
         "year": "number",
         "milage": "number",
         "vin": "text",
+        "chassis": "text",
     },
     "moto": {
         "plate": "text",
@@ -101,20 +108,40 @@ PRODUCT_FIELDS: dict[str, dict[str, str]] = {
         "use": "text",
         "year": "number",
         "milage": "number",
+        "chassis": "text",
     },
-    "bike": {"make": "text", "model": "text", "color": "text", "year": "number", "serial": "text"},
+    "bike": {
+        "make": "text",
+        "model": "text",
+        "color": "text",
+        "year": "number",
+        "serial": "text",
+        "price": "number",
+        "serialNumber": "text",
+    },
     "machinery": {
         "make": "text",
         "model": "text",
         "year": "number",
         "serial": "text",
         "hours": "number",
+        "color": "text",
+        "purpose": "text",
+        "use": "text",
+        "type": "text",
+        "plate": "text",
     },
     "goods": {
         "description": "text",
         "quantity": "number",
         "value": "number",
         "serial": "text",
+        "make": "text",
+        "model": "text",
+        "type": "text",
+        "category": "text",
+        "serialNumber": "text",
+        "price": "number",
     },
     "people": {},
     "custom": {"description": "text", "reference": "text"},
@@ -124,7 +151,58 @@ PRODUCT_FIELDS: dict[str, dict[str, str]] = {
         "color": "text",
         "imei": "text",
         "year": "number",
+        "price": "number",
+        "serialNumber": "text",
     },
+}
+
+#: Machinery kinds the client libraries send as `machinery.type`.
+MACHINERY_TYPES: tuple[str, ...] = (
+    "tractor",
+    "combine_harvester",
+    "sprayer",
+    "seeder",
+    "fumigator",
+    "baler",
+    "round_baler",
+    "paver",
+    "leveler",
+    "crane",
+    "excavator",
+    "carts",
+    "grader",
+    "loader",
+    "scrapers",
+    "compacting_machine",
+    "machine_soil_treatment",
+    "forklift",
+    "motor_vehicle_with_coupling_device",
+    "fertilizer",
+    "backhoe",
+    "bulldozer",
+    "compactor",
+    "hidrogua",
+    "trencher",
+    "mixer",
+    "hopper",
+    "mechanical_shovel",
+)
+#: Purposes of a machine (`machinery.purpose`), spelled as the clients send them.
+MACHINERY_PURPOSES: tuple[str, ...] = ("Agrícola", "Vial", "Industrial")
+#: Categories of a good (`goods.category`).
+GOODS_CATEGORIES: tuple[str, ...] = (
+    "sports",
+    "electronics",
+    "instruments",
+    "jewellery",
+    "art",
+    "home",
+    "mobility",
+)
+#: Text product fields whose value must be one of a closed set (checked at intake).
+PRODUCT_CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
+    "machinery": {"type": MACHINERY_TYPES, "purpose": MACHINERY_PURPOSES},
+    "goods": {"category": GOODS_CATEGORIES},
 }
 
 #: Consumer (identity) fields with their expression type.

@@ -10,6 +10,7 @@ from __future__ import annotations
 from runtime.api_view import to_api
 from runtime.engine import (
     add_image,
+    add_products,
     create,
     declare_damage,
     expire,
@@ -37,6 +38,7 @@ __all__ = [
     "Program",
     "ValidationOutcome",
     "add_image",
+    "add_products",
     "apply_event",
     "create",
     "declare_damage",

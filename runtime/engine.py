@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from inspectlang.manifest import Template
 from runtime import intake
 from runtime.errors import InspectionError
 from runtime.imagemeta import read_meta
@@ -77,20 +78,24 @@ def create(
         )
     if not isinstance(body, dict):
         raise InspectionError("invalid_body", "the body must be an object")
-    body, further = _split_products(inspection_type, body)
+    body, further, products_name = _split_products(inspection_type, body)
+    body = intake.normalize_numbers(body, inspection_type)
+    body, further, configuration = _configuration(manifest, inspection_type, body, further)
     locale = intake.check_locale(body)
     initial = intake.check_initial_status(body)
     metadata = intake.check_metadata(body.get("metadata"))
     given = intake.inputs_by_identifier(body.get("inputs"))
     inputs = intake.check_inputs(manifest, given, stage="create", locale=locale)
     intake.check_schema(manifest, body, inputs)
-    product = intake.check_fields(
-        body.get(inspection_type), intake.product_fields(inspection_type), inspection_type
+    product = intake.check_product(
+        body.get(inspection_type),
+        inspection_type,
+        "goods.0" if products_name == "goods" else inspection_type,
     )
     consumer = intake.check_fields(body.get("consumer"), intake.consumer_fields(), "consumer")
     intake.check_requirements(manifest, product, consumer)
     extra = [
-        intake.check_fields(item, intake.product_fields(inspection_type), f"products.{index}")
+        intake.check_product(item, inspection_type, f"{products_name}.{index}")
         for index, item in enumerate(further, start=1)
     ]
     delivery = body.get("delivery")
@@ -120,14 +125,55 @@ def create(
     }
     if extra:
         data["products"] = [{"productId": ids(), "fields": fields} for fields in extra]
+    if configuration:
+        data["configuration"] = configuration
     return apply_event(program, None, EventRecord(kind="create", at=iso(now), data=data))
 
 
-def _split_products(inspection_type: str, body: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
-    """A goods body's `products: [...]` (several products): the first takes the place of
-    `goods`, the others are returned to be checked like it. Other types may not send it."""
+def _configuration(
+    manifest: Template, inspection_type: str, body: dict[str, Any], further: list[Any]
+) -> tuple[dict[str, Any], list[Any], dict[str, dict[str, bool]]]:
+    """The body and further products without their `configuration`, and the settings they
+    carry (merged in order: the validations' run/required for this inspection only)."""
+    merged: dict[str, dict[str, bool]] = {}
+    product, settings = intake.split_configuration(
+        manifest, body.get(inspection_type), inspection_type
+    )
+    merged.update(settings)
+    if inspection_type in body:
+        body = {**body, inspection_type: product}
+    rest = []
+    for index, item in enumerate(further, start=1):
+        item, settings = intake.split_configuration(manifest, item, f"products.{index}")
+        for name, setting in settings.items():
+            merged[name] = {**merged.get(name, {}), **setting}
+        rest.append(item)
+    return body, rest, merged
+
+
+def _split_products(
+    inspection_type: str, body: dict[str, Any]
+) -> tuple[dict[str, Any], list[Any], str]:
+    """A goods body's several products, as `products: [...]` or as the client libraries send
+    them, `goods: [...]`: the first takes the place of `goods`, the others are returned to be
+    checked like it, with the name of the list (for error fields: `goods.1.category`). Other
+    types may not send a list."""
+    if inspection_type == "goods" and isinstance(body.get("goods"), list) and body["goods"]:
+        if "products" in body:
+            raise InspectionError(
+                "invalid_body",
+                "send the products either as `goods` or as `products`, not both",
+                [intake.problem("products", "conflict", "also sent goods")],
+            )
+        body = {("products" if key == "goods" else key): value for key, value in body.items()}
+        name = "goods"
+    elif isinstance(body.get("goods"), list) and not body["goods"]:
+        body = {key: value for key, value in body.items() if key != "goods"}  # PHP's `[]`
+        name = "products"
+    else:
+        name = "products"
     if "products" not in body:
-        return body, []
+        return body, [], ""
     rest = {key: value for key, value in body.items() if key != "products"}
     products = body["products"]
     if inspection_type != "goods":
@@ -149,7 +195,7 @@ def _split_products(inspection_type: str, body: dict[str, Any]) -> tuple[dict[st
             [intake.problem("products", "conflict", "also sent goods")],
         )
     rest["goods"] = products[0]
-    return rest, products[1:]
+    return rest, products[1:], name
 
 
 def update(
@@ -191,11 +237,42 @@ def update_product(
     if not isinstance(body, dict):
         raise InspectionError("invalid_body", "the body must be an object")
     intake.refuse_unknown_keys(body, {product.type: intake.product_fields(product.type)})
-    fields = intake.check_fields(
-        body.get(product.type), intake.product_fields(product.type), product.type
-    )
+    fields = intake.check_product(body.get(product.type), product.type, product.type)
     data = {"productId": product_id, "fields": fields}
     return apply_event(program, state, EventRecord(kind="update_product", at=iso(now), data=data))
+
+
+def add_products(
+    program: Program,
+    state: InspectionState,
+    items: Any,
+    *,
+    now: dt.datetime,
+    ids: Ids = new_object_id,
+) -> InspectionState:
+    """Add goods to a goods inspection (`{"goods": [...]}` of the client libraries), each
+    checked as at creation; at most MAX_PRODUCTS products in all."""
+    _editable(state)
+    if state.type != "goods":
+        raise InspectionError(
+            "invalid_body",
+            "only goods inspections take more products",
+            [intake.problem("goods", "not_allowed", "goods only")],
+        )
+    room = MAX_PRODUCTS - len(state.products)
+    if not isinstance(items, list) or not 1 <= len(items) <= room:
+        raise InspectionError(
+            "invalid_body",
+            f"goods must be a list of 1 to {max(room, 0)} product objects "
+            f"(at most {MAX_PRODUCTS} products per inspection)",
+            [intake.problem("goods", "length", f"expected 1 to {max(room, 0)} objects")],
+        )
+    products = [
+        {"productId": ids(), "fields": intake.check_product(item, "goods", f"goods.{index}")}
+        for index, item in enumerate(items)
+    ]
+    data = {"products": products}
+    return apply_event(program, state, EventRecord(kind="add_products", at=iso(now), data=data))
 
 
 def start(program: Program, state: InspectionState, *, now: dt.datetime) -> InspectionState:
@@ -271,15 +348,17 @@ def add_image(
     first = _first_location(state)
     located = _locations(state)
     for validation in spec.validations:
+        # This inspection's `configuration` overrides the template's run/required.
+        setting = state.configuration.get(validation.validation, {})
         item = ValidationRecord(
             id=validation.id,
             validation=validation.validation,
-            run=validation.run,
-            required=validation.required,
+            run=setting.get("run", validation.run),
+            required=setting.get("required", validation.required),
             threshold=program.threshold(spec.identifier, validation),
         )
         validator = REGISTRY.get(validation.validation)
-        if validation.run and validator is not None:
+        if item.run and validator is not None:
             options = _options(program, spec.identifier, validation.validation)
             context = ValidationContext(
                 now=now, options=options, first_location=first, meta=meta, locations=located

@@ -16,7 +16,13 @@ from typing import Any
 
 from cachetools import LRUCache
 
-from inspectlang.manifest import CONSUMER_FIELDS, PRODUCT_FIELDS, InputSpec, Template
+from inspectlang.manifest import (
+    CONSUMER_FIELDS,
+    PRODUCT_CHOICES,
+    PRODUCT_FIELDS,
+    InputSpec,
+    Template,
+)
 from inspectlang.patterns import pattern_search
 from inspectlang.schema import creation_validator
 from inspectlang.vocabulary import (
@@ -35,6 +41,9 @@ MAX_METADATA_PAIRS = 50
 MAX_METADATA_KEY = 50
 MAX_METADATA_VALUE = 500
 INITIAL_STATUSES = ("created", "started")
+#: `consumer.sex` as the client libraries send it, stored as the spec's number (the codes of
+#: ISO/IEC 5218: 1 male, 2 female, 9 not applicable).
+SEX_CODES: dict[str, int] = {"male": 1, "female": 2, "not_applicable": 9}
 
 Problem = dict[str, Any]
 
@@ -66,8 +75,9 @@ def check_initial_status(body: dict[str, Any]) -> str:
 
 
 def check_metadata(value: Any, existing: dict[str, str] | None = None) -> dict[str, str]:
-    """Metadata merged over `existing` (existing keys win); limits apply to the result."""
-    if value is None:
+    """Metadata merged over `existing` (existing keys win); limits apply to the result.
+    `[]` is an empty object (PHP encodes an empty map so)."""
+    if value is None or value == []:
         return dict(existing or {})
     problems: list[Problem] = []
     if not isinstance(value, dict):
@@ -319,10 +329,16 @@ def _file(spec: InputSpec, raw: Any) -> tuple[Any, list[Problem]]:
 
 
 def check_fields(
-    value: Any, allowed: dict[str, str], prefix: str, *, replace_with: dict[str, Any] | None = None
+    value: Any,
+    allowed: dict[str, str],
+    prefix: str,
+    *,
+    replace_with: dict[str, Any] | None = None,
+    choices: dict[str, tuple[str, ...]] | None = None,
 ) -> dict[str, Any]:
-    """Product or consumer data: known fields only, each of its type."""
-    if value is None:
+    """Product or consumer data: known fields only, each of its type (a text field listed in
+    `choices` takes one of its values). `[]` is an empty object (PHP encodes an empty map so)."""
+    if value is None or value == []:
         return {}
     if not isinstance(value, dict):
         raise InspectionError(
@@ -340,7 +356,7 @@ def check_fields(
         elif item is None:
             continue
         elif kind == "number":
-            number = _number(item)
+            number = _number(SEX_CODES.get(item, item) if where == "consumer.sex" else item)
             if number is None or abs(number) > MAX_NUMBER:
                 problems.append(problem(where, "not_a_number", "expected a number"))
             else:
@@ -353,6 +369,10 @@ def check_fields(
                 result[key] = day.isoformat()
         elif not isinstance(item, str) or len(item) > MAX_TEXT:
             problems.append(problem(where, "not_a_text", f"expected a text of at most {MAX_TEXT}"))
+        elif choices and key in choices and item not in choices[key]:
+            problems.append(
+                problem(where, "not_a_choice", f"expected one of {', '.join(choices[key])}")
+            )
         else:
             result[key] = item
     if problems:
@@ -383,6 +403,105 @@ def refuse_unknown_keys(body: dict[str, Any], allowed: dict[str, dict[str, str]]
 
 def product_fields(inspection_type: str) -> dict[str, str]:
     return PRODUCT_FIELDS.get(inspection_type, {})
+
+
+def _numbers_of(value: Any, fields: dict[str, str], prefix: str) -> Any:
+    """`value` with its numeric texts as numbers and `[]` as `{}` (see `normalize_numbers`)."""
+    if value == []:
+        return {}
+    if not isinstance(value, dict):
+        return value
+    result = dict(value)
+    for key, item in value.items():
+        if fields.get(key) != "number":
+            continue
+        if f"{prefix}.{key}" == "consumer.sex" and isinstance(item, str):
+            item = SEX_CODES.get(item, item)
+        number = _number(item) if isinstance(item, str) else None
+        if number is not None and abs(number) <= MAX_NUMBER:
+            result[key] = number
+        elif isinstance(item, int) and not isinstance(item, bool):
+            result[key] = item
+    return result
+
+
+def normalize_numbers(body: dict[str, Any], inspection_type: str) -> dict[str, Any]:
+    """The body with numbers the client libraries send as texts (`year: "2020"`,
+    `price: "14400"`, `sex: "male"`) turned into the numbers they stand for, in the product
+    and consumer objects, before the template's schema sees them. Anything that is not such a
+    text stays as it is, for the schema and `check_fields` to refuse with their codes."""
+    fields = product_fields(inspection_type)
+    result = dict(body)
+    if inspection_type in result:
+        result[inspection_type] = _numbers_of(result[inspection_type], fields, inspection_type)
+    if "consumer" in result:
+        result["consumer"] = _numbers_of(result["consumer"], CONSUMER_FIELDS, "consumer")
+    return result
+
+
+#: The keys of one validation's setting in a product's `configuration`.
+SETTING_KEYS = ("run", "required")
+
+
+def split_configuration(
+    manifest: Template, value: Any, prefix: str
+) -> tuple[Any, dict[str, dict[str, bool]]]:
+    """A product object without its `configuration`, and that configuration checked:
+    `{<validation>: {run?, required?}}` over the template's settings for this inspection only.
+    A validation the template does not run on any image is `unknown_validation`, naming it."""
+    if not isinstance(value, dict) or "configuration" not in value:
+        return value, {}
+    rest = {key: item for key, item in value.items() if key != "configuration"}
+    raw = value["configuration"]
+    if raw is None or raw == []:
+        return rest, {}
+    where = f"{prefix}.configuration"
+    if not isinstance(raw, dict):
+        raise InspectionError(
+            "invalid_body",
+            f"{where} must be an object",
+            [problem(where, "type", "expected {<validation>: {run, required}}")],
+        )
+    known = {v.validation for image in manifest.images for v in image.validations}
+    unknown = [str(name) for name in raw if name not in known]
+    if unknown:
+        names = ", ".join(name[:60] for name in unknown[:10])
+        raise InspectionError(
+            "unknown_validation",
+            f"the template does not validate {names}",
+            [
+                problem(f"{where}.{name}"[:120], "unknown_validation", "not in the template")
+                for name in unknown[:50]
+            ],
+        )
+    settings: dict[str, dict[str, bool]] = {}
+    problems: list[Problem] = []
+    for name, setting in raw.items():
+        if setting == []:
+            setting = {}
+        if not isinstance(setting, dict) or any(
+            key not in SETTING_KEYS or not isinstance(flag, bool) for key, flag in setting.items()
+        ):
+            problems.append(
+                problem(
+                    f"{where}.{name}", "type", "expected {run: true|false, required: true|false}"
+                )
+            )
+            continue
+        settings[name] = dict(setting)
+    if problems:
+        raise InspectionError("invalid_body", f"invalid {where}", problems)
+    return rest, settings
+
+
+def check_product(value: Any, inspection_type: str, prefix: str) -> dict[str, Any]:
+    """A product's data: its type's fields, closed vocabularies included."""
+    return check_fields(
+        value,
+        product_fields(inspection_type),
+        prefix,
+        choices=PRODUCT_CHOICES.get(inspection_type),
+    )
 
 
 def consumer_fields() -> dict[str, str]:

@@ -134,6 +134,9 @@ class InspectionState(_Model):
     #: Input values by identifier, as validated (numbers, texts, lists of option keys...).
     inputs: dict[str, Any] = Field(default_factory=dict)
     products: list[ProductState] = Field(default_factory=list)
+    #: Validation name -> `{run?, required?}` sent at creation (`<product>.configuration`):
+    #: overrides the template's settings for this inspection's images only.
+    configuration: dict[str, dict[str, bool]] = Field(default_factory=dict)
     #: This inspection's own copy of the template variables.
     variables: dict[str, Any] = Field(default_factory=dict)
     globalValidations: list[GlobalValidation] = Field(default_factory=list)

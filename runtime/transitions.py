@@ -160,6 +160,7 @@ def _apply_create(program: Program, event: EventRecord) -> tuple[InspectionState
         delivery=data["delivery"],
         consumer=data["consumer"],
         inputs=data["inputs"],
+        configuration=data.get("configuration", {}),
         products=[
             ProductState(id=data["productId"], type=data["type"], data=data["product"]),
             *(
@@ -208,6 +209,16 @@ def _apply_update_product(
     program: Program, state: InspectionState, event: EventRecord
 ) -> list[Trigger]:
     own_product(state, event.data["productId"]).data.update(event.data["fields"])
+    return []
+
+
+def _apply_add_products(
+    program: Program, state: InspectionState, event: EventRecord
+) -> list[Trigger]:
+    state.products.extend(
+        ProductState(id=item["productId"], type=state.type, data=item["fields"])
+        for item in event.data["products"]
+    )
     return []
 
 
@@ -280,6 +291,7 @@ def _apply_expire(program: Program, state: InspectionState, event: EventRecord) 
 _HANDLERS: dict[str, Callable[[Program, InspectionState, EventRecord], list[Trigger]]] = {
     "update": _apply_update,
     "update_product": _apply_update_product,
+    "add_products": _apply_add_products,
     "start": _apply_start,
     "image": _apply_image,
     "validation": _apply_validation,

@@ -1,4 +1,5 @@
-"""Errors as JSON: every error response is `{"code", "status", "description", "errors"?}`.
+"""Errors as JSON: every error response is `{"code", "status", "description", "detail", "errors"?}`
+(`detail` repeats `description` for the client libraries, which read that name).
 
 Handlers raise `ApiError`; Litestar's own exceptions (unknown route, wrong method, malformed
 JSON, validation, body too large) and unexpected exceptions are turned into the same shape by
@@ -159,6 +160,8 @@ class ApiError(ServerError):
             "code": self.code,
             "status": self.status,
             "description": self.description,
+            # The client libraries read `detail`: the same text under the name they use.
+            "detail": self.description,
         }
         if self.errors is not None:
             body["errors"] = self.errors

@@ -38,6 +38,10 @@ class ErrorBody(ResponseBody):
     code: Annotated[str, msgspec.Meta(description="Stable error code (docs/api.md).")]
     status: int
     description: str
+    detail: Annotated[
+        str,
+        msgspec.Meta(description="The same text as `description` (the client libraries read it)."),
+    ]
     errors: list[dict[str, Any]] | msgspec.UnsetType = msgspec.UNSET
 
 

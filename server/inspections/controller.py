@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from litestar import Request, get, post, put
+from litestar import Request, Response, get, post, put
 from litestar.params import FromPath, PathParameter, QueryParameter
 
 from inspectlang.vocabulary import INSPECTION_TYPES
 from server.bodies import decode_body
 from server.common import in_thread
 from server.deps import auth_of, services
-from server.inspections import creation, listing
+from server.errors import ApiError
+from server.inspections import creation, explanation, goods, listing
 from server.inspections import service as inspections
 from server.inspections.listing import (
     MAX_FILTER_CHARS,
@@ -25,10 +26,13 @@ from server.inspections.schemas import (
     CreatedInspection,
     CreateInspectionBody,
     DamageBody,
+    GoodsAdded,
+    GoodsBody,
     Inspection,
     InspectionPage,
     UpdateInspectionBody,
     UpdateProductBody,
+    VerdictExplanation,
 )
 from server.multipart import JSON_ONLY_BODY_BYTES, json_object, read_body
 from server.schemas import (
@@ -152,11 +156,77 @@ def list_inspections(
     summary="Get an inspection",
     operation_class=operation(write=False, status=200, response=Inspection, errors=(404,)),
 )
-def get_inspection(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> dict[str, Any]:
+def get_inspection(
+    request: Request[Any, Any, Any],
+    inspection_id: FromPath[str],
+    explain: Annotated[
+        str | None,
+        QueryParameter(
+            description="`true` adds `explanation` (as `GET .../explanation` answers it).",
+            schema_extra={"enum": ["true", "false", ""]},
+        ),
+    ] = None,
+) -> dict[str, Any]:
     """The Inspection object."""
     app = services(request)
     auth = auth_of(request)
-    return inspections.get_inspection(app.db, app.settings, auth, inspection_id)
+    document = inspections.get_inspection(app.db, app.settings, auth, inspection_id)
+    if explain == "true":
+        document["explanation"] = explanation.explain_inspection(app.db, auth, inspection_id)
+    elif explain not in (None, "", "false"):
+        raise ApiError(
+            "invalid_filter",
+            400,
+            "explain must be true or false.",
+            [{"field": "explain", "message": f"got {explain[:40]!r}"}],
+        )
+    return document
+
+
+@get(
+    "/v1/inspection/{inspection_id:str}/explanation",
+    tags=TAGS,
+    sync_to_thread=True,
+    operation_id="ExplainInspection",
+    summary="Why the verdict is what it is",
+    operation_class=operation(write=False, status=200, response=VerdictExplanation, errors=(404,)),
+)
+def explain_inspection(
+    request: Request[Any, Any, Any], inspection_id: FromPath[str]
+) -> dict[str, Any]:
+    """Each verdict line, check and rule with the values it saw and its template line."""
+    app = services(request)
+    return explanation.explain_inspection(app.db, auth_of(request), inspection_id)
+
+
+@post(
+    # Under the product PUT's path (a static `goods` segment here would hide the create route):
+    # only `goods` is served, any other type is 404 `not_found`.
+    "/v1/inspection/{inspection_type:str}/{product_id:str}",
+    request_max_body_size=JSON_ONLY_BODY_BYTES,
+    tags=TAGS,
+    status_code=201,
+    operation_id="PostGoods",
+    summary="Add goods to an inspection, or update one good (the client libraries' POST)",
+    operation_class=operation(status=201, response=GoodsAdded, errors=(404, 409), body=GoodsBody),
+)
+async def post_goods(
+    request: Request[Any, Any, Any],
+    inspection_type: Annotated[str, PathParameter(schema_extra={"enum": ["goods"]})],
+    product_id: Annotated[
+        str, PathParameter(description="An inspection id (add goods) or a goods product id.")
+    ],
+) -> Response[Any]:
+    """`{goods: [...]}` to an inspection id adds goods (201 `productIds`); `{good: {...}}` to
+    a goods product id updates it (200)."""
+    if inspection_type != "goods":
+        raise ApiError.of("not_found", "No resource at this path.")
+    target_id = product_id
+    app = services(request)
+    auth = auth_of(request)
+    body = json_object(await read_body(request), required=True)
+    status, answer = await in_thread(goods.post_goods, app.db, auth, target_id, body, app.clock())
+    return Response(answer, status_code=status)
 
 
 @put(
@@ -272,6 +342,8 @@ ROUTES: list[Any] = [
     create_inspection,
     list_inspections,
     get_inspection,
+    explain_inspection,
+    post_goods,
     update_inspection,
     update_product,
     finish_inspection,

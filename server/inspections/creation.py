@@ -168,6 +168,20 @@ def _writer(db: Database) -> GroupCommit[NewInspection]:
 
 # --- create ------------------------------------------------------------------------------------
 
+#: Keys of the creation body whose value is an object: PHP's `json_encode` writes an empty map
+#: as `[]`, so `[]` there means `{}` (the product object of the type is added per call).
+OBJECT_KEYS = ("metadata", "consumer", "delivery", "producer")
+
+
+def empty_maps(body: dict[str, Any], inspection_type: str) -> dict[str, Any]:
+    """A copy of `body` with `[]` read as `{}` where an object is meant."""
+    return {
+        key: {}
+        if value == [] and (key in OBJECT_KEYS or (key == inspection_type != "goods"))
+        else value
+        for key, value in body.items()
+    }
+
 
 def create_inspection(
     db: Database,
@@ -181,7 +195,7 @@ def create_inspection(
 ) -> dict[str, Any]:
     """Create an inspection from the spec's creation body; the spec's 201 response body."""
     check_type(inspection_type)
-    body = dict(body)
+    body = empty_maps(body, inspection_type)
     validate_metadata(body.get("metadata"))
     callback = body.pop("callbackURL", None)
     # The guard of report callbacks and webhook endpoints: in production no internal address.
@@ -304,7 +318,7 @@ def _create(
         "message": "Inspection created",
         "magicLink": magic_link,
     }
-    if len(ids) > 1:
+    if len(ids) > 1 or isinstance(body.get("goods"), list):  # the clients' goods array
         response["productIds"] = ids
     return response
 

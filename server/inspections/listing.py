@@ -33,7 +33,11 @@ MAX_PAGE = 10_000_000
 MAX_FILTER_CHARS = 200
 
 STATUSES = ("created", "started", "processing", "completed", "blocked")
-VEREDICTS = ("approved", "disapproved", "not_defined")
+VEREDICTS = ("approved", "disapproved", "not_defined", "not_provided")
+#: `veredict=not_provided` (the client libraries' value): no verdict given yet, i.e. the
+#: verdict is `not_defined` and the inspection is not completed. `not_defined` alone also
+#: matches completed inspections whose template reached no verdict.
+NOT_PROVIDED = "not_provided"
 
 #: Query parameter -> (column, allowed values or None for free text).
 FILTERS: dict[str, tuple[str, tuple[str, ...] | None]] = {
@@ -105,7 +109,11 @@ def filters(params: Mapping[str, str | None]) -> dict[str, str]:
 def _conditions(auth: AuthContext, chosen: Mapping[str, str]) -> list[Any]:
     model = cast(Any, InspectionRecord)
     conditions = [model.company_id == auth.company_id, model.testing == auth.testing]
-    conditions.extend(getattr(model, column) == value for column, value in chosen.items())
+    for column, value in chosen.items():
+        if column == "veredict" and value == NOT_PROVIDED:
+            conditions += [model.veredict == "not_defined", model.status != "completed"]
+        else:
+            conditions.append(getattr(model, column) == value)
     return conditions
 
 

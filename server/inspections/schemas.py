@@ -12,7 +12,12 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from inspectlang.manifest import CONSUMER_FIELDS, INSPECTION_TYPES, PRODUCT_FIELDS
+from inspectlang.manifest import (
+    CONSUMER_FIELDS,
+    INSPECTION_TYPES,
+    PRODUCT_CHOICES,
+    PRODUCT_FIELDS,
+)
 from inspectlang.vocabulary import MAX_NUMBER, MAX_TEXT_LENGTH
 from server.bodies import InspectionType, RequestBody, ResponseBody
 from server.delivery.schemas import DeliveryView
@@ -149,6 +154,30 @@ class Inspection(ResponseBody):
     completedAt: Nullable | Unset = UNSET
     expiresAt: Nullable | Unset = UNSET
     delivery: DeliveryView | Unset = UNSET
+    explanation: dict[str, Any] | Unset = UNSET
+
+
+class VerdictExplanation(ResponseBody):
+    """`GET /v1/inspection/:id/explanation` (`runtime.explain`): every verdict line, check
+    and rule with the values it saw, its span and its template `line`."""
+
+    veredict: str
+    reasons: list[str]
+    status: str
+    missing: list[dict[str, Any]]
+    verdict: list[dict[str, Any]]
+    checks: list[dict[str, Any]]
+    validations: list[dict[str, Any]]
+    rules: list[dict[str, Any]]
+    variables: dict[str, Any]
+    ruleErrors: list[dict[str, Any]]
+
+
+class GoodsAdded(ResponseBody):
+    """Goods added to an inspection (`POST /v1/inspection/goods/:inspectionId`)."""
+
+    message: str
+    productIds: list[str]
 
 
 class InspectionPage(ResponseBody):
@@ -282,9 +311,19 @@ class InputAnswer(Documented):
 
 
 #: The person inspected, as sent: any of `CONSUMER_FIELDS`.
+#: `consumer.sex` also takes the client libraries' words (stored as ISO/IEC 5218 codes).
+SexWord = Literal["male", "female", "not_applicable"]
+
 Consumer = msgspec.defstruct(
     "Consumer",
-    [(name, _FIELD_TYPES[kind] | Unset, UNSET) for name, kind in CONSUMER_FIELDS.items()],
+    [
+        (
+            name,
+            (_FIELD_TYPES[kind] | SexWord if name == "sex" else _FIELD_TYPES[kind]) | Unset,
+            UNSET,
+        )
+        for name, kind in CONSUMER_FIELDS.items()
+    ],
     bases=(Documented,),
     kw_only=True,
     omit_defaults=True,
@@ -311,11 +350,74 @@ class CreateInspectionFields(UpdateInspectionBody, kw_only=True):
     callbackURL: Annotated[str, msgspec.Meta(extra_json_schema={"format": "uri"})] | Unset = UNSET
 
 
-def _with_products(name: str, base: type[Documented]) -> Any:
-    """`base` plus one product data field per inspection type that has product fields."""
+class ValidationSetting(Documented):
+    """One validation's setting for this inspection, over the template's."""
+
+    run: bool | Unset = UNSET
+    required: bool | Unset = UNSET
+
+
+#: `<product>.configuration`: validation name -> its `run`/`required` for this inspection only
+#: (a name the template does not validate is 400 `unknown_validation`).
+Configuration = dict[Annotated[str, msgspec.Meta(max_length=100)], ValidationSetting]
+
+
+def _field_type(kind: str, name: str, field_type: str) -> Any:
+    choices = PRODUCT_CHOICES.get(kind, {}).get(name)
+    return Literal[choices] if choices else _FIELD_TYPES[field_type]
+
+
+def _product_struct(kind: str, *, configured: bool) -> Any:
+    """The product data of one inspection type, as the client libraries send it: its fields
+    (`PRODUCT_FIELDS`, closed vocabularies as enums) and, at creation only, the per-inspection
+    `configuration`."""
+    fields: list[tuple[str, Any, Any]] = [
+        (name, _field_type(kind, name, field_type) | Unset, UNSET)
+        for name, field_type in PRODUCT_FIELDS[kind].items()
+    ]
+    if configured:
+        fields.append(("configuration", Configuration | Unset, UNSET))
+    return msgspec.defstruct(
+        f"{kind.capitalize()}{'Data' if configured else 'Fields'}",
+        fields,
+        bases=(Documented,),
+        kw_only=True,
+        omit_defaults=True,
+    )
+
+
+#: Product data at creation, by inspection type (fields and `configuration`).
+PRODUCT_STRUCTS: dict[str, Any] = {
+    kind: _product_struct(kind, configured=True) for kind in PRODUCT_FIELDS
+}
+#: Product data of a product update and of goods added later (fields only).
+PRODUCT_FIELD_STRUCTS: dict[str, Any] = {
+    kind: _product_struct(kind, configured=False) for kind in PRODUCT_FIELDS if PRODUCT_FIELDS[kind]
+}
+GoodsFields = PRODUCT_FIELD_STRUCTS["goods"]
+
+
+class GoodsBody(Documented):
+    """`POST /v1/inspection/goods/:id`: `goods` to add to an inspection, or `good` to update
+    one goods product."""
+
+    goods: list[GoodsFields] | Unset = UNSET  # type: ignore[valid-type]
+    good: GoodsFields | Unset = UNSET  # type: ignore[valid-type]
+
+
+def _with_products(name: str, base: type[Documented], *, creation: bool) -> Any:
+    """`base` plus one product data field per inspection type (at creation goods may be a
+    list, the client libraries' form)."""
+
+    def field_type(kind: str, struct: Any) -> Any:
+        return (struct | list[struct] if creation and kind == "goods" else struct) | Unset
+
     return msgspec.defstruct(
         name,
-        [(kind, ProductData | Unset, UNSET) for kind, fields in PRODUCT_FIELDS.items() if fields],
+        [
+            (kind, field_type(kind, struct), UNSET)
+            for kind, struct in (PRODUCT_STRUCTS if creation else PRODUCT_FIELD_STRUCTS).items()
+        ],
         bases=(base,),
         kw_only=True,
         omit_defaults=True,
@@ -323,6 +425,6 @@ def _with_products(name: str, base: type[Documented]) -> Any:
 
 
 #: `POST /v1/inspection/:type`.
-CreateInspectionBody = _with_products("CreateInspectionBody", CreateInspectionFields)
+CreateInspectionBody = _with_products("CreateInspectionBody", CreateInspectionFields, creation=True)
 #: `PUT /v1/inspection/:type/:productId`: product fields not yet defined.
-UpdateProductBody = _with_products("UpdateProductBody", Documented)
+UpdateProductBody = _with_products("UpdateProductBody", Documented, creation=False)

@@ -566,7 +566,7 @@ def record_validation(
         """`image_processed` once, when this result completes the image's processing."""
         before, after = loaded.state.find_image(image_id), state.find_image(image_id)
         if after is not None and after[1].processed and not (before and before[1].processed):
-            return [("image_processed", {"imageId": image_id})]
+            return [("image_processed", {"imageId": image_id, "productId": after[0].id})]
         return []
 
     loaded, state = change(

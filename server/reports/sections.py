@@ -24,6 +24,7 @@ PRODUCT_FIELD_LABELS: dict[str, list[tuple[str, str]]] = {
         ("use", "Use"),
         ("milage", "Mileage"),
         ("vin", "VIN"),
+        ("chassis", "Chassis"),
     ],
     "moto": [
         ("plate", "Plate"),
@@ -33,6 +34,7 @@ PRODUCT_FIELD_LABELS: dict[str, list[tuple[str, str]]] = {
         ("color", "Color"),
         ("use", "Use"),
         ("milage", "Mileage"),
+        ("chassis", "Chassis"),
     ],
     "bike": [
         ("make", "Make"),
@@ -40,6 +42,8 @@ PRODUCT_FIELD_LABELS: dict[str, list[tuple[str, str]]] = {
         ("color", "Color"),
         ("year", "Year"),
         ("serial", "Serial"),
+        ("serialNumber", "Serial number"),
+        ("price", "Price"),
     ],
     "machinery": [
         ("make", "Make"),
@@ -47,12 +51,23 @@ PRODUCT_FIELD_LABELS: dict[str, list[tuple[str, str]]] = {
         ("year", "Year"),
         ("serial", "Serial"),
         ("hours", "Hours"),
+        ("type", "Type"),
+        ("purpose", "Purpose"),
+        ("use", "Use"),
+        ("color", "Color"),
+        ("plate", "Plate"),
     ],
     "goods": [
         ("description", "Description"),
         ("quantity", "Quantity"),
         ("value", "Value"),
         ("serial", "Serial"),
+        ("make", "Make"),
+        ("model", "Model"),
+        ("type", "Type"),
+        ("category", "Category"),
+        ("serialNumber", "Serial number"),
+        ("price", "Price"),
     ],
     "custom": [("description", "Description"), ("reference", "Reference")],
     "cellphone": [
@@ -61,6 +76,8 @@ PRODUCT_FIELD_LABELS: dict[str, list[tuple[str, str]]] = {
         ("color", "Color"),
         ("imei", "IMEI"),
         ("year", "Year"),
+        ("serialNumber", "Serial number"),
+        ("price", "Price"),
     ],
 }
 

@@ -46,12 +46,45 @@ def list_templates(
     ] = None,
 ) -> list[dict[str, Any]]:
     """The company's templates (latest revision of each) and the built-in ones."""
+    return _listed(request, inspection_type, kind)
+
+
+def _listed(
+    request: Request[Any, Any, Any], inspection_type: str | None, kind: str | None
+) -> list[dict[str, Any]]:
     db = services(request).db
     auth = auth_of(request)
     # An empty value is no filter, as on `GET /v1/inspection` (docs/api.md).
     return templates.list_templates(
         db, auth.company_id, inspection_type=inspection_type or None, kind=kind or None
     )
+
+
+@get(
+    "/v1/inspection/template/preview",
+    operation_id="PreviewTemplates",
+    summary="List templates (the client libraries' `preview`)",
+    tags=TAGS,
+    sync_to_thread=True,
+    operation_class=operation(write=False, status=200, response=list[Template], errors=()),
+)
+def preview_templates(
+    request: Request[Any, Any, Any],
+    inspection_type: Annotated[
+        str | None,
+        QueryParameter(name="inspectionType", schema_extra={"enum": [*INSPECTION_TYPES, ""]}),
+    ] = None,
+    kind: Annotated[
+        str | None,
+        QueryParameter(
+            name="type",
+            description="`created` or `built-in`",
+            schema_extra={"enum": ["created", "built-in", ""]},
+        ),
+    ] = None,
+) -> list[dict[str, Any]]:
+    """The same list as `GET /v1/inspection/template`, under the path the clients call."""
+    return _listed(request, inspection_type, kind)
 
 
 @get(
@@ -152,6 +185,7 @@ async def revise_template(
 
 ROUTES: list[Any] = [
     list_templates,
+    preview_templates,
     get_template,
     get_template_source,
     create_template,

@@ -3,7 +3,8 @@
 Every POST carries `webhook-id` (the delivery id, the same on every retry), `webhook-timestamp`
 (seconds), `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body` keyed with
 the company's secret `whsec_<base64>`), and `autoinspector-signature` (hex HMAC-SHA256 of the
-raw body with the same key) for clients of the older scheme. A delivery is a job (`server.jobs`):
+raw body keyed with the secret string as issued, `whsec_...` included) for clients of the older
+scheme. A delivery is a job (`server.jobs`):
 non-2xx answers are retried with backoff, `Retry-After` on 429/503 is honoured, 410 Gone stops
 (and disables an event subscription). The URL is checked again before every attempt, because
 DNS may now point elsewhere. Every attempt is recorded in `webhook_attempts`.
@@ -100,8 +101,10 @@ def sign(secret: str, message_id: str, timestamp: int, body: bytes) -> str:
 
 
 def legacy_signature(secret: str, body: bytes) -> str:
-    """`autoinspector-signature`: hex HMAC-SHA256 of the raw body."""
-    return hmac.new(secret_key(secret), body, hashlib.sha256).hexdigest()
+    """`autoinspector-signature`: hex HMAC-SHA256 of the raw body keyed with the secret string
+    exactly as issued (`whsec_...`, UTF-8), as the client libraries verify it
+    (`createHmac('sha256', secret).update(body).digest('hex')`), not with its decoded bytes."""
+    return hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
 
 
 def signed_headers(

@@ -132,6 +132,7 @@ def test_report_links_expired_or_altered_are_refused(
         "code": "report_link_expired",
         "status": 403,
         "description": expired.json()["description"],
+        "detail": expired.json()["description"],
     }
 
 

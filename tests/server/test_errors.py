@@ -20,7 +20,8 @@ def error_body(response: httpx.Response, status: int, code: str) -> dict[str, An
     assert body["code"] == code
     assert body["status"] == status
     assert isinstance(body["description"], str) and body["description"]
-    assert set(body) <= {"code", "status", "description", "errors"}
+    assert set(body) <= {"code", "status", "description", "detail", "errors"}
+    assert body["detail"] == body["description"]  # the client libraries read `detail`
     return body
 
 
@@ -76,6 +77,7 @@ def test_unhandled_exception_is_500_without_leaking_details(
         "code": "internal_error",
         "status": 500,
         "description": "The server failed to handle the request.",
+        "detail": "The server failed to handle the request.",
     }
 
 
@@ -124,6 +126,7 @@ def test_runtime_errors_map_to_statuses(code: str, status: int) -> None:
         "code": code,
         "status": status,
         "description": "why",
+        "detail": "why",
         "errors": [{"field": "input_1"}],
     }
 

@@ -209,9 +209,11 @@ def test_schema_declares_every_resource_route(live_server: str) -> None:
         "/v1/inspection/template": {"get", "post"},
         "/v1/inspection/template/{template_id}": {"get", "put"},
         "/v1/inspection/template/{template_id}/source": {"get"},
+        "/v1/inspection/template/preview": {"get"},
         "/v1/inspection/{inspection_type}": {"post"},
         "/v1/inspection/{inspection_id}": {"get", "put"},
-        "/v1/inspection/{inspection_type}/{product_id}": {"put"},
+        "/v1/inspection/{inspection_id}/explanation": {"get"},
+        "/v1/inspection/{inspection_type}/{product_id}": {"put", "post"},
         "/v1/inspection/finish/{inspection_id}": {"post"},
         "/v1/inspection/{inspection_id}/start": {"post"},
         "/v1/inspection/{inspection_id}/damage": {"post"},
@@ -228,4 +230,4 @@ def test_schema_declares_every_resource_route(live_server: str) -> None:
             responses = paths[path][method]["responses"]
             assert "400" in responses, (path, method)
             error = responses["400"]["content"]["application/json"]["schema"]
-            assert error["required"] == ["code", "status", "description"]
+            assert error["required"] == ["code", "status", "description", "detail"]

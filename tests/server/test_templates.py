@@ -116,6 +116,7 @@ def test_get_builtin_and_unknown(client: httpx.Client, test_headers: dict[str, s
             "code": "not_found_template",
             "status": 404,
             "description": "No template with that id.",
+            "detail": "No template with that id.",
         }
 
 

@@ -1,0 +1,79 @@
+"""autoinspector-node, unmodified, against the live service: the library's own calls (car,
+moto, bike, cellphone, machinery, people, goods creation, goods add/update, template preview,
+the `not_provided` filter, an error's `detail`), and what the service stored.
+
+Needs `node` and the library built by `make node-client` (build/clients/autoinspector-node,
+or INSPECTLANG_NODE_CLIENT): nothing is downloaded while the tests run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CLIENT = Path(os.environ.get("INSPECTLANG_NODE_CLIENT", ROOT / "build/clients/autoinspector-node"))
+SCRIPT = Path(__file__).with_name("node_client_calls.js")
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("node") is None or not (CLIENT / "dist" / "index.js").exists(),
+    reason="node or the built client is missing: run `make node-client`",
+)
+
+
+def run_client(base_url: str, api_key: str) -> dict[str, Any]:
+    done = subprocess.run(
+        ["node", str(SCRIPT), str(CLIENT), api_key],
+        env={**os.environ, "AUTOINSPECTOR_API_BASE_URL": base_url},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    results: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return results
+
+
+def test_node_client_calls_work_unmodified(
+    live_server: str, client: httpx.Client, company: dict[str, Any]
+) -> None:
+    headers = {"x-api-key": company["testKey"]}
+    results = run_client(live_server, company["testKey"])
+    refused = {name: r["error"] for name, r in results.items() if not r["ok"]}
+    assert set(refused) == {"inspections.retrieve.missing"}, refused
+    missing = refused["inspections.retrieve.missing"]
+    assert missing["code"] == "inspection_not_found" and missing["detail"] == missing["description"]
+    value = {name: r["value"] for name, r in results.items() if r["ok"]}
+    assert value["templates.preview"] == value["templates.list"]
+
+    def stored(name: str) -> dict[str, Any]:
+        found = client.get(f"/v1/inspection/{value[name]['inspectionId']}", headers=headers)
+        assert found.status_code == 200, found.text
+        inspection: dict[str, Any] = found.json()
+        return inspection
+
+    car = stored("car.create")["products"][0]["car"]
+    assert car["year"] == 2020 and car["make"] == "FIAT" and car["chassis"] == "8AJFB8CD1K1234567"
+    assert stored("moto.create")["products"][0]["moto"]["year"] == 2020
+    assert stored("bike.create")["products"][0]["bike"]["serialNumber"] == "WTU1"
+    assert stored("cellphone.create")["products"][0]["cellphone"]["price"] == 900
+    machinery = stored("machinery.create")["products"][0]["machinery"]
+    assert machinery["type"] == "backhoe" and machinery["year"] == 2019
+    assert stored("people.create")["identity"]["sex"] == 1
+    goods = value["inspections.retrieve"]["products"]
+    assert [p["_id"] for p in goods] == [
+        *value["goods.create"]["productIds"],
+        *value["goods.addGoods"]["productIds"],
+    ]
+    assert goods[0]["goods"]["price"] == 15000 and goods[0]["goods"]["serialNumber"] == "A23r-2"
+    assert goods[1]["goods"]["make"] == "Rainbow"
+    listed = [i["_id"] for i in value["inspections.list"]["inspections"]]
+    assert listed == [value["car.create"]["inspectionId"], value["moto.create"]["inspectionId"]]
