@@ -2,11 +2,12 @@
 
 Pages (`server.web`): Jinja templates, CSRF on the page routers (never the API), static assets.
 
-Middleware order: the boundary first (`server.boundary`: no NUL or lone surrogate in the path
-or query, no body announced larger than the route accepts), then authentication, then
+Middleware order: request metrics (`server.metrics`) outermost, then the boundary
+(`server.boundary`: no NUL or lone surrogate in the path or query, no body announced larger than
+the route accepts), then authentication, then the per-key rate limit (`server.ratelimit`), then
 idempotency (so unauthenticated requests store nothing), then the handler. Shared objects
-(database, settings, blob store, clock, idempotency store) live in `app.state`; handlers reach
-them through `server.deps.services(request)`.
+(database, settings, blob store, clock, idempotency store, rate limiter) live in `app.state`;
+handlers reach them through `server.deps.services(request)`.
 """
 
 from __future__ import annotations
@@ -15,15 +16,16 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from litestar import Litestar, get
+from litestar import Litestar, Request, Response, get
 from litestar.datastructures import CacheControlHeader, State
 from litestar.middleware import DefineMiddleware
 from litestar.openapi.config import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin, RedocRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.static_files import create_static_files_router
+from sqlalchemy import text
 
-from server import migrate, tokens
+from server import metrics, migrate, tokens
 from server.blobs import BlobStore, open_store
 from server.boundary import BoundaryMiddleware, SafeTextResponse
 from server.db import Database
@@ -34,6 +36,8 @@ from server.images.controller import ROUTES as IMAGE_ROUTES
 from server.inspections.controller import ROUTES as INSPECTION_ROUTES
 from server.inspections.presign import ROUTES as PRESIGN_ROUTES
 from server.key_lookup import AsyncKeyLookup
+from server.metrics_middleware import RequestMetricsMiddleware
+from server.ratelimit import RateLimitMiddleware, make_limiter
 from server.reports.controller import ROUTES as REPORT_ROUTES
 from server.settings import Settings
 from server.templates.controller import ROUTES as TEMPLATE_ROUTES
@@ -66,6 +70,43 @@ PAGE_AREAS: list[PageArea] = [
 def health() -> dict[str, str]:
     """Liveness probe: answers without touching the database."""
     return {"status": "ok"}
+
+
+@get("/ready", opt={PUBLIC_OPT: True}, sync_to_thread=True, include_in_schema=False)
+def ready(request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
+    """Readiness probe: 200 when the database and the blob store answer, else 503 `not_ready`
+    with which one failed (a load balancer stops sending requests to this process)."""
+    checks = readiness(request.app.state.db, request.app.state.blobs)
+    ok = all(value == "ok" for value in checks.values())
+    body: dict[str, Any] = {"status": "ok" if ok else "not_ready", "checks": checks}
+    if not ok:
+        body["code"] = "not_ready"
+    return Response(body, status_code=200 if ok else 503)
+
+
+def readiness(database: Database, blobs: BlobStore) -> dict[str, str]:
+    """`{"database": "ok" | error, "blobs": "ok" | error}`; the errors name the exception only
+    (no connection strings or credentials)."""
+    checks: dict[str, str] = {}
+    try:
+        with database.engine.connect() as connection:
+            connection.execute(text("SELECT 1"))
+        checks["database"] = "ok"
+    except Exception as error:
+        checks["database"] = type(error).__name__
+    try:
+        blobs.ping()
+        checks["blobs"] = "ok"
+    except Exception as error:
+        checks["blobs"] = type(error).__name__
+    return checks
+
+
+@get("/metrics", opt={PUBLIC_OPT: True}, sync_to_thread=True, include_in_schema=False)
+def metrics_endpoint(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """Prometheus text exposition of this process (`server.metrics`)."""
+    body, content_type = metrics.exposition(request.app.state.db)
+    return Response(body, media_type=content_type)
 
 
 #: The API docs pages' JavaScript and CSS, shipped in the package (Swagger UI, Apache-2.0; Redoc,
@@ -147,7 +188,7 @@ def create_app(
     shared = Services(
         db=database,
         settings=settings,
-        blobs=blobs or open_store(settings),
+        blobs=blobs or open_store(settings, database),
         clock=clock or system_clock,
     )
     pages = mount(settings, PAGE_AREAS if page_areas is None else page_areas)
@@ -162,11 +203,14 @@ def create_app(
             "worker": None,
             "key_lookup": None,
             "csrf_config": pages.csrf_config,
+            "rate_limiter": make_limiter(settings, database),
         }
     )
     return Litestar(
         route_handlers=[
             health,
+            ready,
+            metrics_endpoint,
             api_docs_assets(),
             *(RESOURCE_ROUTES if include_controllers else []),
             *(pages.route_handlers if include_controllers else []),
@@ -175,8 +219,10 @@ def create_app(
         template_config=pages.template_config,
         state=state,
         middleware=[
+            RequestMetricsMiddleware,
             DefineMiddleware(BoundaryMiddleware),
             DefineMiddleware(AuthMiddleware),
+            RateLimitMiddleware,
             DefineMiddleware(IdempotencyMiddleware),
         ],
         exception_handlers=EXCEPTION_HANDLERS,
