@@ -230,7 +230,7 @@ def create_app(
         openapi_config=openapi_config(),
         request_max_body_size=settings.max_body_bytes,
         on_startup=[_open_key_lookup, _start_worker],
-        on_shutdown=[_stop_worker, _close_key_lookup],
+        on_shutdown=[_stop_worker, _close_key_lookup, _close_rate_limiter],
         debug=False,
     )
 
@@ -250,6 +250,12 @@ async def _close_key_lookup(app: Litestar) -> None:
     app.state.key_lookup = None
     if lookup is not None:
         await lookup.close()
+
+
+def _close_rate_limiter(app: Litestar) -> None:
+    limiter = app.state.get("rate_limiter")
+    if limiter is not None:
+        limiter.close()
 
 
 def _start_worker(app: Litestar) -> None:

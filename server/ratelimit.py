@@ -15,6 +15,7 @@ turns the limit off.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import random
 import socket
@@ -91,6 +92,8 @@ class RedisCounter:
         self.db = int(parsed.path.strip("/") or 0)
         self.password = parsed.password
         self.local = threading.local()
+        self.sockets: list[socket.socket] = []
+        self.lock = threading.Lock()
 
     def _connection(self) -> Any:
         connection = getattr(self.local, "connection", None)
@@ -99,6 +102,8 @@ class RedisCounter:
             connection = sock.makefile("rwb")
             self.local.connection = connection
             self.local.socket = sock
+            with self.lock:
+                self.sockets.append(sock)
             if self.password:
                 self._command(connection, "AUTH", self.password)
             if self.db:
@@ -142,12 +147,30 @@ class RedisCounter:
             if count == 1:
                 self._command(connection, "EXPIRE", key, str(ttl))
         except (OSError, ConnectionError):
-            self.local.connection = None  # reconnect on the next request
+            self._drop()  # reconnect on the next request
             raise
         return int(count)
 
     def ping(self) -> None:
         self._command(self._connection(), "PING")
+
+    def _drop(self) -> None:
+        sock = getattr(self.local, "socket", None)
+        self.local.connection = None
+        self.local.socket = None
+        if sock is not None:
+            with self.lock:
+                if sock in self.sockets:
+                    self.sockets.remove(sock)
+            sock.close()
+
+    def close(self) -> None:
+        """Close every thread's connection (at shutdown)."""
+        with self.lock:
+            sockets, self.sockets = self.sockets, []
+        for sock in sockets:
+            with contextlib.suppress(OSError):
+                sock.close()
 
 
 class RateLimiter:
@@ -157,6 +180,11 @@ class RateLimiter:
         self.counter = counter
         self.limit = limit
         self.window = window
+
+    def close(self) -> None:
+        close = getattr(self.counter, "close", None)
+        if callable(close):
+            close()
 
     def check(self, bucket: str, now: float | None = None) -> Decision:
         moment = time.time() if now is None else now
