@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from server import metrics
@@ -17,7 +18,7 @@ class RequestMetricsMiddleware:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != ScopeType.HTTP:
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
@@ -30,9 +31,8 @@ class RequestMetricsMiddleware:
                 return
             recorded = True
             route: Any = scope.get("path_template") or "unmatched"
-            metrics.request_done(
-                scope.get("method", "GET"), str(route), status, time.perf_counter() - started
-            )
+            method = str(scope.get("method") or "GET")
+            metrics.request_done(method, str(route), status, time.perf_counter() - started)
 
         async def counting_send(message: Message) -> None:
             nonlocal status
@@ -42,6 +42,6 @@ class RequestMetricsMiddleware:
             await send(message)
 
         try:
-            await self.app(scope, receive, send=counting_send)
+            await self.app(scope, receive, counting_send)
         finally:
             record()

@@ -26,6 +26,7 @@ from typing import Any, Protocol, cast
 from urllib.parse import urlsplit
 
 import anyio
+from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Receive, Scope, Send
 from sqlalchemy import delete, text
 
@@ -216,7 +217,7 @@ class RateLimitMiddleware:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        auth = scope.get("auth") if scope["type"] == "http" else None
+        auth = scope.get("auth") if scope["type"] == ScopeType.HTTP else None
         limiter: RateLimiter | None = (
             scope["app"].state.get("rate_limiter") if isinstance(auth, AuthContext) else None
         )
