@@ -1,5 +1,6 @@
-"""Per-key rate limits shared by every API process: fixed windows counted in the database (the
-table `rate_limit_counters`) or, when `INSPECTLANG_REDIS_URL` is set, in Redis.
+"""Per-key rate limits shared by every API process: fixed windows counted in PostgreSQL (the
+table `rate_limit_counters`) or, when `INSPECTLANG_REDIS_URL` is set, in Redis. On SQLite (one
+API process per database file) the counters are in the process's memory.
 
 Each authenticated request adds one to the counter of (its key, the current window); past
 `rate_limit_requests` in a window of `rate_limit_window_seconds` the request is refused with 429
@@ -78,6 +79,23 @@ class DatabaseCounter:
                 table: Any = cast(Any, RateLimitCounter).__table__
                 connection.execute(delete(table).where(table.c.window_start < window_start))
         return int(count)
+
+
+class MemoryCounter:
+    """Counters in this process's memory: what SQLite gets (one `serve` process per database
+    file, so nothing to share), sparing every request a synchronous write to the file."""
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[str, int], int] = {}
+        self.lock = threading.Lock()
+
+    def hit(self, bucket: str, window_start: int, ttl: int) -> int:
+        with self.lock:
+            if len(self.counts) > 10_000:  # drop ended windows now and then
+                self.counts = {k: v for k, v in self.counts.items() if k[1] >= window_start}
+            count = self.counts.get((bucket, window_start), 0) + 1
+            self.counts[(bucket, window_start)] = count
+            return count
 
 
 class RedisCounter:
@@ -199,9 +217,13 @@ def make_limiter(settings: Settings, db: Database) -> RateLimiter | None:
     """The limiter the settings ask for; None when the limit is off (0 requests)."""
     if settings.rate_limit_requests <= 0:
         return None
-    counter: Counter = (
-        RedisCounter(settings.redis_url) if settings.redis_url else DatabaseCounter(db)
-    )
+    counter: Counter
+    if settings.redis_url:
+        counter = RedisCounter(settings.redis_url)
+    elif db.dialect == "postgresql":
+        counter = DatabaseCounter(db)
+    else:
+        counter = MemoryCounter()
     return RateLimiter(counter, settings.rate_limit_requests, settings.rate_limit_window_seconds)
 
 

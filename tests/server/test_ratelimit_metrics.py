@@ -30,9 +30,14 @@ def _limited(settings: Settings, **extra: Any) -> Settings:
 def two_apps(
     request: pytest.FixtureRequest, settings: Settings, db: Database, serve_app: ServeApp
 ) -> Iterator[tuple[str, str]]:
-    """Two API processes' apps (each its own limiter) on one database, counting in the
-    database or in the Redis at 127.0.0.1:6379."""
+    """Two API processes' apps (each its own limiter) on one database, counting in
+    PostgreSQL or in the Redis at 127.0.0.1:6379. On SQLite the "database" counters live in
+    the process (one API process per file): both URLs are then the one app."""
     extra = {"redis_url": "redis://127.0.0.1:6379/0"} if request.param == "redis" else {}
+    if request.param == "database" and db.dialect == "sqlite":
+        with serve_app(create_app(_limited(settings), db=db)) as only:
+            yield only, only
+        return
     limited = _limited(settings, **extra)
     with (
         serve_app(create_app(limited, db=db)) as first,
