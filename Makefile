@@ -8,7 +8,7 @@ POSTGRES_URL ?= postgresql://postgres@127.0.0.1:5432/test
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install system-deps browser-deps run test lint typecheck test-unit test-postgres bench clean
+.PHONY: install system-deps browser-deps editors-deps run test lint typecheck test-unit test-postgres bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,12 +40,17 @@ system-deps:
 browser-deps: system-deps
 	cd tests/browser && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 
+# The VS Code extension's grammar test runs the real TextMate engine from npm (pinned in
+# editors/vscode/package-lock.json).
+editors-deps:
+	cd editors/vscode && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+
 ## Start the service on SQLite (./data) with a demo company and print its keys.
 run: $(STAMP)
 	$(VENV)/bin/inspectlang serve --demo --host $(HOST) --port $(PORT) --data-dir data
 
 ## Lint, type-check, then the whole suite on SQLite and, when reachable, on PostgreSQL.
-test: $(STAMP) system-deps browser-deps lint typecheck test-unit test-postgres
+test: $(STAMP) system-deps browser-deps editors-deps lint typecheck test-unit test-postgres
 
 # lint-imports: the layering inspectlang <- runtime <- server and no import cycles (the
 # contracts are in pyproject.toml).

@@ -1,6 +1,7 @@
 """The `inspectlang` command: one entry point, subcommands registered by the package that owns them.
 
-Language commands (check, compile, decompile, fmt) live in `inspectlang.commands`; `simulate` in
+Language commands (check, compile, decompile, fmt) live in `inspectlang.commands`, the language
+server (lsp) in `inspectlang.lsp`; `simulate` in
 `runtime.cli`; `serve`, `worker` and `admin` in `server.cli`. Those are imported only when their
 command runs, so the language works without the runtime or the server installed.
 """
@@ -19,10 +20,12 @@ COMMAND_MODULES: dict[str, str] = {
     "compile": "inspectlang.commands",
     "decompile": "inspectlang.commands",
     "fmt": "inspectlang.commands",
+    "lsp": "inspectlang.lsp.command",
     "simulate": "runtime.cli",
     "serve": "server.cli",
     "worker": "server.cli",
     "admin": "server.cli",
+    "outbox": "server.cli",
 }
 
 

@@ -435,6 +435,16 @@ def _validator(manifest: Template) -> Any:
     return validator
 
 
+def _delivery_requirement(error: Any) -> bool:
+    """A `required` error about the delivery's channel or destination."""
+    path = list(error.absolute_path)
+    return (
+        error.validator == "required"
+        and path[:1] == ["delivery"]
+        and any(name in str(error.message) for name in ("channel", "destination"))
+    )
+
+
 def check_schema(manifest: Template, body: dict[str, Any], inputs: dict[str, Any]) -> None:
     """The template's draft-3 JSON Schema over the body, with `inputs` keyed by identifier.
 
@@ -453,6 +463,10 @@ def check_schema(manifest: Template, body: dict[str, Any], inputs: dict[str, Any
         raise InspectionError(
             "invalid_body", f"the template's schema cannot be applied: {error}"
         ) from error
+    delivery = body.get("delivery")
+    if isinstance(delivery, dict) and delivery.get("disabled") is True:
+        # Nothing is sent: the schema's channel and destination are not needed (docs/api.md).
+        errors = [e for e in errors if not _delivery_requirement(e)]
     if errors:
         problems = [
             problem(

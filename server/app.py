@@ -28,12 +28,15 @@ from sqlalchemy import text
 from server import metrics, migrate, tokens
 from server.blobs import BlobStore, open_store
 from server.boundary import BoundaryMiddleware, SafeTextResponse
+from server.consumer import CONSUMER_AREA
+from server.dashboard.routes import DASHBOARD_AREA
 from server.db import Database
 from server.deps import PUBLIC_OPT, AuthMiddleware, Clock, Services, system_clock
 from server.errors import EXCEPTION_HANDLERS
 from server.idempotency import IdempotencyMiddleware, IdempotencyStore
 from server.images.controller import ROUTES as IMAGE_ROUTES
 from server.inspections.controller import ROUTES as INSPECTION_ROUTES
+from server.inspections.delivery_routes import ROUTES as DELIVERY_ROUTES
 from server.inspections.presign import ROUTES as PRESIGN_ROUTES
 from server.key_lookup import AsyncKeyLookup
 from server.metrics_middleware import RequestMetricsMiddleware
@@ -58,11 +61,14 @@ RESOURCE_ROUTES: list[Any] = [
     *PRESIGN_ROUTES,
     *REPORT_ROUTES,
     *WEBHOOK_ROUTES,
+    *DELIVERY_ROUTES,
 ]
 
 #: The web pages, one area per line (`server.web.routes.PageArea`): templates, assets, routes.
 PAGE_AREAS: list[PageArea] = [
     WEB_AREA,
+    CONSUMER_AREA,
+    DASHBOARD_AREA,
 ]
 
 

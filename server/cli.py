@@ -44,6 +44,14 @@ def register(subparsers: Any) -> None:
     worker.add_argument("--metrics-host", default="127.0.0.1")
     worker.set_defaults(handler=run_worker)
 
+    outbox = subparsers.add_parser(
+        "outbox", help="print the development outbox: messages kept instead of sent"
+    )
+    outbox.add_argument("--limit", type=int, default=20, help="newest messages to print")
+    outbox.add_argument("--json", action="store_true", help="print them as a JSON list")
+    _add_storage_options(outbox)
+    outbox.set_defaults(handler=run_outbox)
+
     admin = subparsers.add_parser("admin", help="manage companies, members and keys")
     commands = admin.add_subparsers(dest="admin_command", metavar="ACTION", required=True)
 
@@ -72,6 +80,16 @@ def register(subparsers: Any) -> None:
     )
     _add_storage_options(migrate)
     migrate.set_defaults(handler=run_migrate)
+
+    user = commands.add_parser(
+        "create-user",
+        help="create a dashboard account (the password is read from standard input)",
+    )
+    user.add_argument("company_id")
+    user.add_argument("email")
+    user.add_argument("--role", choices=["owner", "admin", "editor", "viewer"], required=True)
+    _add_storage_options(user)
+    user.set_defaults(handler=run_create_user)
 
     rotate = commands.add_parser("rotate-webhook-secret", help="new webhook signing secret")
     rotate.add_argument("company_id")
@@ -262,3 +280,50 @@ def run_rotate_webhook_secret(args: argparse.Namespace) -> int:
         return {"companyId": args.company_id, "webhookSecret": secret}
 
     return _admin(args, action)
+
+
+def run_outbox(args: argparse.Namespace) -> int:
+    """Print the messages the development outbox kept, newest first."""
+    from server.delivery.service import outbox_messages
+
+    settings = _settings(args)
+    database = _open_database(settings)
+    messages = outbox_messages(database, limit=max(1, args.limit))
+    if args.json:
+        listed = [
+            {
+                "deliveryId": m.delivery_id,
+                "channel": m.channel,
+                "to": m.to,
+                "subject": m.subject,
+                "text": m.text,
+                "createdAt": m.created_at.isoformat(),
+            }
+            for m in messages
+        ]
+        print(json.dumps(listed, ensure_ascii=False, indent=2))
+        return 0
+    if not messages:
+        print("The outbox is empty.")
+    for m in messages:
+        print(f"--- {m.created_at:%Y-%m-%d %H:%M:%S} UTC  {m.channel} to {m.to}")
+        print(f"Subject: {m.subject}\n")
+        print(m.text.rstrip() + "\n")
+    return 0
+
+
+def run_create_user(args: argparse.Namespace) -> int:
+    """The password is the first line of standard input (never an argument: those show up in
+    `ps` and shell history); prompted for without echo when stdin is a terminal."""
+    from server.dashboard.accounts import create_account
+
+    if sys.stdin.isatty():
+        import getpass
+
+        password = getpass.getpass("Password: ")
+    else:
+        password = sys.stdin.readline().rstrip("\r\n")
+    return _admin(
+        args,
+        lambda database: create_account(database, args.company_id, args.email, args.role, password),
+    )

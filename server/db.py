@@ -25,9 +25,11 @@ TABLE_MODULES = [
     "server.tables",
     "server.templates.tables",
     "server.inspections.tables",
+    "server.delivery.tables",
     "server.reports.tables",
     "server.webhooks.tables",
     "server.web.tables",
+    "server.dashboard.tables",
 ]
 
 #: How long (ms) a SQLite connection waits for another writer before giving up.

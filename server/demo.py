@@ -20,6 +20,9 @@ from server.tables import Company
 DEMO_COMPANY_NAME = "Demo Company"
 DEMO_MEMBER = "demo-user"
 DEMO_KEYS_FILE = "demo-keys.json"
+#: The demo owner's dashboard login, printed beside the keys (a demo, not a secret).
+DEMO_OWNER_EMAIL = "owner@demo.example.com"
+DEMO_OWNER_PASSWORD = "demo-owner-password"
 
 
 def demo_keys_path(data_dir: Path) -> Path:
@@ -41,7 +44,20 @@ def ensure_demo_company(db: Database, data_dir: Path) -> CompanyKeys:
         keys = create_company(db, DEMO_COMPANY_NAME, [DEMO_MEMBER])
     if keys != stored:
         _write_keys(path, keys)
+    ensure_demo_owner(db, keys["companyId"])
     return keys
+
+
+def ensure_demo_owner(db: Database, company_id: str) -> None:
+    """The demo company's dashboard owner; an account of that address elsewhere (an older demo
+    company) is moved to this one with the demo password again."""
+    from server.dashboard.accounts import create_account, find_account, reset_demo_account
+
+    found = find_account(db, DEMO_OWNER_EMAIL)
+    if found is None:
+        create_account(db, company_id, DEMO_OWNER_EMAIL, "owner", DEMO_OWNER_PASSWORD)
+    elif found["companyId"] != company_id or found["role"] != "owner":
+        reset_demo_account(db, found["id"], company_id, DEMO_OWNER_PASSWORD)
 
 
 def _company_exists(db: Database, company_id: str) -> bool:
@@ -90,6 +106,10 @@ def describe(keys: CompanyKeys, base_url: str) -> str:
             f"  test key:  {keys['testKey']}",
             f"  live key:  {keys['liveKey']}",
             f"  try: curl -H 'x-api-key: {keys['testKey']}' {base_url}/v1/inspection/template",
+            f"  dashboard: {base_url}/dashboard/  (sign in as {DEMO_OWNER_EMAIL}"
+            f" / {DEMO_OWNER_PASSWORD})",
             f"  API docs:  {base_url}/schema",
+            "Delivered messages (no email/SMS/WhatsApp provider configured, docs/delivery.md):",
+            f"  outbox:    {base_url}/dev/outbox  (or: inspectlang outbox)",
         ]
     )

@@ -97,6 +97,11 @@ STATUS_BY_CODE: dict[str, int] = {
     "invalid_events": 400,
     "webhook_not_found": 404,
     "too_many_subscriptions": 409,
+    "invalid_delivery_channel": 400,
+    "invalid_delivery_destination": 400,
+    "delivery_channel_unavailable": 400,
+    "delivery_not_possible": 409,
+    "too_many_deliveries": 429,
 }
 
 DESCRIPTIONS: dict[str, str] = {

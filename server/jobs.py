@@ -51,6 +51,7 @@ HANDLERS: dict[str, str] = {
     "report": "server.reports.service:run_report_job",
     "webhook": "server.webhooks.service:run_delivery_job",
     "report_callback": "server.reports.service:run_callback_job",
+    "link_delivery": "server.inspections.deliveries:run_link_delivery_job",
 }
 #: kind -> "module:function" run in the transaction that marks a job failed for good:
 #: `fn(session, job: JobRecord, error: str) -> None`.
@@ -58,6 +59,7 @@ GIVE_UP_HANDLERS: dict[str, str] = {
     "report": "server.reports.service:report_job_given_up",
     "webhook": "server.webhooks.service:delivery_given_up",
     "report_callback": "server.webhooks.service:delivery_given_up",
+    "link_delivery": "server.inspections.deliveries:link_delivery_given_up",
 }
 
 #: "module:function" of the expiry sweep the worker runs every `settings.expiry_sweep_seconds`:
@@ -383,6 +385,16 @@ def purge_finished(db: Database, *, now: datetime | None = None) -> int:
         return int(result.rowcount)  # type: ignore[attr-defined]
 
 
+def _purge_web_sessions(db: Database, name: str) -> None:
+    """Delete expired browser sessions of the web pages (`server.web.sessions`)."""
+    from server.web.sessions import purge_expired
+
+    try:
+        purge_expired(db, utcnow())
+    except Exception:
+        logger.warning("worker %s: purging expired web sessions failed", name, exc_info=True)
+
+
 def sweep_expired(db: Database, name: str = "worker") -> int:
     """Run the expiry sweep once; its failure is logged, never fatal to the worker."""
     try:
@@ -445,6 +457,7 @@ def run_worker(
                     purge_finished(db)
                 except Exception:
                     logger.warning("worker %s: purging finished jobs failed", name, exc_info=True)
+                _purge_web_sessions(db, name)
             if settings.expiry_sweep_seconds > 0 and time.monotonic() >= next_sweep:
                 next_sweep = time.monotonic() + settings.expiry_sweep_seconds
                 sweep_expired(db, name)

@@ -67,6 +67,21 @@ class Settings(BaseModel):
     rate_limit_window_seconds: int = Field(default=60, ge=1)
     #: `redis://host:port/db` to keep rate-limit counters in Redis; None: in PostgreSQL/SQLite.
     redis_url: str | None = None
+    #: Magic-link delivery (docs/delivery.md). Email over SMTP: `smtp://user:pass@host:587`
+    #: (STARTTLS when offered) or `smtps://...` (implicit TLS); the sender's address.
+    smtp_url: str | None = Field(default=None, repr=False)
+    mail_from: str = "inspectlang <no-reply@localhost>"
+    #: SMS and WhatsApp through Twilio's Messages API.
+    twilio_account_sid: str | None = None
+    twilio_auth_token: str | None = Field(default=None, repr=False)
+    twilio_from: str | None = None
+    twilio_whatsapp_from: str | None = None
+    twilio_base_url: str = "https://api.twilio.com"
+    #: WhatsApp through Meta's Cloud API (a template message).
+    meta_whatsapp_token: str | None = Field(default=None, repr=False)
+    meta_phone_number_id: str | None = None
+    meta_base_url: str = "https://graph.facebook.com/v20.0"
+    meta_template: str = "inspection_link"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -105,6 +120,11 @@ class Settings(BaseModel):
                 env, "INSPECTLANG_RATE_LIMIT_WINDOW_SECONDS", default=60
             ),
             "redis_url": env.get("INSPECTLANG_REDIS_URL") or None,
+            **{
+                setting: env[name]
+                for setting, name in DELIVERY_ENVIRONMENT.items()
+                if env.get(name)
+            },
         }
         values.update({key: value for key, value in overrides.items() if value is not None})
         if values["env"] not in ("development", "production"):
@@ -119,6 +139,22 @@ class Settings(BaseModel):
     def public_base(self) -> str:
         """`public_url` without a trailing slash, ready to have a path appended."""
         return self.public_url.rstrip("/")
+
+
+#: Delivery settings and the environment variables they come from.
+DELIVERY_ENVIRONMENT = {
+    "smtp_url": "INSPECTLANG_SMTP_URL",
+    "mail_from": "INSPECTLANG_MAIL_FROM",
+    "twilio_account_sid": "INSPECTLANG_TWILIO_ACCOUNT_SID",
+    "twilio_auth_token": "INSPECTLANG_TWILIO_AUTH_TOKEN",
+    "twilio_from": "INSPECTLANG_TWILIO_FROM",
+    "twilio_whatsapp_from": "INSPECTLANG_TWILIO_WHATSAPP_FROM",
+    "twilio_base_url": "INSPECTLANG_TWILIO_BASE_URL",
+    "meta_whatsapp_token": "INSPECTLANG_META_WHATSAPP_TOKEN",
+    "meta_phone_number_id": "INSPECTLANG_META_PHONE_NUMBER_ID",
+    "meta_base_url": "INSPECTLANG_META_BASE_URL",
+    "meta_template": "INSPECTLANG_META_TEMPLATE",
+}
 
 
 def default_database_url(data_dir: Path) -> str:

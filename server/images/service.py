@@ -38,9 +38,21 @@ UPLOAD_TOKEN_KIND = "image"
 
 
 def _check_scope(auth: AuthContext, product_id: str) -> None:
-    """An upload token is good for its own product only."""
-    if auth.scope is not None and auth.scope != f"image:{product_id}":
+    """An upload token is good for its own product only (a consumer's scope is checked
+    against the product's inspection by `_check_consumer`)."""
+    if (
+        auth.scope is not None
+        and auth.scope.startswith("image:")
+        and auth.scope != f"image:{product_id}"
+    ):
         raise ApiError("forbidden", 403, "This upload token is for another product.")
+
+
+def _check_consumer(auth: AuthContext, inspection_id: str) -> None:
+    """A consumer (magic-link session) reaches the products of its own inspection only."""
+    scope = auth.scope
+    if scope is not None and scope.startswith("consumer:") and scope != f"consumer:{inspection_id}":
+        raise ApiError.of("product_not_found", "No product with that id.")
 
 
 def _upload_fields(data: Any) -> dict[str, Any]:
@@ -93,6 +105,7 @@ def upload_image(
     content_type = IMAGE_FORMATS[str(meta.format)]
     with db.session() as session:
         product = inspections.find_product(session, auth, product_id)
+    _check_consumer(auth, product.inspection_id)
     blob_key = f"images/{auth.company_id}/{new_object_id()}"
     image_id = new_object_id()
     upload = ImageUpload(

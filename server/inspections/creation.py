@@ -11,7 +11,7 @@ import threading
 import weakref
 from collections import Counter
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import insert
@@ -24,6 +24,8 @@ from server.auth import AuthContext, Mode, count_consumed, find_member
 from server.blobs import BlobStore
 from server.common import run_runtime
 from server.db import Database
+from server.delivery import service as deliveries
+from server.delivery.destinations import Destination, check_delivery
 from server.errors import ApiError
 from server.group_commit import GroupCommit
 from server.inspections.events import publish
@@ -101,6 +103,8 @@ class NewInspection:
     events: tuple[str, ...]
     inspection: dict[str, Any]
     callback_url: str | None
+    #: The magic link's delivery (server/delivery), None when `delivery.disabled`.
+    delivery: Any = None
 
 
 def _write_batch(db: Database, items: list[NewInspection]) -> None:
@@ -118,6 +122,9 @@ def _write_batch(db: Database, items: list[NewInspection]) -> None:
         images = [row for item in items for row in item.images]
         if images:
             session.execute(INSERT_FILES, images)
+        for item in items:
+            if item.delivery is not None:
+                deliveries.add(session, item.delivery)
         subscriptions: dict[tuple[str, bool, str], list[Any]] = {}
         for item in items:
             for event in item.events:
@@ -181,6 +188,7 @@ def create_inspection(
     callback = body.pop("callbackURL", None)
     # The guard of report callbacks and webhook endpoints: in production no internal address.
     callback_url = None if callback is None else check_endpoint(callback, settings)
+    body["delivery"], destination = check_delivery(body.get("delivery"), settings)
     access_code = secrets.token_urlsafe(24)
     stored_keys: list[str] = []
     try:
@@ -196,6 +204,7 @@ def create_inspection(
             callback_url,
             access_code,
             stored_keys,
+            destination,
         )
     except BaseException:
         for blob_key in stored_keys:
@@ -215,6 +224,7 @@ def _create(
     callback_url: str | None,
     access_code: str,
     stored_keys: list[str],
+    destination: Destination | None,
 ) -> dict[str, Any]:
     # Reads and computation first, outside the write transaction: SQLite has one writer at a
     # time, so its write lock is held for the inserts and the commit only, not for the runtime.
@@ -266,6 +276,9 @@ def _create(
         }
         for product_id in product_ids(document)
     ]
+    magic_link = f"{settings.public_url}/i/{inspection_id}?code={access_code}"
+    delivery = _delivery(destination, body, manifest, magic_link, values, auth, now)
+    values["delivery"] = deliveries.view(delivery) if delivery else deliveries.disabled_view()
     events = ["inspection_created"]
     if values["status"] == "started":
         events.append("inspection_started")
@@ -283,6 +296,7 @@ def _create(
             events=tuple(events),
             inspection=inspection,
             callback_url=callback_url,
+            delivery=delivery,
         )
     )
     ids = product_ids(document)
@@ -290,8 +304,27 @@ def _create(
         "inspectionId": inspection_id,
         "productId": ids[0] if ids else None,
         "message": "Inspection created",
-        "magicLink": f"{settings.public_url}/i/{inspection_id}?code={access_code}",
+        "magicLink": magic_link,
     }
     if len(ids) > 1:
         response["productIds"] = ids
     return response
+
+
+def _delivery(
+    destination: Destination | None,
+    body: dict[str, Any],
+    manifest: Template,
+    magic_link: str,
+    values: dict[str, Any],
+    auth: AuthContext,
+    now: datetime,
+) -> Any:
+    """The delivery row to write with the inspection (None when delivery is disabled): the
+    link expires when the template's `link expires after` says, else with the inspection."""
+    if destination is None:
+        return None
+    hours = manifest.parameters.linkExpiresInHours
+    expires_at = now + timedelta(hours=hours) if hours else values.get("expires_at")
+    planned = deliveries.plan(destination, body.get("locale"), magic_link, expires_at)
+    return deliveries.new_record(planned, values["id"], auth.company_id, auth.testing, now)

@@ -112,7 +112,7 @@ def publish(
         "createdAt": utc_timestamp(datetime.now(UTC)),
         "payload": {
             **event_payload(event, document),
-            **{k: v for k, v in document.items() if k in ("previousStatus", "imageId")},
+            **{k: v for k, v in document.items() if k in ("previousStatus", "imageId", "delivery")},
         },
     }
     for subscription in subscriptions:

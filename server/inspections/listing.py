@@ -151,17 +151,17 @@ def list_inspections(
     with db.engine.connect() as connection:  # Core: plain reads, no ORM session needed
         total = total_of(connection, auth, chosen)
         rows = connection.execute(
-            select(model.id, model.document)
+            select(model.id, model.document, model.delivery)
             .where(model.id.in_(page_ids))
             .order_by(model.created_at, model.id)
         ).all()
     documents = []
-    for inspection_id, document in rows:
+    for inspection_id, document, delivery in rows:
         if document is None:
             with db.session() as session:
                 document = stored_document(session, inspection_id)
         documents.append(
-            present(document, inspection_id, auth.company_id, auth.testing, public_url)
+            present(document, inspection_id, auth.company_id, auth.testing, public_url, delivery)
         )
     total_pages = max(1, -(-total // limit))
     has_prev = page > 1

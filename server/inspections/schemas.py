@@ -15,6 +15,7 @@ import msgspec
 from inspectlang.manifest import CONSUMER_FIELDS, INSPECTION_TYPES, PRODUCT_FIELDS
 from inspectlang.vocabulary import MAX_NUMBER, MAX_TEXT_LENGTH
 from server.bodies import InspectionType, RequestBody, ResponseBody
+from server.delivery.schemas import DeliveryView
 
 Nullable = str | None
 Unset = msgspec.UnsetType
@@ -147,6 +148,7 @@ class Inspection(ResponseBody):
     startedAt: Nullable | Unset = UNSET
     completedAt: Nullable | Unset = UNSET
     expiresAt: Nullable | Unset = UNSET
+    delivery: DeliveryView | Unset = UNSET
 
 
 class InspectionPage(ResponseBody):

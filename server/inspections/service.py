@@ -178,12 +178,20 @@ def render(program: Program, state: InspectionState) -> dict[str, Any]:
 
 
 def present(
-    document: dict[str, Any], inspection_id: str, company_id: str, testing: bool, public_url: str
+    document: dict[str, Any],
+    inspection_id: str,
+    company_id: str,
+    testing: bool,
+    public_url: str,
+    delivery: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A stored document as the API returns it: `testing` from the row (the key mode it
-    belongs to) and links to stored files signed for reading without a key."""
+    belongs to), the link's `delivery` (kept in its own column: the delivery job updates it),
+    and links to stored files signed for reading without a key."""
     document["_id"] = inspection_id
     document["testing"] = testing
+    if delivery is not None:
+        document["delivery"] = delivery
     sign_sources(public_url, document, company_id, testing)
     return document
 
@@ -192,7 +200,14 @@ def to_document(
     program: Program, state: InspectionState, record: InspectionRecord, public_url: str
 ) -> dict[str, Any]:
     """The Inspection object of a state just computed."""
-    return present(render(program, state), record.id, record.company_id, record.testing, public_url)
+    return present(
+        render(program, state),
+        record.id,
+        record.company_id,
+        record.testing,
+        public_url,
+        record.delivery,
+    )
 
 
 def event_payload(record: InspectionRecord, **extra: Any) -> dict[str, Any]:
@@ -236,7 +251,7 @@ def load(session: Session, record: InspectionRecord) -> Loaded:
 _inspections = cast(Any, InspectionRecord).__table__
 #: Built once, executed with parameters: building the statement per request cost about as much
 #: as running it.
-_READ_DOCUMENT = select(_inspections.c.document).where(
+_READ_DOCUMENT = select(_inspections.c.document, _inspections.c.delivery).where(
     _inspections.c.id == bindparam("id"),
     _inspections.c.company_id == bindparam("company_id"),
     _inspections.c.testing == bindparam("testing"),
@@ -259,7 +274,9 @@ def get_inspection(
     if document is None:
         with db.session() as session:
             document = stored_document(session, inspection_id)
-    return present(document, inspection_id, auth.company_id, auth.testing, settings.public_url)
+    return present(
+        document, inspection_id, auth.company_id, auth.testing, settings.public_url, found[1]
+    )
 
 
 def stored_document(session: Session, inspection_id: str) -> dict[str, Any]:
@@ -484,15 +501,22 @@ def start_inspection(
 
 
 def finish_inspection(
-    db: Database, settings: Settings, auth: AuthContext, inspection_id: str, now: datetime
+    db: Database,
+    settings: Settings,
+    auth: AuthContext,
+    inspection_id: str,
+    now: datetime,
+    *,
+    completed_by: str = "client",
 ) -> dict[str, Any]:
-    """The client finishes the inspection: the verdict is computed, `completedBy: client`."""
+    """Finish the inspection: the verdict is computed; `completedBy` is `client` through the
+    API, `consumer` from the consumer's pages."""
     loaded, state = change(
         db,
         auth,
         inspection_id,
         lambda loaded: run_runtime(
-            runtime.finish, loaded.program, loaded.state, completed_by="client", now=now
+            runtime.finish, loaded.program, loaded.state, completed_by=completed_by, now=now
         ),
         now,
     )

@@ -69,6 +69,9 @@ class InspectionRecord(SQLModel, table=True):
     #: reads and lists never parse the state or run the runtime. None on rows written without
     #: it (they are rendered from `state` when read).
     document: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    #: The Inspection object's `delivery` (channel, masked destination, status, attempts,
+    #: sentAt, lastError), written by the delivery job in one statement (server/delivery).
+    delivery: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
 
 
 class ProductRecord(SQLModel, table=True):

@@ -88,7 +88,9 @@ def update_domain(domain: str, root: Path = LOCALE_DIRECTORY) -> None:
         catalog.copyright_holder = "the inspectlang authors"
         if locale == DEFAULT_LOCALE:
             for message in catalog:
-                if message.id and not message.string:
+                if isinstance(message.id, tuple) and not all(message.string or ()):
+                    message.string = tuple(message.id)
+                elif message.id and not message.string:
                     message.string = message.id
         with path.open("wb") as handle:
             write_po(handle, catalog, width=100, omit_header=False, sort_output=True)

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from litestar import Request, Response
-from sqlalchemy import delete
+from sqlalchemy import delete, select
 from sqlmodel import col
 
 from server.db import Database
@@ -71,6 +71,21 @@ def load_session(db: Database, token: str | None, kind: str, now: datetime) -> W
     if row is None or row.kind != kind or row.expires_at <= now:
         return None
     return row
+
+
+def latest_data(db: Database, kind: str, subject_id: str, now: datetime) -> dict[str, Any]:
+    """The `data` of the newest live session of `kind` bound to `subject_id` ({} if none): a
+    page that starts a new session (another tab, another device) may carry it over."""
+    statement = (
+        select(WebSession)
+        .where(col(WebSession.kind) == kind, col(WebSession.subject_id) == subject_id)
+        .where(col(WebSession.expires_at) > now)
+        .order_by(col(WebSession.created_at).desc())
+        .limit(1)
+    )
+    with db.session() as session:
+        row = session.execute(statement).scalars().first()
+    return dict(row.data) if row is not None else {}
 
 
 def update_data(db: Database, row: WebSession, data: dict[str, Any]) -> None:

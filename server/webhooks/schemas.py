@@ -15,6 +15,8 @@ WebhookEvent = Literal[
     "image_processed",
     "inspection_blocked",
     "inspection_completed",
+    "delivery_sent",
+    "delivery_failed",
 ]
 EVENT_NAMES: tuple[str, ...] = get_args(WebhookEvent)
 

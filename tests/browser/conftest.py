@@ -1,10 +1,10 @@
 """Browser fixtures: Debian's Chromium driven by Playwright, screenshots, axe-core checks.
 
-- `browser`: one headless Chromium per test session (`/usr/bin/chromium`; Playwright's own
+- `browser`: one headless Chromium per test module (`/usr/bin/chromium`; Playwright's own
   browser download cannot run here, `make system-deps` installs Debian's package).
 - `phone`: a fresh browser context at a phone viewport (412x915, touch) and its page. Every
-  Content-Security-Policy violation the page reports fails the test: pages must load only
-  same-origin files, no inline script or style.
+  Content-Security-Policy violation the page reports fails the test (pages must load only
+  same-origin files, no inline script or style), and so does an uncaught JavaScript error.
 - `screenshot(page, name)`: a full-page PNG under `tests/artifacts/<test module>/`
   (git-ignored), for a person to look at.
 - `axe_check(page, name)`: runs axe-core (the npm package, installed by `make browser-deps`
@@ -41,8 +41,10 @@ AXE_SOURCE = BROWSER_DIR / "node_modules" / "axe-core" / "axe.min.js"
 BLOCKING_IMPACTS = {"serious", "critical"}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """One Chromium per test module: Playwright's sync API keeps an event loop running while it
+    is open, which must not outlive the browser tests (asyncio tests in other modules)."""
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: run `make system-deps` (Debian's chromium package)")
     from playwright.sync_api import sync_playwright
@@ -99,9 +101,11 @@ def new_phone(browser: Any) -> Iterator[Callable[..., tuple[Any, Any, PageLog]]]
 
     yield make
     violations = [text for _context, log in opened for text in log.csp_violations]
+    uncaught = [t for _context, log in opened for t in log.errors if t.startswith("uncaught")]
     for context, _log in opened:
         context.close()
     assert not violations, f"Content-Security-Policy violations: {violations}"
+    assert not uncaught, f"uncaught JavaScript errors: {uncaught}"
 
 
 @pytest.fixture

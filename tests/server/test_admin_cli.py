@@ -220,6 +220,7 @@ def test_serve_demo_prints_keys_reuses_them_and_stops_on_sigterm(
         keys = banner_keys(banner)
         assert keys["testKey"].startswith("sk_test_")
         assert "Demo Company" in banner
+        assert "sign in as owner@demo.example.com / demo-owner-password" in banner
         response = httpx.get(f"http://127.0.0.1:{port}/schema/openapi.json", timeout=5)
         assert response.json()["openapi"].startswith("3.1")
     finally:

@@ -630,7 +630,13 @@ def test_callback_url_uses_the_url_guard_of_reports_and_webhooks(
     production, 400 `invalid_callback_url` for a malformed one; a public address is 201."""
     from server.app import create_app
 
-    production = settings.model_copy(update={"env": "production", "allow_loopback_webhooks": False})
+    production = settings.model_copy(
+        update={
+            "env": "production",
+            "allow_loopback_webhooks": False,
+            "smtp_url": "smtp://127.0.0.1:9",  # production refuses a channel with no provider
+        }
+    )
     headers = {"x-api-key": company["testKey"]}
     with (
         serve_app(create_app(production, db=db)) as base_url,

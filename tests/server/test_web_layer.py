@@ -187,7 +187,9 @@ def test_sessions_are_rows_any_process_accepts(
     assert sessions.load_session(db, value, "member", clock) is not None
     assert sessions.load_session(db, value, "consumer", clock) is None
     assert sessions.load_session(db, value, "member", clock + timedelta(hours=2)) is None
-    sessions.end_session(db, value)
+    sessions.purge_expired(db, clock)  # the worker's purge now keeps the live session
+    assert sessions.load_session(db, value, "member", clock) is not None
+    assert sessions.purge_expired(db, clock + timedelta(hours=2)) >= 1  # two hours later
     assert sessions.load_session(db, value, "member", clock) is None
 
 

@@ -4,7 +4,7 @@ maintained inspection counts (`inspection_counts` plus the triggers that keep it
 once from the rows already there).
 
 Revision ID: 0003_scale
-Revises: 0002_consumer
+Revises: 0003_delivery
 Create Date: 2026-11-23
 """
 
@@ -18,7 +18,7 @@ from alembic import op
 from server.inspections import counts
 
 revision: str = "0003_scale"
-down_revision: str | None = "0002_consumer"
+down_revision: str | None = "0003_delivery"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,0 +1,384 @@
+"""What an editor needs to know about one `.insp` text: its diagnostics, the names it defines and
+every place it uses them, and what to show on hover or offer on completion.
+
+Positions here are the language's own: 1-based lines and columns counted in characters, end
+exclusive (`inspectlang.ast.Span`). `inspectlang.lsp.server` converts them to the protocol's.
+The index is built from the parser's module, which holds every declaration that parsed even
+when others did not, so a file with a syntax error still has hover, completion and rename.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from inspectlang import ast
+from inspectlang.compiler import check_source
+from inspectlang.diagnostics import Diagnostic
+from inspectlang.lsp import texts
+from inspectlang.manifest import FEATURE_NAMES, VALIDATION_NAMES
+from inspectlang.parser import parse_with_diagnostics
+from inspectlang.vocabulary import (
+    FUNCTIONS,
+    IMAGE,
+    INPUT_VALUE_TYPES,
+    NAME,
+    RECORD_FIELDS,
+    VALIDATION,
+)
+
+SymbolKind = Literal["variable", "input", "image", "check", "feature"]
+
+#: The text before the cursor when it stands where a select input's option goes:
+#: `inputs.use = `, `inputs.use != "com`, `inputs.use in ["a", `.
+_COMPARED_WITH_OPTION = re.compile(
+    r"\binputs\.(\w+)\s*(?:!?=|\bin)\s*\[?\s*(?:\"[^\"]*\"\s*,\s*)*\"?\w*$"
+)
+
+#: The namespace through which expressions reach each kind (`inputs.km`).
+_NAMESPACE_KINDS: dict[str, SymbolKind] = {"inputs": "input", "images": "image", "checks": "check"}
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    kind: SymbolKind
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Occurrence:
+    """A name in the text: where a symbol is defined, or used."""
+
+    symbol: Symbol
+    span: ast.Span
+    definition: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """A word with a documented meaning: a function, a validation, a feature or a property."""
+
+    kind: Literal["function", "validation", "feature", "property"]
+    name: str
+    span: ast.Span
+
+
+@dataclass
+class DocumentIndex:
+    source: str
+    module: ast.Module | None
+    occurrences: list[Occurrence] = field(default_factory=list)
+    words: list[Word] = field(default_factory=list)
+    declarations: dict[Symbol, ast.Declaration] = field(default_factory=dict)
+
+    # --- queries ------------------------------------------------------------------------------
+
+    def occurrence_at(self, line: int, column: int) -> Occurrence | None:
+        return next((o for o in self.occurrences if _inside(o.span, line, column)), None)
+
+    def word_at(self, line: int, column: int) -> Word | None:
+        return next((w for w in self.words if _inside(w.span, line, column)), None)
+
+    def definition(self, symbol: Symbol) -> Occurrence | None:
+        return next((o for o in self.occurrences if o.symbol == symbol and o.definition), None)
+
+    def references(self, symbol: Symbol) -> list[Occurrence]:
+        return [o for o in self.occurrences if o.symbol == symbol]
+
+    def names(self, kind: SymbolKind) -> list[str]:
+        return [s.name for s in self.declarations if s.kind == kind]
+
+    def options(self, input_name: str) -> list[tuple[str, str]]:
+        """The (key, label) options of a select or multiselect input, default locale."""
+        declaration = self.declarations.get(Symbol("input", input_name))
+        if not isinstance(declaration, ast.InputDecl):
+            return []
+        return [
+            (item.key, item.label)
+            for item in declaration.items
+            if isinstance(item, ast.Option) and item.locale is None
+        ]
+
+    def hover(self, line: int, column: int) -> str | None:
+        """Markdown for what stands at a position, or None."""
+        occurrence = self.occurrence_at(line, column)
+        if occurrence is not None:
+            return self._describe(occurrence.symbol)
+        word = self.word_at(line, column)
+        if word is None:
+            return None
+        if word.kind == "function" and word.name in texts.FUNCTIONS:
+            signature, meaning = texts.FUNCTIONS[word.name]
+            return f"```insp\n{signature}\n```\n{meaning}"
+        if word.kind == "validation" and word.name in texts.VALIDATIONS:
+            return f"**validation `{word.name}`**\n\n{texts.VALIDATIONS[word.name]}"
+        if word.kind == "feature" and word.name in texts.FEATURES:
+            return f"**feature `{word.name}`**\n\n{texts.FEATURES[word.name]}"
+        if word.kind == "property" and word.name in texts.PROPERTIES:
+            return f"**{word.name}**\n\n{texts.PROPERTIES[word.name]}"
+        return None
+
+    def _describe(self, symbol: Symbol) -> str:
+        declaration = self.declarations.get(symbol)
+        first_line = _line_of(self.source, declaration.span.line) if declaration else symbol.name
+        parts = [f"```insp\n{first_line.strip()}\n```"]
+        if isinstance(declaration, ast.InputDecl):
+            kind = _property(declaration.items, "type")
+            if kind:
+                value_type = INPUT_VALUE_TYPES.get(kind, "?")
+                parts.append(f"input of type `{kind}`; in expressions a `{value_type}`")
+            label = _property(declaration.items, "label")
+            if label:
+                parts.append(f"label: {label}")
+            options = self.options(symbol.name)
+            if options:
+                parts.append("options: " + ", ".join(f'`{k}` "{v}"' for k, v in options))
+        elif isinstance(declaration, ast.VariableDecl):
+            parts.append(f"variable of type `{declaration.variable_type}`")
+        elif isinstance(declaration, ast.ImageDecl):
+            validations = [i.name for i in declaration.items if isinstance(i, ast.Validate)]
+            label = _property(declaration.items, "label")
+            if label:
+                parts.append(f"label: {label}")
+            if validations:
+                parts.append("validations: " + ", ".join(f"`{v}`" for v in validations))
+        elif isinstance(declaration, ast.CheckDecl):
+            for key in ("name", "description"):
+                value = _property(declaration.items, key)
+                if value:
+                    parts.append(f"{key}: {value}")
+        elif isinstance(declaration, ast.FeatureDecl):
+            parts.append(texts.FEATURES.get(symbol.name, ""))
+        return "\n\n".join(part for part in parts if part)
+
+    def completions(self, line: int, column: int) -> list[tuple[str, str, str]]:
+        """(label, kind, detail) of what may be typed at a position; kind is one of keyword,
+        function, variable, input, image, check, field, validation, feature, option."""
+        text = _line_of(self.source, line)[: max(column - 1, 0)]
+        if re.search(r"\bimages\.\w+\.\w+\.\w*$", text):
+            return [(f, "field", t) for f, t in RECORD_FIELDS[VALIDATION].items()]
+        if re.search(r"\bimages\.\w+\.\w*$", text):
+            return [(f, "field", t) for f, t in RECORD_FIELDS[IMAGE].items()]
+        if (match := _COMPARED_WITH_OPTION.search(text)) and self.options(match.group(1)):
+            return [(k, "option", label) for k, label in self.options(match.group(1))]
+        if match := re.search(r"\b(inputs|images|checks)\.\w*$", text):
+            kind = _NAMESPACE_KINDS[match.group(1)]
+            return [(name, kind, kind) for name in self.names(kind)]
+        if re.search(r"^\s+validate\s+\w*$", text):
+            return [(n, "validation", texts.VALIDATIONS.get(n, "")) for n in VALIDATION_NAMES]
+        if re.search(r"\bfeature\s+\w*$", text):
+            return [(n, "feature", texts.FEATURES.get(n, "")) for n in FEATURE_NAMES]
+        if re.fullmatch(r"\w*", text):  # at the left margin: a declaration
+            return [(k, "keyword", "declaration") for k in texts.DECLARATION_KEYWORDS]
+        found = [(k, "keyword", "") for k in texts.INNER_KEYWORDS]
+        found += [(n, "function", texts.FUNCTIONS[n][0]) for n in FUNCTIONS if n in texts.FUNCTIONS]
+        found += [(n, "variable", "variable") for n in self.names("variable")]
+        found += [(n, "keyword", "namespace") for n in texts.NAMESPACES]
+        return found
+
+
+# --- building ---------------------------------------------------------------------------------
+
+
+def diagnostics(source: str, filename: str = "<template>") -> list[Diagnostic]:
+    """Every diagnostic of the text, as `inspectlang check` reports them."""
+    return check_source(source, filename)
+
+
+def build_index(source: str, filename: str = "<template>") -> DocumentIndex:
+    module, _ = parse_with_diagnostics(source, filename)
+    index = DocumentIndex(source=source, module=module)
+    if module is None:
+        return index
+    _Indexer(index).run(module)
+    return index
+
+
+def is_name(text: str) -> bool:
+    return NAME.fullmatch(text) is not None
+
+
+class _Indexer:
+    def __init__(self, index: DocumentIndex) -> None:
+        self.index = index
+        self.variables: set[str] = set()
+
+    def add(self, kind: SymbolKind, name: str, span: ast.Span, *, definition: bool = False) -> None:
+        if span.line > 0:
+            self.index.occurrences.append(Occurrence(Symbol(kind, name), span, definition))
+
+    def word(self, kind: Any, name: str, span: ast.Span) -> None:
+        if span.line > 0:
+            self.index.words.append(Word(kind, name, span))
+
+    def run(self, module: ast.Module) -> None:
+        kinds: dict[type, SymbolKind] = {
+            ast.VariableDecl: "variable",
+            ast.InputDecl: "input",
+            ast.ImageDecl: "image",
+            ast.CheckDecl: "check",
+            ast.FeatureDecl: "feature",
+        }
+        for declaration in module.declarations:
+            kind = kinds.get(type(declaration))
+            if kind is not None:
+                name = declaration.name  # type: ignore[union-attr]
+                symbol = Symbol(kind, name)
+                self.index.declarations.setdefault(symbol, declaration)
+                span = declaration.name_span  # type: ignore[union-attr]
+                self.add(kind, name, span, definition=True)
+                if kind == "variable":
+                    self.variables.add(name)
+                if kind == "feature":
+                    self.word("feature", name, span)
+        for declaration in module.declarations:
+            if isinstance(declaration, ast.VariableDecl):
+                self.expression(declaration.initial, frozenset())
+            elif isinstance(declaration, ast.RuleDecl):
+                self.event(declaration.event)
+                bound = frozenset({"value", "image", "validation", "damage"})
+                for statement in declaration.body:
+                    self.statement(statement, bound)
+            for item in getattr(declaration, "items", ()):
+                self.item(item)
+
+    def event(self, event: ast.EventSpec) -> None:
+        if event.target is not None:
+            if event.event.startswith("input"):
+                self.add("input", event.target, event.target_span)
+            elif event.event.startswith("image"):
+                self.add("image", event.target, event.target_span)
+            else:
+                self.word("validation", event.target, event.target_span)
+        if event.of_image is not None:
+            self.add("image", event.of_image, event.of_image_span)
+
+    def item(self, item: Any) -> None:
+        if isinstance(item, ast.Property):
+            self.word("property", item.key, item.key_span)
+            if item.key == "for image":
+                for value in item.values:
+                    if isinstance(value, ast.Name):
+                        self.add("image", value.name, value.span)
+                return
+            for value in item.values:
+                if _is_expression(value):
+                    self.expression(value, frozenset())
+        elif isinstance(item, ast.Validate):
+            self.word("validation", item.name, item.name_span)
+        elif isinstance(item, ast.FeatureUse):
+            span = _name_span_within(self.index.source, item.span, item.name)
+            self.add("feature", item.name, span)
+            self.word("feature", item.name, span)
+        else:
+            for value in _children(item):
+                if _is_expression(value):
+                    self.expression(value, frozenset())
+
+    def statement(self, statement: Any, bound: frozenset[str]) -> None:
+        if isinstance(statement, ast.SetStatement):
+            self.add("variable", statement.variable, statement.variable_span)
+            self.expression(statement.value, bound)
+        elif isinstance(statement, ast.IfStatement):
+            self.expression(statement.condition, bound)
+            for inner in (*statement.then, *statement.otherwise):
+                self.statement(inner, bound)
+
+    def expression(self, node: Any, bound: frozenset[str]) -> None:
+        if isinstance(node, ast.Name):
+            if node.name in self.variables and node.name not in bound:
+                self.add("variable", node.name, node.span)
+        elif isinstance(node, ast.Attribute):
+            base = node.value
+            if (
+                isinstance(base, ast.Name)
+                and base.name in _NAMESPACE_KINDS
+                and base.name not in bound
+            ):
+                self.add(_NAMESPACE_KINDS[base.name], node.name, node.name_span)
+            elif (
+                isinstance(base, ast.Attribute)
+                and isinstance(base.value, ast.Name)
+                and base.value.name == "images"
+                and node.name in VALIDATION_NAMES
+            ):
+                self.word("validation", node.name, node.name_span)
+            self.expression(base, bound)
+        elif isinstance(node, ast.Call):
+            self.word("function", node.function, node.function_span)
+            for argument in node.arguments:
+                self.expression(argument, bound)
+        elif isinstance(node, ast.Quantifier):
+            inner = bound | {node.variable} if node.variable else bound
+            self.expression(node.collection, bound)
+            for part in (node.condition, node.value):
+                if part is not None:
+                    self.expression(part, inner)
+        else:
+            for child in _children(node):
+                if _is_expression(child):
+                    self.expression(child, bound)
+
+
+def _children(node: Any) -> Iterator[Any]:
+    if not dataclasses.is_dataclass(node):
+        return
+    for item in dataclasses.fields(node):
+        value = getattr(node, item.name)
+        if isinstance(value, tuple):
+            yield from value
+        else:
+            yield value
+
+
+_EXPRESSIONS = (
+    ast.Literal,
+    ast.ListExpr,
+    ast.Name,
+    ast.Attribute,
+    ast.Call,
+    ast.Quantifier,
+    ast.Unary,
+    ast.Binary,
+)
+
+
+def _is_expression(value: Any) -> bool:
+    return isinstance(value, _EXPRESSIONS)
+
+
+def _inside(span: ast.Span, line: int, column: int) -> bool:
+    if span.line != span.end_line:
+        return (span.line, span.column) <= (line, column) < (span.end_line, span.end_column)
+    return span.line == line and span.column <= column <= span.end_column
+
+
+def _line_of(source: str, line: int) -> str:
+    lines = source.splitlines()
+    return lines[line - 1] if 1 <= line <= len(lines) else ""
+
+
+def _name_span_within(source: str, span: ast.Span, name: str) -> ast.Span:
+    """The span of `name` inside the first line of `span` (nodes without a name span)."""
+    text = _line_of(source, span.line)
+    start = text.find(name, max(span.column - 1, 0))
+    if start < 0:
+        return span
+    return ast.Span(span.line, start + 1, span.line, start + 1 + len(name))
+
+
+def _property(items: tuple[Any, ...], key: str) -> str | None:
+    for item in items:
+        if isinstance(item, ast.Property) and item.key == key and item.locale is None:
+            values = [v.value if isinstance(v, ast.Literal) else _plain(v) for v in item.values]
+            return ", ".join(str(v) for v in values)
+    return None
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, ast.Name):
+        return value.name
+    return type(value).__name__

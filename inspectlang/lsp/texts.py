@@ -1,0 +1,152 @@
+"""What the editor says on hover: functions, validations, features and properties, in the words
+of docs/language.md (tests/lsp/test_texts.py checks that every name of the vocabulary has one)."""
+
+from __future__ import annotations
+
+#: Library functions: signature and meaning.
+FUNCTIONS: dict[str, tuple[str, str]] = {
+    "lower": ("lower(t: text) -> text", "Lower case."),
+    "upper": ("upper(t: text) -> text", "Upper case."),
+    "trim": ("trim(t: text) -> text", "Without leading and trailing spaces."),
+    "length": ("length(x: text | list) -> number", "Characters of a text, or items of a list."),
+    "contains": (
+        "contains(a: text | list, b) -> boolean",
+        "`b` occurs in `a` (a text in a text, or an item in a list).",
+    ),
+    "starts_with": ("starts_with(t: text, prefix: text) -> boolean", "`t` begins with `prefix`."),
+    "ends_with": ("ends_with(t: text, suffix: text) -> boolean", "`t` ends with `suffix`."),
+    "matches": (
+        "matches(t: text, pattern: text) -> boolean",
+        "Regular expression search with RE2 (anywhere in `t`; anchor with `^...$`), linear in "
+        "the text: no lookaround, no backreferences; a pattern of at most 200 characters.",
+    ),
+    "round": (
+        "round(n: number[, digits: number]) -> number",
+        "Rounded half to even, to `digits` decimals (0 when omitted, -20 to 20).",
+    ),
+    "abs": ("abs(n: number) -> number", "Absolute value."),
+    "min": (
+        "min(a, b, ...) -> number",
+        "The smallest number; over a list, missing items are skipped.",
+    ),
+    "max": (
+        "max(a, b, ...) -> number",
+        "The largest number; over a list, missing items are skipped.",
+    ),
+    "defined": ("defined(x) -> boolean", "`x` is not missing."),
+    "date": ("date(t: text) -> date", "Parses `YYYY-MM-DD` (missing when not a date)."),
+    "today": (
+        "today() -> date",
+        "The date of the event being processed (results stay a pure function of the events).",
+    ),
+    "add_days": ("add_days(d: date, n: number) -> date", "`d` plus `n` whole days."),
+    "days_between": ("days_between(a: date, b: date) -> number", "`b - a` in whole days."),
+    "years_between": (
+        "years_between(a: date, b: date) -> number",
+        "Whole years from `a` to `b`: an age is `years_between(birthdate, today())`.",
+    ),
+}
+
+#: Validation names: what each checks on a photo.
+VALIDATIONS: dict[str, str] = {
+    "date": "The photo is recent: taken within the photo age limit.",
+    "distance": "The photo was taken near the declared place.",
+    "recaptured": "The photo is of a screen or a print (a recapture).",
+    "angle": "The photo is taken from the expected angle.",
+    "plate": "The plate read from the photo matches the declared plate.",
+    "color": "The vehicle's color matches the declared color.",
+    "make": "The make recognised from the vehicle matches the declared make.",
+    "model": "The model recognised from the vehicle matches the declared model.",
+    "complete": "The whole object is in the frame, at the minimum size.",
+    "object": "The expected object is present.",
+    "damage": "The damage detector found no damage.",
+    "face_comparison": "The face in the selfie matches the face on the ID photo.",
+    "birthdate": "The birthdate read from the ID matches the declared one.",
+    "dni": "The ID number read from the document matches the declared identification.",
+    "full_name": "The name read from the ID matches the declared name.",
+    "sex": "The sex read from the ID matches the declared one.",
+    "age": "The age computed from the ID's birthdate.",
+}
+
+#: Features a template can switch on.
+FEATURES: dict[str, str] = {
+    "damage_declaration": "The consumer may mark damage on the image.",
+    "video_call": "The inspection may be completed over a video call.",
+    "geolocation": "The consumer's location is attached to every photo.",
+    "extra_images": "The consumer may add photos beyond the template's images.",
+    "document_scan": "The image is scanned as a document.",
+}
+
+#: Properties, by key: what each means (the declaration that has it, in parentheses).
+PROPERTIES: dict[str, str] = {
+    "type": "The inspection type (template) or the input type (input).",
+    "id": "A fixed identifier; derived from the name when omitted.",
+    "locales": "The locales the template is written in, `<language>_<COUNTRY>`; first is default.",
+    "max attempts": "How many times the consumer may upload each image (1 to 1000).",
+    "link expires after": "How long the magic link sent to the consumer stays valid.",
+    "inspection expires after": "After this, an inspection still created or started is blocked.",
+    "minimum confidence": "The confidence (0 to 100) a validation needs to be valid.",
+    "photo age limit": "How old a photo may be for the `date` validation.",
+    "photo distance limit": "How far from the declared place a photo may be taken.",
+    "minimum photo size": "The smallest photo accepted, `W x H` pixels.",
+    "side": "The image's `side` in the API (`front`, `back`, `selfie`, `dni`...).",
+    "label": "What the consumer is asked (per locale with `label LOCALE:`).",
+    "help": "A hint shown under the field (per locale with `help LOCALE:`).",
+    "asked at": "When the field is requested: `create` (company), `update` (consumer).",
+    "for image": "A per-image input, asked next to that image.",
+    "minimum": "The smallest number accepted.",
+    "maximum": "The largest number accepted.",
+    "minimum length": "The fewest characters accepted.",
+    "maximum length": "The most characters accepted.",
+    "pattern": "A regular expression (RE2) the text must match.",
+    "minimum choices": "The fewest options a multiselect accepts.",
+    "maximum choices": "The most options a multiselect accepts.",
+    "earliest": "The earliest date accepted.",
+    "latest": "The latest date accepted.",
+    "accepts": "The media types a file input accepts.",
+    "maximum size": "The largest file accepted (`5 MB`).",
+    "name": "The check's name in the API.",
+    "description": "The check's description in the API.",
+    "valid when": "The condition under which the check is valid.",
+}
+
+#: Words that start a declaration at the left margin.
+DECLARATION_KEYWORDS = (
+    "template",
+    "settings",
+    "variable",
+    "product",
+    "consumer",
+    "image",
+    "input",
+    "feature",
+    "on",
+    "check",
+    "verdict",
+)
+#: Words used inside declarations, rules and expressions.
+INNER_KEYWORDS = (
+    "set",
+    "to",
+    "if",
+    "else",
+    "else if",
+    "approve when",
+    "disapprove",
+    "otherwise",
+    "validate",
+    "require",
+    "option",
+    "required",
+    "optional",
+    "and",
+    "or",
+    "not",
+    "in",
+    "where",
+    "of",
+    "true",
+    "false",
+)
+#: Names that expressions start from besides variables.
+NAMESPACES = ("inputs", "images", "checks", "consumer", "product", "damages", "validations")

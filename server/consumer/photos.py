@@ -1,0 +1,116 @@
+"""The JSON endpoints `consumer.js` calls on a photo step: the upload (through the same images
+service as `POST /v1/inspection/image/:productId`) and the photos' validation results as they
+complete (polled)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, get, post
+from litestar.params import FromPath
+from litestar.response import Response
+
+from server.common import in_thread
+from server.consumer.visits import Visit, visit_of
+from server.errors import ApiError
+from server.images import service as images
+from server.multipart import read_body
+from server.web.templating import gettext
+
+
+def _json_error(visit: Visit | None, error: ApiError) -> Response[Any]:
+    locale = visit.locale if visit else "en_US"
+    words = {
+        "max_attempts_exceeded": gettext(
+            locale, "No more retakes are allowed for this photo; your last photo is kept."
+        ),
+        "inspection_not_editable": gettext(locale, "This inspection can no longer be changed."),
+        "invalid_image": gettext(locale, "That file is not a photo we can read. Try again."),
+    }
+    return Response(
+        {"code": error.code, "message": words.get(error.code, error.description)},
+        status_code=error.status,
+        media_type="application/json",
+    )
+
+
+@post("/{inspection_id:str}/photo", status_code=201)
+async def upload_photo(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> Any:
+    """A photo from `consumer.js` (multipart: `image`, `data` JSON with `identifier` or
+    `side`, `coordinates`). Answers the image as the API does, plus `attemptsLeft`."""
+    visit = await in_thread(visit_of, request, inspection_id)
+    if visit is None:
+        return Response({"code": "inspection_not_found"}, status_code=404)
+    try:
+        body = await read_body(request)
+        data = body.data if isinstance(body.data, dict) else {}
+        products = visit.view.state.products
+        if not products:
+            raise ApiError.of("product_not_found", "The inspection has no product.")
+        view = await in_thread(
+            images.upload_image,
+            visit.shared.db,
+            visit.shared.settings,
+            visit.shared.blobs,
+            visit.auth,
+            products[0].id,
+            body.files.get("image"),
+            data,
+            visit.shared.clock(),
+        )
+    except ApiError as error:
+        return _json_error(visit, error)
+    identifier = data.get("identifier")
+    left = None
+    if isinstance(identifier, str):
+        fresh = await in_thread(visit_of, request, inspection_id)
+        if fresh is not None:
+            used = fresh.view.state.attempts.get(identifier, 0)
+            left = max(0, fresh.view.manifest.parameters.maxAttempts - used)
+    return Response({**view, "attemptsLeft": left}, status_code=201, media_type="application/json")
+
+
+@get("/{inspection_id:str}/status", sync_to_thread=True)
+def photo_status(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> Any:
+    """Each photo's validations as they complete (`consumer.js` polls this)."""
+    visit = visit_of(request, inspection_id)
+    if visit is None:
+        return Response({"code": "inspection_not_found"}, status_code=404)
+    found = []
+    for product in visit.view.state.products:
+        for image in product.images:
+            found.append(
+                {
+                    "_id": image.id,
+                    "identifier": image.templateImageIdentifier,
+                    "processed": image.processed,
+                    "approved": image.approved,
+                    "validations": [
+                        {
+                            "validation": v.validation,
+                            "label": _validation_label(v.validation, visit.locale),
+                            "done": v.reported or not v.run,
+                            "valid": v.valid,
+                            "required": v.required,
+                        }
+                        for v in image.validations
+                        if v.run
+                    ],
+                }
+            )
+    return Response(
+        {"status": visit.view.state.status, "images": found},
+        media_type="application/json",
+        headers={"Cache-Control": "no-store"},
+    )
+
+
+def _validation_label(name: str, locale: str) -> str:
+    labels = {
+        "date": gettext(locale, "Photo is recent"),
+        "distance": gettext(locale, "Taken at the right place"),
+        "complete": gettext(locale, "Whole object in the frame"),
+        "recaptured": gettext(locale, "Not a photo of a screen"),
+        "plate": gettext(locale, "Plate readable"),
+    }
+    return labels.get(name, name.replace("_", " "))

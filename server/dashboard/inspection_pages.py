@@ -1,0 +1,225 @@
+"""Inspection pages: the list (the API's filters and paging), and one inspection in full: photos,
+validations, inputs, variables, global validations, the verdict explained down to template
+lines, the event timeline, PDF reports and a presigned share link."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+from urllib.parse import urlencode
+
+from litestar import Request, Response, get, post
+from litestar.params import FromPath, FromQuery
+from sqlalchemy import select
+
+from inspectlang.builtins import ALIAS_TABLE, builtin_source
+from runtime.explain import explain
+from server.common import in_thread
+from server.dashboard.web import Member, NotFound, app_services, render, require, signed_in
+from server.deps import Services
+from server.errors import ApiError
+from server.inspections import listing, presign
+from server.inspections import service as inspections
+from server.inspections.tables import ImageRecord
+from server.reports import service as reports
+from server.reports.schemas import ReportRequestBody
+from server.reports.thumbnails import thumbnail_jpeg
+from server.templates.tables import TemplateRevisionRecord
+
+#: Share links made from the dashboard last a week (the API's maximum is its own business).
+SHARE_SECONDS = 7 * 24 * 3600
+FILTER_NAMES = ("status", "veredict", "type", "consumerIdentification", "plate", "templateId")
+
+
+@get("/inspections")
+async def inspection_list(request: Request[Any, Any, Any]) -> Any:
+    member = signed_in(request)
+    require(member, "inspections.view")
+    app = app_services(request)
+    params = {key: value for key, value in request.query_params.items() if value != ""}
+    chosen = {name: params.get(name, "") for name in FILTER_NAMES}
+    try:
+        found = await in_thread(
+            listing.list_inspections, app.db, app.settings.public_url, member.auth, params
+        )
+    except ApiError as error:
+        return render(
+            request,
+            "inspections.html",
+            {"page": None, "error": error.description, "chosen": chosen, **_choices()},
+            member=member,
+            status_code=error.status,
+        )
+
+    def page_link(number: int) -> str:
+        return "?" + urlencode({**params, "page": str(number)})
+
+    return render(
+        request,
+        "inspections.html",
+        {"page": found, "error": None, "chosen": chosen, "page_link": page_link, **_choices()},
+        member=member,
+    )
+
+
+def _choices() -> dict[str, Any]:
+    from inspectlang.manifest import INSPECTION_TYPES
+
+    return {
+        "statuses": listing.STATUSES,
+        "veredicts": listing.VEREDICTS,
+        "types": INSPECTION_TYPES,
+    }
+
+
+def _source_lines(app: Services, manifest_key: str, template_id: str) -> list[str]:
+    """The template source the inspection ran (its revision's, or the built-in file)."""
+    with app.db.session() as session:
+        revision = (
+            session.execute(
+                select(TemplateRevisionRecord).where(
+                    cast(Any, TemplateRevisionRecord.manifest_key) == manifest_key
+                )
+            )
+            .scalars()
+            .first()
+        )
+    if revision is not None:
+        return str(revision.source).splitlines()
+    for alias, by_type in ALIAS_TABLE.items():
+        for inspection_type, builtin_id in by_type.items():
+            if builtin_id == template_id:
+                return builtin_source(alias, inspection_type).splitlines()
+    return []
+
+
+def _detail(app: Services, member: Member, inspection_id: str) -> dict[str, Any]:
+    auth = member.auth
+    with app.db.session() as session:
+        try:
+            record = inspections.find_inspection(session, auth, inspection_id, lock=False)
+        except ApiError:
+            raise NotFound(f"inspection {inspection_id}") from None
+        loaded = inspections.load(session, record)
+    document = inspections.get_inspection(app.db, app.settings, auth, inspection_id)
+    explanation = explain(loaded.program, loaded.state)
+    reports_list = reports.list_report_requests(app.db, app.settings, auth, inspection_id)
+    return {
+        "inspection": document,
+        "state": loaded.state,
+        "manifest": loaded.manifest,
+        "explanation": explanation,
+        "source": _source_lines(app, record.manifest_key, record.template_id),
+        "reports": reports_list.reportRequests,
+        "reportable": record.status in reports.REPORTABLE_STATUSES,
+    }
+
+
+def _detail_page(
+    request: Request[Any, Any, Any],
+    member: Member,
+    inspection_id: str,
+    *,
+    share: Any = None,
+    error: str | None = None,
+    status_code: int = 200,
+) -> Any:
+    context = _detail(app_services(request), member, inspection_id)
+    return render(
+        request,
+        "inspection.html",
+        {**context, "share": share, "error": error},
+        member=member,
+        status_code=status_code,
+    )
+
+
+@get("/inspections/{inspection_id:str}")
+async def inspection_detail(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> Any:
+    member = signed_in(request)
+    require(member, "inspections.view")
+    return await in_thread(_detail_page, request, member, inspection_id)
+
+
+@post("/inspections/{inspection_id:str}/report", status_code=200)
+async def request_report(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> Any:
+    member = signed_in(request)
+    require(member, "inspections.view")
+    app = app_services(request)
+    try:
+        await in_thread(
+            reports.create_report_request,
+            app.db,
+            app.settings,
+            member.auth,
+            inspection_id,
+            ReportRequestBody(),
+        )
+    except ApiError as error:
+        return await in_thread(
+            _detail_page, request, member, inspection_id, error=error.description,
+            status_code=error.status,
+        )  # fmt: skip
+    return Response(
+        content=b"",
+        status_code=303,
+        headers={"location": f"/dashboard/inspections/{inspection_id}#reports"},
+    )
+
+
+@post("/inspections/{inspection_id:str}/share", status_code=200)
+async def share(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> Any:
+    member = signed_in(request)
+    require(member, "inspections.share")
+    app = app_services(request)
+    try:
+        link = await in_thread(
+            presign._presign,
+            app.db,
+            app.settings,
+            member.auth,
+            inspection_id,
+            SHARE_SECONDS,
+            app.clock(),
+        )
+    except ApiError:
+        raise NotFound(f"inspection {inspection_id}") from None
+    return await in_thread(_detail_page, request, member, inspection_id, share=link)
+
+
+@get("/inspections/{inspection_id:str}/photos/{image_id:str}")
+async def photo(
+    request: Request[Any, Any, Any],
+    inspection_id: FromPath[str],
+    image_id: FromPath[str],
+    size: FromQuery[str] = "full",
+) -> Response[bytes]:
+    member = signed_in(request)
+    require(member, "inspections.view")
+    app = app_services(request)
+
+    def read() -> tuple[bytes, str]:
+        with app.db.session() as session:
+            row = session.get(ImageRecord, image_id)
+        if (
+            row is None
+            or row.inspection_id != inspection_id
+            or row.company_id != member.actor.company_id
+            or row.testing != (member.mode == "test")
+        ):
+            raise NotFound(f"photo {image_id}")
+        content = app.blobs.get(row.blob_key)
+        if size == "thumb":
+            small = thumbnail_jpeg(content)
+            if small is not None:
+                return small, "image/jpeg"
+        return content, row.content_type
+
+    content, media_type = await in_thread(read)
+    return Response(
+        content=content,
+        media_type=media_type,
+        headers={"cache-control": "private, max-age=300", "x-content-type-options": "nosniff"},
+    )
+
+
+ROUTES: list[Any] = [inspection_list, inspection_detail, request_report, share, photo]

@@ -1,0 +1,27 @@
+"""The dashboard's page area: its templates, static assets and every page under `/dashboard/`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from server.dashboard.account_pages import ROUTES as ACCOUNT_ROUTES
+from server.dashboard.inspection_pages import ROUTES as INSPECTION_ROUTES
+from server.dashboard.template_pages import ROUTES as TEMPLATE_ROUTES
+from server.dashboard.web import EXCEPTION_HANDLERS, PREFIX
+from server.web.routes import PageArea
+from server.web.security import page_router
+
+HERE = Path(__file__).parent
+
+DASHBOARD_AREA = PageArea(
+    name="dashboard",
+    templates=HERE / "templates",
+    static=HERE / "static",
+    routes=[
+        page_router(
+            PREFIX,
+            [*ACCOUNT_ROUTES, *INSPECTION_ROUTES, *TEMPLATE_ROUTES],
+            exception_handlers=EXCEPTION_HANDLERS,
+        )
+    ],
+)

@@ -1,0 +1,376 @@
+"""Template pages: the list, the `.insp` editor (diagnostics as you type from the compiler's
+JSON diagnostics, one-click suggestions, format, save as a new revision under the API's rules),
+revisions with a diff between any two, a simulate panel, and starting from a built-in."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from datetime import datetime
+from typing import Any, cast
+
+from litestar import Request, get, post
+from litestar.params import FromPath, FromQuery
+from sqlalchemy import select
+
+from inspectlang.builtins import ALIAS_TABLE, builtin_source
+from inspectlang.diagnostics import TemplateError
+from inspectlang.formatter import format_source
+from runtime import new_object_id
+from runtime.cli import ScriptError, Simulation, summary
+from runtime.errors import InspectionError
+from runtime.explain import explain, render_text
+from runtime.program import load_program
+from server.common import in_thread
+from server.dashboard.web import (
+    PREFIX,
+    Member,
+    NotFound,
+    app_services,
+    redirect,
+    render,
+    require,
+    signed_in,
+)
+from server.errors import ApiError
+from server.templates import service as templates
+from server.templates.tables import TemplateRecord, TemplateRevisionRecord
+
+#: The simulate panel's starting script: create, start and finish with nothing uploaded.
+DEFAULT_EVENTS = {
+    "events": [
+        {
+            "event": "create",
+            "body": {
+                "locale": "en_US",
+                "delivery": {"channel": "email", "destination": "someone@example.com"},
+            },
+        },
+        {"event": "start"},
+        {"event": "finish"},
+    ]
+}
+STARTER = """template "My template"
+    type: custom
+    locales: en_US
+
+variable score: numeric = 100
+
+check good_score
+    valid when: score > 50
+
+verdict
+    disapprove "The score is too low" when not checks.good_score
+"""
+#: Longest events script the simulate panel runs.
+MAX_SCRIPT_CHARS = 200_000
+
+
+def _builtin_choices() -> list[dict[str, str]]:
+    return [
+        {"id": builtin_id, "label": f"{inspection_type} ({alias})"}
+        for alias, by_type in ALIAS_TABLE.items()
+        for inspection_type, builtin_id in by_type.items()
+    ]
+
+
+def _builtin_copy(builtin_id: str) -> str | None:
+    """A built-in's source as the start of a new template: renamed, without its fixed id."""
+    for alias, by_type in ALIAS_TABLE.items():
+        for inspection_type, found in by_type.items():
+            if found == builtin_id:
+                source = builtin_source(alias, inspection_type)
+                source = re.sub(
+                    r'^(template\s+")([^"]*)(")', r"\1\2 (copy)\3", source, count=1, flags=re.M
+                )
+                return re.sub(r'^\s+id:\s*"[0-9a-f]+"\s*\n', "", source, count=1, flags=re.M)
+    return None
+
+
+# --- diagnostics ---------------------------------------------------------------------------------
+
+
+def diagnostics_of(source: str, now: datetime) -> list[dict[str, Any]]:
+    """The API's diagnostics for `source` (empty when it would be saved), each with the source
+    line and a caret under its span for display."""
+    try:
+        templates.compile_template(source, template_id=new_object_id(), created_at=now, now=now)
+    except ApiError as error:
+        found = list(error.errors or [{"message": error.description, "line": 1, "column": 1}])
+        return [_with_caret(item, source) for item in found]
+    return []
+
+
+def _with_caret(item: dict[str, Any], source: str) -> dict[str, Any]:
+    lines = source.splitlines()
+    line = int(item.get("line") or 1)
+    column = max(int(item.get("column") or 1), 1)
+    text = lines[line - 1] if 1 <= line <= len(lines) else ""
+    end_line = int(item.get("endLine") or line)
+    end_column = int(item.get("endColumn") or column)
+    width = end_column - column if end_line == line and end_column > column else 1
+    return {
+        **item,
+        "severity": item.get("severity", "error"),
+        "sourceLine": text,
+        "caret": " " * (column - 1) + "^" * width,
+    }
+
+
+# --- pages ---------------------------------------------------------------------------------------
+
+
+@get("/templates")
+async def template_list(request: Request[Any, Any, Any]) -> Any:
+    member = signed_in(request)
+    require(member, "templates.view")
+    app = app_services(request)
+    found = await in_thread(
+        templates.list_templates, app.db, member.actor.company_id, inspection_type=None, kind=None
+    )
+    return render(
+        request,
+        "templates.html",
+        {
+            "created": [t for t in found if t.get("type") == "created"],
+            "builtins": [t for t in found if t.get("type") != "created"],
+        },
+        member=member,
+    )
+
+
+def _editor(
+    request: Request[Any, Any, Any],
+    member: Member,
+    *,
+    source: str,
+    template: dict[str, Any] | None,
+    diagnostics: list[dict[str, Any]] | None = None,
+    message: str | None = None,
+    error: str | None = None,
+    status_code: int = 200,
+    builtin: bool = False,
+) -> Any:
+    return render(
+        request,
+        "editor.html",
+        {
+            "source": source,
+            "template": template,
+            "diagnostics": diagnostics or [],
+            "message": message,
+            "error": error,
+            "builtin": builtin,
+            "builtins": _builtin_choices(),
+            "events": json.dumps(DEFAULT_EVENTS, indent=2),
+        },
+        member=member,
+        status_code=status_code,
+    )
+
+
+@get("/templates/new")
+async def new_template(request: Request[Any, Any, Any], start: FromQuery[str] = "") -> Any:
+    member = signed_in(request)
+    require(member, "templates.view")
+    source = (_builtin_copy(start) if start else None) or STARTER
+    return _editor(request, member, source=source, template=None)
+
+
+@get("/templates/{template_id:str}")
+async def edit_template(request: Request[Any, Any, Any], template_id: FromPath[str]) -> Any:
+    member = signed_in(request)
+    require(member, "templates.view")
+    app = app_services(request)
+    try:
+        template = templates.get_template(app.db, member.actor.company_id, template_id)
+    except ApiError:
+        raise NotFound(f"template {template_id}") from None
+    if template.get("type") != "created":
+        copy = _builtin_copy(template_id) or ""
+        return _editor(request, member, source=copy, template=template, builtin=True)
+    source = templates.get_template_source(app.db, member.actor.company_id, template_id)
+    return _editor(request, member, source=source, template=template)
+
+
+async def _json_body(request: Request[Any, Any, Any]) -> dict[str, Any]:
+    try:
+        data = json.loads(await request.body() or b"{}")
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        raise ApiError.of("malformed_json", "The body must be a JSON object.")
+    return data
+
+
+def _text(data: dict[str, Any], name: str) -> str:
+    value = data.get(name, "")
+    if not isinstance(value, str) or "\x00" in value:
+        raise ApiError.of("invalid_body", f"`{name}` must be text.")
+    return value
+
+
+@post("/templates/check", status_code=200)
+async def check(request: Request[Any, Any, Any]) -> dict[str, Any]:
+    member = signed_in(request)
+    require(member, "templates.view")
+    source = _text(await _json_body(request), "source")
+    found = await in_thread(diagnostics_of, source, app_services(request).clock())
+    return {"diagnostics": found}
+
+
+@post("/templates/format", status_code=200)
+async def format_template(request: Request[Any, Any, Any]) -> dict[str, Any]:
+    member = signed_in(request)
+    require(member, "templates.view")
+    source = _text(await _json_body(request), "source")
+    try:
+        return {"source": format_source(source), "diagnostics": []}
+    except TemplateError as error:
+        return {"source": None, "diagnostics": [_with_caret(d, source) for d in error.to_list()]}
+
+
+@post("/templates/save", status_code=200)
+async def save(request: Request[Any, Any, Any]) -> Any:
+    member = signed_in(request)
+    require(member, "templates.edit")
+    app = app_services(request)
+    form = await request.form()
+    source = str(form.get("source", "")).replace("\r\n", "\n")
+    template_id = str(form.get("template_id", ""))
+    now = app.clock()
+    try:
+        if template_id:
+            saved = await in_thread(
+                templates.revise_template, app.db, member.actor.company_id, template_id, source, now
+            )
+        else:
+            saved = await in_thread(
+                templates.create_template, app.db, member.actor.company_id, source, now
+            )
+    except ApiError as error:
+        current = None
+        if template_id:
+            try:
+                current = templates.get_template(app.db, member.actor.company_id, template_id)
+            except ApiError:
+                current = None
+        found = [_with_caret(item, source) for item in (error.errors or [])]
+        return _editor(
+            request, member, source=source, template=current, diagnostics=found,
+            error=error.description, status_code=error.status,
+        )  # fmt: skip
+    return redirect(f"{PREFIX}/templates/{saved['_id']}?saved=1")
+
+
+def _revisions(app: Any, company_id: str, template_id: str) -> list[TemplateRevisionRecord]:
+    with app.db.session() as session:
+        record = session.get(TemplateRecord, template_id)
+        if record is None or record.company_id != company_id:
+            raise NotFound(f"template {template_id}")
+        return list(
+            session.execute(
+                select(TemplateRevisionRecord)
+                .where(cast(Any, TemplateRevisionRecord.template_id) == template_id)
+                .order_by(cast(Any, TemplateRevisionRecord.number))
+            ).scalars()
+        )
+
+
+@get("/templates/{template_id:str}/revisions")
+async def revisions(
+    request: Request[Any, Any, Any],
+    template_id: FromPath[str],
+    a: FromQuery[int] = 0,
+    b: FromQuery[int] = 0,
+) -> Any:
+    member = signed_in(request)
+    require(member, "templates.view")
+    app = app_services(request)
+    found = await in_thread(_revisions, app, member.actor.company_id, template_id)
+    numbers = [revision.number for revision in found]
+    b = b if b in numbers else numbers[-1]
+    a = a if a in numbers else max(numbers[0], b - 1)
+    by_number = {revision.number: revision for revision in found}
+    diff = list(
+        difflib.unified_diff(
+            str(by_number[a].source).splitlines(),
+            str(by_number[b].source).splitlines(),
+            fromfile=f"revision {a}",
+            tofile=f"revision {b}",
+            lineterm="",
+        )
+    )
+    return render(
+        request,
+        "revisions.html",
+        {"template_id": template_id, "revisions": found, "a": a, "b": b, "diff": diff},
+        member=member,
+    )
+
+
+def simulate_source(source: str, script: dict[str, Any], now: datetime) -> dict[str, Any]:
+    """Run an events script against the source: steps, verdict and explanation (or the
+    diagnostics when it does not compile, or the script's problem)."""
+    found = diagnostics_of(source, now)
+    if found:
+        return {"diagnostics": found}
+    manifest = templates.compile_template(
+        source, template_id=new_object_id(), created_at=now, now=now
+    )
+    program = load_program(manifest)
+    events = script.get("events")
+    if not isinstance(events, list) or not events:
+        return {"problem": "The script needs an `events` list (the first event is create)."}
+    simulation = Simulation(program, script)
+    steps: list[dict[str, Any]] = []
+    for index, event in enumerate(events, start=1):
+        try:
+            if not isinstance(event, dict):
+                raise ScriptError("each event is an object")
+            simulation.apply(event)
+            steps.append(summary(index, event, simulation.state))
+        except InspectionError as error:
+            steps.append({**summary(index, event, simulation.state), "refused": error.to_dict()})
+        except (ScriptError, KeyError, TypeError, ValueError) as error:
+            return {"problem": f"event {index}: {error}", "steps": steps}
+    if simulation.state is None:
+        return {"problem": "No inspection was created: start with a create event."}
+    explanation = explain(program, simulation.state)
+    return {
+        "steps": steps,
+        "veredict": simulation.state.veredict,
+        "status": simulation.state.status,
+        "explanation": render_text(explanation),
+    }
+
+
+@post("/templates/simulate", status_code=200)
+async def simulate(request: Request[Any, Any, Any]) -> dict[str, Any]:
+    member = signed_in(request)
+    require(member, "templates.simulate")
+    data = await _json_body(request)
+    source = _text(data, "source")
+    events_text = _text(data, "events")
+    if len(events_text) > MAX_SCRIPT_CHARS:
+        return {"problem": "The events script is too long."}
+    try:
+        script = json.loads(events_text)
+    except ValueError as error:
+        return {"problem": f"The events are not JSON: {error}"}
+    if not isinstance(script, dict):
+        return {"problem": 'The events must be an object: {"events": [...]}'}
+    return await in_thread(simulate_source, source, script, app_services(request).clock())
+
+
+ROUTES: list[Any] = [
+    template_list,
+    new_template,
+    check,
+    format_template,
+    save,
+    simulate,
+    revisions,
+    edit_template,
+]

@@ -1,0 +1,161 @@
+"""What every dashboard page shares: the signed-in member, role checks, rendering, redirects.
+
+A page handler calls `signed_in(request)` (no session: a redirect to the sign-in page), then
+`require(member, action)` (refused: the 403 page), then the same service the API calls with
+`member.auth`, an `AuthContext` of the session's company and data mode (test or live), so the
+dashboard sees exactly what that API key sees.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from litestar import Request, Response
+from litestar.response import Redirect, Template
+
+from server.auth import AuthContext, Mode
+from server.dashboard import accounts
+from server.dashboard.accounts import Actor
+from server.dashboard.permissions import PERMISSIONS, allowed
+from server.deps import Services, services
+from server.errors import ServerError
+from server.tables import Company
+from server.web import sessions as web_sessions
+from server.web.templating import page
+
+#: Session cookie of the dashboard: the web layer's `member` session cookie.
+COOKIE = web_sessions.COOKIE_NAMES[accounts.SESSION_KIND]
+PREFIX = "/dashboard"
+
+
+class SignInRequired(ServerError):
+    """No valid session: the page answers with a redirect to the sign-in form."""
+
+
+class Refused(ServerError):
+    """The member's role may not do this: the 403 page."""
+
+    def __init__(self, action: str, role: str) -> None:
+        super().__init__(f"{role} may not {action}")
+        self.action = action
+        self.role = role
+
+
+class NotFound(ServerError):
+    """Nothing of this company at this address: the 404 page."""
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """The signed-in member of a request."""
+
+    actor: Actor
+    mode: Mode
+    token: str
+    company_name: str
+
+    @property
+    def auth(self) -> AuthContext:
+        """The API's view of the company in the session's mode (key id marks the dashboard)."""
+        return AuthContext(company_id=self.actor.company_id, mode=self.mode, key_id="dashboard")
+
+    def can(self, action: str) -> bool:
+        return allowed(self.actor.role, action)
+
+
+def app_services(request: Request[Any, Any, Any]) -> Services:
+    return services(request)
+
+
+def signed_in(request: Request[Any, Any, Any]) -> Member:
+    token = request.cookies.get(COOKIE)
+    app = services(request)
+    info = accounts.session_of(app.db, token, now=app.clock())
+    if info is None or token is None:
+        raise SignInRequired("sign in first")
+    with app.db.session() as session:
+        company = session.get(Company, info.actor.company_id)
+    mode: Mode = "live" if info.mode == "live" else "test"
+    name = company.name if company is not None else info.actor.company_id
+    return Member(actor=info.actor, mode=mode, token=token, company_name=name)
+
+
+def require(member: Member, action: str) -> None:
+    if action not in PERMISSIONS:
+        raise KeyError(action)
+    if not member.can(action):
+        raise Refused(action, member.actor.role)
+
+
+def render(
+    request: Request[Any, Any, Any],
+    template: str,
+    context: dict[str, Any] | None = None,
+    *,
+    member: Member | None = None,
+    status_code: int = 200,
+) -> Template:
+    """A dashboard page (`dashboard/<template>`) with the member and the current path."""
+    return page(
+        f"dashboard/{template}",
+        # English only until the dashboard has catalogs of its own: `<html lang>` must match.
+        locale="en_US",
+        context={
+            "member": member,
+            "path": request.url.path,
+            "nav": _nav(member),
+            **(context or {}),
+        },
+        status_code=status_code,
+    )
+
+
+def _nav(member: Member | None) -> list[tuple[str, str]]:
+    if member is None:
+        return []
+    items = [
+        ("Inspections", f"{PREFIX}/inspections", "inspections.view"),
+        ("Templates", f"{PREFIX}/templates", "templates.view"),
+        ("Developers", f"{PREFIX}/developers", "developers.view"),
+        ("Members", f"{PREFIX}/members", "members.view"),
+    ]
+    return [(label, href) for label, href, action in items if member.can(action)]
+
+
+def redirect(path: str) -> Redirect:
+    """303 See Other: after a form post the browser GETs the next page."""
+    return Redirect(path=path, status_code=303)
+
+
+def sign_in_redirect(request: Request[Any, Any, Any], error: SignInRequired) -> Response[Any]:
+    return Redirect(path=f"{PREFIX}/sign-in", status_code=303)
+
+
+def refused_page(request: Request[Any, Any, Any], error: Refused) -> Response[Any]:
+    try:
+        member = signed_in(request)
+    except SignInRequired:
+        member = None
+    return render(
+        request,
+        "refused.html",
+        {"action": error.action, "role": error.role},
+        member=member,
+        status_code=403,
+    )
+
+
+def not_found_page(request: Request[Any, Any, Any], error: NotFound) -> Response[Any]:
+    try:
+        member = signed_in(request)
+    except SignInRequired:
+        member = None
+    return render(request, "not_found.html", {"what": str(error)}, member=member, status_code=404)
+
+
+EXCEPTION_HANDLERS: dict[Any, Any] = {
+    SignInRequired: sign_in_redirect,
+    Refused: refused_page,
+    NotFound: not_found_page,
+}

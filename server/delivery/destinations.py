@@ -1,0 +1,132 @@
+"""The creation's `delivery` object, checked for its channel: which channels exist, whether a
+provider can carry them here, and destinations normalized (email with `email-validator`, phone
+numbers with `phonenumbers`, stored in E.164)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import phonenumbers
+from email_validator import EmailNotValidError, validate_email
+
+from server.errors import ApiError
+from server.settings import Settings
+
+Channel = Literal["email", "sms", "wsp"]
+#: The channels existing clients send: email, SMS, and WhatsApp (`wsp`).
+CHANNELS: tuple[Channel, ...] = ("email", "sms", "wsp")
+
+
+@dataclass(frozen=True, slots=True)
+class Destination:
+    channel: Channel
+    #: The normalized address: an email address, or a phone number in E.164 (`+5491122334455`).
+    address: str
+
+
+def _refuse(code: str, field: str, message: str) -> ApiError:
+    return ApiError.of(code, message, [{"field": field, "code": code, "message": message}])
+
+
+def check_delivery(delivery: Any, settings: Settings) -> tuple[dict[str, Any], Destination | None]:
+    """The delivery object with its destination normalized, and where to send the link (None
+    when `disabled: true`). A missing or malformed object is left to the template's schema."""
+    if not isinstance(delivery, dict):
+        return delivery, None
+    if delivery.get("disabled") is True:
+        return delivery, None
+    channel = delivery.get("channel")
+    if channel not in CHANNELS:
+        raise _refuse(
+            "invalid_delivery_channel",
+            "delivery.channel",
+            f"delivery.channel must be one of {', '.join(CHANNELS)} "
+            "(or send delivery.disabled: true and hand the link out yourself).",
+        )
+    destination = parse_destination(
+        channel, delivery.get("destination"), delivery.get("countryISO")
+    )
+    if channel not in available_channels(settings):
+        raise _refuse(
+            "delivery_channel_unavailable",
+            "delivery.channel",
+            f"No provider is configured for {channel} on this service (docs/delivery.md).",
+        )
+    return {**delivery, "destination": destination.address}, destination
+
+
+def parse_destination(
+    channel: Channel, destination: Any, country: Any, *, prefix: str = "delivery."
+) -> Destination:
+    """The destination normalized for its channel; 400 `invalid_delivery_destination` naming
+    `{prefix}destination` (or `{prefix}countryISO`) otherwise."""
+    if not isinstance(destination, str) or not destination.strip() or len(destination) > 320:
+        raise _refuse(
+            "invalid_delivery_destination",
+            f"{prefix}destination",
+            f"{prefix}destination is required: an email address or a phone number.",
+        )
+    if channel == "email":
+        try:
+            checked = validate_email(destination.strip(), check_deliverability=False)
+        except EmailNotValidError as error:
+            raise _refuse(
+                "invalid_delivery_destination",
+                f"{prefix}destination",
+                f"{prefix}destination is not an email address: {error}",
+            ) from None
+        return Destination(channel, checked.normalized)
+    region = None
+    if country is not None:
+        if not isinstance(country, str) or country.upper() not in _REGIONS:
+            raise _refuse(
+                "invalid_delivery_destination",
+                f"{prefix}countryISO",
+                f"{prefix}countryISO must be a two-letter country code (ISO 3166-1), e.g. AR.",
+            )
+        region = country.upper()
+    try:
+        number = phonenumbers.parse(destination, region)
+    except phonenumbers.NumberParseException:
+        number = None
+    if number is None or not phonenumbers.is_valid_number(number):
+        hint = "" if region else " (with a + and the country code, or send countryISO)"
+        raise _refuse(
+            "invalid_delivery_destination",
+            f"{prefix}destination",
+            f"{prefix}destination is not a valid phone number{hint}.",
+        )
+    formatted = phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+    return Destination(channel, formatted)
+
+
+_REGIONS = frozenset(phonenumbers.SUPPORTED_REGIONS)
+
+
+def available_channels(settings: Settings) -> frozenset[Channel]:
+    """The channels a provider can carry. In development, every channel: what has no provider
+    goes to the outbox. In production, only the configured ones."""
+    if settings.env == "development":
+        return frozenset(CHANNELS)
+    found: set[Channel] = set()
+    if settings.smtp_url:
+        found.add("email")
+    twilio = bool(settings.twilio_account_sid and settings.twilio_auth_token)
+    if twilio and settings.twilio_from:
+        found.add("sms")
+    if (twilio and settings.twilio_whatsapp_from) or (
+        settings.meta_whatsapp_token and settings.meta_phone_number_id
+    ):
+        found.add("wsp")
+    return frozenset(found)
+
+
+def masked(address: str) -> str:
+    """An address as the API shows it: `j***@example.com`, `+54*******4455`."""
+    if "@" in address:
+        local, _, domain = address.partition("@")
+        return f"{local[:1]}***@{domain}"
+    if len(address) <= 6:
+        return "*" * len(address)
+    return address[:3] + "*" * (len(address) - 7) + address[-4:]

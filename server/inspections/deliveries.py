@@ -1,0 +1,233 @@
+"""Delivering an inspection's magic link: the `link_delivery` job and resends.
+
+The job's attempt marks the delivery `sending` before it hands the message to the provider and
+`sent` in the transaction that completes the job; a worker that dies in between leaves
+`sending`, and the next attempt first asks the provider whether it accepted the message
+(`find_sent`) before sending again. docs/delivery.md states the guarantee per provider.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from server.auth import AuthContext
+from server.db import Database
+from server.delivery.destinations import CHANNELS, available_channels, parse_destination
+from server.delivery.messages import compose
+from server.delivery.providers.base import Outgoing, PermanentFailure, Provider, TransientFailure
+from server.delivery.providers.choice import choose
+from server.delivery.service import (
+    MAX_RESENDS,
+    add,
+    new_record,
+    plan,
+    resend_wait,
+    set_view,
+    view,
+)
+from server.delivery.tables import LinkDeliveryRecord
+from server.errors import ApiError
+from server.inspections.creation import _hash_code
+from server.inspections.events import publish
+from server.inspections.service import find_inspection
+from server.jobs import GiveUp, JobContext, RetryLater
+from server.settings import Settings
+from server.tables import Company, JobRecord
+
+logger = logging.getLogger("server.delivery")
+
+
+def _company_name(session: Session, company_id: str) -> str:
+    company = session.get(Company, company_id)
+    return company.name if company is not None else "inspectlang"
+
+
+def _outgoing(session: Session, record: LinkDeliveryRecord) -> Outgoing:
+    assert record.link is not None
+    company = _company_name(session, record.company_id)
+    message = compose(record.locale, company, record.link, record.expires_at)
+    return Outgoing(
+        delivery_id=record.id,
+        channel=record.channel,
+        to=record.destination,
+        company=company,
+        link=record.link,
+        message=message,
+    )
+
+
+def run_link_delivery_job(ctx: JobContext) -> None:
+    """One attempt of one delivery."""
+    delivery_id = ctx.payload["deliveryId"]
+    with ctx.db.session(immediate=True) as session:
+        record = session.get(LinkDeliveryRecord, delivery_id)
+        if record is None or record.status in ("sent", "failed") or record.link is None:
+            ctx.complete_in(session)
+            session.commit()
+            return
+        outgoing = _outgoing(session, record)
+        interrupted = record.status == "sending"
+        record.status = "sending"
+        record.attempts += 1
+        session.add(record)
+        set_view(session, record)
+        session.commit()
+    provider = choose(ctx.settings, outgoing.channel, ctx.db)
+    # After an attempt that died mid-send, ask the provider first; while it cannot be asked,
+    # the row stays `sending`, so the next attempt asks again instead of sending.
+    found = provider.find_sent(outgoing) if interrupted else None
+    try:
+        provider_id = found if found is not None else provider.send(outgoing)
+    except TransientFailure as error:
+        _record_failure(ctx, delivery_id, str(error), final=False)
+        delay = error.retry_after
+        if delay is not None:
+            raise RetryLater(delay, str(error)) from None
+        raise
+    except PermanentFailure as error:
+        _record_failure(ctx, delivery_id, str(error), final=True)
+        raise GiveUp(str(error)) from None
+    _record_sent(ctx, delivery_id, provider, provider_id)
+
+
+def _record_sent(ctx: JobContext, delivery_id: str, provider: Provider, provider_id: str) -> None:
+    with ctx.db.session(immediate=True) as session:
+        record = session.get(LinkDeliveryRecord, delivery_id)
+        assert record is not None
+        record.status = "sent"
+        record.sent_at = datetime.now(UTC)
+        record.provider = provider.name
+        record.provider_message_id = provider_id[:200]
+        record.last_error = None
+        record.link = None  # the access code is not kept once the message is on its way
+        session.add(record)
+        set_view(session, record)
+        _publish(session, record, "delivery_sent")
+        ctx.complete_in(session)
+        session.commit()
+
+
+def _record_failure(ctx: JobContext, delivery_id: str, error: str, *, final: bool) -> None:
+    with ctx.db.session(immediate=True) as session:
+        record = session.get(LinkDeliveryRecord, delivery_id)
+        assert record is not None
+        record.last_error = error[:1000]
+        _finish(session, record, failed=final)
+        session.commit()
+
+
+def _finish(session: Session, record: LinkDeliveryRecord, *, failed: bool) -> None:
+    record.status = "failed" if failed else "queued"
+    if failed:
+        record.link = None
+    session.add(record)
+    set_view(session, record)
+    if failed:
+        _publish(session, record, "delivery_failed")
+
+
+def link_delivery_given_up(session: Session, job: JobRecord, error: str) -> None:
+    """The last attempt failed (or a permanent failure): the delivery is `failed`."""
+    record = session.get(LinkDeliveryRecord, job.payload.get("deliveryId"))
+    if record is None or record.status in ("sent", "failed"):
+        return
+    record.last_error = (record.last_error or error)[:1000]
+    _finish(session, record, failed=True)
+    logger.warning("link delivery %s failed: %s", record.id, error)
+
+
+def _publish(session: Session, record: LinkDeliveryRecord, event: str) -> None:
+    publish(
+        session,
+        company_id=record.company_id,
+        testing=record.testing,
+        event=event,
+        payload={"inspectionId": record.inspection_id, "delivery": view(record)},
+    )
+
+
+# --- resend ------------------------------------------------------------------------------------
+
+
+def resend(
+    db: Database,
+    settings: Settings,
+    auth: AuthContext,
+    inspection_id: str,
+    channel: str | None,
+    destination: str | None,
+    country: str | None,
+    now: datetime,
+) -> dict[str, Any]:
+    """Queue the link again (a new access code: the previous link stops working), while the
+    inspection is created or started; at most `MAX_RESENDS` an hour (429 with Retry-After)."""
+    with db.session(immediate=True) as session:
+        record = find_inspection(session, auth, inspection_id, lock=True)
+        if record.status not in ("created", "started"):
+            raise ApiError.of(
+                "delivery_not_possible",
+                f"The inspection is {record.status}: its link is only sent while it is "
+                "created or started.",
+            )
+        last = (
+            session.execute(
+                select(LinkDeliveryRecord)
+                .where(col(LinkDeliveryRecord.inspection_id) == inspection_id)
+                .order_by(col(LinkDeliveryRecord.created_at).desc())
+            )
+            .scalars()
+            .first()
+        )
+        chosen = channel or (last.channel if last else None)
+        if chosen not in CHANNELS:
+            raise ApiError.of(
+                "invalid_delivery_channel",
+                "channel is required (email, sms or wsp): this inspection has no earlier delivery.",
+                [{"field": "channel", "code": "invalid_delivery_channel", "message": "required"}],
+            )
+        if destination is None and last is not None and last.channel == chosen:
+            destination = last.destination
+        if destination is None:
+            raise ApiError.of(
+                "invalid_delivery_destination",
+                f"destination is required to send over {chosen}.",
+                [
+                    {
+                        "field": "destination",
+                        "code": "invalid_delivery_destination",
+                        "message": "required",
+                    }
+                ],
+            )
+        checked = parse_destination(chosen, destination, country, prefix="")
+        if chosen not in available_channels(settings):
+            raise ApiError.of(
+                "delivery_channel_unavailable",
+                f"No provider is configured for {chosen} on this service (docs/delivery.md).",
+            )
+        wait = resend_wait(session, inspection_id, now)
+        if wait is not None:
+            raise ApiError(
+                "too_many_deliveries",
+                429,
+                f"At most {MAX_RESENDS} resends an hour per inspection; try again in "
+                f"{int(wait)} seconds.",
+                headers={"Retry-After": str(int(wait) + 1)},
+            )
+        code = secrets.token_urlsafe(24)
+        record.access_code_hash = _hash_code(code)
+        session.add(record)
+        link = f"{settings.public_url}/i/{inspection_id}?code={code}"
+        locale = (record.state or {}).get("locale") if isinstance(record.state, dict) else None
+        expires_at = last.expires_at if last is not None else record.expires_at
+        planned = plan(checked, locale, link, expires_at)
+        delivery = new_record(planned, inspection_id, record.company_id, record.testing, now)
+        add(session, delivery)
+        set_view(session, delivery)
+        session.commit()
+        return {"message": "Delivery queued", "magicLink": link, "delivery": view(delivery)}

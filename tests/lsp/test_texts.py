@@ -1,0 +1,44 @@
+"""Every name of the vocabulary has a hover text, and the index finds what a template uses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from inspectlang.lsp import texts
+from inspectlang.lsp.index import Symbol, build_index
+from inspectlang.manifest import FEATURE_NAMES, VALIDATION_NAMES
+from inspectlang.vocabulary import FUNCTIONS
+
+EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.insp"))
+
+
+def test_every_function_validation_and_feature_has_a_hover_text() -> None:
+    assert set(FUNCTIONS) <= set(texts.FUNCTIONS)
+    assert set(VALIDATION_NAMES) <= set(texts.VALIDATIONS)
+    assert set(FEATURE_NAMES) <= set(texts.FEATURES)
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_every_use_of_a_declared_name_points_at_its_declaration(path: Path) -> None:
+    source = path.read_text()
+    index = build_index(source)
+    lines = source.splitlines()
+    assert index.occurrences
+    for occurrence in index.occurrences:
+        span = occurrence.span
+        assert lines[span.line - 1][span.column - 1 : span.end_column - 1] == occurrence.symbol.name
+        if not occurrence.definition and occurrence.symbol.kind != "feature":
+            assert index.definition(occurrence.symbol) is not None, occurrence
+
+
+def test_a_quantifier_variable_is_not_the_variable_it_shadows() -> None:
+    source = (
+        'template "Shadow"\n    type: car\n\nvariable i: numeric = 0\n\n'
+        "verdict\n    approve when all(i in images where i.approved) and i = 0\n"
+    )
+    index = build_index(source)
+    uses = [o for o in index.references(Symbol("variable", "i")) if not o.definition]
+    column = source.splitlines()[6].rindex("i = 0") + 1
+    assert [(o.span.line, o.span.column) for o in uses] == [(7, column)]

@@ -1,0 +1,343 @@
+"""Dashboard pages over real HTTP: the role table of docs/dashboard.md checked cell by cell
+against the pages (a refused action answers the 403 page), sign-in and CSRF, test/live data
+separation, and the template editor's diagnostics endpoint."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from server.dashboard import accounts
+from server.dashboard.permissions import PERMISSIONS, ROLES
+
+PASSWORD = "dashboard password"
+#: A template whose check misspells its variable (`scor`): E020 with "did you mean `score`".
+TYPO = """template "Fleet check"
+    type: custom
+    locales: en_US
+
+variable score: numeric = 100
+
+check good_score
+    valid when: scor > 50
+
+verdict
+    disapprove "The score is too low" when not checks.good_score
+"""
+DOCS = Path(__file__).parents[2] / "docs" / "dashboard.md"
+
+
+def csrf_of(html: str) -> str:
+    found = re.search(r'<meta name="csrf-token" content="([^"]+)"', html)
+    assert found is not None, html[:500]
+    return found.group(1)
+
+
+class Browserish:
+    """An httpx client that keeps cookies and sends the page's CSRF token with every post."""
+
+    def __init__(self, base_url: str) -> None:
+        self.http = httpx.Client(base_url=base_url, timeout=30, follow_redirects=False)
+        self.token = ""
+
+    def get(self, path: str) -> httpx.Response:
+        response = self.http.get(path)
+        if "csrf-token" in response.text:
+            self.token = csrf_of(response.text)
+        return response
+
+    def post(self, path: str, **kwargs: Any) -> httpx.Response:
+        if not self.token:
+            self.get("/dashboard/sign-in")
+        headers = {"x-csrftoken": self.token, **kwargs.pop("headers", {})}
+        return self.http.post(path, headers=headers, **kwargs)
+
+    def sign_in(self, email: str, password: str = PASSWORD) -> httpx.Response:
+        self.get("/dashboard/sign-in")
+        return self.post("/dashboard/sign-in", data={"email": email, "password": password})
+
+
+@pytest.fixture(scope="module")
+def team(db: Any) -> dict[str, Any]:
+    from server.auth import create_company
+
+    company = create_company(db, f"Team {secrets.token_hex(3)}", ["m"])
+    emails = {}
+    for role in ROLES:
+        email = f"{role}-{secrets.token_hex(3)}@example.com"
+        accounts.create_account(db, company["companyId"], email, role, PASSWORD)
+        emails[role] = email
+    return {**company, "emails": emails}
+
+
+@pytest.fixture
+def browser_for(live_server: str, team: dict[str, Any]) -> Iterator[Callable[[str], Browserish]]:
+    opened: list[Browserish] = []
+
+    def make(role: str) -> Browserish:
+        client = Browserish(live_server)
+        response = client.sign_in(team["emails"][role])
+        assert response.status_code == 303, response.text
+        opened.append(client)
+        return client
+
+    yield make
+    for client in opened:
+        client.http.close()
+
+
+@pytest.fixture(scope="module")
+def inspection_id(live_server: str, team: dict[str, Any]) -> str:
+    body = {
+        "templateId": "easy",
+        "locale": "en_US",
+        "delivery": {"channel": "email", "destination": "a@example.com"},
+        "car": {"plate": "AB123CD"},
+    }
+    response = httpx.post(
+        f"{live_server}/v1/inspection/car", json=body, headers={"x-api-key": team["testKey"]}
+    )
+    assert response.status_code == 201, response.text
+    return str(response.json()["inspectionId"])
+
+
+def _documented_table() -> dict[str, set[str]]:
+    table: dict[str, set[str]] = {}
+    header: list[str] = []
+    for line in DOCS.read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if line.startswith("| action"):
+            header = cells[1:]
+        elif header and line.startswith("| ") and not line.startswith("|--"):
+            table[cells[0]] = {
+                role for role, cell in zip(header, cells[1:], strict=True) if cell == "yes"
+            }
+        elif header and not line.startswith("|"):
+            break
+    return table
+
+
+def test_the_documented_table_is_the_code_table() -> None:
+    documented = _documented_table()
+    assert documented == {action: set(roles) for action, roles in PERMISSIONS.items()}
+
+
+#: For each action, a request that does it (without lasting effect) and the answer when allowed.
+def _attempt(client: Browserish, action: str, inspection: str) -> int:
+    if action == "inspections.view":
+        return client.get("/dashboard/inspections").status_code
+    if action == "inspections.share":
+        return client.post(f"/dashboard/inspections/{inspection}/share").status_code
+    if action == "templates.view":
+        return client.get("/dashboard/templates").status_code
+    if action == "templates.simulate":
+        body = {"source": "nope", "events": "{}"}
+        return client.post("/dashboard/templates/simulate", json=body).status_code
+    if action == "templates.edit":  # a source that does not compile: 422 when allowed
+        return client.post("/dashboard/templates/save", data={"source": "x"}).status_code
+    if action == "developers.view":
+        return client.get("/dashboard/developers").status_code
+    if action == "developers.revoke_key":  # the confirmation page, nothing revoked
+        return client.get("/dashboard/developers/revoke?mode=test").status_code
+    if action == "developers.webhooks":  # retrying an unknown delivery: a message, 200
+        return client.post("/dashboard/developers/deliveries/msg_unknown/retry").status_code
+    if action == "members.view":
+        return client.get("/dashboard/members").status_code
+    if action == "members.manage":  # an invalid address: 400 when allowed
+        data = {"email": "not an address", "role": "viewer"}
+        return client.post("/dashboard/members/invite", data=data).status_code
+    if action == "members.manage_owners":  # inviting an owner with an invalid address
+        data = {"email": "not an address", "role": "owner"}
+        return client.post("/dashboard/members/invite", data=data).status_code
+    raise AssertionError(f"no request exercises {action}")
+
+
+ALLOWED_STATUS = {"templates.edit": 422, "members.manage": 400, "members.manage_owners": 400}
+
+
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("action", sorted(PERMISSIONS))
+def test_every_cell_of_the_role_table(
+    browser_for: Callable[[str], Browserish], inspection_id: str, role: str, action: str
+) -> None:
+    client = browser_for(role)
+    status = _attempt(client, action, inspection_id)
+    if role in PERMISSIONS[action]:
+        assert status == ALLOWED_STATUS.get(action, 200), (role, action, status)
+    else:
+        assert status == 403, (role, action, status)
+
+
+def test_refused_page_is_a_page(browser_for: Callable[[str], Browserish]) -> None:
+    response = browser_for("viewer").get("/dashboard/developers")
+    assert response.status_code == 403
+    assert "text/html" in response.headers["content-type"]
+    assert "Not allowed" in response.text and "viewer" in response.text
+
+
+def test_pages_need_a_session(live_server: str) -> None:
+    with httpx.Client(base_url=live_server) as http:
+        for path in ("/dashboard/", "/dashboard/inspections", "/dashboard/developers"):
+            response = http.get(path, follow_redirects=False)
+            assert response.status_code == 303 and response.headers["location"].endswith(
+                "/dashboard/sign-in"
+            )
+
+
+def test_sign_in_form_posts_need_the_csrf_token(live_server: str, team: dict[str, Any]) -> None:
+    with httpx.Client(base_url=live_server) as http:
+        http.get("/dashboard/sign-in")
+        response = http.post(
+            "/dashboard/sign-in", data={"email": team["emails"]["owner"], "password": PASSWORD}
+        )
+        assert response.status_code == 403
+
+
+def test_wrong_password_shows_the_form_again(live_server: str, team: dict[str, Any]) -> None:
+    client = Browserish(live_server)
+    response = client.sign_in(team["emails"]["viewer"], "not the password")
+    client.http.close()
+    assert response.status_code == 401
+    assert "Wrong email or password." in response.text
+    assert 'for="email">Email<' in response.text and 'for="password">Password<' in response.text
+
+
+def test_sign_out_revokes_the_session(browser_for: Callable[[str], Browserish]) -> None:
+    client = browser_for("editor")
+    assert client.get("/dashboard/inspections").status_code == 200
+    assert client.post("/dashboard/sign-out").status_code == 303
+    assert client.get("/dashboard/inspections").status_code == 303
+
+
+def test_test_and_live_data_do_not_mix(
+    browser_for: Callable[[str], Browserish], inspection_id: str
+) -> None:
+    client = browser_for("viewer")
+    assert inspection_id in client.get("/dashboard/inspections").text
+    assert client.get(f"/dashboard/inspections/{inspection_id}").status_code == 200
+    assert client.post("/dashboard/mode", data={"mode": "live"}).status_code == 303
+    live = client.get("/dashboard/inspections")
+    assert "Live data" in live.text and inspection_id not in live.text
+    assert client.get(f"/dashboard/inspections/{inspection_id}").status_code == 404
+
+
+def test_api_filters_and_paging(
+    browser_for: Callable[[str], Browserish], live_server: str, team: dict[str, Any]
+) -> None:
+    body = {
+        "templateId": "easy",
+        "locale": "en_US",
+        "delivery": {"channel": "email", "destination": "c@example.com"},
+        "car": {"plate": "PG111PG"},
+    }
+    for _ in range(2):
+        made = httpx.post(
+            f"{live_server}/v1/inspection/car", json=body, headers={"x-api-key": team["testKey"]}
+        )
+        assert made.status_code == 201
+    client = browser_for("viewer")
+    refused = client.get("/dashboard/inspections?limit=1000")
+    assert refused.status_code == 400 and "limit" in refused.text
+    first = client.get("/dashboard/inspections?plate=PG111PG&limit=1")
+    assert "2 inspections, page 1 of 2." in first.text
+    assert 'href="?plate=PG111PG&amp;limit=1&amp;page=2" rel="next"' in first.text
+    second = client.get("/dashboard/inspections?plate=PG111PG&limit=1&page=2")
+    assert "page 2 of 2." in second.text and 'rel="prev"' in second.text
+    assert "0 inspections." in client.get("/dashboard/inspections?plate=NOPE").text
+
+
+def test_diagnostics_endpoint_gives_caret_and_suggestion(
+    browser_for: Callable[[str], Browserish],
+) -> None:
+    client = browser_for("viewer")
+    found = client.post("/dashboard/templates/check", json={"source": TYPO}).json()
+    [diagnostic] = found["diagnostics"]
+    assert diagnostic["code"] == "E020" and diagnostic["suggestion"] == "score"
+    assert diagnostic["line"] == 8 and diagnostic["sourceLine"] == "    valid when: scor > 50"
+    assert diagnostic["caret"] == " " * 16 + "^^^^"
+    fixed = TYPO.replace("scor ", "score ")
+    assert client.post("/dashboard/templates/check", json={"source": fixed}).json() == {
+        "diagnostics": []
+    }
+
+
+@pytest.fixture
+def receiver() -> Iterator[tuple[str, list[dict[str, str]]]]:
+    """A local webhook endpoint answering 200, recording each request's headers."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen: list[dict[str, str]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            seen.append({key.lower(): value for key, value in self.headers.items()})
+            self.send_response(200)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/hook", seen
+    server.shutdown()
+    server.server_close()
+
+
+def _run_jobs(db: Any, settings: Any) -> None:
+    from server import jobs
+
+    config = jobs.WorkerConfig(lease_seconds=5.0, poll_seconds=0.02, backoff_base_seconds=0.05)
+    while jobs.run_once(db, settings, config):
+        pass
+
+
+def test_webhook_deliveries_listed_and_retried(
+    db: Any,
+    settings: Any,
+    live_server: str,
+    team: dict[str, Any],
+    browser_for: Callable[[str], Browserish],
+    receiver: tuple[str, list[dict[str, str]]],
+) -> None:
+    url, seen = receiver
+    headers = {"x-api-key": team["testKey"]}
+    subscribed = httpx.post(
+        f"{live_server}/v1/notification/webhook",
+        json={"endpoint": url, "events": ["inspection_created"]},
+        headers=headers,
+    )
+    assert subscribed.status_code in (200, 201), subscribed.text
+    body = {
+        "templateId": "easy",
+        "locale": "en_US",
+        "delivery": {"channel": "email", "destination": "b@example.com"},
+        "car": {"plate": "ZZ999ZZ"},
+    }
+    created = httpx.post(f"{live_server}/v1/inspection/car", json=body, headers=headers)
+    assert created.status_code == 201
+    _run_jobs(db, settings)
+    assert len(seen) == 1
+    client = browser_for("admin")
+    page = client.get("/dashboard/developers").text
+    assert url in page and "inspection_created" in page and "done (HTTP 200)" in page
+    delivery_id = re.search(r"/dashboard/developers/deliveries/(msg_[0-9a-f]+)/retry", page)
+    assert delivery_id is not None
+    retried = client.post(f"/dashboard/developers/deliveries/{delivery_id.group(1)}/retry")
+    assert retried.status_code == 200 and "The delivery is queued again." in retried.text
+    _run_jobs(db, settings)
+    assert len(seen) == 2 and seen[0]["webhook-id"] == seen[1]["webhook-id"]
+    assert "<td>2</td>" in client.get("/dashboard/developers").text  # two attempts listed
+    client.post("/dashboard/mode", data={"mode": "live"})
+    live_page = client.get("/dashboard/developers").text
+    assert url not in live_page and delivery_id.group(1) not in live_page
