@@ -3,7 +3,8 @@ processes on one database and one blob store (moto's S3 server), behind nginx (t
 configuration of docs/operations.md). Inspections are created on one API process, their photos
 uploaded through the other, reports rendered by whichever worker claims them and PDFs read
 through the other API; mid-load one API process and one worker are killed with SIGKILL and
-started again. Nothing is lost, nothing is done twice."""
+started again. Nothing is lost, nothing is done twice. The consumer opens a magic link on one
+API process and continues its flow on the other."""
 
 from __future__ import annotations
 
@@ -88,7 +89,39 @@ def test_two_apis_and_two_workers_lose_nothing_and_do_nothing_twice(
         through_balancer = Client(lambda: [balanced], keys["testKey"])
         listed = through_balancer.call("GET", "/v1/inspection?limit=100", 0).json()
         assert listed["totalInspections"] == INSPECTIONS
+        _consumer_flow_through_either(cluster, keys["testKey"])
         counted = verify(database_url, keys["companyId"], outcomes)
         assert counted == {"lost": 0, "duplicated": 0}, cluster.logs()
     finally:
         cluster.stop()
+
+
+def _consumer_flow_through_either(cluster: Cluster, api_key: str) -> None:
+    """The consumer opens the magic link on one API process and continues on the other: the
+    browser session is a database row, so either process accepts its cookie."""
+    from urllib.parse import urlsplit
+
+    from tests.cluster import creation
+
+    first, second = (api.base_url for api in cluster.api)
+    created = httpx.post(
+        f"{first}/v1/inspection/car",
+        json=creation(f"CF{secrets.token_hex(3)}"),
+        headers={"x-api-key": api_key},
+        timeout=30,
+    )
+    assert created.status_code == 201, created.text
+    link = urlsplit(created.json()["magicLink"])
+    opened = httpx.get(f"{second}{link.path}?{link.query}", timeout=30)
+    assert opened.status_code == 303, opened.text
+    cookie = opened.headers["set-cookie"].split(";")[0]
+    step = urlsplit(opened.headers["location"]).path
+    page = httpx.get(f"{first}{step}", headers={"cookie": cookie}, timeout=30)
+    assert page.status_code == 200, page.text
+    inspection_id = created.json()["inspectionId"]
+    shown = httpx.get(
+        f"{first}/v1/inspection/{inspection_id}", headers={"x-api-key": api_key}, timeout=30
+    )
+    assert shown.json()["status"] == "started"  # opened on the other process
+    refused = httpx.get(f"{first}{step}", timeout=30)  # no cookie: no flow
+    assert refused.status_code in (303, 404), refused.status_code
