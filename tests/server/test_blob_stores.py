@@ -168,7 +168,9 @@ def test_the_api_stores_and_serves_images_through_s3(
 ) -> None:
     from tests.server.test_images import PHOTO, creation, upload
 
-    created = client.post("/v1/inspection/car", json=creation(), headers=test_headers)
+    # No delivery: test_delivery expects no delivery rows in a shared PostgreSQL schema.
+    body = {**creation(), "delivery": {"disabled": True}}
+    created = client.post("/v1/inspection/car", json=body, headers=test_headers)
     assert created.status_code == 201, created.text
     uploaded = upload(client, test_headers, created.json()["productId"], {"side": "front"})
     assert uploaded.status_code == 201, uploaded.text
