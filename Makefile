@@ -20,8 +20,9 @@ install: $(STAMP)
 
 # Tools from Debian's packages that the tests use: pdftoppm (poppler-utils) renders a report page
 # to PNG; chromium runs the browser tests (Playwright drives it: its own browser download cannot
-# run here). Installed when missing and we are root; otherwise say what to install.
-SYSTEM_PACKAGES := poppler-utils:pdftoppm chromium:chromium npm:npm
+# run here); nginx is the load balancer of the multi-process test (tests/cluster.py). Installed
+# when missing and we are root; otherwise say what to install.
+SYSTEM_PACKAGES := poppler-utils:pdftoppm chromium:chromium npm:npm nginx-light:nginx
 
 system-deps:
 	@missing=""; for pair in $(SYSTEM_PACKAGES); do \

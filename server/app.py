@@ -2,11 +2,12 @@
 
 Pages (`server.web`): Jinja templates, CSRF on the page routers (never the API), static assets.
 
-Middleware order: the boundary first (`server.boundary`: no NUL or lone surrogate in the path
-or query, no body announced larger than the route accepts), then authentication, then
+Middleware order: request metrics (`server.metrics`) outermost, then the boundary
+(`server.boundary`: no NUL or lone surrogate in the path or query, no body announced larger than
+the route accepts), then authentication, then the per-key rate limit (`server.ratelimit`), then
 idempotency (so unauthenticated requests store nothing), then the handler. Shared objects
-(database, settings, blob store, clock, idempotency store) live in `app.state`; handlers reach
-them through `server.deps.services(request)`.
+(database, settings, blob store, clock, idempotency store, rate limiter) live in `app.state`;
+handlers reach them through `server.deps.services(request)`.
 """
 
 from __future__ import annotations
@@ -15,15 +16,16 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from litestar import Litestar, get
+from litestar import Litestar, Request, Response, get
 from litestar.datastructures import CacheControlHeader, State
 from litestar.middleware import DefineMiddleware
 from litestar.openapi.config import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin, RedocRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.static_files import create_static_files_router
+from sqlalchemy import text
 
-from server import migrate, tokens
+from server import metrics, migrate, tokens
 from server.blobs import BlobStore, open_store
 from server.boundary import BoundaryMiddleware, SafeTextResponse
 from server.consumer import CONSUMER_AREA
@@ -37,6 +39,8 @@ from server.inspections.controller import ROUTES as INSPECTION_ROUTES
 from server.inspections.delivery_routes import ROUTES as DELIVERY_ROUTES
 from server.inspections.presign import ROUTES as PRESIGN_ROUTES
 from server.key_lookup import AsyncKeyLookup
+from server.metrics_middleware import RequestMetricsMiddleware
+from server.ratelimit import RateLimitMiddleware, make_limiter
 from server.reports.controller import ROUTES as REPORT_ROUTES
 from server.settings import Settings
 from server.templates.controller import ROUTES as TEMPLATE_ROUTES
@@ -72,6 +76,43 @@ PAGE_AREAS: list[PageArea] = [
 def health() -> dict[str, str]:
     """Liveness probe: answers without touching the database."""
     return {"status": "ok"}
+
+
+@get("/ready", opt={PUBLIC_OPT: True}, sync_to_thread=True, include_in_schema=False)
+def ready(request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
+    """Readiness probe: 200 when the database and the blob store answer, else 503 `not_ready`
+    with which one failed (a load balancer stops sending requests to this process)."""
+    checks = readiness(request.app.state.db, request.app.state.blobs)
+    ok = all(value == "ok" for value in checks.values())
+    body: dict[str, Any] = {"status": "ok" if ok else "not_ready", "checks": checks}
+    if not ok:
+        body["code"] = "not_ready"
+    return Response(body, status_code=200 if ok else 503)
+
+
+def readiness(database: Database, blobs: BlobStore) -> dict[str, str]:
+    """`{"database": "ok" | error, "blobs": "ok" | error}`; the errors name the exception only
+    (no connection strings or credentials)."""
+    checks: dict[str, str] = {}
+    try:
+        with database.engine.connect() as connection:
+            connection.execute(text("SELECT 1"))
+        checks["database"] = "ok"
+    except Exception as error:
+        checks["database"] = type(error).__name__
+    try:
+        blobs.ping()
+        checks["blobs"] = "ok"
+    except Exception as error:
+        checks["blobs"] = type(error).__name__
+    return checks
+
+
+@get("/metrics", opt={PUBLIC_OPT: True}, sync_to_thread=True, include_in_schema=False)
+def metrics_endpoint(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """Prometheus text exposition of this process (`server.metrics`)."""
+    body, content_type = metrics.exposition(request.app.state.db)
+    return Response(body, media_type=content_type)
 
 
 #: The API docs pages' JavaScript and CSS, shipped in the package (Swagger UI, Apache-2.0; Redoc,
@@ -153,7 +194,7 @@ def create_app(
     shared = Services(
         db=database,
         settings=settings,
-        blobs=blobs or open_store(settings),
+        blobs=blobs or open_store(settings, database),
         clock=clock or system_clock,
     )
     pages = mount(settings, PAGE_AREAS if page_areas is None else page_areas)
@@ -168,11 +209,14 @@ def create_app(
             "worker": None,
             "key_lookup": None,
             "csrf_config": pages.csrf_config,
+            "rate_limiter": make_limiter(settings, database),
         }
     )
     return Litestar(
         route_handlers=[
             health,
+            ready,
+            metrics_endpoint,
             api_docs_assets(),
             *(RESOURCE_ROUTES if include_controllers else []),
             *(pages.route_handlers if include_controllers else []),
@@ -181,8 +225,10 @@ def create_app(
         template_config=pages.template_config,
         state=state,
         middleware=[
+            RequestMetricsMiddleware,
             DefineMiddleware(BoundaryMiddleware),
             DefineMiddleware(AuthMiddleware),
+            RateLimitMiddleware,
             DefineMiddleware(IdempotencyMiddleware),
         ],
         exception_handlers=EXCEPTION_HANDLERS,
@@ -190,7 +236,7 @@ def create_app(
         openapi_config=openapi_config(),
         request_max_body_size=settings.max_body_bytes,
         on_startup=[_open_key_lookup, _start_worker],
-        on_shutdown=[_stop_worker, _close_key_lookup],
+        on_shutdown=[_stop_worker, _close_key_lookup, _close_rate_limiter],
         debug=False,
     )
 
@@ -210,6 +256,12 @@ async def _close_key_lookup(app: Litestar) -> None:
     app.state.key_lookup = None
     if lookup is not None:
         await lookup.close()
+
+
+def _close_rate_limiter(app: Litestar) -> None:
+    limiter = app.state.get("rate_limiter")
+    if limiter is not None:
+        limiter.close()
 
 
 def _start_worker(app: Litestar) -> None:

@@ -35,6 +35,13 @@ def register(subparsers: Any) -> None:
 
     worker = subparsers.add_parser("worker", help="run background jobs (reports, callbacks)")
     _add_storage_options(worker)
+    worker.add_argument(
+        "--metrics-port",
+        type=int,
+        default=int(os.environ.get("INSPECTLANG_METRICS_PORT") or 0) or None,
+        help="serve this worker's Prometheus metrics at http://HOST:PORT/metrics",
+    )
+    worker.add_argument("--metrics-host", default="127.0.0.1")
     worker.set_defaults(handler=run_worker)
 
     outbox = subparsers.add_parser(
@@ -186,6 +193,10 @@ def run_worker(args: argparse.Namespace) -> int:
         database = _open_database(settings)
     except SchemaOutdated as error:
         return _fail("schema_outdated", str(error))
+    if args.metrics_port:
+        from prometheus_client import start_http_server
+
+        start_http_server(args.metrics_port, addr=args.metrics_host)
     try:
         run_worker(database, settings)
     finally:

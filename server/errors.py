@@ -39,6 +39,8 @@ STATUS_BY_CODE: dict[str, int] = {
     "unsupported_media_type": 415,
     "internal_error": 500,
     "unauthorized": 401,
+    "rate_limited": 429,
+    "not_ready": 503,
     "forbidden": 403,
     "invalid_token": 401,
     "token_expired": 401,

@@ -37,6 +37,7 @@ from sqlalchemy import and_, delete, insert, or_, update
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col, select
 
+from server import metrics
 from server.blobs import BlobStore, open_store
 from server.db import Database
 from server.errors import ServerError
@@ -337,11 +338,24 @@ def _finish(
 def run_job(
     db: Database, settings: Settings, job: JobRecord, config: WorkerConfig, blobs: BlobStore
 ) -> None:
-    """Run one claimed job to its next state: done, queued again (retry) or failed."""
+    """Run one claimed job to its next state: done, queued again (retry) or failed; counted in
+    `server.metrics` by kind and outcome."""
+    started = time.perf_counter()
+    outcome = "error"
+    try:
+        outcome = _run_job(db, settings, job, config, blobs)
+    finally:
+        metrics.job_done(job.kind, outcome, time.perf_counter() - started)
+
+
+def _run_job(
+    db: Database, settings: Settings, job: JobRecord, config: WorkerConfig, blobs: BlobStore
+) -> str:
+    """Run one claimed job to its next state; its outcome: done, retry or failed."""
     assert job.id is not None and job.locked_by is not None
     if job.attempts > job.max_attempts:  # its workers kept dying: stop trying
         _finish(db, job, status="failed", error=job.last_error or "worker lost too many times")
-        return
+        return "failed"
     context = JobContext(
         db=db,
         settings=settings,
@@ -358,13 +372,13 @@ def run_job(
             _resolve(HANDLERS[job.kind])(context)
     except GiveUp as error:
         _finish(db, job, status="failed", error=str(error))
-        return
+        return "failed"
     except Exception as error:
         message = f"{type(error).__name__}: {error}"
         if job.attempts >= job.max_attempts:
             logger.warning("job %s (%s) failed for good: %s", job.id, job.kind, message)
             _finish(db, job, status="failed", error=message)
-            return
+            return "failed"
         if isinstance(error, RetryLater):
             delay = max(error.delay_seconds, 0.0)  # the handler caps it
         else:
@@ -376,9 +390,10 @@ def run_job(
             )
         run_at = utcnow() + timedelta(seconds=delay)
         _finish(db, job, status="queued", error=message, run_at=run_at)
-        return
+        return "retry"
     if not context.completed:
         _finish(db, job, status="done")
+    return "done"
 
 
 def purge_finished(db: Database, *, now: datetime | None = None) -> int:
@@ -438,7 +453,7 @@ def run_once(
     job = claim(db, lease_seconds=config.lease_seconds)
     if job is None:
         return False
-    run_job(db, settings, job, config, blobs or open_store(settings))
+    run_job(db, settings, job, config, blobs or open_store(settings, db))
     return True
 
 
@@ -457,7 +472,7 @@ def run_worker(
     claimed again by another worker after its lease, so stopping never loses work.
     """
     config = config or default_config()
-    store = blobs or open_store(settings)
+    store = blobs or open_store(settings, db)
     stop = stop_event or threading.Event()
     restore: dict[signal.Signals, Any] = {}
     if stop_event is None and threading.current_thread() is threading.main_thread():

@@ -53,6 +53,20 @@ class Settings(BaseModel):
     worker: bool = True
     #: Seconds between the worker's sweeps that block inspections past their expiry (0: never).
     expiry_sweep_seconds: int = Field(default=60, ge=0)
+    #: Where images and PDFs are kept (`server.blobs.open_store`): `file:///dir` (default:
+    #: `<data_dir>/blobs`), `s3://bucket/prefix`, or `postgresql` (chunked rows in the database).
+    blob_url: str | None = None
+    #: S3 endpoint (an S3-compatible server; None: AWS's), region and credentials (None: boto3's
+    #: own chain: environment, shared files, instance roles).
+    s3_endpoint_url: str | None = None
+    s3_region: str | None = None
+    s3_access_key_id: str | None = Field(default=None, repr=False)
+    s3_secret_access_key: str | None = Field(default=None, repr=False)
+    #: Requests allowed per API key per window (`server.ratelimit`; 0: no limit), and the window.
+    rate_limit_requests: int = Field(default=1200, ge=0)
+    rate_limit_window_seconds: int = Field(default=60, ge=1)
+    #: `redis://host:port/db` to keep rate-limit counters in Redis; None: in PostgreSQL/SQLite.
+    redis_url: str | None = None
     #: Magic-link delivery (docs/delivery.md). Email over SMTP: `smtp://user:pass@host:587`
     #: (STARTTLS when offered) or `smtps://...` (implicit TLS); the sender's address.
     smtp_url: str | None = Field(default=None, repr=False)
@@ -94,6 +108,18 @@ class Settings(BaseModel):
             ),
             "worker": _parse_bool(env, "INSPECTLANG_WORKER", default=True),
             "expiry_sweep_seconds": _parse_int(env, "INSPECTLANG_EXPIRY_SWEEP_SECONDS", default=60),
+            "blob_url": env.get("INSPECTLANG_BLOB_URL") or None,
+            "s3_endpoint_url": env.get("INSPECTLANG_S3_ENDPOINT_URL") or None,
+            "s3_region": env.get("INSPECTLANG_S3_REGION") or None,
+            "s3_access_key_id": env.get("INSPECTLANG_S3_ACCESS_KEY_ID") or None,
+            "s3_secret_access_key": env.get("INSPECTLANG_S3_SECRET_ACCESS_KEY") or None,
+            "rate_limit_requests": _parse_int(
+                env, "INSPECTLANG_RATE_LIMIT_REQUESTS", default=1200, allow_zero=True
+            ),
+            "rate_limit_window_seconds": _parse_int(
+                env, "INSPECTLANG_RATE_LIMIT_WINDOW_SECONDS", default=60
+            ),
+            "redis_url": env.get("INSPECTLANG_REDIS_URL") or None,
             **{
                 setting: env[name]
                 for setting, name in DELIVERY_ENVIRONMENT.items()
@@ -173,7 +199,7 @@ def _parse_bool(env: Mapping[str, str], name: str, *, default: bool) -> bool:
     raise SettingsError(f"{name} must be a boolean (1/0, true/false), not {raw!r}")
 
 
-def _parse_int(env: Mapping[str, str], name: str, *, default: int) -> int:
+def _parse_int(env: Mapping[str, str], name: str, *, default: int, allow_zero: bool = False) -> int:
     raw = env.get(name)
     if raw is None or not raw.strip():
         return default
@@ -181,6 +207,6 @@ def _parse_int(env: Mapping[str, str], name: str, *, default: int) -> int:
         value = int(raw)
     except ValueError:
         raise SettingsError(f"{name} must be an integer, not {raw!r}") from None
-    if value <= 0:
+    if value < 0 or (value == 0 and not allow_zero):
         raise SettingsError(f"{name} must be positive, not {value}")
     return value

@@ -152,3 +152,25 @@ class JobRecord(SQLModel, table=True):
     finished_at: datetime | None = Field(
         default=None, sa_column=Column(UtcDateTime(), nullable=True)
     )
+
+
+class BlobChunk(SQLModel, table=True):
+    """One chunk of a blob kept in the database (`server.blobs.DatabaseBlobStore`, the
+    `postgresql` blob URL): a blob is the chunks of its key in `seq` order."""
+
+    __tablename__ = "blob_chunks"
+
+    key: str = Field(primary_key=True, max_length=512)
+    seq: int = Field(primary_key=True)
+    data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+
+
+class RateLimitCounter(SQLModel, table=True):
+    """Requests of one API key (`bucket`) in one fixed window (`server.ratelimit`), shared by
+    every API process through the database."""
+
+    __tablename__ = "rate_limit_counters"
+
+    bucket: str = Field(primary_key=True, max_length=96)
+    window_start: int = Field(primary_key=True)
+    count: int = 0

@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
+from server import metrics
 from server.auth import AuthContext
 from server.db import Database
 from server.delivery.destinations import CHANNELS, available_channels, parse_destination
@@ -109,7 +110,9 @@ def _record_sent(ctx: JobContext, delivery_id: str, provider: Provider, provider
         set_view(session, record)
         _publish(session, record, "delivery_sent")
         ctx.complete_in(session)
+        channel = record.channel
         session.commit()
+    metrics.delivery_done(channel, "sent")
 
 
 def _record_failure(ctx: JobContext, delivery_id: str, error: str, *, final: bool) -> None:
@@ -138,6 +141,7 @@ def link_delivery_given_up(session: Session, job: JobRecord, error: str) -> None
         return
     record.last_error = (record.last_error or error)[:1000]
     _finish(session, record, failed=True)
+    metrics.delivery_done(record.channel, "failed")
     logger.warning("link delivery %s failed: %s", record.id, error)
 
 

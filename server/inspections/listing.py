@@ -2,10 +2,12 @@
 
 The page is found with a deferred join: the ids of the page are read from the composite index
 `(company_id, testing, <filter>, created_at, id)` alone (an index-only walk, no sort), and only
-those rows' documents are loaded. The total is `count(*)` with the same filter, also index-only.
-Both cost one index entry per row counted or skipped (about 0.1 µs each on PostgreSQL, so ~10 ms
-for 100,000 matching rows), and stay index-only on PostgreSQL only while its visibility map is
-set, i.e. once (auto)vacuum has passed over the rows (docs/operations.md, "Listing").
+those rows' documents are loaded. The total comes from counts maintained in the same transaction
+as every write (`server.inspections.counts`) for no filter and the status, veredict and type
+filters, and from `count(*)` through the filter's index for the selective filters (plate,
+identification, template). The page walk costs one index entry per row skipped (about 0.1 µs
+each on PostgreSQL), and stays index-only on PostgreSQL only while its visibility map is set,
+i.e. once (auto)vacuum has passed over the rows (docs/operations.md, "Listing").
 The paging fields are those of the spec (the mongoose-paginate shape).
 """
 
@@ -14,12 +16,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import Connection, Select, func, select
 
 from inspectlang.manifest import INSPECTION_TYPES
 from server.auth import AuthContext
 from server.db import Database
 from server.errors import ApiError
+from server.inspections import counts
 from server.inspections.service import present, stored_document
 from server.inspections.tables import InspectionRecord
 
@@ -122,6 +125,14 @@ def count_statement(auth: AuthContext, chosen: Mapping[str, str]) -> Select[Any]
     return select(func.count()).select_from(InspectionRecord).where(*_conditions(auth, chosen))
 
 
+def total_of(connection: Connection, auth: AuthContext, chosen: Mapping[str, str]) -> int:
+    """`totalInspections`: from the maintained counts for no filter or status / veredict / type
+    (`server.inspections.counts`), else `count(*)` through the selective filter's index."""
+    if counts.counted(chosen):
+        return counts.total(connection, auth.company_id, auth.testing, chosen)
+    return int(connection.execute(count_statement(auth, chosen)).scalar_one())
+
+
 def page_ids_statement(
     auth: AuthContext, chosen: Mapping[str, str], limit: int, offset: int
 ) -> Select[Any]:
@@ -146,7 +157,7 @@ def list_inspections(
     offset = (page - 1) * limit
     page_ids = page_ids_statement(auth, chosen, limit, offset).scalar_subquery()
     with db.engine.connect() as connection:  # Core: plain reads, no ORM session needed
-        total = connection.execute(count_statement(auth, chosen)).scalar_one()
+        total = total_of(connection, auth, chosen)
         rows = connection.execute(
             select(model.id, model.document, model.delivery)
             .where(model.id.in_(page_ids))

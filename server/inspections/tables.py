@@ -103,3 +103,18 @@ class ImageRecord(SQLModel, table=True):
     size: int
     filename: str | None = Field(default=None, max_length=500)
     created_at: datetime = timestamp_field()
+
+
+class InspectionCountRecord(SQLModel, table=True):
+    """How many inspections have these company, key mode, status, veredict and type (summed
+    over `shard`): kept exact by triggers on `inspections` (`server.inspections.counts`)."""
+
+    __tablename__ = "inspection_counts"
+
+    company_id: str = Field(primary_key=True, max_length=64)
+    testing: bool = Field(primary_key=True)
+    status: str = Field(primary_key=True, max_length=16)
+    veredict: str = Field(primary_key=True, max_length=16)
+    type: str = Field(primary_key=True, max_length=16)
+    shard: int = Field(primary_key=True)
+    count: int = 0

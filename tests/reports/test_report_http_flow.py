@@ -34,7 +34,7 @@ def test_inspection_events_report_and_callback_over_http(
         json={
             "templateId": "easy",
             "locale": "es_AR",
-            "delivery": {"channel": "email", "destination": "ana@example.test"},
+            "delivery": {"channel": "email", "destination": "ana@example.com"},
             "car": {"plate": "HTTP123", "make": "Fiat"},
             "consumer": {"firstName": "Ana", "identification": "27123456"},
             "metadata": {"claim": "C-9"},
@@ -112,7 +112,7 @@ def test_an_inspection_created_with_a_callback_url_gets_its_events_there(
         json={
             "templateId": "easy",
             "locale": "en_US",
-            "delivery": {"channel": "email", "destination": "bo@example.test"},
+            "delivery": {"channel": "email", "destination": "bo@example.com"},
             "car": {"plate": "CB0001"},
             "callbackURL": receiver.url,
         },

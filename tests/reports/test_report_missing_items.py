@@ -48,7 +48,7 @@ def test_missing_photo_in_reasons_and_pdf(
         json={
             "templateId": template.json()["_id"],
             "locale": "en_US",
-            "delivery": {"channel": "email", "destination": "ana@example.test"},
+            "delivery": {"channel": "email", "destination": "ana@example.com"},
         },
         headers=headers,
     )

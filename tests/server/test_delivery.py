@@ -233,7 +233,12 @@ def test_email_arrives_with_both_parts_headers_locale_and_the_link(
         created = create(
             http, test_headers, body(channel="email", destination="Conductor@Example.com")
         )
+        from server import metrics
+
+        sent_before = metrics.DELIVERIES.labels("email", "sent")._value.get()
         run_jobs(db, settings, lambda: delivery_of(db, created["inspectionId"]).status == "sent")
+        # run_jobs also runs deliveries queued earlier in this module: at least this one more.
+        assert metrics.DELIVERIES.labels("email", "sent")._value.get() >= sent_before + 1
         (message,) = mailbox.to("Conductor@example.com")
         assert message["Subject"].startswith("Company")
         assert message["Subject"].endswith(": completá tu inspección")
