@@ -266,16 +266,22 @@ _FIELD_TYPES: dict[str, Any] = {
 #: Product data: one of the product type's fields (`PRODUCT_FIELDS`), e.g. `{"plate": "AB123CD"}`.
 ProductData = dict[str, str | float | bool | None]
 Metadata = Annotated[
-    dict[Annotated[str, msgspec.Meta(max_length=50)], Annotated[str, msgspec.Meta(max_length=500)]],
+    dict[
+        Annotated[str, msgspec.Meta(max_length=50, pattern="^[^\\u0000]*$")],
+        Annotated[str, msgspec.Meta(max_length=500)],
+    ],
     msgspec.Meta(max_length=50),
 ]
 
 
 class Delivery(Documented):
+    """How the link reaches the consumer (docs/delivery.md): `channel` and `destination`, or
+    `disabled: true`."""
+
     disabled: bool | Unset = UNSET
-    channel: str | Unset = UNSET
-    destination: str | Unset = UNSET
-    countryISO: str | Unset = UNSET
+    channel: Literal["email", "sms", "wsp"] | Unset = UNSET
+    destination: Annotated[str, msgspec.Meta(max_length=320)] | Unset = UNSET
+    countryISO: Annotated[str, msgspec.Meta(pattern="^[A-Za-z]{2}$")] | Unset = UNSET
 
 
 class ProducerReference(Documented):
@@ -340,10 +346,14 @@ class UpdateInspectionBody(Documented):
 
 class CreateInspectionFields(UpdateInspectionBody, kw_only=True):
     templateId: Annotated[
-        str, msgspec.Meta(description="A 24-hex template id, or an alias: easy, deep, damage.")
+        str,
+        msgspec.Meta(
+            pattern="^([0-9a-f]{24}|easy|deep|damage)$",
+            description="A 24-hex template id, or an alias: easy, deep, damage.",
+        ),
     ]
     delivery: Delivery | Unset = UNSET
-    locale: Annotated[str, msgspec.Meta(description="`xx_YY`, e.g. en_US.")] | Unset = UNSET
+    locale: Annotated[str, msgspec.Meta(pattern="^[a-z]{2}_[A-Z]{2}$", description="e.g. en_US.")]
     producer: ProducerReference | Unset = UNSET
     products: list[ProductData] | Unset = UNSET
     initialStatus: Literal["created", "started"] | Unset = UNSET

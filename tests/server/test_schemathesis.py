@@ -77,13 +77,13 @@ for _kind, _media_type in IMAGE_FORMATS.items():
 #: object-level authorization.
 CHECKS = list(REGISTRY.get_all())
 
-#: Operations on which `positive_data_acceptance` (a schema-valid request must succeed) is not
-#: yet run: their bodies are still decoded by hand-written checks rather than by the Structs the
-#: document is generated from (creation inputs follow the template's own JSON Schema; the
-#: upload's multipart form names file parts by the template's inputs). Every other check runs
-#: on them, and every check runs on every other operation: a template's source is documented
-#: as `format: insp` (it must compile; INSP_SOURCES generates such sources), every JSON body's
-#: multipart form as one `data` part holding that JSON, and every text as free of NUL.
+#: Operations on which `positive_data_acceptance` (a schema-valid request must succeed) does not
+#: run: their bodies depend on the path's inspection type (a car's product fields differ from a
+#: goods item's, an alias exists for some types only), which one OpenAPI operation over
+#: `{inspection_type}` cannot state, and creation also follows the chosen template's own
+#: schema. Every other check runs on them, and every check runs on every other operation: a
+#: template's source is `format: insp`, a JSON body's multipart form is one `data` part holding
+#: that JSON, an upload's image part is a decodable photo, and every text is free of NUL.
 BODY_RULES_NOT_YET_DOCUMENTED = {
     "POST /v1/inspection/{inspection_type}",
     "PUT /v1/inspection/{inspection_type}/{product_id}",

@@ -259,6 +259,6 @@ def test_creation_and_update_bodies_follow_the_vocabulary(document: dict[str, An
     with_fields = {kind for kind, fields in PRODUCT_FIELDS.items() if fields}
     assert with_fields <= set(create["properties"])
     assert set(create["properties"]["consumer"]["properties"]) == set(CONSUMER_FIELDS)
-    assert create["required"] == ["templateId"]
+    assert create["required"] == ["templateId", "locale"]  # the spec: locale is required
     product = _request_schema(document, "/v1/inspection/{inspection_type}/{product_id}", "put")
     assert set(product["properties"]) == with_fields
