@@ -66,6 +66,10 @@ VALIDATIONS: dict[str, str] = {
     "full_name": "The name read from the ID matches the declared name.",
     "sex": "The sex read from the ID matches the declared one.",
     "age": "The age computed from the ID's birthdate.",
+    "serialNumber": "The serial number read from the photo matches the declared one.",
+    "type": "The machine's kind recognised from the photo matches the declared type.",
+    "purpose": "The machine's purpose (Agrícola, Vial, Industrial) matches the declared one.",
+    "use": "The vehicle's or machine's use matches the declared use.",
 }
 
 #: Features a template can switch on.

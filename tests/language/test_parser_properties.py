@@ -53,7 +53,8 @@ def _assert_well_formed(source: str) -> None:
     if not diagnostics:
         assert module is not None
         return
-    line_count = max(source.count("\n") + 1, 1)
+    # Lines end with \n, \r\n or a lone \r (old Mac), as the parser reads them.
+    line_count = max(source.replace("\r\n", "\n").replace("\r", "\n").count("\n") + 1, 1)
     for diagnostic in diagnostics:
         assert diagnostic.code in CODES
         assert diagnostic.filename == "fuzz.insp"
