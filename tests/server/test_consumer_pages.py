@@ -108,7 +108,7 @@ def test_opening_the_link(live_server: str, flow_template: dict[str, Any], db: D
     started = [
         job
         for job in jobs
-        if job.payload.get("body", {}).get("event") == "inspection_started"
+        if (job.payload.get("body") or {}).get("event") == "inspection_started"
         and inspection_id in json.dumps(job.payload)
     ]
     assert len(started) == 1
