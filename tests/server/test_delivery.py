@@ -172,8 +172,8 @@ def test_creation_refuses_bad_deliveries_with_codes_and_stores_e164(
         # Nothing half-written: no delivery to any refused destination (the PostgreSQL run
         # shares one schema with other modules, so other deliveries may exist).
         with db.session() as session:
-            refused = ["x", "not an address", "12", "1122334455"]
-            refused_to = col(LinkDeliveryRecord.destination).in_(refused)
+            refused_destinations = ["x", "not an address", "12", "1122334455"]
+            refused_to = col(LinkDeliveryRecord.destination).in_(refused_destinations)
             assert session.execute(select(LinkDeliveryRecord).where(refused_to)).first() is None
 
         local = create(
