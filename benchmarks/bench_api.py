@@ -331,6 +331,8 @@ def _copy_clones(database: Any, table: Any, template: dict[str, Any], rows: int)
     columns = [column.name for column in table.columns]
     state_text = json.dumps(template["state"])
     document_text = None if template["document"] is None else json.dumps(template["document"])
+    delivery = template.get("delivery")
+    delivery_text = None if delivery is None else json.dumps(delivery)
     old_id = template["id"]
     base_time = template["created_at"]
     raw = database.engine.raw_connection()
@@ -347,6 +349,7 @@ def _copy_clones(database: Any, table: Any, template: dict[str, Any], rows: int)
                     "updated_at": created,
                     "state": state_text.replace(old_id, new_id, 1),
                     "document": document_text,
+                    "delivery": delivery_text,
                 }
                 copy.write_row([values[name] for name in columns])
         raw.commit()
