@@ -57,9 +57,15 @@ class ValidationContext:
 
 @dataclass(frozen=True)
 class ValidationOutcome:
+    """A validator's verdict on one photo: `confidence` 0-100, `valid`, and `result`, the value
+    behind it (the plate read, the color found, the face distance, the photo's age in hours...).
+    `entities` are fields read from an identity document (`{entity, valid, result}`, the spec's
+    Identity image shape)."""
+
     confidence: float
     valid: bool
     result: Any = None
+    entities: tuple[dict[str, Any], ...] = ()
 
 
 class Validator(Protocol):
