@@ -70,12 +70,16 @@ def image_view(program: Program, image: ImageRecord, locale: str) -> dict[str, A
                 "validation": v.validation,
                 "confidence": v.confidence,
                 "valid": v.valid,
+                # The value behind the verdict (the plate read, the photo's age in hours...).
+                "result": v.result,
             }
             for v in image.validations
             if v.run and v.reported
         ],
         "damages": [damage_view(d) for d in image.damages],
     }
+    if image.entities:
+        view["entities"] = [dict(entity) for entity in image.entities]
     label = image_label(program, image.templateImageIdentifier, locale)
     if label is not None:
         view["label"] = label

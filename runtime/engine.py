@@ -359,7 +359,7 @@ def add_image(
         )
         validator = REGISTRY.get(validation.validation)
         if item.run and validator is not None:
-            options = _options(program, spec.identifier, validation.validation)
+            options = validation_options(program, spec.identifier, validation.validation)
             context = ValidationContext(
                 now=now, options=options, first_location=first, meta=meta, locations=located
             )
@@ -410,10 +410,13 @@ def record_validation(
     result: dict[str, Any],
     *,
     damages: Iterable[dict[str, Any]] = (),
+    entities: Iterable[dict[str, Any]] = (),
     now: dt.datetime,
     ids: Ids = new_object_id,
 ) -> InspectionState:
-    """A result from an analysis service: `{validation, confidence, result}` (+ damages)."""
+    """A result from an analysis (this runtime's `runtime.vision` or an outside service):
+    `{validation, confidence, result}`, plus damages it found and identity-document fields it
+    read (`entities`: `{entity, valid, result}`)."""
     _editable(state)
     found = state.find_image(image_id)
     if found is None:
@@ -448,6 +451,9 @@ def record_validation(
         raise InspectionError("invalid_validation_result", "result must be a text or a number")
     if isinstance(value, str) and len(value) > 1000:
         raise InspectionError("invalid_validation_result", "result has at most 1000 characters")
+    entity_list = [_entity(item) for item in entities]
+    if len(entity_list) > MAX_ENTITIES:
+        raise InspectionError("invalid_validation_result", f"at most {MAX_ENTITIES} entities")
     damage_list = [_damage(item, ids, declared=False) for item in damages]
     if _damage_count(state) + len(damage_list) > MAX_DAMAGES:
         raise InspectionError("invalid_validation_result", f"at most {MAX_DAMAGES} damages")
@@ -458,8 +464,34 @@ def record_validation(
         "result": value,
         "damages": [_dump(d) for d in damage_list],
     }
+    if entity_list:
+        data["entities"] = entity_list
     event = EventRecord(kind="validation", at=iso(now), data=data)
     return apply_event(program, state, event, owned=True)
+
+
+#: Fields one validation result may report from a document.
+MAX_ENTITIES = 20
+
+
+def _entity(item: Any) -> dict[str, Any]:
+    """One `{entity, valid, result}` read from a document, checked like a result's value."""
+    if not isinstance(item, dict) or set(item) - {"entity", "valid", "result"}:
+        raise InspectionError(
+            "invalid_validation_result", "an entity is an object {entity, valid, result}"
+        )
+    name, valid, value = item.get("entity"), item.get("valid"), item.get("result")
+    if not isinstance(name, str) or not 0 < len(name) <= 100:
+        raise InspectionError("invalid_validation_result", "entity must be a text of 1-100")
+    if not isinstance(valid, bool):
+        raise InspectionError("invalid_validation_result", "an entity's valid is a boolean")
+    if value is not None and (
+        not isinstance(value, str | int | float) or (isinstance(value, str) and len(value) > 1000)
+    ):
+        raise InspectionError(
+            "invalid_validation_result", "an entity's result is a text (at most 1000) or a number"
+        )
+    return {"entity": name, "valid": valid, "result": value}
 
 
 def declare_damage(
@@ -558,7 +590,7 @@ def _iso_or_none(moment: dt.datetime | None) -> str | None:
     return None if moment is None else iso(moment)
 
 
-def _options(program: Program, identifier: str, validation: str) -> dict[str, float]:
+def validation_options(program: Program, identifier: str, validation: str) -> dict[str, float]:
     options = program.validator_options(identifier, validation)
     parameters = program.manifest.parameters
     defaults = {

@@ -70,6 +70,9 @@ class ImageRecord(_Model):
     longitude: float | None = None
     validations: list[ValidationRecord] = Field(default_factory=list)
     damages: list[DamageRecord] = Field(default_factory=list)
+    #: Fields read from an identity document (`{entity, valid, result}`), by the validations
+    #: that read it; a later reading of the same entity replaces the earlier one.
+    entities: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class ProductState(_Model):

@@ -263,6 +263,11 @@ def _apply_validation(
     record.result = event.data["result"]
     record.reported = True
     image.damages.extend(DamageRecord.model_validate(d) for d in event.data["damages"])
+    read = {entity["entity"]: entity for entity in event.data.get("entities", ())}
+    if read:
+        image.entities = [e for e in image.entities if e["entity"] not in read] + list(
+            read.values()
+        )
     identifier = image.templateImageIdentifier or ""
     return [
         _validation_trigger(identifier, record),

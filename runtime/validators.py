@@ -13,7 +13,6 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
-from inspectlang.timestamps import utc_timestamp
 from runtime.imagemeta import ImageMeta, parse_timestamp, read_meta
 
 EARTH_RADIUS_METERS = 6_371_000.0
@@ -114,7 +113,8 @@ def taken_at(image: ImageUpload, meta: ImageMeta) -> dt.datetime | None:
 
 @register
 class DateValidator:
-    """The photo was taken (EXIF DateTimeOriginal, else the upload's `date`) within the window."""
+    """The photo was taken (EXIF DateTimeOriginal, else the upload's `date`) within the window;
+    the result is the photo's age in hours."""
 
     name: ClassVar[str] = "date"
 
@@ -125,7 +125,10 @@ class DateValidator:
         hours = context.options.get("maxAgeHours")
         earliest = context.now - dt.timedelta(hours=hours) if hours is not None else None
         on_time = moment <= context.now + FUTURE_SKEW and (earliest is None or moment >= earliest)
-        return _outcome(on_time, utc_timestamp(moment))
+        # The value behind the verdict: the photo's age in hours when it was checked (negative
+        # for a photo dated in the future).
+        age_hours = (context.now - moment).total_seconds() / 3600
+        return _outcome(on_time, round(age_hours, 2))
 
 
 def location(image: ImageUpload, meta: ImageMeta) -> tuple[float, float] | None:
@@ -150,7 +153,7 @@ class DistanceValidator:
     """The photos were taken within the template's radius of each other.
 
     The new photo is measured against every located photo the inspection already has (so every
-    pair is checked when its later photo arrives); the result is the largest distance.
+    pair is checked when its later photo arrives); the result is the largest distance, in metres.
     """
 
     name: ClassVar[str] = "distance"
@@ -164,4 +167,4 @@ class DistanceValidator:
             others.add(context.first_location)
         meters = max((haversine_meters(other, here) for other in others), default=0.0)
         limit = context.options.get("maxDistanceMeters")
-        return _outcome(limit is None or meters <= limit, f"{meters:.0f}")
+        return _outcome(limit is None or meters <= limit, round(meters, 1))

@@ -166,6 +166,7 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.demo:
         keys = ensure_demo_company(database, settings.data_dir)
         print(describe(keys, f"http://{args.host}:{args.port}"), flush=True)
+    print(vision_status(settings), flush=True)
     app = create_app(settings, db=database)
     # While serving, uvicorn handles SIGTERM/SIGINT: it stops accepting, finishes requests, runs
     # the app's shutdown hooks (which stop the in-process worker), restores this handler and
@@ -176,6 +177,24 @@ def run_serve(args: argparse.Namespace) -> int:
     finally:
         database.dispose()
     return 0
+
+
+def vision_status(settings: Settings) -> str:
+    """One line at start-up: which validations this process's worker analyses itself."""
+    from runtime import vision
+
+    providers = sorted(settings.validation_providers)
+    outside = f"; outside providers: {', '.join(providers)}" if providers else ""
+    if not settings.vision:
+        return f"Photo analysis: off (INSPECTLANG_VISION=0){outside}."
+    if not vision.available():
+        return (
+            "Photo analysis: the vision extra is not installed (pip install "
+            "'inspectlang[vision]'): plate, face, identity-document, serial-number and color "
+            f"validations wait for results posted to the API{outside}."
+        )
+    names = ", ".join(sorted(vision.load_analyzers()))
+    return f"Photo analysis: on, in the worker ({names}){outside}; docs/vision.md."
 
 
 def _exit_cleanly(signum: int, frame: Any) -> None:
@@ -193,6 +212,7 @@ def run_worker(args: argparse.Namespace) -> int:
         database = _open_database(settings)
     except SchemaOutdated as error:
         return _fail("schema_outdated", str(error))
+    print(vision_status(settings), flush=True)
     if args.metrics_port:
         from prometheus_client import start_http_server
 

@@ -52,6 +52,7 @@ HANDLERS: dict[str, str] = {
     "webhook": "server.webhooks.service:run_delivery_job",
     "report_callback": "server.reports.service:run_callback_job",
     "link_delivery": "server.inspections.deliveries:run_link_delivery_job",
+    "image_analysis": "server.images.analysis:run_analysis_job",
 }
 #: kind -> "module:function" run in the transaction that marks a job failed for good:
 #: `fn(session, job: JobRecord, error: str) -> None`.

@@ -82,6 +82,17 @@ class Settings(BaseModel):
     meta_phone_number_id: str | None = None
     meta_base_url: str = "https://graph.facebook.com/v20.0"
     meta_template: str = "inspection_link"
+    #: Run the photo analyzers of `runtime.vision` (plate, face, ID document, serial number,
+    #: color) in the worker when the `vision` extra is installed (docs/vision.md).
+    vision: bool = True
+    #: Validation name -> URL of an outside analysis service the worker posts the photo to
+    #: (docs/vision.md has the JSON contract); for names with no analyzer here (make, model,
+    #: damage...), or to replace one.
+    validation_providers: dict[str, str] = Field(default_factory=dict)
+    #: Key of the HMAC-SHA256 signature on every request to a validation provider.
+    validation_provider_secret: str | None = Field(default=None, repr=False)
+    #: Seconds a validation provider may take to answer before the attempt counts as failed.
+    validation_provider_timeout_seconds: int = Field(default=30, ge=1)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -120,6 +131,14 @@ class Settings(BaseModel):
                 env, "INSPECTLANG_RATE_LIMIT_WINDOW_SECONDS", default=60
             ),
             "redis_url": env.get("INSPECTLANG_REDIS_URL") or None,
+            "vision": _parse_bool(env, "INSPECTLANG_VISION", default=True),
+            "validation_providers": parse_providers(
+                env.get("INSPECTLANG_VALIDATION_PROVIDERS") or ""
+            ),
+            "validation_provider_secret": env.get("INSPECTLANG_VALIDATION_PROVIDER_SECRET") or None,
+            "validation_provider_timeout_seconds": _parse_int(
+                env, "INSPECTLANG_VALIDATION_PROVIDER_TIMEOUT_SECONDS", default=30
+            ),
             **{
                 setting: env[name]
                 for setting, name in DELIVERY_ENVIRONMENT.items()
@@ -130,6 +149,11 @@ class Settings(BaseModel):
         if values["env"] not in ("development", "production"):
             raise SettingsError(
                 f"INSPECTLANG_ENV must be 'development' or 'production', not {values['env']!r}"
+            )
+        if values["validation_providers"] and not values["validation_provider_secret"]:
+            raise SettingsError(
+                "INSPECTLANG_VALIDATION_PROVIDERS is set: INSPECTLANG_VALIDATION_PROVIDER_SECRET "
+                "must hold the key the providers verify signatures with"
             )
         if "secret" not in values:
             values["secret"] = env.get("INSPECTLANG_SECRET") or load_or_create_secret(data_dir)
@@ -155,6 +179,21 @@ DELIVERY_ENVIRONMENT = {
     "meta_base_url": "INSPECTLANG_META_BASE_URL",
     "meta_template": "INSPECTLANG_META_TEMPLATE",
 }
+
+
+def parse_providers(raw: str) -> dict[str, str]:
+    """`name=url` pairs separated by commas (`make=https://a.example/v1,damage=https://...`)."""
+    providers: dict[str, str] = {}
+    for pair in filter(None, (part.strip() for part in raw.split(","))):
+        name, _, url = pair.partition("=")
+        name, url = name.strip(), url.strip()
+        if not name or not url.startswith(("http://", "https://")):
+            raise SettingsError(
+                "INSPECTLANG_VALIDATION_PROVIDERS takes name=URL pairs separated by commas "
+                f"(URL with http:// or https://), not {pair!r}"
+            )
+        providers[name] = url
+    return providers
 
 
 def default_database_url(data_dir: Path) -> str:

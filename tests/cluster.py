@@ -152,6 +152,9 @@ class Cluster:
                 "INSPECTLANG_SECRET": SECRET,
                 "INSPECTLANG_RATE_LIMIT_REQUESTS": "0",
                 "INSPECTLANG_EXPIRY_SWEEP_SECONDS": "60",
+                # The proof is about jobs, blobs and processes; photo analysis has its own
+                # kill-and-retake test (tests/server/test_vision_analysis.py).
+                "INSPECTLANG_VISION": "0",
             }
         )
         if public_url:

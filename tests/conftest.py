@@ -122,6 +122,10 @@ def settings(database_url: str, data_dir: Path, server_socket: socket.socket) ->
         worker=False,
         # Tests send bursts from one key; the rate limit's own tests turn it on.
         rate_limit_requests=0,
+        # Photo analysis runs real models for seconds per photo: the vision tests turn it on
+        # (tests/server/test_vision_analysis.py); elsewhere those validations wait, as without
+        # the extra.
+        vision=False,
     )
 
 

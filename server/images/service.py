@@ -24,6 +24,7 @@ from server.bodies import decode
 from server.common import CONTENT_TOKEN_KIND, content_url, run_runtime
 from server.db import Database
 from server.errors import ApiError
+from server.images import analysis
 from server.images.content import IMAGE_FORMATS, Served, inspect_photo, served_as
 from server.images.schemas import UNSET, Coordinates, ImageData, UploadToken
 from server.inspections import service as inspections
@@ -144,6 +145,9 @@ def upload_image(
         return []
 
     def add_row(session: Session, loaded: inspections.Loaded, state: InspectionState) -> None:
+        analyse = analysis.jobs_after_upload(settings, state, added[0])
+        if analyse:
+            analysis.enqueue_analysis(session, auth, loaded.record.id, analyse)
         session.add(
             ImageRecord(
                 id=added[0],

@@ -27,11 +27,26 @@ Unset = msgspec.UnsetType
 UNSET = msgspec.UNSET
 
 
+#: A validation's value: what it read or measured (a text of at most 1000 characters or a number).
+ResultValue = Annotated[str, msgspec.Meta(max_length=1000)] | int | float | bool | None
+
+
 class ImageValidation(ResponseBody):
     id: str = msgspec.field(name="_id")
     validation: str
     confidence: float | None
     valid: bool | None
+    #: The value behind the verdict: the plate read, the color found, the face distance, the
+    #: photo's age in hours, the distance in metres (null when nothing was read).
+    result: ResultValue | Unset = UNSET
+
+
+class Entity(RequestBody):
+    """A field read from an identity document (the spec's Identity image `entities`)."""
+
+    entity: Annotated[str, msgspec.Meta(min_length=1, max_length=100)]
+    valid: bool
+    result: Annotated[str, msgspec.Meta(max_length=1000)] | int | float | None = None
 
 
 class Image(ResponseBody):
@@ -50,6 +65,8 @@ class Image(ResponseBody):
     productInspectionId: Nullable | Unset = UNSET
     validations: list[ImageValidation] | Unset = UNSET
     damages: list[dict[str, Any]] | Unset = UNSET
+    #: Identity images: the fields read from the document.
+    entities: list[Entity] | Unset = UNSET
 
 
 class InputValue(ResponseBody):
@@ -234,12 +251,15 @@ class ValidationResult(RequestBody):
         "confidence": "invalid_validation_result",
         "result": "invalid_validation_result",
         "damages": "invalid_validation_result",
+        "entities": "invalid_validation_result",
     }
 
     validation: str
     confidence: Percent
-    result: Annotated[str, msgspec.Meta(max_length=1000)] | int | float | bool | None = None
+    result: ResultValue = None
     damages: list[DamageFields] | Unset = UNSET
+    #: Fields read from an identity document, shown in the image's `entities`.
+    entities: Annotated[list[Entity], msgspec.Meta(max_length=20)] | Unset = UNSET
 
 
 # --- bodies the runtime validates --------------------------------------------------------------

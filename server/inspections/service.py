@@ -561,6 +561,55 @@ def record_validation(
     """An analysis service's result for one validation of an image."""
     result = {"validation": body.validation, "confidence": body.confidence, "result": body.result}
     damages = msgspec.to_builtins(body.damages) if body.damages else []
+    entities = msgspec.to_builtins(body.entities) if body.entities else []
+    recorded = record_result(
+        db, auth, inspection_id, image_id, result, damages=damages, entities=entities, now=now
+    )
+    assert recorded is not None  # only `only_once` results are skipped
+    loaded, state = recorded
+    return to_document(loaded.program, state, loaded.record, settings.public_url)
+
+
+class _AlreadyReported(Exception):
+    """The validation had its result already: nothing is written."""
+
+
+def record_result(
+    db: Database,
+    auth: AuthContext,
+    inspection_id: str,
+    image_id: str,
+    result: dict[str, Any],
+    *,
+    damages: list[dict[str, Any]] | None = None,
+    entities: list[dict[str, Any]] | None = None,
+    now: datetime,
+    only_once: bool = False,
+) -> tuple[Loaded, InspectionState] | None:
+    """Record one validation's result (`runtime.record_validation`) and publish
+    `image_processed` when it completes the image. With `only_once` (the analysis job, which
+    may run again after its worker died), a result already recorded is left alone and None is
+    returned, instead of the 409 an outside service gets."""
+
+    def operation(loaded: Loaded) -> InspectionState:
+        if only_once:
+            found = loaded.state.find_image(image_id)
+            done = found is not None and any(
+                v.validation == result.get("validation") and v.reported
+                for v in found[1].validations
+            )
+            if done:
+                raise _AlreadyReported
+        return run_runtime(
+            runtime.record_validation,
+            loaded.program,
+            loaded.state,
+            image_id,
+            result,
+            damages=damages or [],
+            entities=entities or [],
+            now=now,
+        )
 
     def events(loaded: Loaded, state: InspectionState) -> list[tuple[str, dict[str, Any]]]:
         """`image_processed` once, when this result completes the image's processing."""
@@ -569,20 +618,7 @@ def record_validation(
             return [("image_processed", {"imageId": image_id, "productId": after[0].id})]
         return []
 
-    loaded, state = change(
-        db,
-        auth,
-        inspection_id,
-        lambda loaded: run_runtime(
-            runtime.record_validation,
-            loaded.program,
-            loaded.state,
-            image_id,
-            result,
-            damages=damages,
-            now=now,
-        ),
-        now,
-        events=events,
-    )
-    return to_document(loaded.program, state, loaded.record, settings.public_url)
+    try:
+        return change(db, auth, inspection_id, operation, now, events=events)
+    except _AlreadyReported:
+        return None

@@ -91,6 +91,7 @@ def test_date_from_exif(tmp_path: Path, hours_ago: float, valid: bool) -> None:
     upload = ImageUpload(data=stored(tmp_path, jpeg(taken=taken)))
     outcome = DateValidator().validate(upload, context(maxAgeHours=24))
     assert outcome.valid is valid
+    assert outcome.result == round(hours_ago, 2)
 
 
 def test_date_exif_wins_over_the_upload_date(tmp_path: Path) -> None:
@@ -102,7 +103,9 @@ def test_date_exif_wins_over_the_upload_date(tmp_path: Path) -> None:
 def test_date_falls_back_to_the_upload_date() -> None:
     upload = ImageUpload(data=jpeg(), date="2024-05-01T11:00:00Z")
     outcome = DateValidator().validate(upload, context(maxAgeHours=24))
-    assert outcome == ValidationOutcome(100.0, True, "2024-05-01T11:00:00Z")
+    # The result is the photo's age in hours when it was checked.
+    age = (NOW - dt.datetime(2024, 5, 1, 11, tzinfo=dt.UTC)).total_seconds() / 3600
+    assert outcome == ValidationOutcome(100.0, True, round(age, 2))
 
 
 def test_date_unknown_is_invalid() -> None:
@@ -127,7 +130,7 @@ def test_distance_from_exif_against_the_first_photo(tmp_path: Path) -> None:
         now=NOW, options={"maxDistanceMeters": 200}, first_location=BUENOS_AIRES
     )
     outcome = DistanceValidator().validate(upload, strict)
-    assert (outcome.valid, outcome.result) == (False, "222")
+    assert (outcome.valid, outcome.result) == (False, 222.4)
 
 
 def test_distance_uses_upload_coordinates_without_exif() -> None:
@@ -194,5 +197,5 @@ def test_distance_is_checked_against_every_earlier_photo() -> None:
     )
     outcome = DistanceValidator().validate(upload, every)
     assert outcome.valid is False
-    assert outcome.result == f"{haversine_meters(east, west):.0f}"
+    assert outcome.result == round(haversine_meters(east, west), 1)
     assert 700 < haversine_meters(east, west) < 760

@@ -72,6 +72,7 @@ def test_to_api_has_every_field_of_the_spec() -> None:
         "validation": "plate",
         "confidence": 90.0,
         "valid": True,
+        "result": "ab123cd",
     }
     assert "recaptured" not in [v["validation"] for v in front["validations"]]
     assert document["producer"] == {"companyId": "c1", "userId": "u1"}

@@ -245,7 +245,7 @@ def test_validation_results(
         k: v
         for k, v in next(v for v in front["validations"] if v["validation"] == "plate").items()
         if k != "_id"
-    } == {"validation": "plate", "confidence": 93, "valid": True}
+    } == {"validation": "plate", "confidence": 93, "valid": True, "result": "AB123CD"}
     assert front["damages"] == result["damages"]
     again = client.post(url, json=result, headers=test_headers)
     assert error_of(again) == (400, "invalid_validation_result")

@@ -1,0 +1,288 @@
+"""Photo analysis off the request path: one durable `image_analysis` job per uploaded photo.
+
+The upload enqueues the job in its own transaction when one of the photo's validations waits
+for a result that this service can produce: an analyzer of `runtime.vision` (when the `vision`
+extra is installed and `INSPECTLANG_VISION` is on) or an outside provider
+(`server.images.providers`). The worker loads the photo from the blob store, runs each waiting
+validation and records each result in its own transaction through `runtime.record_validation`,
+the path outside services' results take (so `image_processed`, the `processing` status, the
+webhooks, variables and verdict follow the same way).
+
+A worker killed mid-analysis leaves its job to be claimed again; the results it had recorded
+are skipped (`record_result(only_once=True)`), so each is recorded once. A validation whose
+analyzer needs a reference photo that is not there yet (a selfie before the identity document)
+waits: the document's upload enqueues the selfie's analysis again.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlmodel import Session
+
+from runtime import analysis
+from runtime.state import InspectionState
+from runtime.validators import ValidationOutcome
+from server import metrics
+from server.auth import AuthContext
+from server.blobs import BlobNotFound
+from server.errors import ApiError
+from server.images import providers
+from server.inspections import service as inspections
+from server.inspections.tables import ImageRecord as ImageRow
+from server.jobs import GiveUp, JobContext, RetryLater, job_row
+from server.settings import Settings
+
+logger = logging.getLogger("server.analysis")
+
+JOB_KIND = "image_analysis"
+#: Attempts of an analysis job (a provider's transient failures are retried with backoff).
+MAX_ATTEMPTS = 6
+
+
+def local_analyzers(settings: Settings) -> dict[str, Any]:
+    """The analyzers this process runs (empty when vision is off or not installed)."""
+    if not settings.vision:
+        return {}
+    from runtime import vision
+
+    return dict(vision.load_analyzers())
+
+
+def analyzable(settings: Settings) -> set[str]:
+    """Validation names the worker can produce a result for."""
+    return set(local_analyzers(settings)) | set(settings.validation_providers)
+
+
+def _needs(settings: Settings, name: str) -> frozenset[str]:
+    analyzer = local_analyzers(settings).get(name)
+    return (
+        frozenset(getattr(analyzer, "needs", frozenset()))
+        if analyzer is not None
+        else (frozenset())
+    )
+
+
+def jobs_after_upload(settings: Settings, state: InspectionState, image_id: str) -> list[str]:
+    """Images to analyse after `image_id` was uploaded: that one when it waits for something
+    the worker can produce, and any other photo waiting for this one as its reference (a
+    selfie's face comparison waiting for the identity document)."""
+    names = analyzable(settings)
+    if not names:
+        return []
+    wanted: list[str] = []
+    uploaded = analysis.pending(state, image_id)
+    if uploaded is not None and set(uploaded.names) & names:
+        wanted.append(image_id)
+    for other_id in analysis.waiting_images(state):
+        other = analysis.pending(state, other_id)
+        if other is None or other_id == image_id:
+            continue
+        refs = analysis.references(state, other.image)
+        if any(
+            ref.id == image_id and role in _needs(settings, name)
+            for name in other.names
+            for role, ref in refs.items()
+        ):
+            wanted.append(other_id)
+    return wanted
+
+
+def enqueue_analysis(
+    session: Session, auth: AuthContext, inspection_id: str, image_ids: list[str]
+) -> None:
+    """Add one analysis job per image in the caller's transaction."""
+    from server.jobs import enqueue_rows
+
+    enqueue_rows(
+        session,
+        [
+            job_row(
+                JOB_KIND,
+                {
+                    "inspectionId": inspection_id,
+                    "imageId": image_id,
+                    "companyId": auth.company_id,
+                    "mode": auth.mode,
+                },
+                max_attempts=MAX_ATTEMPTS,
+            )
+            for image_id in image_ids
+        ],
+    )
+
+
+def _bytes(ctx: JobContext, image_id: str) -> tuple[bytes, str] | None:
+    with ctx.db.session() as session:
+        row = session.get(ImageRow, image_id)
+    if row is None:
+        return None
+    try:
+        return ctx.blobs.get(row.blob_key), row.content_type or "image/jpeg"
+    except BlobNotFound:
+        return None
+
+
+def run_analysis_job(ctx: JobContext) -> None:
+    """Analyse one photo: every waiting validation this worker can produce, one record each."""
+    payload = ctx.payload
+    inspection_id, image_id = payload["inspectionId"], payload["imageId"]
+    auth = AuthContext(company_id=payload["companyId"], mode=payload["mode"], key_id="worker")
+    with ctx.db.session() as session:
+        try:
+            loaded = inspections.load(
+                session, inspections.find_inspection(session, auth, inspection_id, lock=False)
+            )
+        except ApiError:
+            loaded = None
+    waiting = analysis.pending(loaded.state, image_id) if loaded is not None else None
+    stored = _bytes(ctx, image_id) if waiting is not None else None
+    if loaded is None or waiting is None or stored is None:
+        _complete(ctx)  # deleted, replaced by a retake, already analysed, or bytes gone
+        return
+    state, program = loaded.state, loaded.program
+    data, content_type = stored
+    analyzers = local_analyzers(ctx.settings)
+    refs = analysis.references(state, waiting.image)
+    reference_bytes: dict[str, bytes] = {}
+    declared = analysis.declared(state, waiting.product)
+    country = analysis.country(state)
+    transient: providers.ProviderError | None = None
+    for name in waiting.names:
+        options = analysis.options(program, waiting.image, name)
+        analyzer = analyzers.get(name)
+        url = ctx.settings.validation_providers.get(name)
+        started = time.monotonic()
+        if url is not None:
+            request = providers.ProviderRequest(
+                name, inspection_id, image_id, data, content_type, declared, country, options
+            )
+            try:
+                answer = providers.call(ctx.settings, url, request)
+            except providers.ProviderError as error:
+                metrics.validation_done(name, "error")
+                logger.warning("provider for %s failed on %s: %s", name, image_id, error)
+                if error.transient:
+                    transient = error
+                continue
+            _record(
+                ctx,
+                auth,
+                inspection_id,
+                image_id,
+                name,
+                answer.confidence,
+                answer.result,
+                [_builtins(e) for e in answer.entities],
+                [_builtins(d) for d in answer.damages],
+            )
+            metrics.validation_done(name, "valid" if answer.confidence >= 50 else "invalid")
+            continue
+        if analyzer is None:
+            continue
+        roles = frozenset(getattr(analyzer, "needs", frozenset()))
+        missing = [role for role in roles if role not in refs]
+        if missing:
+            continue  # waits: the reference's upload enqueues this photo again
+        for role in roles:
+            if role not in reference_bytes:
+                got = _bytes(ctx, refs[role].id)
+                if got is not None:
+                    reference_bytes[role] = got[0]
+        if any(role not in reference_bytes for role in roles):
+            continue
+        from runtime.vision import AnalysisSubject
+
+        subject = AnalysisSubject(
+            data=data,
+            declared=declared,
+            country=country,
+            references={role: reference_bytes[role] for role in roles},
+            now=datetime.now(UTC),
+            options=options,
+        )
+        try:
+            outcome: ValidationOutcome = analyzer.analyze(subject)
+        except Exception:  # a photo the model cannot take is a failed validation, not a stall
+            logger.exception("analyzer %s failed on image %s", name, image_id)
+            outcome = ValidationOutcome(0.0, False, "the photo could not be analysed")
+        _record(
+            ctx,
+            auth,
+            inspection_id,
+            image_id,
+            name,
+            outcome.confidence,
+            outcome.result,
+            [dict(e) for e in outcome.entities],
+            [],
+        )
+        metrics.validation_done(name, "valid" if outcome.valid else "invalid")
+        logger.info(
+            "%s on %s: %s (%.0f) in %.2f s",
+            name,
+            image_id,
+            outcome.result,
+            outcome.confidence,
+            time.monotonic() - started,
+        )
+    if transient is not None:
+        if ctx.last_attempt:
+            raise GiveUp(str(transient))
+        if transient.retry_after is not None:
+            raise RetryLater(transient.retry_after, str(transient))
+        raise transient
+    _complete(ctx)
+
+
+def _builtins(value: Any) -> dict[str, Any]:
+    import msgspec
+
+    built: dict[str, Any] = msgspec.to_builtins(value)
+    return built
+
+
+def _record(
+    ctx: JobContext,
+    auth: AuthContext,
+    inspection_id: str,
+    image_id: str,
+    name: str,
+    confidence: float,
+    result: Any,
+    entities: list[dict[str, Any]],
+    damages: list[dict[str, Any]],
+) -> None:
+    """Record one result, once: a result already there (an earlier attempt of this job, or an
+    outside service) is left alone; an inspection closed meanwhile takes none."""
+    value = result if result is None or isinstance(result, str | int | float) else str(result)
+    if isinstance(value, str):
+        value = value[:1000]
+    try:
+        inspections.record_result(
+            ctx.db,
+            auth,
+            inspection_id,
+            image_id,
+            {
+                "validation": name,
+                "confidence": max(0.0, min(100.0, float(confidence))),
+                "result": value,
+            },
+            entities=entities,
+            damages=damages,
+            now=datetime.now(UTC),
+            only_once=True,
+        )
+    except ApiError as error:
+        # Not editable any more (finished, blocked, expired) or the image was replaced.
+        logger.info("result of %s on %s not recorded: %s", name, image_id, error.code)
+
+
+def _complete(ctx: JobContext) -> None:
+    with ctx.db.session(immediate=True) as session:
+        ctx.complete_in(session)
+        session.commit()
