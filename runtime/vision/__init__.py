@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import importlib
 import importlib.util
+import pkgutil
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
@@ -68,14 +69,6 @@ class Analyzer(Protocol):
 #: Analyzers by validation name, filled by the modules in `_MODULES` when they are imported.
 ANALYZERS: dict[str, Analyzer] = {}
 
-#: Modules that register analyzers (imported by `load_analyzers`).
-_MODULES = (
-    "runtime.vision.plates",
-    "runtime.vision.serials",
-    "runtime.vision.identity",
-    "runtime.vision.faces",
-    "runtime.vision.color",
-)
 #: Python packages the models need; all must import for `available()`.
 _REQUIRED = ("numpy", "rapidocr_onnxruntime", "dlib", "face_recognition_models")
 
@@ -95,8 +88,9 @@ def load_analyzers() -> dict[str, Analyzer]:
     """Import every analyzer module (cheap: models load on first use) and return the registry;
     empty when the vision extra is not installed."""
     if not ANALYZERS and available():
-        for module in _MODULES:
-            importlib.import_module(module)
+        # Every module of this package; those that define analyzers register them on import.
+        for module in pkgutil.iter_modules(__path__):
+            importlib.import_module(f"{__name__}.{module.name}")
     return ANALYZERS
 
 

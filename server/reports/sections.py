@@ -327,13 +327,27 @@ def image_block(report: ReportData, image: ReportImage, locale: str) -> ImageBlo
         ("Approved", show(record.get("approved"))),
         ("Uploaded", show(record.get("uploadedAt"))),
     ]
+    # Fields read from an identity document (`entities`), each with whether it matched.
+    facts += [
+        (
+            f"Read: {show(entity.get('entity'))}",
+            f"{show(entity.get('result'))} ({'matches' if entity.get('valid') else 'no match'})",
+        )
+        for entity in record.get("entities") or []
+        if isinstance(entity, dict)
+    ]
     validations = Table(
-        ["Validation", "Confidence", "Valid"],
+        ["Validation", "Confidence", "Value", "Valid"],
         [
-            [show(item.get("validation")), show(item.get("confidence")), show(item.get("valid"))]
+            [
+                show(item.get("validation")),
+                show(item.get("confidence")),
+                show(item.get("result")),
+                show(item.get("valid")),
+            ]
             for item in record.get("validations") or []
         ],
-        weights=[5, 2, 2],
+        weights=[4, 2, 3, 2],
     )
     damages_raw = record.get("damages") or []
     damages = (
