@@ -25,6 +25,7 @@ from server.common import CONTENT_TOKEN_KIND, content_url, run_runtime
 from server.db import Database
 from server.errors import ApiError
 from server.images import analysis
+from server.images import quality as photo_quality
 from server.images.content import IMAGE_FORMATS, Served, inspect_photo, served_as
 from server.images.schemas import UNSET, Coordinates, ImageData, UploadToken
 from server.inspections import service as inspections
@@ -176,6 +177,7 @@ def upload_image(
     view = _find_view(document, added[0])
     if view is None:
         raise ApiError.of("internal_error", "The uploaded image is missing from the inspection.")
+    view["quality"] = photo_quality.check(image.data, state.locale)
     return view
 
 

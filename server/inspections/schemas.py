@@ -49,6 +49,20 @@ class Entity(RequestBody):
     result: Annotated[str, msgspec.Meta(max_length=1000)] | int | float | None = None
 
 
+class QualityProblem(ResponseBody):
+    code: Literal["too_blurry", "too_dark", "too_bright", "too_small", "blank"]
+    message: str
+
+
+class Quality(ResponseBody):
+    """The photo quality check at upload (only in the upload's answer)."""
+
+    passed: bool
+    problems: list[QualityProblem]
+    #: What was measured: sharpness, brightness, contrast, width, height.
+    measures: dict[str, float | int]
+
+
 class Image(ResponseBody):
     """An image of a product (also the response of an upload)."""
 
@@ -67,6 +81,8 @@ class Image(ResponseBody):
     damages: list[dict[str, Any]] | Unset = UNSET
     #: Identity images: the fields read from the document.
     entities: list[Entity] | Unset = UNSET
+    #: Upload answers only: the photo quality check (blur, exposure, size).
+    quality: Quality | Unset = UNSET
 
 
 class InputValue(ResponseBody):
