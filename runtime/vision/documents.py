@@ -70,6 +70,9 @@ class DocumentReading:
     expiry: dt.date | None = None
     nationality: str | None = None
     confidences: dict[str, float] = field(default_factory=dict)
+    #: Every (surname, given names) read, MRZ first then printed: names have no check digit,
+    #: and OCR drops a letter in one place more often than in both.
+    names: tuple[tuple[str, str], ...] = ()
 
 
 def rows_of(lines: list[TextLine]) -> list[list[TextLine]]:
@@ -105,6 +108,7 @@ def _from_zone(zone: MachineZone, ocr_confidence: float) -> DocumentReading:
         expiry=zone.expiry,
         nationality=zone.nationality or None,
         confidences=confidences,
+        names=((zone.surname, zone.given_names),),
     )
 
 
@@ -163,7 +167,7 @@ def _below(label: TextLine, lines: list[TextLine]) -> list[TextLine]:
         and line.left < right + label.height
         and label.left - label.height < max(x for x, _ in line.box)
     ]
-    return sorted(found, key=lambda line: (line.top, abs(line.left - label.left)))
+    return sorted(found, key=lambda line: line.top - label.bottom + abs(line.left - label.left))
 
 
 def _from_labels(lines: list[TextLine]) -> DocumentReading | None:
@@ -204,6 +208,7 @@ def _from_labels(lines: list[TextLine]) -> DocumentReading | None:
         expiry=date_of("expiry"),
         nationality=text_of("nationality"),
         confidences=confidences,
+        names=((text_of("surname") or "", text_of("given_names") or ""),),
     )
 
 
@@ -212,7 +217,7 @@ def _merged(mrz: DocumentReading, printed: DocumentReading | None) -> DocumentRe
     printed fields instead (at their OCR confidence) when those have it."""
     if printed is None:
         return mrz
-    changes: dict[str, object] = {}
+    changes: dict[str, object] = {"names": mrz.names + printed.names}
     confidences = dict(mrz.confidences)
     for name in FIELDS:
         printed_value = getattr(printed, name)
@@ -220,7 +225,7 @@ def _merged(mrz: DocumentReading, printed: DocumentReading | None) -> DocumentRe
         if printed_value is not None and (getattr(mrz, name) is None or weak):
             changes[name] = printed_value
             confidences[name] = printed.confidences[name]
-    return replace(mrz, **changes, confidences=confidences) if changes else mrz  # type: ignore[arg-type]
+    return replace(mrz, **changes, confidences=confidences)  # type: ignore[arg-type]
 
 
 #: Line fragments below this confidence are left out of an MRZ row (chevrons read as `222`).

@@ -127,11 +127,13 @@ def _field_checks(
         checks["documentNumber"] = (reading.document_number, ok and read_well("document_number"))
     if reading.given_names:
         wanted = declared.get("firstName")
-        ok = same_name(reading.given_names, str(wanted)) if wanted else True
+        givens = [reading.given_names] + [given for _, given in reading.names]
+        ok = any(same_name(given, str(wanted)) for given in givens) if wanted else True
         checks["firstName"] = (reading.given_names, ok and read_well("given_names"))
     if reading.surname:
         wanted = declared.get("lastName")
-        ok = same_name(reading.surname, str(wanted)) if wanted else True
+        surnames = [reading.surname] + [surname for surname, _ in reading.names]
+        ok = any(same_name(surname, str(wanted)) for surname in surnames) if wanted else True
         checks["lastName"] = (reading.surname, ok and read_well("surname"))
     if reading.birthdate:
         wanted = declared.get("birthdate")
@@ -211,9 +213,12 @@ class FullNameAnalyzer(_IdentityAnalyzer):
     def judge(
         self, reading: DocumentReading, subject: AnalysisSubject, found: tuple[dict[str, Any], ...]
     ) -> ValidationOutcome:
-        read = _full_name(reading)
         parts = (subject.declared.get("firstName"), subject.declared.get("lastName"))
         wanted = " ".join(str(part) for part in parts if part)
+        read = _full_name(reading)
+        if wanted:
+            variants = [f"{given} {surname}".strip() for surname, given in reading.names]
+            read = next((name for name in variants if same_name(name, wanted)), read)
         matches = read is not None and (not wanted or same_name(read, wanted))
         fields = [reading.confidences.get(name, 0.0) for name in ("given_names", "surname")]
         return _outcome(min(fields) if matches else 0.0, read, found)
