@@ -87,8 +87,8 @@ def figures(rows: list[tuple[Case, bool, Any, float | None]]) -> dict[str, Any]:
         )
         if with_read
         else None,
-        "median_s": round(median, 3),
-        "p95_s": round(times[min(len(times) - 1, int(0.95 * len(times)))], 3) if times else 0.0,
+        "median_s": round(median, 3) if times else None,
+        "p95_s": round(times[min(len(times) - 1, int(0.95 * len(times)))], 3) if times else None,
         "photos_per_minute": round(60 / median, 1) if median else None,
     }
 
@@ -173,7 +173,7 @@ def targets(
         wrong = [r for r in rows["plate"] if r[0].group == "wrong"]
         out["plate_exact_read_clean_moderate_ge_95pct"] = exact >= 0.95
         out["plate_wrong_accepted_le_1pct"] = sum(r[1] for r in wrong) / max(1, len(wrong)) <= 0.01
-        out["plate_median_le_1_5s"] = report["plate"]["median_s"] <= 1.5
+        out["plate_median_le_1_5s"] = (report["plate"]["median_s"] or 0.0) <= 1.5
     mrz = [
         r
         for name in ("dni", "full_name", "birthdate", "sex", "age")

@@ -22,10 +22,34 @@ SEED = 9303
 NOW = dt.datetime(2026, 6, 1, 12, 0, tzinfo=dt.UTC)
 BOLD = FONT_DIR / "dejavu/DejaVuSans-Bold.ttf"
 
-SURNAMES = ("Pérez Gómez", "García", "Fernández", "López", "Martínez Ruiz", "Sánchez",
-            "Romero", "Díaz", "Álvarez", "Torres", "Núñez", "Benítez Acuña")  # fmt: skip
-GIVEN = ("María José", "Juan Carlos", "Lucía", "Martín", "Sofía Belén", "Diego", "Valentina",
-         "Tomás Iván", "Camila", "Joaquín", "Ana", "Agustín Emilio")  # fmt: skip
+SURNAMES = (
+    "Pérez Gómez",
+    "García",
+    "Fernández",
+    "López",
+    "Martínez Ruiz",
+    "Sánchez",
+    "Romero",
+    "Díaz",
+    "Álvarez",
+    "Torres",
+    "Núñez",
+    "Benítez Acuña",
+)
+GIVEN = (
+    "María José",
+    "Juan Carlos",
+    "Lucía",
+    "Martín",
+    "Sofía Belén",
+    "Diego",
+    "Valentina",
+    "Tomás Iván",
+    "Camila",
+    "Joaquín",
+    "Ana",
+    "Agustín Emilio",
+)
 
 
 @dataclass(frozen=True)
@@ -57,11 +81,30 @@ def mrz_lines(holder: Holder, kind: str, passport_number: str) -> list[str]:
 
     birth, expiry = holder.birthdate.strftime("%y%m%d"), holder.expiry.strftime("%y%m%d")
     if kind == "TD1":
-        code = TD1CodeGenerator("ID", "ARG", holder.number, birth, holder.sex, expiry, "ARG",
-                                holder.surname, holder.given)  # fmt: skip
+        code = TD1CodeGenerator(
+            "ID",
+            "ARG",
+            holder.number,
+            birth,
+            holder.sex,
+            expiry,
+            "ARG",
+            holder.surname,
+            holder.given,
+        )
     else:
-        code = TD3CodeGenerator("P", "ARG", holder.surname, holder.given, passport_number, "ARG",
-                                birth, holder.sex, expiry, holder.number)  # fmt: skip
+        code = TD3CodeGenerator(
+            "P",
+            "ARG",
+            holder.surname,
+            holder.given,
+            passport_number,
+            "ARG",
+            birth,
+            holder.sex,
+            expiry,
+            holder.number,
+        )
     return str(code).split("\n")
 
 
@@ -177,10 +220,26 @@ def cases(workdir: Path) -> Iterator[Case]:
         for validation in VALIDATORS:
             subject = AnalysisSubject(photo, declared=declared, country="AR", now=NOW)
             valid = validation != "age" or int(str(expected["age"])) >= 18
-            yield Case(validation, f"{validation}/{name}", subject, valid, expected[validation],
-                       group if valid else "wrong")  # fmt: skip
+            yield Case(
+                validation,
+                f"{validation}/{name}",
+                subject,
+                valid,
+                expected[validation],
+                group if valid else "wrong",
+            )
         wrong_validation = ("dni", "full_name", "birthdate", "sex")[index % 4]
-        subject = AnalysisSubject(photo, declared=wrong_declaration(wrong_validation, declared, rng),
-                                  country="AR", now=NOW)  # fmt: skip
-        yield Case(wrong_validation, f"{wrong_validation}/{name}/wrong", subject, False,
-                   expected[wrong_validation], "wrong")  # fmt: skip
+        subject = AnalysisSubject(
+            photo,
+            declared=wrong_declaration(wrong_validation, declared, rng),
+            country="AR",
+            now=NOW,
+        )
+        yield Case(
+            wrong_validation,
+            f"{wrong_validation}/{name}/wrong",
+            subject,
+            False,
+            expected[wrong_validation],
+            "wrong",
+        )
