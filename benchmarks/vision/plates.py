@@ -1,5 +1,6 @@
 """Plates drawn by code: several fonts and country formats, seen under clean, moderate and
-hard conditions, plus wrong declared plates and photos without any plate. Seeded."""
+hard conditions, plus wrong declared plates (one per clean and moderate photo, one or two
+characters changed) and photos without any plate. Seeded."""
 
 from __future__ import annotations
 
@@ -127,7 +128,7 @@ def cases(workdir: Path) -> Iterator[Case]:
             )
             subject = AnalysisSubject(photo, declared=declared, country=country)
             yield Case("plate", name, subject, True, plate, group)
-            if group != "hard" and index % 4 == 0:
+            if group != "hard":
                 wrong = wrong_plate(plate, plate_format, rng)
                 subject = AnalysisSubject(photo, declared={"plate": wrong}, country=country)
                 yield Case("plate", name.replace(group, "wrong"), subject, False, plate, "wrong")

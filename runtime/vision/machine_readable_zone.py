@@ -156,7 +156,9 @@ def _names(zone: str) -> tuple[str, str]:
         zone = zone.replace("KK", "<<", 1)
     zone = _letters(zone)  # names hold no digits: 0 is O, 1 is I
     surname, _, rest = zone.partition("<<")
-    given = rest.partition("<<")[0]  # only fillers (or OCR debris) follow the given names
+    given = rest.lstrip("<").partition("<<")[
+        0
+    ]  # only fillers (or OCR debris) follow the given names
     return surname.replace("<", " ").strip(), given.replace("<", " ").strip()
 
 
@@ -252,9 +254,15 @@ def find_zone(texts: list[str]) -> MachineZone | None:
         if first_fits and 38 <= len(b) <= 50 and (_looks_like_mrz(a) or _looks_like_mrz(b)):
             readings.append(parse_td3(a, b))
     for index in range(len(rows) - 2):
-        a, b, c = rows[index : index + 3]
-        if all(24 <= len(line) <= 36 for line in (a, b, c)) and _looks_like_mrz(a + b + c):
-            readings.append(parse_td1(a, b, c))
+        trio = rows[index : index + 3]
+        # The detector often cuts a line's trailing filler run: two full lines suffice.
+        full = sum(24 <= len(line) <= 36 for line in trio)
+        if (
+            full >= 2
+            and all(12 <= len(line) <= 36 for line in trio)
+            and _looks_like_mrz("".join(trio))
+        ):
+            readings.append(parse_td1(*trio))
     if not readings:
         return None
     return max(readings, key=lambda zone: len(zone.verified))

@@ -37,6 +37,11 @@ PLATE_FORMATS: dict[str, tuple[str, ...]] = {
 }
 #: Penalty on a candidate's score per look-alike fixed by the format.
 FIX_PENALTY = 0.06
+#: Penalty per character of the line left out of a candidate window (a border read as `I`).
+LEFT_OUT_PENALTY = 0.03
+#: Penalty on a candidate fitting no known format (unknown country): below a left-out
+#: character's, so that `7KQ4521` is not cut to the Chilean-looking `KQ4521`.
+GENERIC_PENALTY = 0.02
 #: Candidates needing more fixes than this are not plates but words.
 MAX_FIXES = 2
 #: Score (OCR confidence minus penalties) at and above which a plate counts as read.
@@ -108,7 +113,7 @@ def plate_candidates(lines: list[TextLine], country: str | None) -> list[PlateRe
     found: dict[str, PlateRead] = {}
     for code, confidence in _line_texts(lines):
         for window, left_out in _windows(code, lengths):
-            base = confidence - 0.01 * left_out
+            base = confidence - LEFT_OUT_PENALTY * left_out
             reads = []
             for plate_format in allowed:
                 coerced = coerce(window, plate_format)
@@ -117,7 +122,7 @@ def plate_candidates(lines: list[TextLine], country: str | None) -> list[PlateRe
                         PlateRead(coerced[0], base - FIX_PENALTY * coerced[1], plate_format)
                     )
             if not formats and _generic(window):
-                reads.append(PlateRead(window, base - FIX_PENALTY, None))
+                reads.append(PlateRead(window, base - GENERIC_PENALTY, None))
             for read in reads:
                 if read.text not in found or found[read.text].score < read.score:
                     found[read.text] = read
