@@ -1,0 +1,193 @@
+"""Photo analysis measured on labelled photos drawn by code (benchmarks/vision/*.py).
+
+Every module of `benchmarks/vision/` with `VALIDATORS` and `cases(workdir)` contributes labelled
+cases (`common.Case`); each case runs its analyzer once, timed. Per validator, and per group
+(clean / moderate / hard photos; `wrong`: a declared value not in the photo; `none`: nothing to
+read): accuracy, false-accept rate (should fail, passed), false-reject rate, exact-read rate
+(result equals the expected read, where one is given), median and p95 seconds per photo, and
+photos per minute for one worker. Models are loaded (one warm-up call) before timing. Times
+count each photo once, at its first analysis: the identity validations of one photo share one
+OCR (cached), and a wrong-declaration case reuses the photo of a true one.
+
+    python benchmarks/bench_vision.py [--only plate,dni] [--failures]
+
+The last line printed is one JSON object with every figure and a `targets` object of booleans.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib
+import json
+import pkgutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import benchmarks.vision as vision_cases
+from benchmarks.vision.common import Case
+from runtime import vision
+
+#: Modules in benchmarks/vision/ that are helpers, not evaluation sets.
+HELPERS = {"common", "render"}
+
+
+def modules() -> list[Any]:
+    found = []
+    for info in sorted(pkgutil.iter_modules(vision_cases.__path__), key=lambda i: i.name):
+        if info.name in HELPERS or info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"benchmarks.vision.{info.name}")
+        if hasattr(module, "VALIDATORS") and hasattr(module, "cases"):
+            found.append(module)
+    return found
+
+
+def load_present_analyzers() -> dict[str, Any]:
+    """The registry, importing each analyzer module that exists (a branch may lack some)."""
+    for name in vision._MODULES:
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as error:
+            print(f"skipping {name}: {error}")
+    return vision.ANALYZERS
+
+
+def forget_cached_readings() -> None:
+    """Empty the identity reading cache, so the warm-up does not time a photo at zero."""
+    identity = sys.modules.get("runtime.vision.identity")
+    if identity is not None:
+        identity.forget_readings()
+
+
+def figures(rows: list[tuple[Case, bool, Any, float | None]]) -> dict[str, Any]:
+    """Rates over (case, valid, result, seconds) rows."""
+    should_fail = [r for r in rows if not r[0].expected_valid]
+    should_pass = [r for r in rows if r[0].expected_valid]
+    with_read = [r for r in rows if r[0].expected_result is not None and r[0].expected_valid]
+    times = sorted(r[3] for r in rows if r[3] is not None)
+    median = statistics.median(times) if times else 0.0
+    return {
+        "cases": len(rows),
+        "accuracy": round(sum(r[1] == r[0].expected_valid for r in rows) / len(rows), 4),
+        "false_accept": round(sum(r[1] for r in should_fail) / len(should_fail), 4)
+        if should_fail
+        else None,
+        "false_reject": round(sum(not r[1] for r in should_pass) / len(should_pass), 4)
+        if should_pass
+        else None,
+        "exact_read": round(
+            sum(_same(r[2], r[0].expected_result) for r in with_read) / len(with_read), 4
+        )
+        if with_read
+        else None,
+        "median_s": round(median, 3) if times else None,
+        "p95_s": round(times[min(len(times) - 1, int(0.95 * len(times)))], 3) if times else None,
+        "photos_per_minute": round(60 / median, 1) if median else None,
+    }
+
+
+def _passed(case: Case, valid: bool, result: Any) -> bool:
+    """The verdict agrees with the truth, and the read too where one is expected."""
+    if valid != case.expected_valid:
+        return False
+    return (
+        not case.expected_valid
+        or case.expected_result is None
+        or _same(result, case.expected_result)
+    )
+
+
+def _same(result: Any, expected: Any) -> bool:
+    return str(result).strip().upper() == str(expected).strip().upper()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="", help="comma-separated validations to run")
+    parser.add_argument("--failures", action="store_true", help="print every failed case")
+    arguments = parser.parse_args()
+    only = {name for name in arguments.only.split(",") if name}
+    if not vision.available() and not only:
+        print("vision extra missing; nothing to measure")
+    analyzers = load_present_analyzers()
+    rows: dict[str, list[tuple[Case, bool, Any, float | None]]] = {}
+    seen: set[bytes] = set()
+    with tempfile.TemporaryDirectory() as workdir:
+        for module in modules():
+            validators = set(module.VALIDATORS)
+            if only and not validators & only:
+                continue
+            for case in module.cases(Path(workdir)):
+                if (only and case.validation not in only) or case.validation not in analyzers:
+                    continue
+                if case.validation not in rows:  # warm up: model loading is not a photo's cost
+                    analyzers[case.validation].analyze(case.subject)
+                    forget_cached_readings()
+                started = time.perf_counter()
+                outcome = analyzers[case.validation].analyze(case.subject)
+                seconds: float | None = time.perf_counter() - started
+                digest = hashlib.sha256(case.subject.data).digest()
+                if digest in seen:  # a photo already analysed: the identity cache answers
+                    seconds = None
+                seen.add(digest)
+                rows.setdefault(case.validation, []).append(
+                    (case, outcome.valid, outcome.result, seconds)
+                )
+                if arguments.failures and not _passed(case, outcome.valid, outcome.result):
+                    print(
+                        f"  FAIL {case.name}: valid={outcome.valid} ({outcome.confidence})"
+                        f" result={outcome.result!r} expected={case.expected_result!r}"
+                    )
+    report: dict[str, Any] = {}
+    for validation, validation_rows in rows.items():
+        entry = figures(validation_rows)
+        groups = sorted({r[0].group for r in validation_rows})
+        entry["groups"] = {
+            g: figures([r for r in validation_rows if r[0].group == g]) for g in groups
+        }
+        report[validation] = entry
+        print(f"{validation}: {json.dumps({k: v for k, v in entry.items() if k != 'groups'})}")
+        for group, group_figures in entry["groups"].items():
+            print(f"  {group}: {json.dumps(group_figures)}")
+    report["targets"] = targets(rows, report)
+    print(json.dumps(report, separators=(",", ":")))
+
+
+def targets(
+    rows: dict[str, list[tuple[Case, bool, Any, float | None]]], report: dict[str, Any]
+) -> dict[str, bool]:
+    """The issue's targets, for the validators that ran."""
+    out: dict[str, bool] = {}
+    if "plate" in rows:
+        readable = [
+            r for r in rows["plate"] if r[0].group in ("clean", "moderate") and r[0].expected_result
+        ]
+        exact = sum(_same(r[2], r[0].expected_result) for r in readable) / max(1, len(readable))
+        wrong = [r for r in rows["plate"] if r[0].group == "wrong"]
+        out["plate_exact_read_clean_moderate_ge_95pct"] = exact >= 0.95
+        out["plate_wrong_accepted_le_1pct"] = sum(r[1] for r in wrong) / max(1, len(wrong)) <= 0.01
+        out["plate_median_le_1_5s"] = (report["plate"]["median_s"] or 0.0) <= 1.5
+    mrz = [
+        r
+        for name in ("dni", "full_name", "birthdate", "sex", "age")
+        for r in rows.get(name, [])
+        if "/mrz" in r[0].name and r[0].group != "wrong"
+    ]
+    if mrz:
+        out["mrz_fields_100pct"] = all(
+            r[1] == r[0].expected_valid
+            and (r[0].expected_result is None or _same(r[2], r[0].expected_result))
+            for r in mrz
+        )
+    return out
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,276 @@
+"""Identity analyzers: `dni`, `full_name`, `birthdate`, `age` and `sex`, each comparing one
+field of the document read from a photo (`documents.read_document`) with what the consumer
+declared.
+
+A template usually asks all five of one photo, so the reading is cached by the photo's hash
+(`CACHE_SIZE` photos): five validations cost one OCR. Two threads asking for a photo not yet
+cached may both read it; the results are equal and the second simply replaces the first.
+Every outcome carries the document's fields as `entities` (`{entity, valid, result}`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import threading
+import unicodedata
+from collections import OrderedDict
+from typing import Any, ClassVar
+
+from runtime.validators import ValidationOutcome
+from runtime.vision import AnalysisSubject, register
+from runtime.vision.codes import decide, normalize_code, same_code
+from runtime.vision.documents import DocumentReading, read_document
+from runtime.vision.ocr import read_lines
+from runtime.vision.pictures import UnreadablePhoto
+
+__all__ = [
+    "age_at",
+    "document_reading",
+    "entities",
+    "forget_readings",
+    "iso_sex",
+    "name_tokens",
+    "same_name",
+]
+
+#: Photos whose reading is kept (a reading is a few hundred bytes).
+CACHE_SIZE = 64
+#: Field confidence (0..1) at and above which a field counts as read.
+READ_BOUNDARY = 0.5
+#: ISO/IEC 5218 codes of the sexes a document prints.
+ISO_SEX = {"M": 1, "F": 2, "X": 9}
+
+_cache: OrderedDict[bytes, DocumentReading | None] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def document_reading(data: bytes) -> DocumentReading | None:
+    """The document in a photo, read once per distinct photo (LRU keyed by SHA-256)."""
+    key = hashlib.sha256(data).digest()
+    with _cache_lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+    try:
+        reading = read_document(read_lines(data))
+    except UnreadablePhoto:
+        reading = None
+    with _cache_lock:
+        _cache[key] = reading
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+    return reading
+
+
+def forget_readings() -> None:
+    """Empty the reading cache (benchmarks timing the OCR; tests)."""
+    with _cache_lock:
+        _cache.clear()
+
+
+def name_tokens(text: str) -> frozenset[str]:
+    """A name's words, accents and case ignored: `María José` -> {MARIA, JOSE}."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    bare = "".join(c for c in decomposed.upper() if not unicodedata.combining(c))
+    letters = "".join(c if c.isascii() and c.isalpha() else " " for c in bare)
+    return frozenset(letters.split())
+
+
+def same_name(read: str, declared: str) -> bool:
+    """Whether two names have the same words, in any order, accents and case ignored."""
+    tokens = name_tokens(declared)
+    return bool(tokens) and name_tokens(read) == tokens
+
+
+def iso_sex(value: Any) -> int | None:
+    """A sex as its ISO/IEC 5218 code: `M`/1 -> 1, `F`/2 -> 2, `X`/9 -> 9 (not
+    applicable); None otherwise."""
+    text = str(value).strip().upper()
+    if text in ISO_SEX:
+        return ISO_SEX[text]
+    return int(text) if text in ("0", "1", "2", "9") else None
+
+
+def age_at(birthdate: dt.date, now: dt.date) -> int:
+    """Whole years from `birthdate` to `now`."""
+    before_birthday = (now.month, now.day) < (birthdate.month, birthdate.day)
+    return now.year - birthdate.year - before_birthday
+
+
+def _declared_date(value: Any) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(str(value)[:10])
+    except ValueError:
+        return None
+
+
+def _full_name(reading: DocumentReading) -> str | None:
+    parts = [part for part in (reading.given_names, reading.surname) if part]
+    return " ".join(parts) or None
+
+
+def _field_checks(
+    reading: DocumentReading, declared: dict[str, Any], now: dt.datetime
+) -> dict[str, tuple[Any, bool]]:
+    """Per entity read: (result, valid). Valid means it matches the declared value, or with
+    nothing declared, that it was read with confidence (a good MRZ check digit)."""
+    confidences = reading.confidences
+
+    def read_well(name: str) -> bool:
+        return confidences.get(name, 0.0) >= READ_BOUNDARY
+
+    checks: dict[str, tuple[Any, bool]] = {}
+    if reading.document_number:
+        wanted = declared.get("identification")
+        ok = same_code(reading.document_number, str(wanted)) if wanted else True
+        checks["documentNumber"] = (reading.document_number, ok and read_well("document_number"))
+    if reading.given_names:
+        wanted = declared.get("firstName")
+        givens = [reading.given_names] + [given for _, given in reading.names]
+        ok = any(same_name(given, str(wanted)) for given in givens) if wanted else True
+        checks["firstName"] = (reading.given_names, ok and read_well("given_names"))
+    if reading.surname:
+        wanted = declared.get("lastName")
+        surnames = [reading.surname] + [surname for surname, _ in reading.names]
+        ok = any(same_name(surname, str(wanted)) for surname in surnames) if wanted else True
+        checks["lastName"] = (reading.surname, ok and read_well("surname"))
+    if reading.birthdate:
+        wanted = declared.get("birthdate")
+        ok = _declared_date(wanted) == reading.birthdate if wanted else True
+        checks["birthdate"] = (reading.birthdate.isoformat(), ok and read_well("birthdate"))
+    if reading.sex:
+        wanted = declared.get("sex")
+        ok = iso_sex(wanted) == iso_sex(reading.sex) if wanted is not None else True
+        checks["sex"] = (iso_sex(reading.sex), ok and read_well("sex"))
+    if reading.expiry:
+        ok = reading.expiry >= now.date()
+        checks["expiry"] = (reading.expiry.isoformat(), ok and read_well("expiry"))
+    if reading.nationality:
+        checks["nationality"] = (reading.nationality, read_well("nationality"))
+    return checks
+
+
+def entities(
+    reading: DocumentReading | None, declared: dict[str, Any], now: dt.datetime
+) -> tuple[dict[str, Any], ...]:
+    """The document's fields as the spec's identity entities: one per field read."""
+    if reading is None:
+        return ()
+    return tuple(
+        {"entity": name, "valid": valid, "result": result}
+        for name, (result, valid) in _field_checks(reading, declared, now).items()
+    )
+
+
+def _outcome(score: float, result: Any, found: tuple[dict[str, Any], ...]) -> ValidationOutcome:
+    confidence, valid = decide(score, READ_BOUNDARY)
+    return ValidationOutcome(confidence, valid, result, found)
+
+
+class _IdentityAnalyzer:
+    """Shared steps: read (cached), then `judge` one field."""
+
+    name: ClassVar[str]
+    needs: ClassVar[frozenset[str]] = frozenset()
+
+    def analyze(self, subject: AnalysisSubject) -> ValidationOutcome:
+        reading = document_reading(subject.data)
+        if reading is None:
+            return _outcome(0.0, None, ())
+        return self.judge(reading, subject, entities(reading, subject.declared, subject.now))
+
+    def judge(
+        self, reading: DocumentReading, subject: AnalysisSubject, found: tuple[dict[str, Any], ...]
+    ) -> ValidationOutcome:
+        raise NotImplementedError
+
+
+@register
+class DocumentNumberAnalyzer(_IdentityAnalyzer):
+    """`dni`: the document number read equals the declared `identification` (separators and
+    look-alikes ignored); with none declared, a document number was read."""
+
+    name: ClassVar[str] = "dni"
+
+    def judge(
+        self, reading: DocumentReading, subject: AnalysisSubject, found: tuple[dict[str, Any], ...]
+    ) -> ValidationOutcome:
+        number = reading.document_number
+        wanted = subject.declared.get("identification")
+        matches = number is not None and (not wanted or same_code(number, str(wanted)))
+        score = reading.confidences.get("document_number", 0.0) if matches else 0.0
+        return _outcome(score, normalize_code(number) if number else None, found)
+
+
+@register
+class FullNameAnalyzer(_IdentityAnalyzer):
+    """`full_name`: the name read has the words of the declared `firstName` + `lastName`, in
+    any order, accents and case ignored; with none declared, a name was read."""
+
+    name: ClassVar[str] = "full_name"
+
+    def judge(
+        self, reading: DocumentReading, subject: AnalysisSubject, found: tuple[dict[str, Any], ...]
+    ) -> ValidationOutcome:
+        parts = (subject.declared.get("firstName"), subject.declared.get("lastName"))
+        wanted = " ".join(str(part) for part in parts if part)
+        read = _full_name(reading)
+        if wanted:
+            variants = [f"{given} {surname}".strip() for surname, given in reading.names]
+            read = next((name for name in variants if same_name(name, wanted)), read)
+        matches = read is not None and (not wanted or same_name(read, wanted))
+        fields = [reading.confidences.get(name, 0.0) for name in ("given_names", "surname")]
+        return _outcome(min(fields) if matches else 0.0, read, found)
+
+
+@register
+class BirthdateAnalyzer(_IdentityAnalyzer):
+    """`birthdate`: the birthdate read equals the declared one (ISO 8601); with none declared,
+    a birthdate was read (its MRZ check digit good)."""
+
+    name: ClassVar[str] = "birthdate"
+
+    def judge(
+        self, reading: DocumentReading, subject: AnalysisSubject, found: tuple[dict[str, Any], ...]
+    ) -> ValidationOutcome:
+        read = reading.birthdate
+        wanted = subject.declared.get("birthdate")
+        matches = read is not None and (not wanted or _declared_date(wanted) == read)
+        score = reading.confidences.get("birthdate", 0.0) if matches else 0.0
+        return _outcome(score, read.isoformat() if read else None, found)
+
+
+@register
+class AgeAnalyzer(_IdentityAnalyzer):
+    """`age`: the age at `subject.now` from the birthdate read is at least the `minAge`
+    option (18 by default); the result is the age in years."""
+
+    name: ClassVar[str] = "age"
+
+    def judge(
+        self, reading: DocumentReading, subject: AnalysisSubject, found: tuple[dict[str, Any], ...]
+    ) -> ValidationOutcome:
+        if reading.birthdate is None:
+            return _outcome(0.0, None, found)
+        age = age_at(reading.birthdate, subject.now.date())
+        old_enough = age >= subject.options.get("minAge", 18)
+        score = reading.confidences.get("birthdate", 0.0) if old_enough else 0.0
+        return _outcome(score, age, found)
+
+
+@register
+class SexAnalyzer(_IdentityAnalyzer):
+    """`sex`: the sex printed (M/F) equals the declared ISO/IEC 5218 code (1 male, 2 female);
+    with none declared, a sex was read. The result is the ISO/IEC 5218 code read."""
+
+    name: ClassVar[str] = "sex"
+
+    def judge(
+        self, reading: DocumentReading, subject: AnalysisSubject, found: tuple[dict[str, Any], ...]
+    ) -> ValidationOutcome:
+        read = iso_sex(reading.sex) if reading.sex else None
+        wanted = subject.declared.get("sex")
+        matches = read is not None and (wanted is None or iso_sex(wanted) == read)
+        score = reading.confidences.get("sex", 0.0) if matches else 0.0
+        return _outcome(score, read, found)

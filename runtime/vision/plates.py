@@ -1,0 +1,174 @@
+"""The `plate` analyzer: the licence plate a photo shows, compared with the declared one.
+
+A plate is read in three steps. OCR gives text lines; every window of a line (and of two
+stacked lines, for two-row plates) whose length fits a plate format is a candidate; a country's
+formats (`L` letter, `D` digit) then resolve look-alikes position by position (`0` where a digit
+must be, `O` where a letter must), and the candidate needing the fewest such fixes wins. With a
+declared plate, a window matches when it differs from it only by look-alikes
+(`codes.same_code`): a wrong plate differs by at least one real character and is refused.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import ClassVar
+
+from runtime.validators import ValidationOutcome
+from runtime.vision import AnalysisSubject, register
+from runtime.vision.codes import decide, normalize_code, same_code, to_digit, to_letter
+from runtime.vision.ocr import TextLine, read_lines
+from runtime.vision.pictures import UnreadablePhoto
+
+__all__ = ["PLATE_FORMATS", "PlateAnalyzer", "PlateRead", "coerce", "plate_candidates"]
+
+#: Plate formats by ISO 3166 alpha-2 country: `L` a letter, `D` a digit, most common first.
+PLATE_FORMATS: dict[str, tuple[str, ...]] = {
+    "AR": ("LLDDDLL", "LLLDDD"),  # Mercosur since 2016; the 1995 series
+    "BR": ("LLLDLDD", "LLLDDDD"),  # Mercosur since 2018; the older grey plates
+    "UY": ("LLLDDDD",),
+    "PY": ("LLLLDDD", "LLLDDD"),
+    "CL": ("LLLLDD", "LLDDDD"),
+    "CO": ("LLLDDD",),
+    "PE": ("LLLDDD", "LDLDDD"),
+    "BO": ("DDDDLLL",),
+    "MX": ("LLLDDDD", "LLLDDDL"),
+    "ES": ("DDDDLLL",),
+}
+#: Penalty on a candidate's score per look-alike fixed by the format.
+FIX_PENALTY = 0.06
+#: Penalty per character of the line left out of a candidate window (a border read as `I`).
+LEFT_OUT_PENALTY = 0.03
+#: Penalty on a candidate fitting no known format (unknown country): below a left-out
+#: character's, so that `7KQ4521` is not cut to the Chilean-looking `KQ4521`.
+GENERIC_PENALTY = 0.02
+#: Candidates needing more fixes than this are not plates but words.
+MAX_FIXES = 2
+#: Score (OCR confidence minus penalties) at and above which a plate counts as read.
+READ_BOUNDARY = 0.5
+
+
+@dataclass(frozen=True)
+class PlateRead:
+    """A plate candidate: its text (format applied), the OCR confidence minus penalties, and
+    the format it fits (None for the generic fallback)."""
+
+    text: str
+    score: float
+    plate_format: str | None
+
+
+def coerce(code: str, plate_format: str) -> tuple[str, int] | None:
+    """`code` forced into `plate_format` (`L`/`D` per position) and the number of look-alikes
+    that took; None when a position cannot be fixed (a `C` where a digit must be)."""
+    if len(code) != len(plate_format):
+        return None
+    chars: list[str] = []
+    fixes = 0
+    for char, kind in zip(code, plate_format, strict=True):
+        fixed = to_letter(char) if kind == "L" else to_digit(char)
+        if fixed is None:
+            return None
+        fixes += fixed != char
+        chars.append(fixed)
+    return "".join(chars), fixes
+
+
+def _generic(code: str) -> bool:
+    """A plausible plate anywhere: 5 to 8 characters mixing letters and digits."""
+    return 5 <= len(code) <= 8 and bool(re.search("[A-Z]", code)) and bool(re.search("[0-9]", code))
+
+
+def _line_texts(lines: list[TextLine]) -> list[tuple[str, float]]:
+    """Each line's code and confidence, plus each pair of stacked lines (a two-row plate)."""
+    texts = [(normalize_code(line.text), line.confidence) for line in lines]
+    for upper in lines:
+        for lower in lines:
+            stacked = 0 <= lower.top - upper.bottom <= upper.height
+            overlapping = lower.left < max(x for x, _ in upper.box) and upper.left < max(
+                x for x, _ in lower.box
+            )
+            if upper is not lower and stacked and overlapping:
+                code = normalize_code(upper.text) + normalize_code(lower.text)
+                texts.append((code, min(upper.confidence, lower.confidence)))
+    return [(code, confidence) for code, confidence in texts if code]
+
+
+def _windows(code: str, lengths: set[int]) -> list[tuple[str, int]]:
+    """Every substring of `code` with a length in `lengths`, with how many characters of
+    `code` it leaves out (a window of a longer text is a weaker candidate)."""
+    return [
+        (code[start : start + size], len(code) - size)
+        for size in sorted(lengths)
+        for start in range(len(code) - size + 1)
+    ]
+
+
+def plate_candidates(lines: list[TextLine], country: str | None) -> list[PlateRead]:
+    """Plate candidates in the lines, best first: the country's formats, or every known
+    format plus the generic one when the country has none here."""
+    formats = PLATE_FORMATS.get((country or "").upper())
+    allowed = formats or tuple(sorted({f for fs in PLATE_FORMATS.values() for f in fs}))
+    lengths = {len(f) for f in allowed} | (set() if formats else {5, 6, 7, 8})
+    found: dict[str, PlateRead] = {}
+    for code, confidence in _line_texts(lines):
+        for window, left_out in _windows(code, lengths):
+            base = confidence - LEFT_OUT_PENALTY * left_out
+            reads = []
+            for plate_format in allowed:
+                coerced = coerce(window, plate_format)
+                if coerced is not None and coerced[1] <= MAX_FIXES:
+                    reads.append(
+                        PlateRead(coerced[0], base - FIX_PENALTY * coerced[1], plate_format)
+                    )
+            if not formats and _generic(window):
+                reads.append(PlateRead(window, base - GENERIC_PENALTY, None))
+            for read in reads:
+                if read.text not in found or found[read.text].score < read.score:
+                    found[read.text] = read
+    return sorted(found.values(), key=lambda read: -read.score)
+
+
+def compare_plate(
+    lines: list[TextLine], country: str | None, declared: str | None
+) -> ValidationOutcome:
+    """The `plate` verdict on OCR lines (separate from the OCR so that tests need no model)."""
+    candidates = plate_candidates(lines, country)
+    best = candidates[0] if candidates else None
+    if declared is None or not normalize_code(declared):
+        score = best.score if best is not None else 0.0
+        confidence, valid = decide(score, READ_BOUNDARY)
+        return ValidationOutcome(confidence, valid, best.text if best is not None else None)
+    target = normalize_code(declared)
+    matching = [read for read in candidates if same_code(read.text, target)]
+    if not matching:
+        # Also a window that fits no format (a declared plate of another country).
+        for code, line_confidence in _line_texts(lines):
+            for window, left_out in _windows(code, {len(target)}):
+                if same_code(window, target):
+                    matching.append(PlateRead(window, line_confidence - 0.01 * left_out, None))
+        matching.sort(key=lambda read: -read.score)
+    if matching:
+        confidence, valid = decide(matching[0].score, READ_BOUNDARY)
+        return ValidationOutcome(confidence, valid, matching[0].text)
+    confidence, _ = decide(0.0, READ_BOUNDARY)
+    return ValidationOutcome(confidence, False, best.text if best is not None else None)
+
+
+@register
+class PlateAnalyzer:
+    """`plate`: the plate read (normalized, look-alikes resolved by the country's formats) and
+    whether it is the declared one; with nothing declared, whether a plausible plate shows."""
+
+    name: ClassVar[str] = "plate"
+    needs: ClassVar[frozenset[str]] = frozenset()
+
+    def analyze(self, subject: AnalysisSubject) -> ValidationOutcome:
+        try:
+            lines = read_lines(subject.data)
+        except UnreadablePhoto:
+            return ValidationOutcome(0.0, False, None)
+        declared = subject.declared.get("plate")
+        return compare_plate(
+            lines, subject.country, str(declared) if declared is not None else None
+        )

@@ -1,0 +1,327 @@
+"""The OCR analyzers: plates, serials and identity documents.
+
+Unit tests (normalization, plate formats, MRZ parsing and check digits, the confidence
+convention) need no model; the tests marked `model` run the real RapidOCR on a few photos drawn
+here, the same way the benchmark draws them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import string
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from runtime.vision import AnalysisSubject, ValidationOutcome
+from runtime.vision.codes import decide, normalize_code, same_code, shape_key
+from runtime.vision.machine_readable_zone import check_digit, find_zone, parse_td1
+from runtime.vision.ocr import TextLine
+from runtime.vision.plates import coerce, compare_plate
+from runtime.vision.serials import compare_serial
+
+NOW = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
+
+
+def line(text: str, top: float = 0.0, confidence: float = 0.95, left: float = 0.0) -> TextLine:
+    """An OCR line as the engine would give it (20 px high, 300 px wide)."""
+    box = ((left, top), (left + 300, top), (left + 300, top + 20), (left, top + 20))
+    return TextLine(text, confidence, box)
+
+
+# --- codes and plates, no model -------------------------------------------------------------
+
+
+@given(st.text(max_size=30))
+def test_normalize_code_is_idempotent(text: str) -> None:
+    once = normalize_code(text)
+    assert normalize_code(once) == once
+    assert shape_key(shape_key(text)) == shape_key(text)
+
+
+def test_normalize_code_drops_case_spaces_dashes_dots_accents() -> None:
+    assert normalize_code(" ab-123.cd ") == "AB123CD"
+    assert normalize_code("Ñandú 12") == "NANDU12"
+
+
+@given(st.floats(min_value=-2, max_value=3, allow_nan=False))
+def test_confidence_agrees_with_valid(score: float) -> None:
+    confidence, valid = decide(score)
+    assert 0 <= confidence <= 100
+    assert valid == (confidence >= 50)
+
+
+def test_confidence_is_steep() -> None:
+    assert decide(0.9)[0] >= 95 and decide(0.1)[0] <= 5
+
+
+def test_coerce_resolves_look_alikes_by_position() -> None:
+    assert coerce("A8I23CO", "LLDDDLL") == ("AB123CO", 2)
+    assert coerce("ABC1D23", "LLLDLDD") == ("ABC1D23", 0)
+    assert coerce("A8C1023", "LLLDLDD") == ("ABC1O23", 2)  # a declared D still matches it
+    assert coerce("ABCDEF", "LLLDDD") is None  # E cannot be a digit
+
+
+def test_plate_read_from_a_mercosur_plate_with_look_alikes() -> None:
+    lines = [line("REPUBLICA ARGENTINA", 0), line("A8 I23 CD", 25)]
+    outcome = compare_plate(lines, "AR", "ab-123-cd")
+    assert outcome.valid and outcome.result == "AB123CD" and outcome.confidence >= 95
+
+
+def test_a_plate_differing_by_one_real_character_is_refused() -> None:
+    outcome = compare_plate([line("AB 123 CD")], "AR", "AB124CD")
+    assert not outcome.valid and outcome.confidence <= 5
+    assert outcome.result == "AB123CD"
+
+
+def test_nothing_declared_valid_when_a_plausible_plate_is_read() -> None:
+    assert compare_plate([line("ABC 123")], "AR", None).valid
+    assert not compare_plate([line("COFFEE")], "AR", None).valid
+    assert compare_plate([line("7KQ 4521")], None, None).result == "7KQ4521"
+
+
+def test_two_row_plate_is_read_as_one() -> None:
+    outcome = compare_plate([line("ABC", 0), line("1234", 25)], "UY", "ABC1234")
+    assert outcome.valid
+
+
+def test_serial_found_after_its_caption_with_look_alikes() -> None:
+    outcome = compare_serial([line("S/N: C02XK1ZJHV2O")], "c02xk1zjhv20")
+    assert outcome.valid and outcome.result == "C02XK1ZJHV20"
+    assert not compare_serial([line("S/N: C02XK1ZJHV20")], "C02XK1ZJHV29").valid
+    assert same_code("IMEI 3S0", "1MEI350")
+
+
+# --- MRZ, no model --------------------------------------------------------------------------
+
+mrz_alphabet = st.text(string.ascii_uppercase + string.digits + "<", max_size=40)
+
+
+@given(mrz_alphabet)
+def test_check_digit_agrees_with_the_mrz_package(data: str) -> None:
+    from mrz.base.functions import hash_string
+
+    assert check_digit(data) == hash_string(data)
+
+
+names = st.text(string.ascii_uppercase, min_size=2, max_size=8)
+dates = st.dates(min_value=dt.date(1931, 1, 1), max_value=dt.date(2025, 12, 31))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    number=st.text(string.digits, min_size=8, max_size=8),
+    surname=names,
+    given_name=names,
+    birthdate=dates,
+    sex=st.sampled_from("MF"),
+    td3=st.booleans(),
+)
+def test_generated_mrz_parses_with_every_check_digit(
+    number: str, surname: str, given_name: str, birthdate: dt.date, sex: str, td3: bool
+) -> None:
+    from mrz.generator.td1 import TD1CodeGenerator
+    from mrz.generator.td3 import TD3CodeGenerator
+
+    birth, expiry = birthdate.strftime("%y%m%d"), "350101"
+    if td3:
+        code = TD3CodeGenerator(
+            "P", "ARG", surname, given_name, "X" + number, "ARG", birth, sex, expiry
+        )
+    else:
+        code = TD1CodeGenerator("ID", "ARG", number, birth, sex, expiry, "ARG", surname, given_name)
+    zone = find_zone(str(code).split("\n"))
+    assert zone is not None and zone.all_verified
+    assert zone.document_number == ("X" + number if td3 else number)
+    assert (zone.surname, zone.given_names, zone.sex) == (surname, given_name, sex)
+    assert zone.birthdate == birthdate and zone.expiry == dt.date(2035, 1, 1)
+
+
+TD1 = [
+    "IDARG30111222<4<<<<<<<<<<<<<<<",
+    "9002155F3101012ARG<<<<<<<<<<<2",
+    "PEREZ<GOMEZ<<MARIA<JOSE<<<<<<<",
+]
+
+
+def test_ocr_confusions_repaired_under_check_digits() -> None:
+    # `<` read as K or «, O for 0 in dates, a filler run short by three
+    lines = [
+        "IDARG30111222<4KKKKKKKKKKKKKKK",
+        "9OO2155F31O1O12ARG<<<<<<<<2",
+        "PEREZ<GOMEZ««MARIA<JOSE<<<<<",
+    ]
+    zone = find_zone(lines)
+    assert zone is not None and zone.all_verified
+    assert (zone.surname, zone.given_names) == ("PEREZ GOMEZ", "MARIA JOSE")
+    assert zone.birthdate == dt.date(1990, 2, 15)
+
+
+def test_a_lost_filler_before_the_check_digit_is_put_back() -> None:
+    zone = parse_td1("IDARG301112224<<<<<<<<<<<<<<", TD1[1], TD1[2])
+    assert zone.document_number == "30111222" and "document_number" in zone.verified
+
+
+def test_a_corrupted_check_digit_leaves_the_field_unverified() -> None:
+    zone = parse_td1(TD1[0].replace("<4<", "<5<"), TD1[1].replace("9002155", "9002156"), TD1[2])
+    assert "document_number" not in zone.verified and "birthdate" not in zone.verified
+    assert "expiry" in zone.verified
+
+
+def test_names_ignore_accents_case_and_order() -> None:
+    from runtime.vision.identity import same_name
+
+    assert same_name("PEREZ GOMEZ MARIA JOSE", "María José Pérez Gómez")
+    assert not same_name("PEREZ GOMEZ MARIA", "María José Pérez Gómez")
+
+
+def test_age_and_sex_codes() -> None:
+    from runtime.vision.identity import age_at, iso_sex
+
+    assert age_at(dt.date(2008, 6, 2), dt.date(2026, 6, 1)) == 17
+    assert age_at(dt.date(2008, 6, 1), dt.date(2026, 6, 1)) == 18
+    assert (iso_sex("M"), iso_sex("F"), iso_sex("X"), iso_sex(2), iso_sex("?")) == (
+        1,
+        2,
+        9,
+        2,
+        None,
+    )
+
+
+# --- the real model -------------------------------------------------------------------------
+
+rapidocr = pytest.importorskip("rapidocr_onnxruntime")
+
+
+def jpeg_of(image: object) -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, "JPEG", quality=90)  # type: ignore[attr-defined]
+    return buffer.getvalue()
+
+
+@pytest.fixture(scope="module")
+def plate_photo() -> bytes:
+    import random
+
+    from benchmarks.vision.plates import draw_plate, plate_photo
+
+    return plate_photo(
+        draw_plate("AB123CD", "LLDDDLL", "AR", "mercosur", "dejavu-sans"), "clean", random.Random(1)
+    )
+
+
+def test_model_reads_the_declared_plate(plate_photo: bytes) -> None:
+    from runtime.vision import analyze
+
+    outcome = analyze(
+        "plate", AnalysisSubject(plate_photo, declared={"plate": "AB 123 CD"}, country="AR")
+    )
+    assert outcome is not None and outcome.valid and outcome.result == "AB123CD"
+    assert outcome.confidence >= 95
+
+
+def test_model_refuses_a_wrong_plate(plate_photo: bytes) -> None:
+    from runtime.vision.plates import PlateAnalyzer
+
+    outcome = PlateAnalyzer().analyze(
+        AnalysisSubject(plate_photo, declared={"plate": "AB128CD"}, country="AR")
+    )
+    assert not outcome.valid and outcome.confidence <= 5 and outcome.result == "AB123CD"
+
+
+def test_model_finds_no_plate_in_a_cat() -> None:
+    from PIL import Image
+    from skimage import data
+
+    from runtime.vision.plates import PlateAnalyzer
+
+    photo = jpeg_of(Image.fromarray(data.chelsea()))
+    assert (
+        not PlateAnalyzer()
+        .analyze(AnalysisSubject(photo, declared={"plate": "AB123CD"}, country="AR"))
+        .valid
+    )
+    assert not PlateAnalyzer().analyze(AnalysisSubject(photo, country="AR")).valid
+
+
+def document_photo(kind: str) -> tuple[bytes, dict[str, object]]:
+    import random
+
+    from benchmarks.vision.documents import Holder, declared_of, document_photo, draw_document
+
+    holder = Holder(
+        "Pérez Gómez", "María José", "30111222", dt.date(1990, 2, 15), "F", dt.date(2031, 1, 1)
+    )
+    page = draw_document(holder, kind, "AAB123456")
+    return document_photo(page, "clean", random.Random(2)), declared_of(holder, kind, "AAB123456")
+
+
+@pytest.mark.parametrize("kind", ["TD3", "TD1"])
+def test_model_reads_an_identity_document_once_for_five_validations(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from runtime.vision import identity
+
+    photo, declared = document_photo(kind)
+    declared = {**declared, "firstName": "jose maria", "lastName": "GOMEZ perez"}  # order, accents
+    calls = []
+    real = identity.read_lines
+    monkeypatch.setattr(identity, "read_lines", lambda data: calls.append(1) or real(data))
+    identity.forget_readings()
+    subject = AnalysisSubject(photo, declared=declared, country="AR", now=NOW)
+    outcomes = {
+        name: identity_outcome(name, subject)
+        for name in ("dni", "full_name", "birthdate", "age", "sex")
+    }
+    assert len(calls) == 1
+    assert all(outcome.valid and outcome.confidence >= 95 for outcome in outcomes.values()), (
+        outcomes
+    )
+    assert outcomes["dni"].result == ("AAB123456" if kind == "TD3" else "30111222")
+    assert outcomes["birthdate"].result == "1990-02-15" and outcomes["age"].result == 36
+    assert outcomes["sex"].result == 2
+    entities = {entity["entity"]: entity for entity in outcomes["dni"].entities}
+    assert {
+        "documentNumber",
+        "firstName",
+        "lastName",
+        "birthdate",
+        "sex",
+        "expiry",
+        "nationality",
+    } <= set(entities)
+    assert all(entity["valid"] for entity in entities.values())
+    wrong = AnalysisSubject(
+        photo, declared={**declared, "sex": 1, "birthdate": "1990-02-16"}, now=NOW
+    )
+    assert (
+        not identity_outcome("sex", wrong).valid and not identity_outcome("birthdate", wrong).valid
+    )
+
+
+def identity_outcome(name: str, subject: AnalysisSubject) -> ValidationOutcome:
+    import runtime.vision.identity  # noqa: F401  (registers the identity analyzers)
+    from runtime.vision import ANALYZERS
+
+    return ANALYZERS[name].analyze(subject)
+
+
+def test_model_refuses_a_document_number_whose_check_digit_is_corrupted() -> None:
+    from PIL import Image, ImageDraw, ImageFont
+
+    from runtime.vision.identity import DocumentNumberAnalyzer, forget_readings
+
+    card = Image.new("RGB", (1012, 400), (225, 232, 240))
+    draw = ImageDraw.Draw(card)
+    mono = ImageFont.truetype("/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf", 42)
+    corrupted = [TD1[0].replace("<4<", "<7<"), TD1[1], TD1[2]]
+    for index, text in enumerate(corrupted):
+        draw.text((30, 200 + index * 54), text, font=mono, fill=(0, 0, 0))
+    forget_readings()
+    outcome = DocumentNumberAnalyzer().analyze(AnalysisSubject(jpeg_of(card), now=NOW))
+    assert not outcome.valid and outcome.confidence <= 5
+    entities = {entity["entity"]: entity for entity in outcome.entities}
+    assert entities["documentNumber"]["valid"] is False and entities["birthdate"]["valid"] is True
