@@ -8,7 +8,7 @@ POSTGRES_URL ?= postgresql://postgres@127.0.0.1:5432/test
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install system-deps browser-deps editors-deps node-client run test lint typecheck test-unit test-postgres bench clean
+.PHONY: install system-deps browser-deps editors-deps node-client vision-data run test lint typecheck test-unit test-postgres bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -53,6 +53,20 @@ node-client:
 		--loglevel=error
 	# The library's own tsc; it lacks @types/node (a dev dependency), which stops no output.
 	cd $(NODE_CLIENT_DIR) && (./node_modules/.bin/tsc > /dev/null || test -f dist/index.js)
+
+# Real face photos for the vision tests: the face_recognition 1.3.0 source distribution (from the
+# package registry) holds several photos of one person and one of another; its tests/test_images/
+# are extracted into build/vision-data/faces/. Nothing is fetched while the tests run.
+VISION_DATA := build/vision-data
+vision-data: $(VISION_DATA)/faces/biden.jpg
+
+$(VISION_DATA)/faces/biden.jpg: $(STAMP)
+	mkdir -p $(VISION_DATA)/faces
+	$(PY) -m pip download --quiet --no-binary :all: --no-deps face_recognition==1.3.0 \
+		-d $(VISION_DATA)
+	tar -xzf $(VISION_DATA)/face_recognition-1.3.0.tar.gz -C $(VISION_DATA)/faces \
+		--strip-components=3 face_recognition-1.3.0/tests/test_images
+	touch $@
 
 # The VS Code extension's grammar test runs the real TextMate engine from npm (pinned in
 # editors/vscode/package-lock.json).

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from PIL import Image
+from PIL import Image, ImageDraw
 
 from runtime import engine
 from runtime.api_view import to_api
@@ -52,9 +52,13 @@ class ScriptError(InspectionRuntimeError):
 
 
 def photo(event: dict[str, Any], moment: dt.datetime) -> bytes:
-    """A real JPEG for an image event: size, EXIF capture time and GPS as the event says."""
+    """A real JPEG for an image event: size, EXIF capture time and GPS as the event says. It
+    shows a shape (`complete` refuses blank photos)."""
     width, height = int(event.get("width", 1280)), int(event.get("height", 960))
     image = Image.new("RGB", (width, height), (90, 90, 90))
+    ImageDraw.Draw(image).rectangle(
+        (width // 4, height // 3, 3 * width // 4, 2 * height // 3), fill=(200, 60, 50)
+    )
     exif = Image.Exif()
     taken = event.get("exifDate", moment.isoformat())
     if taken is not None:

@@ -9,9 +9,12 @@ reported from outside through `record_validation`.
 from __future__ import annotations
 
 import datetime as dt
+import io
 import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
+
+from PIL import Image, ImageStat
 
 from runtime.imagemeta import ImageMeta, parse_timestamp, read_meta
 
@@ -91,9 +94,26 @@ def _outcome(valid: bool, result: Any) -> ValidationOutcome:
     return ValidationOutcome(confidence=100.0 if valid else 0.0, valid=valid, result=result)
 
 
+#: A photo whose color channels all vary less than this (standard deviation of 0-255 levels,
+#: on a 64 px thumbnail) is blank: a covered lens, a black or white frame, a plain fill. Real
+#: photos, even dark ones, vary far more; a solid-color file varies by 0-1 (JPEG noise).
+BLANK_MAX_DEVIATION = 2.0
+
+
+def is_blank(data: bytes) -> bool:
+    """Whether the (decodable, size-checked) photo is near-uniform. JPEGs are decoded at 1/8
+    size (`draft`), so this costs a few milliseconds."""
+    with Image.open(io.BytesIO(data)) as opened:
+        opened.draft("RGB", (64, 64))
+        picture = opened.convert("RGB")
+    picture.thumbnail((64, 64))
+    return max(ImageStat.Stat(picture).stddev) < BLANK_MAX_DEVIATION
+
+
 @register
 class CompleteValidator:
-    """The upload decodes as a picture of at least the template's minimum size."""
+    """The upload decodes as a picture of at least the template's minimum size, and shows
+    something (it is not blank)."""
 
     name: ClassVar[str] = "complete"
 
@@ -101,6 +121,8 @@ class CompleteValidator:
         meta = _meta(image, context)
         if not meta.decoded or meta.width is None or meta.height is None:
             return _outcome(False, "not an image")
+        if is_blank(image.data):
+            return _outcome(False, "blank photo")
         min_width = context.options.get("minWidth", 0)
         min_height = context.options.get("minHeight", 0)
         size = f"{meta.width}x{meta.height}"

