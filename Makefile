@@ -78,7 +78,7 @@ run: $(STAMP)
 	$(VENV)/bin/inspectlang serve --demo --host $(HOST) --port $(PORT) --data-dir data
 
 ## Lint, type-check, then the whole suite on SQLite and, when reachable, on PostgreSQL.
-test: $(STAMP) system-deps browser-deps editors-deps lint typecheck test-unit test-postgres
+test: $(STAMP) system-deps browser-deps editors-deps vision-data lint typecheck test-unit test-postgres
 
 # lint-imports: the layering inspectlang <- runtime <- server and no import cycles (the
 # contracts are in pyproject.toml).

@@ -68,6 +68,8 @@ class Analyzer(Protocol):
 
 #: Analyzers by validation name, filled by the modules in `_MODULES` when they are imported.
 ANALYZERS: dict[str, Analyzer] = {}
+#: Whether `load_analyzers` imported every module of the package.
+_loaded = False
 
 #: Python packages the models need; all must import for `available()`.
 _REQUIRED = ("numpy", "rapidocr_onnxruntime", "dlib", "face_recognition_models")
@@ -87,10 +89,13 @@ def available() -> bool:
 def load_analyzers() -> dict[str, Analyzer]:
     """Import every analyzer module (cheap: models load on first use) and return the registry;
     empty when the vision extra is not installed."""
-    if not ANALYZERS and available():
-        # Every module of this package; those that define analyzers register them on import.
+    global _loaded
+    if not _loaded and available():
+        # Every module of this package; those that define analyzers register them on import
+        # (one imported on its own before, such as `runtime.vision.faces`, registered only its).
         for module in pkgutil.iter_modules(__path__):
             importlib.import_module(f"{__name__}.{module.name}")
+        _loaded = True
     return ANALYZERS
 
 

@@ -173,7 +173,7 @@ def run_jobs(db: Database, settings: Settings, seconds: float = 180) -> None:
 def images_of(client: httpx.Client, headers: dict[str, str], inspection_id: str) -> Any:
     document = client.get(f"/v1/inspection/{inspection_id}", headers=headers).json()
     holder = document["identity"] if document["type"] == "people" else document["products"][0]
-    return document, {image["templateImageIdentifier"]: image for image in holder["images"]}
+    return document, {image["side"]: image for image in holder["images"]}
 
 
 def by_name(image: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -210,23 +210,23 @@ def test_a_selfie_is_compared_with_the_document_read_by_its_mrz(
 ) -> None:
     created = create(client, test_headers, "people", {"consumer": PERSON, "people": {}})
     inspection_id, product_id = created["inspectionId"], created["productId"]
-    upload(client, test_headers, product_id, selfie(), identifier="selfie")
+    upload(client, test_headers, product_id, selfie(), side="selfie")
     run_jobs(db, settings)
     _document, images = images_of(client, test_headers, inspection_id)
     assert "face_comparison" not in by_name(images["selfie"])  # waits for the document
 
-    upload(client, test_headers, product_id, passport_photo(), identifier="dni_front")
+    upload(client, test_headers, product_id, passport_photo(), side="dni")
     run_jobs(db, settings)
     document, images = images_of(client, test_headers, inspection_id)
     face = by_name(images["selfie"])["face_comparison"]
     assert face["valid"] is True and 0 <= face["result"] < 0.6, face
-    read = by_name(images["dni_front"])
+    read = by_name(images["dni"])
     assert (read["dni"]["valid"], read["dni"]["result"]) == (True, "30123456")
     assert read["full_name"]["valid"] is True
     assert read["birthdate"]["valid"] is True and read["birthdate"]["result"] == "1990-01-15"
     assert read["sex"]["valid"] is True
     assert read["age"]["valid"] is True and read["age"]["result"] >= 18
-    entities = {e["entity"]: e for e in images["dni_front"]["entities"]}
+    entities = {e["entity"]: e for e in images["dni"]["entities"]}
     assert entities["documentNumber"] == {
         "entity": "documentNumber",
         "valid": True,
@@ -236,12 +236,10 @@ def test_a_selfie_is_compared_with_the_document_read_by_its_mrz(
 
     # A document that is someone else's number: read, and refused.
     other = create(client, test_headers, "people", {"consumer": PERSON, "people": {}})
-    upload(
-        client, test_headers, other["productId"], passport_photo("40999888"), identifier="dni_front"
-    )
+    upload(client, test_headers, other["productId"], passport_photo("40999888"), side="dni")
     run_jobs(db, settings)
     _document, images = images_of(client, test_headers, other["inspectionId"])
-    dni = by_name(images["dni_front"])["dni"]
+    dni = by_name(images["dni"])["dni"]
     assert (dni["valid"], dni["result"]) == (False, "40999888")
     assert document["status"] == "processing"  # recaptured still waits for an outside result
 
@@ -290,7 +288,7 @@ def test_a_worker_killed_mid_analysis_leaves_each_result_recorded_once(
     run_jobs(db, settings)  # nothing of earlier tests left queued
     created = create(client, test_headers, "people", {"consumer": PERSON, "people": {}})
     inspection_id = created["inspectionId"]
-    upload(client, test_headers, created["productId"], passport_photo(), identifier="dni_front")
+    upload(client, test_headers, created["productId"], passport_photo(), side="dni")
 
     first = start_worker(settings)
     worker_process.append(first)
