@@ -15,7 +15,7 @@ import unicodedata
 from dataclasses import dataclass, field, replace
 
 from runtime.vision.machine_readable_zone import MachineZone, find_zone
-from runtime.vision.ocr import TextLine
+from runtime.vision.ocr import TextLine, same_row
 
 __all__ = ["DocumentReading", "read_document", "rows_of"]
 
@@ -76,17 +76,17 @@ class DocumentReading:
 
 
 def rows_of(lines: list[TextLine]) -> list[list[TextLine]]:
-    """Lines grouped by row (vertical centres within half a line height), each row left to
-    right, rows top to bottom: an MRZ line OCR split in two boxes becomes one row again."""
+    """Lines grouped by row (`ocr.same_row`), each row left to right, rows top to bottom: an
+    MRZ line OCR split in two boxes becomes one row again, while two tilted MRZ lines (whose
+    bounding rectangles overlap) stay two rows."""
     rows: list[list[TextLine]] = []
-    for line in sorted(lines, key=lambda item: (item.top + item.bottom) / 2):
-        centre = (line.top + line.bottom) / 2
-        if rows:
-            last = rows[-1][-1]
-            if abs(centre - (last.top + last.bottom) / 2) < 0.5 * max(last.height, 1.0):
-                rows[-1].append(line)
-                continue
-        rows.append([line])
+    for line in sorted(lines, key=lambda item: item.middle):
+        row = next((row for row in rows if any(same_row(line, other) for other in row)), None)
+        if row is None:
+            rows.append([line])
+        else:
+            row.append(line)
+    rows.sort(key=lambda row: min(line.middle for line in row))
     return [sorted(row, key=lambda item: item.left) for row in rows]
 
 
@@ -97,6 +97,8 @@ def _from_zone(zone: MachineZone, ocr_confidence: float) -> DocumentReading:
         name: (VERIFIED if name in zone.verified else 0.3) if name in checked else unchecked
         for name in FIELDS
     }
+    if not (len(zone.nationality) == 3 and zone.nationality.isalpha()):
+        confidences["nationality"] = 0.3  # a lost character: no check digit would tell
     return DocumentReading(
         source="mrz",
         confidence=len(zone.verified) / 4,
@@ -156,18 +158,18 @@ def _value(name: str, text: str) -> str | dt.date | None:
 
 
 def _below(label: TextLine, lines: list[TextLine]) -> list[TextLine]:
-    """Lines under a label, nearest first: starting within two label heights below it and
-    overlapping it horizontally (a value is printed under its caption)."""
-    right = max(x for x, _ in label.box)
+    """Lines under a label, nearest first (down plus across): their middle lower than the
+    label's by at least half its text height and at most three, overlapping it across (a
+    value is printed under its caption; boxes OCR draws overlap a little)."""
     found = [
         line
         for line in lines
-        if label.bottom - 0.3 * label.height <= line.top <= label.bottom + 2 * label.height
-        and line is not label
-        and line.left < right + label.height
-        and label.left - label.height < max(x for x, _ in line.box)
+        if line is not label
+        and 0.5 * label.thickness < line.middle - label.middle < 3 * label.thickness
+        and line.left < label.right + label.thickness
+        and label.left - label.thickness < line.right
     ]
-    return sorted(found, key=lambda line: line.top - label.bottom + abs(line.left - label.left))
+    return sorted(found, key=lambda line: line.middle - label.middle + abs(line.left - label.left))
 
 
 def _from_labels(lines: list[TextLine]) -> DocumentReading | None:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["DETECTION_SIDE", "TextLine", "read_lines"]
+__all__ = ["DETECTION_SIDE", "TextLine", "read_lines", "same_row"]
 
 #: Longest side (pixels) the text detector sees; text smaller than ~12 px after this scaling
 #: is lost, larger values cost time quadratically.
@@ -56,8 +56,32 @@ class TextLine:
         return min(x for x, _ in self.box)
 
     @property
+    def right(self) -> float:
+        return max(x for x, _ in self.box)
+
+    @property
     def height(self) -> float:
+        """Height of the bounding rectangle (a long tilted line's is much more than its text's)."""
         return self.bottom - self.top
+
+    @property
+    def thickness(self) -> float:
+        """Height of the text itself: the mean of the box's left and right edges."""
+        (_, y0), (_, y1), (_, y2), (_, y3) = self.box[:4]
+        return max(1.0, (abs(y3 - y0) + abs(y2 - y1)) / 2)
+
+    @property
+    def middle(self) -> float:
+        return sum(y for _, y in self.box) / len(self.box)
+
+
+def same_row(first: TextLine, second: TextLine) -> bool:
+    """Whether two lines sit side by side on one row: centres within half a text height, and
+    barely overlapping across (lines one above the other overlap across entirely)."""
+    overlap = min(first.right, second.right) - max(first.left, second.left)
+    narrower = min(first.right - first.left, second.right - second.left)
+    close = abs(first.middle - second.middle) < 0.5 * max(first.thickness, second.thickness)
+    return close and overlap < 0.3 * max(narrower, 1.0)
 
 
 def _get_engine() -> Any:

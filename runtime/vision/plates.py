@@ -17,7 +17,7 @@ from typing import ClassVar
 from runtime.validators import ValidationOutcome
 from runtime.vision import AnalysisSubject, register
 from runtime.vision.codes import decide, normalize_code, same_code, to_digit, to_letter
-from runtime.vision.ocr import TextLine, read_lines
+from runtime.vision.ocr import TextLine, read_lines, same_row
 from runtime.vision.pictures import UnreadablePhoto
 
 __all__ = ["PLATE_FORMATS", "PlateAnalyzer", "PlateRead", "coerce", "plate_candidates"]
@@ -80,17 +80,21 @@ def _generic(code: str) -> bool:
 
 
 def _line_texts(lines: list[TextLine]) -> list[tuple[str, float]]:
-    """Each line's code and confidence, plus each pair of stacked lines (a two-row plate)."""
+    """Each line's code and confidence, plus each pair of stacked lines (a two-row plate) and
+    of lines side by side (a plate whose letters and digits OCR boxed apart)."""
     texts = [(normalize_code(line.text), line.confidence) for line in lines]
-    for upper in lines:
-        for lower in lines:
-            stacked = 0 <= lower.top - upper.bottom <= upper.height
-            overlapping = lower.left < max(x for x, _ in upper.box) and upper.left < max(
-                x for x, _ in lower.box
+    for first in lines:
+        for second in lines:
+            if first is second:
+                continue
+            stacked = 0 <= second.top - first.bottom <= first.height
+            overlapping = second.left < first.right and first.left < second.right
+            beside = (
+                same_row(first, second) and 0 <= second.left - first.right < 2 * first.thickness
             )
-            if upper is not lower and stacked and overlapping:
-                code = normalize_code(upper.text) + normalize_code(lower.text)
-                texts.append((code, min(upper.confidence, lower.confidence)))
+            if (stacked and overlapping) or beside:
+                code = normalize_code(first.text) + normalize_code(second.text)
+                texts.append((code, min(first.confidence, second.confidence)))
     return [(code, confidence) for code, confidence in texts if code]
 
 

@@ -25,6 +25,8 @@ CAPTION = re.compile(
     r"^\s*(?:S\s*/?\s*N|SERIAL(?:\s*(?:NO|NUMBER|NUM|N[°ºO]))?|IMEI\d?|NO)\s*[.:#]?\s*",
     re.IGNORECASE,
 )
+#: Longest result reported (the runtime's limit on a result's text).
+MAX_RESULT = 1000
 #: Serials shorter than this are not told apart from other small print.
 MIN_SERIAL = 5
 #: Score (OCR confidence minus penalties) at and above which a serial counts as read.
@@ -66,7 +68,7 @@ def compare_serial(lines: list[TextLine], declared: str | None) -> ValidationOut
     target = normalize_code(declared or "")
     if not target:
         confidence, valid = decide(best[1] if best else 0.0, READ_BOUNDARY)
-        return ValidationOutcome(confidence, valid, best[0] if best else None)
+        return ValidationOutcome(confidence, valid, best[0][:MAX_RESULT] if best else None)
     scores = []
     for code, line_confidence in _row_texts(lines):
         left_out = len(code) - len(target)
@@ -78,7 +80,7 @@ def compare_serial(lines: list[TextLine], declared: str | None) -> ValidationOut
         confidence, valid = decide(max(scores), READ_BOUNDARY)
         return ValidationOutcome(confidence, valid, target)
     confidence, _ = decide(0.0, READ_BOUNDARY)
-    return ValidationOutcome(confidence, False, best[0] if best else None)
+    return ValidationOutcome(confidence, False, best[0][:MAX_RESULT] if best else None)
 
 
 @register

@@ -8,6 +8,7 @@ here, the same way the benchmark draws them.
 from __future__ import annotations
 
 import datetime as dt
+import importlib.util
 import io
 import string
 
@@ -193,7 +194,10 @@ def test_age_and_sex_codes() -> None:
 
 # --- the real model -------------------------------------------------------------------------
 
-rapidocr = pytest.importorskip("rapidocr_onnxruntime")
+needs_model = pytest.mark.skipif(
+    importlib.util.find_spec("rapidocr_onnxruntime") is None,
+    reason="the vision extra is not installed",
+)
 
 
 def jpeg_of(image: object) -> bytes:
@@ -213,6 +217,7 @@ def plate_photo() -> bytes:
     )
 
 
+@needs_model
 def test_model_reads_the_declared_plate(plate_photo: bytes) -> None:
     from runtime.vision import analyze
 
@@ -223,6 +228,7 @@ def test_model_reads_the_declared_plate(plate_photo: bytes) -> None:
     assert outcome.confidence >= 95
 
 
+@needs_model
 def test_model_refuses_a_wrong_plate(plate_photo: bytes) -> None:
     from runtime.vision.plates import PlateAnalyzer
 
@@ -232,6 +238,7 @@ def test_model_refuses_a_wrong_plate(plate_photo: bytes) -> None:
     assert not outcome.valid and outcome.confidence <= 5 and outcome.result == "AB123CD"
 
 
+@needs_model
 def test_model_finds_no_plate_in_a_cat() -> None:
     from PIL import Image
     from skimage import data
@@ -260,6 +267,7 @@ def document_photo(kind: str) -> tuple[bytes, dict[str, object]]:
 
 
 @pytest.mark.parametrize("kind", ["TD3", "TD1"])
+@needs_model
 def test_model_reads_an_identity_document_once_for_five_validations(
     kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -309,6 +317,7 @@ def identity_outcome(name: str, subject: AnalysisSubject) -> ValidationOutcome:
     return ANALYZERS[name].analyze(subject)
 
 
+@needs_model
 def test_model_refuses_a_document_number_whose_check_digit_is_corrupted() -> None:
     from PIL import Image, ImageDraw, ImageFont
 
