@@ -14,7 +14,8 @@ The paging fields are those of the spec (the mongoose-paginate shape).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 from typing import cast as cast_
 
@@ -26,7 +27,7 @@ from server.auth import AuthContext
 from server.common import content_url, sign_sources
 from server.db import Database
 from server.errors import ApiError
-from server.inspections import counts
+from server.inspections import counts, hour_counts
 from server.inspections.service import present, stored_document
 from server.inspections.tables import InspectionCountRecord, InspectionRecord
 
@@ -132,7 +133,7 @@ def count_statement(auth: AuthContext, chosen: Mapping[str, str]) -> Select[Any]
 def total_statement(auth: AuthContext, chosen: Mapping[str, str]) -> Select[Any]:
     """The total as one statement: a sum over `inspection_counts` for the counted filters
     (`server.inspections.counts`), else `count_statement`."""
-    if not counts.counted(chosen):
+    if not maintained(chosen):
         return count_statement(auth, chosen)
     table = cast_any(InspectionCountRecord).__table__
     conditions = [table.c.company_id == auth.company_id, table.c.testing == auth.testing]
@@ -143,19 +144,33 @@ def total_statement(auth: AuthContext, chosen: Mapping[str, str]) -> Select[Any]
 def total_of(connection: Connection, auth: AuthContext, chosen: Mapping[str, str]) -> int:
     """`totalInspections`: from the maintained counts for no filter or status / veredict / type
     (`server.inspections.counts`), else `count(*)` through the selective filter's index."""
-    if counts.counted(chosen):
+    if maintained(chosen):
         return counts.total(connection, auth.company_id, auth.testing, chosen)
     return int(connection.execute(count_statement(auth, chosen)).scalar_one())
 
 
+def maintained(chosen: Mapping[str, str]) -> bool:
+    """Whether the maintained counts (`counts`, `hour_counts`) hold these filters' rows:
+    `veredict=not_provided` is two conditions they do not key on."""
+    return counts.counted(chosen) and chosen.get("veredict") != NOT_PROVIDED
+
+
 def page_ids_statement(
-    auth: AuthContext, chosen: Mapping[str, str], limit: int, offset: int
+    auth: AuthContext,
+    chosen: Mapping[str, str],
+    limit: int,
+    offset: int,
+    since: datetime | None = None,
 ) -> Select[Any]:
-    """The ids of one page, walked in the filter index's own order (index-only, no sort)."""
+    """The ids of one page, walked in the filter index's own order (index-only, no sort); with
+    `since`, from that creation time on (the offset then counts from there)."""
     model = cast_any(InspectionRecord)
+    conditions = _conditions(auth, chosen)
+    if since is not None:
+        conditions.append(model.created_at >= since)
     return (
         select(model.id)
-        .where(*_conditions(auth, chosen))
+        .where(*conditions)
         .order_by(model.created_at, model.id)
         .limit(limit)
         .offset(offset)
@@ -163,13 +178,17 @@ def page_ids_statement(
 
 
 def page_statement(
-    auth: AuthContext, chosen: Mapping[str, str], limit: int, offset: int
+    auth: AuthContext,
+    chosen: Mapping[str, str],
+    limit: int,
+    offset: int,
+    since: datetime | None = None,
 ) -> Select[Any]:
     """The page's rows and the total in ONE statement (the total is an uncorrelated scalar
     subquery, computed once): a list costs one round trip, as a GET does. The documents come
     as their stored JSON text, decoded by `_document` (see there)."""
     model = cast_any(InspectionRecord)
-    page_ids = page_ids_statement(auth, chosen, limit, offset).scalar_subquery()
+    page_ids = page_ids_statement(auth, chosen, limit, offset, since).scalar_subquery()
     return (
         select(
             model.id,
@@ -190,7 +209,14 @@ def list_inspections(
     chosen = filters(params)
     offset = (page - 1) * limit
     with db.engine.connect() as connection:  # Core: plain reads, no ORM session needed
-        rows = connection.execute(page_statement(auth, chosen, limit, offset)).all()
+        found: tuple[datetime | None, int] | None = (None, offset)
+        if offset >= hour_counts.MIN_OFFSET and maintained(chosen):
+            # A deep page: skip the whole hours before it, walk only inside its hour.
+            found = hour_counts.skip(connection, auth.company_id, auth.testing, chosen, offset)
+        rows: Sequence[Any] = ()
+        if found is not None:  # None: fewer rows than the offset, an empty page
+            since, walk = found
+            rows = connection.execute(page_statement(auth, chosen, limit, walk, since)).all()
         # A page past the end has no row to carry the total: count alone (rare).
         total = int(rows[0][3]) if rows else total_of(connection, auth, chosen)
     link_prefix = file_link_prefix(public_url)
