@@ -34,6 +34,9 @@ TABLE_MODULES = [
 
 #: How long (ms) a SQLite connection waits for another writer before giving up.
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+#: How much of a SQLite file its connections read through one shared memory map (SQLite caps
+#: it at its compile-time limit, 2 GB by default).
+SQLITE_MMAP_BYTES = 2 * 1024**3
 
 #: Connections kept open per process. Requests use connections from up to 40 threads at once
 #: (anyio's worker threads); connections beyond the pool are closed when returned, so a pool
@@ -131,5 +134,10 @@ def _configure_sqlite_connection(dbapi_connection: Any, _record: Any) -> None:
         cursor.execute("PRAGMA synchronous=FULL")
         cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
         cursor.execute("PRAGMA foreign_keys=ON")
+        # Read pages through a shared memory map instead of a 2 MB cache per connection: a
+        # deep list page walks ~1,000 index pages, and with a million rows these no longer fit
+        # the default cache (page 5,000's walk: 3.0 ms -> 2.1 ms; a 16 MB cache per connection
+        # gives 1.9 ms, but up to 60 pooled connections would hold a copy each).
+        cursor.execute(f"PRAGMA mmap_size={SQLITE_MMAP_BYTES}")
     finally:
         cursor.close()

@@ -9,14 +9,28 @@ Rules (spec "Idempotency", plus our choices where it is silent):
 - the key is claimed by an INSERT under a unique constraint BEFORE the handler runs, so two
   concurrent requests can never both run it: the loser waits for the winner's response (up to
   `WAIT_SECONDS`) and replays it, or gets 409 `idempotency_request_in_progress`;
+- a claim names its owner (host, pid, a token per store) and holds a lease of `LEASE`, renewed
+  every `RENEW_SECONDS` while the handler runs. A process that dies (killed, OOM, host lost)
+  stops renewing: once the lease lapses the next retry takes the key over (a compare-and-set
+  on the lapsed lease, so one taker only) and runs the request; before issue 16 such a key
+  answered 409 for 24 hours. Storing the response and renewing are guarded by the owner, so a
+  process that lost its lease cannot overwrite its successor's answer;
+- exactly once where it matters most: a creation stores its 201 in the claim in the very
+  transaction that writes the inspection (`current_claim`, `store_with`), so a crash after that
+  commit replays the inspection created, and a crash before it leaves nothing to replay. Other
+  handlers store after they return: a crash in that window runs them again on the retry;
 - the first response, whatever its status (5xx included), is stored and replayed with the
   header `Idempotent-Replayed: true`; records expire after 24 hours and are then purged.
 """
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import json
+import os
+import secrets
+import socket
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
@@ -41,6 +55,11 @@ TTL = timedelta(hours=24)
 #: How long a duplicate waits for the first request in flight before giving up with 409.
 WAIT_SECONDS = 5.0
 POLL_SECONDS = 0.05
+#: How long a claim holds its key without being renewed: a retry after a crash is processed
+#: this long after the crash at most. Far above a database stall we survive (`RENEW_SECONDS`).
+LEASE = timedelta(seconds=30)
+#: How often the owner renews its lease while its handler runs.
+RENEW_SECONDS = 10.0
 #: Expired records are purged at most this often per process.
 PURGE_INTERVAL = timedelta(minutes=1)
 METHODS = frozenset({"POST", "PUT", "PATCH"})
@@ -63,6 +82,53 @@ class Claim:
     fingerprint: str
     stored: StoredResponse | None = None
     in_flight: bool = False
+    #: In flight, and its owner stopped renewing its lease: the key can be taken over.
+    lapsed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimToken:
+    """A claim this process holds: the record and the owner that must still hold it."""
+
+    record_id: int
+    owner: str
+
+
+#: The claim of the request being handled (set by the middleware; threads copy it).
+_current: contextvars.ContextVar[ClaimToken | None] = contextvars.ContextVar(
+    "idempotency_claim", default=None
+)
+
+
+def current_claim() -> ClaimToken | None:
+    """The claim of the request being handled, if it came with an `Idempotency-Key`."""
+    return _current.get()
+
+
+def store_with(connection: Any, token: ClaimToken, response: StoredResponse) -> None:
+    """Store `response` for the claim inside the caller's transaction; raises 409
+    `idempotency_request_in_progress` (so that transaction rolls back) when the claim's lease
+    lapsed and another request took the key over: only one of them may commit."""
+    result = connection.execute(
+        update(_table)
+        .where(_table.c.id == token.record_id, _table.c.owner == token.owner)
+        .values(
+            status_code=response.status_code,
+            content_type=response.content_type,
+            body=response.body,
+        )
+    )
+    if result.rowcount != 1:
+        raise ApiError.of(
+            "idempotency_request_in_progress",
+            "Another request with this Idempotency-Key took it over; retry to get its answer.",
+        )
+
+
+def _lapsed(row: Any, now: datetime) -> bool:
+    """Whether an in-flight record's lease lapsed (records older than leases: by age)."""
+    lease = row.lease_expires_at if row.lease_expires_at is not None else row.created_at + LEASE
+    return bool(lease <= now)
 
 
 def fingerprint(method: str, path: str, body: bytes) -> str:
@@ -82,6 +148,8 @@ class IdempotencyStore:
         self.db = db
         #: How long a duplicate waits for the request in flight before getting 409.
         self.wait_seconds = wait_seconds
+        #: This store's name on its claims: unique per process and per store.
+        self.owner = f"{socket.gethostname()[:60]}:{os.getpid()}:{secrets.token_hex(6)}"
         self._last_purge: datetime | None = None
 
     def claim(self, auth: AuthContext, key: str, print_: str, now: datetime) -> Claim:
@@ -98,6 +166,8 @@ class IdempotencyStore:
                             fingerprint=print_,
                             created_at=now,
                             expires_at=now + TTL,
+                            owner=self.owner,
+                            lease_expires_at=now + LEASE,
                         )
                     )
                     connection.commit()
@@ -118,15 +188,51 @@ class IdempotencyStore:
                     )
                     connection.commit()
                     continue
-                return self._existing(row)
+                existing = self._existing(row, now)
+                if existing.lapsed and existing.fingerprint == print_:
+                    if self._take_over(connection, row, now):
+                        return Claim(record_id=int(row.id), fingerprint=print_)
+                    continue  # another retry took it first: read it again
+                return existing
         raise ApiError.of("idempotency_request_in_progress", "The key could not be claimed.")
+
+    def _take_over(self, connection: Any, row: Any, now: datetime) -> bool:
+        """Make a lapsed claim ours: a compare-and-set on the owner and lease we read, so of
+        several retries arriving together exactly one wins."""
+        same_lease = (
+            _table.c.lease_expires_at.is_(None)
+            if row.lease_expires_at is None
+            else _table.c.lease_expires_at == row.lease_expires_at
+        )
+        same_owner = _table.c.owner.is_(None) if row.owner is None else _table.c.owner == row.owner
+        result = connection.execute(
+            update(_table)
+            .where(_table.c.id == row.id, _table.c.status_code.is_(None), same_owner, same_lease)
+            .values(owner=self.owner, lease_expires_at=now + LEASE)
+        )
+        connection.commit()
+        return bool(result.rowcount == 1)
+
+    def renew(self, record_id: int, now: datetime) -> bool:
+        """Extend our lease on an in-flight claim; False when it is no longer ours."""
+        with self.db.engine.begin() as connection:
+            result = connection.execute(
+                update(_table)
+                .where(
+                    _table.c.id == record_id,
+                    _table.c.owner == self.owner,
+                    _table.c.status_code.is_(None),
+                )
+                .values(lease_expires_at=now + LEASE)
+            )
+        return bool(result.rowcount == 1)
 
     def lookup(self, auth: AuthContext, key: str, now: datetime) -> Claim | None:
         with self.db.engine.connect() as connection:
             row = self._find(connection, auth, key)
         if row is None or row.expires_at <= now:
             return None
-        return self._existing(row)
+        return self._existing(row, now)
 
     @staticmethod
     def _find(connection: Any, auth: AuthContext, key: str) -> Any:
@@ -139,21 +245,30 @@ class IdempotencyStore:
         ).first()
 
     @staticmethod
-    def _existing(row: Any) -> Claim:
+    def _existing(row: Any, now: datetime) -> Claim:
         if row.status_code is None:
-            return Claim(record_id=row.id, fingerprint=row.fingerprint, in_flight=True)
+            return Claim(
+                record_id=row.id,
+                fingerprint=row.fingerprint,
+                in_flight=True,
+                lapsed=_lapsed(row, now),
+            )
         stored = StoredResponse(row.status_code, row.content_type, bytes(row.body or b""))
         return Claim(record_id=row.id, fingerprint=row.fingerprint, stored=stored)
 
     def store(self, record_id: int, response: StoredResponse) -> None:
+        """Store the response sent (the one written in the handler's transaction, if any, is
+        replaced by the bytes really sent); nothing when the claim was taken over."""
         with self.db.engine.begin() as connection:
             connection.execute(
                 update(_table)
-                .where(_table.c.id == record_id)
+                .where(_table.c.id == record_id, _table.c.owner == self.owner)
                 .values(
                     status_code=response.status_code,
                     content_type=response.content_type,
                     body=response.body,
+                    owner=None,
+                    lease_expires_at=None,
                 )
             )
 
@@ -211,7 +326,21 @@ class IdempotencyMiddleware:
                 "A request with this Idempotency-Key is still being processed; retry shortly.",
                 headers={"Retry-After": "1"},
             )
-        await self._run_and_store(scope, body, receive, send, store, claim.record_id)
+        token = _current.set(ClaimToken(claim.record_id, store.owner))
+        failure: Exception | None = None
+        try:
+            async with anyio.create_task_group() as renewals:
+                renewals.start_soon(_keep_renewing, store, claim.record_id, state)
+                try:
+                    await self._run_and_store(scope, body, receive, send, store, claim.record_id)
+                except Exception as error:  # raised outside the group, not as an ExceptionGroup
+                    failure = error
+                finally:
+                    renewals.cancel_scope.cancel()
+        finally:
+            _current.reset(token)
+        if failure is not None:
+            raise failure
 
     async def _run_and_store(
         self,
@@ -256,6 +385,13 @@ class IdempotencyMiddleware:
         await anyio.to_thread.run_sync(store.store, record_id, stored)
 
 
+async def _keep_renewing(store: IdempotencyStore, record_id: int, state: Any) -> None:
+    """Renew the claim's lease every `RENEW_SECONDS` until cancelled (the handler is done)."""
+    while True:
+        await anyio.sleep(RENEW_SECONDS)
+        await anyio.to_thread.run_sync(store.renew, record_id, state.clock())
+
+
 def _check_fingerprint(claim: Claim, print_: str) -> None:
     if claim.fingerprint != print_:
         raise ApiError.of(
@@ -273,8 +409,8 @@ async def _wait_while_in_flight(
         await anyio.sleep(POLL_SECONDS)
         waited += POLL_SECONDS
         found = await anyio.to_thread.run_sync(store.lookup, auth, key, state.clock())
-        if found is None:
-            # The first request's record expired or vanished: claim the key ourselves.
+        if found is None or found.lapsed:
+            # The first request's record expired or vanished, or its owner died: claim the key.
             return await anyio.to_thread.run_sync(store.claim, auth, key, print_, state.clock())
         claim = found
     return claim

@@ -207,6 +207,11 @@ def enqueue_rows(session: Session, rows: list[dict[str, Any]]) -> None:
         _wakeup.set()
 
 
+def enqueued() -> None:
+    """Wake this process's worker: jobs were added by a statement of the caller's own."""
+    _wakeup.set()
+
+
 def backoff_seconds(attempt: int, base: float, maximum: float) -> float:
     """Exponential backoff with jitter for the retry after failed attempt number `attempt`."""
     delay = min(maximum, base * (2 ** max(0, attempt - 1)))

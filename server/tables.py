@@ -116,6 +116,11 @@ class IdempotencyRecord(SQLModel, table=True):
     body: bytes | None = Field(default=None, sa_column=Column(LargeBinary, nullable=True))
     created_at: datetime = Field(default_factory=utcnow, sa_column=_timestamp())
     expires_at: datetime = Field(sa_column=_timestamp(index=True))
+    #: The process running the first request (host, pid, a token of its store), while in flight.
+    owner: str | None = Field(default=None, max_length=100)
+    #: While in flight: until when the owner holds the key; it renews the lease as it runs, so
+    #: a lease that lapsed means its owner died and the next retry takes the key over.
+    lease_expires_at: datetime | None = Field(default=None, sa_column=_timestamp(nullable=True))
 
 
 class JobRecord(SQLModel, table=True):

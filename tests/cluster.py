@@ -263,8 +263,9 @@ class Stuck(RuntimeError):
 
 
 #: How long a key may answer `idempotency_request_in_progress` before the client looks whether
-#: the operation happened (the claim of a killed process is never released: see the report).
-STUCK_SECONDS = 8.0
+#: the operation happened. The claim of a killed process is taken over by a retry once its lease
+#: (`server.idempotency.LEASE`, 30 s) lapses, so this is only a fallback beyond it.
+STUCK_SECONDS = 45.0
 
 
 class Client:

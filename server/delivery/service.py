@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import JSON, column, insert, table, update
+from sqlalchemy import JSON, column, insert, table, text, update
 from sqlmodel import Session, col, select
 
 from runtime import new_object_id
@@ -24,7 +24,7 @@ from server.db import Database
 from server.delivery.destinations import Destination, masked
 from server.delivery.messages import texts_locale
 from server.delivery.tables import LinkDeliveryRecord, OutboxMessageRecord
-from server.jobs import enqueue, enqueue_rows, job_row
+from server.jobs import enqueue, enqueue_rows, enqueued, job_row
 
 #: The job kind (`server.jobs.HANDLERS`).
 DELIVERY_JOB = "link_delivery"
@@ -116,19 +116,67 @@ def add(session: Session, record: LinkDeliveryRecord) -> None:
 _INSERT_DELIVERIES = insert(LinkDeliveryRecord.__table__)  # type: ignore[attr-defined]
 
 
+#: PostgreSQL: a batch's deliveries and their jobs in ONE statement (a data-modifying CTE over
+#: arrays): a group commit of creations with deliveries pays one more statement, whatever its
+#: size, not two, and the job's payload is built by the database, not serialized in Python.
+_INSERT_DELIVERIES_AND_JOBS = text(
+    """
+WITH delivery AS (
+    INSERT INTO link_deliveries (id, inspection_id, company_id, testing, channel, destination,
+        locale, status, attempts, link, expires_at, created_at)
+    SELECT id, inspection_id, company_id, testing, channel, destination, locale, 'queued', 0,
+        link, expires_at, created_at
+    FROM unnest(CAST(:id AS text[]), CAST(:inspection_id AS text[]),
+        CAST(:company_id AS text[]), CAST(:testing AS boolean[]), CAST(:channel AS text[]),
+        CAST(:destination AS text[]), CAST(:locale AS text[]), CAST(:link AS text[]),
+        CAST(:expires_at AS timestamptz[]), CAST(:created_at AS timestamptz[]))
+        AS batch (id, inspection_id, company_id, testing, channel, destination, locale, link,
+            expires_at, created_at)
+    RETURNING id
+)
+INSERT INTO jobs (kind, payload, status, attempts, max_attempts, run_at, created_at)
+SELECT :kind, json_build_object('deliveryId', id), 'queued', 0, :max_attempts, :now, :now
+FROM delivery
+"""
+)
+#: The `new_row` fields `_INSERT_DELIVERIES_AND_JOBS` takes, one array each.
+_BATCH_FIELDS = (
+    "id",
+    "inspection_id",
+    "company_id",
+    "testing",
+    "channel",
+    "destination",
+    "locale",
+    "link",
+    "expires_at",
+    "created_at",
+)
+
+
 def add_many(session: Session, rows: list[dict[str, Any]]) -> None:
-    """Write delivery rows (`new_row`) and their jobs with one executemany each (the
-    creations' group commit: an ORM object and flush per delivery cost a fifth of a create)."""
+    """Write delivery rows (`new_row`, queued) and their jobs in the caller's transaction (the
+    creations' group commit: an ORM object and flush per delivery cost a fifth of a create).
+
+    PostgreSQL: one statement for the whole batch (`_INSERT_DELIVERIES_AND_JOBS`); SQLite, in
+    process, has no round trip to save: one executemany per table."""
     if not rows:
         return
-    session.execute(_INSERT_DELIVERIES, rows)
-    enqueue_rows(
-        session,
-        [
-            job_row(DELIVERY_JOB, {"deliveryId": row["id"]}, max_attempts=MAX_ATTEMPTS)
-            for row in rows
-        ],
-    )
+    if session.get_bind().dialect.name != "postgresql":
+        session.execute(_INSERT_DELIVERIES, rows)
+        enqueue_rows(
+            session,
+            [
+                job_row(DELIVERY_JOB, {"deliveryId": row["id"]}, max_attempts=MAX_ATTEMPTS)
+                for row in rows
+            ],
+        )
+        return
+    job = job_row(DELIVERY_JOB, {}, max_attempts=MAX_ATTEMPTS)
+    params: dict[str, Any] = {field: [row[field] for row in rows] for field in _BATCH_FIELDS}
+    params.update(kind=job["kind"], max_attempts=job["max_attempts"], now=job["run_at"])
+    session.execute(_INSERT_DELIVERIES_AND_JOBS, params)
+    enqueued()
 
 
 #: The inspections table's columns this module writes (named here: resources below

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
+from litestar.serialization import encode_json
 from sqlalchemy import insert
 from sqlmodel import Session
 
@@ -28,6 +29,7 @@ from server.delivery import service as deliveries
 from server.delivery.destinations import Destination, check_delivery
 from server.errors import ApiError
 from server.group_commit import GroupCommit
+from server.idempotency import ClaimToken, StoredResponse, current_claim, store_with
 from server.inspections.events import publish
 from server.inspections.files import (
     INSERT_FILES,
@@ -105,6 +107,9 @@ class NewInspection:
     callback_url: str | None
     #: The magic link's delivery (server/delivery), None when `delivery.disabled`.
     delivery: Any = None
+    #: The request's `Idempotency-Key` claim and its 201, stored in this same transaction: a
+    #: process killed after the commit leaves the answer to replay, not a key to run again.
+    idempotency: tuple[ClaimToken, StoredResponse] | None = None
 
 
 def _write_batch(db: Database, items: list[NewInspection]) -> None:
@@ -123,6 +128,9 @@ def _write_batch(db: Database, items: list[NewInspection]) -> None:
         if images:
             session.execute(INSERT_FILES, images)
         deliveries.add_many(session, [item.delivery for item in items if item.delivery])
+        for item in items:
+            if item.idempotency is not None:
+                store_with(session, *item.idempotency)
         subscriptions: dict[tuple[str, bool, str], list[Any]] = {}
         for item in items:
             for event in item.events:
@@ -294,6 +302,19 @@ def _create(
     events = ["inspection_created"]
     if values["status"] == "started":
         events.append("inspection_started")
+    ids = product_ids(document)
+    response: dict[str, Any] = {
+        "inspectionId": inspection_id,
+        "productId": ids[0] if ids else None,
+        "message": "Inspection created",
+        "magicLink": magic_link,
+    }
+    if len(ids) > 1 or isinstance(body.get("goods"), list):  # the clients' goods array
+        response["productIds"] = ids
+    claim = current_claim()
+    stored = None
+    if claim is not None:
+        stored = (claim, StoredResponse(201, "application/json", encode_json(response)))
     _writer(db).write(
         NewInspection(
             company_id=auth.company_id,
@@ -309,17 +330,9 @@ def _create(
             inspection=inspection,
             callback_url=callback_url,
             delivery=delivery,
+            idempotency=stored,
         )
     )
-    ids = product_ids(document)
-    response: dict[str, Any] = {
-        "inspectionId": inspection_id,
-        "productId": ids[0] if ids else None,
-        "message": "Inspection created",
-        "magicLink": magic_link,
-    }
-    if len(ids) > 1 or isinstance(body.get("goods"), list):  # the clients' goods array
-        response["productIds"] = ids
     return response
 
 

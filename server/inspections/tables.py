@@ -16,7 +16,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, Index
+from sqlalchemy import JSON, BigInteger, Column, Index
 from sqlmodel import Field, SQLModel
 
 from server.tables import UtcDateTime, timestamp_field
@@ -113,6 +113,23 @@ class InspectionCountRecord(SQLModel, table=True):
 
     company_id: str = Field(primary_key=True, max_length=64)
     testing: bool = Field(primary_key=True)
+    status: str = Field(primary_key=True, max_length=16)
+    veredict: str = Field(primary_key=True, max_length=16)
+    type: str = Field(primary_key=True, max_length=16)
+    shard: int = Field(primary_key=True)
+    count: int = 0
+
+
+class InspectionHourCountRecord(SQLModel, table=True):
+    """How many inspections of a company and key mode were created in an hour (epoch hours,
+    UTC) with these status, veredict and type (summed over `shard`): kept exact by triggers on
+    `inspections` (`server.inspections.hour_counts`); deep list pages skip whole hours."""
+
+    __tablename__ = "inspection_hour_counts"
+
+    company_id: str = Field(primary_key=True, max_length=64)
+    testing: bool = Field(primary_key=True)
+    hour: int = Field(primary_key=True, sa_type=BigInteger)
     status: str = Field(primary_key=True, max_length=16)
     veredict: str = Field(primary_key=True, max_length=16)
     type: str = Field(primary_key=True, max_length=16)

@@ -637,3 +637,54 @@ def test_outbox_command_lists_kept_messages(
     assert any(
         m["to"] == "outbox@example.com" and created["magicLink"] in m["text"] for m in messages
     )
+
+
+def test_a_batch_of_deliveries_is_written_with_one_job_each(
+    client: httpx.Client, test_headers: dict[str, str], db: Database
+) -> None:
+    """`add_many` as a group commit of several creations calls it (one statement for the batch
+    on PostgreSQL): every delivery row has its queued job, pointing at it by id."""
+    from datetime import UTC, datetime
+
+    from server.delivery import service as deliveries
+    from server.delivery.destinations import Destination
+
+    now = datetime.now(UTC)
+    inspection_ids = []
+    for _ in range(3):
+        created = client.post(
+            "/v1/inspection/car", json=body(disabled=True), headers=test_headers
+        ).json()
+        inspection_ids.append(created["inspectionId"])
+    company_id = client.get(f"/v1/inspection/{inspection_ids[0]}", headers=test_headers).json()[
+        "producer"
+    ]["companyId"]
+    rows = [
+        deliveries.new_row(
+            deliveries.plan(Destination("email", f"batch{n}@example.com"), "en_US", "l", None),
+            inspection_id,
+            company_id,
+            True,
+            now,
+        )
+        for n, inspection_id in enumerate(inspection_ids)
+    ]
+    with db.session() as session:
+        deliveries.add_many(session, rows)
+        session.commit()
+    with db.session() as session:
+        written = session.exec(
+            select(LinkDeliveryRecord).where(
+                col(LinkDeliveryRecord.inspection_id).in_(inspection_ids)
+            )
+        ).all()
+        jobs = session.exec(select(JobRecord).where(JobRecord.kind == "link_delivery")).all()
+    assert sorted(r.inspection_id for r in written) == sorted(inspection_ids)
+    assert all(r.status == "queued" and r.attempts == 0 and r.link == "l" for r in written)
+    ids = {r.id for r in written}
+    mine = [job for job in jobs if job.payload.get("deliveryId") in ids]
+    assert len(mine) == 3
+    assert {job.payload["deliveryId"] for job in mine} == ids
+    assert all(
+        job.status == "queued" and job.max_attempts == deliveries.MAX_ATTEMPTS for job in mine
+    )

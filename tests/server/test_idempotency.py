@@ -11,6 +11,7 @@ import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 from typing import Any
 
 import httpx
@@ -361,3 +362,168 @@ def test_sixteen_concurrent_inspection_creations_with_one_key_create_one(
     assert sum(r.headers.get("idempotent-replayed") == "true" for r in responses) == 15
     assert _inspections_of(db, company["companyId"]) == 1
     assert consumed_inspections(db, company["companyId"]) == 1
+
+
+# --- issue 16: a key claimed by a process that died ---------------------------------------------
+
+#: Run in a child process: claim a key through the real store, say so, then wait to be killed.
+_CLAIM_THEN_WAIT = """
+import sys, time
+from datetime import datetime
+from server.auth import AuthContext
+from server.db import Database
+from server.idempotency import IdempotencyStore
+url, company_id, key, print_, now = sys.argv[1:]
+store = IdempotencyStore(Database(url))
+claim = store.claim(AuthContext(company_id, "test", "k"), key, print_, datetime.fromisoformat(now))
+print("claimed", claim.record_id, flush=True)
+time.sleep(600)
+"""
+
+#: The body the issue-16 tests send, as raw bytes (its fingerprint is computed from them).
+_BODY = b'{"retry": true}'
+
+
+def _send_raw(http: httpx.Client, headers: dict[str, str]) -> httpx.Response:
+    return http.post(
+        "/test/members", content=_BODY, headers={**headers, "content-type": "application/json"}
+    )
+
+
+def test_issue_16_a_key_claimed_by_a_killed_process_is_processed_on_retry(
+    probe: Any,
+    probe_client: httpx.Client,
+    company: dict[str, Any],
+    test_headers: dict[str, str],
+    member_count: MemberCount,
+    db: Database,
+) -> None:
+    """A real process claims the key through the real store and is killed (SIGKILL) before
+    answering. The retry gets 409 while the dead owner's lease runs, then is processed, once."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from server.idempotency import LEASE, fingerprint
+
+    idempotency_key = key()
+    with subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            _CLAIM_THEN_WAIT,
+            db.url.render_as_string(hide_password=False),
+            company["companyId"],
+            idempotency_key,
+            fingerprint("POST", "/test/members", _BODY),
+            probe.clock().isoformat(),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=os.getcwd(),
+    ) as child:
+        try:
+            assert child.stdout is not None
+            assert child.stdout.readline().startswith("claimed")
+        finally:
+            child.send_signal(signal.SIGKILL)
+            child.wait(timeout=30)
+    assert child.returncode == -signal.SIGKILL
+    before = member_count(company["companyId"])
+    headers = {**test_headers, "Idempotency-Key": idempotency_key}
+    store = probe.app.state.idempotency
+    store.wait_seconds = 0.2
+    try:
+        during_lease = _send_raw(probe_client, headers)
+        assert during_lease.status_code == 409
+        assert during_lease.json()["code"] == "idempotency_request_in_progress"
+        probe.clock.advance(seconds=LEASE.total_seconds() + 1)
+        retried = _send_raw(probe_client, headers)
+        again = _send_raw(probe_client, headers)
+    finally:
+        store.wait_seconds = 5.0
+    assert retried.status_code == 201, retried.text
+    assert "idempotent-replayed" not in retried.headers
+    assert again.headers["idempotent-replayed"] == "true"
+    assert again.json() == retried.json()
+    assert member_count(company["companyId"]) == before + 1
+    assert records_for(db, company["companyId"]) == 1
+
+
+def test_issue_16_a_lapsed_claim_is_taken_over_by_one_retry_only(
+    probe: Any,
+    company: dict[str, Any],
+    test_headers: dict[str, str],
+    member_count: MemberCount,
+    db: Database,
+) -> None:
+    """The claim a dead process leaves, written at the database level (owner on another host,
+    lease lapsed); eight retries arrive together: exactly one runs, the others get its answer."""
+    from server.idempotency import TTL, fingerprint
+
+    idempotency_key = key()
+    now = probe.clock()
+    with db.engine.begin() as connection:
+        connection.execute(
+            IdempotencyRecord.__table__.insert().values(  # type: ignore[attr-defined]
+                company_id=company["companyId"],
+                mode="test",
+                key=idempotency_key,
+                fingerprint=fingerprint("POST", "/test/members", _BODY),
+                created_at=now - timedelta(minutes=5),
+                expires_at=now - timedelta(minutes=5) + TTL,
+                owner="gone-host:4242:deadbeef0000",
+                lease_expires_at=now - timedelta(seconds=1),
+            )
+        )
+    before = member_count(company["companyId"])
+    headers = {**test_headers, "Idempotency-Key": idempotency_key}
+    barrier = threading.Barrier(8)
+
+    def send(_: int) -> httpx.Response:
+        with probe.client() as http:
+            barrier.wait()
+            return _send_raw(http, headers)
+
+    store = probe.app.state.idempotency
+    store.wait_seconds = 30.0
+    try:
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            responses = list(pool.map(send, range(8)))
+    finally:
+        store.wait_seconds = 5.0
+    assert [r.status_code for r in responses] == [201] * 8, [r.text for r in responses]
+    assert sum("idempotent-replayed" not in r.headers for r in responses) == 1
+    assert len({r.json()["memberId"] for r in responses}) == 1
+    assert member_count(company["companyId"]) == before + 1
+
+
+def test_issue_16_a_creation_killed_after_its_commit_replays_on_retry(
+    live_server: str,
+    company: dict[str, Any],
+    live_headers: dict[str, str],
+    db: Database,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The process dies between the creation's commit and the middleware storing the answer
+    (here: that store never happens). The 201 was stored in the creation's own transaction, so
+    the retry replays it and the inspection exists once: exactly once, not at least once."""
+    from server.idempotency import IdempotencyStore
+
+    monkeypatch.setattr(IdempotencyStore, "store", lambda self, record_id, response: None)
+    body = {
+        "templateId": "easy",
+        "locale": "en_US",
+        "delivery": {"disabled": True},
+        "car": {"plate": "AB123CD"},
+    }
+    headers = {**live_headers, "Idempotency-Key": key()}
+    with httpx.Client(base_url=live_server, timeout=60) as http:
+        first = http.post("/v1/inspection/car", json=body, headers=headers)
+        retried = http.post("/v1/inspection/car", json=body, headers=headers)
+    assert first.status_code == 201, first.text
+    assert retried.status_code == 201
+    assert retried.headers["idempotent-replayed"] == "true"
+    assert retried.json() == first.json()
+    assert _inspections_of(db, company["companyId"]) == 1

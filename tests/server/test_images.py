@@ -293,3 +293,22 @@ def test_upload_token_expires(
         moments[0] += timedelta(minutes=2)
         late = upload(http, token_headers, created["productId"], {"side": "back"})
         assert error_of(late) == (401, "token_expired")
+
+
+def test_listed_inspections_sign_their_image_links_like_a_get(
+    client: httpx.Client,
+    live_server: str,
+    test_headers: dict[str, str],
+    inspection: dict[str, Any],
+) -> None:
+    """The list decodes stored JSON text and signs only documents that link a file: a document
+    with an image is signed there as in a GET, and the link works without a key."""
+    image = upload(client, test_headers, inspection["productId"], {"side": "front"}).json()
+    prefix = f"{live_server}/v1/inspection/image/{image['_id']}/content?token="
+    listed = client.get("/v1/inspection", params={"limit": 100}, headers=test_headers).json()
+    found = [d for d in listed["inspections"] if d["_id"] == inspection["inspectionId"]]
+    assert len(found) == 1
+    assert found[0]["testing"] is True
+    src = found[0]["products"][0]["images"][0]["src"]
+    assert src.startswith(prefix)
+    assert httpx.get(src).content == PHOTO

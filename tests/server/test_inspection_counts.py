@@ -29,8 +29,14 @@ def creation() -> dict[str, Any]:
 
 
 def _count(db: Database, company_id: str, testing: bool, **where: str) -> int:
+    """What the list must count, straight from the rows: `veredict=not_provided` means no
+    verdict yet (not_defined, and not completed), as the list's own page filters it."""
     conditions = [TABLE.c.company_id == company_id, TABLE.c.testing == testing]
-    conditions += [TABLE.c[column] == value for column, value in where.items()]
+    for column, value in where.items():
+        if column == "veredict" and value == "not_provided":
+            conditions += [TABLE.c.veredict == "not_defined", TABLE.c.status != "completed"]
+        else:
+            conditions.append(TABLE.c[column] == value)
     with db.engine.connect() as connection:
         return int(connection.execute(select(func.count()).where(*conditions)).scalar_one())
 
