@@ -227,7 +227,7 @@ class Checker(DeclarationChecker):
             )
             rule.body = self.statements(decl.body)
             return rule
-        self.scope.event, self.scope.value_type = event, None
+        self.scope.event, self.scope.value_type, self.scope.value_input = event, None, None
         target_span = spec.target_span if spec.target_span.line else spec.span
         if spec.of_image is not None and not event.startswith("validation"):
             self.report("E019", "`of IMAGE` narrows validation events only", spec.span)
@@ -244,6 +244,7 @@ class Checker(DeclarationChecker):
                 else:
                     rule.input = ref.identifier
                     self.scope.value_type = INPUT_VALUE_TYPES[ref.input_type]
+                    self.scope.value_input = spec.target
                     asked = next(i.stages for i in self.inputs if i.identifier == ref.identifier)
                     if not asked:
                         self.report(

@@ -250,7 +250,10 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
             identifier=i.identifier,
             label=i.label,
             type=cast(InputType, i.input_type),
-            options=[_construct(InputOption, label=label) for label in i.option_labels]
+            options=[
+                _construct(InputOption, key=key, label=label)
+                for key, label in zip(i.option_keys or [], i.option_labels, strict=True)
+            ]
             if i.option_labels is not None
             else None,
             stages=cast(list[Stage], i.stages),

@@ -211,7 +211,9 @@ class Decompiler:
             items.append(ast.Flag("required"))
         items.extend(self.input_checks(checks))
         if spec.options is not None:
-            keys = list(logic.optionKeys or []) if logic else []
+            keys = [o.key for o in spec.options if o.key is not None]
+            if len(keys) != len(spec.options):
+                keys = list(logic.optionKeys or []) if logic else []
             taken = set(keys)
             while len(keys) < len(spec.options):
                 keys.append(_name(spec.options[len(keys)].label, taken, "option"))

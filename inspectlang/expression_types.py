@@ -86,10 +86,12 @@ def regex_problem(pattern: str) -> str | None:
 
 @dataclass(slots=True)
 class InputRef:
-    """An input as expressions see it: its identifier and type."""
+    """An input as expressions see it: its identifier and type, and for a select/multiselect
+    its options (key -> default-locale label, in order), which comparisons are checked against."""
 
     identifier: str
     input_type: str
+    options: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -114,6 +116,8 @@ class Scope:
     event: str | None = None
     #: The type of `value` in an `input set NAME` rule.
     value_type: str | None = None
+    #: The input named by an `input set NAME` rule (what `value` is).
+    value_input: str | None = None
     #: Names bound by quantifiers (and, for standalone expressions, given by the caller).
     locals: dict[str, str] = field(default_factory=dict)
     #: Filled while checking: variables read, checks referred to (key -> first span).

@@ -258,6 +258,11 @@ class ImageSpec(_Model):
 
 
 class InputOption(_Model):
+    """A choice of a select/multiselect: `key` is what expressions compare (`inputs.use =
+    "commercial"`), `label` what the consumer sees. Manifests compiled before keys were
+    exposed have no `key`: their expressions still see the label (a revision is immutable)."""
+
+    key: str | None = None
     label: str
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from inspectlang import ast
+from inspectlang import ast, choices
 from inspectlang.diagnostics import Diagnostic, did_you_mean
 from inspectlang.expression_types import (
     ANY,
@@ -79,6 +79,11 @@ class ExpressionChecker:
             Diagnostic(code, message, span, self.filename, suggestion=suggestion, notes=notes)
         )
         return ERROR, {"op": "literal", "value": None, "type": TEXT, "span": span.as_list()}
+
+    def _report(
+        self, code: str, message: str, span: ast.Span, suggestion: str | None = None
+    ) -> None:
+        self.error(code, message, span, suggestion)
 
     def condition(self, expr: ast.Expr, what: str) -> IRNode:
         """Check an expression used as a condition: it must be boolean."""
@@ -333,6 +338,8 @@ class ExpressionChecker:
         left_type, left = self.check(expr.left)
         right_type, right = self.check(expr.right)
         result = self._binary_type(expr, left_type, right_type)
+        if op in ("=", "!=", "in"):
+            choices.check_comparison(self._report, self.scope, expr, left, right)
         if op == "/" and constant_number(expr.right) == 0:
             self.error("E030", "division by zero", expr.right.span)
         return result, {
@@ -461,6 +468,7 @@ class ExpressionChecker:
         typed = [self.check(arg) for arg in args]
         types = [t for t, _ in typed]
         result = self._call_type(expr, types)
+        choices.check_call(self._report, self.scope, expr, [node for _, node in typed])
         if (
             name == "matches"
             and isinstance(args[1], ast.Literal)

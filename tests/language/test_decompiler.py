@@ -152,7 +152,11 @@ def test_a_plain_spec_template_without_logic_becomes_a_file_that_keeps_its_ids()
     assert [(i["identifier"], i["label"], i["type"], i["stages"]) for i in data["inputs"]] == [
         (i["identifier"], i["label"], i["type"], i["stages"]) for i in original_inputs
     ]
-    assert data["inputs"][0]["options"] == original_inputs[0]["options"]
+    # A legacy manifest's options had labels only; decompiled, each gets a key made from it.
+    assert [o["label"] for o in data["inputs"][0]["options"]] == [
+        o["label"] for o in original_inputs[0]["options"]
+    ]
+    assert all(o["key"] for o in data["inputs"][0]["options"])
     assert data["inputs"][0]["validationSchema"]["required"] is True
     assert data["inputs"][0]["helperMessage"] == "How the car is used"
     assert [f["feature"] for f in data["features"]] == ["damage_declaration"]
