@@ -123,8 +123,10 @@ class CheckedVerdict:
     """The `verdict`: disapprovals in order, the approval condition, the fallback reason."""
 
     approve_when: IRNode | None = None
-    disapprove: list[tuple[str, IRNode, ast.Span]] = field(default_factory=list)
+    #: (reason as written, condition, span, the reason's text node when it shows values).
+    disapprove: list[tuple[str, IRNode, ast.Span, IRNode | None]] = field(default_factory=list)
     otherwise: str | None = None
+    otherwise_message: IRNode | None = None
     span: ast.Span | None = None
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspectlang import ast, identifiers
+from inspectlang import ast, identifiers, reasons
 from inspectlang.check_declarations import DeclarationChecker, first_declared
 from inspectlang.checked import (
     CHECK_PROPERTIES,
@@ -397,7 +397,16 @@ class Checker(DeclarationChecker):
         for item in decl.items:
             if isinstance(item, ast.Disapprove):
                 node = self.expressions.condition(item.condition, "a disapproval condition")
-                verdict.disapprove.append((self.reason(item.reason, item.span), node, item.span))
+                verdict.disapprove.append(
+                    (
+                        self.reason(item.reason, item.span),
+                        node,
+                        item.span,
+                        reasons.message(
+                            self.expressions, item.reason, item.reason_span, self.filename
+                        ),
+                    )
+                )
                 constant = constant_boolean(item.condition)
                 if constant is False:
                     self.warn("W003", "this disapproval can never match", item.condition.span)
@@ -433,6 +442,9 @@ class Checker(DeclarationChecker):
                 if verdict.otherwise is not None:
                     self.report("E012", "`otherwise` is given twice", item.span)
                 verdict.otherwise = self.reason(item.reason, item.span)
+                verdict.otherwise_message = reasons.message(
+                    self.expressions, item.reason, item.reason_span, self.filename
+                )
             else:
                 written = getattr(item, "key", None) or getattr(item, "words", "")
                 first = written.split()[0] if written else ""

@@ -333,10 +333,13 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
             Verdict,
             approveWhen=checked.verdict.approve_when,
             disapprove=[
-                _construct(Disapproval, reason=reason, when=when, span=span.as_list())
-                for reason, when, span in checked.verdict.disapprove
+                _construct(
+                    Disapproval, reason=reason, when=when, span=span.as_list(), message=message
+                )
+                for reason, when, span, message in checked.verdict.disapprove
             ],
             otherwise=checked.verdict.otherwise,
+            otherwiseMessage=checked.verdict.otherwise_message,
             span=checked.verdict.span.as_list() if checked.verdict.span else None,
         ),
     )

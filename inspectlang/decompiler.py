@@ -308,12 +308,13 @@ class Decompiler:
     def verdict(self) -> ast.VerdictDecl:
         verdict = self.logic.verdict
         items: list[ast.Item] = [
-            ast.Disapprove(d.reason, self.expression(d.when)) for d in verdict.disapprove
+            ast.Disapprove(_reason(d.reason, d.message), self.expression(d.when))
+            for d in verdict.disapprove
         ]
         if verdict.approveWhen is not None:
             items.append(ast.Approve(self.expression(verdict.approveWhen)))
         if verdict.otherwise is not None:
-            items.append(ast.Otherwise(verdict.otherwise))
+            items.append(ast.Otherwise(_reason(verdict.otherwise, verdict.otherwiseMessage)))
         return ast.VerdictDecl(tuple(items))
 
     def expression(self, node: IRNode) -> ast.Expr:
@@ -430,3 +431,11 @@ def decompile(manifest: Template | Mapping[str, Any]) -> str:
 
     text: str = format_module(decompile_module(manifest))
     return text
+
+
+def _reason(reason: str, message: IRNode | None) -> str:
+    """A reason as written: with a message it is the source text (with its `{...}`); a plain
+    one (also every reason of a manifest compiled before values) has its braces escaped."""
+    if message is not None:
+        return reason
+    return reason.replace("{", "{{").replace("}", "}}")

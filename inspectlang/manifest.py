@@ -391,9 +391,13 @@ class Check(_Model):
 
 
 class Disapproval(_Model):
+    #: The reason as written (with its `{...}` values and `{{` `}}` escapes when it has a
+    #: `message`).
     reason: str
     when: IRNode
     span: list[int]
+    #: A reason with values: the text-typed expression giving it (`reason` when missing).
+    message: IRNode | None = None
 
 
 class Verdict(_Model):
@@ -402,6 +406,8 @@ class Verdict(_Model):
     disapprove: list[Disapproval] = Field(default_factory=list)
     #: The reason given when no disapproval matched but `approveWhen` did not hold.
     otherwise: str | None = None
+    #: The `otherwise` reason's expression when it shows values (as `Disapproval.message`).
+    otherwiseMessage: IRNode | None = None
     span: list[int] | None = None
 
 

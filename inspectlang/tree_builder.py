@@ -350,7 +350,10 @@ class _AstBuilder:
     def disapprove(self, children: _Children) -> Any:
         keyword, reason, _when, condition = children
         span = _from_token(keyword, condition.span)
-        return self.item(ast.Disapprove(unescape_text(reason.value), condition, span=span))
+        text = unescape_text(reason.value)
+        return self.item(
+            ast.Disapprove(text, condition, span=span, reason_span=_token_span(reason))
+        )
 
     def approve(self, children: _Children) -> Any:
         keyword, _when, condition = children
@@ -359,7 +362,8 @@ class _AstBuilder:
     def otherwise(self, children: _Children) -> Any:
         keyword, reason = children
         span = _between(keyword, reason)
-        return self.item(ast.Otherwise(unescape_text(reason.value), span=span))
+        text = unescape_text(reason.value)
+        return self.item(ast.Otherwise(text, span=span, reason_span=_token_span(reason)))
 
     # ---- statements ------------------------------------------------------------------------
     def set_statement(self, children: _Children) -> Any:

@@ -48,8 +48,10 @@ from inspectlang.vocabulary import (
     NAME,
     NUMBER,
     RECORD_FIELDS,
+    SIGNATURES,
     TEXT,
     VALIDATION,
+    accepts,
 )
 
 Report = Callable[..., None]
@@ -470,7 +472,7 @@ class ExpressionChecker:
         result = self._call_type(expr, types)
         choices.check_call(self._report, self.scope, expr, [node for _, node in typed])
         if (
-            name == "matches"
+            name in ("matches", "extract")
             and isinstance(args[1], ast.Literal)
             and isinstance(args[1].value, str)
         ):
@@ -501,6 +503,18 @@ class ExpressionChecker:
 
     def _call_type(self, expr: ast.Call, types: list[str]) -> str:
         name = expr.function
+        if name in SIGNATURES:
+            wanted, result = SIGNATURES[name]
+            for index, (want, actual) in enumerate(zip(wanted, types, strict=False)):
+                if actual != ERROR and not accepts(want, actual):
+                    what = "number, text, boolean, date or list" if want == "value" else want
+                    self.error(
+                        "E023",
+                        f"argument {index + 1} of `{name}` must be a {what}, "
+                        f"not {describe(actual)}",
+                        expr.arguments[index].span,
+                    )
+            return result
         if name in ("lower", "upper", "trim"):
             self._expect(expr, 0, types[0], TEXT)
             return TEXT

@@ -43,7 +43,9 @@ __all__ = [
     "PRODUCT_FIELDS",
     "RECORD_FIELDS",
     "RULE_EVENTS",
+    "SIGNATURES",
     "VALIDATION_NAMES",
+    "accepts",
 ]
 
 # --- types -------------------------------------------------------------------------------------
@@ -168,4 +170,32 @@ FUNCTIONS: dict[str, tuple[int, int | None]] = {
     "add_days": (2, 2),
     "days_between": (2, 2),
     "years_between": (2, 2),
+    "text": (1, 1),
+    "replace": (3, 3),
+    "substring": (2, 3),
+    "normalize": (1, 1),
+    "extract": (2, 2),
 }
+
+#: Any value that is not a record: a number, text, boolean, date or a list of those.
+PLAIN_VALUE = "value"
+
+#: Argument types and result type of the functions with one signature, read by the checker
+#: (`inspectlang.types`) and the runtime's verifier (`runtime.verify`) alike; an optional
+#: trailing argument (see `FUNCTIONS`) has the type listed for its position.
+SIGNATURES: dict[str, tuple[tuple[str, ...], str]] = {
+    "text": ((PLAIN_VALUE,), TEXT),
+    "replace": ((TEXT, TEXT, TEXT), TEXT),
+    "substring": ((TEXT, NUMBER, NUMBER), TEXT),
+    "normalize": ((TEXT,), TEXT),
+    "extract": ((TEXT, TEXT), TEXT),
+}
+
+
+def accepts(wanted: str, actual: str) -> bool:
+    """Whether an argument of type `actual` fits a parameter of type `wanted`."""
+    if wanted == PLAIN_VALUE:
+        return actual not in (IMAGE, VALIDATION, DAMAGE) and not (
+            actual.startswith("list<") and actual[5:-1] in (IMAGE, VALIDATION, DAMAGE)
+        )
+    return actual == wanted

@@ -21,7 +21,7 @@ from inspectlang.ir import Statement
 from inspectlang.manifest import ImageSpec, InputSpec, Template, ValidationSpec
 from runtime import codegen
 from runtime.errors import InvalidProgram
-from runtime.reference import ReferenceEvaluator
+from runtime.reference import Reason, ReferenceEvaluator
 from runtime.verify import Scope, Verifier
 
 EvaluationPath = Literal["compiled", "reference"]
@@ -62,9 +62,9 @@ class Program:
     revision: str
     rules: tuple[RuleProgram, ...]
     checks: tuple[CheckProgram, ...]
-    disapprovals: tuple[tuple[str, Node, list[int]], ...]
+    disapprovals: tuple[tuple[Reason, Node, list[int]], ...]
     approve_when: Node | None
-    otherwise: str
+    otherwise: Reason
     source: str
     functions: dict[str, Callable[..., Any]] = field(repr=False)
     path: EvaluationPath = "compiled"
@@ -130,6 +130,18 @@ class Program:
             self.otherwise,
             env,
         )
+
+
+def _reason(
+    verifier: Verifier, scope: Scope, text: str, message: Node | None, where: str
+) -> Reason:
+    """A verdict reason: its text, or (text, verified text node) when it shows values."""
+    if message is None:
+        return text
+    node = verifier.expression(message, scope, f"{where}.message")
+    if node["type"] != "text":
+        raise InvalidProgram("a reason's message must be a text", where)
+    return text, node
 
 
 #: Programs by revision, the least recently used dropped past `CACHE_SIZE`. A hit also needs
@@ -215,7 +227,7 @@ def build_program(manifest: Template, revision: str | None = None) -> Program:
     full = Scope(**{**verifier.base.__dict__, "checks": frozenset(seen)})
     disapprovals = tuple(
         (
-            item.reason,
+            _reason(verifier, full, item.reason, item.message, f"logic.verdict.disapprove[{i}]"),
             verifier.condition(item.when, full, f"logic.verdict.disapprove[{i}].when"),
             verifier.span({"span": item.span}, f"logic.verdict.disapprove[{i}]"),
         )
@@ -226,7 +238,13 @@ def build_program(manifest: Template, revision: str | None = None) -> Program:
         if logic.verdict.approveWhen is None
         else verifier.condition(logic.verdict.approveWhen, full, "logic.verdict.approveWhen")
     )
-    otherwise = logic.verdict.otherwise or DEFAULT_OTHERWISE
+    otherwise = _reason(
+        verifier,
+        full,
+        logic.verdict.otherwise or DEFAULT_OTHERWISE,
+        logic.verdict.otherwiseMessage,
+        "logic.verdict.otherwise",
+    )
     parts = [codegen.generate_rule(f"rule_{i}", rule.body) for i, rule in enumerate(rules)]
     parts += [codegen.generate_check(f"check_{i}", check.valid) for i, check in enumerate(checks)]
     parts.append(

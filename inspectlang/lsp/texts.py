@@ -45,6 +45,23 @@ FUNCTIONS: dict[str, tuple[str, str]] = {
         "years_between(a: date, b: date) -> number",
         "Whole years from `a` to `b`: an age is `years_between(birthdate, today())`.",
     ),
+    "text": (
+        "text(x: number | text | boolean | date | list) -> text",
+        "The value written as text (missing gives an empty text): as it shows in a reason's {...}.",
+    ),
+    "replace": ("replace(t: text, old: text, new: text) -> text", "Every `old` replaced by `new`."),
+    "substring": (
+        "substring(t: text, start: number[, end: number]) -> text",
+        "Characters from `start` (0 first) up to `end` excluded; negative counts from the end.",
+    ),
+    "normalize": (
+        "normalize(t: text) -> text",
+        "Accents removed, lower case, spaces trimmed and runs of white space made one space.",
+    ),
+    "extract": (
+        "extract(t: text, pattern: text) -> text",
+        "The first match of the RE2 pattern (its first group when it has one); missing if none.",
+    ),
 }
 
 #: Validation names: what each checks on a photo.

@@ -299,3 +299,29 @@ def test_decompiled_text_is_already_in_the_canonical_layout(path: Path) -> None:
     kind = "built-in" if path.parent.name == "builtins" else "created"
     text = decompile(compile_source(path.read_text(encoding="utf-8"), template_kind=kind))
     assert format_source(text) == text
+
+
+REASONS = """template "Reasons"
+    type: people
+
+input km
+    type: numeric
+
+verdict
+    disapprove "Mileage {inputs.km} km is over {{the}} limit" when inputs.km > 100
+    otherwise "{inputs.km} km"
+"""
+
+
+def test_reasons_with_values_round_trip_as_written() -> None:
+    template = compile_source(REASONS, "reasons.insp")
+    assert decompile(template).endswith(REASONS.split("\n\n", 2)[2])
+    assert normalized(round_trip(template).to_api()) == normalized(template.to_api())
+
+
+def test_a_reason_compiled_before_values_keeps_its_braces_as_text() -> None:
+    template = compile_source(REASONS.replace("{inputs.km} ", "").replace("{{the}} ", ""))
+    data = template.to_api()
+    data["logic"]["verdict"]["disapprove"][0]["reason"] = "Set {a} aside"
+    text = decompile(Template.model_validate(data))
+    assert 'disapprove "Set {{a}} aside"' in text
