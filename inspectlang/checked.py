@@ -148,6 +148,10 @@ class CheckedInput:
     #: locale -> {"label", "helperMessage", "options"} for the other locales.
     translations: dict[str, dict[str, Any]]
     image: str | None
+    #: `ask when: CONDITION` as written; checked once every input is declared (`ask_when`).
+    ask_when_source: ast.Expr | None = None
+    #: The checked condition: the input is asked (and required) only while it holds.
+    ask_when: IRNode | None = None
 
 
 @dataclass(slots=True)

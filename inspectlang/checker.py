@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from inspectlang import ast, identifiers, reasons
+from inspectlang.check_ask import check_ask_when
 from inspectlang.check_declarations import DeclarationChecker, first_declared
 from inspectlang.checked import (
     CHECK_PROPERTIES,
@@ -84,6 +85,7 @@ class Checker(DeclarationChecker):
             len(inputs), MAX_INPUTS, "inputs", inputs[-1].span if inputs else ast.NO_SPAN
         ):
             self.declare_inputs(inputs)
+            check_ask_when(self)
         check_decls = by_kind.get(ast.CheckDecl, [])
         checks: list[CheckedCheck] = []
         if self.limit(

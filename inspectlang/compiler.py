@@ -287,6 +287,7 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
                 name=i.name,
                 optionKeys=i.option_keys,
                 image=i.image,
+                askWhen=i.ask_when,
                 translations={
                     locale: _construct(InputTranslation, **values)
                     for locale, values in i.translations.items()
@@ -379,7 +380,11 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
             if active
         ],
         schema_=creation_schema(
-            checked.inspection_type, inputs, checked.product_required, checked.consumer_required
+            checked.inspection_type,
+            inputs,
+            checked.product_required,
+            checked.consumer_required,
+            logic.inputs,
         ),
         logic=logic,
     )

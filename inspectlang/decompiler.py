@@ -206,6 +206,8 @@ class Decompiler:
             items.append(_prop("for image", ast.Name(self.image_names[logic.image])))
         if spec.identifier != identifiers.input_identifier(self.template.id, name):
             items.append(_prop("id", ast.Literal(spec.identifier)))
+        if logic is not None and logic.askWhen is not None:
+            items.append(_prop("ask when", self.expression(logic.askWhen)))
         checks = spec.validationSchema
         if checks.required:
             items.append(ast.Flag("required"))

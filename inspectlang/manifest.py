@@ -356,6 +356,8 @@ class InputLogic(_Model):
     #: The image identifier this input belongs to, for per-image inputs.
     image: str | None = None
     translations: dict[str, InputTranslation] = Field(default_factory=dict)
+    #: `ask when`: the input is asked (and, when required, required) only while this holds.
+    askWhen: IRNode | None = None
 
 
 class FeatureLogic(_Model):

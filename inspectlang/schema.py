@@ -18,10 +18,17 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from inspectlang import ast, identifiers
+from inspectlang.ask_schema import ask_when_schemas
 from inspectlang.checked import CheckedInput
 from inspectlang.diagnostics import did_you_mean
 from inspectlang.expression_types import is_iso_date, regex_problem
-from inspectlang.manifest import CONSUMER_FIELDS, INPUT_TYPES, PRODUCT_FIELDS, InputSpec
+from inspectlang.manifest import (
+    CONSUMER_FIELDS,
+    INPUT_TYPES,
+    PRODUCT_FIELDS,
+    InputLogic,
+    InputSpec,
+)
 from inspectlang.property_values import first_given, norm, span_of, text, word
 
 if TYPE_CHECKING:
@@ -38,7 +45,15 @@ BYTES = {"b": 1, "byte": 1, "bytes": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3
 MAX_OPTIONS = 500
 
 #: Properties every input may have.
-COMMON_INPUT_PROPERTIES = ("type", "label", "help", "asked at", "for image", "id")
+COMMON_INPUT_PROPERTIES = (
+    "type",
+    "label",
+    "help",
+    "asked at",
+    "ask when",
+    "for image",
+    "id",
+)
 #: Properties (and flags) each input type adds, with the `validationSchema` key each fills.
 TYPE_PROPERTIES: dict[str, dict[str, str]] = {
     "text": {
@@ -282,6 +297,14 @@ def read_input(checker: PropertyChecker, decl: ast.InputDecl) -> CheckedInput | 
             "used by alias and nobody sends its inputs",
             span_of(decl),
         )
+    ask_when: ast.Expr | None = None
+    ask_prop = props.get("ask when")
+    if ask_prop is not None:
+        value = checker.single(ask_prop, "condition")
+        if isinstance(value, ast.Quantity | ast.Size):
+            checker.report("E019", "`ask when` takes a condition", value.span)
+        elif value is not None:
+            ask_when = value
     return CheckedInput(
         decl.name,
         identifier,
@@ -295,6 +318,7 @@ def read_input(checker: PropertyChecker, decl: ast.InputDecl) -> CheckedInput | 
         option_labels,
         translations,
         image,
+        ask_when_source=ask_when,
     )
 
 
@@ -429,10 +453,16 @@ def creation_schema(
     inputs: Iterable[InputSpec],
     product_required: Iterable[str] = (),
     consumer_required: Iterable[str] = (),
+    input_logic: dict[str, InputLogic] | None = None,
 ) -> dict[str, Any]:
     """The template's `schema`: what a creation body must look like (inputs keyed by identifier,
-    see the module docstring), in JSON Schema draft 3 with boolean `required` and a `label`."""
+    see the module docstring), in JSON Schema draft 3 with boolean `required` and a `label`;
+    inputs with `ask when` are required through `allOf`/`if`/`then` (`inspectlang.ask_schema`)."""
+    inputs = list(inputs)
+    conditional, entries = ask_when_schemas(inspection_type, inputs, input_logic or {})
     input_properties = {spec.identifier: input_schema(spec) for spec in inputs}
+    for identifier in conditional:
+        input_properties[identifier]["required"] = False
     properties: dict[str, Any] = {
         "locale": {
             "type": "string",
@@ -480,7 +510,10 @@ def creation_schema(
             for name, type_ in CONSUMER_FIELDS.items()
         },
     }
-    return {"$schema": DRAFT3, "type": "object", "properties": properties}
+    schema: dict[str, Any] = {"$schema": DRAFT3, "type": "object", "properties": properties}
+    if entries:
+        schema["allOf"] = entries
+    return schema
 
 
 def inputs_to_object(items: Any) -> Any:

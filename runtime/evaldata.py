@@ -114,6 +114,30 @@ def _option_value(program: Program, identifier: str, value: Any) -> Any:
     return value
 
 
+def intake_env(
+    program: Program,
+    inputs: dict[str, Any],
+    product: Any,
+    consumer: Any,
+    now: str,
+) -> dict[str, Any]:
+    """The data an `ask when` reads while a creation or update is checked (no state yet)."""
+    env = empty_env(now[:10])
+    env["inputs"] = {
+        identifier: input_value(program, identifier, value) for identifier, value in inputs.items()
+    }
+    env["product"] = dict(product) if isinstance(product, dict) else {}
+    env["consumer"] = dict(consumer) if isinstance(consumer, dict) else {}
+    return env
+
+
+def unasked(program: Program, env: dict[str, Any]) -> frozenset[str]:
+    """The inputs whose `ask when` does not hold on `env`: not asked, so never required."""
+    if not program.asks:
+        return frozenset()
+    return frozenset(i for i in program.asks if not program.input_asked(i, env))
+
+
 def build_env(
     program: Program,
     state: InspectionState,

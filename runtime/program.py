@@ -20,7 +20,7 @@ from cachetools import LRUCache
 from inspectlang.ir import Statement
 from inspectlang.manifest import ImageSpec, InputSpec, Template, ValidationSpec
 from runtime import codegen
-from runtime.errors import InvalidProgram
+from runtime.errors import InvalidProgram, StepLimitExceeded
 from runtime.reference import Reason, ReferenceEvaluator
 from runtime.verify import Scope, Verifier
 
@@ -68,6 +68,8 @@ class Program:
     source: str
     functions: dict[str, Callable[..., Any]] = field(repr=False)
     path: EvaluationPath = "compiled"
+    #: Input identifier -> (function name, verified `ask when` condition).
+    asks: dict[str, tuple[str, Node]] = field(default_factory=dict)
 
     # -- lookups --------------------------------------------------------------------------------
 
@@ -119,6 +121,19 @@ class Program:
         if self.path == "compiled":
             return bool(self.functions[f"check_{index}"](env))
         return ReferenceEvaluator().condition(self.checks[index].valid, env) is True
+
+    def input_asked(self, identifier: str, env: dict[str, Any]) -> bool:
+        """Whether the input is asked on this data: it has no `ask when`, or it holds."""
+        ask = self.asks.get(identifier)
+        if ask is None:
+            return True
+        name, node = ask
+        try:
+            if self.path == "compiled":
+                return bool(self.functions[name](env))
+            return ReferenceEvaluator().condition(node, env) is True
+        except StepLimitExceeded:
+            return True  # never expected of a small condition: asking is the safe side
 
     def run_verdict(self, env: dict[str, Any]) -> tuple[bool, list[str]]:
         if self.path == "compiled":
@@ -247,6 +262,14 @@ def build_program(manifest: Template, revision: str | None = None) -> Program:
     )
     parts = [codegen.generate_rule(f"rule_{i}", rule.body) for i, rule in enumerate(rules)]
     parts += [codegen.generate_check(f"check_{i}", check.valid) for i, check in enumerate(checks)]
+    asks: dict[str, tuple[str, Node]] = {}
+    for index, spec in enumerate(manifest.inputs):
+        input_logic = logic.inputs.get(spec.identifier)
+        if input_logic is not None and input_logic.askWhen is not None:
+            where = f"logic.inputs.{spec.identifier}.askWhen"
+            node = verifier.condition(input_logic.askWhen, verifier.base, where)
+            asks[spec.identifier] = (f"ask_{index}", node)
+            parts.append(codegen.generate_check(f"ask_{index}", node))
     parts.append(
         codegen.generate_verdict(
             "verdict", [(reason, when) for reason, when, _ in disapprovals], approve_when, otherwise
@@ -265,4 +288,5 @@ def build_program(manifest: Template, revision: str | None = None) -> Program:
         otherwise=otherwise,
         source=source,
         functions=functions,
+        asks=asks,
     )

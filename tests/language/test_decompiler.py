@@ -325,3 +325,14 @@ def test_a_reason_compiled_before_values_keeps_its_braces_as_text() -> None:
     data["logic"]["verdict"]["disapprove"][0]["reason"] = "Set {a} aside"
     text = decompile(Template.model_validate(data))
     assert 'disapprove "Set {{a}} aside"' in text
+
+
+def test_ask_when_round_trips() -> None:
+    source = (
+        'template "T"\n    type: people\n\ninput km\n    type: numeric\n\ninput why\n'
+        "    type: text\n    ask when: inputs.km > 100 and not defined(consumer.email)\n"
+        "    required\n\nverdict\n    approve when defined(inputs.km)\n"
+    )
+    template = compile_source(source, "ask.insp")
+    assert "    ask when: inputs.km > 100 and not defined(consumer.email)\n" in decompile(template)
+    assert normalized(round_trip(template).to_api()) == normalized(template.to_api())

@@ -296,6 +296,10 @@ TRIGGERS: dict[str, str] = {
         'input size\n    type: select\n    option small: "Small"\n'
         'check is_small\n    valid when: inputs.size = "Small"\n'
     ),
+    "E041": _bike(
+        "input a\n    type: text\n    ask when: defined(inputs.b)\n"
+        "input b\n    type: text\n    ask when: defined(inputs.a)\n"
+    ),
     "W001": _bike("check always\n    valid when: true\n"),
     "W002": _bike("variable unused: numeric = 0\n"),
     "W003": _bike(verdict='    disapprove "Never" when false\n'),
