@@ -324,6 +324,19 @@ class SettingsDecl:
 
 
 @dataclass(frozen=True, slots=True)
+class LetDecl:
+    """`let NAME = EXPRESSION`: a named derived value, computed from the expression wherever
+    the name is used."""
+
+    name: str
+    value: Expr
+    span: Span = _span()
+    name_span: Span = _span()
+    comments: tuple[str, ...] = _comments()
+    trailing_comment: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
 class VariableDecl:
     """`variable NAME: numeric|text = INITIAL`."""
 
@@ -442,6 +455,7 @@ Declaration: TypeAlias = (
     TemplateDecl
     | SettingsDecl
     | VariableDecl
+    | LetDecl
     | ProductDecl
     | ConsumerDecl
     | ImageDecl

@@ -175,3 +175,5 @@ class CheckedTemplate:
     #: In dependency order: a check comes after every check it refers to.
     checks: list[CheckedCheck]
     verdict: CheckedVerdict
+    #: `let` declarations: (name, IR, span), in file order.
+    lets: list[tuple[str, IRNode, ast.Span]] = field(default_factory=list)

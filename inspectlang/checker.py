@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspectlang import ast, identifiers, reasons
+from inspectlang import ast, identifiers, lets, reasons
 from inspectlang.check_ask import check_ask_when
 from inspectlang.check_declarations import DeclarationChecker, first_declared
 from inspectlang.checked import (
@@ -85,7 +85,9 @@ class Checker(DeclarationChecker):
             len(inputs), MAX_INPUTS, "inputs", inputs[-1].span if inputs else ast.NO_SPAN
         ):
             self.declare_inputs(inputs)
-            check_ask_when(self)
+        let_decls: list[ast.LetDecl] = by_kind.get(ast.LetDecl, [])
+        lets.declare_lets(self.expressions, let_decls, set(self.scope.variables))
+        check_ask_when(self)
         check_decls = by_kind.get(ast.CheckDecl, [])
         checks: list[CheckedCheck] = []
         if self.limit(
@@ -125,6 +127,11 @@ class Checker(DeclarationChecker):
             rules=rules,
             checks=checks,
             verdict=verdict,
+            lets=[
+                (let.name, self.scope.lets[let.name].node, let.span)
+                for let in let_decls
+                if let.name in self.scope.lets and self.scope.let_sources.get(let.name) is let
+            ],
         )
         return checked, self.diagnostics
 

@@ -39,6 +39,7 @@ from inspectlang.manifest import (
     InputType,
     InspectionType,
     IRNode,
+    LetLogic,
     Logic,
     Parameters,
     Requirements,
@@ -329,6 +330,10 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
                 span=check.span.as_list(),
             )
             for check in checked.checks
+        ],
+        lets=[
+            _construct(LetLogic, name=name, value=node, span=span.as_list())
+            for name, node, span in checked.lets
         ],
         verdict=_construct(
             Verdict,

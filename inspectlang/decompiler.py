@@ -98,6 +98,9 @@ class Decompiler:
             ast.VariableDecl(v.name, v.type, _literal(v.initialValue))
             for v in self.template.variables
         )
+        declarations.extend(
+            ast.LetDecl(let.name, self.expression(let.value)) for let in self.logic.lets
+        )
         requirements = self.logic.requirements
         if requirements.product:
             declarations.append(ast.ProductDecl((ast.Require(tuple(requirements.product)),)))
@@ -320,6 +323,8 @@ class Decompiler:
         return ast.VerdictDecl(tuple(items))
 
     def expression(self, node: IRNode) -> ast.Expr:
+        if isinstance(node.get("let"), str):
+            return ast.Name(node["let"])
         op = node["op"]
         if op == "literal":
             if node.get("type") == "date":

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
+from typing import Any
 
 from inspectlang import ast
 from inspectlang.patterns import pattern_problem
@@ -102,6 +103,18 @@ class ImageRef:
     validations: frozenset[str]
 
 
+@dataclass(frozen=True, slots=True)
+class LetInfo:
+    """A checked `let`: its type and IR, and what inlining it adds where it is used."""
+
+    type: str
+    node: dict[str, Any]
+    #: Nesting depth of its IR, `count`/`any`/`all`/`sum` nested in it, nodes in it.
+    depth: int
+    loops: int
+    size: int
+
+
 @dataclass(slots=True)
 class Scope:
     """What an expression may refer to: the declarations of the template and the rule's event."""
@@ -126,3 +139,7 @@ class Scope:
     #: expressions are not reported again.
     unknown_validations: set[str] = field(default_factory=set)
     used_checks: dict[str, ast.Span] = field(default_factory=dict)
+    #: `let` declarations by name, and those checked so far (`inspectlang.lets`).
+    let_sources: dict[str, ast.LetDecl] = field(default_factory=dict)
+    lets: dict[str, LetInfo] = field(default_factory=dict)
+    lets_in_progress: set[str] = field(default_factory=set)

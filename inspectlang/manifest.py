@@ -420,6 +420,15 @@ class Requirements(_Model):
     consumer: list[str] = Field(default_factory=list)
 
 
+class LetLogic(_Model):
+    """A `let NAME = EXPRESSION`: its uses in the logic are copies of `value` marked with
+    `"let": NAME` (evaluated where used); kept so the decompiler can write the `let` back."""
+
+    name: str
+    value: IRNode
+    span: list[int]
+
+
 class Logic(_Model):
     version: int = 1
     #: Content hash of the manifest (without timestamps): identifies the revision.
@@ -434,6 +443,7 @@ class Logic(_Model):
     #: In dependency order: a check comes after every check it refers to.
     checks: list[Check] = Field(default_factory=list)
     verdict: Verdict = Field(default_factory=Verdict)
+    lets: list[LetLogic] = Field(default_factory=list)
 
 
 #: Events a rule can react to.

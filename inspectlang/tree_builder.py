@@ -251,6 +251,12 @@ class _AstBuilder:
         )
         return self.with_comments(node, keyword.line, initial.span.end_line)
 
+    def let_decl(self, children: _Children) -> Any:
+        keyword, name, _equals, value = children
+        span, name_span = _from_token(keyword, value.span), _token_span(name)
+        node = ast.LetDecl(name.value, value, span=span, name_span=name_span)
+        return self.with_comments(node, keyword.line, value.span.end_line)
+
     def feature_decl(self, children: _Children) -> Any:
         keyword, name, state = children
         span, name_span = _between(keyword, state), _token_span(name)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from inspectlang import ast, choices
+from inspectlang import ast, choices, lets
 from inspectlang.diagnostics import Diagnostic, did_you_mean
 from inspectlang.expression_types import (
     ANY,
@@ -175,6 +175,8 @@ class ExpressionChecker:
             if name not in scope.variables:
                 where = " or ".join(f"`on {e.replace('_', ' ')}`" for e in events)
                 return self.error("E036", f"`{name}` exists only inside a rule {where}", expr.span)
+        if name in scope.let_sources and name not in scope.variables:
+            return lets.use_let(self, expr)
         if name in scope.variables:
             scope.used_variables.add(name)
             type_ = NUMBER if scope.variables[name] == "numeric" else TEXT
