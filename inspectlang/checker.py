@@ -34,6 +34,7 @@ from inspectlang.checked import (
 )
 from inspectlang.diagnostics import Diagnostic, did_you_mean
 from inspectlang.expression_types import (
+    ERROR,
     compatible,
     describe,
 )
@@ -252,7 +253,7 @@ class Checker(DeclarationChecker):
                     )
                 else:
                     rule.input = ref.identifier
-                    self.scope.value_type = INPUT_VALUE_TYPES[ref.input_type]
+                    self.scope.value_type = INPUT_VALUE_TYPES.get(ref.input_type, ERROR)
                     self.scope.value_input = spec.target
                     asked = next(i.stages for i in self.inputs if i.identifier == ref.identifier)
                     if not asked:

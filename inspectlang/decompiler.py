@@ -29,6 +29,7 @@ from inspectlang.manifest import (
     ValidationSpec,
 )
 from inspectlang.property_values import norm
+from inspectlang.vocabulary import CHAIN_OPERATORS
 
 _NAME = re.compile(r"[^A-Za-z0-9_]+")
 
@@ -363,6 +364,21 @@ class Decompiler:
             return ast.Attribute(self.expression(node["of"]), node["name"])
         if op == "unary":
             return ast.Unary(node["operator"], self.expression(node["operand"]))
+        if op == "binary" and node["operator"] in CHAIN_OPERATORS:
+            # The checker's balanced tree back to the flat chain it was written as.
+            operands: list[IRNode] = []
+            pending = [node]
+            while pending:
+                item = pending.pop()
+                same = item["op"] == "binary" and item.get("operator") == node["operator"]
+                if same and "let" not in item:
+                    pending.extend((item["right"], item["left"]))
+                else:
+                    operands.append(item)
+            chain = self.expression(operands[0])
+            for operand in operands[1:]:
+                chain = ast.Binary(node["operator"], chain, self.expression(operand))
+            return chain
         if op == "binary":
             return ast.Binary(
                 node["operator"], self.expression(node["left"]), self.expression(node["right"])

@@ -276,9 +276,14 @@ def _format_binary(expression: ast.Binary) -> str:
     level = _BINARY_PRECEDENCE.get(expression.operator)
     if level is None:
         raise ValueError(f"unknown operator {expression.operator!r}")
-    left = _wrapped(expression.left, level)
-    right = _wrapped(expression.right, level + 1)  # left-associative
-    return f"{left} {expression.operator} {right}"
+    rights = [expression.right]
+    left: ast.Expr = expression.left
+    while isinstance(left, ast.Binary) and left.operator == expression.operator:
+        rights.append(left.right)  # a long chain is walked, not recursed into
+        left = left.left
+    parts = [_wrapped(left, level)]
+    parts.extend(_wrapped(right, level + 1) for right in reversed(rights))  # left-associative
+    return f" {expression.operator} ".join(parts)
 
 
 def _format_unary(expression: ast.Unary) -> str:

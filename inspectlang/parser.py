@@ -185,11 +185,13 @@ def _parse_text(text: str, filename: str, lines: _SourceLines, offset: int) -> a
         _BUILDER.lines = lines
         _BUILDER.filename = filename
         _BUILDER.depth = {}
+        _BUILDER.chains = {}
         _POSTLEX.line_offset = offset
         try:
             module: ast.Module = parser.parse(text)  # type: ignore[assignment]
         finally:
             _BUILDER.depth = {}
+            _BUILDER.chains = {}
             _POSTLEX.line_offset = 0
     return module
 

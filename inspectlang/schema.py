@@ -195,6 +195,30 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
+#: The type of an input whose `type:` is missing and cannot be guessed: its uses in
+#: expressions are not checked further (the missing `type:` is the one error).
+UNKNOWN_TYPE = "unknown"
+
+
+def guess_type(
+    props: Mapping[str, ast.Property], flags: Iterable[ast.Flag], options: list[ast.Option]
+) -> str | None:
+    """The one input type every written type-specific property and flag fits, if any."""
+    specific = {key for table in TYPE_PROPERTIES.values() for key in table}
+    written = {key for key in props if key in specific}
+    written |= {norm(f.words) for f in flags} & specific
+    if options:
+        written.add("option")
+    if not written:
+        return None
+    fitting = [
+        name
+        for name in ("numeric", "text", "date", "select", "multiselect", "file")
+        if written <= {*TYPE_PROPERTIES[name], *(["option"] if "select" in name else [])}
+    ]
+    return fitting[0] if len(fitting) == 1 or fitting[:2] == ["select", "multiselect"] else None
+
+
 def read_input(checker: PropertyChecker, decl: ast.InputDecl) -> CheckedInput | None:
     where = f"input `{decl.name}`"
     flags = [i for i in decl.items if isinstance(i, ast.Flag)]
@@ -207,13 +231,19 @@ def read_input(checker: PropertyChecker, decl: ast.InputDecl) -> CheckedInput | 
     )
     type_prop = props.get("type")
     input_type = "text"
+    type_known = True
     if type_prop is None:
+        # One error, not one per property the missing type would refuse (a trap authors met):
+        # the properties suggest the type when they fit only one, else they are not checked.
+        guess = guess_type(props, flags, options)
         checker.report(
             "E011",
             f"{where} needs `type:`",
             span_of(decl),
+            suggestion=None if guess is None else f"type: {guess}",
             notes=("types: " + ", ".join(INPUT_TYPES),),
         )
+        input_type, type_known = guess or UNKNOWN_TYPE, guess is not None
     else:
         value = checker.single(type_prop, "input type")
         name = word(value) if value is not None else None
@@ -286,10 +316,14 @@ def read_input(checker: PropertyChecker, decl: ast.InputDecl) -> CheckedInput | 
         words = norm(flag.words)
         if words in ("required", "optional"):
             required = words == "required"
-    checks = read_input_checks(checker, input_type, props, flags, where)
-    option_keys, option_labels = input_options(
-        checker, input_type, options, translations, decl, checks
-    )
+    checks: dict[str, Any] = {}
+    option_keys: list[str] | None = None
+    option_labels: list[str] | None = None
+    if type_known:
+        checks = read_input_checks(checker, input_type, props, flags, where)
+        option_keys, option_labels = input_options(
+            checker, input_type, options, translations, decl, checks
+        )
     if required and "create" in stages and checker.template_kind == "built-in":
         checker.report(
             "E031",

@@ -18,7 +18,7 @@ from lark import Token
 from inspectlang import ast
 from inspectlang.ast import Span
 from inspectlang.errors import InspectlangError
-from inspectlang.vocabulary import MAX_LITERAL_INTEGER_DIGITS
+from inspectlang.vocabulary import CHAIN_OPERATORS, MAX_LITERAL_INTEGER_DIGITS, chain_depth
 
 #: Deepest nesting of parentheses, brackets, unary operators and operator chains in one
 #: expression. Deeper input is refused (E004) so no later pass can hit Python's recursion limit.
@@ -197,6 +197,8 @@ class _AstBuilder:
         self.lines = _SourceLines([_BLANK], {}, {}, 0)
         self.filename = "<template>"
         self.depth: dict[int, int] = {}
+        #: `and`/`or` chain node -> (operands, deepest operand's depth).
+        self.chains: dict[int, tuple[int, int]] = {}
 
     def nested(self, node: ast.Expr, *children: ast.Expr) -> ast.Expr:
         """Record the node's depth; refuse it past MAX_NESTING (E004)."""
@@ -409,7 +411,29 @@ class _AstBuilder:
     def binary(self, children: _Children) -> ast.Expr:
         left, operator, right = children
         node = ast.Binary(operator.value, left, right, span=_join(left.span, right.span))
+        if operator.value in CHAIN_OPERATORS:
+            return self.chained(node, left, right)
         return self.nested(node, left, right)
+
+    def chained(self, node: ast.Binary, left: ast.Expr, right: ast.Expr) -> ast.Expr:
+        """An `and`/`or` counts as its whole chain (both sides, however grouped) balanced:
+        the deepest operand plus `chain_depth(operands)`, as the checker emits it."""
+        operands, deepest = 0, 0
+        for side in (left, right):
+            chain = (
+                self.chains.get(id(side))
+                if isinstance(side, ast.Binary) and side.operator == node.operator
+                else None
+            )
+            count, depth = chain if chain is not None else (1, self.depth.get(id(side), 1))
+            operands, deepest = operands + count, max(deepest, depth)
+        self.chains[id(node)] = (operands, deepest)
+        depth = deepest + chain_depth(operands)
+        if depth > MAX_NESTING:
+            message = f"expression nested more than {MAX_NESTING} levels deep"
+            raise _SyntaxProblem("E004", message, node.span)
+        self.depth[id(node)] = depth
+        return node
 
     def unary(self, children: _Children) -> ast.Expr:
         operator, operand = children

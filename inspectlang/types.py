@@ -35,6 +35,7 @@ from inspectlang.expression_types import (
 from inspectlang.manifest import CONSUMER_FIELDS, IRNode
 from inspectlang.vocabulary import (
     BOOLEAN,
+    CHAIN_OPERATORS,
     DAMAGE,
     DATE,
     FUNCTIONS,
@@ -52,6 +53,7 @@ from inspectlang.vocabulary import (
     TEXT,
     VALIDATION,
     accepts,
+    chain_depth,
 )
 
 Report = Callable[..., None]
@@ -230,7 +232,7 @@ class ExpressionChecker:
                         name_span,
                         did_you_mean(expr.name, scope.inputs),
                     )
-                type_ = INPUT_VALUE_TYPES[ref.input_type]
+                type_ = INPUT_VALUE_TYPES.get(ref.input_type, ERROR)
                 return type_, {"op": "input", "id": ref.identifier, "type": type_, "span": span}
             if namespace == "images" and not (
                 expr.name in RECORD_FIELDS[IMAGE] and expr.name not in scope.images
@@ -337,8 +339,34 @@ class ExpressionChecker:
             "span": expr.span.as_list(),
         }
 
+    def _chain(self, expr: ast.Binary) -> tuple[str, IRNode]:
+        """An `and`/`or` chain (both sides, however grouped): its operands are checked one
+        level below `chain_depth(operands)` and joined as a balanced tree, so a flat chain of
+        64 conditions is as shallow as the parser and the runtime's verifier count it."""
+        op = expr.operator
+        operands: list[ast.Expr] = []
+        pending: list[ast.Expr] = [expr]
+        while pending:  # left to right, without recursion: a chain may be long
+            node = pending.pop()
+            if isinstance(node, ast.Binary) and node.operator == op:
+                pending.extend((node.right, node.left))
+            else:
+                operands.append(node)
+        saved = self.depth
+        self.depth += chain_depth(len(operands)) - 1
+        try:
+            checked = [self.check(operand) for operand in operands]
+        finally:
+            self.depth = saved
+        for (type_, _), operand in zip(checked, operands, strict=True):
+            if type_ not in (BOOLEAN, ERROR):
+                self.error("E023", f"`{op}` needs booleans, not {describe(type_)}", operand.span)
+        return BOOLEAN, _balanced(op, [node for _, node in checked], operands)
+
     def _binary(self, expr: ast.Binary) -> tuple[str, IRNode]:
         op = expr.operator
+        if op in CHAIN_OPERATORS:
+            return self._chain(expr)
         left_type, left = self.check(expr.left)
         right_type, right = self.check(expr.right)
         result = self._binary_type(expr, left_type, right_type)
@@ -630,6 +658,27 @@ class ExpressionChecker:
         node["type"] = result
         node["span"] = expr.span.as_list()
         return result, node
+
+
+def _balanced(op: str, nodes: list[IRNode], operands: list[ast.Expr]) -> IRNode:
+    """`nodes` joined by `op` as a balanced tree (left half, right half), left to right."""
+    if len(nodes) == 1:
+        return nodes[0]
+    middle = len(nodes) // 2
+    span = ast.Span(
+        operands[0].span.line,
+        operands[0].span.column,
+        operands[-1].span.end_line,
+        operands[-1].span.end_column,
+    )
+    return {
+        "op": "binary",
+        "operator": op,
+        "left": _balanced(op, nodes[:middle], operands[:middle]),
+        "right": _balanced(op, nodes[middle:], operands[middle:]),
+        "type": BOOLEAN,
+        "span": span.as_list(),
+    }
 
 
 #: Expression node type -> the ExpressionChecker method that checks it (one dict lookup per node).

@@ -25,6 +25,7 @@ from inspectlang.manifest import (
 from inspectlang.patterns import MAX_PATTERN
 
 __all__ = [
+    "CHAIN_OPERATORS",
     "CONSUMER_FIELDS",
     "FUNCTIONS",
     "INPUT_TYPES",
@@ -46,6 +47,7 @@ __all__ = [
     "SIGNATURES",
     "VALIDATION_NAMES",
     "accepts",
+    "chain_depth",
 ]
 
 # --- types -------------------------------------------------------------------------------------
@@ -58,6 +60,17 @@ IMAGE, VALIDATION, DAMAGE = "image", "validation", "damage"
 #: Deepest nesting of an expression or of `if` blocks (E004). Generated Python stays far below
 #: the interpreter's own limits at this depth (measured: 62 nested `+` compile and run).
 MAX_EXPRESSION_DEPTH = 64
+#: Operators whose chains (`a or b or c`, however grouped) are one flat level of the language:
+#: the checker emits them as a balanced tree, so a chain of N operands nests `chain_depth(N)`
+#: levels, and the parser, the checker and the runtime's verifier all count it so.
+CHAIN_OPERATORS = frozenset({"and", "or"})
+
+
+def chain_depth(operands: int) -> int:
+    """Levels of the balanced tree joining `operands` operands by one operator (ceil(log2))."""
+    return max(operands - 1, 0).bit_length()
+
+
 #: Deepest nesting of `count`/`any`/`all`/`sum` bodies (E004): each is a loop in generated code.
 MAX_QUANTIFIER_DEPTH = 8
 #: Most nodes in one template's logic (the checker's E037 limits keep real templates far below).
