@@ -114,6 +114,8 @@ PROPERTIES: dict[str, str] = {
     "label": "What the consumer is asked (per locale with `label LOCALE:`).",
     "help": "A hint shown under the field (per locale with `help LOCALE:`).",
     "asked at": "When the field is requested: `create` (company), `update` (consumer).",
+    "ask when": "Ask the input only while this condition (over inputs, product and consumer "
+    "fields) holds; a required input not asked is not required.",
     "for image": "A per-image input, asked next to that image.",
     "minimum": "The smallest number accepted.",
     "maximum": "The largest number accepted.",
@@ -136,6 +138,7 @@ DECLARATION_KEYWORDS = (
     "template",
     "settings",
     "variable",
+    "let",
     "product",
     "consumer",
     "image",
