@@ -463,12 +463,9 @@ def input_schema(spec: InputSpec) -> dict[str, Any]:
     elif spec.type == "date":
         schema = {"type": "string", "format": "date"}
     elif spec.type == "select":
-        schema = {"type": "string", "enum": [o.label for o in spec.options or []]}
+        schema = {"type": "string", "enum": _choices(spec)}
     elif spec.type == "multiselect":
-        schema = {
-            "type": "array",
-            "items": {"type": "string", "enum": [o.label for o in spec.options or []]},
-        }
+        schema = {"type": "array", "items": {"type": "string", "enum": _choices(spec)}}
         if checks.minItems is not None:
             schema["minItems"] = checks.minItems
         if checks.maxItems is not None:
@@ -480,6 +477,14 @@ def input_schema(spec: InputSpec) -> dict[str, Any]:
     schema["required"] = bool(checks.required and "create" in spec.stages)
     schema["label"] = spec.label
     return schema
+
+
+def _choices(spec: InputSpec) -> list[str]:
+    """What a client may send for a choice: each option's label, then the keys (the API
+    accepts both, and stores the label)."""
+    labels = [o.label for o in spec.options or []]
+    keys = [o.key for o in spec.options or [] if o.key is not None and o.key not in labels]
+    return [*labels, *keys]
 
 
 def creation_schema(

@@ -258,3 +258,10 @@ def test_ask_when_makes_a_required_input_conditional_for_draft7_clients() -> Non
             "consumer": {},
         }
     )
+
+
+def test_a_choice_accepts_its_labels_and_its_keys() -> None:
+    template = compile_source(ASK_WHEN, "ask.insp")
+    use = template.inputs[0].identifier
+    enum = template.schema_["properties"]["inputs"]["properties"][use]["enum"]
+    assert enum == ["Private", "Commercial", "private", "commercial"]
