@@ -322,6 +322,16 @@ class _Indexer:
             for part in (node.condition, node.value):
                 if part is not None:
                     self.expression(part, inner)
+        elif isinstance(node, ast.Binary):
+            # A long `a or b or ...` chain is walked, not recursed into.
+            rights = [node.right]
+            left = node.left
+            while isinstance(left, ast.Binary) and left.operator == node.operator:
+                rights.append(left.right)
+                left = left.left
+            self.expression(left, bound)
+            for right in reversed(rights):
+                self.expression(right, bound)
         else:
             for child in _children(node):
                 if _is_expression(child):
