@@ -48,6 +48,7 @@ from inspectlang.types import constant_boolean
 from inspectlang.vocabulary import (
     INPUT_VALUE_TYPES,
     MAX_EXPRESSION_DEPTH,
+    MAX_NODES,
     MAX_TEXT_LENGTH,
 )
 
@@ -108,6 +109,7 @@ class Checker(DeclarationChecker):
         verdict = self.verdict(verdicts[0] if verdicts else None, headers)
         checks = self.order_checks(checks)
         self.unused_variables(by_kind.get(ast.VariableDecl, []))
+        self.count_nodes(rules, checks, verdict)
         self.diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
         if any(d.severity == "error" for d in self.diagnostics):
             return None, self.diagnostics
@@ -135,6 +137,26 @@ class Checker(DeclarationChecker):
             ],
         )
         return checked, self.diagnostics
+
+    def count_nodes(
+        self, rules: list[CheckedRule], checks: list[CheckedCheck], verdict: CheckedVerdict
+    ) -> None:
+        """E037 past MAX_NODES logic nodes, counted as the runtime's verifier counts them (or a
+        few more: statements too), with every use of a let counted in full: a template the
+        checker accepts must load (a flat chain of 20,000 conditions is short to write)."""
+        parts: list[Any] = [rule.body for rule in rules]
+        parts += [check.valid for check in checks]
+        parts += [verdict.approve_when, verdict.otherwise_message]
+        parts += [[when, message] for _, when, _, message in verdict.disapprove]
+        parts += [checked.ask_when for checked in self.inputs]
+        total = sum(lets.measure(part, self.scope.lets)[2] for part in parts)
+        if total > MAX_NODES:
+            span = verdict.span or (rules[0].span if rules else ast.Span(1, 1, 1, 2))
+            self.report(
+                "E037",
+                f"the template's logic has {total} expression nodes; the limit is {MAX_NODES}",
+                span,
+            )
 
     # -- checks, rules and verdict -----------------------------------------------------------
 

@@ -195,3 +195,17 @@ def test_a_chain_inside_the_deepest_nesting_the_checker_accepts_loads_and_runs()
     too_deep = with_check("not " * (levels + 1) + f"({or_chain(64)})")
     assert [code for code, _ in errors_of(too_deep)] == ["E004"]
     assert levels >= MAX_EXPRESSION_DEPTH - 10  # the chain costs 6 levels plus its operand's
+
+
+def test_a_chain_past_the_node_limit_is_refused_by_the_checker_not_the_runtime() -> None:
+    # Each `inputs.km = 1` is 3 nodes, each `or` 1: the runtime refuses past MAX_NODES.
+    assert [code for code, _ in errors_of(with_check(or_chain(12_600)))] == ["E037"]
+    assert errors_of(with_check(or_chain(12_400))) == []
+    load_program(compile_source(with_check(or_chain(12_400))))
+
+
+def test_every_use_of_a_let_counts_toward_the_node_limit() -> None:
+    source = with_check("big and big and big and big and big").replace(
+        "check c", f"let big = {or_chain(4_000)}\n\ncheck c"
+    )
+    assert [code for code, _ in errors_of(source)] == ["E037"]
