@@ -15,7 +15,7 @@ from inspectlang import ast
 from inspectlang.diagnostics import Diagnostic
 from inspectlang.expression_types import ERROR, describe
 from inspectlang.manifest import IRNode
-from inspectlang.vocabulary import PLAIN_VALUE, TEXT, accepts
+from inspectlang.vocabulary import PLAIN_VALUE, TEXT, accepts, chain_depth
 
 if TYPE_CHECKING:
     from inspectlang.types import ExpressionChecker
@@ -106,7 +106,14 @@ def message(
         expressions.diagnostics.extend(found)
         if expr is None:
             continue
-        type_, node = expressions.check(expr)
+        # Inside the reason's IR each value sits under the joining `+` tree and `text(...)`:
+        # checked that much deeper, as the runtime's verifier will count it.
+        saved = expressions.depth
+        expressions.depth += chain_depth(len(pieces)) + 1
+        try:
+            type_, node = expressions.check(expr)
+        finally:
+            expressions.depth = saved
         if type_ != ERROR and not accepts(PLAIN_VALUE, type_):
             expressions.error(
                 "E023",

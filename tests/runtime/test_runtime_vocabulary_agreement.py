@@ -209,3 +209,21 @@ def test_every_use_of_a_let_counts_toward_the_node_limit() -> None:
         "check c", f"let big = {or_chain(4_000)}\n\ncheck c"
     )
     assert [code for code, _ in errors_of(source)] == ["E037"]
+
+
+def test_the_deepest_value_a_reason_may_show_loads_and_runs() -> None:
+    def source(levels: int) -> str:
+        value = "(" * levels + "inputs.km" + ")" * levels
+        shown = "-" * levels + "inputs.km"
+        return with_check("inputs.km > 1").replace(
+            "    approve when checks.c\n",
+            f'    disapprove "a {{{value}}} b {{{shown}}} c" when inputs.km > 100\n'
+            "    approve when checks.c\n",
+        )
+
+    levels = 0
+    while not errors_of(source(levels + 1)):
+        levels += 1
+        assert levels < 2 * MAX_EXPRESSION_DEPTH
+    run_both_paths(source(levels))
+    assert [code for code, _ in errors_of(source(levels + 1))] == ["E004"]
