@@ -70,7 +70,9 @@ def check_comparison(
         for node, other in ((left, expr.right), (right, expr.left)):
             found = choice_input(scope, node)
             if found is not None:
-                check_literal(report, *found, other)
+                # a multiselect compared with a list literal: every item is a key
+                for item in other.items if isinstance(other, ast.ListExpr) else (other,):
+                    check_literal(report, *found, item)
     elif op == "in":
         found = choice_input(scope, right)
         if found is not None:
