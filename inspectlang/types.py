@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from inspectlang import ast, choices, lets
+from inspectlang import ast, calls, choices, lets
 from inspectlang.diagnostics import Diagnostic, did_you_mean
 from inspectlang.expression_types import (
     ANY,
@@ -22,7 +22,6 @@ from inspectlang.expression_types import (
     COMPARISONS,
     ERROR,
     EVENT_SUBJECTS,
-    QUANTIFIERS,
     Scope,
     compatible,
     describe,
@@ -30,7 +29,6 @@ from inspectlang.expression_types import (
     ir_type,
     is_iso_date,
     list_of,
-    regex_problem,
 )
 from inspectlang.manifest import CONSUMER_FIELDS, IRNode
 from inspectlang.vocabulary import (
@@ -38,7 +36,6 @@ from inspectlang.vocabulary import (
     CHAIN_OPERATORS,
     DAMAGE,
     DATE,
-    FUNCTIONS,
     IMAGE,
     INPUT_VALUE_TYPES,
     MAX_EXPRESSION_DEPTH,
@@ -49,10 +46,8 @@ from inspectlang.vocabulary import (
     NAME,
     NUMBER,
     RECORD_FIELDS,
-    SIGNATURES,
     TEXT,
     VALIDATION,
-    accepts,
     chain_depth,
 )
 
@@ -456,141 +451,7 @@ class ExpressionChecker:
     # -- calls and quantifiers ---------------------------------------------------------------
 
     def _call(self, expr: ast.Call) -> tuple[str, IRNode]:
-        name, args = expr.function, expr.arguments
-        function_span = expr.function_span if expr.function_span.line else expr.span
-        if name in QUANTIFIERS:
-            if len(args) != 1:
-                return self.error(
-                    "E022", f"`{name}` takes a list: `{name}(x in LIST where CONDITION)`", expr.span
-                )
-            return self._quantifier(ast.Quantifier(name, None, args[0], span=expr.span))
-        arity = FUNCTIONS.get(name)
-        if arity is None:
-            return self.error(
-                "E022",
-                f"unknown function `{name}`",
-                function_span,
-                did_you_mean(name, [*FUNCTIONS, *QUANTIFIERS]),
-            )
-        low, high = arity
-        if len(args) < low or (high is not None and len(args) > high):
-            wanted = (
-                str(low)
-                if low == high
-                else f"{low} or more"
-                if high is None
-                else f"{low} to {high}"
-            )
-            return self.error(
-                "E022",
-                f"`{name}` takes {wanted} argument{'s' if wanted != '1' else ''}, not {len(args)}",
-                expr.span,
-            )
-        if name == "date" and isinstance(args[0], ast.Literal) and isinstance(args[0].value, str):
-            if not is_iso_date(args[0].value):
-                return self.error(
-                    "E019", f"`{args[0].value}` is not a date of the form YYYY-MM-DD", args[0].span
-                )
-            return DATE, {
-                "op": "literal",
-                "value": args[0].value,
-                "type": DATE,
-                "span": expr.span.as_list(),
-            }
-        typed = [self.check(arg) for arg in args]
-        types = [t for t, _ in typed]
-        result = self._call_type(expr, types)
-        choices.check_call(self._report, self.scope, expr, [node for _, node in typed])
-        if (
-            name in ("matches", "extract")
-            and isinstance(args[1], ast.Literal)
-            and isinstance(args[1].value, str)
-        ):
-            problem = regex_problem(args[1].value)
-            if problem is not None:
-                self.error("E029", problem, args[1].span)
-        return result, {
-            "op": "call",
-            "fn": name,
-            "args": [node for _, node in typed],
-            "type": ir_type(result),
-            "span": expr.span.as_list(),
-        }
-
-    def _expect(self, expr: ast.Call, index: int, actual: str, *wanted: str) -> None:
-        if (
-            actual != ERROR
-            and actual not in wanted
-            and not (ANY in (element_of(actual) or "") and any(element_of(w) for w in wanted))
-        ):
-            names = " or ".join(describe(w) for w in wanted)
-            self.error(
-                "E023",
-                f"argument {index + 1} of `{expr.function}` must be a {names}, "
-                f"not {describe(actual)}",
-                expr.arguments[index].span,
-            )
-
-    def _call_type(self, expr: ast.Call, types: list[str]) -> str:
-        name = expr.function
-        if name in SIGNATURES:
-            wanted, result = SIGNATURES[name]
-            for index, (want, actual) in enumerate(zip(wanted, types, strict=False)):
-                if actual != ERROR and not accepts(want, actual):
-                    what = "number, text, boolean, date or list" if want == "value" else want
-                    self.error(
-                        "E023",
-                        f"argument {index + 1} of `{name}` must be a {what}, "
-                        f"not {describe(actual)}",
-                        expr.arguments[index].span,
-                    )
-            return result
-        if name in ("lower", "upper", "trim"):
-            self._expect(expr, 0, types[0], TEXT)
-            return TEXT
-        if name == "length":
-            if element_of(types[0]) is None:
-                self._expect(expr, 0, types[0], TEXT)
-            return NUMBER
-        if name == "contains":
-            element = element_of(types[0])
-            if element is not None:
-                if not compatible(element, types[1]):
-                    self._expect(expr, 1, types[1], element)
-            else:
-                self._expect(expr, 0, types[0], TEXT)
-                self._expect(expr, 1, types[1], TEXT)
-            return BOOLEAN
-        if name in ("starts_with", "ends_with", "matches"):
-            self._expect(expr, 0, types[0], TEXT)
-            self._expect(expr, 1, types[1], TEXT)
-            return BOOLEAN
-        if name in ("round", "abs"):
-            for index, type_ in enumerate(types):
-                self._expect(expr, index, type_, NUMBER)
-            return NUMBER
-        if name in ("min", "max"):
-            if len(types) == 1:
-                self._expect(expr, 0, types[0], list_of(NUMBER))
-            else:
-                for index, type_ in enumerate(types):
-                    self._expect(expr, index, type_, NUMBER)
-            return NUMBER
-        if name == "defined":
-            return BOOLEAN
-        if name == "date":
-            self._expect(expr, 0, types[0], TEXT)
-            return DATE
-        if name == "today":
-            return DATE
-        if name == "add_days":
-            self._expect(expr, 0, types[0], DATE)
-            self._expect(expr, 1, types[1], NUMBER)
-            return DATE
-        # days_between, years_between
-        self._expect(expr, 0, types[0], DATE)
-        self._expect(expr, 1, types[1], DATE)
-        return NUMBER
+        return calls.check_call(self, expr)
 
     def _quantifier(self, expr: ast.Quantifier) -> tuple[str, IRNode]:
         kind = expr.kind
