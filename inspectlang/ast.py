@@ -266,6 +266,8 @@ class Disapprove:
     reason: str
     condition: Expr
     span: Span = _span()
+    #: Where the reason's text (with its quotes) is: `{...}` values inside it are checked.
+    reason_span: Span = _span()
     comments: tuple[str, ...] = _comments()
     trailing_comment: str | None = field(default=None, kw_only=True)
 
@@ -286,6 +288,7 @@ class Otherwise:
 
     reason: str
     span: Span = _span()
+    reason_span: Span = _span()
     comments: tuple[str, ...] = _comments()
     trailing_comment: str | None = field(default=None, kw_only=True)
 
@@ -316,6 +319,19 @@ class SettingsDecl:
 
     items: tuple[Item, ...] = ()
     span: Span = _span()
+    comments: tuple[str, ...] = _comments()
+    trailing_comment: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class LetDecl:
+    """`let NAME = EXPRESSION`: a named derived value, computed from the expression wherever
+    the name is used."""
+
+    name: str
+    value: Expr
+    span: Span = _span()
+    name_span: Span = _span()
     comments: tuple[str, ...] = _comments()
     trailing_comment: str | None = field(default=None, kw_only=True)
 
@@ -439,6 +455,7 @@ Declaration: TypeAlias = (
     TemplateDecl
     | SettingsDecl
     | VariableDecl
+    | LetDecl
     | ProductDecl
     | ConsumerDecl
     | ImageDecl

@@ -377,7 +377,12 @@ class DeclarationChecker(PropertyChecker):
                 continue
             checked = schema.read_input(self, decl)
             if checked is not None:
-                self.scope.inputs[decl.name] = InputRef(checked.identifier, checked.input_type)
+                options = dict(
+                    zip(checked.option_keys or [], checked.option_labels or [], strict=False)
+                )
+                self.scope.inputs[decl.name] = InputRef(
+                    checked.identifier, checked.input_type, options
+                )
                 self.inputs.append(checked)
 
 

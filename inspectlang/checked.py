@@ -123,8 +123,10 @@ class CheckedVerdict:
     """The `verdict`: disapprovals in order, the approval condition, the fallback reason."""
 
     approve_when: IRNode | None = None
-    disapprove: list[tuple[str, IRNode, ast.Span]] = field(default_factory=list)
+    #: (reason as written, condition, span, the reason's text node when it shows values).
+    disapprove: list[tuple[str, IRNode, ast.Span, IRNode | None]] = field(default_factory=list)
     otherwise: str | None = None
+    otherwise_message: IRNode | None = None
     span: ast.Span | None = None
 
 
@@ -146,6 +148,10 @@ class CheckedInput:
     #: locale -> {"label", "helperMessage", "options"} for the other locales.
     translations: dict[str, dict[str, Any]]
     image: str | None
+    #: `ask when: CONDITION` as written; checked once every input is declared (`ask_when`).
+    ask_when_source: ast.Expr | None = None
+    #: The checked condition: the input is asked (and required) only while it holds.
+    ask_when: IRNode | None = None
 
 
 @dataclass(slots=True)
@@ -169,3 +175,5 @@ class CheckedTemplate:
     #: In dependency order: a check comes after every check it refers to.
     checks: list[CheckedCheck]
     verdict: CheckedVerdict
+    #: `let` declarations: (name, IR, span), in file order.
+    lets: list[tuple[str, IRNode, ast.Span]] = field(default_factory=list)

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspectlang import ast, identifiers
+from inspectlang import ast, identifiers, lets, reasons
+from inspectlang.check_ask import check_ask_when
 from inspectlang.check_declarations import DeclarationChecker, first_declared
 from inspectlang.checked import (
     CHECK_PROPERTIES,
@@ -33,6 +34,7 @@ from inspectlang.checked import (
 )
 from inspectlang.diagnostics import Diagnostic, did_you_mean
 from inspectlang.expression_types import (
+    ERROR,
     compatible,
     describe,
 )
@@ -46,6 +48,7 @@ from inspectlang.types import constant_boolean
 from inspectlang.vocabulary import (
     INPUT_VALUE_TYPES,
     MAX_EXPRESSION_DEPTH,
+    MAX_NODES,
     MAX_TEXT_LENGTH,
 )
 
@@ -84,6 +87,9 @@ class Checker(DeclarationChecker):
             len(inputs), MAX_INPUTS, "inputs", inputs[-1].span if inputs else ast.NO_SPAN
         ):
             self.declare_inputs(inputs)
+        let_decls: list[ast.LetDecl] = by_kind.get(ast.LetDecl, [])
+        lets.declare_lets(self.expressions, let_decls, set(self.scope.variables))
+        check_ask_when(self)
         check_decls = by_kind.get(ast.CheckDecl, [])
         checks: list[CheckedCheck] = []
         if self.limit(
@@ -103,6 +109,7 @@ class Checker(DeclarationChecker):
         verdict = self.verdict(verdicts[0] if verdicts else None, headers)
         checks = self.order_checks(checks)
         self.unused_variables(by_kind.get(ast.VariableDecl, []))
+        self.count_nodes(rules, checks, verdict)
         self.diagnostics.sort(key=lambda d: (d.span.line, d.span.column))
         if any(d.severity == "error" for d in self.diagnostics):
             return None, self.diagnostics
@@ -123,8 +130,33 @@ class Checker(DeclarationChecker):
             rules=rules,
             checks=checks,
             verdict=verdict,
+            lets=[
+                (let.name, self.scope.lets[let.name].node, let.span)
+                for let in let_decls
+                if let.name in self.scope.lets and self.scope.let_sources.get(let.name) is let
+            ],
         )
         return checked, self.diagnostics
+
+    def count_nodes(
+        self, rules: list[CheckedRule], checks: list[CheckedCheck], verdict: CheckedVerdict
+    ) -> None:
+        """E037 past MAX_NODES logic nodes, counted as the runtime's verifier counts them (or a
+        few more: statements too), with every use of a let counted in full: a template the
+        checker accepts must load (a flat chain of 20,000 conditions is short to write)."""
+        parts: list[Any] = [rule.body for rule in rules]
+        parts += [check.valid for check in checks]
+        parts += [verdict.approve_when, verdict.otherwise_message]
+        parts += [[when, message] for _, when, _, message in verdict.disapprove]
+        parts += [checked.ask_when for checked in self.inputs]
+        total = sum(lets.measure(part, self.scope.lets)[2] for part in parts)
+        if total > MAX_NODES:
+            span = verdict.span or (rules[0].span if rules else ast.Span(1, 1, 1, 2))
+            self.report(
+                "E037",
+                f"the template's logic has {total} expression nodes; the limit is {MAX_NODES}",
+                span,
+            )
 
     # -- checks, rules and verdict -----------------------------------------------------------
 
@@ -227,7 +259,7 @@ class Checker(DeclarationChecker):
             )
             rule.body = self.statements(decl.body)
             return rule
-        self.scope.event, self.scope.value_type = event, None
+        self.scope.event, self.scope.value_type, self.scope.value_input = event, None, None
         target_span = spec.target_span if spec.target_span.line else spec.span
         if spec.of_image is not None and not event.startswith("validation"):
             self.report("E019", "`of IMAGE` narrows validation events only", spec.span)
@@ -243,7 +275,8 @@ class Checker(DeclarationChecker):
                     )
                 else:
                     rule.input = ref.identifier
-                    self.scope.value_type = INPUT_VALUE_TYPES[ref.input_type]
+                    self.scope.value_type = INPUT_VALUE_TYPES.get(ref.input_type, ERROR)
+                    self.scope.value_input = spec.target
                     asked = next(i.stages for i in self.inputs if i.identifier == ref.identifier)
                     if not asked:
                         self.report(
@@ -396,7 +429,16 @@ class Checker(DeclarationChecker):
         for item in decl.items:
             if isinstance(item, ast.Disapprove):
                 node = self.expressions.condition(item.condition, "a disapproval condition")
-                verdict.disapprove.append((self.reason(item.reason, item.span), node, item.span))
+                verdict.disapprove.append(
+                    (
+                        self.reason(item.reason, item.span),
+                        node,
+                        item.span,
+                        reasons.message(
+                            self.expressions, item.reason, item.reason_span, self.filename
+                        ),
+                    )
+                )
                 constant = constant_boolean(item.condition)
                 if constant is False:
                     self.warn("W003", "this disapproval can never match", item.condition.span)
@@ -432,6 +474,9 @@ class Checker(DeclarationChecker):
                 if verdict.otherwise is not None:
                     self.report("E012", "`otherwise` is given twice", item.span)
                 verdict.otherwise = self.reason(item.reason, item.span)
+                verdict.otherwise_message = reasons.message(
+                    self.expressions, item.reason, item.reason_span, self.filename
+                )
             else:
                 written = getattr(item, "key", None) or getattr(item, "words", "")
                 first = written.split()[0] if written else ""

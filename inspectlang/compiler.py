@@ -39,6 +39,7 @@ from inspectlang.manifest import (
     InputType,
     InspectionType,
     IRNode,
+    LetLogic,
     Logic,
     Parameters,
     Requirements,
@@ -250,7 +251,10 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
             identifier=i.identifier,
             label=i.label,
             type=cast(InputType, i.input_type),
-            options=[_construct(InputOption, label=label) for label in i.option_labels]
+            options=[
+                _construct(InputOption, key=key, label=label)
+                for key, label in zip(i.option_keys or [], i.option_labels, strict=True)
+            ]
             if i.option_labels is not None
             else None,
             stages=cast(list[Stage], i.stages),
@@ -284,6 +288,7 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
                 name=i.name,
                 optionKeys=i.option_keys,
                 image=i.image,
+                askWhen=i.ask_when,
                 translations={
                     locale: _construct(InputTranslation, **values)
                     for locale, values in i.translations.items()
@@ -326,14 +331,21 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
             )
             for check in checked.checks
         ],
+        lets=[
+            _construct(LetLogic, name=name, value=node, span=span.as_list())
+            for name, node, span in checked.lets
+        ],
         verdict=_construct(
             Verdict,
             approveWhen=checked.verdict.approve_when,
             disapprove=[
-                _construct(Disapproval, reason=reason, when=when, span=span.as_list())
-                for reason, when, span in checked.verdict.disapprove
+                _construct(
+                    Disapproval, reason=reason, when=when, span=span.as_list(), message=message
+                )
+                for reason, when, span, message in checked.verdict.disapprove
             ],
             otherwise=checked.verdict.otherwise,
+            otherwiseMessage=checked.verdict.otherwise_message,
             span=checked.verdict.span.as_list() if checked.verdict.span else None,
         ),
     )
@@ -373,7 +385,11 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
             if active
         ],
         schema_=creation_schema(
-            checked.inspection_type, inputs, checked.product_required, checked.consumer_required
+            checked.inspection_type,
+            inputs,
+            checked.product_required,
+            checked.consumer_required,
+            logic.inputs,
         ),
         logic=logic,
     )

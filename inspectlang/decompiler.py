@@ -29,6 +29,7 @@ from inspectlang.manifest import (
     ValidationSpec,
 )
 from inspectlang.property_values import norm
+from inspectlang.vocabulary import CHAIN_OPERATORS
 
 _NAME = re.compile(r"[^A-Za-z0-9_]+")
 
@@ -97,6 +98,9 @@ class Decompiler:
         declarations.extend(
             ast.VariableDecl(v.name, v.type, _literal(v.initialValue))
             for v in self.template.variables
+        )
+        declarations.extend(
+            ast.LetDecl(let.name, self.expression(let.value)) for let in self.logic.lets
         )
         requirements = self.logic.requirements
         if requirements.product:
@@ -206,12 +210,16 @@ class Decompiler:
             items.append(_prop("for image", ast.Name(self.image_names[logic.image])))
         if spec.identifier != identifiers.input_identifier(self.template.id, name):
             items.append(_prop("id", ast.Literal(spec.identifier)))
+        if logic is not None and logic.askWhen is not None:
+            items.append(_prop("ask when", self.expression(logic.askWhen)))
         checks = spec.validationSchema
         if checks.required:
             items.append(ast.Flag("required"))
         items.extend(self.input_checks(checks))
         if spec.options is not None:
-            keys = list(logic.optionKeys or []) if logic else []
+            keys = [o.key for o in spec.options if o.key is not None]
+            if len(keys) != len(spec.options):
+                keys = list(logic.optionKeys or []) if logic else []
             taken = set(keys)
             while len(keys) < len(spec.options):
                 keys.append(_name(spec.options[len(keys)].label, taken, "option"))
@@ -306,15 +314,18 @@ class Decompiler:
     def verdict(self) -> ast.VerdictDecl:
         verdict = self.logic.verdict
         items: list[ast.Item] = [
-            ast.Disapprove(d.reason, self.expression(d.when)) for d in verdict.disapprove
+            ast.Disapprove(_reason(d.reason, d.message), self.expression(d.when))
+            for d in verdict.disapprove
         ]
         if verdict.approveWhen is not None:
             items.append(ast.Approve(self.expression(verdict.approveWhen)))
         if verdict.otherwise is not None:
-            items.append(ast.Otherwise(verdict.otherwise))
+            items.append(ast.Otherwise(_reason(verdict.otherwise, verdict.otherwiseMessage)))
         return ast.VerdictDecl(tuple(items))
 
     def expression(self, node: IRNode) -> ast.Expr:
+        if isinstance(node.get("let"), str):
+            return ast.Name(node["let"])
         op = node["op"]
         if op == "literal":
             if node.get("type") == "date":
@@ -353,6 +364,21 @@ class Decompiler:
             return ast.Attribute(self.expression(node["of"]), node["name"])
         if op == "unary":
             return ast.Unary(node["operator"], self.expression(node["operand"]))
+        if op == "binary" and node["operator"] in CHAIN_OPERATORS:
+            # The checker's balanced tree back to the flat chain it was written as.
+            operands: list[IRNode] = []
+            pending = [node]
+            while pending:
+                item = pending.pop()
+                same = item["op"] == "binary" and item.get("operator") == node["operator"]
+                if same and "let" not in item:
+                    pending.extend((item["right"], item["left"]))
+                else:
+                    operands.append(item)
+            chain = self.expression(operands[0])
+            for operand in operands[1:]:
+                chain = ast.Binary(node["operator"], chain, self.expression(operand))
+            return chain
         if op == "binary":
             return ast.Binary(
                 node["operator"], self.expression(node["left"]), self.expression(node["right"])
@@ -428,3 +454,11 @@ def decompile(manifest: Template | Mapping[str, Any]) -> str:
 
     text: str = format_module(decompile_module(manifest))
     return text
+
+
+def _reason(reason: str, message: IRNode | None) -> str:
+    """A reason as written: with a message it is the source text (with its `{...}`); a plain
+    one (also every reason of a manifest compiled before values) has its braces escaped."""
+    if message is not None:
+        return reason
+    return reason.replace("{", "{{").replace("}", "}}")

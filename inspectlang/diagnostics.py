@@ -141,6 +141,8 @@ CODES: dict[str, str] = {
     "E037": "template too large: too many images, inputs, options, rules, checks or variables",
     "E038": "invalid name for a variable or a bound item",
     "E039": "the runtime cannot run what the checker accepted (a bug: please report it)",
+    "E040": "a select or multiselect compared with a text that is not one of its option keys",
+    "E041": "a definition depends on itself (an input's `ask when`, a derived value)",
     "W001": "condition is always true or always false",
     "W002": "variable is never used",
     "W003": "disapproval can never match",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
+from typing import Any
 
 from inspectlang import ast
 from inspectlang.patterns import pattern_problem
@@ -86,10 +87,12 @@ def regex_problem(pattern: str) -> str | None:
 
 @dataclass(slots=True)
 class InputRef:
-    """An input as expressions see it: its identifier and type."""
+    """An input as expressions see it: its identifier and type, and for a select/multiselect
+    its options (key -> default-locale label, in order), which comparisons are checked against."""
 
     identifier: str
     input_type: str
+    options: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -98,6 +101,18 @@ class ImageRef:
 
     identifier: str
     validations: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class LetInfo:
+    """A checked `let`: its type and IR, and what inlining it adds where it is used."""
+
+    type: str
+    node: dict[str, Any]
+    #: Nesting depth of its IR, `count`/`any`/`all`/`sum` nested in it, nodes in it.
+    depth: int
+    loops: int
+    size: int
 
 
 @dataclass(slots=True)
@@ -114,6 +129,8 @@ class Scope:
     event: str | None = None
     #: The type of `value` in an `input set NAME` rule.
     value_type: str | None = None
+    #: The input named by an `input set NAME` rule (what `value` is).
+    value_input: str | None = None
     #: Names bound by quantifiers (and, for standalone expressions, given by the caller).
     locals: dict[str, str] = field(default_factory=dict)
     #: Filled while checking: variables read, checks referred to (key -> first span).
@@ -122,3 +139,7 @@ class Scope:
     #: expressions are not reported again.
     unknown_validations: set[str] = field(default_factory=set)
     used_checks: dict[str, ast.Span] = field(default_factory=dict)
+    #: `let` declarations by name, and those checked so far (`inspectlang.lets`).
+    let_sources: dict[str, ast.LetDecl] = field(default_factory=dict)
+    lets: dict[str, LetInfo] = field(default_factory=dict)
+    lets_in_progress: set[str] = field(default_factory=set)

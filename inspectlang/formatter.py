@@ -64,7 +64,7 @@ def format_module(module: ast.Module) -> str:
 
 
 def _stays_together(previous: ast.Declaration, current: ast.Declaration) -> bool:
-    one_liners = (ast.VariableDecl, ast.FeatureDecl)
+    one_liners = (ast.VariableDecl, ast.LetDecl, ast.FeatureDecl)
     return (
         isinstance(current, one_liners) and type(previous) is type(current) and not current.comments
     )
@@ -108,6 +108,8 @@ def _header(declaration: ast.Declaration) -> str:
             return f"check {name}"
         case ast.VariableDecl(name=name, variable_type=kind, initial=initial):
             return f"variable {name}: {kind} = {format_expression(initial)}"
+        case ast.LetDecl(name=name, value=value):
+            return f"let {name} = {format_expression(value)}"
         case ast.FeatureDecl(name=name, active=active):
             return f"feature {name}: {'on' if active else 'off'}"
         case ast.RuleDecl(event=event):
@@ -119,7 +121,7 @@ def _declaration(declaration: ast.Declaration) -> list[str]:
     lines = _lines(declaration, _header(declaration), "")
     if isinstance(declaration, ast.RuleDecl):
         lines.extend(_statements(declaration.body, INDENT))
-    elif not isinstance(declaration, ast.VariableDecl | ast.FeatureDecl):
+    elif not isinstance(declaration, ast.VariableDecl | ast.LetDecl | ast.FeatureDecl):
         for item in declaration.items:
             lines.extend(_lines(item, _item(item), INDENT))
     return lines
@@ -274,9 +276,14 @@ def _format_binary(expression: ast.Binary) -> str:
     level = _BINARY_PRECEDENCE.get(expression.operator)
     if level is None:
         raise ValueError(f"unknown operator {expression.operator!r}")
-    left = _wrapped(expression.left, level)
-    right = _wrapped(expression.right, level + 1)  # left-associative
-    return f"{left} {expression.operator} {right}"
+    rights = [expression.right]
+    left: ast.Expr = expression.left
+    while isinstance(left, ast.Binary) and left.operator == expression.operator:
+        rights.append(left.right)  # a long chain is walked, not recursed into
+        left = left.left
+    parts = [_wrapped(left, level)]
+    parts.extend(_wrapped(right, level + 1) for right in reversed(rights))  # left-associative
+    return f" {expression.operator} ".join(parts)
 
 
 def _format_unary(expression: ast.Unary) -> str:

@@ -258,6 +258,11 @@ class ImageSpec(_Model):
 
 
 class InputOption(_Model):
+    """A choice of a select/multiselect: `key` is what expressions compare (`inputs.use =
+    "commercial"`), `label` what the consumer sees. Manifests compiled before keys were
+    exposed have no `key`: their expressions still see the label (a revision is immutable)."""
+
+    key: str | None = None
     label: str
 
 
@@ -351,6 +356,8 @@ class InputLogic(_Model):
     #: The image identifier this input belongs to, for per-image inputs.
     image: str | None = None
     translations: dict[str, InputTranslation] = Field(default_factory=dict)
+    #: `ask when`: the input is asked (and, when required, required) only while this holds.
+    askWhen: IRNode | None = None
 
 
 class FeatureLogic(_Model):
@@ -386,9 +393,13 @@ class Check(_Model):
 
 
 class Disapproval(_Model):
+    #: The reason as written (with its `{...}` values and `{{` `}}` escapes when it has a
+    #: `message`).
     reason: str
     when: IRNode
     span: list[int]
+    #: A reason with values: the text-typed expression giving it (`reason` when missing).
+    message: IRNode | None = None
 
 
 class Verdict(_Model):
@@ -397,6 +408,8 @@ class Verdict(_Model):
     disapprove: list[Disapproval] = Field(default_factory=list)
     #: The reason given when no disapproval matched but `approveWhen` did not hold.
     otherwise: str | None = None
+    #: The `otherwise` reason's expression when it shows values (as `Disapproval.message`).
+    otherwiseMessage: IRNode | None = None
     span: list[int] | None = None
 
 
@@ -405,6 +418,15 @@ class Requirements(_Model):
 
     product: list[str] = Field(default_factory=list)
     consumer: list[str] = Field(default_factory=list)
+
+
+class LetLogic(_Model):
+    """A `let NAME = EXPRESSION`: its uses in the logic are copies of `value` marked with
+    `"let": NAME` (evaluated where used); kept so the decompiler can write the `let` back."""
+
+    name: str
+    value: IRNode
+    span: list[int]
 
 
 class Logic(_Model):
@@ -421,6 +443,7 @@ class Logic(_Model):
     #: In dependency order: a check comes after every check it refers to.
     checks: list[Check] = Field(default_factory=list)
     verdict: Verdict = Field(default_factory=Verdict)
+    lets: list[LetLogic] = Field(default_factory=list)
 
 
 #: Events a rule can react to.

@@ -185,11 +185,13 @@ def _parse_text(text: str, filename: str, lines: _SourceLines, offset: int) -> a
         _BUILDER.lines = lines
         _BUILDER.filename = filename
         _BUILDER.depth = {}
+        _BUILDER.chains = {}
         _POSTLEX.line_offset = offset
         try:
             module: ast.Module = parser.parse(text)  # type: ignore[assignment]
         finally:
             _BUILDER.depth = {}
+            _BUILDER.chains = {}
             _POSTLEX.line_offset = 0
     return module
 
@@ -285,3 +287,34 @@ def parse(source: str, filename: str = "<template>") -> ast.Module:
     if diagnostics or module is None:
         raise TemplateError(diagnostics, source)
     return module
+
+
+#: The property key the expressions of reasons are parsed behind (`parse_expression_at`).
+_FRAGMENT_KEY = "v: "
+
+
+def parse_expression_at(
+    text: str, line: int, column: int, filename: str = "<template>"
+) -> tuple[ast.Expr | None, list[Diagnostic]]:
+    """Parse one expression written at `line`:`column` of a file (inside a reason's `{...}`):
+    its nodes and diagnostics carry the file's positions. The expression is placed at that very
+    position in a synthetic check, so no span needs shifting."""
+    indent = column - 1 - len(_FRAGMENT_KEY)
+    if line < 2 or indent < 1 or "\n" in text:
+        span = Span(max(line, 1), max(column, 1), max(line, 1), max(column, 1) + max(len(text), 1))
+        return None, [Diagnostic("E001", "a value in a text is one expression", span, filename)]
+    source = "\n" * (line - 2) + "check e\n" + " " * indent + _FRAGMENT_KEY + text + "\n"
+    module, diagnostics = parse_with_diagnostics(source, filename)
+    if diagnostics or module is None:
+        return None, diagnostics
+    declaration = module.declarations[0] if module.declarations else None
+    items = declaration.items if isinstance(declaration, ast.CheckDecl) else ()
+    if (
+        len(items) == 1
+        and isinstance(items[0], ast.Property)
+        and len(items[0].values) == 1
+        and not isinstance(items[0].values[0], ast.Quantity | ast.Size)
+    ):
+        return items[0].values[0], []
+    span = Span(line, column, line, column + max(len(text), 1))
+    return None, [Diagnostic("E001", "a value in a text is one expression", span, filename)]

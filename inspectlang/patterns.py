@@ -26,10 +26,19 @@ _EXPLANATIONS = (
 )
 
 
+class Match(Protocol):
+    """What a caller needs of a match: the matched text, or a group's."""
+
+    def group(self, index: int = 0) -> str | None: ...
+
+
 class Pattern(Protocol):
     """What a caller needs of a compiled pattern."""
 
-    def search(self, text: str) -> object | None: ...
+    @property
+    def groups(self) -> int: ...
+
+    def search(self, text: str) -> Match | None: ...
 
 
 class _Compiled:

@@ -18,10 +18,17 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from inspectlang import ast, identifiers
+from inspectlang.ask_schema import ask_when_schemas
 from inspectlang.checked import CheckedInput
 from inspectlang.diagnostics import did_you_mean
 from inspectlang.expression_types import is_iso_date, regex_problem
-from inspectlang.manifest import CONSUMER_FIELDS, INPUT_TYPES, PRODUCT_FIELDS, InputSpec
+from inspectlang.manifest import (
+    CONSUMER_FIELDS,
+    INPUT_TYPES,
+    PRODUCT_FIELDS,
+    InputLogic,
+    InputSpec,
+)
 from inspectlang.property_values import first_given, norm, span_of, text, word
 
 if TYPE_CHECKING:
@@ -38,7 +45,15 @@ BYTES = {"b": 1, "byte": 1, "bytes": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3
 MAX_OPTIONS = 500
 
 #: Properties every input may have.
-COMMON_INPUT_PROPERTIES = ("type", "label", "help", "asked at", "for image", "id")
+COMMON_INPUT_PROPERTIES = (
+    "type",
+    "label",
+    "help",
+    "asked at",
+    "ask when",
+    "for image",
+    "id",
+)
 #: Properties (and flags) each input type adds, with the `validationSchema` key each fills.
 TYPE_PROPERTIES: dict[str, dict[str, str]] = {
     "text": {
@@ -180,6 +195,30 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
+#: The type of an input whose `type:` is missing and cannot be guessed: its uses in
+#: expressions are not checked further (the missing `type:` is the one error).
+UNKNOWN_TYPE = "unknown"
+
+
+def guess_type(
+    props: Mapping[str, ast.Property], flags: Iterable[ast.Flag], options: list[ast.Option]
+) -> str | None:
+    """The one input type every written type-specific property and flag fits, if any."""
+    specific = {key for table in TYPE_PROPERTIES.values() for key in table}
+    written = {key for key in props if key in specific}
+    written |= {norm(f.words) for f in flags} & specific
+    if options:
+        written.add("option")
+    if not written:
+        return None
+    fitting = [
+        name
+        for name in ("numeric", "text", "date", "select", "multiselect", "file")
+        if written <= {*TYPE_PROPERTIES[name], *(["option"] if "select" in name else [])}
+    ]
+    return fitting[0] if len(fitting) == 1 or fitting[:2] == ["select", "multiselect"] else None
+
+
 def read_input(checker: PropertyChecker, decl: ast.InputDecl) -> CheckedInput | None:
     where = f"input `{decl.name}`"
     flags = [i for i in decl.items if isinstance(i, ast.Flag)]
@@ -192,13 +231,19 @@ def read_input(checker: PropertyChecker, decl: ast.InputDecl) -> CheckedInput | 
     )
     type_prop = props.get("type")
     input_type = "text"
+    type_known = True
     if type_prop is None:
+        # One error, not one per property the missing type would refuse (a trap authors met):
+        # the properties suggest the type when they fit only one, else they are not checked.
+        guess = guess_type(props, flags, options)
         checker.report(
             "E011",
             f"{where} needs `type:`",
             span_of(decl),
+            suggestion=None if guess is None else f"type: {guess}",
             notes=("types: " + ", ".join(INPUT_TYPES),),
         )
+        input_type, type_known = guess or UNKNOWN_TYPE, guess is not None
     else:
         value = checker.single(type_prop, "input type")
         name = word(value) if value is not None else None
@@ -271,10 +316,14 @@ def read_input(checker: PropertyChecker, decl: ast.InputDecl) -> CheckedInput | 
         words = norm(flag.words)
         if words in ("required", "optional"):
             required = words == "required"
-    checks = read_input_checks(checker, input_type, props, flags, where)
-    option_keys, option_labels = input_options(
-        checker, input_type, options, translations, decl, checks
-    )
+    checks: dict[str, Any] = {}
+    option_keys: list[str] | None = None
+    option_labels: list[str] | None = None
+    if type_known:
+        checks = read_input_checks(checker, input_type, props, flags, where)
+        option_keys, option_labels = input_options(
+            checker, input_type, options, translations, decl, checks
+        )
     if required and "create" in stages and checker.template_kind == "built-in":
         checker.report(
             "E031",
@@ -282,6 +331,14 @@ def read_input(checker: PropertyChecker, decl: ast.InputDecl) -> CheckedInput | 
             "used by alias and nobody sends its inputs",
             span_of(decl),
         )
+    ask_when: ast.Expr | None = None
+    ask_prop = props.get("ask when")
+    if ask_prop is not None:
+        value = checker.single(ask_prop, "condition")
+        if isinstance(value, ast.Quantity | ast.Size):
+            checker.report("E019", "`ask when` takes a condition", value.span)
+        elif value is not None:
+            ask_when = value
     return CheckedInput(
         decl.name,
         identifier,
@@ -295,6 +352,7 @@ def read_input(checker: PropertyChecker, decl: ast.InputDecl) -> CheckedInput | 
         option_labels,
         translations,
         image,
+        ask_when_source=ask_when,
     )
 
 
@@ -405,12 +463,9 @@ def input_schema(spec: InputSpec) -> dict[str, Any]:
     elif spec.type == "date":
         schema = {"type": "string", "format": "date"}
     elif spec.type == "select":
-        schema = {"type": "string", "enum": [o.label for o in spec.options or []]}
+        schema = {"type": "string", "enum": _choices(spec)}
     elif spec.type == "multiselect":
-        schema = {
-            "type": "array",
-            "items": {"type": "string", "enum": [o.label for o in spec.options or []]},
-        }
+        schema = {"type": "array", "items": {"type": "string", "enum": _choices(spec)}}
         if checks.minItems is not None:
             schema["minItems"] = checks.minItems
         if checks.maxItems is not None:
@@ -424,15 +479,29 @@ def input_schema(spec: InputSpec) -> dict[str, Any]:
     return schema
 
 
+def _choices(spec: InputSpec) -> list[str]:
+    """What a client may send for a choice: each option's label, then the keys (the API
+    accepts both, and stores the label)."""
+    labels = [o.label for o in spec.options or []]
+    keys = [o.key for o in spec.options or [] if o.key is not None and o.key not in labels]
+    return [*labels, *keys]
+
+
 def creation_schema(
     inspection_type: str,
     inputs: Iterable[InputSpec],
     product_required: Iterable[str] = (),
     consumer_required: Iterable[str] = (),
+    input_logic: dict[str, InputLogic] | None = None,
 ) -> dict[str, Any]:
     """The template's `schema`: what a creation body must look like (inputs keyed by identifier,
-    see the module docstring), in JSON Schema draft 3 with boolean `required` and a `label`."""
+    see the module docstring), in JSON Schema draft 3 with boolean `required` and a `label`;
+    inputs with `ask when` are required through `allOf`/`if`/`then` (`inspectlang.ask_schema`)."""
+    inputs = list(inputs)
+    conditional, entries = ask_when_schemas(inspection_type, inputs, input_logic or {})
     input_properties = {spec.identifier: input_schema(spec) for spec in inputs}
+    for identifier in conditional:
+        input_properties[identifier]["required"] = False
     properties: dict[str, Any] = {
         "locale": {
             "type": "string",
@@ -480,7 +549,10 @@ def creation_schema(
             for name, type_ in CONSUMER_FIELDS.items()
         },
     }
-    return {"$schema": DRAFT3, "type": "object", "properties": properties}
+    schema: dict[str, Any] = {"$schema": DRAFT3, "type": "object", "properties": properties}
+    if entries:
+        schema["allOf"] = entries
+    return schema
 
 
 def inputs_to_object(items: Any) -> Any:

@@ -18,7 +18,7 @@ from lark import Token
 from inspectlang import ast
 from inspectlang.ast import Span
 from inspectlang.errors import InspectlangError
-from inspectlang.vocabulary import MAX_LITERAL_INTEGER_DIGITS
+from inspectlang.vocabulary import CHAIN_OPERATORS, MAX_LITERAL_INTEGER_DIGITS, chain_depth
 
 #: Deepest nesting of parentheses, brackets, unary operators and operator chains in one
 #: expression. Deeper input is refused (E004) so no later pass can hit Python's recursion limit.
@@ -197,6 +197,8 @@ class _AstBuilder:
         self.lines = _SourceLines([_BLANK], {}, {}, 0)
         self.filename = "<template>"
         self.depth: dict[int, int] = {}
+        #: `and`/`or` chain node -> (operands, deepest operand's depth).
+        self.chains: dict[int, tuple[int, int]] = {}
 
     def nested(self, node: ast.Expr, *children: ast.Expr) -> ast.Expr:
         """Record the node's depth; refuse it past MAX_NESTING (E004)."""
@@ -250,6 +252,12 @@ class _AstBuilder:
             name.value, type_name.value, initial, span=span, name_span=name_span
         )
         return self.with_comments(node, keyword.line, initial.span.end_line)
+
+    def let_decl(self, children: _Children) -> Any:
+        keyword, name, _equals, value = children
+        span, name_span = _from_token(keyword, value.span), _token_span(name)
+        node = ast.LetDecl(name.value, value, span=span, name_span=name_span)
+        return self.with_comments(node, keyword.line, value.span.end_line)
 
     def feature_decl(self, children: _Children) -> Any:
         keyword, name, state = children
@@ -350,7 +358,10 @@ class _AstBuilder:
     def disapprove(self, children: _Children) -> Any:
         keyword, reason, _when, condition = children
         span = _from_token(keyword, condition.span)
-        return self.item(ast.Disapprove(unescape_text(reason.value), condition, span=span))
+        text = unescape_text(reason.value)
+        return self.item(
+            ast.Disapprove(text, condition, span=span, reason_span=_token_span(reason))
+        )
 
     def approve(self, children: _Children) -> Any:
         keyword, _when, condition = children
@@ -359,7 +370,8 @@ class _AstBuilder:
     def otherwise(self, children: _Children) -> Any:
         keyword, reason = children
         span = _between(keyword, reason)
-        return self.item(ast.Otherwise(unescape_text(reason.value), span=span))
+        text = unescape_text(reason.value)
+        return self.item(ast.Otherwise(text, span=span, reason_span=_token_span(reason)))
 
     # ---- statements ------------------------------------------------------------------------
     def set_statement(self, children: _Children) -> Any:
@@ -399,7 +411,29 @@ class _AstBuilder:
     def binary(self, children: _Children) -> ast.Expr:
         left, operator, right = children
         node = ast.Binary(operator.value, left, right, span=_join(left.span, right.span))
+        if operator.value in CHAIN_OPERATORS:
+            return self.chained(node, left, right)
         return self.nested(node, left, right)
+
+    def chained(self, node: ast.Binary, left: ast.Expr, right: ast.Expr) -> ast.Expr:
+        """An `and`/`or` counts as its whole chain (both sides, however grouped) balanced:
+        the deepest operand plus `chain_depth(operands)`, as the checker emits it."""
+        operands, deepest = 0, 0
+        for side in (left, right):
+            chain = (
+                self.chains.get(id(side))
+                if isinstance(side, ast.Binary) and side.operator == node.operator
+                else None
+            )
+            count, depth = chain if chain is not None else (1, self.depth.get(id(side), 1))
+            operands, deepest = operands + count, max(deepest, depth)
+        self.chains[id(node)] = (operands, deepest)
+        depth = deepest + chain_depth(operands)
+        if depth > MAX_NESTING:
+            message = f"expression nested more than {MAX_NESTING} levels deep"
+            raise _SyntaxProblem("E004", message, node.span)
+        self.depth[id(node)] = depth
+        return node
 
     def unary(self, children: _Children) -> ast.Expr:
         operator, operand = children

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from inspectlang import ast
+from inspectlang import ast, calls, choices, lets
 from inspectlang.diagnostics import Diagnostic, did_you_mean
 from inspectlang.expression_types import (
     ANY,
@@ -22,7 +22,6 @@ from inspectlang.expression_types import (
     COMPARISONS,
     ERROR,
     EVENT_SUBJECTS,
-    QUANTIFIERS,
     Scope,
     compatible,
     describe,
@@ -30,14 +29,13 @@ from inspectlang.expression_types import (
     ir_type,
     is_iso_date,
     list_of,
-    regex_problem,
 )
 from inspectlang.manifest import CONSUMER_FIELDS, IRNode
 from inspectlang.vocabulary import (
     BOOLEAN,
+    CHAIN_OPERATORS,
     DAMAGE,
     DATE,
-    FUNCTIONS,
     IMAGE,
     INPUT_VALUE_TYPES,
     MAX_EXPRESSION_DEPTH,
@@ -50,6 +48,7 @@ from inspectlang.vocabulary import (
     RECORD_FIELDS,
     TEXT,
     VALIDATION,
+    chain_depth,
 )
 
 Report = Callable[..., None]
@@ -79,6 +78,11 @@ class ExpressionChecker:
             Diagnostic(code, message, span, self.filename, suggestion=suggestion, notes=notes)
         )
         return ERROR, {"op": "literal", "value": None, "type": TEXT, "span": span.as_list()}
+
+    def _report(
+        self, code: str, message: str, span: ast.Span, suggestion: str | None = None
+    ) -> None:
+        self.error(code, message, span, suggestion)
 
     def condition(self, expr: ast.Expr, what: str) -> IRNode:
         """Check an expression used as a condition: it must be boolean."""
@@ -168,6 +172,8 @@ class ExpressionChecker:
             if name not in scope.variables:
                 where = " or ".join(f"`on {e.replace('_', ' ')}`" for e in events)
                 return self.error("E036", f"`{name}` exists only inside a rule {where}", expr.span)
+        if name in scope.let_sources and name not in scope.variables:
+            return lets.use_let(self, expr)
         if name in scope.variables:
             scope.used_variables.add(name)
             type_ = NUMBER if scope.variables[name] == "numeric" else TEXT
@@ -221,7 +227,7 @@ class ExpressionChecker:
                         name_span,
                         did_you_mean(expr.name, scope.inputs),
                     )
-                type_ = INPUT_VALUE_TYPES[ref.input_type]
+                type_ = INPUT_VALUE_TYPES.get(ref.input_type, ERROR)
                 return type_, {"op": "input", "id": ref.identifier, "type": type_, "span": span}
             if namespace == "images" and not (
                 expr.name in RECORD_FIELDS[IMAGE] and expr.name not in scope.images
@@ -328,11 +334,39 @@ class ExpressionChecker:
             "span": expr.span.as_list(),
         }
 
+    def _chain(self, expr: ast.Binary) -> tuple[str, IRNode]:
+        """An `and`/`or` chain (both sides, however grouped): its operands are checked one
+        level below `chain_depth(operands)` and joined as a balanced tree, so a flat chain of
+        64 conditions is as shallow as the parser and the runtime's verifier count it."""
+        op = expr.operator
+        operands: list[ast.Expr] = []
+        pending: list[ast.Expr] = [expr]
+        while pending:  # left to right, without recursion: a chain may be long
+            node = pending.pop()
+            if isinstance(node, ast.Binary) and node.operator == op:
+                pending.extend((node.right, node.left))
+            else:
+                operands.append(node)
+        saved = self.depth
+        self.depth += chain_depth(len(operands)) - 1
+        try:
+            checked = [self.check(operand) for operand in operands]
+        finally:
+            self.depth = saved
+        for (type_, _), operand in zip(checked, operands, strict=True):
+            if type_ not in (BOOLEAN, ERROR):
+                self.error("E023", f"`{op}` needs booleans, not {describe(type_)}", operand.span)
+        return BOOLEAN, _balanced(op, [node for _, node in checked], operands)
+
     def _binary(self, expr: ast.Binary) -> tuple[str, IRNode]:
         op = expr.operator
+        if op in CHAIN_OPERATORS:
+            return self._chain(expr)
         left_type, left = self.check(expr.left)
         right_type, right = self.check(expr.right)
         result = self._binary_type(expr, left_type, right_type)
+        if op in ("=", "!=", "in"):
+            choices.check_comparison(self._report, self.scope, expr, left, right)
         if op == "/" and constant_number(expr.right) == 0:
             self.error("E030", "division by zero", expr.right.span)
         return result, {
@@ -417,128 +451,7 @@ class ExpressionChecker:
     # -- calls and quantifiers ---------------------------------------------------------------
 
     def _call(self, expr: ast.Call) -> tuple[str, IRNode]:
-        name, args = expr.function, expr.arguments
-        function_span = expr.function_span if expr.function_span.line else expr.span
-        if name in QUANTIFIERS:
-            if len(args) != 1:
-                return self.error(
-                    "E022", f"`{name}` takes a list: `{name}(x in LIST where CONDITION)`", expr.span
-                )
-            return self._quantifier(ast.Quantifier(name, None, args[0], span=expr.span))
-        arity = FUNCTIONS.get(name)
-        if arity is None:
-            return self.error(
-                "E022",
-                f"unknown function `{name}`",
-                function_span,
-                did_you_mean(name, [*FUNCTIONS, *QUANTIFIERS]),
-            )
-        low, high = arity
-        if len(args) < low or (high is not None and len(args) > high):
-            wanted = (
-                str(low)
-                if low == high
-                else f"{low} or more"
-                if high is None
-                else f"{low} to {high}"
-            )
-            return self.error(
-                "E022",
-                f"`{name}` takes {wanted} argument{'s' if wanted != '1' else ''}, not {len(args)}",
-                expr.span,
-            )
-        if name == "date" and isinstance(args[0], ast.Literal) and isinstance(args[0].value, str):
-            if not is_iso_date(args[0].value):
-                return self.error(
-                    "E019", f"`{args[0].value}` is not a date of the form YYYY-MM-DD", args[0].span
-                )
-            return DATE, {
-                "op": "literal",
-                "value": args[0].value,
-                "type": DATE,
-                "span": expr.span.as_list(),
-            }
-        typed = [self.check(arg) for arg in args]
-        types = [t for t, _ in typed]
-        result = self._call_type(expr, types)
-        if (
-            name == "matches"
-            and isinstance(args[1], ast.Literal)
-            and isinstance(args[1].value, str)
-        ):
-            problem = regex_problem(args[1].value)
-            if problem is not None:
-                self.error("E029", problem, args[1].span)
-        return result, {
-            "op": "call",
-            "fn": name,
-            "args": [node for _, node in typed],
-            "type": ir_type(result),
-            "span": expr.span.as_list(),
-        }
-
-    def _expect(self, expr: ast.Call, index: int, actual: str, *wanted: str) -> None:
-        if (
-            actual != ERROR
-            and actual not in wanted
-            and not (ANY in (element_of(actual) or "") and any(element_of(w) for w in wanted))
-        ):
-            names = " or ".join(describe(w) for w in wanted)
-            self.error(
-                "E023",
-                f"argument {index + 1} of `{expr.function}` must be a {names}, "
-                f"not {describe(actual)}",
-                expr.arguments[index].span,
-            )
-
-    def _call_type(self, expr: ast.Call, types: list[str]) -> str:
-        name = expr.function
-        if name in ("lower", "upper", "trim"):
-            self._expect(expr, 0, types[0], TEXT)
-            return TEXT
-        if name == "length":
-            if element_of(types[0]) is None:
-                self._expect(expr, 0, types[0], TEXT)
-            return NUMBER
-        if name == "contains":
-            element = element_of(types[0])
-            if element is not None:
-                if not compatible(element, types[1]):
-                    self._expect(expr, 1, types[1], element)
-            else:
-                self._expect(expr, 0, types[0], TEXT)
-                self._expect(expr, 1, types[1], TEXT)
-            return BOOLEAN
-        if name in ("starts_with", "ends_with", "matches"):
-            self._expect(expr, 0, types[0], TEXT)
-            self._expect(expr, 1, types[1], TEXT)
-            return BOOLEAN
-        if name in ("round", "abs"):
-            for index, type_ in enumerate(types):
-                self._expect(expr, index, type_, NUMBER)
-            return NUMBER
-        if name in ("min", "max"):
-            if len(types) == 1:
-                self._expect(expr, 0, types[0], list_of(NUMBER))
-            else:
-                for index, type_ in enumerate(types):
-                    self._expect(expr, index, type_, NUMBER)
-            return NUMBER
-        if name == "defined":
-            return BOOLEAN
-        if name == "date":
-            self._expect(expr, 0, types[0], TEXT)
-            return DATE
-        if name == "today":
-            return DATE
-        if name == "add_days":
-            self._expect(expr, 0, types[0], DATE)
-            self._expect(expr, 1, types[1], NUMBER)
-            return DATE
-        # days_between, years_between
-        self._expect(expr, 0, types[0], DATE)
-        self._expect(expr, 1, types[1], DATE)
-        return NUMBER
+        return calls.check_call(self, expr)
 
     def _quantifier(self, expr: ast.Quantifier) -> tuple[str, IRNode]:
         kind = expr.kind
@@ -606,6 +519,27 @@ class ExpressionChecker:
         node["type"] = result
         node["span"] = expr.span.as_list()
         return result, node
+
+
+def _balanced(op: str, nodes: list[IRNode], operands: list[ast.Expr]) -> IRNode:
+    """`nodes` joined by `op` as a balanced tree (left half, right half), left to right."""
+    if len(nodes) == 1:
+        return nodes[0]
+    middle = len(nodes) // 2
+    span = ast.Span(
+        operands[0].span.line,
+        operands[0].span.column,
+        operands[-1].span.end_line,
+        operands[-1].span.end_column,
+    )
+    return {
+        "op": "binary",
+        "operator": op,
+        "left": _balanced(op, nodes[:middle], operands[:middle]),
+        "right": _balanced(op, nodes[middle:], operands[middle:]),
+        "type": BOOLEAN,
+        "span": span.as_list(),
+    }
 
 
 #: Expression node type -> the ExpressionChecker method that checks it (one dict lookup per node).

@@ -25,6 +25,7 @@ from inspectlang.manifest import (
 from inspectlang.patterns import MAX_PATTERN
 
 __all__ = [
+    "CHAIN_OPERATORS",
     "CONSUMER_FIELDS",
     "FUNCTIONS",
     "INPUT_TYPES",
@@ -43,7 +44,10 @@ __all__ = [
     "PRODUCT_FIELDS",
     "RECORD_FIELDS",
     "RULE_EVENTS",
+    "SIGNATURES",
     "VALIDATION_NAMES",
+    "accepts",
+    "chain_depth",
 ]
 
 # --- types -------------------------------------------------------------------------------------
@@ -56,6 +60,17 @@ IMAGE, VALIDATION, DAMAGE = "image", "validation", "damage"
 #: Deepest nesting of an expression or of `if` blocks (E004). Generated Python stays far below
 #: the interpreter's own limits at this depth (measured: 62 nested `+` compile and run).
 MAX_EXPRESSION_DEPTH = 64
+#: Operators whose chains (`a or b or c`, however grouped) are one flat level of the language:
+#: the checker emits them as a balanced tree, so a chain of N operands nests `chain_depth(N)`
+#: levels, and the parser, the checker and the runtime's verifier all count it so.
+CHAIN_OPERATORS = frozenset({"and", "or"})
+
+
+def chain_depth(operands: int) -> int:
+    """Levels of the balanced tree joining `operands` operands by one operator (ceil(log2))."""
+    return max(operands - 1, 0).bit_length()
+
+
 #: Deepest nesting of `count`/`any`/`all`/`sum` bodies (E004): each is a loop in generated code.
 MAX_QUANTIFIER_DEPTH = 8
 #: Most nodes in one template's logic (the checker's E037 limits keep real templates far below).
@@ -168,4 +183,32 @@ FUNCTIONS: dict[str, tuple[int, int | None]] = {
     "add_days": (2, 2),
     "days_between": (2, 2),
     "years_between": (2, 2),
+    "text": (1, 1),
+    "replace": (3, 3),
+    "substring": (2, 3),
+    "normalize": (1, 1),
+    "extract": (2, 2),
 }
+
+#: Any value that is not a record: a number, text, boolean, date or a list of those.
+PLAIN_VALUE = "value"
+
+#: Argument types and result type of the functions with one signature, read by the checker
+#: (`inspectlang.types`) and the runtime's verifier (`runtime.verify`) alike; an optional
+#: trailing argument (see `FUNCTIONS`) has the type listed for its position.
+SIGNATURES: dict[str, tuple[tuple[str, ...], str]] = {
+    "text": ((PLAIN_VALUE,), TEXT),
+    "replace": ((TEXT, TEXT, TEXT), TEXT),
+    "substring": ((TEXT, NUMBER, NUMBER), TEXT),
+    "normalize": ((TEXT,), TEXT),
+    "extract": ((TEXT, TEXT), TEXT),
+}
+
+
+def accepts(wanted: str, actual: str) -> bool:
+    """Whether an argument of type `actual` fits a parameter of type `wanted`."""
+    if wanted == PLAIN_VALUE:
+        return actual not in (IMAGE, VALIDATION, DAMAGE) and not (
+            actual.startswith("list<") and actual[5:-1] in (IMAGE, VALIDATION, DAMAGE)
+        )
+    return actual == wanted

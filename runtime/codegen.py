@@ -35,6 +35,8 @@ from runtime.values import (
 from runtime.verify import QUANTIFIERS, body_cost, static_cost
 
 Node = dict[str, Any]
+#: A verdict reason: its text, or (text, text-typed node) when it shows values.
+Reason = str | tuple[str, Node]
 
 #: Where each data source lives in the inspection data, and the local that holds it.
 SOURCES: dict[str, tuple[str, str]] = {
@@ -394,6 +396,16 @@ class CodeGenerator:
             else:
                 raise UnknownNode(node, "codegen")
 
+    def reason(self, reason: tuple[str, Node]) -> str:
+        """Emit a reason with values; the code of its text (the written text if missing)."""
+        text, node = reason
+        code = self.condition(node)
+        if not code.isidentifier():
+            target = self.temp()
+            self.emit(f"{target} = {code}")
+            code = target
+        return f"({text!r} if {code} is None else {code})"
+
     def condition(self, node: Node) -> str:
         """Emit a condition (charged as one root); the returned code is True/False/None."""
         self.charge(static_cost(node))
@@ -427,18 +439,24 @@ def generate_check(name: str, valid: Node) -> str:
 
 def generate_verdict(
     name: str,
-    disapprovals: list[tuple[str, Node]],
+    disapprovals: list[tuple[Reason, Node]],
     approve_when: Node | None,
-    otherwise: str,
+    otherwise: Reason,
 ) -> str:
-    """A function returning (approved, reasons): reasons a list or a tuple of texts."""
+    """A function returning (approved, reasons): reasons a list or a tuple of texts. A reason
+    is a text, or (text, node) when it has values: the node's text, or the text if missing."""
     generator = CodeGenerator()
     if disapprovals:
         reasons = generator.temp()
         generator.emit(f"{reasons} = []")
         for reason, when in disapprovals:
             cond = generator.condition(when)
-            generator.emit(f"if {cond} is True: {reasons}.append({reason!r})")
+            if isinstance(reason, str):
+                generator.emit(f"if {cond} is True: {reasons}.append({reason!r})")
+                continue
+            generator.emit(f"if {cond} is True:")
+            with generator.indented():
+                generator.emit(f"{reasons}.append({generator.reason(reason)})")
         generator.emit(f"if {reasons}:")
         with generator.indented():
             generator.leave(f"(False, {reasons})")
@@ -446,7 +464,10 @@ def generate_verdict(
         cond = generator.condition(approve_when)
         generator.emit(f"if {cond} is not True:")
         with generator.indented():
-            generator.leave(f"(False, ({otherwise!r},))")
+            if isinstance(otherwise, str):
+                generator.leave(f"(False, ({otherwise!r},))")
+            else:
+                generator.leave(f"(False, ({generator.reason(otherwise)},))")
     # constant tuples (no allocation per call); Program.run_verdict turns reasons into a list
     generator.leave("(True, ())")
     return generator.function(name, generator.lines)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from inspectlang.manifest import Template
-from runtime import intake
+from runtime import evaldata, intake
 from runtime.errors import InspectionError
 from runtime.imagemeta import read_meta
 from runtime.program import Program
@@ -85,7 +85,18 @@ def create(
     initial = intake.check_initial_status(body)
     metadata = intake.check_metadata(body.get("metadata"))
     given = intake.inputs_by_identifier(body.get("inputs"))
-    inputs = intake.check_inputs(manifest, given, stage="create", locale=locale)
+    inputs = intake.check_inputs(
+        manifest,
+        given,
+        stage="create",
+        locale=locale,
+        unasked=lambda values: evaldata.unasked(
+            program,
+            evaldata.intake_env(
+                program, values, body.get(inspection_type), body.get("consumer"), iso(now)
+            ),
+        ),
+    )
     intake.check_schema(manifest, body, inputs)
     product = intake.check_product(
         body.get(inspection_type),
@@ -533,12 +544,14 @@ def finish(
             "invalid_status_transition", f"cannot finish an inspection that is {state.status}"
         )
     if completed_by != "expiration":
+        skipped = evaldata.unasked(program, evaldata.build_env(program, state, iso(now)))
         specs = [
             spec
             for spec in program.manifest.inputs
             if "update" in spec.stages
             and spec.validationSchema.required
             and state.inputs.get(spec.identifier) is None
+            and spec.identifier not in skipped
         ]
         if specs:
             raise InspectionError(

@@ -86,26 +86,56 @@ def image_record(side: str, image: ImageRecord | None, attempts: int) -> dict[st
 
 
 def input_value(program: Program, identifier: str, value: Any) -> Any:
-    """An input's stored value as the expression sees it (select -> option label)."""
+    """An input's stored value as the expression sees it: a select's option key (or, for a
+    manifest compiled before options carried keys, its label; a revision is immutable)."""
     spec = program.input_spec(identifier)
     if spec is None or value is None:
         return None
     if spec.type == "select" and spec.options is not None:
-        return _option_label(program, identifier, value)
+        return _option_value(program, identifier, value)
     if spec.type == "multiselect" and spec.options is not None:
-        return [_option_label(program, identifier, item) for item in value]
+        return [_option_value(program, identifier, item) for item in value]
     return value
 
 
-def _option_label(program: Program, identifier: str, value: Any) -> Any:
+def _option_value(program: Program, identifier: str, value: Any) -> Any:
     spec = program.input_spec(identifier)
-    logic = program.manifest.logic.inputs.get(identifier)
     if spec is None or spec.options is None:
         return value
+    labels = [option.label for option in spec.options]
+    if spec.options and spec.options[0].key is not None:
+        if value in labels:  # stored as the template's label (runtime.intake)
+            return spec.options[labels.index(value)].key
+        return value
+    logic = program.manifest.logic.inputs.get(identifier)
     keys = logic.optionKeys if logic is not None and logic.optionKeys else None
     if keys is not None and value in keys:
-        return spec.options[keys.index(value)].label
+        return labels[keys.index(value)]
     return value
+
+
+def intake_env(
+    program: Program,
+    inputs: dict[str, Any],
+    product: Any,
+    consumer: Any,
+    now: str,
+) -> dict[str, Any]:
+    """The data an `ask when` reads while a creation or update is checked (no state yet)."""
+    env = empty_env(now[:10])
+    env["inputs"] = {
+        identifier: input_value(program, identifier, value) for identifier, value in inputs.items()
+    }
+    env["product"] = dict(product) if isinstance(product, dict) else {}
+    env["consumer"] = dict(consumer) if isinstance(consumer, dict) else {}
+    return env
+
+
+def unasked(program: Program, env: dict[str, Any]) -> frozenset[str]:
+    """The inputs whose `ask when` does not hold on `env`: not asked, so never required."""
+    if not program.asks:
+        return frozenset()
+    return frozenset(i for i in program.asks if not program.input_asked(i, env))
 
 
 def build_env(

@@ -148,7 +148,7 @@ def explain(program: Program, state: InspectionState) -> Explanation:
     for item in checks:
         item.decided = item.holds is not True
     verdict = [
-        _condition("disapprove", reason, span, when, env)
+        _condition("disapprove", ReferenceEvaluator().reason(reason, env), span, when, env)
         for reason, when, span in program.disapprovals
     ]
     for item in verdict:
@@ -156,7 +156,7 @@ def explain(program: Program, state: InspectionState) -> Explanation:
     if program.approve_when is not None:
         approve = _condition(
             "approve_when",
-            program.otherwise,
+            ReferenceEvaluator().reason(program.otherwise, env),
             list(program.approve_when["span"]),
             program.approve_when,
             env,

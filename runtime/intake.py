@@ -12,6 +12,7 @@ import math
 import mimetypes
 import re
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from cachetools import LRUCache
@@ -140,9 +141,17 @@ def inputs_by_identifier(value: Any) -> dict[str, Any]:
 
 
 def check_inputs(
-    manifest: Template, given: dict[str, Any], *, stage: str, locale: str
+    manifest: Template,
+    given: dict[str, Any],
+    *,
+    stage: str,
+    locale: str,
+    unasked: Callable[[dict[str, Any]], frozenset[str]] | None = None,
 ) -> dict[str, Any]:
-    """Validate input values (unknown inputs, required ones at this stage, each input's rules)."""
+    """Validate input values (unknown inputs, required ones at this stage, each input's rules).
+
+    `unasked(values)` names the inputs whose `ask when` does not hold on the valid values
+    given: those are not required."""
     specs = {spec.identifier: spec for spec in manifest.inputs}
     missing = [
         problem(spec.identifier, "required", f"input {spec.label!r} is required")
@@ -152,6 +161,16 @@ def check_inputs(
         and spec.validationSchema.required
         and given.get(spec.identifier) is None
     ]
+    if missing and unasked is not None:
+        valid = {}
+        for identifier, raw in given.items():
+            spec = specs.get(identifier)
+            if spec is not None and raw is not None:
+                value, found = check_input_value(manifest, spec, raw)
+                if not found:
+                    valid[identifier] = value
+        skipped = unasked(valid)
+        missing = [p for p in missing if p["field"] not in skipped]
     if missing:
         names = ", ".join(
             spec.label

@@ -1,7 +1,8 @@
 """What an inspection still lacks: template photos never uploaded, required inputs never filled.
 
 Every image a template declares is one the consumer must upload (the spec's "images the user
-must upload"); an input is required when its `validationSchema.required` is true. At `finish`
+must upload"); an input is required when its `validationSchema.required` is true and its
+`ask when` (if any) holds. At `finish`
 each missing item becomes a reason of the verdict, before the template's own reasons, and the
 verdict is `disapproved` whatever the template's verdict lines say: an inspection finished
 without its evidence must not look complete. The same list feeds the explanation and the report.
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from runtime.api_view import image_label, input_label
+from runtime.evaldata import build_env, unasked
 from runtime.program import Program
 from runtime.state import InspectionState
 
@@ -52,9 +54,16 @@ def missing_items(program: Program, state: InspectionState) -> list[MissingItem]
         for spec in program.manifest.images
         if spec.identifier not in uploaded
     ]
+    skipped = (
+        unasked(program, build_env(program, state, state.completedAt or state.updatedAt))
+        if program.asks
+        else frozenset()
+    )
     inputs = [
         MissingItem("input", spec.identifier, input_label(program, spec, locale))
         for spec in program.manifest.inputs
-        if spec.validationSchema.required and state.inputs.get(spec.identifier) is None
+        if spec.validationSchema.required
+        and state.inputs.get(spec.identifier) is None
+        and spec.identifier not in skipped
     ]
     return photos + inputs

@@ -20,8 +20,8 @@ from cachetools import LRUCache
 from inspectlang.ir import Statement
 from inspectlang.manifest import ImageSpec, InputSpec, Template, ValidationSpec
 from runtime import codegen
-from runtime.errors import InvalidProgram
-from runtime.reference import ReferenceEvaluator
+from runtime.errors import InvalidProgram, StepLimitExceeded
+from runtime.reference import Reason, ReferenceEvaluator
 from runtime.verify import Scope, Verifier
 
 EvaluationPath = Literal["compiled", "reference"]
@@ -62,12 +62,14 @@ class Program:
     revision: str
     rules: tuple[RuleProgram, ...]
     checks: tuple[CheckProgram, ...]
-    disapprovals: tuple[tuple[str, Node, list[int]], ...]
+    disapprovals: tuple[tuple[Reason, Node, list[int]], ...]
     approve_when: Node | None
-    otherwise: str
+    otherwise: Reason
     source: str
     functions: dict[str, Callable[..., Any]] = field(repr=False)
     path: EvaluationPath = "compiled"
+    #: Input identifier -> (function name, verified `ask when` condition).
+    asks: dict[str, tuple[str, Node]] = field(default_factory=dict)
 
     # -- lookups --------------------------------------------------------------------------------
 
@@ -120,6 +122,19 @@ class Program:
             return bool(self.functions[f"check_{index}"](env))
         return ReferenceEvaluator().condition(self.checks[index].valid, env) is True
 
+    def input_asked(self, identifier: str, env: dict[str, Any]) -> bool:
+        """Whether the input is asked on this data: it has no `ask when`, or it holds."""
+        ask = self.asks.get(identifier)
+        if ask is None:
+            return True
+        name, node = ask
+        try:
+            if self.path == "compiled":
+                return bool(self.functions[name](env))
+            return ReferenceEvaluator().condition(node, env) is True
+        except StepLimitExceeded:
+            return True  # never expected of a small condition: asking is the safe side
+
     def run_verdict(self, env: dict[str, Any]) -> tuple[bool, list[str]]:
         if self.path == "compiled":
             approved, reasons = self.functions["verdict"](env)
@@ -130,6 +145,18 @@ class Program:
             self.otherwise,
             env,
         )
+
+
+def _reason(
+    verifier: Verifier, scope: Scope, text: str, message: Node | None, where: str
+) -> Reason:
+    """A verdict reason: its text, or (text, verified text node) when it shows values."""
+    if message is None:
+        return text
+    node = verifier.expression(message, scope, f"{where}.message")
+    if node["type"] != "text":
+        raise InvalidProgram("a reason's message must be a text", where)
+    return text, node
 
 
 #: Programs by revision, the least recently used dropped past `CACHE_SIZE`. A hit also needs
@@ -215,7 +242,7 @@ def build_program(manifest: Template, revision: str | None = None) -> Program:
     full = Scope(**{**verifier.base.__dict__, "checks": frozenset(seen)})
     disapprovals = tuple(
         (
-            item.reason,
+            _reason(verifier, full, item.reason, item.message, f"logic.verdict.disapprove[{i}]"),
             verifier.condition(item.when, full, f"logic.verdict.disapprove[{i}].when"),
             verifier.span({"span": item.span}, f"logic.verdict.disapprove[{i}]"),
         )
@@ -226,9 +253,23 @@ def build_program(manifest: Template, revision: str | None = None) -> Program:
         if logic.verdict.approveWhen is None
         else verifier.condition(logic.verdict.approveWhen, full, "logic.verdict.approveWhen")
     )
-    otherwise = logic.verdict.otherwise or DEFAULT_OTHERWISE
+    otherwise = _reason(
+        verifier,
+        full,
+        logic.verdict.otherwise or DEFAULT_OTHERWISE,
+        logic.verdict.otherwiseMessage,
+        "logic.verdict.otherwise",
+    )
     parts = [codegen.generate_rule(f"rule_{i}", rule.body) for i, rule in enumerate(rules)]
     parts += [codegen.generate_check(f"check_{i}", check.valid) for i, check in enumerate(checks)]
+    asks: dict[str, tuple[str, Node]] = {}
+    for index, spec in enumerate(manifest.inputs):
+        input_logic = logic.inputs.get(spec.identifier)
+        if input_logic is not None and input_logic.askWhen is not None:
+            where = f"logic.inputs.{spec.identifier}.askWhen"
+            node = verifier.condition(input_logic.askWhen, verifier.base, where)
+            asks[spec.identifier] = (f"ask_{index}", node)
+            parts.append(codegen.generate_check(f"ask_{index}", node))
     parts.append(
         codegen.generate_verdict(
             "verdict", [(reason, when) for reason, when, _ in disapprovals], approve_when, otherwise
@@ -247,4 +288,5 @@ def build_program(manifest: Template, revision: str | None = None) -> Program:
         otherwise=otherwise,
         source=source,
         functions=functions,
+        asks=asks,
     )

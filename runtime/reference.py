@@ -35,6 +35,8 @@ from runtime.verify import body_cost, static_cost
 
 Node = dict[str, Any]
 Env = dict[str, Any]
+#: A verdict reason: its text, or (text, text-typed node) when it shows values.
+Reason = str | tuple[str, Node]
 Trace = list[dict[str, Any]]
 
 _LEAF_SOURCES: dict[str, str] = {
@@ -262,14 +264,26 @@ class ReferenceEvaluator:
 
     def verdict(
         self,
-        disapprovals: list[tuple[str, Node]],
+        disapprovals: list[tuple[Reason, Node]],
         approve_when: Node | None,
-        otherwise: str,
+        otherwise: Reason,
         env: Env,
     ) -> tuple[bool, list[str]]:
-        reasons = [reason for reason, when in disapprovals if self.condition(when, env) is True]
+        reasons = [
+            self.reason(reason, env)
+            for reason, when in disapprovals
+            if self.condition(when, env) is True
+        ]
         if reasons:
             return False, reasons
         if approve_when is not None and self.condition(approve_when, env) is not True:
-            return False, [otherwise]
+            return False, [self.reason(otherwise, env)]
         return True, []
+
+    def reason(self, reason: Reason, env: Env) -> str:
+        """A reason's text: with values, the node's text (the written text when missing)."""
+        if isinstance(reason, str):
+            return reason
+        text, node = reason
+        value = self.condition(node, env)
+        return text if value is None else str(value)

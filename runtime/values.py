@@ -183,6 +183,84 @@ def fn_years_between(errors: Errors, span: Span, first: Any, second: Any) -> Any
     return b.year - a.year - ((b.month, b.day) < (a.month, a.day))
 
 
+def as_text(value: Any) -> str:
+    """How a value reads inside a text (`text(x)`, `{...}` in a reason): missing is empty,
+    booleans `true`/`false`, whole numbers without a point, other numbers with at most 6
+    decimals, a date `YYYY-MM-DD`, a list its items joined by `, `."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        rounded = round(value, 6)
+        return str(int(rounded)) if rounded.is_integer() else repr(rounded)
+    if isinstance(value, list):
+        return ", ".join(as_text(item) for item in value if item is not None)
+    return str(value)
+
+
+def fn_text(errors: Errors, span: Span, value: Any) -> Any:
+    return check_text(errors, span, as_text(value))
+
+
+def fn_replace(errors: Errors, span: Span, text: Any, old: Any, new: Any) -> Any:
+    """Every occurrence of `old` replaced by `new` (an empty `old` changes nothing)."""
+    if text is None or old is None or new is None:
+        return None
+    if old == "":
+        return text
+    if new and text.count(old) * max(len(new) - len(old), 0) + len(text) > MAX_TEXT:
+        too_long(errors, span)
+        return None
+    return check_text(errors, span, text.replace(old, new))
+
+
+def _index(value: Any) -> int | None:
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else None
+    return value if isinstance(value, int) else None
+
+
+def fn_substring(errors: Errors, span: Span, text: Any, start: Any, end: Any = None) -> Any:
+    """Characters from `start` (0 is the first) up to `end` excluded (the end when omitted);
+    a negative position counts from the end. A position that is not whole gives missing."""
+    if text is None or start is None:
+        return None
+    first = _index(start)
+    last = len(text) if end is None else _index(end)
+    if first is None or last is None:
+        return None
+    return text[first:last]
+
+
+def fn_normalize(errors: Errors, span: Span, text: Any) -> Any:
+    """Accents removed, lower case, spaces trimmed and every run of white space one space."""
+    if text is None:
+        return None
+    import unicodedata
+
+    decomposed = unicodedata.normalize("NFKD", text)
+    bare = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return check_text(errors, span, " ".join(unicodedata.normalize("NFC", bare).lower().split()))
+
+
+def fn_extract(errors: Errors, span: Span, text: Any, pattern: Any) -> Any:
+    """The first match of `pattern` in `text` (its first group, when it has groups); missing
+    when nothing matches."""
+    if text is None or pattern is None:
+        return None
+    compiled = compiled_pattern(pattern)
+    if compiled is None:
+        record(errors, "invalid_pattern", span)
+        return None
+    found = compiled.search(text)
+    if found is None:
+        return None
+    return found.group(1) if compiled.groups else found.group(0)
+
+
 #: Library functions by name; `today` is not here: it reads the event date (`now` in the data).
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "lower": fn_lower,
@@ -202,6 +280,11 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "add_days": fn_add_days,
     "days_between": fn_days_between,
     "years_between": fn_years_between,
+    "text": fn_text,
+    "replace": fn_replace,
+    "substring": fn_substring,
+    "normalize": fn_normalize,
+    "extract": fn_extract,
 }
 
 

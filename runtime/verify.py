@@ -21,6 +21,7 @@ from inspectlang.manifest import Template
 from inspectlang.patterns import MAX_PATTERN, compiled_pattern
 from inspectlang.vocabulary import (
     CONSUMER_FIELDS,
+    FUNCTIONS,
     INPUT_VALUE_TYPES,
     MAX_EXPRESSION_DEPTH,
     MAX_NODES,
@@ -29,6 +30,8 @@ from inspectlang.vocabulary import (
     NAME,
     PRODUCT_FIELDS,
     RECORD_FIELDS,
+    SIGNATURES,
+    accepts,
 )
 from inspectlang.vocabulary import (
     MAX_LIST_ITEMS as MAX_LIST,
@@ -325,7 +328,7 @@ class Verifier:
         result = _signature(name, kinds)
         if result is None:
             raise InvalidProgram(f"no function {name!r} taking ({', '.join(kinds)})", where)
-        if name == "matches" and args[1]["op"] == "literal":
+        if name in ("matches", "extract") and args[1]["op"] == "literal":
             # A literal pattern is checked now (the checker's E029); a computed one when it is
             # evaluated: an invalid one gives missing and the rule error `invalid_pattern`.
             pattern = args[1]["value"]
@@ -418,6 +421,11 @@ def _is_number(value: Any) -> bool:
 def _signature(name: Any, kinds: list[str]) -> str | None:
     """The result type of library function `name` on argument types, or None if refused."""
     one = kinds[0] if len(kinds) == 1 else None
+    if name in SIGNATURES:
+        wanted, result = SIGNATURES[name]
+        fits = all(accepts(w, k) for w, k in zip(wanted, kinds, strict=False))
+        enough = FUNCTIONS[name][0] <= len(kinds) <= len(wanted)
+        return result if fits and enough else None
     if name in ("lower", "upper", "trim"):
         return "text" if kinds == ["text"] else None
     if name == "length":

@@ -138,6 +138,8 @@ class DocumentIndex:
                 parts.append("options: " + ", ".join(f'`{k}` "{v}"' for k, v in options))
         elif isinstance(declaration, ast.VariableDecl):
             parts.append(f"variable of type `{declaration.variable_type}`")
+        elif isinstance(declaration, ast.LetDecl):
+            parts.append("derived value: its expression, evaluated where the name is used")
         elif isinstance(declaration, ast.ImageDecl):
             validations = [i.name for i in declaration.items if isinstance(i, ast.Validate)]
             label = _property(declaration.items, "label")
@@ -217,6 +219,7 @@ class _Indexer:
     def run(self, module: ast.Module) -> None:
         kinds: dict[type, SymbolKind] = {
             ast.VariableDecl: "variable",
+            ast.LetDecl: "variable",  # a name expressions read, as a variable's
             ast.InputDecl: "input",
             ast.ImageDecl: "image",
             ast.CheckDecl: "check",
@@ -237,6 +240,8 @@ class _Indexer:
         for declaration in module.declarations:
             if isinstance(declaration, ast.VariableDecl):
                 self.expression(declaration.initial, frozenset())
+            elif isinstance(declaration, ast.LetDecl):
+                self.expression(declaration.value, frozenset())
             elif isinstance(declaration, ast.RuleDecl):
                 self.event(declaration.event)
                 bound = frozenset({"value", "image", "validation", "damage"})
@@ -317,6 +322,16 @@ class _Indexer:
             for part in (node.condition, node.value):
                 if part is not None:
                     self.expression(part, inner)
+        elif isinstance(node, ast.Binary):
+            # A long `a or b or ...` chain is walked, not recursed into.
+            rights = [node.right]
+            left = node.left
+            while isinstance(left, ast.Binary) and left.operator == node.operator:
+                rights.append(left.right)
+                left = left.left
+            self.expression(left, bound)
+            for right in reversed(rights):
+                self.expression(right, bound)
         else:
             for child in _children(node):
                 if _is_expression(child):

@@ -45,6 +45,23 @@ FUNCTIONS: dict[str, tuple[str, str]] = {
         "years_between(a: date, b: date) -> number",
         "Whole years from `a` to `b`: an age is `years_between(birthdate, today())`.",
     ),
+    "text": (
+        "text(x: number | text | boolean | date | list) -> text",
+        "The value written as text (missing gives an empty text): as it shows in a reason's {...}.",
+    ),
+    "replace": ("replace(t: text, old: text, new: text) -> text", "Every `old` replaced by `new`."),
+    "substring": (
+        "substring(t: text, start: number[, end: number]) -> text",
+        "Characters from `start` (0 first) up to `end` excluded; negative counts from the end.",
+    ),
+    "normalize": (
+        "normalize(t: text) -> text",
+        "Accents removed, lower case, spaces trimmed and runs of white space made one space.",
+    ),
+    "extract": (
+        "extract(t: text, pattern: text) -> text",
+        "The first match of the RE2 pattern (its first group when it has one); missing if none.",
+    ),
 }
 
 #: Validation names: what each checks on a photo.
@@ -97,6 +114,8 @@ PROPERTIES: dict[str, str] = {
     "label": "What the consumer is asked (per locale with `label LOCALE:`).",
     "help": "A hint shown under the field (per locale with `help LOCALE:`).",
     "asked at": "When the field is requested: `create` (company), `update` (consumer).",
+    "ask when": "Ask the input only while this condition (over inputs, product and consumer "
+    "fields) holds; a required input not asked is not required.",
     "for image": "A per-image input, asked next to that image.",
     "minimum": "The smallest number accepted.",
     "maximum": "The largest number accepted.",
@@ -119,6 +138,7 @@ DECLARATION_KEYWORDS = (
     "template",
     "settings",
     "variable",
+    "let",
     "product",
     "consumer",
     "image",

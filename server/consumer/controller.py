@@ -278,7 +278,8 @@ async def submit_details(request: Request[Any, Any, Any], inspection_id: FromPat
         if found is None:
             return not_found(locale)
         step = found
-    for item in flow.fields(visit.view.program, visit.view.state, locale, image):
+    shown = flow.fields(visit.view.program, visit.view.state, locale, image)
+    for item in shown:
         if item.locked:
             continue
         value: Any
@@ -323,6 +324,15 @@ async def submit_details(request: Request[Any, Any, Any], inspection_id: FromPat
     if errors:
         fresh = await in_thread(visit_of, request, inspection_id)
         return await in_thread(_render_step, fresh or visit, step, errors=errors, status=400)
+    if visit.view.program.asks:
+        # An answer may make a question of this step asked (`ask when`): show it now.
+        fresh = await in_thread(visit_of, request, inspection_id)
+        before = {item.identifier for item in shown}
+        if fresh is not None and any(
+            item.identifier not in before and item.value is None
+            for item in flow.fields(fresh.view.program, fresh.view.state, locale, image)
+        ):
+            return await in_thread(_render_step, fresh, step)
     if image is not None:
         return redirect(step_url(inspection_id, step.key))
     await in_thread(set_flags, visit, details=True)

@@ -16,6 +16,7 @@ from typing import Any
 from inspectlang.manifest import ImageSpec, InputSpec, Template
 from runtime import InspectionState, Program
 from runtime.api_view import image_label, input_label, localized_value
+from runtime.evaldata import build_env, unasked
 from server.consumer.messages import field_messages
 
 #: Validations whose name says the photo is of the person (front camera).
@@ -163,10 +164,18 @@ def helper_message(program: Program, spec: InputSpec, locale: str) -> str | None
 def fields(
     program: Program, state: InspectionState, locale: str, image: str | None = EVERY
 ) -> list[Field]:
-    """The inputs as the pages show them (see `update_inputs` for `image`)."""
+    """The inputs as the pages show them (see `update_inputs` for `image`), without those whose
+    `ask when` does not hold on the values saved so far: each render decides again."""
     manifest = program.manifest
     result = []
+    skipped = (
+        unasked(program, build_env(program, state, state.updatedAt))
+        if program.asks
+        else frozenset()
+    )
     for spec in update_inputs(manifest, image):
+        if spec.identifier in skipped:
+            continue
         labels = [option.label for option in spec.options or []]
         shown = localized_value(program, spec, locale, labels) if labels else []
         schema = {

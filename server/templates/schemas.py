@@ -51,7 +51,11 @@ class TemplateImage(ResponseBody):
 
 
 class Option(ResponseBody):
+    """A choice: `key` is what the template's expressions compare, `label` what people see
+    (templates compiled before keys were exposed have no `key`)."""
+
     label: str
+    key: str | Unset = UNSET
 
 
 class ValidationSchema(ResponseBody):

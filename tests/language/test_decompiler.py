@@ -152,7 +152,11 @@ def test_a_plain_spec_template_without_logic_becomes_a_file_that_keeps_its_ids()
     assert [(i["identifier"], i["label"], i["type"], i["stages"]) for i in data["inputs"]] == [
         (i["identifier"], i["label"], i["type"], i["stages"]) for i in original_inputs
     ]
-    assert data["inputs"][0]["options"] == original_inputs[0]["options"]
+    # A legacy manifest's options had labels only; decompiled, each gets a key made from it.
+    assert [o["label"] for o in data["inputs"][0]["options"]] == [
+        o["label"] for o in original_inputs[0]["options"]
+    ]
+    assert all(o["key"] for o in data["inputs"][0]["options"])
     assert data["inputs"][0]["validationSchema"]["required"] is True
     assert data["inputs"][0]["helperMessage"] == "How the car is used"
     assert [f["feature"] for f in data["features"]] == ["damage_declaration"]
@@ -295,3 +299,40 @@ def test_decompiled_text_is_already_in_the_canonical_layout(path: Path) -> None:
     kind = "built-in" if path.parent.name == "builtins" else "created"
     text = decompile(compile_source(path.read_text(encoding="utf-8"), template_kind=kind))
     assert format_source(text) == text
+
+
+REASONS = """template "Reasons"
+    type: people
+
+input km
+    type: numeric
+
+verdict
+    disapprove "Mileage {inputs.km} km is over {{the}} limit" when inputs.km > 100
+    otherwise "{inputs.km} km"
+"""
+
+
+def test_reasons_with_values_round_trip_as_written() -> None:
+    template = compile_source(REASONS, "reasons.insp")
+    assert decompile(template).endswith(REASONS.split("\n\n", 2)[2])
+    assert normalized(round_trip(template).to_api()) == normalized(template.to_api())
+
+
+def test_a_reason_compiled_before_values_keeps_its_braces_as_text() -> None:
+    template = compile_source(REASONS.replace("{inputs.km} ", "").replace("{{the}} ", ""))
+    data = template.to_api()
+    data["logic"]["verdict"]["disapprove"][0]["reason"] = "Set {a} aside"
+    text = decompile(Template.model_validate(data))
+    assert 'disapprove "Set {{a}} aside"' in text
+
+
+def test_ask_when_round_trips() -> None:
+    source = (
+        'template "T"\n    type: people\n\ninput km\n    type: numeric\n\ninput why\n'
+        "    type: text\n    ask when: inputs.km > 100 and not defined(consumer.email)\n"
+        "    required\n\nverdict\n    approve when defined(inputs.km)\n"
+    )
+    template = compile_source(source, "ask.insp")
+    assert "    ask when: inputs.km > 100 and not defined(consumer.email)\n" in decompile(template)
+    assert normalized(round_trip(template).to_api()) == normalized(template.to_api())

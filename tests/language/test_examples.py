@@ -292,6 +292,14 @@ TRIGGERS: dict[str, str] = {
     "E036": _bike(_SCORE + "damage.percentage\n"),
     "E037": _bike("".join(f"image i{n}\n    validate date\n" for n in range(101))),
     "E038": _bike('variable __init__: text = ""\n'),
+    "E040": _bike(
+        'input size\n    type: select\n    option small: "Small"\n'
+        'check is_small\n    valid when: inputs.size = "Small"\n'
+    ),
+    "E041": _bike(
+        "input a\n    type: text\n    ask when: defined(inputs.b)\n"
+        "input b\n    type: text\n    ask when: defined(inputs.a)\n"
+    ),
     "W001": _bike("check always\n    valid when: true\n"),
     "W002": _bike("variable unused: numeric = 0\n"),
     "W003": _bike(verdict='    disapprove "Never" when false\n'),

@@ -330,3 +330,31 @@ def test_every_shipped_template_formats_to_the_same_tree_and_stays_formatted(pat
 
 def test_there_are_shipped_templates_to_format() -> None:
     assert len(SHIPPED_TEMPLATES) >= 5
+
+
+ISSUE_15 = """template "T"
+    type: people
+
+let bucket = round(inputs.km / 1000)  # thousands
+let far = bucket > 100 or bucket < 0 or inputs.km = 7
+
+input km
+    type: numeric
+    ask when: defined(consumer.email) and consumer.country != "AR"
+
+verdict
+    disapprove "Mileage {inputs.km} km ({{approx}} {bucket})" when far
+    otherwise "{bucket}"
+"""
+
+
+def test_lets_ask_when_and_reasons_with_values_keep_their_text() -> None:
+    assert format_source(ISSUE_15) == ISSUE_15
+    module = parse(ISSUE_15)
+    assert parse(format_module(module)) == module
+
+
+def test_a_long_or_chain_formats_flat_without_recursing() -> None:
+    chain = " or ".join(f"inputs.km = {n}" for n in range(3000))
+    source = ISSUE_15.replace("bucket > 100 or bucket < 0 or inputs.km = 7", chain)
+    assert format_source(source) == source

@@ -216,3 +216,52 @@ def test_every_shipped_template_schema_passes_the_draft_3_metaschema(path: Path)
     Draft3Validator.check_schema(template.schema_)
     properties = template.schema_["properties"]
     assert set(properties["inputs"]["properties"]) == {i.identifier for i in template.inputs}
+
+
+ASK_WHEN = """template "T"
+    type: car
+    locales: en_US, es_AR
+input use
+    type: select
+    option private: "Private"
+    option commercial: "Commercial"
+    option commercial es_AR: "Comercial"
+input company
+    type: text
+    required
+    ask when: inputs.use = "commercial" and car.year >= 2000
+verdict
+    approve when all(i in images where i.approved)
+"""
+
+
+def test_ask_when_makes_a_required_input_conditional_for_draft7_clients() -> None:
+    from jsonschema import Draft7Validator
+
+    template = compile_source(ASK_WHEN, "ask.insp")
+    schema = template.schema_
+    use, company = (spec.identifier for spec in template.inputs)
+    assert schema["properties"]["inputs"]["properties"][company]["required"] is False
+    draft7 = Draft7Validator({"allOf": schema["allOf"]})
+    new_car = {"year": 2015}
+    assert draft7.is_valid({"inputs": {use: "Private"}, "car": new_car})
+    for spelling in ("Commercial", "commercial", "Comercial"):
+        assert not draft7.is_valid({"inputs": {use: spelling}, "car": new_car})
+        assert draft7.is_valid({"inputs": {use: spelling}, "car": {"year": 1990}})
+    assert draft7.is_valid({"inputs": {use: "Commercial", company: "ACME"}, "car": new_car})
+    # The server's draft 3 validator ignores the draft 7 keywords: the runtime decides.
+    assert Draft3Validator(schema).is_valid(
+        {
+            "locale": "en_US",
+            "delivery": {"channel": "email", "destination": "a@b.c"},
+            "inputs": {use: "Commercial"},
+            "consumer": {},
+        }
+    )
+
+
+def test_a_choice_accepts_its_labels_and_its_keys() -> None:
+    template = compile_source(ASK_WHEN, "ask.insp")
+    use = template.inputs[0].identifier
+    enum = template.schema_["properties"]["inputs"]["properties"][use]["enum"]
+    assert enum == ["Private", "Commercial", "private", "commercial"]

@@ -257,3 +257,31 @@ async def test_a_syntax_error_still_leaves_hover_and_completion(editor: Editor) 
         types.HoverParams(text_document=doc(uri), position=at(text, "inputs.km", offset=8))
     )
     assert result is not None and "numeric" in result.contents.value  # type: ignore[union-attr]
+
+
+LETS = """template "Lets"
+    type: people
+
+input km
+    type: numeric
+    ask when: defined(consumer.email)
+
+let thousands = round(inputs.km / 1000)
+
+verdict
+    disapprove "Too far: {thousands}" when thousands > 100
+"""
+
+
+async def test_a_let_has_hover_and_definition_like_a_variable(editor: Editor) -> None:
+    uri = "file:///tmp/lets.insp"
+    assert not await editor.open(uri, LETS)
+    result = await editor.client.text_document_hover_async(
+        types.HoverParams(text_document=doc(uri), position=at(LETS, "thousands > 100", offset=2))
+    )
+    assert result is not None
+    assert "derived value" in result.contents.value  # type: ignore[union-attr]
+    found = await editor.client.text_document_hover_async(
+        types.HoverParams(text_document=doc(uri), position=at(LETS, "ask when", offset=2))
+    )
+    assert found is not None and "required" in found.contents.value  # type: ignore[union-attr]

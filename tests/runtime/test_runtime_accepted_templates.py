@@ -118,8 +118,20 @@ def texts(draw: Draw, depth: int = 0, loops: int = 0) -> str:
             st.sampled_from(['"abc"', '""', '"ÁÉ í"', "inputs.t", "s", "images.front.side"])
         )
     if choice == 1:
-        function = draw(st.sampled_from(["lower", "upper", "trim"]))
+        function = draw(st.sampled_from(["lower", "upper", "trim", "normalize", "text"]))
         return f"{function}({draw(texts(depth + 1, loops))})"
+    if choice == 3:
+        sub = depth + 1
+        return draw(
+            st.sampled_from(
+                [
+                    f'replace({draw(texts(sub, loops))}, {draw(texts(sub, loops))}, "-")',
+                    f"substring({draw(texts(sub, loops))}, {draw(numbers(sub, loops))})",
+                    f'extract({draw(texts(sub, loops))}, "[a-z]+")',
+                    f"text({draw(numbers(sub, loops))})",
+                ]
+            )
+        )
     if choice == 2:
         return "images.front.plate.result"
     return draw(st.sampled_from(["inputs.t", "s"]))
@@ -152,7 +164,7 @@ def image_conditions(draw: Draw, var: str, depth: int, loops: int) -> str:
 def conditions(draw: Draw, depth: int = 0, loops: int = 0) -> str:
     if depth > 4:
         return draw(st.sampled_from(["true", "inputs.flag", "n > 0"]))
-    choice = draw(st.integers(0, 9))
+    choice = draw(st.integers(0, 10))
     sub = depth + 1
     if choice == 0:
         operator = draw(st.sampled_from(["<", "<=", ">", ">=", "=", "!="]))
@@ -178,6 +190,12 @@ def conditions(draw: Draw, depth: int = 0, loops: int = 0) -> str:
         return f"{kind}({var} in images where {draw(image_conditions(var, sub, loops + 1))})"
     if choice == 8:
         return f"{draw(dates(sub))} <= today()"
+    if choice == 9:
+        # A flat `and`/`or` chain: one level of the language, however long (issue 15).
+        operator = draw(st.sampled_from(["and", "or"]))
+        terms = draw(st.sampled_from([2, 63, 64, 65, 300]))
+        inner = draw(conditions(sub, loops))
+        return "(" + f" {operator} ".join([*(["inputs.flag"] * (terms - 1)), inner]) + ")"
     return draw(st.sampled_from(["inputs.flag", "images.front.approved", "n > 0", "false"]))
 
 

@@ -173,3 +173,57 @@ def test_the_command_line_prints_diagnostics_not_a_traceback(tmp_path: Path) -> 
     assert result.returncode == 1
     assert "Traceback" not in result.stderr + result.stdout
     assert "error[E019]" in result.stdout + result.stderr
+
+
+def or_chain(terms: int) -> str:
+    return " or ".join(["inputs.km = 1"] * (terms - 1) + ["inputs.km > 1"])
+
+
+def test_regression_a_flat_or_of_64_terms_is_not_64_levels_deep() -> None:
+    for terms in (64, 65, 1000):
+        assert errors_of(with_check(or_chain(terms))) == []
+        run_both_paths(with_check(or_chain(terms)))
+
+
+def test_a_chain_inside_the_deepest_nesting_the_checker_accepts_loads_and_runs() -> None:
+    """Parser, checker and verifier count a chain as its balanced depth (ceil(log2 terms))."""
+    levels = 0
+    while not errors_of(with_check("not " * (levels + 1) + f"({or_chain(64)})")):
+        levels += 1
+        assert levels < 2 * MAX_EXPRESSION_DEPTH
+    run_both_paths(with_check("not " * levels + f"({or_chain(64)})"))
+    too_deep = with_check("not " * (levels + 1) + f"({or_chain(64)})")
+    assert [code for code, _ in errors_of(too_deep)] == ["E004"]
+    assert levels >= MAX_EXPRESSION_DEPTH - 10  # the chain costs 6 levels plus its operand's
+
+
+def test_a_chain_past_the_node_limit_is_refused_by_the_checker_not_the_runtime() -> None:
+    # Each `inputs.km = 1` is 3 nodes, each `or` 1: the runtime refuses past MAX_NODES.
+    assert [code for code, _ in errors_of(with_check(or_chain(12_600)))] == ["E037"]
+    assert errors_of(with_check(or_chain(12_400))) == []
+    load_program(compile_source(with_check(or_chain(12_400))))
+
+
+def test_every_use_of_a_let_counts_toward_the_node_limit() -> None:
+    source = with_check("big and big and big and big and big").replace(
+        "check c", f"let big = {or_chain(4_000)}\n\ncheck c"
+    )
+    assert [code for code, _ in errors_of(source)] == ["E037"]
+
+
+def test_the_deepest_value_a_reason_may_show_loads_and_runs() -> None:
+    def source(levels: int) -> str:
+        value = "(" * levels + "inputs.km" + ")" * levels
+        shown = "-" * levels + "inputs.km"
+        return with_check("inputs.km > 1").replace(
+            "    approve when checks.c\n",
+            f'    disapprove "a {{{value}}} b {{{shown}}} c" when inputs.km > 100\n'
+            "    approve when checks.c\n",
+        )
+
+    levels = 0
+    while not errors_of(source(levels + 1)):
+        levels += 1
+        assert levels < 2 * MAX_EXPRESSION_DEPTH
+    run_both_paths(source(levels))
+    assert [code for code, _ in errors_of(source(levels + 1))] == ["E004"]

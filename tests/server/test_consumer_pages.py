@@ -199,6 +199,46 @@ def test_answers_are_checked_by_the_server_with_the_api_words_then_finished(
     assert done["veredict"] in ("approved", "disapproved")
 
 
+def test_a_conditional_question_appears_once_its_condition_holds(
+    live_server: str, flow_template: dict[str, Any]
+) -> None:
+    inspection_id, tail = create(live_server, flow_template)
+    template = httpx.get(
+        f"{live_server}/v1/inspection/template/{flow_template['template']}",
+        headers=flow_template["headers"],
+    ).json()
+    ids = {item["label"]: item["identifier"] for item in template["inputs"]}
+    with httpx.Client(base_url=live_server, follow_redirects=True) as browser:
+        page = browser.get(f"/i/{tail}")
+        token = re.search(r'name="csrf-token" content="([^"]+)"', page.text)
+        assert token is not None
+        csrf = {"x-csrftoken": token.group(1)}
+        browser.post(f"/i/{inspection_id}/welcome", data={"consent": "yes"}, headers=csrf)
+        details = browser.get(f"/i/{inspection_id}/step/details")
+        assert details.status_code == 200 and "What was damaged?" not in details.text
+        answers = {
+            ids["Delivery date"]: "2026-11-20",
+            ids["Name of the person who received it"]: "Ana Pérez",
+            ids["Number of packages"]: "1",
+            ids["State of the packages"]: "Dented",
+            ids["What was inside?"]: "Documents",
+            ids["I received the packages listed above"]: "true",
+        }
+        files = {ids["Signature of the recipient"]: ("s.png", b"\x89PNG\r\n\x1a\n", "image/png")}
+        again = browser.post(f"/i/{inspection_id}/details", data=answers, files=files, headers=csrf)
+        assert again.status_code == 200
+        assert "What was damaged?" in again.text and ids["What was damaged?"] in again.text
+        answers = {ids["What was damaged?"]: "One corner"}
+        saved = browser.post(f"/i/{inspection_id}/details", data=answers, headers=csrf)
+        assert saved.status_code == 200
+    state = httpx.get(
+        f"{live_server}/v1/inspection/{inspection_id}", headers=flow_template["headers"]
+    ).json()
+    assert {i["identifier"]: i["value"] for i in state["template"]["inputs"]}[
+        ids["What was damaged?"]
+    ] == ("One corner")
+
+
 @pytest.mark.parametrize(
     ("locale", "welcome", "consent"),
     [
