@@ -5,14 +5,13 @@ the runtime's verifier; the older ones are checked here case by case, as `runtim
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from inspectlang import ast, choices
 from inspectlang.diagnostics import did_you_mean
 from inspectlang.expression_types import (
     ANY,
     ERROR,
     QUANTIFIERS,
+    ExpressionChecking,
     compatible,
     describe,
     element_of,
@@ -32,11 +31,8 @@ from inspectlang.vocabulary import (
     accepts,
 )
 
-if TYPE_CHECKING:
-    from inspectlang.types import ExpressionChecker
 
-
-def check_call(checker: ExpressionChecker, expr: ast.Call) -> tuple[str, IRNode]:
+def check_call(checker: ExpressionChecking, expr: ast.Call) -> tuple[str, IRNode]:
     name, args = expr.function, expr.arguments
     function_span = expr.function_span if expr.function_span.line else expr.span
     if name in QUANTIFIERS:
@@ -96,7 +92,7 @@ def check_call(checker: ExpressionChecker, expr: ast.Call) -> tuple[str, IRNode]
 
 
 def expect(
-    checker: ExpressionChecker, expr: ast.Call, index: int, actual: str, *wanted: str
+    checker: ExpressionChecking, expr: ast.Call, index: int, actual: str, *wanted: str
 ) -> None:
     if (
         actual != ERROR
@@ -111,7 +107,7 @@ def expect(
         )
 
 
-def call_type(checker: ExpressionChecker, expr: ast.Call, types: list[str]) -> str:
+def call_type(checker: ExpressionChecking, expr: ast.Call, types: list[str]) -> str:
     name = expr.function
     if name in SIGNATURES:
         wanted, result = SIGNATURES[name]

@@ -9,14 +9,13 @@ depend on itself through other inputs' conditions (E041).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from inspectlang.ast import Span
+from inspectlang.checked import CheckedInput
+from inspectlang.expression_types import ExpressionChecking
 from inspectlang.manifest import IRNode
-
-if TYPE_CHECKING:
-    from inspectlang.checker import Checker
 
 #: IR operations an `ask when` condition may not read (they exist only once the inspection runs).
 LATER = frozenset({"var", "images", "image", "damages", "validations", "check", "event"})
@@ -34,18 +33,22 @@ def walk(node: Any) -> Iterator[IRNode]:
             yield from walk(item)
 
 
-def check_ask_when(checker: Checker) -> None:
+def check_ask_when(
+    inputs: list[CheckedInput],
+    expressions: ExpressionChecking,
+    report: Callable[[str, str, Span], object],
+) -> None:
     """Check each input's `ask when` and store its IR on the checked input."""
-    by_identifier = {i.identifier: i for i in checker.inputs}
-    for checked in checker.inputs:
+    by_identifier = {i.identifier: i for i in inputs}
+    for checked in inputs:
         expr = checked.ask_when_source
         if expr is None:
             continue
-        node = checker.expressions.condition(expr, "`ask when`")
+        node = expressions.condition(expr, "`ask when`")
         later = next((n for n in walk(node) if n["op"] in LATER), None)
         if later is not None:
             span = later.get("span") or []
-            checker.report(
+            report(
                 "E036",
                 "`ask when` reads what is known when the inspection is created or updated: "
                 "inputs, product and consumer fields, today()",
@@ -54,8 +57,7 @@ def check_ask_when(checker: Checker) -> None:
             continue
         checked.ask_when = node
     depends = {
-        i.identifier: {n["id"] for n in walk(i.ask_when) if n["op"] == "input"}
-        for i in checker.inputs
+        i.identifier: {n["id"] for n in walk(i.ask_when) if n["op"] == "input"} for i in inputs
     }
     state: dict[str, int] = {}  # 1 visiting, 2 done
 
@@ -70,14 +72,14 @@ def check_ask_when(checker: Checker) -> None:
         state[identifier] = 2
         return cyclic
 
-    for checked in checker.inputs:
+    for checked in inputs:
         if checked.ask_when is not None and checked.ask_when_source is not None:
             state.clear()
             if visit(checked.identifier):
                 names = sorted(
                     by_identifier[d].name for d in depends[checked.identifier] if d in by_identifier
                 )
-                checker.report(
+                report(
                     "E041",
                     f"`ask when` of input `{checked.name}` depends on itself "
                     f"(through {', '.join(f'`{n}`' for n in names)})",

@@ -89,7 +89,7 @@ class Checker(DeclarationChecker):
             self.declare_inputs(inputs)
         let_decls: list[ast.LetDecl] = by_kind.get(ast.LetDecl, [])
         lets.declare_lets(self.expressions, let_decls, set(self.scope.variables))
-        check_ask_when(self)
+        check_ask_when(self.inputs, self.expressions, self.report)
         check_decls = by_kind.get(ast.CheckDecl, [])
         checks: list[CheckedCheck] = []
         if self.limit(

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import Any, Protocol
 
 from inspectlang import ast
+from inspectlang.manifest import IRNode
 from inspectlang.patterns import pattern_problem
 from inspectlang.vocabulary import (
     DAMAGE,
@@ -143,3 +144,32 @@ class Scope:
     let_sources: dict[str, ast.LetDecl] = field(default_factory=dict)
     lets: dict[str, LetInfo] = field(default_factory=dict)
     lets_in_progress: set[str] = field(default_factory=set)
+
+
+class ExpressionChecking(Protocol):
+    """What the checker's helper modules (`calls`, `lets`, `check_ask`) use of
+    `types.ExpressionChecker`: typed as a protocol so that they need not import the checker
+    (which imports them), and the package stays free of import cycles."""
+
+    scope: Scope
+    depth: int
+    loops: int
+
+    def error(
+        self,
+        code: str,
+        message: str,
+        span: ast.Span,
+        suggestion: str | None = None,
+        notes: tuple[str, ...] = (),
+    ) -> tuple[str, IRNode]: ...
+
+    def _report(
+        self, code: str, message: str, span: ast.Span, suggestion: str | None = None
+    ) -> None: ...
+
+    def check(self, expr: ast.Expr) -> tuple[str, IRNode]: ...
+
+    def condition(self, expr: ast.Expr, what: str) -> IRNode: ...
+
+    def _quantifier(self, expr: ast.Quantifier) -> tuple[str, IRNode]: ...

@@ -12,15 +12,18 @@ them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from inspectlang import ast
-from inspectlang.expression_types import ERROR, EVENT_SUBJECTS, QUANTIFIERS, LetInfo
+from inspectlang.expression_types import (
+    ERROR,
+    EVENT_SUBJECTS,
+    QUANTIFIERS,
+    ExpressionChecking,
+    LetInfo,
+)
 from inspectlang.manifest import IRNode
 from inspectlang.vocabulary import MAX_EXPRESSION_DEPTH, MAX_NODES, MAX_QUANTIFIER_DEPTH, NAME
-
-if TYPE_CHECKING:
-    from inspectlang.types import ExpressionChecker
 
 #: Names a `let` cannot take: they already mean something in expressions.
 RESERVED = frozenset(
@@ -66,7 +69,7 @@ def measure(node: Any, lets: dict[str, LetInfo]) -> tuple[int, int, int]:
     return depth, loops, size
 
 
-def check_let(checker: ExpressionChecker, decl: ast.LetDecl) -> LetInfo | None:
+def check_let(checker: ExpressionChecking, decl: ast.LetDecl) -> LetInfo | None:
     """Check a let on its own; None when it has errors (its uses then report nothing more)."""
     scope = checker.scope
     saved = (checker.depth, checker.loops, dict(scope.locals))
@@ -101,7 +104,7 @@ def _nothing(span: ast.Span) -> IRNode:
     return {"op": "literal", "value": None, "type": "text", "span": span.as_list()}
 
 
-def use_let(checker: ExpressionChecker, expr: ast.Name) -> tuple[str, IRNode]:
+def use_let(checker: ExpressionChecking, expr: ast.Name) -> tuple[str, IRNode]:
     """The IR of a use of a let: a copy of its IR marked with its name."""
     scope, name = checker.scope, expr.name
     info = scope.lets.get(name)
@@ -129,7 +132,7 @@ def use_let(checker: ExpressionChecker, expr: ast.Name) -> tuple[str, IRNode]:
     return info.type, {**info.node, "let": name}
 
 
-def declare_lets(checker: ExpressionChecker, decls: list[ast.LetDecl], taken: set[str]) -> None:
+def declare_lets(checker: ExpressionChecking, decls: list[ast.LetDecl], taken: set[str]) -> None:
     """Register every let (names checked), then check each one."""
     scope = checker.scope
     for decl in decls:
