@@ -122,7 +122,11 @@ class CompleteValidator:
         meta = _meta(image, context)
         if not meta.decoded or meta.width is None or meta.height is None:
             return _outcome(False, "not an image")
-        if is_blank(image.data):
+        try:
+            blank = is_blank(image.data)
+        except Exception:  # untrusted bytes the size check let through but that do not decode
+            return _outcome(False, "not an image")
+        if blank:
             return _outcome(False, "blank photo")
         min_width = context.options.get("minWidth", 0)
         min_height = context.options.get("minHeight", 0)
