@@ -125,6 +125,16 @@ def test_color_against_the_declared_one(paint: str, declared: str, valid: bool) 
     assert (outcome.confidence >= 50) is valid
 
 
+def test_a_real_red_motorcycle_in_a_cluttered_garage() -> None:
+    from skimage import data
+
+    photo = jpeg(Image.fromarray(data.stereo_motorcycle()[0]))
+    right = ColorAnalyzer().analyze(AnalysisSubject(data=photo, declared={"color": "rojo"}))
+    assert (right.result, right.valid) == ("red", True) and right.confidence >= 95
+    wrong = ColorAnalyzer().analyze(AnalysisSubject(data=photo, declared={"color": "black"}))
+    assert (wrong.result, wrong.valid) == ("red", False) and wrong.confidence <= 5
+
+
 def test_declared_words_map_to_the_vocabulary() -> None:
     assert [
         canonical(word) for word in ("Gray", "Prateado", "azul marino", "Dourada", "violeta", None)
