@@ -66,6 +66,13 @@ def test_the_same_person_on_the_card_passes(
     assert isinstance(distance, float) and distance < 0.5
 
 
+def test_a_card_photographed_sideways_is_searched_turned(faces: dict[str, Image.Image]) -> None:
+    face = face_cases.portrait("obama3.jpg", faces["obama3.jpg"])
+    card = face_cases.card_photo(face, random.Random(5), 0.6, grey=False, turn=90)
+    confidence, valid, _ = compare(jpeg(faces["obama.jpg"]), card)
+    assert valid and confidence >= 95
+
+
 def test_another_person_is_refused(faces: dict[str, Image.Image], obama_card: bytes) -> None:
     confidence, valid, distance = compare(jpeg(faces["biden.jpg"]), obama_card)
     assert not valid and confidence <= 5
