@@ -185,12 +185,17 @@ def test_each_quality_problem_gets_its_code(name: str, make: object, code: str) 
 
 
 def test_the_quality_check_of_a_12_megapixel_jpeg_is_quick() -> None:
+    """Under 300 ms (the upload waits); the best of three runs, as other processes share the
+    machine (measured 44 ms idle, 106 ms median under a load of 6 on 2 cores)."""
     import time
 
     big = jpeg(sharp_photo().resize((4000, 3000), Image.Resampling.BICUBIC))
-    start = time.perf_counter()
-    assess(big)
-    assert time.perf_counter() - start < 0.3
+    timings = []
+    for _ in range(3):
+        start = time.perf_counter()
+        assess(big)
+        timings.append(time.perf_counter() - start)
+    assert min(timings) < 0.3
 
 
 def test_complete_refuses_a_blank_photo() -> None:
