@@ -3,8 +3,8 @@
 It runs while the upload waits, so it uses Pillow alone (no numpy, no model) and looks at a
 reduced copy: a JPEG is decoded at 1/2, 1/4 or 1/8 of its size straight from its DCT
 coefficients (`Image.draft`), which makes a 12 MP photo cost what a 1 MP one does. Measured on
-this machine (2 shared cores, loaded): 44 ms for a 12 MP JPEG, 31 ms for a 2048 px JPEG, 112 ms
-for a 2048 px PNG (no draft for PNG).
+this machine (2 cores), idle / under a load of 6: 44 / 106 ms (median) for a 12 MP JPEG, 31 / 80
+ms for a 2048 px JPEG; a 2048 px PNG has no reduced decoding: 112 / 336 ms.
 
 Sharpness compares the Laplacian with the gradient along the edges of the grey picture bounded
 to `ANALYSIS_SIDE` (see `_sharpness`): independent of the photo's contrast and amount of detail.
