@@ -169,6 +169,8 @@ class FaceComparison:
             selfie = rgb_array(subject.data, EMBEDDING_SIDE)
         except UnreadablePhoto:
             return _refused("unreadable selfie")
+        if "document" not in subject.references:  # the runtime waits for it; a direct call may not
+            return _refused("no document photo")
         try:
             document = rgb_array(subject.references["document"], EMBEDDING_SIDE)
         except UnreadablePhoto:

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 
 from PIL import Image, ImageChops, ImageFilter, ImageStat
 
+from runtime.imagemeta import MAX_PIXELS
+
 #: Longest side the measures are taken on (pixels): blur is judged at about screen size.
 ANALYSIS_SIDE = 1024
 #: Under this sharpness (see `_sharpness`) the photo is too blurry.
@@ -74,6 +76,8 @@ def _grey(data: bytes) -> tuple[Image.Image, int, int]:
     """The photo in grey at most `ANALYSIS_SIDE` long, and its full upright width and height."""
     with Image.open(io.BytesIO(data)) as opened:
         width, height = opened.size
+        if width * height > MAX_PIXELS:  # what the upload refuses too: never decoded
+            raise ValueError(f"{width}x{height} is over {MAX_PIXELS} pixels")
         if opened.getexif().get(0x0112, 1) in (5, 6, 7, 8):  # EXIF: rotated by 90 degrees
             width, height = height, width
         if opened.format == "JPEG":
@@ -100,6 +104,8 @@ def _sharpness(grey: Image.Image) -> float:
     gradient's: the ratio measures the blur's width, whatever the amount of detail or the
     contrast in the photo. Weighting by the gradient keeps to the edges, away from the noise of
     flat regions (sensor noise, JPEG blocks)."""
+    if grey.width < 3 or grey.height < 3:  # no pixel has all its neighbours
+        return 0.0
     gradient = ImageChops.add(_magnitude(grey, _SOBEL_X), _magnitude(grey, _SOBEL_Y))
     laplacian = _magnitude(grey, _LAPLACIAN)
     edge_energy = _mean(ImageChops.multiply(gradient, gradient))

@@ -184,6 +184,18 @@ def test_each_quality_problem_gets_its_code(name: str, make: object, code: str) 
     assert all(problem.message.startswith("The photo is") for problem in report.problems)
 
 
+def test_degenerate_files_get_a_verdict_not_an_exception() -> None:
+    one_pixel = io.BytesIO()
+    Image.new("RGB", (1, 1)).save(one_pixel, "PNG")
+    assert [p.code for p in assess(one_pixel.getvalue()).problems] == ["too_small", "blank"]
+    huge = io.BytesIO()
+    Image.new("1", (8000, 8000)).save(huge, "PNG")  # 64 Mpx in a few KB: never decoded
+    assert [p.code for p in assess(huge.getvalue()).problems] == ["unreadable"]
+    assert [p.code for p in assess(b"not a photo").problems] == ["unreadable"]
+    missing = FaceComparison().analyze(AnalysisSubject(data=jpeg(sharp_photo())))
+    assert (missing.valid, missing.result) == (False, "no document photo")
+
+
 def test_the_quality_check_of_a_12_megapixel_jpeg_is_quick() -> None:
     """Under 300 ms (the upload waits); the best of three runs, as other processes share the
     machine (measured 44 ms idle, 106 ms median under a load of 6 on 2 cores)."""
