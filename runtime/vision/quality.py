@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from PIL import Image, ImageChops, ImageFilter, ImageStat
 
 from runtime.imagemeta import MAX_PIXELS
+from runtime.validators import near_uniform
 
 #: Longest side the measures are taken on (pixels): blur is judged at about screen size.
 ANALYSIS_SIDE = 1024
@@ -32,7 +33,9 @@ MAX_BRIGHTNESS = 225.0
 #: half the photo holds no detail. Sharp samples hold under 1%; the astronaut's white suit
 #: reaches 40% at twice the light, 57% at 3.5 times.
 MAX_CLIPPED = 0.5
-#: Standard deviation of the grey levels under which a photo is blank (near-uniform).
+#: Standard deviation of the grey levels under which a photo is blank (near-uniform). Wider
+#: than `complete`'s rule (`runtime.validators.near_uniform`, also applied): the upload check
+#: flags everything `complete` would refuse, and a little more.
 MIN_CONTRAST = 8.0
 #: Shortest side (pixels) under which a photo is too small to inspect.
 MIN_SIDE = 480
@@ -134,7 +137,7 @@ def assess(data: bytes) -> QualityReport:
     problems: list[QualityProblem] = []
     if min(width, height) < MIN_SIDE:
         problems.append(_problem("too_small"))
-    if contrast < MIN_CONTRAST:
+    if contrast < MIN_CONTRAST or near_uniform(grey):
         problems.append(_problem("blank"))
     else:
         if brightness < MIN_BRIGHTNESS:

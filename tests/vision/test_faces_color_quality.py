@@ -218,3 +218,13 @@ def test_complete_refuses_a_blank_photo() -> None:
     assert (blank.valid, blank.result) == (False, "blank photo")
     photo = CompleteValidator().validate(ImageUpload(data=jpeg(sharp_photo())), context)
     assert (photo.valid, photo.result) == (True, "512x512")
+
+
+def test_what_complete_refuses_as_blank_the_quality_check_flags() -> None:
+    """One rule (runtime.validators.near_uniform) behind both: sensor noise over a uniform
+    frame is still blank."""
+    noisy = Image.effect_noise((1600, 1200), 20).convert("RGB")
+    data = jpeg(noisy)
+    context = ValidationContext(now=dt.datetime(2026, 1, 1, tzinfo=dt.UTC))
+    assert CompleteValidator().validate(ImageUpload(data=data), context).result == "blank photo"
+    assert "blank" in [problem.code for problem in assess(data).problems]
