@@ -100,14 +100,21 @@ def _outcome(valid: bool, result: Any) -> ValidationOutcome:
 BLANK_MAX_DEVIATION = 2.0
 
 
+def near_uniform(picture: Image.Image) -> bool:
+    """The blank-photo rule, on a decoded picture (any size, RGB or grey): `complete` refuses
+    what it calls blank, and the upload's quality check (`runtime.vision.quality`) flags it."""
+    thumbnail = picture.copy()
+    thumbnail.thumbnail((64, 64))
+    return max(ImageStat.Stat(thumbnail).stddev) < BLANK_MAX_DEVIATION
+
+
 def is_blank(data: bytes) -> bool:
     """Whether the (decodable, size-checked) photo is near-uniform. JPEGs are decoded at 1/8
     size (`draft`), so this costs a few milliseconds."""
     with Image.open(io.BytesIO(data)) as opened:
         opened.draft("RGB", (64, 64))
         picture = opened.convert("RGB")
-    picture.thumbnail((64, 64))
-    return max(ImageStat.Stat(picture).stddev) < BLANK_MAX_DEVIATION
+    return near_uniform(picture)
 
 
 @register
@@ -121,7 +128,11 @@ class CompleteValidator:
         meta = _meta(image, context)
         if not meta.decoded or meta.width is None or meta.height is None:
             return _outcome(False, "not an image")
-        if is_blank(image.data):
+        try:
+            blank = is_blank(image.data)
+        except Exception:  # untrusted bytes the size check let through but that do not decode
+            return _outcome(False, "not an image")
+        if blank:
             return _outcome(False, "blank photo")
         min_width = context.options.get("minWidth", 0)
         min_height = context.options.get("minHeight", 0)

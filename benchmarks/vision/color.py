@@ -1,7 +1,8 @@
 """`color` cases: simple drawn vehicles (car, motorcycle, machinery) in the clients' nine colors,
 with shading, a highlight, dark windows and tyres, on varied backgrounds (sky and road, grass, a
 building, a parking lot, a plain wall), declared rightly (in English, Spanish or Portuguese) and
-wrongly (often a neighbouring color: white/grey, yellow/gold, orange/red). Seeded.
+wrongly (often a neighbouring color: white/grey, yellow/gold, orange/red). Seeded. One real
+photo too: scikit-image's red motorcycle in a cluttered garage (`stereo_motorcycle`).
 """
 
 from __future__ import annotations
@@ -275,3 +276,21 @@ def cases(workdir: Path) -> Iterator[Case]:
                 expected_result=color,
                 group="wrong",
             )
+    from skimage import data
+
+    buffer = io.BytesIO()
+    Image.fromarray(data.stereo_motorcycle()[0]).save(buffer, "JPEG", quality=90)
+    for declared, expected in (
+        ("red", True),
+        ("vermelho", True),
+        ("orange", False),
+        ("black", False),
+    ):
+        yield Case(
+            validation="color",
+            name=f"color/red/real-motorcycle-garage/declared-{declared}",
+            subject=AnalysisSubject(data=buffer.getvalue(), declared={"color": declared}),
+            expected_valid=expected,
+            expected_result="red",
+            group="moderate" if expected else "wrong",
+        )

@@ -100,10 +100,14 @@ def portrait(name: str, image: Image.Image) -> Image.Image:
 
 
 def card_photo(
-    face: Image.Image | None, rng: random.Random, card_fraction: float, grey: bool
+    face: Image.Image | None,
+    rng: random.Random,
+    card_fraction: float,
+    grey: bool,
+    turn: int = 0,
 ) -> bytes:
     """A 1600x1200 photo of an ID card (the `face` printed on its left, or an empty frame)
-    lying on a table, slightly rotated."""
+    lying on a table, slightly rotated; `turn` (90 or -90) shoots it sideways (portrait)."""
     frame = Image.new("RGB", (1600, 1200), tuple(rng.randrange(60, 160) for _ in range(3)))
     table = ImageDraw.Draw(frame)
     for _ in range(60):  # wood-like streaks
@@ -140,6 +144,8 @@ def card_photo(
     y = rng.randrange(0, max(1, 1200 - card.height))
     frame.paste(card, (x, y), card)
     frame = ImageEnhance.Brightness(frame).enhance(rng.uniform(0.8, 1.15))
+    if turn:
+        frame = frame.rotate(turn, expand=True)
     return jpeg(frame, rng.randrange(75, 92))
 
 
@@ -208,6 +214,24 @@ def cases(workdir: Path) -> Iterator[Case]:
                     expected_valid=same,
                     group=group if same else "wrong",
                 )
+    # Cards shot sideways (the phone held upright over a landscape card).
+    for number, card_name in enumerate(CARD_PHOTOS):
+        turn = 90 if number % 2 else -90
+        card = card_photo(portrait(card_name, photos[card_name]), rng, 0.6, False, turn)
+        card_person = PHOTOS[card_name][0]
+        for selfie_name in ("obama.jpg", "obama2.jpg", "biden.jpg", "astronaut"):
+            if selfie_name == card_name and card_person == "obama":
+                continue
+            same = PHOTOS[selfie_name][0] == card_person
+            yield Case(
+                validation="face_comparison",
+                name=f"face/{card_name}-card-turned{turn}/{selfie_name}/plain",
+                subject=AnalysisSubject(
+                    data=jpeg(photos[selfie_name]), references={"document": card}
+                ),
+                expected_valid=same,
+                group="moderate" if same else "wrong",
+            )
     from skimage import data
 
     for label, array in (("coffee", data.coffee()), ("chelsea", data.chelsea())):
