@@ -18,6 +18,7 @@ from inspectlang.checked import (
     SETTINGS,
     TEMPLATE_PROPERTIES,
     VALIDATION_MODIFIERS,
+    VALIDATION_NUMBER_OPTIONS,
     CheckedImage,
     CheckedValidation,
 )
@@ -354,6 +355,26 @@ class DeclarationChecker(PropertyChecker):
                 size = self.size_value(value, modifier.span)
                 if size is not None:
                     options["minWidth"], options["minHeight"] = float(size[0]), float(size[1])
+            elif words in VALIDATION_NUMBER_OPTIONS:
+                validation, key, low, high = VALIDATION_NUMBER_OPTIONS[words]
+                if item.name != validation:
+                    self.report(
+                        "E010",
+                        f"`{modifier.words}` is an option of `validate {validation}`",
+                        modifier.span,
+                    )
+                elif (
+                    isinstance(value, int | float)
+                    and not isinstance(value, bool)
+                    and low <= value <= high
+                ):
+                    options[key] = float(value)
+                else:
+                    self.report(
+                        "E019",
+                        f"`{modifier.words}` takes a number from {low:g} to {high:g}",
+                        modifier.span,
+                    )
         return CheckedValidation(
             item.name,
             identifiers.validation_id(self.template_id, image, item.name),

@@ -45,7 +45,15 @@ VALIDATION_MODIFIERS = (
     "minimum confidence",
     "within",
     "minimum size",
+    "minimum age",
+    "maximum face distance",
 )
+#: Validation options that mean something for one validation only: option -> (validation,
+#: manifest option key, smallest, largest).
+VALIDATION_NUMBER_OPTIONS: dict[str, tuple[str, str, float, float]] = {
+    "minimum age": ("age", "minAge", 0, 150),
+    "maximum face distance": ("face_comparison", "maxFaceDistance", 0, 2),
+}
 #: Hours per time unit and meters per distance unit accepted in quantities.
 HOURS = {
     "hour": 1.0,

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from inspectlang import ast, identifiers
+from inspectlang.checked import VALIDATION_NUMBER_OPTIONS
 from inspectlang.ir import UnknownNode
 from inspectlang.manifest import (
     PRODUCT_FIELDS,
@@ -183,6 +184,9 @@ class Decompiler:
                 if "minWidth" in options and "minHeight" in options:
                     size = ast.Size(int(options["minWidth"]), int(options["minHeight"]))
                     modifiers.append(ast.Modifier("minimum size", size))
+                for words, (_name, key, _low, _high) in VALIDATION_NUMBER_OPTIONS.items():
+                    if key in options:
+                        modifiers.append(ast.Modifier(words, _number(options[key])))
             items.append(ast.Validate(validation.validation, tuple(modifiers)))
         if logic is not None:
             items.extend(ast.FeatureUse(feature) for feature in logic.features)
