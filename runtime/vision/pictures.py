@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 from PIL import Image, ImageOps
 
+from runtime.errors import InspectionRuntimeError
+
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
@@ -16,7 +18,7 @@ if TYPE_CHECKING:
 DEFAULT_MAX_SIDE = 1600
 
 
-class UnreadablePhoto(ValueError):
+class UnreadablePhoto(InspectionRuntimeError, ValueError):
     """The bytes do not decode as a picture."""
 
 

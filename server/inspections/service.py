@@ -28,7 +28,7 @@ from server.common import (
     sign_sources,
 )
 from server.db import Database
-from server.errors import ApiError
+from server.errors import ApiError, ServerError
 from server.inspections.events import publish
 from server.inspections.files import (
     INSERT_FILES,
@@ -570,7 +570,7 @@ def record_validation(
     return to_document(loaded.program, state, loaded.record, settings.public_url)
 
 
-class _AlreadyReported(Exception):
+class _AlreadyReported(ServerError):
     """The validation had its result already: nothing is written."""
 
 
