@@ -49,16 +49,6 @@ def modules() -> list[Any]:
     return found
 
 
-def load_present_analyzers() -> dict[str, Any]:
-    """The registry, importing each analyzer module that exists (a branch may lack some)."""
-    for name in vision._MODULES:
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as error:
-            print(f"skipping {name}: {error}")
-    return vision.ANALYZERS
-
-
 def forget_cached_readings() -> None:
     """Empty the identity reading cache, so the warm-up does not time a photo at zero."""
     identity = sys.modules.get("runtime.vision.identity")
@@ -116,7 +106,7 @@ def main() -> None:
     only = {name for name in arguments.only.split(",") if name}
     if not vision.available() and not only:
         print("vision extra missing; nothing to measure")
-    analyzers = load_present_analyzers()
+    analyzers = vision.load_analyzers()
     rows: dict[str, list[tuple[Case, bool, Any, float | None]]] = {}
     seen: set[bytes] = set()
     with tempfile.TemporaryDirectory() as workdir:
@@ -184,6 +174,11 @@ def targets(
     ]
     if mrz:
         out["mrz_fields_100pct_clean_moderate"] = all(_passed(*row[:3]) for row in mrz)
+    if "face_comparison" in report:
+        faces = report["face_comparison"]
+        out["face_false_accept_le_1pct"] = (faces["false_accept"] or 0.0) <= 0.01
+        out["face_false_reject_le_5pct"] = (faces["false_reject"] or 0.0) <= 0.05
+        out["face_median_le_1_5s"] = (faces["median_s"] or 0.0) <= 1.5
     return out
 
 
