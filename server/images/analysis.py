@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -126,6 +127,22 @@ def _bytes(ctx: JobContext, image_id: str) -> tuple[bytes, str] | None:
         return None
 
 
+@dataclass
+class _Photo:
+    """What the job knows of the photo it analyses."""
+
+    ctx: JobContext
+    inspection_id: str
+    image_id: str
+    data: bytes
+    content_type: str
+    declared: dict[str, Any]
+    country: str | None
+    #: Reference photos by role (`analysis.references`), and their bytes once loaded.
+    references: dict[str, Any]
+    reference_bytes: dict[str, bytes] = field(default_factory=dict)
+
+
 def run_analysis_job(ctx: JobContext) -> None:
     """Analyse one photo: every waiting validation this worker can produce, one record each."""
     payload = ctx.payload
@@ -143,83 +160,32 @@ def run_analysis_job(ctx: JobContext) -> None:
     if loaded is None or waiting is None or stored is None:
         _complete(ctx)  # deleted, replaced by a retake, already analysed, or bytes gone
         return
-    state, program = loaded.state, loaded.program
-    data, content_type = stored
-    analyzers = local_analyzers(ctx.settings)
-    refs = analysis.references(state, waiting.image)
-    reference_bytes: dict[str, bytes] = {}
-    declared = analysis.declared(state, waiting.product)
-    country = analysis.country(state)
+    state = loaded.state
+    photo = _Photo(
+        ctx,
+        inspection_id,
+        image_id,
+        *stored,
+        declared=analysis.declared(state, waiting.product),
+        country=analysis.country(state),
+        references=analysis.references(state, waiting.image),
+    )
     transient: providers.ProviderError | None = None
     for name in waiting.names:
-        options = analysis.options(program, waiting.image, name)
-        analyzer = analyzers.get(name)
-        url = ctx.settings.validation_providers.get(name)
+        options = analysis.options(loaded.program, waiting.image, name)
         started = time.monotonic()
-        if url is not None:
-            request = providers.ProviderRequest(
-                name, inspection_id, image_id, data, content_type, declared, country, options
-            )
-            try:
-                answer = providers.call(ctx.settings, url, request)
-            except providers.ProviderError as error:
-                metrics.validation_done(name, "error")
-                logger.warning("provider for %s failed on %s: %s", name, image_id, error)
-                if error.transient:
-                    transient = error
-                continue
-            _record(
-                ctx,
-                auth,
-                inspection_id,
-                image_id,
-                name,
-                answer.confidence,
-                answer.result,
-                [_builtins(e) for e in answer.entities],
-                [_builtins(d) for d in answer.damages],
-            )
-            metrics.validation_done(name, "valid" if answer.confidence >= 50 else "invalid")
-            continue
-        if analyzer is None:
-            continue
-        roles = frozenset(getattr(analyzer, "needs", frozenset()))
-        missing = [role for role in roles if role not in refs]
-        if missing:
-            continue  # waits: the reference's upload enqueues this photo again
-        for role in roles:
-            if role not in reference_bytes:
-                got = _bytes(ctx, refs[role].id)
-                if got is not None:
-                    reference_bytes[role] = got[0]
-        if any(role not in reference_bytes for role in roles):
-            continue
-        from runtime.vision import AnalysisSubject
-
-        subject = AnalysisSubject(
-            data=data,
-            declared=declared,
-            country=country,
-            references={role: reference_bytes[role] for role in roles},
-            now=datetime.now(UTC),
-            options=options,
-        )
         try:
-            outcome: ValidationOutcome = analyzer.analyze(subject)
-        except Exception:  # a photo the model cannot take is a failed validation, not a stall
-            logger.exception("analyzer %s failed on image %s", name, image_id)
-            outcome = ValidationOutcome(0.0, False, "the photo could not be analysed")
-        _record(
-            ctx,
-            auth,
-            inspection_id,
-            image_id,
-            name,
-            outcome.confidence,
-            outcome.result,
-            [dict(e) for e in outcome.entities],
-            [],
-        )
+            found = _outcome(photo, name, options)
+        except providers.ProviderError as error:
+            metrics.validation_done(name, "error")
+            logger.warning("provider for %s failed on %s: %s", name, image_id, error)
+            if error.transient:
+                transient = error
+            continue
+        if found is None:
+            continue  # nothing here produces it, or its reference photo is not there yet
+        outcome, damages = found
+        _record(ctx, auth, inspection_id, image_id, name, outcome, damages)
         metrics.validation_done(name, "valid" if outcome.valid else "invalid")
         logger.info(
             "%s on %s: %s (%.0f) in %.2f s",
@@ -238,6 +204,59 @@ def run_analysis_job(ctx: JobContext) -> None:
     _complete(ctx)
 
 
+def _outcome(
+    photo: _Photo, name: str, options: dict[str, float]
+) -> tuple[ValidationOutcome, list[dict[str, Any]]] | None:
+    """Validation `name` of the photo, with the damages found, from its configured provider
+    (which may raise `ProviderError`) or its analyzer here; None when neither can produce it
+    now (a face comparison whose document is not uploaded waits: the document's upload queues
+    this photo again)."""
+    url = photo.ctx.settings.validation_providers.get(name)
+    if url is not None:
+        request = providers.ProviderRequest(
+            name,
+            photo.inspection_id,
+            photo.image_id,
+            photo.data,
+            photo.content_type,
+            photo.declared,
+            photo.country,
+            options,
+        )
+        answer = providers.call(photo.ctx.settings, url, request)
+        entities = tuple(_builtins(entity) for entity in answer.entities)
+        outcome = ValidationOutcome(
+            answer.confidence, answer.confidence >= 50, answer.result, entities
+        )
+        return outcome, [_builtins(damage) for damage in answer.damages]
+    analyzer = local_analyzers(photo.ctx.settings).get(name)
+    if analyzer is None:
+        return None
+    roles = frozenset(getattr(analyzer, "needs", frozenset()))
+    for role in roles:
+        if role in photo.references and role not in photo.reference_bytes:
+            got = _bytes(photo.ctx, photo.references[role].id)
+            if got is not None:
+                photo.reference_bytes[role] = got[0]
+    if any(role not in photo.reference_bytes for role in roles):
+        return None
+    from runtime.vision import AnalysisSubject
+
+    subject = AnalysisSubject(
+        data=photo.data,
+        declared=photo.declared,
+        country=photo.country,
+        references={role: photo.reference_bytes[role] for role in roles},
+        now=datetime.now(UTC),
+        options=options,
+    )
+    try:
+        return analyzer.analyze(subject), []
+    except Exception:  # a photo the model cannot take is a failed validation, not a stall
+        logger.exception("analyzer %s failed on image %s", name, photo.image_id)
+        return ValidationOutcome(0.0, False, "the photo could not be analysed"), []
+
+
 def _builtins(value: Any) -> dict[str, Any]:
     import msgspec
 
@@ -251,13 +270,12 @@ def _record(
     inspection_id: str,
     image_id: str,
     name: str,
-    confidence: float,
-    result: Any,
-    entities: list[dict[str, Any]],
+    outcome: ValidationOutcome,
     damages: list[dict[str, Any]],
 ) -> None:
     """Record one result, once: a result already there (an earlier attempt of this job, or an
     outside service) is left alone; an inspection closed meanwhile takes none."""
+    result = outcome.result
     value = result if result is None or isinstance(result, str | int | float) else str(result)
     if isinstance(value, str):
         value = value[:1000]
@@ -269,10 +287,10 @@ def _record(
             image_id,
             {
                 "validation": name,
-                "confidence": max(0.0, min(100.0, float(confidence))),
+                "confidence": max(0.0, min(100.0, float(outcome.confidence))),
                 "result": value,
             },
-            entities=entities,
+            entities=[dict(entity) for entity in outcome.entities],
             damages=damages,
             now=datetime.now(UTC),
             only_once=True,
