@@ -20,7 +20,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlmodel import Session
 
@@ -37,6 +37,9 @@ from server.inspections.tables import ImageRecord as ImageRow
 from server.jobs import GiveUp, JobContext, RetryLater, job_row
 from server.settings import Settings
 
+if TYPE_CHECKING:
+    from runtime.vision import Analyzer
+
 logger = logging.getLogger("server.analysis")
 
 JOB_KIND = "image_analysis"
@@ -44,7 +47,7 @@ JOB_KIND = "image_analysis"
 MAX_ATTEMPTS = 6
 
 
-def local_analyzers(settings: Settings) -> dict[str, Any]:
+def local_analyzers(settings: Settings) -> dict[str, Analyzer]:
     """The analyzers this process runs (empty when vision is off or not installed)."""
     if not settings.vision:
         return {}
@@ -59,12 +62,9 @@ def analyzable(settings: Settings) -> set[str]:
 
 
 def _needs(settings: Settings, name: str) -> frozenset[str]:
+    """Reference roles the analyzer of `name` compares with (none for a provider)."""
     analyzer = local_analyzers(settings).get(name)
-    return (
-        frozenset(getattr(analyzer, "needs", frozenset()))
-        if analyzer is not None
-        else (frozenset())
-    )
+    return analyzer.needs if analyzer is not None else frozenset()
 
 
 def jobs_after_upload(settings: Settings, state: InspectionState, image_id: str) -> list[str]:
@@ -232,7 +232,7 @@ def _outcome(
     analyzer = local_analyzers(photo.ctx.settings).get(name)
     if analyzer is None:
         return None
-    roles = frozenset(getattr(analyzer, "needs", frozenset()))
+    roles = analyzer.needs
     for role in roles:
         if role in photo.references and role not in photo.reference_bytes:
             got = _bytes(photo.ctx, photo.references[role].id)
