@@ -428,6 +428,35 @@ def _open_to_first_photo(page: Any, link: str, photos: dict[str, Path]) -> None:
     assert heading(page) == "All the packages together, labels visible"
 
 
+def test_a_conditional_question_appears_when_its_answer_makes_it_asked(
+    api: dict[str, Any],
+    photos: dict[str, Path],
+    phone: Any,
+    screenshot: Any,
+    axe_check: Any,
+) -> None:
+    """`ask when` (issue 15): "What was damaged?" is asked only when the packages are said to be
+    dented. Saying so keeps the consumer on the page, now with the question, required."""
+    inspection_id, link = create(api)
+    phone.goto(link)
+    consent(phone)
+    assert phone.locator("[data-field]", has_text="What was damaged?").count() == 0
+    fill_details(phone, photos)
+    field(phone, "State of the packages").select_option("Dented")
+    phone.click("button[type=submit]")
+    assert heading(phone) == "A few questions"
+    question = phone.locator("[data-field]", has_text="What was damaged?")
+    assert question.count() == 1
+    step(phone, "03b-conditional-question", screenshot, axe_check)
+    field(phone, "What was damaged?").fill("One box is dented on a corner.")
+    phone.click("button[type=submit]")
+    assert heading(phone) == "All the packages together, labels visible"
+    document = inspection(api, inspection_id)
+    values = {item["label"]: item["value"] for item in document["template"]["inputs"]}
+    assert values["What was damaged?"] == "One box is dented on a corner."
+    assert values["State of the packages"] == "Dented"
+
+
 def test_retake_a_failed_upload_retried_and_resume_after_closing(
     api: dict[str, Any],
     photos: dict[str, Path],

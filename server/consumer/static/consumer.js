@@ -24,7 +24,9 @@
   function problemOf(field) {
     var rules = JSON.parse(field.dataset.rules), v = valuesOf(field), t = rules.type;
     var control = field.querySelector("input,select,textarea");
-    if (control && control.disabled) return null;
+    // An answer already given is shown, not asked: a disabled control, or none at all for a
+    // file already sent.
+    if (!control || control.disabled) return null;
     var empty = v === null || v === "" || (Array.isArray(v) && v.length === 0) || (t === "check" && v === false);
     if (empty) return rules.required ? "required" : null;
     if (t === "numeric") {
