@@ -9,6 +9,7 @@ from datetime import date
 from typing import Any, Protocol
 
 from inspectlang import ast
+from inspectlang.diagnostics import Diagnostic
 from inspectlang.manifest import IRNode
 from inspectlang.patterns import pattern_problem
 from inspectlang.vocabulary import (
@@ -152,6 +153,7 @@ class ExpressionChecking(Protocol):
     (which imports them), and the package stays free of import cycles."""
 
     scope: Scope
+    diagnostics: list[Diagnostic]
     depth: int
     loops: int
 

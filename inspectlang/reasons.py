@@ -9,16 +9,11 @@ with `+` (a balanced tree, so a long reason stays shallow); a reason without bra
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from inspectlang import ast
 from inspectlang.diagnostics import Diagnostic
-from inspectlang.expression_types import ERROR, describe
+from inspectlang.expression_types import ERROR, ExpressionChecking, describe
 from inspectlang.manifest import IRNode
 from inspectlang.vocabulary import PLAIN_VALUE, TEXT, accepts, chain_depth
-
-if TYPE_CHECKING:
-    from inspectlang.types import ExpressionChecker
 
 #: A literal piece of a reason, or an expression's source and its index in the reason.
 Piece = str | tuple[str, int]
@@ -67,7 +62,7 @@ def _column(reason: str, index: int, span: ast.Span) -> int:
 
 
 def message(
-    expressions: ExpressionChecker, reason: str, span: ast.Span, filename: str
+    expressions: ExpressionChecking, reason: str, span: ast.Span, filename: str
 ) -> IRNode | None:
     """The text node of a reason with values (None when it has no braces); diagnostics go to
     the expression checker's list."""
