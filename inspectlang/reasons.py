@@ -61,6 +61,25 @@ def _column(reason: str, index: int, span: ast.Span) -> int:
     return span.column + 1 + index + escapes
 
 
+def values_in(reason: str, span: ast.Span, filename: str) -> list[ast.Expr]:
+    """The expressions of a reason's `{...}` values that parse, placed at their position in the
+    file (for the language server's hover, definitions and renames); none without braces."""
+    if "{" not in reason:
+        return []
+    from inspectlang.parser import parse_expression_at
+
+    found: list[ast.Expr] = []
+    for piece in split(reason)[0]:
+        if isinstance(piece, tuple) and piece[0].strip():
+            source, index = piece
+            expr, _problems = parse_expression_at(
+                source, span.line, _column(reason, index, span), filename
+            )
+            if expr is not None:
+                found.append(expr)
+    return found
+
+
 def message(
     expressions: ExpressionChecking, reason: str, span: ast.Span, filename: str
 ) -> IRNode | None:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from inspectlang import ast
+from inspectlang import ast, reasons
 from inspectlang.compiler import check_source
 from inspectlang.diagnostics import Diagnostic
 from inspectlang.lsp import texts
@@ -281,6 +281,9 @@ class _Indexer:
         else:
             for value in _children(item):
                 if _is_expression(value):
+                    self.expression(value, frozenset())
+            if isinstance(item, ast.Disapprove | ast.Otherwise):
+                for value in reasons.values_in(item.reason, item.reason_span, "<template>"):
                     self.expression(value, frozenset())
 
     def statement(self, statement: Any, bound: frozenset[str]) -> None:

@@ -1,0 +1,53 @@
+"""Names inside a reason's `{...}` values are indexed like any expression's: hover, definition,
+references and rename reach them (issue 15)."""
+
+from __future__ import annotations
+
+from inspectlang.lsp.index import Symbol, build_index
+
+SOURCE = """template "T"
+    type: car
+
+input km
+    type: numeric
+    label: "Mileage"
+    asked at: create
+
+verdict
+    disapprove "Mileage {inputs.km} km is over {{the}} limit" when inputs.km > 100
+    approve when true
+    otherwise "Mileage {inputs.km} km"
+"""
+
+
+def column_of(line: int, text: str, nth: int = 0) -> int:
+    """1-based column of the `nth` occurrence of `text` on 1-based `line`."""
+    content = SOURCE.splitlines()[line - 1]
+    start = -1
+    for _ in range(nth + 1):
+        start = content.index(text, start + 1)
+    return start + 1
+
+
+def test_a_name_inside_a_reason_hovers_and_is_a_reference() -> None:
+    index = build_index(SOURCE)
+    column = column_of(10, "km}")
+    found = index.occurrence_at(10, column)
+    assert found is not None and found.symbol == Symbol("input", "km")
+    assert (found.span.line, found.span.column, found.span.end_column) == (10, column, column + 2)
+    hover = index.hover(10, column)
+    assert hover is not None and "input km" in hover and "Mileage" in hover
+    references = index.references(Symbol("input", "km"))
+    # The declaration, the disapproval's reason and condition, the otherwise reason.
+    assert sorted((r.span.line, r.span.column) for r in references) == [
+        (4, 7),
+        (10, column),
+        (10, column_of(10, "km >")),
+        (12, column_of(12, "km}")),
+    ]
+
+
+def test_a_reason_that_does_not_parse_adds_nothing() -> None:
+    broken = SOURCE.replace("{inputs.km} km is", "{inputs.} km is")
+    index = build_index(broken)
+    assert len(index.references(Symbol("input", "km"))) == 3
