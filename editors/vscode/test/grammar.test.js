@@ -39,7 +39,7 @@ function scopesOf(grammar, line, state) {
   return { scopes, state: result.ruleStack, tokens: result.tokens };
 }
 
-const DECLARATION = /^(template|settings|variable|product|consumer|image|input|feature|on|check|verdict)\b/;
+const DECLARATION = /^(template|settings|variable|product|consumer|image|input|feature|on|check|verdict|let)\b/;
 
 function checkFile(grammar, file) {
   const problems = [];
@@ -76,6 +76,15 @@ function checkFile(grammar, file) {
       const at = line.indexOf(validate[1], line.indexOf("validate") + 8);
       if (!has(at, "support.constant.validation")) problems.push(`${where}: validation '${validate[1]}' not scoped`);
       counts.validation++;
+    }
+    // A reason's `{VALUE}` is an expression inside the string (`{{` writes a brace).
+    const reason = /^\s+(disapprove|otherwise)\s+"/.exec(line);
+    if (reason) {
+      const open = line.search(/(?<!\{)\{(?!\{)/);
+      if (open >= 0 && !has(open + 1, "meta.embedded.expression")) {
+        problems.push(`${where}:${open + 2}: the reason's value is not scoped as an expression`);
+      }
+      if (open >= 0) counts.interpolation = (counts.interpolation || 0) + 1;
     }
     // Strings and numbers outside comments.
     const literal = /"(?:[^"\\]|\\.)*"|(?<![A-Za-z0-9_.])\d+(?:\.\d+)?(?![A-Za-z0-9_])/g;
