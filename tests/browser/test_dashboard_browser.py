@@ -125,6 +125,13 @@ def completed(live_server: str, team: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
+def shown(locator: Any) -> bool:
+    """Whether `locator` becomes visible: waits (up to 10 s) for the page that a click or a form
+    submission started to arrive, where `is_visible()` would answer for the old page."""
+    locator.wait_for(state="visible", timeout=10_000)
+    return True
+
+
 def test_sign_in_and_every_page(
     live_server: str, team: dict[str, Any], dash: Any, screenshot: Any, axe_check: Any
 ) -> None:
@@ -132,7 +139,7 @@ def test_sign_in_and_every_page(
     look(dash, "01-sign-in", screenshot, axe_check)
     sign_in(dash, live_server, team["emails"]["owner"])
     assert dash.url.endswith("/dashboard/inspections")
-    assert dash.get_by_text("Test data", exact=True).is_visible()
+    assert shown(dash.get_by_text("Test data", exact=True))
     look(dash, "02-inspections-empty", screenshot, axe_check)
     for name, path in [
         ("03-templates", "/dashboard/templates"),
@@ -144,7 +151,7 @@ def test_sign_in_and_every_page(
         assert dash.locator("h1").count() == 1
         look(dash, name, screenshot, axe_check)
     dash.get_by_role("button", name="Switch to live data").click()
-    assert dash.get_by_text("Live data", exact=True).is_visible()
+    assert shown(dash.get_by_text("Live data", exact=True))
     look(dash, "07-live-mode", screenshot, axe_check)
     dash.get_by_role("button", name="Switch to test data").click()
 
@@ -184,7 +191,7 @@ def test_template_typo_diagnostic_apply_save_and_revisions(
     assert "-    valid when: score > 50" in diff and "+    valid when: score > 60" in diff
     look(dash, "12-revisions-diff", screenshot, axe_check)
     dash.goto(f"{live_server}/dashboard/templates")
-    assert dash.get_by_role("link", name="Fleet check").is_visible()
+    assert shown(dash.get_by_role("link", name="Fleet check"))
 
 
 def test_inspection_listed_opened_and_pdf_downloaded(
@@ -198,7 +205,7 @@ def test_inspection_listed_opened_and_pdf_downloaded(
     sign_in(dash, live_server, team["emails"]["owner"])
     dash.goto(f"{live_server}/dashboard/inspections?status=completed")
     link = dash.get_by_role("link", name=completed["inspectionId"])
-    assert link.is_visible()
+    assert shown(link)
     look(dash, "20-inspections-listed", screenshot, axe_check)
     link.click()
     thumbnail = dash.locator("figure.photo img").first
@@ -207,7 +214,7 @@ def test_inspection_listed_opened_and_pdf_downloaded(
     full = dash.locator("figure.photo a").first.get_attribute("href")
     original = dash.request.get(f"{live_server}{full}")
     assert original.ok and original.body() == png()  # the thumbnail links to the upload itself
-    assert dash.get_by_role("heading", name="Verdict and why").is_visible()
+    assert shown(dash.get_by_role("heading", name="Verdict and why"))
     assert dash.locator(".timeline li").count() >= 3
     dash.get_by_role("button", name="Make a share link (7 days)").click()
     share = dash.locator("#share-link").input_value()
@@ -276,7 +283,7 @@ def test_invitation_from_the_outbox(
     owner.get_by_label("Email", exact=True).fill(invited)
     owner.get_by_label("Role", exact=True).select_option("editor")
     owner.get_by_role("button", name="Send the invitation").click()
-    assert owner.get_by_text(f"Invitation sent to {invited}.").is_visible()
+    assert shown(owner.get_by_text(f"Invitation sent to {invited}."))
     look(owner, "50-members-invited", screenshot, axe_check)
     [mail] = DevelopmentOutbox(db).messages(to=invited)
     link = re.search(r"http://\S+/dashboard/accept\?token=\S+", mail.text)
@@ -286,9 +293,9 @@ def test_invitation_from_the_outbox(
     look(guest, "51-accept-invitation", screenshot, axe_check)
     guest.get_by_label("New password (at least 10 characters)").fill("editor password 9")
     guest.get_by_role("button", name="Save the password").click()
-    assert guest.get_by_role("heading", name="Your password is saved").is_visible()
+    assert shown(guest.get_by_role("heading", name="Your password is saved"))
     sign_in(guest, live_server, invited, "editor password 9")
-    assert guest.get_by_text("(editor)").is_visible()
+    assert shown(guest.get_by_text("(editor)"))
 
 
 def test_lockout_after_repeated_failures(
@@ -325,7 +332,7 @@ def test_password_reset_by_email_link(
     dash.get_by_label("Email").fill(email)
     look(dash, "70-forgot", screenshot, axe_check)
     dash.get_by_role("button", name="Send me a link").click()
-    assert dash.get_by_text("If an account has that address").is_visible()
+    assert shown(dash.get_by_text("If an account has that address"))
     [mail] = DevelopmentOutbox(db).messages(to=email)
     link = re.search(r"http://\S+/dashboard/reset\?token=\S+", mail.text)
     assert link is not None
@@ -333,8 +340,8 @@ def test_password_reset_by_email_link(
     look(dash, "71-reset", screenshot, axe_check)
     dash.get_by_label("New password (at least 10 characters)").fill("second password 2")
     dash.get_by_role("button", name="Save the password").click()
-    assert dash.get_by_role("heading", name="Your password is saved").is_visible()
+    assert shown(dash.get_by_role("heading", name="Your password is saved"))
     dash.goto(link.group(0))  # used once: refused now
-    assert dash.get_by_text("This link is not valid any more").is_visible()
+    assert shown(dash.get_by_text("This link is not valid any more"))
     sign_in(dash, live_server, email, "second password 2")
     assert dash.url.endswith("/dashboard/inspections")
