@@ -69,9 +69,7 @@ def open_link(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> 
         shared.db, shared.settings.public_url, holder.auth, inspection_id
     )
     locale = choose_locale(view.state.locale)
-    if view.state.status in ("created", "started", "processing") and access.link_expired(
-        view.manifest, view.created_at, now
-    ):
+    if view.state.status in ("created", "started", "processing") and access.link_expired(view, now):
         return page(
             "web/message.html",
             locale=locale,
