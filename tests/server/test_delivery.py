@@ -749,3 +749,27 @@ def test_a_resend_gives_an_expired_link_a_fresh_window(
         assert (
             http.get(local(reopened.json()["magicLink"]), follow_redirects=True).status_code == 200
         )
+
+
+def test_outbox_command_outside_a_project_creates_nothing(tmp_path: Path) -> None:
+    """Issue 24: a read-only command never creates a database or a secret file."""
+    empty = tmp_path / "nowhere"
+    listed = subprocess.run(
+        [sys.executable, "-m", "inspectlang", "outbox", "--data-dir", str(empty)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={
+            **{
+                k: v
+                for k, v in os.environ.items()
+                if k not in ("DATABASE_URL", "INSPECTLANG_SECRET")
+            },
+            "PYTHONPATH": str(ROOT),
+        },
+        timeout=60,
+    )
+    assert listed.returncode == 1
+    assert json.loads(listed.stderr)["code"] == "no_database"
+    assert list(tmp_path.iterdir()) == []
+    assert not (tmp_path / "data").exists()
