@@ -21,9 +21,9 @@ from server.common import not_found_inspection
 from server.db import Database
 from server.delivery import service as deliveries
 from server.inspections import service
-from server.inspections.creation import _hash_code as code_hash  # the one definition
 from server.inspections.tables import InspectionRecord
 from server.tables import Company
+from server.tokens import hash_token as code_hash
 
 #: Compared against when the id is unknown, so that path costs the same as a wrong code.
 _DUMMY_HASH = code_hash("no inspection has this code")

@@ -37,7 +37,6 @@ from server.delivery.service import (
 )
 from server.delivery.tables import LinkDeliveryRecord
 from server.errors import ApiError
-from server.inspections.creation import _hash_code
 from server.inspections.events import publish
 from server.inspections.service import (
     expired,
@@ -49,6 +48,7 @@ from server.inspections.service import (
 from server.jobs import GiveUp, JobContext, RetryLater
 from server.settings import Settings
 from server.tables import Company, JobRecord
+from server.tokens import hash_token
 
 logger = logging.getLogger("server.delivery")
 
@@ -249,7 +249,7 @@ def resend(
             state = run_runtime(runtime.renew, loaded.program, loaded.state, now=now)
             save(session, loaded, state, now, [])
         code = secrets.token_urlsafe(24)
-        record.access_code_hash = _hash_code(code)
+        record.access_code_hash = hash_token(code)
         session.add(record)
         link = f"{settings.public_url}/i/{inspection_id}?code={code}"
         expires_at = link_expiry(loaded.manifest, state, now)

@@ -22,8 +22,8 @@ from sqlalchemy import select
 
 from server.db import Database
 from server.inspections import access
-from server.inspections.creation import _hash_code
 from server.tables import JobRecord
+from server.tokens import hash_token
 from server.web.tables import WebSession
 
 TEMPLATE = Path(__file__).parents[1] / "browser" / "consumer_flow.insp"
@@ -76,7 +76,7 @@ def test_the_code_is_checked_against_the_stored_hash(
     assert access.open_with_code(db, inspection_id, None) is None
     assert access.open_with_code(db, "f" * 24, code) is None
     assert access.open_with_code(db, inspection_id, code * 10) is None
-    assert access.code_hash(code) == _hash_code(code)
+    assert access.code_hash(code) == hash_token(code)
 
 
 def test_opening_the_link(live_server: str, flow_template: dict[str, Any], db: Database) -> None:
