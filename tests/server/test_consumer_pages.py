@@ -79,6 +79,15 @@ def test_the_code_is_checked_against_the_stored_hash(
     assert access.code_hash(code) == hash_token(code)
 
 
+def test_a_wrong_link_answers_in_the_language_the_browser_prefers(live_server: str) -> None:
+    """The Accept-Language header is negotiated (quality values), not cut to five characters."""
+    with httpx.Client(base_url=live_server) as browser:
+        page = browser.get(
+            "/i/" + "0" * 24 + "?code=wrong", headers={"accept-language": "en;q=0.1, pt-BR"}
+        )
+    assert page.status_code == 404 and "Este link não funciona" in page.text
+
+
 def test_opening_the_link(live_server: str, flow_template: dict[str, Any], db: Database) -> None:
     inspection_id, tail = create(live_server, flow_template)
     with httpx.Client(base_url=live_server) as browser:
