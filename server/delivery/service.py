@@ -26,7 +26,7 @@ from server.delivery.messages import texts_locale
 from server.delivery.tables import LinkDeliveryRecord, OutboxMessageRecord
 from server.jobs import enqueue, enqueue_rows, enqueued, job_row
 
-#: The job kind (`server.jobs.HANDLERS`).
+#: The job kind (registered in `server.app.job_kinds`).
 DELIVERY_JOB = "link_delivery"
 #: Attempts before a delivery fails for good (about two hours of backoff with the defaults).
 MAX_ATTEMPTS = 8
