@@ -199,6 +199,20 @@ def set_view(session: Session, record: LinkDeliveryRecord) -> None:
 # --- resends --------------------------------------------------------------------------------------
 
 
+def latest(session: Session, inspection_id: str) -> LinkDeliveryRecord | None:
+    """The inspection's newest delivery: the one whose link works now (a resend replaces the
+    access code), or None when its link was never delivered."""
+    return (
+        session.execute(
+            select(LinkDeliveryRecord)
+            .where(col(LinkDeliveryRecord.inspection_id) == inspection_id)
+            .order_by(col(LinkDeliveryRecord.created_at).desc())
+        )
+        .scalars()
+        .first()
+    )
+
+
 def resend_wait(session: Session, inspection_id: str, now: datetime) -> float | None:
     """Seconds until another resend is allowed, or None when one is allowed now: at most
     `MAX_RESENDS` in any `RESEND_WINDOW` (the creation's own delivery is not a resend)."""

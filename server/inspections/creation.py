@@ -5,7 +5,6 @@ store the inspection, its products, its files and its events in one transaction.
 from __future__ import annotations
 
 import functools
-import hashlib
 import secrets
 import threading
 import weakref
@@ -50,6 +49,7 @@ from server.inspections.tables import InspectionRecord, ProductRecord
 from server.multipart import UploadedFile
 from server.settings import Settings
 from server.templates import service as templates
+from server.tokens import hash_token
 from server.urlsafety import check_endpoint
 from server.webhooks.service import active_subscriptions
 
@@ -80,10 +80,6 @@ def _producer_user(session: Session, company_id: str, producer: Any) -> str | No
             "not_found_user", f"No member of the company has internalId {internal_id!r}."
         )
     return member.id
-
-
-def _hash_code(code: str) -> str:
-    return hashlib.sha256(code.encode("utf-8")).hexdigest()
 
 
 # --- writing: creates waiting at the same moment share one transaction -------------------------
@@ -278,7 +274,7 @@ def _create(
         "testing": auth.testing,
         "type": inspection_type,
         "manifest_key": key,
-        "access_code_hash": _hash_code(access_code),
+        "access_code_hash": hash_token(access_code),
         "callback_url": callback_url,
         "created_at": now,
         "updated_at": now,
