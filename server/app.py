@@ -92,12 +92,15 @@ def ready(request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
 
 
 def readiness(database: Database, blobs: BlobStore) -> dict[str, str]:
-    """`{"database": "ok" | error, "blobs": "ok" | error}`; the errors name the exception only
-    (no connection strings or credentials)."""
+    """`{"database": "ok" | error, "blobs": "ok" | error}`: each answers and accepts writes
+    (`Database.check_writable`, `BlobStore.ping` writes and deletes a probe), so a process whose
+    data directory turned read-only or full leaves the load balancer's rotation. The errors name
+    the exception only (no connection strings or credentials)."""
     checks: dict[str, str] = {}
     try:
         with database.engine.connect() as connection:
             connection.execute(text("SELECT 1"))
+        database.check_writable()
         checks["database"] = "ok"
     except Exception as error:
         checks["database"] = type(error).__name__
