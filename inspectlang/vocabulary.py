@@ -88,6 +88,12 @@ MAX_NUMBER = 1e15
 MAX_LITERAL_INTEGER_DIGITS = 300
 #: Longest regular expression given to `matches` or `pattern:` (RE2, `inspectlang.patterns`).
 MAX_PATTERN_LENGTH = MAX_PATTERN
+#: An inspection's `metadata` (the spec's Limits table): most key-value pairs, longest key,
+#: longest value. Checked by `runtime.intake.check_metadata` (400 `invalid_metadata`) and
+#: stated in the API document (`server/inspections/schemas.py`).
+MAX_METADATA_PAIRS = 50
+MAX_METADATA_KEY_LENGTH = 50
+MAX_METADATA_VALUE_LENGTH = 500
 
 #: Names of variables and bound items: a letter, then letters, digits or `_` (never a dunder).
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
