@@ -29,6 +29,7 @@ from server.common import (
 )
 from server.db import Database
 from server.errors import ApiError, ServerError
+from server.inspections import searchtext
 from server.inspections.events import publish
 from server.inspections.files import (
     INSERT_FILES,
@@ -112,6 +113,7 @@ def filter_columns(document: dict[str, Any]) -> dict[str, Any]:
         ),
         "plate": _indexed(plate),
         "template_id": str(template.get("_id") or template.get("id") or ""),
+        "search_text": searchtext.search_text(document),
     }
 
 
