@@ -13,7 +13,7 @@ from sqlalchemy import select
 
 from server.auth import MODES, revoke_key
 from server.common import in_thread
-from server.dashboard import accounts, deliveries, mail
+from server.dashboard import accounts, mail
 from server.dashboard.accounts import AccountError
 from server.dashboard.mail import Mail
 from server.dashboard.web import (
@@ -26,6 +26,7 @@ from server.dashboard.web import (
     signed_in,
 )
 from server.deps import Services
+from server.reports import deliveries
 from server.tables import ApiKey
 from server.web import sessions as web_sessions
 from server.webhooks import service as webhooks
@@ -47,10 +48,6 @@ def mail_sender(app: Services) -> Any:
             ) from None
 
     return send
-
-
-def send_mail(app: Services, mail: Mail) -> None:
-    mail_sender(app)(mail)
 
 
 def _client(request: Request[Any, Any, Any]) -> str:

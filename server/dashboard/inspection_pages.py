@@ -27,6 +27,7 @@ from server.inspections.tables import ImageRecord
 from server.reports import service as reports
 from server.reports.schemas import ReportRequestBody
 from server.reports.thumbnails import thumbnail_jpeg
+from server.stored_files import stored_file_response
 from server.templates.tables import TemplateRevisionRecord
 
 #: Share links made from the dashboard last a week (the API's maximum is its own business).
@@ -330,7 +331,7 @@ async def photo(
     require(member, "inspections.view")
     app = app_services(request)
 
-    def read() -> tuple[bytes, str]:
+    def read() -> tuple[bytes, str | None]:
         with app.db.session() as session:
             row = session.get(ImageRecord, image_id)
         if (
@@ -344,15 +345,12 @@ async def photo(
         if size == "thumb":
             small = thumbnail_jpeg(content)
             if small is not None:
-                return small, "image/jpeg"
-        return content, row.content_type
+                return small, None
+        return content, row.filename
 
-    content, media_type = await in_thread(read)
-    return Response(
-        content=content,
-        media_type=media_type,
-        headers={"cache-control": "private, max-age=300", "x-content-type-options": "nosniff"},
-    )
+    content, filename = await in_thread(read)
+    # Never the uploader's declared type: a consumer's `x.html` would run as this member.
+    return stored_file_response(content, filename)
 
 
 ROUTES: list[Any] = [
