@@ -21,7 +21,7 @@ from server.common import in_thread
 from server.dashboard.web import Member, NotFound, app_services, render, require, signed_in
 from server.deps import Services
 from server.errors import ApiError
-from server.inspections import deliveries, listing, presign, search
+from server.inspections import deliveries, listing, search, shares
 from server.inspections import service as inspections
 from server.inspections.tables import ImageRecord
 from server.reports import service as reports
@@ -29,9 +29,6 @@ from server.reports.schemas import ReportRequestBody
 from server.reports.thumbnails import thumbnail_jpeg
 from server.stored_files import stored_file_response
 from server.templates.tables import TemplateRevisionRecord
-
-#: Share links made from the dashboard last a week (the API's maximum is its own business).
-SHARE_SECONDS = 7 * 24 * 3600
 
 
 @get("/inspections")
@@ -222,6 +219,7 @@ def _detail(app: Services, member: Member, inspection_id: str) -> dict[str, Any]
         "reportable": record.status in reports.REPORTABLE_STATUSES,
         "resendable": record.status in ("created", "started"),
         "delivery": document.get("delivery") or {},
+        "shares": shares.active(app.db, auth, inspection_id, app.clock()),
     }
 
 
@@ -280,22 +278,32 @@ async def request_report(request: Request[Any, Any, Any], inspection_id: FromPat
 
 @post("/inspections/{inspection_id:str}/share", status_code=200)
 async def share(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> Any:
+    """A new share link (a readable page, 7 days, revocable), shown on the page."""
     member = signed_in(request)
     require(member, "inspections.share")
     app = app_services(request)
     try:
         link = await in_thread(
-            presign._presign,
-            app.db,
-            app.settings,
-            member.auth,
-            inspection_id,
-            SHARE_SECONDS,
-            app.clock(),
-        )
+            shares.create, app.db, app.settings, member.auth, inspection_id,
+            member.actor.account_id, app.clock(),
+        )  # fmt: skip
     except ApiError:
         raise NotFound(f"inspection {inspection_id}") from None
     return await in_thread(_detail_page, request, member, inspection_id, share=link)
+
+
+@post("/inspections/{inspection_id:str}/share/{share_id:str}/revoke", status_code=200)
+async def revoke_share(
+    request: Request[Any, Any, Any], inspection_id: FromPath[str], share_id: FromPath[str]
+) -> Any:
+    """Revoke a share link: its page and its JSON answer 403 `link_revoked` from now on."""
+    member = signed_in(request)
+    require(member, "inspections.share")
+    app = app_services(request)
+    done = await in_thread(shares.revoke, app.db, member.auth, inspection_id, share_id, app.clock())
+    if not done:
+        raise NotFound(f"share link {share_id}")
+    return await in_thread(_detail_page, request, member, inspection_id, notice="revoked")
 
 
 @post("/inspections/{inspection_id:str}/resend", status_code=200)
@@ -355,6 +363,7 @@ async def photo(
 
 ROUTES: list[Any] = [
     inspection_list,
+    revoke_share,
     resend,
     inspection_csv,
     inspection_detail,

@@ -119,3 +119,16 @@ def test_find_read_and_share(
     lines = page.locator(".source li code").all_inner_texts()
     assert any(line.startswith("    ") and line.strip() for line in lines), lines[:10]
     look(page, f"{size}-04-detail", width, screenshot, axe_check)
+
+    page.locator(
+        "#h-share ~ form button, section[aria-labelledby=h-share] form button"
+    ).last.click()
+    page.wait_for_selector("#share-link")
+    url = page.locator("#share-link").input_value()
+    look(page, f"{size}-05-detail-shared", width, screenshot, axe_check)
+    _context, outsider, _log = new_phone(locale="es-AR", width=width)
+    outsider.goto(url)
+    assert "AC456FG" in outsider.content()
+    look(outsider, f"{size}-06-share-page", width, screenshot, axe_check)
+    outsider.goto(f"{live_server}/")
+    look(outsider, f"{size}-07-home", width, screenshot, axe_check)

@@ -113,3 +113,80 @@ def test_each_condition_once_with_its_own_text(opened: dict[str, Any]) -> None:
 def test_source_keeps_its_indentation(opened: dict[str, Any]) -> None:
     page = opened["client"].get(f"/dashboard/inspections/{opened['id']}").text
     assert '<li id="line-7"><code>    type: car</code></li>' in page
+
+
+def _share(client: Browserish, inspection_id: str) -> tuple[str, str]:
+    client.get(f"/dashboard/inspections/{inspection_id}")
+    made = client.post(f"/dashboard/inspections/{inspection_id}/share")
+    assert made.status_code == 200
+    found = re.search(r'readonly value="([^"]+)" class="wide" id="share-link"', made.text)
+    assert found is not None, made.text[-3000:]
+    return html.unescape(found.group(1)), made.text
+
+
+def test_share_link_opens_a_readable_page_and_the_json_stays(opened: dict[str, Any]) -> None:
+    client = opened["client"]
+    url, _page = _share(client, opened["id"])
+    assert f"/share/{opened['id']}?token=" in url
+    page = httpx.get(url)  # no session, no key: the link alone
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    text = html.unescape(page.text)
+    assert 'lang="es-AR"' in page.text  # the inspection's language
+    assert "AB123CD" in text and "Ana Pérez" in text
+    assert "Sent" not in text and "Send the link again" not in text  # read-only: no actions
+    assert "<form" not in page.text
+    json_url = url.replace("/share/", "/v1/inspection/presign/detail/")
+    as_json = httpx.get(json_url)
+    assert as_json.status_code == 200 and as_json.json()["_id"] == opened["id"]
+
+
+def test_share_links_are_listed_and_revocable(opened: dict[str, Any]) -> None:
+    client = opened["client"]
+    url, page = _share(client, opened["id"])
+    ids = re.findall(r"/share/([0-9a-f]{12})/revoke", page)
+    assert ids, "the new link is listed with a revoke button"
+    token = url.split("token=", 1)[1]
+    from server.tokens import hash_token
+
+    mine = hash_token(token)[:12]
+    assert mine in ids
+    revoked = client.post(f"/dashboard/inspections/{opened['id']}/share/{mine}/revoke")
+    assert revoked.status_code == 200 and "was revoked" in revoked.text
+    assert f'action="/dashboard/inspections/{opened["id"]}/share/{mine}/revoke"' not in revoked.text
+    refused = httpx.get(url)
+    assert refused.status_code == 403 and "revoked" in refused.text
+    json_url = url.replace("/share/", "/v1/inspection/presign/detail/")
+    assert httpx.get(json_url).json()["code"] == "link_revoked"
+    again = client.post(f"/dashboard/inspections/{opened['id']}/share/{mine}/revoke")
+    assert again.status_code == 404
+    assert client.post(f"/dashboard/inspections/{opened['id']}/share/zz/revoke").status_code == 404
+
+
+@pytest.mark.parametrize(("tamper", "code"), [("x", "invalid_link"), ("", "invalid_link")])
+def test_altered_share_links_are_refused_with_a_page(
+    opened: dict[str, Any], tamper: str, code: str
+) -> None:
+    url, _page = _share(opened["client"], opened["id"])
+    broken = url[:-3] + tamper if tamper else url.split("?", 1)[0]
+    answer = httpx.get(broken)
+    assert answer.status_code == 403
+    assert "not valid" in answer.text and answer.headers["content-type"].startswith("text/html")
+
+
+def test_home_page_in_development(live_server: str) -> None:
+    answer = httpx.get(f"{live_server}/", headers={"accept-language": "en"})
+    assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/html")
+    for link in ('href="/dashboard/"', 'href="/schema"', 'href="/dev/outbox"'):
+        assert link in answer.text
+
+
+def test_home_page_in_production_names_nothing_internal(settings: Any, db: Any) -> None:
+    from litestar.testing import TestClient
+
+    from server.app import create_app
+
+    production = settings.model_copy(update={"env": "production"})
+    with TestClient(create_app(production, db=db)) as client:
+        answer = client.get("/")
+    assert answer.status_code == 200 and "The service is running." in answer.text
+    assert "/dev/outbox" not in answer.text and "/schema" not in answer.text
