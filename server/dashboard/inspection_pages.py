@@ -4,15 +4,12 @@ lines, the event timeline, PDF reports and a presigned share link."""
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 from urllib.parse import urlencode
 
 from litestar import Request, Response, get, post
 from litestar.params import FromPath, FromQuery
 from litestar.response import Stream
-from sqlalchemy import select
-
-from inspectlang.builtins import ALIAS_TABLE, builtin_source
 
 # `simulate`'s naming of a value by its own source text (runtime/cli.py prints the same).
 from runtime.explain import _written as written_text
@@ -28,7 +25,7 @@ from server.reports import service as reports
 from server.reports.schemas import ReportRequestBody
 from server.reports.thumbnails import thumbnail_jpeg
 from server.stored_files import stored_file_response
-from server.templates.tables import TemplateRevisionRecord
+from server.templates import service as templates
 
 
 @get("/inspections")
@@ -117,27 +114,6 @@ def _choices() -> dict[str, Any]:
     }
 
 
-def _source_lines(app: Services, manifest_key: str, template_id: str) -> list[str]:
-    """The template source the inspection ran (its revision's, or the built-in file)."""
-    with app.db.session() as session:
-        revision = (
-            session.execute(
-                select(TemplateRevisionRecord).where(
-                    cast(Any, TemplateRevisionRecord.manifest_key) == manifest_key
-                )
-            )
-            .scalars()
-            .first()
-        )
-    if revision is not None:
-        return str(revision.source).splitlines()
-    for alias, by_type in ALIAS_TABLE.items():
-        for inspection_type, builtin_id in by_type.items():
-            if builtin_id == template_id:
-                return builtin_source(alias, inspection_type).splitlines()
-    return []
-
-
 def span_text(lines: list[str], span: list[int] | tuple[int, ...]) -> str:
     """The template text under `span` (line, column, end line, end column; 1-based, end
     exclusive), its lines joined by one space; "" when the span is outside the source."""
@@ -199,7 +175,9 @@ def _detail(app: Services, member: Member, inspection_id: str) -> dict[str, Any]
     document = inspections.get_inspection(app.db, app.settings, auth, inspection_id)
     explanation = explain(loaded.program, loaded.state)
     reports_list = reports.list_report_requests(app.db, app.settings, auth, inspection_id)
-    source = _source_lines(app, record.manifest_key, record.template_id)
+    source = (
+        templates.source_of(app.db, record.manifest_key, record.template_id) or ""
+    ).splitlines()
     return {
         "inspection": document,
         "state": loaded.state,
