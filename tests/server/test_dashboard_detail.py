@@ -190,3 +190,52 @@ def test_home_page_in_production_names_nothing_internal(settings: Any, db: Any) 
         answer = client.get("/")
     assert answer.status_code == 200 and "The service is running." in answer.text
     assert "/dev/outbox" not in answer.text and "/schema" not in answer.text
+
+
+def test_a_member_chooses_the_language_of_their_pages(live_server: str, db: Any) -> None:
+    from server.auth import create_company
+
+    company = create_company(db, f"Idioma {secrets.token_hex(3)}", ["m"])
+    email = f"es-{secrets.token_hex(3)}@example.com"
+    accounts.create_account(db, company["companyId"], email, "viewer", PASSWORD)
+    made = httpx.post(
+        f"{live_server}/v1/inspection/car",
+        json={"templateId": "easy", "locale": "es_AR",
+              "delivery": {"channel": "email", "destination": "a@example.com"},
+              "car": {"plate": "AB123CD"}},
+        headers={"x-api-key": company["testKey"]},
+    )  # fmt: skip
+    assert made.status_code == 201
+    client = Browserish(live_server)
+    try:
+        assert client.sign_in(email).status_code == 303
+        # No choice yet: the browser's language.
+        page = client.http.get("/dashboard/inspections", headers={"accept-language": "pt-BR"})
+        assert 'lang="pt-BR"' in page.text and "Vistorias" in page.text
+        client.get("/dashboard/inspections")
+        chosen = client.post(
+            "/dashboard/language",
+            data={"locale": "es_AR", "next": "/dashboard/inspections?q=ab"},
+        )
+        assert chosen.status_code == 303
+        assert chosen.headers["location"] == "/dashboard/inspections?q=ab"
+        # The choice wins over the browser's language, on every page.
+        page = client.http.get("/dashboard/inspections", headers={"accept-language": "en-US"})
+        text = html.unescape(page.text)
+        assert 'lang="es-AR"' in page.text
+        for word in ("Inspecciones", "Buscar", "Patente o producto", "Sin veredicto", "Lector"
+                     .lower()):  # fmt: skip
+            assert word in text, word
+        # Dates by Babel in the member's language ("25 nov 2026" style, not "Nov 25").
+        detail = html.unescape(
+            client.get(f"/dashboard/inspections/{made.json()['inspectionId']}").text
+        )
+        assert re.search(r"creada el \d{1,2} [a-z]{3,4}\.? \d{4}", detail), detail[:3000]
+        assert "Por qué este veredicto" in detail
+        # A redirect elsewhere is not followed.
+        outside = client.post(
+            "/dashboard/language", data={"locale": "pt_BR", "next": "//evil.example"}
+        )
+        assert outside.headers["location"] == "/dashboard/inspections"
+    finally:
+        client.http.close()

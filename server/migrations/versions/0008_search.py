@@ -1,4 +1,5 @@
-"""The dashboard's share links (`inspection_share_links`: listed, revocable) and its search:
+"""The dashboard members' language (`dashboard_preferences`), its share links
+(`inspection_share_links`: listed, revocable) and its search:
 `inspections.search_text` (accent- and case-folded plate, consumer
 name, identification, email, id and metadata values; `server.inspections.searchtext`), filled
 from the rows already there, and on PostgreSQL its trigram index (`pg_trgm`, GIN) so that
@@ -30,6 +31,13 @@ BATCH = 2000
 
 
 def upgrade() -> None:
+    op.create_table(
+        "dashboard_preferences",
+        sa.Column("account_id", sa.String(length=32), nullable=False),
+        sa.Column("locale", sa.String(length=16), nullable=False),
+        sa.ForeignKeyConstraint(["account_id"], ["dashboard_accounts.id"]),
+        sa.PrimaryKeyConstraint("account_id"),
+    )
     op.create_table(
         "inspection_share_links",
         sa.Column("id", sa.String(length=64), nullable=False),
@@ -94,6 +102,7 @@ def create_search_index(connection: sa.Connection) -> None:
 
 
 def downgrade() -> None:
+    op.drop_table("dashboard_preferences")
     op.drop_index("ix_inspection_share_links_inspection_id", "inspection_share_links")
     op.drop_table("inspection_share_links")
     if op.get_bind().dialect.name == "postgresql":
