@@ -299,6 +299,16 @@ def _apply_expire(program: Program, state: InspectionState, event: EventRecord) 
     return []
 
 
+def _apply_renew(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
+    """A fresh window from `event.at` (`runtime.engine.renew` says when it is allowed)."""
+    hours = program.manifest.parameters.expiresInHours
+    at = dt.datetime.fromisoformat(event.at.replace("Z", "+00:00"))
+    state.expiresAt = iso(at + dt.timedelta(hours=hours)) if hours is not None else None
+    if state.status == "blocked":
+        state.status = "started" if state.startedAt is not None else "created"
+    return []
+
+
 _HANDLERS: dict[str, Callable[[Program, InspectionState, EventRecord], list[Trigger]]] = {
     "update": _apply_update,
     "update_product": _apply_update_product,
@@ -309,6 +319,7 @@ _HANDLERS: dict[str, Callable[[Program, InspectionState, EventRecord], list[Trig
     "damage": _apply_damage,
     "finish": _apply_finish,
     "expire": _apply_expire,
+    "renew": _apply_renew,
 }
 
 
