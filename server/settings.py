@@ -93,6 +93,9 @@ class Settings(BaseModel):
     validation_provider_secret: str | None = Field(default=None, repr=False)
     #: Seconds a validation provider may take to answer before the attempt counts as failed.
     validation_provider_timeout_seconds: int = Field(default=30, ge=1)
+    #: Validation names the company's own service posts results for through the API
+    #: (`POST .../validation`): routed to a machine, not to a person (docs/review.md).
+    posted_validations: frozenset[str] = frozenset()
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -138,6 +141,11 @@ class Settings(BaseModel):
             "validation_provider_secret": env.get("INSPECTLANG_VALIDATION_PROVIDER_SECRET") or None,
             "validation_provider_timeout_seconds": _parse_int(
                 env, "INSPECTLANG_VALIDATION_PROVIDER_TIMEOUT_SECONDS", default=30
+            ),
+            "posted_validations": frozenset(
+                name.strip()
+                for name in (env.get("INSPECTLANG_POSTED_VALIDATIONS") or "").split(",")
+                if name.strip()
             ),
             **{
                 setting: env[name]

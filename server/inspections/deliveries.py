@@ -11,14 +11,19 @@ from __future__ import annotations
 import logging
 import secrets
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from sqlmodel import Session, col, select
 
 from server import metrics
 from server.auth import AuthContext
 from server.db import Database
-from server.delivery.destinations import CHANNELS, available_channels, parse_destination
+from server.delivery.destinations import (
+    CHANNELS,
+    Destination,
+    available_channels,
+    parse_destination,
+)
 from server.delivery.messages import compose
 from server.delivery.providers.base import Outgoing, PermanentFailure, Provider, TransientFailure
 from server.delivery.providers.choice import choose
@@ -36,6 +41,7 @@ from server.errors import ApiError
 from server.inspections.creation import _hash_code
 from server.inspections.events import publish
 from server.inspections.service import find_inspection
+from server.inspections.tables import InspectionRecord
 from server.jobs import GiveUp, JobContext, RetryLater
 from server.settings import Settings
 from server.tables import Company, JobRecord
@@ -51,7 +57,7 @@ def _company_name(session: Session, company_id: str) -> str:
 def _outgoing(session: Session, record: LinkDeliveryRecord) -> Outgoing:
     assert record.link is not None
     company = _company_name(session, record.company_id)
-    message = compose(record.locale, company, record.link, record.expires_at)
+    message = compose(record.locale, company, record.link, record.expires_at, record.note)
     return Outgoing(
         delivery_id=record.id,
         channel=record.channel,
@@ -223,15 +229,59 @@ def resend(
                 f"{int(wait)} seconds.",
                 headers={"Retry-After": str(int(wait) + 1)},
             )
-        code = secrets.token_urlsafe(24)
-        record.access_code_hash = _hash_code(code)
-        session.add(record)
-        link = f"{settings.public_url}/i/{inspection_id}?code={code}"
-        locale = (record.state or {}).get("locale") if isinstance(record.state, dict) else None
+        link = new_link(session, settings, record)
         expires_at = last.expires_at if last is not None else record.expires_at
-        planned = plan(checked, locale, link, expires_at)
-        delivery = new_record(planned, inspection_id, record.company_id, record.testing, now)
-        add(session, delivery)
-        set_view(session, delivery)
+        delivery = _queue(session, record, checked, link, expires_at, now, note=None)
         session.commit()
         return {"message": "Delivery queued", "magicLink": link, "delivery": view(delivery)}
+
+
+def new_link(session: Session, settings: Settings, record: InspectionRecord) -> str:
+    """A new access code for the inspection (the previous link stops working): its link."""
+    code = secrets.token_urlsafe(24)
+    record.access_code_hash = _hash_code(code)
+    session.add(record)
+    return f"{settings.public_url}/i/{record.id}?code={code}"
+
+
+def _queue(
+    session: Session,
+    record: InspectionRecord,
+    destination: Destination,
+    link: str,
+    expires_at: datetime | None,
+    now: datetime,
+    *,
+    note: str | None,
+) -> LinkDeliveryRecord:
+    locale = (record.state or {}).get("locale") if isinstance(record.state, dict) else None
+    planned = plan(destination, locale, link, expires_at)
+    delivery = new_record(planned, record.id, record.company_id, record.testing, now)
+    delivery.note = note
+    add(session, delivery)
+    set_view(session, delivery)
+    return delivery
+
+
+def deliver_retake(
+    session: Session, settings: Settings, record: InspectionRecord, note: str, now: datetime
+) -> tuple[str, dict[str, Any] | None]:
+    """A retake's new link, queued through the inspection's last channel and destination with
+    the reviewer's message (`note`), in the caller's transaction. Without an earlier delivery,
+    or when that channel has no provider any more, the link is only returned (the caller
+    gives it to the consumer)."""
+    last = (
+        session.execute(
+            select(LinkDeliveryRecord)
+            .where(col(LinkDeliveryRecord.inspection_id) == record.id)
+            .order_by(col(LinkDeliveryRecord.created_at).desc())
+        )
+        .scalars()
+        .first()
+    )
+    link = new_link(session, settings, record)
+    if last is None or last.channel not in available_channels(settings):
+        return link, None
+    destination = Destination(cast(Any, last.channel), last.destination)
+    delivery = _queue(session, record, destination, link, last.expires_at, now, note=note)
+    return link, view(delivery)
