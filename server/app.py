@@ -43,6 +43,7 @@ from server.metrics_middleware import RequestMetricsMiddleware
 from server.ratelimit import RateLimitMiddleware, make_limiter
 from server.reports.controller import ROUTES as REPORT_ROUTES
 from server.review.controller import ROUTES as REVIEW_ROUTES
+from server.review.routes import REVIEW_AREA
 from server.settings import Settings
 from server.templates.controller import ROUTES as TEMPLATE_ROUTES
 from server.web.routes import WEB_AREA, PageArea, mount
@@ -71,6 +72,7 @@ PAGE_AREAS: list[PageArea] = [
     WEB_AREA,
     CONSUMER_AREA,
     DASHBOARD_AREA,
+    REVIEW_AREA,
 ]
 
 

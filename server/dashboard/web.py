@@ -20,6 +20,7 @@ from server.dashboard.accounts import Actor
 from server.dashboard.permissions import PERMISSIONS, allowed
 from server.deps import Services, services
 from server.errors import ServerError
+from server.inspections import review_queue
 from server.tables import Company
 from server.web import sessions as web_sessions
 from server.web.templating import page
@@ -96,26 +97,33 @@ def render(
     member: Member | None = None,
     status_code: int = 200,
 ) -> Template:
-    """A dashboard page (`dashboard/<template>`) with the member and the current path."""
+    """A dashboard page (`dashboard/<template>`, or another area's `area/<template>`) with the
+    member and the current path."""
     return page(
-        f"dashboard/{template}",
+        template if "/" in template else f"dashboard/{template}",
         # English only until the dashboard has catalogs of its own: `<html lang>` must match.
         locale="en_US",
         context={
             "member": member,
             "path": request.url.path,
-            "nav": _nav(member),
+            "nav": _nav(request, member),
             **(context or {}),
         },
         status_code=status_code,
     )
 
 
-def _nav(member: Member | None) -> list[tuple[str, str]]:
+def _nav(request: Request[Any, Any, Any], member: Member | None) -> list[tuple[str, str]]:
     if member is None:
         return []
+    waiting = (
+        review_queue.count_waiting(app_services(request).db, member.auth)
+        if member.can("review.view")
+        else 0
+    )
     items = [
         ("Inspections", f"{PREFIX}/inspections", "inspections.view"),
+        (f"Review ({waiting})" if waiting else "Review", f"{PREFIX}/review", "review.view"),
         ("Templates", f"{PREFIX}/templates", "templates.view"),
         ("Developers", f"{PREFIX}/developers", "developers.view"),
         ("Members", f"{PREFIX}/members", "members.view"),

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from sqlalchemy import func, select
 from sqlmodel import Session
 
 from runtime import InspectionState, Program, new_object_id
+from server.auth import AuthContext
+from server.db import Database
 from runtime.routing import pending
 from server.inspections.review_tables import ReviewDecisionRecord, ReviewQueueRecord
 
@@ -81,4 +84,17 @@ def sync(
                 reason=decision["reason"],
                 waited_seconds=max(0, int((decided - since).total_seconds())),
             )
+        )
+
+
+def count_waiting(db: Database, auth: AuthContext) -> int:
+    """How many of the company's inspections (in the key mode) wait in `review`."""
+    table = ReviewQueueRecord.__table__  # type: ignore[attr-defined]
+    with db.engine.connect() as connection:
+        return int(
+            connection.execute(
+                select(func.count()).where(
+                    table.c.company_id == auth.company_id, table.c.testing == auth.testing
+                )
+            ).scalar_one()
         )

@@ -23,10 +23,13 @@ from runtime import review as runtime_review
 from server.auth import AuthContext
 from server.common import run_runtime
 from server.db import Database
+from server.delivery.messages import compose
+from server.inspections import review_queue
 from server.inspections import service as inspections
 from server.inspections.deliveries import deliver_retake
 from server.inspections.review_tables import ReviewDecisionRecord, ReviewQueueRecord
 from server.settings import Settings
+from server.tables import Company
 
 #: Cases per page of the review queue.
 QUEUE_PAGE_SIZE = 50
@@ -129,6 +132,162 @@ def claim(
 
 # --- reading -----------------------------------------------------------------------------------
 
+#: Consumer fields shown as "declared" beside the photos.
+DECLARED_CONSUMER = ("identification", "firstName", "lastName", "birthdate", "sex", "email")
+
+
+@dataclass(frozen=True, slots=True)
+class Photo:
+    """One current photo of a case: what the machine read, what a person may decide."""
+
+    id: str
+    label: str
+    src: str | None
+    validations: list[dict[str, Any]]
+    #: Validation names a person may record here: those pending, and `damage` when it runs.
+    decidable: list[str]
+    pending: list[str]
+    damages: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """What the review page shows of one inspection."""
+
+    id: str
+    status: str
+    veredict: str
+    completed_by: str | None
+    template_name: str
+    type: str
+    locale: str
+    declared: list[tuple[str, str]]
+    photos: list[Photo]
+    replaced: list[dict[str, Any]]
+    reasons: list[dict[str, Any]]
+    decisions: list[dict[str, Any]]
+    audit: list[dict[str, Any]]
+    suggestion: dict[str, Any] | None
+    assignee: dict[str, str] | None
+    retake: dict[str, Any] | None
+    age: str | None
+
+
+def age(since: datetime | None, now: datetime) -> str:
+    """How long a case has waited, for a person: `3 d 4 h`, `2 h 5 min`, `12 min`."""
+    if since is None:
+        return ""
+    seconds = max(0, int((now - since).total_seconds()))
+    days, rest = divmod(seconds, 86_400)
+    hours, rest = divmod(rest, 3_600)
+    minutes = rest // 60
+    if days:
+        return f"{days} d {hours} h"
+    if hours:
+        return f"{hours} h {minutes} min"
+    return f"{minutes} min"
+
+
+def case(
+    db: Database, settings: Settings, auth: AuthContext, inspection_id: str, now: datetime
+) -> Case:
+    """The review page's data: the Inspection object (signed photo links) and its state."""
+    document = inspections.get_inspection(db, settings, auth, inspection_id)
+    with db.session() as session:
+        loaded = inspections.load(
+            session, inspections.find_inspection(session, auth, inspection_id, lock=False)
+        )
+    state = loaded.state
+    review = document.get("review") or {}
+    pending = {(p["imageId"], p["validation"]) for p in review.get("pending") or []}
+    views = {
+        view["_id"]: view
+        for holder in [
+            *document.get("products", []),
+            document.get("identity") or {},
+            document.get("custom") or {},
+        ]
+        for view in holder.get("images") or []
+    }
+    photos = []
+    replaced: list[dict[str, Any]] = []
+    for product in state.products:
+        for image in product.images:
+            view = views.get(image.id, {})
+            waiting = [
+                v.validation for v in image.validations if (image.id, v.validation) in pending
+            ]
+            runs_damage = any(v.validation == "damage" and v.run for v in image.validations)
+            photos.append(
+                Photo(
+                    id=image.id,
+                    label=str(view.get("label") or image.side),
+                    src=view.get("src"),
+                    validations=list(view.get("validations") or []),
+                    decidable=waiting
+                    + (["damage"] if runs_damage and "damage" not in waiting else []),
+                    pending=waiting,
+                    damages=list(view.get("damages") or []),
+                )
+            )
+    for product_view in document.get("products", []):
+        replaced += list(product_view.get("replacedImages") or [])
+    declared = [
+        (str(key), str(value))
+        for product in state.products[:1]
+        for key, value in product.data.items()
+        if value not in (None, "")
+    ]
+    declared += [
+        (key, str(state.consumer[key]))
+        for key in DECLARED_CONSUMER
+        if state.consumer.get(key) not in (None, "")
+    ]
+    since = inspections.parse_moment(review.get("since"))
+    return Case(
+        id=inspection_id,
+        status=state.status,
+        veredict=state.veredict,
+        completed_by=state.completedBy,
+        template_name=state.template.name,
+        type=state.type,
+        locale=state.locale,
+        declared=declared,
+        photos=photos,
+        replaced=replaced,
+        reasons=list(review.get("reasons") or []),
+        decisions=list(review.get("decisions") or []),
+        audit=list(review.get("audit") or []),
+        suggestion=review.get("suggestion"),
+        assignee=review.get("assignee"),
+        retake=review.get("retake"),
+        age=age(since, now) if state.status == "review" else None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RetakePreview:
+    """The retake's message as the consumer will receive it, in their locale."""
+
+    locale: str
+    subject: str
+    text: str
+    short: str
+
+
+def retake_preview(
+    db: Database, settings: Settings, auth: AuthContext, inspection_id: str, message: str
+) -> RetakePreview:
+    """Compose the retake's message (the link is a placeholder until it is sent)."""
+    with db.session() as session:
+        record = inspections.find_inspection(session, auth, inspection_id, lock=False)
+        company = session.get(Company, auth.company_id)
+        locale = str((record.state or {}).get("locale") or "en_US")
+    name = company.name if company is not None else "inspectlang"
+    link = f"{settings.public_url}/i/{inspection_id}?code=…"
+    composed = compose(locale, name, link, None, message.strip() or "…")
+    return RetakePreview(composed.locale, composed.subject, composed.text, composed.short)
+
 
 @dataclass(frozen=True, slots=True)
 class QueuePage:
@@ -149,8 +308,8 @@ def _queue_filter(auth: AuthContext) -> Any:
 def queue(db: Database, auth: AuthContext, who_id: str, page: int = 1) -> QueuePage:
     """The company's inspections in `review`, oldest first, one page."""
     table = cast(Any, ReviewQueueRecord)
+    total = review_queue.count_waiting(db, auth)
     with db.session() as session:
-        total = queue_count(session, auth)
         mine = session.execute(
             select(func.count()).where(*_queue_filter(auth), table.assignee_id == who_id)
         ).scalar_one()
@@ -168,16 +327,6 @@ def queue(db: Database, auth: AuthContext, who_id: str, page: int = 1) -> QueueP
             .all()
         )
     return QueuePage(items, total, int(mine), page, pages)
-
-
-def queue_count(session: Session, auth: AuthContext) -> int:
-    """How many inspections wait for a person (the navigation's count)."""
-    return int(session.execute(select(func.count()).where(*_queue_filter(auth))).scalar_one())
-
-
-def count_waiting(db: Database, auth: AuthContext) -> int:
-    with db.session() as session:
-        return queue_count(session, auth)
 
 
 CSV_COLUMNS = (
