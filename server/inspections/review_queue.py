@@ -13,9 +13,9 @@ from sqlalchemy import func, select
 from sqlmodel import Session
 
 from runtime import InspectionState, Program, new_object_id
+from runtime.routing import pending
 from server.auth import AuthContext
 from server.db import Database
-from runtime.routing import pending
 from server.inspections.review_tables import ReviewDecisionRecord, ReviewQueueRecord
 
 #: Reasons kept on a queue row (the review page shows them all).
