@@ -15,13 +15,14 @@ from litestar import Request, Response
 from litestar.response import Redirect, Template
 
 from server.auth import AuthContext, Mode
-from server.dashboard import accounts
+from server.dashboard import accounts, labels
 from server.dashboard.accounts import Actor
 from server.dashboard.permissions import PERMISSIONS, allowed
 from server.deps import Services, services
 from server.errors import ServerError
 from server.inspections import review_queue
 from server.tables import Company
+from server.web import i18n
 from server.web import sessions as web_sessions
 from server.web.templating import page
 
@@ -99,21 +100,32 @@ def render(
 ) -> Template:
     """A dashboard page (`dashboard/<template>`, or another area's `area/<template>`) with the
     member and the current path."""
+    locale = member_locale(request, member)
+    translations = i18n.translations(locale)
     return page(
         template if "/" in template else f"dashboard/{template}",
-        # English only until the dashboard has catalogs of its own: `<html lang>` must match.
-        locale="en_US",
+        locale=locale,
         context={
             "member": member,
             "path": request.url.path,
-            "nav": _nav(request, member),
+            "nav": _nav(request, member, translations),
+            "status_label": labels.labeller(translations, labels.STATUSES),
+            "verdict_label": labels.labeller(translations, labels.VERDICTS),
+            "delivery_label": labels.labeller(translations, labels.DELIVERY),
             **(context or {}),
         },
         status_code=status_code,
     )
 
 
-def _nav(request: Request[Any, Any, Any], member: Member | None) -> list[tuple[str, str]]:
+def member_locale(request: Request[Any, Any, Any], member: Member | None) -> str:
+    """The page's language: English until the dashboard's own catalogs cover every page."""
+    return i18n.DEFAULT_LOCALE
+
+
+def _nav(
+    request: Request[Any, Any, Any], member: Member | None, translations: Any
+) -> list[tuple[str, str]]:
     if member is None:
         return []
     waiting = (
@@ -122,13 +134,19 @@ def _nav(request: Request[Any, Any, Any], member: Member | None) -> list[tuple[s
         else 0
     )
     items = [
-        ("Inspections", f"{PREFIX}/inspections", "inspections.view"),
-        (f"Review ({waiting})" if waiting else "Review", f"{PREFIX}/review", "review.view"),
-        ("Templates", f"{PREFIX}/templates", "templates.view"),
-        ("Developers", f"{PREFIX}/developers", "developers.view"),
-        ("Members", f"{PREFIX}/members", "members.view"),
+        (labels._("Inspections"), f"{PREFIX}/inspections", "inspections.view"),
+        (labels._("Review"), f"{PREFIX}/review", "review.view"),
+        (labels._("Templates"), f"{PREFIX}/templates", "templates.view"),
+        (labels._("Developers"), f"{PREFIX}/developers", "developers.view"),
+        (labels._("Members"), f"{PREFIX}/members", "members.view"),
     ]
-    return [(label, href) for label, href, action in items if member.can(action)]
+    # The review queue's count: how many inspections wait for a person (docs/review.md).
+    counted = {f"{PREFIX}/review": waiting}
+    return [
+        (translations.gettext(label) + (f" ({counted[href]})" if counted.get(href) else ""), href)
+        for label, href, action in items
+        if member.can(action)
+    ]
 
 
 def redirect(path: str) -> Redirect:

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import logging
 import secrets
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 
+import runtime
+from inspectlang.manifest import Template
 from server import metrics
 from server.auth import AuthContext
+from server.common import run_runtime
 from server.db import Database
 from server.delivery.destinations import (
     CHANNELS,
@@ -30,6 +33,7 @@ from server.delivery.providers.choice import choose
 from server.delivery.service import (
     MAX_RESENDS,
     add,
+    latest,
     new_record,
     plan,
     resend_wait,
@@ -38,13 +42,20 @@ from server.delivery.service import (
 )
 from server.delivery.tables import LinkDeliveryRecord
 from server.errors import ApiError
-from server.inspections.creation import _hash_code
 from server.inspections.events import publish
-from server.inspections.service import find_inspection
+from server.inspections.service import (
+    Loaded,
+    expired,
+    find_inspection,
+    load,
+    parse_moment,
+    save,
+)
 from server.inspections.tables import InspectionRecord
 from server.jobs import GiveUp, JobContext, RetryLater
 from server.settings import Settings
 from server.tables import Company, JobRecord
+from server.tokens import hash_token
 
 logger = logging.getLogger("server.delivery")
 
@@ -164,6 +175,19 @@ def _publish(session: Session, record: LinkDeliveryRecord, event: str) -> None:
 # --- resend ------------------------------------------------------------------------------------
 
 
+def link_expiry(
+    manifest: Template, state: runtime.InspectionState, now: datetime
+) -> datetime | None:
+    """When a link sent at `now` stops working: the template's `link expires after` from now,
+    never past the inspection's own `expiresAt` (the message states this moment)."""
+    ends = parse_moment(state.expiresAt)
+    hours = manifest.parameters.linkExpiresInHours
+    if hours:
+        window = now + timedelta(hours=hours)
+        return window if ends is None else min(window, ends)
+    return ends
+
+
 def resend(
     db: Database,
     settings: Settings,
@@ -175,24 +199,22 @@ def resend(
     now: datetime,
 ) -> dict[str, Any]:
     """Queue the link again (a new access code: the previous link stops working), while the
-    inspection is created or started; at most `MAX_RESENDS` an hour (429 with Retry-After)."""
+    inspection is created or started; at most `MAX_RESENDS` an hour (429 with Retry-After).
+
+    An inspection whose time ran out (past `expiresAt`, or already blocked by its expiry) gets a
+    fresh window first (`runtime.renew`: the template's lifetime from now), so the new link
+    opens and its message states the link's real expiry."""
     with db.session(immediate=True) as session:
         record = find_inspection(session, auth, inspection_id, lock=True)
-        if record.status not in ("created", "started"):
+        loaded = load(session, record)
+        renewing = expired(loaded.state, now) or runtime.blocked_by_expiry(loaded.state)
+        if record.status not in ("created", "started") and not renewing:
             raise ApiError.of(
                 "delivery_not_possible",
                 f"The inspection is {record.status}: its link is only sent while it is "
-                "created or started.",
+                "created or started (or blocked by its expiry, which a resend renews).",
             )
-        last = (
-            session.execute(
-                select(LinkDeliveryRecord)
-                .where(col(LinkDeliveryRecord.inspection_id) == inspection_id)
-                .order_by(col(LinkDeliveryRecord.created_at).desc())
-            )
-            .scalars()
-            .first()
-        )
+        last = latest(session, inspection_id)
         chosen = channel or (last.channel if last else None)
         if chosen not in CHANNELS:
             raise ApiError.of(
@@ -229,9 +251,13 @@ def resend(
                 f"{int(wait)} seconds.",
                 headers={"Retry-After": str(int(wait) + 1)},
             )
+        state = loaded.state
+        if renewing:
+            state = run_runtime(runtime.renew, loaded.program, loaded.state, now=now)
+            save(session, loaded, state, now, [])
         link = new_link(session, settings, record)
-        expires_at = last.expires_at if last is not None else record.expires_at
-        delivery = _queue(session, record, checked, link, expires_at, now, note=None)
+        expires_at = link_expiry(loaded.manifest, state, now)
+        delivery = _queue(session, record, state.locale, checked, link, expires_at, now, note=None)
         session.commit()
         return {"message": "Delivery queued", "magicLink": link, "delivery": view(delivery)}
 
@@ -239,7 +265,7 @@ def resend(
 def new_link(session: Session, settings: Settings, record: InspectionRecord) -> str:
     """A new access code for the inspection (the previous link stops working): its link."""
     code = secrets.token_urlsafe(24)
-    record.access_code_hash = _hash_code(code)
+    record.access_code_hash = hash_token(code)
     session.add(record)
     return f"{settings.public_url}/i/{record.id}?code={code}"
 
@@ -247,6 +273,7 @@ def new_link(session: Session, settings: Settings, record: InspectionRecord) -> 
 def _queue(
     session: Session,
     record: InspectionRecord,
+    locale: str,
     destination: Destination,
     link: str,
     expires_at: datetime | None,
@@ -254,7 +281,6 @@ def _queue(
     *,
     note: str | None,
 ) -> LinkDeliveryRecord:
-    locale = (record.state or {}).get("locale") if isinstance(record.state, dict) else None
     planned = plan(destination, locale, link, expires_at)
     delivery = new_record(planned, record.id, record.company_id, record.testing, now)
     delivery.note = note
@@ -264,24 +290,23 @@ def _queue(
 
 
 def deliver_retake(
-    session: Session, settings: Settings, record: InspectionRecord, note: str, now: datetime
+    session: Session,
+    settings: Settings,
+    loaded: Loaded,
+    state: runtime.InspectionState,
+    note: str,
+    now: datetime,
 ) -> tuple[str, dict[str, Any] | None]:
     """A retake's new link, queued through the inspection's last channel and destination with
     the reviewer's message (`note`), in the caller's transaction. Without an earlier delivery,
     or when that channel has no provider any more, the link is only returned (the caller
     gives it to the consumer)."""
-    last = (
-        session.execute(
-            select(LinkDeliveryRecord)
-            .where(col(LinkDeliveryRecord.inspection_id) == record.id)
-            .order_by(col(LinkDeliveryRecord.created_at).desc())
-        )
-        .scalars()
-        .first()
-    )
+    record = loaded.record
+    last = latest(session, record.id)
     link = new_link(session, settings, record)
     if last is None or last.channel not in available_channels(settings):
         return link, None
     destination = Destination(cast(Any, last.channel), last.destination)
-    delivery = _queue(session, record, destination, link, last.expires_at, now, note=note)
+    expires_at = link_expiry(loaded.manifest, state, now)
+    delivery = _queue(session, record, state.locale, destination, link, expires_at, now, note=note)
     return link, view(delivery)

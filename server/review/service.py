@@ -97,7 +97,7 @@ def retake(
 
     def deliver(session: Session, loaded: inspections.Loaded, state: InspectionState) -> None:
         assert state.retake is not None
-        link, delivery = deliver_retake(session, settings, loaded.record, state.retake.message, now)
+        link, delivery = deliver_retake(session, settings, loaded, state, state.retake.message, now)
         sent.update(magicLink=link, delivery=delivery)
 
     _loaded, state = inspections.change(

@@ -2,7 +2,7 @@
 the reviewer's message a retake's link carries.
 
 Revision ID: 0006_review
-Revises: 0005_hour_counts
+Revises: 0008_search
 Create Date: 2026-11-25
 """
 
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0006_review"
-down_revision: str | None = "0005_hour_counts"
+down_revision: str | None = "0008_search"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
