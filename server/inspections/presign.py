@@ -107,7 +107,7 @@ def _member_id(session: Session, company_id: str, identity: PresignIdentity) -> 
     return member.id
 
 
-def _presign(
+def presign_link(
     db: Database,
     settings: Settings,
     auth: AuthContext,
@@ -159,7 +159,7 @@ async def presign_detail(
     auth = auth_of(request)
     body = decode_body(await read_body(request), PresignBody, required=False)
     return await in_thread(
-        _presign,
+        presign_link,
         app.db,
         app.settings,
         auth,
