@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from inspectlang import ast, ir
 from inspectlang.checker.context import Run
-from inspectlang.checker.expressions import measure
+from inspectlang.checker.scope import LetInfo
 from inspectlang.property_values import span_of
 from inspectlang.vocabulary import MAX_NODES
 
@@ -19,6 +19,21 @@ def unused_variables(run: Run) -> None:
             )
 
 
+def size_of(node: ir.Node | None, lets: dict[str, LetInfo]) -> int:
+    """The nodes under `node` (itself included), a let's copy counted as the let measured."""
+    size = 0
+    pending = [] if node is None else [node]
+    while pending:
+        current = pending.pop()
+        let = current.let if isinstance(current, ir.Expression) else None
+        if let is not None and let in lets:
+            size += lets[let].size
+            continue
+        size += 1
+        pending.extend(ir.child_nodes(current))
+    return size
+
+
 def count_nodes(run: Run) -> None:
     """E037 past MAX_NODES logic nodes, counted as the runtime's verifier counts them (or a
     few more: statements too), with every use of a let counted in full: a template the
@@ -30,7 +45,7 @@ def count_nodes(run: Run) -> None:
     parts += [verdict.approve_when, verdict.otherwise_message]
     parts += [node for _, when, _, message in verdict.disapprove for node in (when, message)]
     parts += [checked.ask_when for checked in template.inputs]
-    total = sum(measure(part, run.scope.lets)[2] for part in parts)
+    total = sum(size_of(part, run.scope.lets) for part in parts)
     if total > MAX_NODES:
         rules = template.rules
         span = verdict.span or (rules[0].span if rules else ast.Span(1, 1, 1, 2))
