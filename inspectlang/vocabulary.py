@@ -194,6 +194,9 @@ FUNCTIONS: dict[str, tuple[int, int | None]] = {
     "substring": (2, 3),
     "normalize": (1, 1),
     "extract": (2, 2),
+    "number": (1, 1),
+    "floor": (1, 1),
+    "mod": (2, 2),
 }
 
 #: Any value that is not a record: a number, text, boolean, date or a list of those.
@@ -208,6 +211,9 @@ SIGNATURES: dict[str, tuple[tuple[str, ...], str]] = {
     "substring": ((TEXT, NUMBER, NUMBER), TEXT),
     "normalize": ((TEXT,), TEXT),
     "extract": ((TEXT, TEXT), TEXT),
+    "number": ((TEXT,), NUMBER),
+    "floor": ((NUMBER,), NUMBER),
+    "mod": ((NUMBER, NUMBER), NUMBER),
 }
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 from inspectlang.manifest import Template
@@ -20,6 +20,7 @@ from runtime import evaldata, intake
 from runtime.errors import InspectionError
 from runtime.imagemeta import read_meta
 from runtime.program import Program
+from runtime.routing import route
 from runtime.state import (
     DamageRecord,
     EventRecord,
@@ -282,8 +283,14 @@ def add_image(
     *,
     now: dt.datetime,
     ids: Ids = new_object_id,
+    machine: Collection[str] | None = None,
 ) -> tuple[InspectionState, ImageRecord]:
-    """Upload a photo for a template image (by identifier or side) or as an extra image."""
+    """Upload a photo for a template image (by identifier or side) or as an extra image.
+
+    `machine` names the validations a machine decides in this deployment (`runtime.routing`):
+    every other one is routed to a person and never holds `processed` back. None: every
+    validation waits for a machine's result (the caller posts them all).
+    """
     _editable(state)
     product = find_product(state, product_id)
     manifest = program.manifest
@@ -327,7 +334,7 @@ def add_image(
         new = apply_event(program, state, EventRecord(kind="image", at=at, data=data), owned=True)
         return new, _stored_image(new, product_id, image_id)
     attempts = state.attempts.get(spec.identifier, 0)
-    if attempts >= manifest.parameters.maxAttempts:
+    if attempts_left(program, state, spec.identifier) <= 0:
         raise InspectionError(
             "max_attempts_exceeded",
             f"image {spec.side!r} was already uploaded {attempts} times "
@@ -345,6 +352,7 @@ def add_image(
             run=setting.get("run", validation.run),
             required=setting.get("required", validation.required),
             threshold=program.threshold(spec.identifier, validation),
+            route=route(validation.validation, machine),
         )
         validator = REGISTRY.get(validation.validation)
         if item.run and validator is not None:
@@ -363,6 +371,13 @@ def add_image(
     data = {"productId": product_id, "extra": False, "image": _dump(record)}
     new = apply_event(program, state, EventRecord(kind="image", at=at, data=data), owned=True)
     return new, _stored_image(new, product_id, image_id)
+
+
+def attempts_left(program: Program, state: InspectionState, identifier: str) -> int:
+    """Uploads a template image still takes: `maxAttempts`, plus one per retake of its slot
+    (docs/review.md), minus the uploads made."""
+    allowed = program.manifest.parameters.maxAttempts + state.extraAttempts.get(identifier, 0)
+    return max(0, allowed - state.attempts.get(identifier, 0))
 
 
 def _check_upload(upload: ImageUpload) -> None:
@@ -405,8 +420,10 @@ def record_validation(
 ) -> InspectionState:
     """A result from an analysis (this runtime's `runtime.vision` or an outside service):
     `{validation, confidence, result}`, plus damages it found and identity-document fields it
-    read (`entities`: `{entity, valid, result}`)."""
-    _editable(state)
+    read (`entities`: `{entity, valid, result}`). Also taken while the inspection waits in
+    `review`: a late machine result fills what the reviewer would otherwise decide."""
+    if state.status != "review":
+        _editable(state)
     found = state.find_image(image_id)
     if found is None:
         raise InspectionError("image_not_found", f"no image {image_id!r} in this inspection")

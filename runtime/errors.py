@@ -33,6 +33,11 @@ ERROR_CODES: dict[str, str] = {
     "unknown_field": "a product update with a key other than the product's type or its fields",
     "invalid_event": "an event in a log cannot be replayed",
     "template_revision_mismatch": "an event applied with another template revision's program",
+    "reason_required": "a reviewer's decision without its reason",
+    "inspection_not_in_review": "a review of an inspection that is not waiting for a person",
+    "review_conflict": "another person decided, recorded or holds it meanwhile",
+    "retake_not_possible": "a retake of an inspection already completed or blocked",
+    "validation_not_found": "a review result for a validation the photo does not have",
 }
 
 #: Rule errors: evaluation goes on, the expression gives missing, the error is kept in the state.

@@ -28,7 +28,7 @@ from runtime.intake import email_address
 from server.auth import AdminError
 from server.dashboard.mail import Mail, Sender
 from server.dashboard.permissions import ROLES, allowed
-from server.dashboard.tables import Account, AccountToken, LoginThrottle
+from server.dashboard.tables import Account, AccountToken, LoginThrottle, MemberPreference
 from server.db import Database
 from server.tables import Company, utcnow
 from server.tokens import hash_token
@@ -452,6 +452,9 @@ def remove(db: Database, actor: Actor, account_id: str) -> None:
                 raise AccountError("last_owner", "a company keeps at least one owner")
         session.execute(
             delete(AccountToken).where(cast(Any, AccountToken.account_id) == account.id)
+        )
+        session.execute(
+            delete(MemberPreference).where(cast(Any, MemberPreference.account_id) == account.id)
         )
         session.delete(account)
         session.commit()

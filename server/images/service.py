@@ -136,6 +136,7 @@ def upload_image(
             upload,
             now=now,
             ids=lambda: next(fresh, None) or new_object_id(),
+            machine=analysis.machine_validations(settings),
         )
         if record.id != image_id:  # the runtime named it otherwise: point src at its id
             stored = _image_by_id(state, record.id)

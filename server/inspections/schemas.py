@@ -45,6 +45,11 @@ class ImageValidation(ResponseBody):
     #: The value behind the verdict: the plate read, the color found, the face distance, the
     #: photo's age in hours, the distance in metres (null when nothing was read).
     result: ResultValue | Unset = UNSET
+    #: `machine`, or `person` when a reviewer recorded it (docs/review.md).
+    source: Literal["machine", "person"] | Unset = UNSET
+    reviewedBy: dict[str, str] | Unset = UNSET
+    reviewedAt: str | Unset = UNSET
+    note: str | Unset = UNSET
 
 
 class Entity(RequestBody):
@@ -98,6 +103,9 @@ class Image(ResponseBody):
     quality: Quality | Unset = UNSET
     #: Upload answers only: `unknown_side` when the side names no image of the template.
     warnings: list[UploadWarning] | Unset = UNSET
+    #: A photo a reviewer's retake replaced (kept in `replacedImages`, docs/review.md).
+    replaced: bool | Unset = UNSET
+    replacedAt: str | Unset = UNSET
 
 
 class InputValue(ResponseBody):
@@ -121,6 +129,8 @@ class ProductBase(ResponseBody):
     extraImages: list[Image]
     inputs: list[InputValue] | Unset = UNSET
     damages: list[Damage] | Unset = UNSET
+    #: Photos replaced by a retake, oldest first (docs/review.md).
+    replacedImages: list[Image] | Unset = UNSET
 
 
 #: A product: its common fields and, under its type's name (`car`, ...), the product data.
@@ -182,7 +192,7 @@ class Inspection(ResponseBody):
 
     id: str = msgspec.field(name="_id")
     type: InspectionType
-    status: Literal["created", "started", "processing", "completed", "blocked"]
+    status: Literal["created", "started", "processing", "review", "completed", "blocked"]
     veredict: Literal["approved", "disapproved", "not_defined"]
     template: TemplateReference
     producer: Producer
@@ -192,7 +202,9 @@ class Inspection(ResponseBody):
     products: list[Product]  # type: ignore[valid-type]
     testing: bool
     reasons: list[str] | Unset = UNSET
-    completedBy: Literal["client", "consumer", "expiration"] | Unset | None = UNSET
+    completedBy: Literal["client", "consumer", "expiration", "reviewer"] | Unset | None = UNSET
+    #: A person's part (docs/review.md): pending validations, reasons, decisions, audit.
+    review: dict[str, Any] | Unset | None = UNSET
     locale: str | Unset = UNSET
     identity: Identity | Unset = UNSET  # type: ignore[valid-type]
     custom: ImagesHolder | Unset = UNSET

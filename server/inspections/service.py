@@ -29,7 +29,7 @@ from server.common import (
 )
 from server.db import Database
 from server.errors import ApiError, ServerError
-from server.inspections import searchtext
+from server.inspections import review_queue, searchtext
 from server.inspections.events import publish
 from server.inspections.files import (
     INSERT_FILES,
@@ -54,6 +54,7 @@ STATUS_EVENTS = {
     "started": "inspection_started",
     "blocked": "inspection_blocked",
     "completed": "inspection_completed",
+    "review": "inspection_review_required",
 }
 
 
@@ -325,6 +326,17 @@ def save(
     record.document = render(loaded.program, new_state)
     record.updated_at = now
     session.add(record)
+    if new_state.review is not None or loaded.state.review is not None:
+        review_queue.sync(
+            session,
+            program=loaded.program,
+            inspection_id=record.id,
+            company_id=record.company_id,
+            testing=record.testing,
+            before=loaded.state,
+            after=new_state,
+            now=now,
+        )
     known = set(product_ids(loaded.state_document))
     for product_id in product_ids(document):
         if product_id not in known:

@@ -126,9 +126,8 @@ JUNK = b"\x00" * (3 * 1024 * 1024)
         "/v1/inspection/{inspection}/report/request",
         "/v1/inspection/image/token/{product}",
         "/v1/inspection/{inspection}/image/{product}/validation",
-        # Not the product PUT: it takes file inputs as parts (the PHP library's update, issue
-        # 21), so it keeps the app's limit, and a part named after no file input is 400
-        # `unknown_file_input` (tests/server/test_client_contract.py), never ignored.
+        # Not `PUT /v1/inspection/{type}/{product}`: it takes file inputs (issue 21, the PHP
+        # library's product update), so it reads its parts like `PUT /v1/inspection/:id`.
         "/v1/inspection/template",
         "/v1/inspection/template/{template}",
         "/v1/notification/webhook",
