@@ -464,5 +464,6 @@ ROUTES = [
             finish,
             done,
         ],
+        session_kind=KIND,
     )
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from server.dashboard import accounts
 from server.dashboard.account_pages import ROUTES as ACCOUNT_ROUTES
 from server.dashboard.inspection_pages import ROUTES as INSPECTION_ROUTES
 from server.dashboard.template_pages import ROUTES as TEMPLATE_ROUTES
@@ -22,6 +23,7 @@ DASHBOARD_AREA = PageArea(
             PREFIX,
             [*ACCOUNT_ROUTES, *INSPECTION_ROUTES, *TEMPLATE_ROUTES],
             exception_handlers=EXCEPTION_HANDLERS,
+            session_kind=accounts.SESSION_KIND,
         )
     ],
 )

@@ -1,0 +1,111 @@
+"""Issue 21 §4: accounts and sessions, as the security probe attacked them.
+
+- CSRF tokens are bound to the session: a cookie and token pair the attacker got in their own
+  browser (and planted, e.g. from a sibling subdomain) is refused with the victim's session,
+  and so is another session's token; cross-site posts are refused whatever they carry.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from server.dashboard import accounts
+from server.db import Database
+
+PASSWORD = "member password 1"
+TOKEN = re.compile(r'name="_csrf_token" value="([^"]+)"')
+
+
+@pytest.fixture
+def team(db: Database) -> dict[str, Any]:
+    from server.auth import create_company
+
+    company = create_company(db, f"Guarded Co {secrets.token_hex(3)}", [])
+    email = f"owner-{secrets.token_hex(3)}@guarded.example.com"
+    accounts.create_account(db, company["companyId"], email, "owner", PASSWORD)
+    return {**company, "owner": email}
+
+
+@pytest.fixture
+def browser(live_server: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=live_server, timeout=30) as client:
+        yield client
+
+
+def sign_in(client: httpx.Client, email: str, password: str = PASSWORD) -> None:
+    token = TOKEN.search(client.get("/dashboard/sign-in").text)
+    assert token is not None
+    signed = client.post(
+        "/dashboard/sign-in",
+        data={"email": email, "password": password, "_csrf_token": token.group(1)},
+        follow_redirects=False,
+    )
+    assert signed.status_code == 303, signed.text
+
+
+def page_token(client: httpx.Client, path: str = "/dashboard/members") -> str:
+    found = TOKEN.search(client.get(path).text)
+    assert found is not None
+    return found.group(1)
+
+
+def members_of(db: Database, team: dict[str, Any]) -> list[str]:
+    actor = accounts.Actor(account_id="", company_id=team["companyId"], email="", role="owner")
+    return sorted(row["email"] for row in accounts.list_accounts(db, actor))
+
+
+def test_a_csrf_token_is_bound_to_its_session(
+    live_server: str, db: Database, team: dict[str, Any], browser: httpx.Client
+) -> None:
+    sign_in(browser, team["owner"])
+    victim_session = browser.cookies["inspectlang_member"]
+    own = page_token(browser)
+
+    # The attacker's pair: the pre-session cookie and token of their own browser...
+    with httpx.Client(base_url=live_server, timeout=30) as attacker:
+        attacker_token = TOKEN.search(attacker.get("/dashboard/sign-in").text)
+        assert attacker_token is not None
+        attacker_cookie = attacker.cookies["inspectlang_csrf"]
+    # ... and the token of another session of the same member (another device).
+    with httpx.Client(base_url=live_server, timeout=30) as other_device:
+        sign_in(other_device, team["owner"])
+        other_token = page_token(other_device)
+    assert len({own, attacker_token.group(1), other_token}) == 3
+
+    before = members_of(db, team)
+    for token, csrf_cookie in ((attacker_token.group(1), attacker_cookie), (other_token, None)):
+        cookies = {"inspectlang_member": victim_session}
+        if csrf_cookie is not None:
+            cookies["inspectlang_csrf"] = csrf_cookie  # planted in the victim's browser
+        with httpx.Client(base_url=live_server, cookies=cookies, timeout=30) as victim:
+            forged = victim.post(
+                "/dashboard/members/invite",
+                data={"email": "attacker@evil.example", "role": "admin", "_csrf_token": token},
+            )
+        assert forged.status_code == 403, forged.text
+    assert members_of(db, team) == before
+
+    # A cross-site post is refused even with the right token (Origin / Sec-Fetch-Site).
+    for headers in ({"origin": "https://evil.example"}, {"sec-fetch-site": "cross-site"}):
+        refused = browser.post(
+            "/dashboard/members/invite",
+            data={"email": "attacker@evil.example", "role": "admin", "_csrf_token": own},
+            headers=headers,
+        )
+        assert refused.status_code == 403, refused.text
+    assert members_of(db, team) == before
+
+    invited = f"new-{secrets.token_hex(3)}@guarded.example.com"
+    accepted = browser.post(
+        "/dashboard/members/invite",
+        data={"email": invited, "role": "viewer", "_csrf_token": own},
+        headers={"origin": live_server},
+    )
+    assert accepted.status_code == 200, accepted.text
+    assert invited in members_of(db, team)
