@@ -109,3 +109,59 @@ def test_a_csrf_token_is_bound_to_its_session(
     )
     assert accepted.status_code == 200, accepted.text
     assert invited in members_of(db, team)
+
+
+def test_a_password_reset_invalidates_the_accounts_other_reset_links(
+    db: Database, team: dict[str, Any], live_server: str
+) -> None:
+    from server.dashboard.mail import DevelopmentOutbox
+
+    # Asked twice (an older email still sits in a mailbox): both links are valid until one
+    # of them sets the password.
+    for _ in range(2):
+        accounts.request_reset(db, team["owner"], live_server, DevelopmentOutbox(db))
+    mails = DevelopmentOutbox(db).messages(to=team["owner"])
+    links = [re.search(r"token=(\S+)", mail.text) for mail in mails]
+    first, second = (found.group(1) for found in links if found is not None)
+    assert accounts.link_account(db, first, "reset") is not None
+    assert accounts.link_account(db, second, "reset") is not None
+
+    accounts.use_link(db, second, "reset", "a new password 2")
+    assert accounts.link_account(db, first, "reset") is None
+    with pytest.raises(accounts.AccountError) as refused:
+        accounts.use_link(db, first, "reset", "the attacker's password")
+    assert refused.value.code == "invalid_link"
+    accounts.sign_in(db, team["owner"], "a new password 2", "test")
+
+
+def test_inviting_another_companys_member_answers_as_any_invitation(
+    db: Database, team: dict[str, Any], browser: httpx.Client
+) -> None:
+    from server.auth import create_company
+    from server.dashboard.mail import DevelopmentOutbox
+
+    other = create_company(db, f"Elsewhere Co {secrets.token_hex(3)}", [])
+    taken = f"taken-{secrets.token_hex(3)}@elsewhere.example.com"
+    accounts.create_account(db, other["companyId"], taken, "editor", "their password 1")
+    fresh = f"fresh-{secrets.token_hex(3)}@nowhere.example.com"
+    sign_in(browser, team["owner"])
+
+    def invite(address: str) -> httpx.Response:
+        return browser.post(
+            "/dashboard/members/invite",
+            data={"email": address, "role": "viewer", "_csrf_token": page_token(browser)},
+        )
+
+    answers = {address: invite(address) for address in (fresh, taken)}
+    for address, answer in answers.items():
+        assert answer.status_code == 200, answer.text
+        assert f"Invitation sent to {address}." in answer.text
+    assert "already has an account" not in answers[taken].text
+    # The other company's member stays theirs, and is told by email.
+    found = accounts.find_account(db, taken)
+    assert found is not None and found["companyId"] == other["companyId"]
+    [mail] = DevelopmentOutbox(db).messages(to=taken)
+    assert "already has an inspectlang dashboard account" in mail.text
+    # One of the team's own members is still refused: they are on the team's page anyway.
+    again = invite(team["owner"])
+    assert again.status_code == 409 and "already has an account" in again.text
