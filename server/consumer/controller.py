@@ -18,6 +18,7 @@ from litestar.datastructures import UploadFile
 from litestar.params import FromPath
 from litestar.response import Template
 
+from server.boundary import name_problem
 from server.common import in_thread
 from server.consumer import flow
 from server.consumer.messages import localized
@@ -284,6 +285,13 @@ async def submit_details(request: Request[Any, Any, Any], inspection_id: FromPat
         if item.type in ("file", "video"):
             upload = form.get(item.identifier)
             if isinstance(upload, UploadFile) and upload.filename:
+                why = name_problem(upload.filename)
+                if why is not None:  # the API's multipart files are refused the same way
+                    refused = ApiError.of("invalid_body", errors=[
+                        {"field": item.identifier, "code": "invalid_file_name",
+                         "message": f"the file name {why}"}])  # fmt: skip
+                    errors.update(_field_errors(visit, refused))
+                    continue
                 data = await upload.read()
                 files[item.identifier] = UploadedFile(
                     name=item.identifier,
