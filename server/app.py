@@ -40,7 +40,7 @@ from server.inspections.delivery_routes import ROUTES as DELIVERY_ROUTES
 from server.inspections.presign import ROUTES as PRESIGN_ROUTES
 from server.key_lookup import AsyncKeyLookup
 from server.metrics_middleware import RequestMetricsMiddleware
-from server.ratelimit import RateLimitMiddleware, make_limiter
+from server.ratelimit import LinkThrottle, RateLimitMiddleware, make_counter, make_limiter
 from server.reports.controller import ROUTES as REPORT_ROUTES
 from server.settings import Settings
 from server.templates.controller import ROUTES as TEMPLATE_ROUTES
@@ -213,6 +213,7 @@ def create_app(
             "key_lookup": None,
             "csrf_config": pages.csrf_config,
             "rate_limiter": make_limiter(settings, database),
+            "link_throttle": LinkThrottle(make_counter(settings, database)),
         }
     )
     return Litestar(
@@ -262,6 +263,9 @@ async def _close_key_lookup(app: Litestar) -> None:
 
 
 def _close_rate_limiter(app: Litestar) -> None:
+    throttle = app.state.get("link_throttle")
+    if throttle is not None:
+        throttle.close()
     limiter = app.state.get("rate_limiter")
     if limiter is not None:
         limiter.close()

@@ -35,6 +35,7 @@ from server.consumer.visits import (
     set_flags,
     status_page,
     step_url,
+    too_many_attempts,
     visit_of,
 )
 from server.deps import services
@@ -43,6 +44,7 @@ from server.inspections import access
 from server.inspections import service as inspections
 from server.inspections.schemas import DamageBody
 from server.multipart import UploadedFile
+from server.ratelimit import LinkThrottle
 from server.web import sessions
 from server.web.i18n import choose_locale, negotiate
 from server.web.security import page_router
@@ -63,8 +65,14 @@ def open_link(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> 
         if visit is None:
             return not_found()
         return redirect(_continue_url(visit, now))
+    throttle: LinkThrottle = request.app.state.link_throttle
+    address = request.client.host if request.client is not None else "unknown"
+    wait = throttle.refused(address, inspection_id)
+    if wait is not None:
+        return too_many_attempts(negotiate(request.headers.get("accept-language")), wait)
     holder = access.open_with_code(shared.db, inspection_id, code)
     if holder is None:
+        throttle.failed(address, inspection_id)
         return not_found(negotiate(request.headers.get("accept-language")))
     view = access.read_for_consumer(
         shared.db, shared.settings.public_url, holder.auth, inspection_id

@@ -165,3 +165,47 @@ def test_inviting_another_companys_member_answers_as_any_invitation(
     # One of the team's own members is still refused: they are on the team's page anyway.
     again = invite(team["owner"])
     assert again.status_code == 409 and "already has an account" in again.text
+
+
+def test_link_codes_are_throttled_per_inspection_and_per_address(
+    live_server: str, team: dict[str, Any]
+) -> None:
+    from server.ratelimit import LINK_FAILURES_PER_ADDRESS, LINK_FAILURES_PER_INSPECTION
+
+    created = httpx.post(
+        f"{live_server}/v1/inspection/car",
+        json={"templateId": "easy", "locale": "en_US", "delivery": {"disabled": True}},
+        headers={"x-api-key": team["testKey"]},
+    )
+    assert created.status_code == 201, created.text
+    inspection_id, link = created.json()["inspectionId"], created.json()["magicLink"]
+    right_code = link.split("code=")[1]
+    unknown = "0123456789abcdef01234567"
+    csrf_meta = re.compile(r'<meta name="csrf-token" content="[^"]+">')
+
+    def open_link(identifier: str, code: str, address: str) -> httpx.Response:
+        """From the client address `address` (any 127.x.y.z is this machine)."""
+        transport = httpx.HTTPTransport(local_address=address)
+        with httpx.Client(transport=transport, timeout=30) as client:
+            return client.get(f"{live_server}/i/{identifier}?code={code}")
+
+    # Wrong codes for an inspection from one address, an unknown id from another: the same
+    # 404 page, until each id reached its limit.
+    for attempt in range(LINK_FAILURES_PER_INSPECTION):
+        wrong = open_link(inspection_id, f"wrong{attempt}", "127.0.0.2")
+        nobody = open_link(unknown, f"any{attempt}", "127.0.0.3")
+        assert wrong.status_code == nobody.status_code == 404
+        assert csrf_meta.sub("", wrong.text) == csrf_meta.sub("", nobody.text)
+    # Then 429 for both ids, from any address, the right code included: an attacker learns
+    # nothing while refused.
+    for refused in (open_link(inspection_id, "wrong", "127.0.0.4"),
+                    open_link(unknown, "any", "127.0.0.4"),
+                    open_link(inspection_id, right_code, "127.0.0.4")):  # fmt: skip
+        assert refused.status_code == 429, refused.text
+        assert int(refused.headers["retry-after"]) > 0
+        assert "Too many attempts" in refused.text
+    # Per address: 127.0.0.2 has failed 20 times; fresh ids answer 404 until its 30th failure.
+    for attempt in range(LINK_FAILURES_PER_ADDRESS - LINK_FAILURES_PER_INSPECTION):
+        assert open_link(f"{attempt:024x}", "x", "127.0.0.2").status_code == 404
+    assert open_link("f" * 24, "x", "127.0.0.2").status_code == 429
+    assert open_link("f" * 24, "x", "127.0.0.5").status_code == 404  # another address
