@@ -49,7 +49,9 @@ system-deps:
 browser-deps: system-deps
 	cd tests/browser && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 
-## The public Node client library, unmodified, built for tests/clients (pinned commit).
+## The public Node client library, unmodified, built for tests/clients (pinned commit). It is not
+## on the npm registry (`npm view autoinspector` is 404), so it comes from GitHub: not part of
+## `make test` (CI cannot reach GitHub); tests/server/test_client_contract.py sends its bodies.
 NODE_CLIENT_COMMIT ?= a0ff01610481882942f18c7590bac9ae88e80ca3
 NODE_CLIENT_DIR := build/clients/autoinspector-node
 node-client:

@@ -233,8 +233,10 @@ def run_worker(args: argparse.Namespace) -> int:
         settings = _settings(args)
     except SettingsError as error:
         return _fail("invalid_settings", str(error))
+    from server.app import register_jobs
     from server.jobs import run_worker
 
+    register_jobs()
     try:
         database = _open_database(settings)
     except SchemaOutdated as error:

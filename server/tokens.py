@@ -50,6 +50,8 @@ class TokenClaims:
     company_id: str
     mode: Mode
     expires_at: datetime
+    #: Who the token was issued for (a member id), when the issuer named one.
+    holder: str | None = None
 
 
 #: What a token looks like: its claims and its signature, each base64url (stated in the API
@@ -115,8 +117,10 @@ def issue(
     *,
     now: datetime | None = None,
     secret: str | None = None,
+    holder: str | None = None,
 ) -> tuple[str, datetime]:
-    """A token for `kind` (e.g. "image") about `subject`, valid `ttl_seconds`; and its expiry."""
+    """A token for `kind` (e.g. "image") about `subject`, valid `ttl_seconds`; and its expiry.
+    `holder` records who it is for (a presigned link's member), signed with the rest."""
     issued = now or datetime.now(UTC)
     expires_at = (issued + timedelta(seconds=ttl_seconds)).replace(microsecond=0)
     claims = {
@@ -126,6 +130,8 @@ def issue(
         "m": mode,
         "e": int(expires_at.timestamp()),
     }
+    if holder is not None:
+        claims["h"] = holder
     payload = _b64encode(json.dumps(claims, separators=(",", ":")).encode("utf-8"))
     return _signer(_key(secret)).sign(payload).decode("ascii"), expires_at
 
@@ -149,10 +155,11 @@ def verify(
             claims["m"],
         )
         expires_at = datetime.fromtimestamp(int(claims["e"]), UTC)
+        holder = None if claims.get("h") is None else str(claims["h"])
     except (ValueError, KeyError, TypeError):
         raise TokenError("invalid_token", "The token is malformed.") from None
     if token_kind != kind or mode not in ("test", "live"):
         raise TokenError("invalid_token", f"This is not a {kind} token.")
     if (now or datetime.now(UTC)) >= expires_at:
         raise TokenError("token_expired", "The token has expired.")
-    return TokenClaims(token_kind, subject, company_id, mode, expires_at)
+    return TokenClaims(token_kind, subject, company_id, mode, expires_at, holder)

@@ -204,7 +204,9 @@ def create_inspection(
     callback = body.pop("callbackURL", None)
     # The guard of report callbacks and webhook endpoints: in production no internal address.
     callback_url = None if callback is None else check_endpoint(callback, settings)
-    body["delivery"], destination = check_delivery(body.get("delivery"), settings)
+    body["delivery"], destination = check_delivery(
+        body.get("delivery"), settings, locale=body.get("locale")
+    )
     access_code = secrets.token_urlsafe(24)
     stored_keys: list[str] = []
     try:
@@ -302,11 +304,12 @@ def _create(
     response: dict[str, Any] = {
         "inspectionId": inspection_id,
         "productId": ids[0] if ids else None,
+        # Every product, in order, whatever form the products were sent in (the client
+        # libraries read `productIds` after creating goods from one object too).
+        "productIds": ids,
         "message": "Inspection created",
         "magicLink": magic_link,
     }
-    if len(ids) > 1 or isinstance(body.get("goods"), list):  # the clients' goods array
-        response["productIds"] = ids
     claim = current_claim()
     stored = None
     if claim is not None:

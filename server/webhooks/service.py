@@ -76,7 +76,7 @@ SECRET_PREFIX = "whsec_"
 #: How long after a rotation deliveries are also signed with the previous secret.
 ROTATION_GRACE = timedelta(hours=24)
 USER_AGENT = "inspectlang-webhooks/1"
-#: The job kind of an event delivery (`server.jobs.HANDLERS`).
+#: The job kind of an event delivery (registered in `server.app.job_kinds`).
 WEBHOOK_JOB = "webhook"
 
 
