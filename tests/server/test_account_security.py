@@ -112,15 +112,15 @@ def test_a_csrf_token_is_bound_to_its_session(
 
 
 def test_a_password_reset_invalidates_the_accounts_other_reset_links(
-    db: Database, team: dict[str, Any], live_server: str
+    db: Database, team: dict[str, Any], live_server: str, settings: Any
 ) -> None:
-    from server.dashboard.mail import DevelopmentOutbox
+    from server.dashboard.mail import kept_mail, mail_sender
 
     # Asked twice (an older email still sits in a mailbox): both links are valid until one
     # of them sets the password.
     for _ in range(2):
-        accounts.request_reset(db, team["owner"], live_server, DevelopmentOutbox(db))
-    mails = DevelopmentOutbox(db).messages(to=team["owner"])
+        accounts.request_reset(db, team["owner"], live_server, mail_sender(settings, db))
+    mails = kept_mail(db, to=team["owner"])
     links = [re.search(r"token=(\S+)", mail.text) for mail in mails]
     first, second = (found.group(1) for found in links if found is not None)
     assert accounts.link_account(db, first, "reset") is not None
@@ -138,7 +138,7 @@ def test_inviting_another_companys_member_answers_as_any_invitation(
     db: Database, team: dict[str, Any], browser: httpx.Client
 ) -> None:
     from server.auth import create_company
-    from server.dashboard.mail import DevelopmentOutbox
+    from server.dashboard.mail import kept_mail
 
     other = create_company(db, f"Elsewhere Co {secrets.token_hex(3)}", [])
     taken = f"taken-{secrets.token_hex(3)}@elsewhere.example.com"
@@ -160,7 +160,7 @@ def test_inviting_another_companys_member_answers_as_any_invitation(
     # The other company's member stays theirs, and is told by email.
     found = accounts.find_account(db, taken)
     assert found is not None and found["companyId"] == other["companyId"]
-    [mail] = DevelopmentOutbox(db).messages(to=taken)
+    [mail] = kept_mail(db, to=taken)
     assert "already has an inspectlang dashboard account" in mail.text
     # One of the team's own members is still refused: they are on the team's page anyway.
     again = invite(team["owner"])
