@@ -45,6 +45,7 @@ from server.ratelimit import LinkThrottle, RateLimitMiddleware, make_counter, ma
 from server.reports.controller import ROUTES as REPORT_ROUTES
 from server.settings import Settings
 from server.templates.controller import ROUTES as TEMPLATE_ROUTES
+from server.urlsafety import check_provider_urls
 from server.web.routes import WEB_AREA, PageArea, mount
 from server.webhooks.controller import ROUTES as WEBHOOK_ROUTES
 
@@ -225,6 +226,7 @@ def create_app(
     `extra_routes` lets tests mount handlers beside (or, with `include_controllers=False`,
     instead of) the resource controllers; `page_areas` replaces `PAGE_AREAS` (the web pages)."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
+    check_provider_urls(settings)
     database = db or Database(settings.database_url)
     migrate.prepare(database, settings.env)
     tokens.configure(settings.secret)
