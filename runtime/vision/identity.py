@@ -18,7 +18,7 @@ import unicodedata
 from collections import OrderedDict
 from typing import Any, ClassVar
 
-from runtime.validators import ValidationOutcome
+from runtime.validators import ValidationOutcome, old_enough
 from runtime.vision import AnalysisSubject, register
 from runtime.vision.codes import decide, normalize_code, same_code
 from runtime.vision.documents import DocumentReading, read_document
@@ -313,7 +313,7 @@ class BirthdateAnalyzer(_IdentityAnalyzer):
 @register
 class AgeAnalyzer(_IdentityAnalyzer):
     """`age`: the age at `subject.now` from the birthdate read is at least the `minAge`
-    option (18 by default); the result is the age in years."""
+    option (`DEFAULT_MIN_AGE` by default); the result is the age in years."""
 
     name: ClassVar[str] = "age"
 
@@ -323,8 +323,8 @@ class AgeAnalyzer(_IdentityAnalyzer):
         if reading.birthdate is None:
             return _outcome(0.0, None, found)
         age = age_at(reading.birthdate, subject.now.date())
-        old_enough = age >= subject.options.get("minAge", 18)
-        score = reading.confidences.get("birthdate", 0.0) if old_enough else 0.0
+        accepted = old_enough(age, subject.options)
+        score = reading.confidences.get("birthdate", 0.0) if accepted else 0.0
         return _outcome(score, age, found)
 
 

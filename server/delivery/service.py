@@ -26,7 +26,7 @@ from server.delivery.messages import texts_locale
 from server.delivery.tables import LinkDeliveryRecord, OutboxMessageRecord
 from server.jobs import enqueue, enqueue_rows, enqueued, job_row
 
-#: The job kind (`server.jobs.HANDLERS`).
+#: The job kind (registered in `server.app.job_kinds`).
 DELIVERY_JOB = "link_delivery"
 #: Attempts before a delivery fails for good (about two hours of backoff with the defaults).
 MAX_ATTEMPTS = 8
@@ -199,6 +199,20 @@ def set_view(session: Session, record: LinkDeliveryRecord) -> None:
 # --- resends --------------------------------------------------------------------------------------
 
 
+def latest(session: Session, inspection_id: str) -> LinkDeliveryRecord | None:
+    """The inspection's newest delivery: the one whose link works now (a resend replaces the
+    access code), or None when its link was never delivered."""
+    return (
+        session.execute(
+            select(LinkDeliveryRecord)
+            .where(col(LinkDeliveryRecord.inspection_id) == inspection_id)
+            .order_by(col(LinkDeliveryRecord.created_at).desc())
+        )
+        .scalars()
+        .first()
+    )
+
+
 def resend_wait(session: Session, inspection_id: str, now: datetime) -> float | None:
     """Seconds until another resend is allowed, or None when one is allowed now: at most
     `MAX_RESENDS` in any `RESEND_WINDOW` (the creation's own delivery is not a resend)."""
@@ -217,10 +231,21 @@ def resend_wait(session: Session, inspection_id: str, now: datetime) -> float | 
 # --- the outbox ---------------------------------------------------------------------------------
 
 
-def outbox_messages(db: Database, limit: int = 50) -> list[OutboxMessageRecord]:
-    """The development outbox, newest first."""
+def outbox_messages(
+    db: Database,
+    limit: int = 50,
+    *,
+    prefix: str | None = None,
+    to: str | None = None,
+    oldest_first: bool = False,
+) -> list[OutboxMessageRecord]:
+    """The development outbox, newest first (or oldest first); optionally only the messages
+    whose delivery id starts with `prefix` (the dashboard's own) or sent to `to`."""
+    order = col(OutboxMessageRecord.id)
+    statement = select(OutboxMessageRecord).order_by(order if oldest_first else order.desc())
+    if prefix is not None:
+        statement = statement.where(col(OutboxMessageRecord.delivery_id).startswith(prefix))
+    if to is not None:
+        statement = statement.where(col(OutboxMessageRecord.to) == to)
     with db.session() as session:
-        rows = session.execute(
-            select(OutboxMessageRecord).order_by(col(OutboxMessageRecord.id).desc()).limit(limit)
-        ).scalars()
-        return list(rows)
+        return list(session.execute(statement.limit(limit)).scalars())
