@@ -177,6 +177,7 @@ CODES: dict[str, str] = {
     "E039": "the runtime cannot run what the checker accepted (a bug: please report it)",
     "E040": "a select or multiselect compared with a text that is not one of its option keys",
     "E041": "a definition depends on itself (an input's `ask when`, a derived value)",
+    "E042": "an input asked only at create whose `ask when` reads an input asked only later",
     "W001": "condition is always true or always false",
     "W002": "variable is never used",
     "W003": "disapproval can never match",

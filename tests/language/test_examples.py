@@ -305,6 +305,10 @@ TRIGGERS: dict[str, str] = {
         "input a\n    type: text\n    ask when: defined(inputs.b)\n"
         "input b\n    type: text\n    ask when: defined(inputs.a)\n"
     ),
+    "E042": _bike(
+        "input use\n    type: text\n    asked at: update\n"
+        "input company\n    type: text\n    asked at: create\n    ask when: defined(inputs.use)\n"
+    ),
     "W001": _bike("check always\n    valid when: true\n"),
     "W002": _bike("variable unused: numeric = 0\n"),
     "W003": _bike(verdict='    disapprove "Never" when false\n'),
