@@ -182,4 +182,6 @@ CODES: dict[str, str] = {
     "W002": "variable is never used",
     "W003": "disapproval can never match",
     "W004": "the verdict is empty",
+    "W005": "a divisor may be 0",
+    "W006": "a `let` is never used",
 }

@@ -166,6 +166,7 @@ class ExpressionChecker:
                 where = " or ".join(f"`on {e.replace('_', ' ')}`" for e in events)
                 return self.error("E036", f"`{name}` exists only inside a rule {where}", expr.span)
         if name in scope.let_sources and name not in scope.variables:
+            scope.used_lets.add(name)
             return self.let(expr)
         if name in scope.variables:
             scope.used_variables.add(name)
@@ -194,7 +195,8 @@ class ExpressionChecker:
 
     def known_names(self) -> list[str]:
         scope = self.scope
-        names = [*scope.locals, *scope.variables, "images", "damages", "validations"]
+        names = [*scope.locals, *scope.variables, *scope.let_sources]
+        names += ["images", "damages", "validations"]
         names.extend(self.namespaces())
         names.extend(n for n, (_, events) in EVENT_SUBJECTS.items() if scope.event in events)
         return names

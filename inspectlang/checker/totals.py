@@ -1,5 +1,5 @@
 """What is judged on the whole template once everything is checked: variables never used
-(W002) and the size of the logic against the runtime's node limit (E037)."""
+(W002), lets never used (W006) and the size of the logic against the runtime's node limit (E037)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,16 @@ def unused_variables(run: Run) -> None:
             run.reporter.warn(
                 "W002", f"variable `{decl.name}` is never set nor read", span_of(decl)
             )
+
+
+def unused_lets(run: Run) -> None:
+    """W006: a `let` nothing reads (a check, a rule, the verdict, a reason, an `ask when` or
+    another let that is read)."""
+    scope = run.scope
+    for decl in run.declared(ast.LetDecl):
+        if scope.let_sources.get(decl.name) is decl and decl.name not in scope.used_lets:
+            where = decl.name_span if decl.name_span.line else decl.span
+            run.reporter.warn("W006", f"`let {decl.name}` is never used", where)
 
 
 def count_nodes(run: Run) -> None:

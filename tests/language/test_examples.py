@@ -313,6 +313,8 @@ TRIGGERS: dict[str, str] = {
     "W002": _bike("variable unused: numeric = 0\n"),
     "W003": _bike(verdict='    disapprove "Never" when false\n'),
     "W004": 'template "Bike"\n    type: bike\n\nverdict\n',
+    "W005": _bike("input km\n    type: numeric\ncheck near\n    valid when: 100 / inputs.km > 2\n"),
+    "W006": _bike("let unused = 1\n"),
 }
 
 
