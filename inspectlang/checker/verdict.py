@@ -11,7 +11,7 @@ from inspectlang.checker.context import Run
 from inspectlang.checker.expressions import constant_boolean
 from inspectlang.checker.scope import ERROR, describe
 from inspectlang.diagnostics import did_you_mean
-from inspectlang.reasons import column_of, split
+from inspectlang.reasons import Columns, split
 from inspectlang.vocabulary import MAX_TEXT_LENGTH, PLAIN_VALUE, TEXT, accepts, chain_depth
 
 
@@ -110,9 +110,10 @@ def message(run: Run, reason: str, span: ast.Span) -> ir.Expression | None:
     expressions, reporter = run.expressions, run.reporter
     filename = reporter.filename
     pieces, problems = split(reason)
+    column_of = Columns(reason, span)
     where = span.as_tuple()
     for text, index in problems:
-        column = column_of(reason, index, span)
+        column = column_of(index)
         reporter.report("E001", text, ast.Span(span.line, column, span.line, column + 1))
     nodes: list[ir.Expression] = []
     for piece in pieces:
@@ -120,7 +121,7 @@ def message(run: Run, reason: str, span: ast.Span) -> ir.Expression | None:
             nodes.append(ir.Literal(piece, TEXT, where))
             continue
         source, index = piece
-        column = column_of(reason, index, span)
+        column = column_of(index)
         if not source.strip():
             reporter.report(
                 "E001",
