@@ -277,6 +277,19 @@ class Disapprove:
 
 
 @dataclass(frozen=True, slots=True)
+class Review:
+    """`review "REASON" when CONDITION` inside `verdict`: when it holds at the finish, a person
+    decides (the inspection waits in `review`, docs/review.md)."""
+
+    reason: str
+    condition: Expr
+    span: Span = _span()
+    reason_span: Span = _span()
+    comments: tuple[str, ...] = _comments()
+    trailing_comment: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
 class Approve:
     """`approve when CONDITION` inside `verdict`."""
 
@@ -298,7 +311,16 @@ class Otherwise:
 
 
 Item: TypeAlias = (
-    Property | Flag | Option | Validate | FeatureUse | Require | Disapprove | Approve | Otherwise
+    Property
+    | Flag
+    | Option
+    | Validate
+    | FeatureUse
+    | Require
+    | Disapprove
+    | Review
+    | Approve
+    | Otherwise
 )
 
 # --------------------------------------------------------------------------------------------

@@ -176,6 +176,9 @@ class Decompiler(ir.NodeVisitor):
                 if extra.minConfidence != default_confidence:
                     confidence = _number(extra.minConfidence)
                     modifiers.append(ast.Modifier("minimum confidence", confidence))
+                if extra.reviewBelow is not None:
+                    below = _number(extra.reviewBelow)
+                    modifiers.append(ast.Modifier("review below confidence", below))
                 options = extra.options
                 if "maxAgeHours" in options:
                     hours = ast.Quantity(_number(options["maxAgeHours"]), "hours")
@@ -321,6 +324,10 @@ class Decompiler(ir.NodeVisitor):
         items: list[ast.Item] = [
             ast.Disapprove(_reason(d.reason, d.message), self.expression(d.when))
             for d in verdict.disapprove
+        ]
+        items += [
+            ast.Review(_reason(r.reason, r.message), self.expression(r.when))
+            for r in verdict.review or ()
         ]
         if verdict.approveWhen is not None:
             items.append(ast.Approve(self.expression(verdict.approveWhen)))

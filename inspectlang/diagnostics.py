@@ -180,7 +180,7 @@ CODES: dict[str, str] = {
     "E042": "an input asked only at create whose `ask when` reads an input asked only later",
     "W001": "condition is always true or always false",
     "W002": "variable is never used",
-    "W003": "disapproval can never match",
+    "W003": "a disapproval or review line can never match",
     "W004": "the verdict is empty",
     "W005": "a divisor may be 0",
     "W006": "a `let` is never used",

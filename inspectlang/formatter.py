@@ -189,6 +189,8 @@ def _item(item: ast.Item) -> str:
             return "require " + ", ".join(fields)
         case ast.Disapprove(reason=reason, condition=condition):
             return f"disapprove {quote_text(reason)} when {format_expression(condition)}"
+        case ast.Review(reason=reason, condition=condition):
+            return f"review {quote_text(reason)} when {format_expression(condition)}"
         case ast.Approve(condition=condition):
             return f"approve when {format_expression(condition)}"
         case ast.Otherwise(reason=reason):

@@ -397,6 +397,12 @@ class AstBuilder:
         text = unescape_text(reason.value)
         return self.item(ast.Disapprove(text, condition, span=span, reason_span=token_span(reason)))
 
+    def review(self, children: _Children) -> Any:
+        keyword, reason, _when, condition = children
+        span = _from_token(keyword, condition.span)
+        text = unescape_text(reason.value)
+        return self.item(ast.Review(text, condition, span=span, reason_span=token_span(reason)))
+
     def approve(self, children: _Children) -> Any:
         keyword, _when, condition = children
         return self.item(ast.Approve(condition, span=_from_token(keyword, condition.span)))

@@ -213,7 +213,7 @@ class DivisorCheck:
                     for value in item.values:
                         if not isinstance(value, ast.Quantity | ast.Size):
                             self.expression(value, frozenset())
-                elif isinstance(item, ast.Disapprove | ast.Approve):
+                elif isinstance(item, ast.Disapprove | ast.Review | ast.Approve):
                     self.expression(item.condition, frozenset())
 
     def statements(self, body: Iterable[ast.Statement], facts: frozenset[str]) -> None:

@@ -38,7 +38,11 @@ def count_nodes(run: Run) -> None:
     parts: list[ir.Node | None] = [s for rule in template.rules for s in rule.body]
     parts += [check.valid for check in template.checks]
     parts += [verdict.approve_when, verdict.otherwise_message]
-    parts += [node for _, when, _, message in verdict.disapprove for node in (when, message)]
+    parts += [
+        node
+        for _, when, _, message in (*verdict.disapprove, *verdict.review)
+        for node in (when, message)
+    ]
     parts += [checked.ask_when for checked in template.inputs]
     total = sum(measure(part, run.scope.lets)[2] for part in parts)
     if total > MAX_NODES:

@@ -50,6 +50,18 @@ def check_verdict(run: Run) -> None:
                     "this disapproval always matches: every inspection is disapproved",
                     item.condition.span,
                 )
+        elif isinstance(item, ast.Review):
+            node = expressions.condition(item.condition, "a review condition")
+            verdict.review.append(
+                (
+                    _reason(run, item.reason, item.span),
+                    node,
+                    item.span,
+                    message(run, item.reason, item.reason_span),
+                )
+            )
+            if constant_boolean(item.condition) is False:
+                warn("W003", "this review can never match", item.condition.span)
         elif isinstance(item, ast.Approve):
             if approve_seen is not None:
                 report("E012", "`approve` is given twice", item.span)
@@ -81,7 +93,7 @@ def check_verdict(run: Run) -> None:
                 "E010",
                 f"{run.properties.describe_item(item)} is not allowed in `verdict`",
                 item.span,
-                did_you_mean(first, ("approve", "disapprove", "otherwise")),
+                did_you_mean(first, ("approve", "disapprove", "review", "otherwise")),
             )
     if not decl.items:
         warn(

@@ -171,6 +171,7 @@ INNER_KEYWORDS = (
     "else if",
     "approve when",
     "disapprove",
+    "review",
     "otherwise",
     "validate",
     "require",
