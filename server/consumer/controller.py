@@ -69,7 +69,13 @@ def open_link(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> 
         shared.db, shared.settings.public_url, holder.auth, inspection_id
     )
     locale = choose_locale(view.state.locale)
-    if view.state.status in ("created", "started", "processing") and access.link_expired(view, now):
+    # A link past its own window while the inspection is still open (an expired inspection is
+    # blocked below, by the first change that notices it, and shows the same page).
+    if (
+        view.state.status in ("created", "started", "processing")
+        and not inspections.expired(view.state, now)
+        and access.link_expired(view, now)
+    ):
         return page(
             "web/message.html",
             locale=locale,

@@ -18,7 +18,7 @@ import pytest
 from PIL import Image
 
 from server.dashboard import accounts
-from server.dashboard.mail import DevelopmentOutbox
+from server.dashboard.mail import kept_mail
 
 WIDTH = 360
 PASSWORD = "owner password 1"
@@ -285,7 +285,7 @@ def test_invitation_from_the_outbox(
     owner.get_by_role("button", name="Send the invitation").click()
     assert shown(owner.get_by_text(f"Invitation sent to {invited}."))
     look(owner, "50-members-invited", screenshot, axe_check)
-    [mail] = DevelopmentOutbox(db).messages(to=invited)
+    [mail] = kept_mail(db, to=invited)
     link = re.search(r"http://\S+/dashboard/accept\?token=\S+", mail.text)
     assert link is not None
     _c2, guest, _l2 = new_phone(width=WIDTH)
@@ -333,7 +333,7 @@ def test_password_reset_by_email_link(
     look(dash, "70-forgot", screenshot, axe_check)
     dash.get_by_role("button", name="Send me a link").click()
     assert shown(dash.get_by_text("If an account has that address"))
-    [mail] = DevelopmentOutbox(db).messages(to=email)
+    [mail] = kept_mail(db, to=email)
     link = re.search(r"http://\S+/dashboard/reset\?token=\S+", mail.text)
     assert link is not None
     dash.goto(link.group(0))
