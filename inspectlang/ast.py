@@ -115,6 +115,16 @@ class Unary:
 
 
 @dataclass(frozen=True, slots=True)
+class Conditional:
+    """`if CONDITION then A else B`: A when the condition holds, B otherwise (missing too)."""
+
+    condition: Expr
+    then: Expr
+    otherwise: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
 class Binary:
     """`left OP right` with OP one of `or and = != < <= > >= in + - * /`."""
 
@@ -124,7 +134,9 @@ class Binary:
     span: Span = _span()
 
 
-Expr: TypeAlias = Literal | ListExpr | Name | Attribute | Call | Quantifier | Unary | Binary
+Expr: TypeAlias = (
+    Literal | ListExpr | Name | Attribute | Call | Quantifier | Unary | Binary | Conditional
+)
 
 # --------------------------------------------------------------------------------------------
 # Statements (rule bodies)

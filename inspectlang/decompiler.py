@@ -409,6 +409,11 @@ class Decompiler(ir.NodeVisitor):
             chain = ast.Binary(node.operator, chain, self.visit(operand))
         return chain
 
+    def visit_Conditional(self, node: ir.Conditional) -> ast.Expr:
+        return ast.Conditional(
+            self.visit(node.condition), self.visit(node.then), self.visit(node.otherwise)
+        )
+
     def visit_Call(self, node: ir.Call) -> ast.Expr:
         return ast.Call(node.function, tuple(self.visit(a) for a in node.args))
 

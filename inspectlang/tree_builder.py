@@ -476,6 +476,13 @@ class AstBuilder:
         state.depth[id(node)] = depth
         return node
 
+    def conditional(self, children: _Children) -> ast.Expr:
+        keyword, condition, _then, then, _else, otherwise = children
+        node = ast.Conditional(
+            condition, then, otherwise, span=_from_token(keyword, otherwise.span)
+        )
+        return self.nested(node, condition, then, otherwise)
+
     def unary(self, children: _Children) -> ast.Expr:
         operator, operand = children
         node = ast.Unary(operator.value, operand, span=_from_token(operator, operand.span))

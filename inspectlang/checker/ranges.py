@@ -114,6 +114,9 @@ class Ranges:
                 return _products(self._interval(left, resolving), inverse)
             case ast.Quantifier(kind="count"):
                 return _NOT_NEGATIVE
+            case ast.Conditional(then=then, otherwise=otherwise):
+                a, b = self._interval(then, resolving), self._interval(otherwise, resolving)
+                return (min(a[0], b[0]), max(a[1], b[1]))
             case ast.Call(function="count" | "length"):
                 return _NOT_NEGATIVE
             case ast.Call(function="abs", arguments=(argument,)):
@@ -278,6 +281,10 @@ def _children(node: ast.Expr) -> Iterator[ast.Expr]:
             yield right
         case ast.Unary(operand=operand):
             yield operand
+        case ast.Conditional(condition=condition, then=then, otherwise=otherwise):
+            yield condition
+            yield then
+            yield otherwise
         case ast.Attribute(value=value):
             yield value
         case ast.Call(arguments=arguments):

@@ -374,6 +374,7 @@ _EXPRESSIONS = (
     ast.Quantifier,
     ast.Unary,
     ast.Binary,
+    ast.Conditional,
 )
 
 

@@ -121,6 +121,13 @@ function checkFile(grammar, file) {
         counts.number++;
       }
     }
+    // `if C then A else B` inside an expression: its words are keywords.
+    const conditional = /\b(then|else)\b/g;
+    while ((match = conditional.exec(line)) !== null) {
+      if (has(match.index, "comment") || has(match.index, "string")) continue;
+      if (!has(match.index, "keyword.control")) problems.push(`${where}: '${match[1]}' not scoped`);
+      counts.conditional = (counts.conditional || 0) + 1;
+    }
     const call = /\b([a-z_]+)\(/g;
     while ((match = call.exec(line)) !== null) {
       if (!has(match.index, "comment") && !has(match.index, "string")) {
