@@ -209,5 +209,5 @@ def test_the_pdf_says_who_reviewed_and_why() -> None:
         }
     }
     assert reviewed_lines(inspection) == [
-        "Reviewed by ana@example.com on 2026-11-25T16:00:00.000Z: Checked every photo (approved)"
+        "Reviewed by ana@example.com on 2026-11-25 16:00 UTC: Checked every photo (approved)"
     ]
