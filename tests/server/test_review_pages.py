@@ -211,3 +211,18 @@ def test_the_pdf_says_who_reviewed_and_why() -> None:
     assert reviewed_lines(inspection) == [
         "Reviewed by ana@example.com on 2026-11-25 16:00 UTC: Checked every photo (approved)"
     ]
+
+
+def test_the_editor_warns_for_a_required_validation_that_goes_to_a_person(
+    browsers: Callable[[str], Browserish], team: dict[str, Any]
+) -> None:
+    owner = browsers(team["emails"]["owner"])
+    owner.get("/dashboard/templates")
+    found = owner.post(
+        "/dashboard/templates/check", json={"source": SOURCE.replace("{n}", "editor")}
+    )
+    assert found.status_code == 200, found.text
+    warnings = [d for d in found.json()["diagnostics"] if d["code"] == "W900"]
+    assert [(w["severity"], w["line"], w["sourceLine"].strip()) for w in warnings] == [
+        ("warning", 12, "validate recaptured")
+    ]  # `damage, optional` on the back photo gets none
