@@ -79,13 +79,13 @@ def create(
         )
     if not isinstance(body, dict):
         raise InspectionError("invalid_body", "the body must be an object")
-    body, further, products_name = _split_products(inspection_type, body)
+    body, further = _split_products(inspection_type, body)
     body = intake.normalize_numbers(body, inspection_type)
     body, further, configuration = _configuration(manifest, inspection_type, body, further)
     locale = intake.check_locale(body)
     initial = intake.check_initial_status(body)
     metadata = intake.check_metadata(body.get("metadata"))
-    given = intake.inputs_by_identifier(body.get("inputs"))
+    given = intake.inputs_by_identifier(body.get("inputs"), manifest)
     inputs = intake.check_inputs(
         manifest,
         given,
@@ -98,16 +98,11 @@ def create(
             ),
         ),
     )
-    intake.check_schema(manifest, body, inputs)
-    product = intake.check_product(
-        body.get(inspection_type),
-        inspection_type,
-        "goods.0" if products_name == "goods" else inspection_type,
-    )
+    product = intake.check_product(body.get(inspection_type), inspection_type, inspection_type)
     consumer = intake.check_fields(body.get("consumer"), intake.consumer_fields(), "consumer")
     intake.check_requirements(manifest, product, consumer)
     extra = [
-        intake.check_product(item, inspection_type, f"{products_name}.{index}")
+        intake.check_product(item, inspection_type, f"products.{index}")
         for index, item in enumerate(further, start=1)
     ]
     delivery = body.get("delivery")
@@ -163,29 +158,12 @@ def _configuration(
     return body, rest, merged
 
 
-def _split_products(
-    inspection_type: str, body: dict[str, Any]
-) -> tuple[dict[str, Any], list[Any], str]:
-    """A goods body's several products, as `products: [...]` or as the client libraries send
-    them, `goods: [...]`: the first takes the place of `goods`, the others are returned to be
-    checked like it, with the name of the list (for error fields: `goods.1.category`). Other
-    types may not send a list."""
-    if inspection_type == "goods" and isinstance(body.get("goods"), list) and body["goods"]:
-        if "products" in body:
-            raise InspectionError(
-                "invalid_body",
-                "send the products either as `goods` or as `products`, not both",
-                [intake.problem("products", "conflict", "also sent goods")],
-            )
-        body = {("products" if key == "goods" else key): value for key, value in body.items()}
-        name = "goods"
-    elif isinstance(body.get("goods"), list) and not body["goods"]:
-        body = {key: value for key, value in body.items() if key != "goods"}  # PHP's `[]`
-        name = "products"
-    else:
-        name = "products"
+def _split_products(inspection_type: str, body: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
+    """A goods body's several products (`products: [...]`): the first takes the place of
+    `goods`, the others are returned to be checked like it (errors name them `products.N`).
+    Other types may not send a list."""
     if "products" not in body:
-        return body, [], ""
+        return body, []
     rest = {key: value for key, value in body.items() if key != "products"}
     products = body["products"]
     if inspection_type != "goods":
@@ -207,7 +185,7 @@ def _split_products(
             [intake.problem("products", "conflict", "also sent goods")],
         )
     rest["goods"] = products[0]
-    return rest, products[1:], name
+    return rest, products[1:]
 
 
 def update(
@@ -219,7 +197,7 @@ def update(
         raise InspectionError("invalid_body", "the body must be an object")
     consumer = intake.check_fields(body.get("consumer"), intake.consumer_fields(), "consumer")
     metadata = intake.check_metadata(body.get("metadata"), state.metadata)
-    given = intake.inputs_by_identifier(body.get("inputs"))
+    given = intake.inputs_by_identifier(body.get("inputs"), program.manifest)
     fresh = {k: v for k, v in given.items() if state.inputs.get(k) is None}
     inputs = intake.check_inputs(program.manifest, fresh, stage="update", locale=state.locale)
     data = {

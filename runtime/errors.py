@@ -16,8 +16,9 @@ ERROR_CODES: dict[str, str] = {
     "wrong_template_provided": "the template is for another inspection type",
     "input_value_not_provided": "a required create input is missing",
     "invalid_input_value": "an input value breaks its validation",
-    "invalid_body": "the body breaks the template's JSON Schema, the metadata limits, a required "
-    "product/consumer field, or the request's shape",
+    "invalid_body": "a required product/consumer field is missing, a field has the wrong type, "
+    "or the request's shape is wrong",
+    "invalid_metadata": "metadata breaks the spec's limits (pairs, key and value length, texts)",
     "invalid_locale": "locale not of the form xx_YY",
     "invalid_initial_status": "initialStatus not created or started",
     "inspection_not_editable": "the inspection is not created, started or processing",

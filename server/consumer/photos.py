@@ -17,6 +17,7 @@ from server.errors import ApiError
 from server.images import service as images
 from server.multipart import read_body
 from server.web.templating import gettext
+from server.web.validations import validation_help, validation_label
 
 
 def _json_error(visit: Visit | None, error: ApiError) -> Response[Any]:
@@ -88,7 +89,8 @@ def photo_status(request: Request[Any, Any, Any], inspection_id: FromPath[str]) 
                     "validations": [
                         {
                             "validation": v.validation,
-                            "label": _validation_label(v.validation, visit.locale),
+                            "label": validation_label(v.validation, visit.locale),
+                            "help": validation_help(v.validation, visit.locale),
                             "done": v.reported or not v.run,
                             "valid": v.valid,
                             "required": v.required,
@@ -104,14 +106,3 @@ def photo_status(request: Request[Any, Any, Any], inspection_id: FromPath[str]) 
         media_type="application/json",
         headers={"Cache-Control": "no-store"},
     )
-
-
-def _validation_label(name: str, locale: str) -> str:
-    labels = {
-        "date": gettext(locale, "Photo is recent"),
-        "distance": gettext(locale, "Taken at the right place"),
-        "complete": gettext(locale, "Whole object in the frame"),
-        "recaptured": gettext(locale, "Not a photo of a screen"),
-        "plate": gettext(locale, "Plate readable"),
-    }
-    return labels.get(name, name.replace("_", " "))

@@ -15,7 +15,7 @@ from litestar import Request, Response
 from litestar.response import Redirect, Template
 
 from server.auth import AuthContext, Mode
-from server.dashboard import accounts, labels
+from server.dashboard import accounts, labels, preferences
 from server.dashboard.accounts import Actor
 from server.dashboard.permissions import PERMISSIONS, allowed
 from server.deps import Services, services
@@ -56,6 +56,8 @@ class Member:
     mode: Mode
     token: str
     company_name: str
+    #: The language the member chose for their pages (None: the browser's).
+    locale: str | None = None
 
     @property
     def auth(self) -> AuthContext:
@@ -80,7 +82,8 @@ def signed_in(request: Request[Any, Any, Any]) -> Member:
         company = session.get(Company, info.actor.company_id)
     mode: Mode = "live" if info.mode == "live" else "test"
     name = company.name if company is not None else info.actor.company_id
-    return Member(actor=info.actor, mode=mode, token=token, company_name=name)
+    chosen = preferences.locale_of(app.db, info.actor.account_id)
+    return Member(actor=info.actor, mode=mode, token=token, company_name=name, locale=chosen)
 
 
 def require(member: Member, action: str) -> None:
@@ -112,15 +115,23 @@ def render(
             "status_label": labels.labeller(translations, labels.STATUSES),
             "verdict_label": labels.labeller(translations, labels.VERDICTS),
             "delivery_label": labels.labeller(translations, labels.DELIVERY),
+            "languages": LANGUAGES,
+            "role_label": labels.labeller(translations, labels.ROLES),
             **(context or {}),
         },
         status_code=status_code,
     )
 
 
+#: The languages a member can choose, each named in itself.
+LANGUAGES = {"en_US": "English", "es_AR": "Español (Argentina)", "pt_BR": "Português (Brasil)"}
+
+
 def member_locale(request: Request[Any, Any, Any], member: Member | None) -> str:
-    """The page's language: English until the dashboard's own catalogs cover every page."""
-    return i18n.DEFAULT_LOCALE
+    """The page's language: the member's choice, else the browser's `Accept-Language`."""
+    if member is not None and member.locale:
+        return i18n.choose_locale(member.locale)
+    return i18n.negotiate(request.headers.get("accept-language"))
 
 
 def _nav(

@@ -18,7 +18,13 @@ from inspectlang.manifest import (
     PRODUCT_CHOICES,
     PRODUCT_FIELDS,
 )
-from inspectlang.vocabulary import MAX_NUMBER, MAX_TEXT_LENGTH
+from inspectlang.vocabulary import (
+    MAX_METADATA_KEY_LENGTH,
+    MAX_METADATA_PAIRS,
+    MAX_METADATA_VALUE_LENGTH,
+    MAX_NUMBER,
+    MAX_TEXT_LENGTH,
+)
 from server.bodies import InspectionType, RequestBody, ResponseBody
 from server.delivery.schemas import DeliveryView
 
@@ -68,6 +74,13 @@ class Quality(ResponseBody):
     measures: dict[str, float | int]
 
 
+class UploadWarning(ResponseBody):
+    """Something an upload was accepted with but the client should know (upload answers only)."""
+
+    code: Literal["unknown_side"]
+    message: str
+
+
 class Image(ResponseBody):
     """An image of a product (also the response of an upload)."""
 
@@ -88,6 +101,8 @@ class Image(ResponseBody):
     entities: list[Entity] | Unset = UNSET
     #: Upload answers only: the photo quality check (blur, exposure, size).
     quality: Quality | Unset = UNSET
+    #: Upload answers only: `unknown_side` when the side names no image of the template.
+    warnings: list[UploadWarning] | Unset = UNSET
     #: A photo a reviewer's retake replaced (kept in `replacedImages`, docs/review.md).
     replaced: bool | Unset = UNSET
     replacedAt: str | Unset = UNSET
@@ -321,12 +336,13 @@ _FIELD_TYPES: dict[str, Any] = {
 
 #: Product data: one of the product type's fields (`PRODUCT_FIELDS`), e.g. `{"plate": "AB123CD"}`.
 ProductData = dict[str, str | float | bool | None]
+#: The spec's metadata limits, from the vocabulary (checked by `runtime.intake.check_metadata`).
 Metadata = Annotated[
     dict[
-        Annotated[str, msgspec.Meta(max_length=50, pattern="^[^\\u0000]*$")],
-        Annotated[str, msgspec.Meta(max_length=500)],
+        Annotated[str, msgspec.Meta(max_length=MAX_METADATA_KEY_LENGTH, pattern="^[^\\u0000]*$")],
+        Annotated[str, msgspec.Meta(max_length=MAX_METADATA_VALUE_LENGTH)],
     ],
-    msgspec.Meta(max_length=50),
+    msgspec.Meta(max_length=MAX_METADATA_PAIRS),
 ]
 
 
