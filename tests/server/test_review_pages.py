@@ -226,3 +226,17 @@ def test_the_editor_warns_for_a_required_validation_that_goes_to_a_person(
     assert [(w["severity"], w["line"], w["sourceLine"].strip()) for w in warnings] == [
         ("warning", 12, "validate recaptured")
     ]  # `damage, optional` on the back photo gets none
+
+
+def test_review_forms_need_the_sessions_csrf_token(
+    client: httpx.Client, browsers: Callable[[str], Browserish], team: dict[str, Any]
+) -> None:
+    inspection_id = in_review(client, {"x-api-key": team["testKey"]}, secrets.token_hex(3))["_id"]
+    reviewer = browsers(team["emails"]["reviewer"])
+    reviewer.get("/dashboard/review")
+    forged = reviewer.http.post(
+        f"/dashboard/review/{inspection_id}/claim", headers={"x-csrftoken": "not-the-token"}
+    )
+    assert forged.status_code == 403
+    state = client.get(f"/v1/inspection/{inspection_id}", headers={"x-api-key": team["testKey"]})
+    assert state.json()["review"]["assignee"] is None  # nothing claimed
