@@ -341,3 +341,24 @@ def test_two_reviewers_deciding_at_once_one_wins_the_other_gets_review_conflict(
             .all()
         )
         assert len(rows) == 1
+
+
+def test_capabilities_name_each_route_of_the_deployment(settings: Any) -> None:
+    from server import routing
+
+    configured = settings.model_copy(
+        update={
+            "validation_providers": {"make": "https://provider.example/make"},
+            "validation_provider_secret": "s" * 32,
+            "posted_validations": frozenset({"damage"}),
+        }
+    )
+    routes = routing.capabilities(configured)["validations"]
+    assert (routes["make"], routes["damage"], routes["date"], routes["recaptured"]) == (
+        "provider",
+        "api",
+        "local",
+        "person",
+    )
+    machine = routing.machine_validations(configured)
+    assert {"make", "damage", "date"} <= machine and "recaptured" not in machine
