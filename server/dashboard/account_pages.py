@@ -62,8 +62,10 @@ async def _form(request: Request[Any, Any, Any]) -> dict[str, str]:
 
 @get("/")
 async def home(request: Request[Any, Any, Any]) -> Redirect:
-    signed_in(request)
-    return redirect(f"{PREFIX}/inspections")
+    member = signed_in(request)
+    # A reviewer sees only the review queue (docs/review.md).
+    first = "inspections" if member.can("inspections.view") else "review"
+    return redirect(f"{PREFIX}/{first}")
 
 
 @get("/sign-in")

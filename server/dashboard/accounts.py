@@ -20,15 +20,15 @@ from typing import Any, cast
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
-from email_validator import EmailNotValidError, validate_email
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
+from runtime.intake import email_address
 from server.auth import AdminError
 from server.dashboard.mail import Mail, Sender
 from server.dashboard.permissions import ROLES, allowed
-from server.dashboard.tables import Account, AccountToken, LoginThrottle
+from server.dashboard.tables import Account, AccountToken, LoginThrottle, MemberPreference
 from server.db import Database
 from server.tables import Company, utcnow
 from server.tokens import hash_token
@@ -98,12 +98,13 @@ class SessionInfo:
 
 
 def normalize_email(email: str) -> str:
-    """The address lower-cased and normalized; `invalid_email` when it is not one."""
+    """The address lower-cased and normalized; `invalid_email` when it is not one (the
+    service's one email check, `runtime.intake.email_address`)."""
     try:
-        result = validate_email(email.strip(), check_deliverability=False)
-    except EmailNotValidError as error:
+        address = email_address(email.strip())
+    except ValueError as error:
         raise AccountError("invalid_email", f"not a valid email address: {error}") from None
-    return result.normalized.lower()
+    return address.lower()
 
 
 def check_password(password: str) -> None:
@@ -483,6 +484,9 @@ def remove(db: Database, actor: Actor, account_id: str) -> None:
                 raise AccountError("last_owner", "a company keeps at least one owner")
         session.execute(
             delete(AccountToken).where(cast(Any, AccountToken.account_id) == account.id)
+        )
+        session.execute(
+            delete(MemberPreference).where(cast(Any, MemberPreference.account_id) == account.id)
         )
         session.delete(account)
         session.commit()

@@ -24,7 +24,13 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
-from inspectlang.builtins import builtin_templates, get_builtin, get_builtin_by_id
+from inspectlang.builtins import (
+    ALIAS_TABLE,
+    builtin_source,
+    builtin_templates,
+    get_builtin,
+    get_builtin_by_id,
+)
 from inspectlang.compiler import compile_source, timestamp, with_revision
 from inspectlang.diagnostics import TemplateError
 from inspectlang.manifest import ALIASES, INSPECTION_TYPES, Template
@@ -423,6 +429,28 @@ def get_template_source(db: Database, company_id: str, template_id: str) -> str:
             )
         ).scalar_one()
         return str(revision.source)
+
+
+def source_of(db: Database, manifest_key: str, template_id: str) -> str | None:
+    """The source an inspection ran: its revision's (by the manifest it was made with), or the
+    built-in file of a built-in template; None when neither is known."""
+    with db.session() as session:
+        revision = (
+            session.execute(
+                select(TemplateRevisionRecord).where(
+                    cast(Any, TemplateRevisionRecord.manifest_key) == manifest_key
+                )
+            )
+            .scalars()
+            .first()
+        )
+    if revision is not None:
+        return str(revision.source)
+    for alias, by_type in ALIAS_TABLE.items():
+        for inspection_type, builtin_id in by_type.items():
+            if builtin_id == template_id:
+                return builtin_source(alias, inspection_type)
+    return None
 
 
 def resolve_for_inspection(
