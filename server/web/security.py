@@ -39,7 +39,13 @@ from server.deps import PUBLIC_OPT, services
 from server.errors import EXCEPTION_HANDLERS, api_error_for, infrastructure_fault
 from server.settings import Settings
 from server.web.i18n import negotiate
-from server.web.sessions import cookie_is_secure, csrf_token_of, load_session, session_token
+from server.web.sessions import (
+    COOKIE_NAMES,
+    cookie_is_secure,
+    csrf_token_of,
+    load_session,
+    session_token,
+)
 from server.web.templating import gettext, page
 
 CONTENT_SECURITY_POLICY = "; ".join(
@@ -139,15 +145,20 @@ class PageCSRFMiddleware:
         await self.app(scope, receive, send)
 
     async def _session_token(self, request: Request[Any, Any, Any]) -> str | None:
-        """The token stored with the request's live session of this router's kind, if any."""
-        if self.session_kind is None:
-            return None
-        token = session_token(request, self.session_kind)
-        if not token:
-            return None
+        """The token stored with the request's live session: of this router's kind, or, for a
+        router that names none, of any kind whose cookie the request carries (the member
+        cookie is sent under `/dashboard`, the consumer's under `/i/<id>`), so pages that
+        other areas mount under those paths are bound to the session too."""
+        kinds = [self.session_kind] if self.session_kind else list(COOKIE_NAMES)
         app = services(request)
-        row = await in_thread(load_session, app.db, token, self.session_kind, app.clock())
-        return csrf_token_of(row) if row is not None else None
+        for kind in kinds:
+            token = session_token(request, kind)
+            if not token:
+                continue
+            row = await in_thread(load_session, app.db, token, kind, app.clock())
+            if row is not None:
+                return csrf_token_of(row)
+        return None
 
 
 def _presession_token(secret: str, cookie: str) -> str:
