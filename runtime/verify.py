@@ -453,7 +453,7 @@ def _signature(name: Any, kinds: list[str]) -> str | None:
     if name == "defined":
         return "boolean" if len(kinds) == 1 else None
     if name == "date":
-        return "date" if kinds in (["text"], ["date"]) else None
+        return "date" if kinds in (["text"], ["date"], ["number"] * 3) else None
     if name == "today":
         return "date" if not kinds else None
     if name == "add_days":

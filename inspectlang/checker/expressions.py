@@ -480,7 +480,19 @@ class ExpressionChecker:
                 f"`{name}` takes {wanted} argument{'s' if wanted != '1' else ''}, not {len(args)}",
                 expr.span,
             )
-        if name == "date" and isinstance(args[0], ast.Literal) and isinstance(args[0].value, str):
+        if name == "date" and len(args) == 2:
+            return self.error(
+                "E022",
+                '`date` takes a text (`date("2024-01-31")`) or a year, a month and a day '
+                "(`date(2024, 1, 31)`), not 2 arguments",
+                expr.span,
+            )
+        if (
+            name == "date"
+            and len(args) == 1
+            and isinstance(args[0], ast.Literal)
+            and isinstance(args[0].value, str)
+        ):
             if not is_iso_date(args[0].value):
                 return self.error(
                     "E019", f"`{args[0].value}` is not a date of the form YYYY-MM-DD", args[0].span
@@ -528,11 +540,21 @@ class ExpressionChecker:
                         if want == "value"
                         else want.replace("|", " or ")
                     )
+                    argument = expr.arguments[index]
+                    notes = (
+                        (f'write `date("{argument.value}")` for a date',)
+                        if want == DATE
+                        and isinstance(argument, ast.Literal)
+                        and isinstance(argument.value, str)
+                        and is_iso_date(argument.value)
+                        else ()
+                    )
                     self.error(
                         "E023",
                         f"argument {index + 1} of `{name}` must be a {what}, "
                         f"not {describe(actual)}",
-                        expr.arguments[index].span,
+                        argument.span,
+                        notes=notes,
                     )
             return result
         if name in ("lower", "upper", "trim"):
@@ -569,7 +591,11 @@ class ExpressionChecker:
         if name == "defined":
             return BOOLEAN
         if name == "date":
-            expect(expr, 0, types[0], TEXT)
+            if len(types) == 3:  # year, month, day
+                for index, type_ in enumerate(types):
+                    expect(expr, index, type_, NUMBER)
+            else:
+                expect(expr, 0, types[0], TEXT)
             return DATE
         if name == "today":
             return DATE

@@ -120,6 +120,7 @@ def test_every_area_has_vectors() -> None:
         [
             "arithmetic",
             "comparison",
+            "dates",
             "functions",
             "logic",
             "missing",
