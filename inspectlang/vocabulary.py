@@ -257,6 +257,9 @@ FUNCTIONS: dict[str, tuple[int, int | None]] = {
     "day": (1, 1),
     "add_months": (2, 2),
     "months_between": (2, 2),
+    # lists (issue 25, construct 6); `filter` and `map` are quantifiers (`inspectlang.ir`)
+    "join": (2, 2),
+    "split": (2, 2),
 }
 
 #: Any value that is not a record: a number, text, boolean, date or a list of those.
@@ -279,6 +282,8 @@ SIGNATURES: dict[str, tuple[tuple[str, ...], str]] = {
     "day": ((DATE,), NUMBER),
     "add_months": ((DATE, NUMBER), DATE),
     "months_between": ((DATE, DATE), NUMBER),
+    "join": ((f"list<{TEXT}>|list<{NUMBER}>", TEXT), TEXT),
+    "split": ((TEXT, TEXT), f"list<{TEXT}>"),
 }
 
 

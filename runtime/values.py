@@ -17,7 +17,7 @@ from typing import Any
 
 # One definition of what a pattern may be, shared with the checker (E029): RE2, linear time.
 from inspectlang.patterns import compiled_pattern
-from inspectlang.vocabulary import MAX_LITERAL_INTEGER_DIGITS, MAX_NUMBER
+from inspectlang.vocabulary import MAX_LIST_ITEMS, MAX_LITERAL_INTEGER_DIGITS, MAX_NUMBER
 from inspectlang.vocabulary import MAX_TEXT_LENGTH as MAX_TEXT
 
 #: Node evaluations allowed per event (rules, checks and verdict together).
@@ -236,6 +236,30 @@ def fn_months_between(errors: Errors, span: Span, first: Any, second: Any) -> An
     return (b.year - a.year) * 12 + b.month - a.month - (b.day < a.day)
 
 
+def fn_join(errors: Errors, span: Span, items: Any, separator: Any) -> Any:
+    """The items written as text (as `text(x)` writes them), `separator` between each two;
+    missing items are left out; longer than the text limit is missing (`text_too_long`)."""
+    if items is None or separator is None:
+        return None
+    parts = [as_text(item) for item in items if item is not None]
+    if sum(map(len, parts)) + len(separator) * max(len(parts) - 1, 0) > MAX_TEXT:
+        return too_long(errors, span)
+    return separator.join(parts)
+
+
+def fn_split(errors: Errors, span: Span, text: Any, separator: Any) -> Any:
+    """The parts of `text` between occurrences of `separator` (`split("a, b", ", ")` is
+    `["a", "b"]`; an empty text gives `[""]`); an empty separator gives missing, more than
+    10,000 parts missing and `list_too_long`."""
+    if text is None or separator is None or separator == "":
+        return None
+    if text.count(separator) >= MAX_LIST_ITEMS:
+        record(errors, "list_too_long", span)
+        return None
+    parts: list[str] = text.split(separator)
+    return parts
+
+
 def as_text(value: Any) -> str:
     """How a value reads inside a text (`text(x)`, `{...}` in a reason): missing is empty,
     booleans `true`/`false`, whole numbers without a point, other numbers with at most 6
@@ -384,6 +408,8 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "day": fn_day,
     "add_months": fn_add_months,
     "months_between": fn_months_between,
+    "join": fn_join,
+    "split": fn_split,
 }
 
 

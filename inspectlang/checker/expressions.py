@@ -454,7 +454,8 @@ class ExpressionChecker:
             if len(args) != 1:
                 return self.error(
                     "E022",
-                    f"`{name}` takes a list: `{name}(x in LIST where CONDITION)`",
+                    f"`{name}` takes a list: `{name}(x in LIST "
+                    f"{'of VALUE' if name in ir.VALUE_QUANTIFIERS else 'where CONDITION'})`",
                     expr.span,
                 )
             return self.quantifier(ast.Quantifier(name, None, args[0], span=expr.span))
@@ -538,7 +539,7 @@ class ExpressionChecker:
                     what = (
                         "number, text, boolean, date or list"
                         if want == "value"
-                        else want.replace("|", " or ")
+                        else " or ".join(describe(one) for one in want.split("|"))
                     )
                     argument = expr.arguments[index]
                     notes = (
@@ -634,8 +635,10 @@ class ExpressionChecker:
                 "letters, digits or `_`, at most 64 characters",
                 expr.span,
             )
-        if expr.variable is None and kind in ("any", "all"):
+        if expr.variable is None and kind in ("any", "all", "filter"):
             self.error("E022", f"`{kind}` needs `x in LIST where CONDITION`", expr.span)
+        if expr.variable is None and kind == "map":
+            self.error("E022", "`map` needs `x in LIST of VALUE`", expr.span)
         saved = self.scope.locals.get(expr.variable) if expr.variable else None
         if expr.variable is not None:
             self.scope.locals[expr.variable] = element
@@ -658,6 +661,19 @@ class ExpressionChecker:
                             f"`sum` adds numbers, not {describe(value_type)}",
                             expr.value.span,
                         )
+            elif kind == "map":
+                value_type = ERROR
+                if expr.value is not None:
+                    value_type, body = self.check(expr.value)
+                    if value_type not in (NUMBER, TEXT, ERROR):
+                        self.error(
+                            "E023",
+                            f"`map` makes a list of numbers or texts, not of "
+                            f"{describe(value_type)}",
+                            expr.value.span,
+                            notes=("`text(x)` writes any value as text",),
+                        )
+                        value_type = ERROR
             elif expr.condition is not None:
                 body = self.condition(expr.condition, f"the condition of `{kind}`")
         finally:
@@ -667,8 +683,15 @@ class ExpressionChecker:
                     del self.scope.locals[expr.variable]
                 else:
                     self.scope.locals[expr.variable] = saved
-        result = BOOLEAN if kind in ("any", "all") else NUMBER
-        node = ir.QUANTIFIERS[kind](expr.variable, over, body, result, expr.span.as_tuple())
+        if kind == "filter":  # a list of the items' type
+            result = collection_type if element_of(collection_type) else ERROR
+        elif kind == "map":  # a list of the values' type
+            result = list_of(value_type) if value_type != ERROR else ERROR
+        else:
+            result = BOOLEAN if kind in ("any", "all") else NUMBER
+        node = ir.QUANTIFIERS[kind](
+            expr.variable, over, body, ir_type(result), expr.span.as_tuple()
+        )
         return result, node
 
     # -- lets --------------------------------------------------------------------------------

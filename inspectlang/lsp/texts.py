@@ -47,6 +47,25 @@ FUNCTIONS: dict[str, tuple[str, str]] = {
         "`d` plus `n` whole months; a day past the end of the month is its last day "
         '(`add_months(date("2024-01-31"), 1)` is 2024-02-29).',
     ),
+    "join": (
+        "join(l: list of text | list of number, separator: text) -> text",
+        "The items as text with `separator` between them (missing items left out): "
+        '`join(map(i in failed of i.side), ", ")`.',
+    ),
+    "split": (
+        "split(t: text, separator: text) -> list of text",
+        'The parts of `t` between the separators (`split("a,b", ",")` is `["a", "b"]`); an '
+        "empty separator is missing.",
+    ),
+    "filter": (
+        "filter(x in L where C) -> list",
+        "The items of `L` for which `C` holds, in order (a list of the same type).",
+    ),
+    "map": (
+        "map(x in L of E) -> list of number | list of text",
+        "`E` for each item of `L`, in order (missing values left out); to leave items out, map "
+        "a filter: `map(i in filter(i in images where not i.approved) of i.side)`.",
+    ),
     "months_between": (
         "months_between(a: date, b: date) -> number",
         "Whole months from `a` to `b` (a month is complete when its day is reached again).",

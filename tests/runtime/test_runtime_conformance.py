@@ -129,5 +129,6 @@ def test_every_area_has_vectors() -> None:
             "refused",
             "text",
             "limits",
+            "lists",
         ]
     )
