@@ -28,7 +28,7 @@ from runtime.state import (
     ValidationRecord,
 )
 from runtime.transitions import apply_event, find_product, iso, settle
-from runtime.validators import REGISTRY, ImageUpload, ValidationContext
+from runtime.validators import REGISTRY, ImageUpload, ValidationContext, capture_fields
 
 Ids = Callable[[], str]
 EDITABLE = ("created", "started", "processing")
@@ -337,9 +337,7 @@ def add_image(
         size=len(upload.data),
         width=meta.width,
         height=meta.height,
-        takenAt=_iso_or_none(meta.taken_at) or upload.date,
-        latitude=meta.latitude if meta.latitude is not None else upload.latitude,
-        longitude=meta.longitude if meta.longitude is not None else upload.longitude,
+        **capture_fields(upload, meta),
     )
     if spec is None:
         if len(product.extraImages) >= MAX_EXTRA_IMAGES:
@@ -597,10 +595,6 @@ def replay(program: Program, events: Iterable[EventRecord | dict[str, Any]]) -> 
 
 def _dump(model: Any) -> dict[str, Any]:
     return dict(model.model_dump(mode="json", by_alias=True))
-
-
-def _iso_or_none(moment: dt.datetime | None) -> str | None:
-    return None if moment is None else iso(moment)
 
 
 def validation_options(program: Program, identifier: str, validation: str) -> dict[str, float]:

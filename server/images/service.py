@@ -177,7 +177,7 @@ def upload_image(
     view = _find_view(document, added[0])
     if view is None:
         raise ApiError.of("internal_error", "The uploaded image is missing from the inspection.")
-    view["quality"] = photo_quality.check(image.data, state.locale)
+    view["quality"] = photo_quality.check(image.data, state.locale, meta)
     return view
 
 
