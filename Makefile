@@ -4,17 +4,26 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+SERVE_STAMP := $(VENV)/.installed-serve-stamp
 POSTGRES_URL ?= postgresql://postgres@127.0.0.1:5432/test
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
 .PHONY: install system-deps browser-deps editors-deps node-client vision-data run test lint typecheck test-unit test-postgres bench clean
 
+# Serving needs the server, reports and vision extras; the tests add the language server and the
+# development tools (pytest, mypy, moto, ...), which `make run` does not install.
+$(SERVE_STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[server,reports,vision]'
+	touch $(SERVE_STAMP)
+
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[server,reports,vision,lsp,dev]'
-	touch $(STAMP)
+	touch $(STAMP) $(SERVE_STAMP)
 
 install: $(STAMP)
 
@@ -40,7 +49,9 @@ system-deps:
 browser-deps: system-deps
 	cd tests/browser && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 
-## The public Node client library, unmodified, built for tests/clients (pinned commit).
+## The public Node client library, unmodified, built for tests/clients (pinned commit). It is not
+## on the npm registry (`npm view autoinspector` is 404), so it comes from GitHub: not part of
+## `make test` (CI cannot reach GitHub); tests/server/test_client_contract.py sends its bodies.
 NODE_CLIENT_COMMIT ?= a0ff01610481882942f18c7590bac9ae88e80ca3
 NODE_CLIENT_DIR := build/clients/autoinspector-node
 node-client:
@@ -74,7 +85,7 @@ editors-deps:
 	cd editors/vscode && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 
 ## Start the service on SQLite (./data) with a demo company and print its keys.
-run: $(STAMP)
+run: $(SERVE_STAMP)
 	$(VENV)/bin/inspectlang serve --demo --host $(HOST) --port $(PORT) --data-dir data
 
 ## Lint, type-check, then the whole suite on SQLite and, when reachable, on PostgreSQL.

@@ -31,11 +31,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import benchmarks.vision as vision_cases
+from benchmarks.vision import real
 from benchmarks.vision.common import Case
 from runtime import vision
 
 #: Modules in benchmarks/vision/ that are helpers, not evaluation sets.
-HELPERS = {"common", "render"}
+HELPERS = {"common", "render", "real"}
 
 
 def modules() -> list[Any]:
@@ -102,6 +103,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="comma-separated validations to run")
     parser.add_argument("--failures", action="store_true", help="print every failed case")
+    parser.add_argument("--no-drawn", action="store_true", help="only the real photographs")
+    parser.add_argument("--no-real", action="store_true", help="only the drawn set")
     arguments = parser.parse_args()
     only = {name for name in arguments.only.split(",") if name}
     if not vision.available() and not only:
@@ -110,7 +113,7 @@ def main() -> None:
     rows: dict[str, list[tuple[Case, bool, Any, float | None]]] = {}
     seen: set[bytes] = set()
     with tempfile.TemporaryDirectory() as workdir:
-        for module in modules():
+        for module in [] if arguments.no_drawn else modules():
             validators = set(module.VALIDATORS)
             if only and not validators & only:
                 continue
@@ -147,7 +150,74 @@ def main() -> None:
         for group, group_figures in entry["groups"].items():
             print(f"  {group}: {json.dumps(group_figures)}")
     report["targets"] = targets(rows, report)
+    if not arguments.no_real:
+        report["real"] = real_figures(only, arguments.failures)
+        report["targets"].update(real_targets(report["real"]))
     print(json.dumps(report, separators=(",", ":")))
+
+
+#: Real-set evaluations by the validations they measure (benchmarks/vision/real.py).
+REAL_KINDS = {
+    "plate": ("plate",),
+    "color": ("color",),
+    "document": ("dni", "full_name", "birthdate", "sex", "age"),
+    "face": ("face_comparison",),
+    "quality": ("quality",),
+    "recapture": ("recaptured",),
+}
+
+
+def real_figures(only: set[str], failures: bool) -> dict[str, Any]:
+    """Each analyzer on `../shared/vision-real/` (what the folder holds, with counts)."""
+    if not real.available():
+        print(f"real photographs: {real.REAL} is missing; real-set figures not measured")
+        return {"missing": str(real.REAL)}
+    from runtime.vision.faces import DEFAULT_MAX_DISTANCE
+
+    runs = {
+        "plate": real.plates,
+        "color": real.colors,
+        "document": real.documents,
+        "face": lambda: real.faces(DEFAULT_MAX_DISTANCE),
+        "quality": real.quality,
+        "recapture": real.recaptures,
+    }
+    out: dict[str, Any] = {}
+    for kind, run in runs.items():
+        if only and not set(REAL_KINDS[kind]) & only:
+            continue
+        figures_ = run()
+        shown = {k: v for k, v in figures_.items() if k not in ("failures", "curve")}
+        print(f"real {kind}: {json.dumps(shown)}")
+        if failures:
+            for failure in figures_.get("failures", []):
+                print(f"  FAIL {failure}")
+        out[kind] = figures_
+    return out
+
+
+def _rate(text: str) -> float:
+    hits, total = (int(part) for part in text.split("/"))
+    return hits / total if total else 0.0
+
+
+def real_targets(figures_: dict[str, Any]) -> dict[str, bool]:
+    """The issue's targets on the real photographs, for the kinds that ran."""
+    out: dict[str, bool] = {}
+    if "color" in figures_:
+        out["real_color_exact_ge_90pct"] = _rate(figures_["color"]["exact"]) >= 0.9
+    if "plate" in figures_:
+        plate = figures_["plate"]
+        out["real_plate_exact_ge_95pct"] = _rate(plate["exact_no_country"]) >= 0.95
+        out["real_plate_wrong_refused_all"] = _rate(plate["wrong_plate_refused"]) == 1.0
+    if "face" in figures_:
+        cross = figures_["face"]["cross_validated"]
+        out["real_face_false_accept_le_1pct_cv"] = _rate(cross["false_accept"]) <= 0.01
+        out["real_face_false_reject_le_5pct_cv"] = _rate(cross["false_reject"]) <= 0.05
+    if "quality" in figures_:
+        refused = figures_["quality"]["refused_for_blur_or_exposure"]
+        out["real_quality_none_refused"] = refused.startswith("0/")
+    return out
 
 
 def targets(

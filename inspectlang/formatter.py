@@ -10,14 +10,17 @@ parser: `format_module(parse(format_module(m))) == format_module(m)`.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
 from inspectlang import ast
+from inspectlang.diagnostics import Diagnostic, TemplateError
 from inspectlang.ir import UnknownNode
 from inspectlang.parser import parse
+from inspectlang.vocabulary import MAX_LITERAL_INTEGER_DIGITS
 
 __all__ = ["format_expression", "format_module", "format_source", "quote_text"]
 
@@ -43,8 +46,41 @@ _NOT, _SUM, _UNARY_MINUS, _POSTFIX, _ATOM = 3, 5, 7, 8, 9
 
 
 def format_source(source: str, filename: str = "<template>") -> str:
-    """Parse then format; raises TemplateError when the source has syntax errors."""
-    return format_module(parse(source, filename))
+    """Parse then format; raises TemplateError when the source has syntax errors or a number
+    too long to write back (E019, which `check` reports too)."""
+    module = parse(source, filename)
+    too_long = [
+        Diagnostic(
+            "E019",
+            f"a number of more than {MAX_LITERAL_INTEGER_DIGITS} digits cannot be written back "
+            "(and is too large for any property or expression)",
+            span,
+            filename,
+        )
+        for span in _infinite_numbers(module)
+    ]
+    if too_long:
+        raise TemplateError(too_long, source)
+    return format_module(module)
+
+
+def _infinite_numbers(module: ast.Module) -> list[ast.Span]:
+    """The spans of the literals the parser read as infinite (written with too many digits:
+    `inspectlang.tree_builder`), walking the tree without recursion."""
+    found: list[ast.Span] = []
+    pending: list[Any] = [module]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, tuple | list):
+            pending.extend(node)
+        elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+            for item in dataclasses.fields(node):
+                value = getattr(node, item.name)
+                if isinstance(value, float) and math.isinf(value):
+                    found.append(getattr(node, "span", ast.NO_SPAN))
+                elif isinstance(value, tuple | list) or dataclasses.is_dataclass(value):
+                    pending.append(value)
+    return sorted(found, key=lambda span: (span.line, span.column))
 
 
 def format_module(module: ast.Module) -> str:

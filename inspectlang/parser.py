@@ -16,6 +16,7 @@ The AST building callbacks are in `inspectlang.tree_builder`, the wording of syn
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
@@ -220,6 +221,8 @@ def parse_with_diagnostics(
         size = len(source.encode("utf-8"))
         message = f"the template is {size} bytes; the limit is {MAX_SOURCE_BYTES} bytes"
         return None, [Diagnostic("E005", message, Span(1, 1, 1, 2), filename)]
+    if (surrogate := _lone_surrogate(source, filename)) is not None:
+        return None, [surrogate]
     if source.startswith("\ufeff"):  # a byte order mark some editors write
         source = source[1:]
     if "\r" in source:  # Windows (CRLF) and old Mac (CR only) line endings
@@ -233,6 +236,24 @@ def parse_with_diagnostics(
         if module is not None:
             return module, []
     return _parse_by_declaration(filename, lines, source_lines, first_code)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogate(source: str, filename: str) -> Diagnostic | None:
+    """A text from the Python API may hold a lone surrogate (`"\\ud800"`), which no file can:
+    it is no character, cannot be written as UTF-8, and would fail far from here (hashing ids,
+    writing the manifest). Refused at the entry, where its position is known."""
+    match = _SURROGATE.search(source)
+    if match is None:
+        return None
+    before = source[: match.start()]
+    line = before.count("\n") + 1
+    column = match.start() - (before.rfind("\n") + 1) + 1
+    code = f"U+{ord(match.group()):04X}"
+    message = f"{code} is a lone surrogate, not a character: the text is not valid Unicode"
+    return Diagnostic("E001", message, Span(line, column, line, column + 1), filename)
 
 
 def _parse_by_declaration(

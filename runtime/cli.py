@@ -4,8 +4,9 @@ The events file is `{"events": [...]}` (optionally `"start"`, the clock of the f
 `"inspectionType"`). Each event is one of `create`, `update`, `update_product`, `start`,
 `image`, `validation`, `damage`, `finish`, `expire`, with the request body of the runtime call.
 Inputs may be named by their template name (`{"input": "mileage", "value": 1}`) and images by
-name or side; `image` events build a real JPEG (size, EXIF date, GPS as given) and may carry
-`validations` results recorded right after the upload. The state is printed after each event,
+name or side; a `create` without `locale` gets the template's default locale. `image` events
+build a real JPEG (size, EXIF date, GPS as given) and may carry `validations` results recorded
+right after the upload. The state is printed after each event,
 then the verdict and its explanation.
 """
 
@@ -115,6 +116,14 @@ class Simulation:
             inputs.append(item)
         return {**body, "inputs": inputs}
 
+    def creation_body(self, body: Any) -> Any:
+        """A `create` body; without a `locale`, the template's default (its first locale). The
+        API requires one (the spec); a script need not repeat it."""
+        body = self.body(body)
+        if isinstance(body, dict) and "locale" not in body:
+            body = {**body, "locale": self.program.manifest.logic.locales[0]}
+        return body
+
     def template_image(self, name: str) -> str | None:
         for identifier, logic in self.program.manifest.logic.images.items():
             if logic.name == name:
@@ -145,7 +154,7 @@ class Simulation:
         if kind == "create":
             self.state = engine.create(
                 program,
-                self.body(event.get("body", {})),
+                self.creation_body(event.get("body", {})),
                 inspection_type=self.inspection_type,
                 now=now,
                 ids=self.ids,

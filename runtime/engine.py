@@ -577,6 +577,29 @@ def expire(program: Program, state: InspectionState, *, now: dt.datetime) -> Ins
     return apply_event(program, state, EventRecord(kind="expire", at=iso(now)))
 
 
+def blocked_by_expiry(state: InspectionState) -> bool:
+    """Whether the inspection is blocked because its time ran out (not by its attempts): its
+    newest `expire` event is later than any `renew`."""
+    if state.status != "blocked":
+        return False
+    for event in reversed(state.events):
+        if event.kind in ("expire", "renew"):
+            return event.kind == "expire"
+    return False
+
+
+def renew(program: Program, state: InspectionState, *, now: dt.datetime) -> InspectionState:
+    """A fresh window for the consumer: `expiresAt` becomes now plus the template's lifetime
+    (`expiresInHours`), and an inspection blocked by its expiry opens again where it was
+    (`started` when it had started, else `created`). Anything else that is not editable is
+    refused (a completed inspection stays fixed; one blocked by its attempts stays blocked)."""
+    if state.status not in EDITABLE and not blocked_by_expiry(state):
+        raise InspectionError(
+            "invalid_status_transition", f"cannot renew an inspection that is {state.status}"
+        )
+    return apply_event(program, state, EventRecord(kind="renew", at=iso(now)), owned=True)
+
+
 def replay(program: Program, events: Iterable[EventRecord | dict[str, Any]]) -> InspectionState:
     """The state after applying a log from the start."""
     state: InspectionState | None = None

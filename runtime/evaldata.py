@@ -4,13 +4,17 @@ Keys: `vars`, `inputs` (by identifier, typed per docs/design/ir.md), `product`, 
 `images` (template image identifier -> image record), `image_list`, `damages`, `validations`,
 `checks` (check id -> bool), `event` (the rule's subject), `now` (ISO date of the event),
 `errors` (rule errors appended during evaluation) and `steps` (node evaluations so far).
-Records are dicts with the fields of syntax.md; a validation not yet reported is missing.
+Records are dicts with the fields of syntax.md; a validation an image declares is a record
+even before its result (`ran` false, its outcome missing), and is listed in `validations` once
+reported.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from inspectlang.manifest import ValidationSpec
 from runtime.program import Program
 from runtime.state import DamageRecord, ImageRecord, InspectionState, ValidationRecord
 
@@ -42,8 +46,22 @@ def validation_record(record: ValidationRecord) -> dict[str, Any] | None:
         "valid": record.valid,
         "confidence": record.confidence,
         "result": result if isinstance(result, str) else None,
-        "ran": record.run,
+        "ran": True,  # a result was recorded
         "required": record.required,
+    }
+
+
+def unreported_record(name: str, required: bool) -> dict[str, Any]:
+    """A validation the image declares that has no result yet (or whose photo was never
+    uploaded): `ran` is false, what a result would say (`valid`, `confidence`, `result`) is
+    missing. So `not images.x.plate.ran or ...` holds before a result instead of being empty."""
+    return {
+        "name": name,
+        "valid": None,
+        "confidence": None,
+        "result": None,
+        "ran": False,
+        "required": required,
     }
 
 
@@ -57,8 +75,14 @@ def damage_record(damage: DamageRecord) -> dict[str, Any]:
     }
 
 
-def image_record(side: str, image: ImageRecord | None, attempts: int) -> dict[str, Any]:
-    """The record of a template image; a not yet uploaded image is a record too (uploaded false)."""
+def image_record(
+    side: str,
+    image: ImageRecord | None,
+    attempts: int,
+    declared: Sequence[ValidationSpec] = (),
+) -> dict[str, Any]:
+    """The record of a template image; a not yet uploaded image is a record too (uploaded
+    false), and each validation it `declared` has a record, `ran` false until a result."""
     data: dict[str, Any] = {
         "side": side,
         "approved": False,
@@ -69,6 +93,8 @@ def image_record(side: str, image: ImageRecord | None, attempts: int) -> dict[st
         "validations": [],
         "damages": [],
     }
+    for spec in declared:
+        data[spec.validation] = unreported_record(spec.validation, spec.required)
     if image is None:
         return data
     validations = [validation_record(v) for v in image.validations]
@@ -81,7 +107,9 @@ def image_record(side: str, image: ImageRecord | None, attempts: int) -> dict[st
         damages=[damage_record(d) for d in image.damages],
     )
     for record, value in zip(image.validations, validations, strict=True):
-        data[record.validation] = value
+        data[record.validation] = (
+            value if value is not None else unreported_record(record.validation, record.required)
+        )
     return data
 
 
@@ -163,7 +191,10 @@ def build_env(
     images: dict[str, dict[str, Any]] = {}
     for spec in program.manifest.images:
         record = image_record(
-            spec.side, latest.get(spec.identifier), state.attempts.get(spec.identifier, 0)
+            spec.side,
+            latest.get(spec.identifier),
+            state.attempts.get(spec.identifier, 0),
+            spec.validations,
         )
         images[spec.identifier] = record
         damages.extend(record["damages"])

@@ -30,6 +30,7 @@ from runtime.state import (
     TemplateRef,
     ValidationRecord,
 )
+from runtime.validators import old_enough
 
 #: Rule runs kept for the explanation.
 MAX_RULE_RUNS = 5_000
@@ -262,13 +263,18 @@ def _apply_validation(
     record.valid = record.confidence >= record.threshold
     record.result = event.data["result"]
     record.reported = True
+    identifier = image.templateImageIdentifier or ""
+    if record.validation == "age" and record.valid:
+        # A reported age below the template's `minimum age` is not valid, however sure the
+        # reader is of it (as for an age this runtime reads itself).
+        options = program.validator_options(identifier, "age")
+        record.valid = old_enough(record.result, options) is not False
     image.damages.extend(DamageRecord.model_validate(d) for d in event.data["damages"])
     read = {entity["entity"]: entity for entity in event.data.get("entities", ())}
     if read:
         image.entities = [e for e in image.entities if e["entity"] not in read] + list(
             read.values()
         )
-    identifier = image.templateImageIdentifier or ""
     return [
         _validation_trigger(identifier, record),
         *_after_results(program, state, image, was_processed),
@@ -293,6 +299,16 @@ def _apply_expire(program: Program, state: InspectionState, event: EventRecord) 
     return []
 
 
+def _apply_renew(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
+    """A fresh window from `event.at` (`runtime.engine.renew` says when it is allowed)."""
+    hours = program.manifest.parameters.expiresInHours
+    at = dt.datetime.fromisoformat(event.at.replace("Z", "+00:00"))
+    state.expiresAt = iso(at + dt.timedelta(hours=hours)) if hours is not None else None
+    if state.status == "blocked":
+        state.status = "started" if state.startedAt is not None else "created"
+    return []
+
+
 _HANDLERS: dict[str, Callable[[Program, InspectionState, EventRecord], list[Trigger]]] = {
     "update": _apply_update,
     "update_product": _apply_update_product,
@@ -303,6 +319,7 @@ _HANDLERS: dict[str, Callable[[Program, InspectionState, EventRecord], list[Trig
     "damage": _apply_damage,
     "finish": _apply_finish,
     "expire": _apply_expire,
+    "renew": _apply_renew,
 }
 
 

@@ -23,6 +23,26 @@ EARTH_RADIUS_METERS = 6_371_000.0
 FUTURE_SKEW = dt.timedelta(minutes=10)
 
 
+#: `age`: the youngest age accepted when the template writes no `minimum age` (docs/language.md).
+DEFAULT_MIN_AGE = 18
+
+
+def old_enough(age: Any, options: dict[str, float]) -> bool | None:
+    """An `age` result against the template's `minimum age` (`options["minAge"]`): whether the
+    age is at least it; None when the result is no number (nothing to compare). The same rule
+    for an age this runtime reads (`runtime.vision.identity`) and one an outside service
+    reports (`record_validation`)."""
+    if isinstance(age, bool):
+        return None
+    try:
+        years = float(age)
+    except (TypeError, ValueError):
+        return None
+    if not math.isfinite(years):
+        return None
+    return years >= options.get("minAge", DEFAULT_MIN_AGE)
+
+
 @dataclass(frozen=True)
 class ImageUpload:
     """An uploaded photo: its bytes and what the client said about it."""

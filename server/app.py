@@ -25,12 +25,13 @@ from litestar.openapi.spec import Components, SecurityScheme
 from litestar.static_files import create_static_files_router
 from sqlalchemy import text
 
-from server import metrics, migrate, tokens
+from server import jobs, metrics, migrate, tokens
 from server.blobs import BlobStore, open_store
 from server.boundary import BoundaryMiddleware, SafeTextResponse
 from server.consumer import CONSUMER_AREA
 from server.dashboard.routes import DASHBOARD_AREA
 from server.db import Database
+from server.delivery.service import DELIVERY_JOB
 from server.deps import PUBLIC_OPT, AuthMiddleware, Clock, Services, system_clock
 from server.errors import EXCEPTION_HANDLERS
 from server.idempotency import IdempotencyMiddleware, IdempotencyStore
@@ -91,12 +92,15 @@ def ready(request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
 
 
 def readiness(database: Database, blobs: BlobStore) -> dict[str, str]:
-    """`{"database": "ok" | error, "blobs": "ok" | error}`; the errors name the exception only
-    (no connection strings or credentials)."""
+    """`{"database": "ok" | error, "blobs": "ok" | error}`: each answers and accepts writes
+    (`Database.check_writable`, `BlobStore.ping` writes and deletes a probe), so a process whose
+    data directory turned read-only or full leaves the load balancer's rotation. The errors name
+    the exception only (no connection strings or credentials)."""
     checks: dict[str, str] = {}
     try:
         with database.engine.connect() as connection:
             connection.execute(text("SELECT 1"))
+        database.check_writable()
         checks["database"] = "ok"
     except Exception as error:
         checks["database"] = type(error).__name__
@@ -174,6 +178,39 @@ def api_docs_assets() -> Any:
     )
 
 
+def job_kinds() -> jobs.Registry:
+    """Every kind of durable job with its handlers, and the worker's chores: named here, at the
+    composition root, in imports the layering contracts check (not strings resolved later)."""
+    from server.images import analysis
+    from server.inspections import deliveries, expiry
+    from server.reports import service as reports
+    from server.web import sessions
+    from server.webhooks import service as webhooks
+
+    return jobs.Registry(
+        kinds={
+            reports.REPORT_JOB: jobs.JobKind(reports.run_report_job, reports.report_job_given_up),
+            reports.CALLBACK_JOB: jobs.JobKind(
+                reports.run_callback_job, webhooks.delivery_given_up
+            ),
+            webhooks.WEBHOOK_JOB: jobs.JobKind(
+                webhooks.run_delivery_job, webhooks.delivery_given_up
+            ),
+            DELIVERY_JOB: jobs.JobKind(
+                deliveries.run_link_delivery_job, deliveries.link_delivery_given_up
+            ),
+            analysis.JOB_KIND: jobs.JobKind(analysis.run_analysis_job),
+        },
+        expiry_sweep=expiry.expire_overdue,
+        purge_sessions=sessions.purge_expired,
+    )
+
+
+def register_jobs() -> None:
+    """Register `job_kinds()` for this process (the app and the `worker` command do)."""
+    jobs.register(job_kinds())
+
+
 def create_app(
     settings: Settings,
     *,
@@ -191,6 +228,7 @@ def create_app(
     database = db or Database(settings.database_url)
     migrate.prepare(database, settings.env)
     tokens.configure(settings.secret)
+    register_jobs()
     shared = Services(
         db=database,
         settings=settings,

@@ -8,7 +8,6 @@ shown once, at creation or revocation, and never stored.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from sqlmodel import Session
 from server.db import Database
 from server.errors import ApiError, ServerError
 from server.tables import ApiKey, Company, Member, utcnow
+from server.tokens import hash_token
 
 Mode = Literal["test", "live"]
 MODES: tuple[Mode, Mode] = ("test", "live")
@@ -58,10 +58,6 @@ class MemberSpec(TypedDict, total=False):
     email: str | None
 
 
-def hash_key(key: str) -> str:
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()
-
-
 def _parse_key(key: str) -> tuple[Mode, str] | None:
     """(mode, key id) of a well-formed key, else None."""
     if len(key) > MAX_KEY_LENGTH:
@@ -83,7 +79,7 @@ def _parse_key(key: str) -> tuple[Mode, str] | None:
 def _new_key(company_id: str, mode: Mode) -> tuple[str, ApiKey]:
     key_id = secrets.token_hex(KEY_ID_LENGTH // 2)
     key = f"sk_{mode}_{key_id}_{secrets.token_urlsafe(32)}"
-    return key, ApiKey(id=key_id, company_id=company_id, mode=mode, key_hash=hash_key(key))
+    return key, ApiKey(id=key_id, company_id=company_id, mode=mode, key_hash=hash_token(key))
 
 
 _api_keys = cast(Any, ApiKey).__table__
@@ -108,7 +104,7 @@ def verify_api_key(key: str, mode: Mode, key_id: str, row: Any | None) -> AuthCo
     None when there is none); 401 `unauthorized` unless it is valid and unrevoked."""
     # Compare even when the row is missing, so timing says nothing about which ids exist.
     stored_hash = row[2] if row is not None else "0" * 64
-    matches = hmac.compare_digest(stored_hash.encode("ascii"), hash_key(key).encode("ascii"))
+    matches = hmac.compare_digest(stored_hash.encode("ascii"), hash_token(key).encode("ascii"))
     if row is None or not matches or row[1] != mode:
         raise ApiError.of("unauthorized", "The API key is not valid.")
     if row[3] is not None:

@@ -14,9 +14,12 @@ the final name, so a reader sees the old blob or the new one, never half of one.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Protocol, cast, runtime_checkable
 from urllib.parse import unquote, urlsplit
@@ -24,12 +27,39 @@ from urllib.parse import unquote, urlsplit
 from sqlalchemy import delete, insert, select, text
 
 from server.db import Database
-from server.errors import ServerError
+from server.errors import ServerError, ServiceUnavailable, StorageUnavailable
 from server.settings import Settings, SettingsError
 
 #: A key segment: letters, digits, `.`, `_`, `-`, not starting with a dot (so no `..`).
 _SEGMENT = re.compile(r"[A-Za-z0-9_\-][A-Za-z0-9_.\-]{0,199}")
 MAX_KEY_LENGTH = 512
+#: OS errors of a file operation the storage refused (read-only or full file system, no
+#: permission, a failing disk): 503 `storage_unavailable`. Other OS errors are 503
+#: `service_unavailable` (`server.errors`); a missing blob is `BlobNotFound`.
+STORAGE_ERRNOS = {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT, errno.EIO}
+#: The key `ping` writes and deletes to check that the store accepts writes.
+PROBE_KEY = "ready-probe"
+
+
+@contextmanager
+def _file_faults(action: str) -> Iterator[None]:
+    """OS errors of a local file operation as `StorageUnavailable` / `ServiceUnavailable`."""
+    try:
+        yield
+    except OSError as error:
+        kind = StorageUnavailable if error.errno in STORAGE_ERRNOS else ServiceUnavailable
+        raise kind(f"blob store {action}: {error.strerror or error}") from error
+
+
+@contextmanager
+def _s3_faults(action: str) -> Iterator[None]:
+    """botocore's failures (endpoint unreachable, 5xx, denied) as `ServiceUnavailable`."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    try:
+        yield
+    except (BotoCoreError, ClientError) as error:
+        raise ServiceUnavailable(f"S3 blob store {action}: {error}") from error
 
 
 class BlobNotFound(ServerError, KeyError):
@@ -83,36 +113,43 @@ class LocalBlobStore:
 
     def put(self, key: str, data: bytes) -> None:
         target = self.path(key)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temporary, target)
-        except BaseException:
-            temporary.unlink(missing_ok=True)
-            raise
+        with _file_faults("write"):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            temporary = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(data)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                os.replace(temporary, target)
+            except BaseException:
+                with suppress(OSError):
+                    temporary.unlink(missing_ok=True)
+                raise
         _fsync_directory(target.parent)
 
     def get(self, key: str) -> bytes:
-        try:
-            return self.path(key).read_bytes()
-        except (FileNotFoundError, IsADirectoryError):
-            raise BlobNotFound(key) from None
+        path = self.path(key)
+        with _file_faults("read"):
+            try:
+                return path.read_bytes()
+            except (FileNotFoundError, IsADirectoryError):
+                raise BlobNotFound(key) from None
 
     def delete(self, key: str) -> None:
         """Remove the blob; deleting a missing key is not an error."""
-        self.path(key).unlink(missing_ok=True)
+        with _file_faults("delete"):
+            self.path(key).unlink(missing_ok=True)
 
     def exists(self, key: str) -> bool:
         return self.path(key).is_file()
 
     def ping(self) -> None:
-        if not os.access(self.root, os.W_OK | os.X_OK):
-            raise OSError(f"blob directory {self.root} is not writable")
+        """Write and delete a probe file: the store accepts writes (a read-only or full file
+        system raises `StorageUnavailable`)."""
+        self.put(PROBE_KEY, b"ready")
+        self.delete(PROBE_KEY)
 
 
 class S3BlobStore:
@@ -129,18 +166,21 @@ class S3BlobStore:
         return f"{self.prefix}/{key}" if self.prefix else key
 
     def put(self, key: str, data: bytes) -> None:
-        self.client.put_object(Bucket=self.bucket, Key=self.object_key(key), Body=data)
+        with _s3_faults("write"):
+            self.client.put_object(Bucket=self.bucket, Key=self.object_key(key), Body=data)
 
     def get(self, key: str) -> bytes:
-        try:
-            answer = self.client.get_object(Bucket=self.bucket, Key=self.object_key(key))
-        except self.client.exceptions.NoSuchKey:
-            raise BlobNotFound(key) from None
-        return bytes(answer["Body"].read())
+        with _s3_faults("read"):
+            try:
+                answer = self.client.get_object(Bucket=self.bucket, Key=self.object_key(key))
+            except self.client.exceptions.NoSuchKey:
+                raise BlobNotFound(key) from None
+            return bytes(answer["Body"].read())
 
     def delete(self, key: str) -> None:
         """Remove the object; deleting a missing key is not an error (S3 agrees)."""
-        self.client.delete_object(Bucket=self.bucket, Key=self.object_key(key))
+        with _s3_faults("delete"):
+            self.client.delete_object(Bucket=self.bucket, Key=self.object_key(key))
 
     def exists(self, key: str) -> bool:
         from botocore.exceptions import ClientError
@@ -154,7 +194,9 @@ class S3BlobStore:
         return True
 
     def ping(self) -> None:
-        self.client.head_bucket(Bucket=self.bucket)
+        """Write and delete a small probe object: the bucket accepts this server's writes."""
+        self.put(PROBE_KEY, b"ready")
+        self.delete(PROBE_KEY)
 
 
 #: Bytes per row of `blob_chunks` (PostgreSQL's TOAST compresses/out-of-lines each one).

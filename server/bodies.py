@@ -22,7 +22,7 @@ import msgspec
 
 from inspectlang.manifest import INPUT_TYPES, INSPECTION_TYPES
 from server.errors import ApiError
-from server.multipart import Body
+from server.multipart import Body, is_absent
 
 JsonSchema = dict[str, Any]
 
@@ -103,8 +103,9 @@ def decode(value: Any, model: type[M]) -> M:
 
 def decode_body(body: Body, model: type[M], *, required: bool = True) -> M:
     """The body's JSON value as `model`. An absent body is `model()` when not `required`
-    (clients finish or presign with no body at all), else a 400 `invalid_body`."""
-    if body.data is None and not required:
+    (clients finish or presign with no body at all, or PHP's `[]`: `is_absent`), else a 400
+    `invalid_body`."""
+    if not required and is_absent(body.data):
         return decode({}, model)
     return decode(body.data, model)
 

@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import sys
+from pathlib import Path
 from typing import Any
 
 from server.errors import SchemaOutdated
@@ -128,6 +129,32 @@ def _open_database(settings: Settings) -> Any:
     return database
 
 
+def _open_existing_database(settings: Settings) -> Any:
+    """The database for a read-only command: never created, never migrated (None when a
+    SQLite file is not there yet); `SchemaOutdated` when it is not at the code's revision."""
+    from sqlalchemy.engine import make_url
+
+    from server import migrate
+    from server.db import Database
+
+    url = make_url(settings.database_url)
+    sqlite_file = url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:")
+    if sqlite_file and not Path(str(url.database)).is_file():
+        return None
+    database = Database(settings.database_url)
+    try:
+        if migrate.current(database) != migrate.head():
+            raise SchemaOutdated(
+                f"The database at {settings.database_url} is at revision "
+                f"{migrate.current(database) or 'none'}, not {migrate.head()}: start the service "
+                "once (it migrates in development) or run `inspectlang admin migrate`."
+            )
+    except BaseException:
+        database.dispose()
+        raise
+    return database
+
+
 def _fail(code: str, description: str) -> int:
     print(json.dumps({"code": code, "description": description}), file=sys.stderr)
     return 1
@@ -206,8 +233,10 @@ def run_worker(args: argparse.Namespace) -> int:
         settings = _settings(args)
     except SettingsError as error:
         return _fail("invalid_settings", str(error))
+    from server.app import register_jobs
     from server.jobs import run_worker
 
+    register_jobs()
     try:
         database = _open_database(settings)
     except SchemaOutdated as error:
@@ -306,9 +335,22 @@ def run_outbox(args: argparse.Namespace) -> int:
     """Print the messages the development outbox kept, newest first."""
     from server.delivery.service import outbox_messages
 
-    settings = _settings(args)
-    database = _open_database(settings)
-    messages = outbox_messages(database, limit=max(1, args.limit))
+    # Read-only: no secret file is written and no database is created or migrated.
+    settings = _settings(args, secret="unused by read-only commands")
+    try:
+        database = _open_existing_database(settings)
+    except SchemaOutdated as error:
+        return _fail("schema_outdated", str(error))
+    if database is None:
+        return _fail(
+            "no_database",
+            f"No database at {settings.database_url}: run this where the service keeps its data "
+            "(--data-dir, --database-url, or the directory where `make run` was started).",
+        )
+    try:
+        messages = outbox_messages(database, limit=max(1, args.limit))
+    finally:
+        database.dispose()
     if args.json:
         listed = [
             {

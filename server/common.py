@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
 import anyio.to_thread
@@ -14,6 +16,27 @@ from server import tokens
 from server.errors import ApiError, from_inspection_error
 
 T = TypeVar("T")
+
+
+def retry_after_seconds(
+    value: str | None, *, cap: float, now: datetime | None = None
+) -> float | None:
+    """A `Retry-After` header from a server we call, as seconds to wait: delta-seconds or an
+    HTTP date (RFC 9110 10.2.3), at most `cap`, never negative; None when absent or unreadable.
+    The one parser for webhooks, link delivery providers and analysis providers."""
+    text = (value or "").strip()
+    if not text:
+        return None
+    if text.isdigit():
+        return min(float(text), cap)
+    try:
+        moment = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    waited = (moment - (now or datetime.now(UTC))).total_seconds()
+    return min(max(0.0, waited), cap)
 
 
 def run_runtime(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:

@@ -9,6 +9,7 @@ missing.
 from __future__ import annotations
 
 import importlib
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,7 +19,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import URL, Engine, make_url
 from sqlmodel import Session, SQLModel, create_engine
 
-from server.errors import ServerError
+from server.errors import SQLITE_STORAGE_CODES, ServerError, StorageUnavailable
 
 #: Every module defining tables: the plumbing's, then each resource's.
 TABLE_MODULES = [
@@ -34,9 +35,9 @@ TABLE_MODULES = [
 
 #: How long (ms) a SQLite connection waits for another writer before giving up.
 SQLITE_BUSY_TIMEOUT_MS = 30_000
-#: How much of a SQLite file its connections read through one shared memory map (SQLite caps
-#: it at its compile-time limit, 2 GB by default).
-SQLITE_MMAP_BYTES = 2 * 1024**3
+#: How long (s) the readiness probe waits for SQLite's write lock: a writer holding it longer
+#: shows that writes go through.
+SQLITE_PROBE_TIMEOUT_S = 1.0
 
 #: Connections kept open per process. Requests use connections from up to 40 threads at once
 #: (anyio's worker threads); connections beyond the pool are closed when returned, so a pool
@@ -51,6 +52,10 @@ Dialect = Literal["sqlite", "postgresql"]
 
 class DatabaseUrlError(ServerError, ValueError):
     """The database URL names a backend the server does not support."""
+
+
+class DatabaseReadOnly(StorageUnavailable):
+    """The database would refuse a write now (`Database.check_writable`)."""
 
 
 def normalize_url(url: str) -> URL:
@@ -74,6 +79,8 @@ class Database:
         self.dialect: Dialect = (
             "sqlite" if self.url.get_backend_name() == "sqlite" else "postgresql"
         )
+        #: Set when the storage refused a SQLite write; `check_writable` clears it.
+        self._refused_writes = False
         self.engine: Engine = self._create_engine(echo)
 
     def _create_engine(self, echo: bool) -> Engine:
@@ -96,7 +103,19 @@ class Database:
             connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
         )
         event.listen(engine, "connect", _configure_sqlite_connection)
+        event.listen(engine, "handle_error", self._discard_refused_connections)
         return engine
+
+    def _discard_refused_connections(self, context: Any) -> None:
+        """A SQLite connection whose write the storage refused is thrown away with the pool's
+        other connections (as after a lost connection): one opened while the data directory
+        was read-only stays read-only for its whole life, and one opened before keeps writing
+        into a directory the operator meant to freeze. `check_writable` replaces the pool once
+        writes are accepted again, so connections opened during the outage go too."""
+        code = getattr(context.original_exception, "sqlite_errorcode", None)
+        if isinstance(code, int) and code & 0xFF in SQLITE_STORAGE_CODES:
+            context.is_disconnect = True
+            self._refused_writes = True
 
     @contextmanager
     def session(self, *, immediate: bool = False) -> Iterator[Session]:
@@ -116,6 +135,45 @@ class Database:
         import_table_modules()
         SQLModel.metadata.create_all(self.engine)
 
+    def check_writable(self) -> None:
+        """Raise when the database would refuse a write now (the readiness probe).
+
+        SQLite: a connection of its own (never a pooled one, which may hold files opened before
+        the data directory turned read-only) takes the write lock (`BEGIN IMMEDIATE`), writes
+        the header's `user_version` unchanged and rolls back; a lock held by another writer
+        past `SQLITE_PROBE_TIMEOUT_S` counts as writable.
+        PostgreSQL: a new transaction is not read-only (a standby, or
+        `default_transaction_read_only`).
+        """
+        if self.dialect == "postgresql":
+            with self.engine.connect() as connection:
+                read_only = connection.exec_driver_sql("SHOW transaction_read_only").scalar()
+                if read_only == "on":
+                    raise DatabaseReadOnly("the database's transactions are read-only")
+            return
+        database = self.url.database
+        if not database or database == ":memory:":
+            return
+        probe = sqlite3.connect(
+            Path(database).expanduser(), timeout=SQLITE_PROBE_TIMEOUT_S, isolation_level=None
+        )
+        try:
+            probe.execute("BEGIN IMMEDIATE")
+            # A real write, rolled back: `BEGIN IMMEDIATE` alone succeeds on a read-only file
+            # while other connections keep its write-ahead log open.
+            version = probe.execute("PRAGMA user_version").fetchone()[0]
+            probe.execute(f"PRAGMA user_version={int(version)}")
+            probe.execute("ROLLBACK")
+        except sqlite3.OperationalError as error:
+            if error.sqlite_errorcode & 0xFF not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                raise DatabaseReadOnly(f"SQLite refuses writes: {error}") from error
+        finally:
+            probe.close()
+        if self._refused_writes:
+            # Writes are accepted again: a new pool, without the connections opened read-only.
+            self._refused_writes = False
+            self.engine.dispose(close=False)
+
     def dispose(self) -> None:
         """Close every pooled connection (at shutdown)."""
         self.engine.dispose()
@@ -134,10 +192,11 @@ def _configure_sqlite_connection(dbapi_connection: Any, _record: Any) -> None:
         cursor.execute("PRAGMA synchronous=FULL")
         cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
         cursor.execute("PRAGMA foreign_keys=ON")
-        # Read pages through a shared memory map instead of a 2 MB cache per connection: a
-        # deep list page walks ~1,000 index pages, and with a million rows these no longer fit
-        # the default cache (page 5,000's walk: 3.0 ms -> 2.1 ms; a 16 MB cache per connection
-        # gives 1.9 ms, but up to 60 pooled connections would hold a copy each).
-        cursor.execute(f"PRAGMA mmap_size={SQLITE_MMAP_BYTES}")
+        # No memory-mapped I/O (`mmap_size` stays 0): a page read through a memory map that the
+        # storage cannot serve (a data directory made read-only or a disk failing mid-run) is a
+        # SIGBUS that kills the process with nothing logged (issue 21 §3); read() returns an
+        # error the request answers with 503. The cost: a deep list page's walk, 2.1 -> 3.0 ms
+        # at a million rows.
+        cursor.execute("PRAGMA mmap_size=0")
     finally:
         cursor.close()

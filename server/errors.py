@@ -41,6 +41,8 @@ STATUS_BY_CODE: dict[str, int] = {
     "unauthorized": 401,
     "rate_limited": 429,
     "not_ready": 503,
+    "storage_unavailable": 503,
+    "service_unavailable": 503,
     "forbidden": 403,
     "invalid_token": 401,
     "token_expired": 401,
@@ -113,7 +115,15 @@ DESCRIPTIONS: dict[str, str] = {
     "body_too_large": "The request body is larger than the server accepts.",
     "internal_error": "The server failed to handle the request.",
     "unauthorized": "A valid API key is required in the x-api-key header.",
+    "storage_unavailable": "The storage refused to keep this write (read-only or full); retry "
+    "after the time in Retry-After.",
+    "service_unavailable": "A service this server depends on (database or file storage) is not "
+    "answering; retry after the time in Retry-After.",
 }
+
+#: Seconds a client waits before retrying after a 503 `storage_unavailable` or
+#: `service_unavailable` (`Retry-After`): an operator or a failover has to act first.
+UNAVAILABLE_RETRY_AFTER_SECONDS = 30
 
 
 class ServerError(Exception):
@@ -125,6 +135,16 @@ class ServerError(Exception):
 class SchemaOutdated(ServerError):
     """The database's schema is older than the code's, and this process may not upgrade it
     (production: `inspectlang admin migrate` does, see `server.migrate`)."""
+
+
+class StorageUnavailable(ServerError):
+    """The storage refused a write: a read-only or full file system, a read-only database
+    (503 `storage_unavailable`)."""
+
+
+class ServiceUnavailable(ServerError):
+    """A service the server depends on failed: the database connection was lost, the blob
+    store did not answer (503 `service_unavailable`)."""
 
 
 class ApiError(ServerError):
@@ -209,8 +229,67 @@ def api_error_for(exc: Exception) -> ApiError:
         return exc
     if isinstance(exc, HTTPException):
         return _from_http_exception(exc)
+    fault = infrastructure_fault(exc)
+    if fault is not None:
+        # Not a bug: an operator's matter (logged as such, without the traceback's noise).
+        logger.error("%s while handling a request: %s: %s", fault, type(exc).__name__, exc)
+        return unavailable(fault)
     logger.error("unhandled error while handling a request", exc_info=exc)
     return ApiError.of("internal_error")
+
+
+def unavailable(code: str) -> ApiError:
+    """503 `storage_unavailable` or `service_unavailable`, with `Retry-After`."""
+    error = ApiError.of(code)
+    error.headers = {"Retry-After": str(UNAVAILABLE_RETRY_AFTER_SECONDS)}
+    return error
+
+
+#: SQLite's primary result codes (`sqlite3` gives them in `sqlite_errorcode`; the low byte is
+#: the primary code) meaning the storage refused a write: PERM, READONLY, IOERR, FULL, CANTOPEN;
+#: and those of a database that cannot serve now: BUSY and LOCKED (past the busy timeout),
+#: NOMEM. Anything else (SQLITE_ERROR: no such table, a syntax error) is a bug.
+SQLITE_STORAGE_CODES = {3, 8, 10, 13, 14}
+_SQLITE_SERVICE_CODES = {5, 6, 7}
+#: PostgreSQL SQLSTATEs meaning the storage refused a write: read-only transaction (a standby,
+#: or `default_transaction_read_only`), and class 53 (disk full, out of memory, too many
+#: connections are 53300: that one is a service failure, handled below).
+_POSTGRES_STORAGE_STATES = {"25006", "53100", "53000"}
+
+
+def infrastructure_fault(exc: BaseException) -> str | None:
+    """`"storage_unavailable"` when the storage refused a write, `"service_unavailable"` when
+    the database or the blob store failed (connection lost, timed out), None for anything else
+    (a bug: 500 `internal_error`)."""
+    if isinstance(exc, StorageUnavailable):
+        return "storage_unavailable"
+    if isinstance(exc, ServiceUnavailable):
+        return "service_unavailable"
+    from sqlalchemy import exc as sa
+
+    if isinstance(exc, sa.DBAPIError):
+        original = exc.orig
+        sqlite_code = getattr(original, "sqlite_errorcode", None)
+        if isinstance(sqlite_code, int):
+            if sqlite_code & 0xFF in SQLITE_STORAGE_CODES:
+                return "storage_unavailable"
+            return "service_unavailable" if sqlite_code & 0xFF in _SQLITE_SERVICE_CODES else None
+        if getattr(original, "sqlstate", None) in _POSTGRES_STORAGE_STATES:
+            return "storage_unavailable"
+        if exc.connection_invalidated or isinstance(exc, sa.OperationalError | sa.InterfaceError):
+            return "service_unavailable"
+        return None
+    if isinstance(exc, sa.DisconnectionError | sa.TimeoutError):
+        return "service_unavailable"
+    if type(exc).__module__.split(".")[0] in ("psycopg", "psycopg_pool"):
+        # psycopg's own errors, where it is used without SQLAlchemy (`server.key_lookup`).
+        if getattr(exc, "sqlstate", None) in _POSTGRES_STORAGE_STATES:
+            return "storage_unavailable"
+        import psycopg
+
+        if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
+            return "service_unavailable"
+    return None
 
 
 def _from_http_exception(exc: HTTPException) -> ApiError:

@@ -20,7 +20,9 @@ Rules (spec "Idempotency", plus our choices where it is silent):
   commit replays the inspection created, and a crash before it leaves nothing to replay. Other
   handlers store after they return: a crash in that window runs them again on the retry;
 - the first response, whatever its status (5xx included), is stored and replayed with the
-  header `Idempotent-Replayed: true`; records expire after 24 hours and are then purged.
+  header `Idempotent-Replayed: true`; records expire after 24 hours and are then purged. A 503
+  (storage or a service unavailable, `Retry-After`) is the exception: it asks for a retry, so
+  the claim is released and the retry runs the request.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from __future__ import annotations
 import contextvars
 import hashlib
 import json
+import logging
 import os
 import secrets
 import socket
@@ -44,10 +47,14 @@ from sqlalchemy.exc import IntegrityError
 
 from server.auth import AuthContext
 from server.db import Database
-from server.errors import ApiError
+from server.errors import ApiError, infrastructure_fault
 from server.tables import IdempotencyRecord
 
+logger = logging.getLogger(__name__)
+
 HEADER = b"idempotency-key"
+#: A response that asks the client to retry (`Retry-After`): never stored, never replayed.
+UNAVAILABLE_STATUS = 503
 REPLAYED_HEADER = "Idempotent-Replayed"
 MAX_KEY_LENGTH = 255
 #: How long a record is kept and replayed.
@@ -272,6 +279,19 @@ class IdempotencyStore:
                 )
             )
 
+    def release(self, record_id: int) -> None:
+        """Give the key up (delete the claim) so its next retry runs the request: after a 503,
+        which says "try again", never something to replay for 24 hours. Best effort: storage
+        that refuses this write too leaves a claim whose lease lapses (`LEASE`), and the retry
+        after that takes it over."""
+        try:
+            with self.db.engine.begin() as connection:
+                connection.execute(
+                    delete(_table).where(_table.c.id == record_id, _table.c.owner == self.owner)
+                )
+        except Exception as error:  # the storage that failed the request may refuse this too
+            logger.warning("could not release idempotency claim %s: %s", record_id, error)
+
     def purge_expired(self, now: datetime) -> int:
         with self.db.engine.begin() as connection:
             result = connection.execute(delete(_table).where(_table.c.expires_at <= now))
@@ -376,11 +396,17 @@ class IdempotencyMiddleware:
 
         try:
             await self.app(scope, cast(Receive, replay_receive), capture_send)
-        except Exception:
+        except Exception as failure:
+            if infrastructure_fault(failure) is not None:
+                await anyio.to_thread.run_sync(store.release, record_id)
+                raise
             error = ApiError.of("internal_error")
             stored = StoredResponse(500, "application/json", json.dumps(error.to_dict()).encode())
             await anyio.to_thread.run_sync(store.store, record_id, stored)
             raise
+        if status_code == UNAVAILABLE_STATUS:
+            await anyio.to_thread.run_sync(store.release, record_id)
+            return
         stored = StoredResponse(status_code, content_type, b"".join(chunks))
         await anyio.to_thread.run_sync(store.store, record_id, stored)
 

@@ -11,15 +11,15 @@ holder is fenced by its claim token (`locked_by`), so a worker that lost its lea
 complete a job that another worker now owns. Failures are retried with exponential backoff and
 full jitter; after `max_attempts` the kind's give-up handler runs (a report is marked failed).
 
-Handlers are named per kind in `HANDLERS` and imported when first needed, so this module
-depends on none of them. Every `settings.expiry_sweep_seconds` the worker also runs the expiry
-sweep (`EXPIRY_SWEEP`), which blocks inspections still open past their `expiresAt`.
+This module depends on none of the work it runs: the composition root (`server.app.job_kinds`)
+registers every kind's handlers and the worker's periodic chores with `register`, in plain
+imports the layering contracts see. Every `settings.expiry_sweep_seconds` the worker also runs
+the expiry sweep, which blocks inspections still open past their `expiresAt`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
 import logging
 import os
 import random
@@ -46,26 +46,47 @@ from server.tables import JobRecord
 
 logger = logging.getLogger("server.jobs")
 
-#: kind -> "module:function" run for a claimed job: `fn(ctx: JobContext) -> None`.
-HANDLERS: dict[str, str] = {
-    "report": "server.reports.service:run_report_job",
-    "webhook": "server.webhooks.service:run_delivery_job",
-    "report_callback": "server.reports.service:run_callback_job",
-    "link_delivery": "server.inspections.deliveries:run_link_delivery_job",
-    "image_analysis": "server.images.analysis:run_analysis_job",
-}
-#: kind -> "module:function" run in the transaction that marks a job failed for good:
-#: `fn(session, job: JobRecord, error: str) -> None`.
-GIVE_UP_HANDLERS: dict[str, str] = {
-    "report": "server.reports.service:report_job_given_up",
-    "webhook": "server.webhooks.service:delivery_given_up",
-    "report_callback": "server.webhooks.service:delivery_given_up",
-    "link_delivery": "server.inspections.deliveries:link_delivery_given_up",
-}
 
-#: "module:function" of the expiry sweep the worker runs every `settings.expiry_sweep_seconds`:
-#: `fn(db) -> int` (how many inspections it blocked).
-EXPIRY_SWEEP = "server.inspections.expiry:expire_overdue"
+@dataclass(frozen=True, slots=True)
+class JobKind:
+    """What the worker does with one kind of job."""
+
+    #: Runs a claimed job: `run(context)`; raises `RetryLater` or `GiveUp` to say otherwise.
+    run: Callable[[JobContext], None]
+    #: Runs in the transaction that marks a job failed for good: `(session, job, error)`.
+    give_up: Callable[[Session, JobRecord, str], None] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Registry:
+    """Every job kind, and the chores the worker runs between jobs."""
+
+    kinds: dict[str, JobKind]
+    #: Blocks open inspections past their expiry; how many it blocked.
+    expiry_sweep: Callable[[Database], int]
+    #: Deletes expired browser sessions (`server.web.sessions`).
+    purge_sessions: Callable[[Database, datetime], Any]
+
+
+_registry: Registry | None = None
+
+
+def register(registry: Registry) -> None:
+    """Name the handlers (the composition root does, before any job is enqueued or run)."""
+    global _registry
+    _registry = registry
+
+
+def registered() -> Registry:
+    if _registry is None:
+        raise RuntimeError("no job kinds registered: call server.app.register_jobs() first")
+    return _registry
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in registered().kinds:
+        raise ValueError(f"unknown job kind {kind!r}")
+
 
 #: Attempts of a job before it fails for good (a kind may pass its own to `enqueue`).
 DEFAULT_MAX_ATTEMPTS = 5
@@ -161,8 +182,7 @@ def enqueue(
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
 ) -> JobRecord:
     """Add a job in the caller's transaction (it runs once that transaction commits)."""
-    if kind not in HANDLERS:
-        raise ValueError(f"unknown job kind {kind!r}")
+    _check_kind(kind)
     job = JobRecord(
         kind=kind,
         payload=payload,
@@ -182,8 +202,7 @@ def job_row(
     kind: str, payload: dict[str, Any], *, max_attempts: int = DEFAULT_MAX_ATTEMPTS
 ) -> dict[str, Any]:
     """A job as a row for `enqueue_rows` (what `enqueue` would add)."""
-    if kind not in HANDLERS:
-        raise ValueError(f"unknown job kind {kind!r}")
+    _check_kind(kind)
     now = utcnow()
     return {
         "kind": kind,
@@ -273,12 +292,6 @@ def _load(db: Database, job_id: int | None) -> JobRecord | None:
         return session.get(JobRecord, job_id)
 
 
-def _resolve(target: str) -> Callable[..., Any]:
-    module_name, _, name = target.partition(":")
-    function: Callable[..., Any] = getattr(importlib.import_module(module_name), name)
-    return function
-
-
 @contextlib.contextmanager
 def _heartbeat(db: Database, job: JobRecord, lease_seconds: float) -> Iterator[None]:
     """Renew the job's lease every third of it while the handler runs."""
@@ -335,8 +348,9 @@ def _finish(
             session.rollback()
             logger.warning("job %s: lease lost before it could be marked %s", job.id, status)
             return False
-        if status == "failed" and job.kind in GIVE_UP_HANDLERS:
-            _resolve(GIVE_UP_HANDLERS[job.kind])(session, job, error or "failed")
+        give_up = registered().kinds[job.kind].give_up if status == "failed" else None
+        if give_up is not None:
+            give_up(session, job, error or "failed")
         session.commit()
         return True
 
@@ -375,7 +389,7 @@ def _run_job(
     )
     try:
         with _heartbeat(db, job, config.lease_seconds):
-            _resolve(HANDLERS[job.kind])(context)
+            registered().kinds[job.kind].run(context)
     except GiveUp as error:
         _finish(db, job, status="failed", error=str(error))
         return "failed"
@@ -426,10 +440,8 @@ def purge_finished(db: Database, *, now: datetime | None = None) -> int:
 
 def _purge_web_sessions(db: Database, name: str) -> None:
     """Delete expired browser sessions of the web pages (`server.web.sessions`)."""
-    from server.web.sessions import purge_expired
-
     try:
-        purge_expired(db, utcnow())
+        registered().purge_sessions(db, utcnow())
     except Exception:
         logger.warning("worker %s: purging expired web sessions failed", name, exc_info=True)
 
@@ -437,7 +449,7 @@ def _purge_web_sessions(db: Database, name: str) -> None:
 def sweep_expired(db: Database, name: str = "worker") -> int:
     """Run the expiry sweep once; its failure is logged, never fatal to the worker."""
     try:
-        blocked = int(_resolve(EXPIRY_SWEEP)(db))
+        blocked = int(registered().expiry_sweep(db))
     except Exception:
         logger.warning("%s: expiry sweep failed", name, exc_info=True)
         return 0

@@ -18,6 +18,7 @@ On PostgreSQL an upgrade holds an advisory lock, so processes starting together 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
@@ -76,6 +77,17 @@ def upgrade(database: Database, revision: str = "head") -> tuple[str | None, str
     return before, after
 
 
+#: Indexes a migration makes outside the tables' metadata (a dialect's own kind of index, such
+#: as the trigram index of the search on PostgreSQL, which needs an extension): comparisons of
+#: a database with the metadata leave them out (`include_object`).
+MIGRATION_ONLY_INDEXES = frozenset({"ix_inspections_search"})
+
+
+def include_object(item: Any, name: str | None, kind: str, reflected: bool, other: Any) -> bool:
+    """Alembic's comparison filter: everything but `MIGRATION_ONLY_INDEXES`."""
+    return not (kind == "index" and name in MIGRATION_ONLY_INDEXES)
+
+
 def _matches_models(connection: Connection) -> bool:
     """The database's tables and columns are exactly the models' (what `create_all` makes)."""
     from alembic.autogenerate import compare_metadata
@@ -84,7 +96,7 @@ def _matches_models(connection: Connection) -> bool:
     from server.db import import_table_modules
 
     import_table_modules()
-    context = MigrationContext.configure(connection)
+    context = MigrationContext.configure(connection, opts={"include_object": include_object})
     return not compare_metadata(context, SQLModel.metadata)
 
 

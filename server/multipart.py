@@ -219,9 +219,16 @@ async def read_body(
     )
 
 
+def is_absent(value: Any) -> bool:
+    """An optional body that says nothing: none at all, or `[]`, which is how PHP's
+    `json_encode([])` writes an empty map (the PHP library sends it for "no options")."""
+    return value is None or value == []
+
+
 def json_object(body: Body, *, required: bool = True) -> dict[str, Any]:
-    """The body's JSON value as an object: `invalid_body` 400 when it is anything else."""
-    if body.data is None and not required:
+    """The body's JSON value as an object: `invalid_body` 400 when it is anything else. When
+    the body is optional, an absent one (`is_absent`) is `{}`."""
+    if not required and is_absent(body.data):
         return {}
     if not isinstance(body.data, dict):
         raise ApiError.of("invalid_body", "The request body must be a JSON object.")

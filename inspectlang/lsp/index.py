@@ -121,6 +121,19 @@ class DocumentIndex:
             return f"**{word.name}**\n\n{texts.PROPERTIES[word.name]}"
         return None
 
+    def _image_fields(self, name: str) -> list[tuple[str, str, str]]:
+        """An image's fields, and as validations only those the image declares (an unknown
+        image: the fields alone)."""
+        fields = [(f, "field", t) for f, t in RECORD_FIELDS[IMAGE].items() if t != VALIDATION]
+        declaration = self.declarations.get(Symbol("image", name))
+        if isinstance(declaration, ast.ImageDecl):
+            fields += [
+                (item.name, "validation", texts.VALIDATIONS.get(item.name, ""))
+                for item in declaration.items
+                if isinstance(item, ast.Validate)
+            ]
+        return fields
+
     def _describe(self, symbol: Symbol) -> str:
         declaration = self.declarations.get(symbol)
         first_line = _line_of(self.source, declaration.span.line) if declaration else symbol.name
@@ -162,8 +175,8 @@ class DocumentIndex:
         text = _line_of(self.source, line)[: max(column - 1, 0)]
         if re.search(r"\bimages\.\w+\.\w+\.\w*$", text):
             return [(f, "field", t) for f, t in RECORD_FIELDS[VALIDATION].items()]
-        if re.search(r"\bimages\.\w+\.\w*$", text):
-            return [(f, "field", t) for f, t in RECORD_FIELDS[IMAGE].items()]
+        if match := re.search(r"\bimages\.(\w+)\.\w*$", text):
+            return self._image_fields(match.group(1))
         if (match := _COMPARED_WITH_OPTION.search(text)) and self.options(match.group(1)):
             return [(k, "option", label) for k, label in self.options(match.group(1))]
         if match := re.search(r"\b(inputs|images|checks)\.\w*$", text):

@@ -9,9 +9,16 @@ the protocol's requests to it.
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import os
+import select
+import sys
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.workspace import TextDocument
 from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
@@ -74,30 +81,157 @@ def _to_lsp(document: TextDocument, diagnostic: Diagnostic) -> types.Diagnostic:
     )
 
 
+#: How long the server waits, once a change has come while a check ran (or while more input
+#: is waiting to be read), before checking again: a burst of changes (a paste, an editor
+#: applying several edits, fast typing) is checked for its last text and published once. A
+#: change after a quiet moment is checked at once, so a single edit shows its diagnostics as
+#: fast as before (benchmarks/bench_lsp.py measures both).
+DEBOUNCE_SECONDS = 0.01
+#: How many times a publication waits for input still waiting to be read before it goes out
+#: anyway (a client that never stops sending still sees diagnostics).
+_MAX_WAITS = 20
+
+#: LSP's `RequestFailed`: a well-formed request the server cannot carry out (the message says
+#: why; editors show it, e.g. for a rename).
+REQUEST_FAILED = types.LSPErrorCodes.RequestFailed
+
+logger = logging.getLogger(__name__)
+
+
 class InspServer(LanguageServer):
-    """Keeps the last index of each open document (rebuilt on every change)."""
+    """Keeps the last index of each open document (rebuilt when asked for after a change) and
+    checks each document in a worker thread, publishing only for its latest text."""
 
     def __init__(self) -> None:
         super().__init__(
             "inspectlang", _version, text_document_sync_kind=types.TextDocumentSyncKind.Full
         )
         self.indexes: dict[str, DocumentIndex] = {}
+        #: The task waiting to check each document; a change while it waits or checks is
+        #: picked up by it (the result for an older text is dropped, never published).
+        self.pending: dict[str, asyncio.Task[None]] = {}
+        self.checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="insp-check")
+        self.input = StandardInput()
 
-    def refresh(self, uri: str) -> None:
-        document = self.workspace.get_text_document(uri)
-        self.indexes[uri] = build_index(document.source, document.filename or "<template>")
-        found = [_to_lsp(document, d) for d in diagnostics(document.source, _name(document))]
+    def document(self, uri: str) -> TextDocument:
+        """An open document; a request about one the editor never opened is an error."""
+        document: TextDocument | None = self.workspace.text_documents.get(uri)
+        if document is None:
+            raise JsonRpcInvalidParams(
+                f"{uri} is not open: the server answers for documents opened with didOpen"
+            )
+        return document
+
+    def schedule(self, uri: str, delay: float = 0) -> None:
+        """Check `uri` after `delay` unless a check of it is already waiting or running."""
+        if uri not in self.pending:
+            self.pending[uri] = asyncio.get_running_loop().create_task(self._check(uri, delay))
+
+    def forget(self, uri: str) -> None:
+        task = self.pending.pop(uri, None)
+        if task is not None:
+            task.cancel()
+        self.indexes.pop(uri, None)
+
+    async def _check(self, uri: str, delay: float) -> None:
+        loop = asyncio.get_running_loop()
+        checked: tuple[str, int | None] | None = None
+        found: list[Diagnostic] = []
+        try:
+            for waits in range(_MAX_WAITS + 1):
+                await asyncio.sleep(delay)
+                delay = DEBOUNCE_SECONDS
+                document = self.workspace.text_documents.get(uri)
+                if document is None:
+                    return
+                if checked != (document.source, document.version):
+                    checked = (document.source, document.version)
+                    found = await loop.run_in_executor(
+                        self.checker, safe_diagnostics, document.source, _name(document)
+                    )
+                latest = self.workspace.text_documents.get(uri)
+                if latest is None:
+                    return
+                if checked != (latest.source, latest.version):
+                    continue  # changed while it was checked: check the newest text
+                if self.input.pending() and waits < _MAX_WAITS:
+                    continue  # more messages are arriving (likely changes): let them in first
+                # Nothing awaits between the test above and the publication, so no change can
+                # slip in unseen (handlers run on this same event loop).
+                self.publish(latest, found)
+                return
+        finally:
+            if self.pending.get(uri) is asyncio.current_task():
+                del self.pending[uri]
+
+    def publish(self, document: TextDocument, found: list[Diagnostic]) -> None:
         self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=found, version=document.version)
+            types.PublishDiagnosticsParams(
+                uri=document.uri,
+                diagnostics=[_to_lsp(document, d) for d in found],
+                version=document.version,
+            )
         )
 
     def index(self, uri: str) -> tuple[TextDocument, DocumentIndex]:
-        document = self.workspace.get_text_document(uri)
+        document = self.document(uri)
         index = self.indexes.get(uri)
         if index is None or index.source != document.source:
             index = build_index(document.source)
             self.indexes[uri] = index
         return document, index
+
+
+class StandardInput:
+    """Standard input as pygls reads it (`readline`, `read`), which can also tell whether more
+    input is waiting: bytes read but not consumed yet, or bytes in the pipe."""
+
+    def __init__(self, fd: int | None = None) -> None:
+        self.fd = sys.stdin.fileno() if fd is None else fd
+        self.buffer = bytearray()
+
+    def _fill(self) -> bool:
+        chunk = os.read(self.fd, 65536)
+        self.buffer += chunk
+        return bool(chunk)
+
+    def readline(self) -> bytes:
+        while (end := self.buffer.find(b"\n")) < 0:
+            if not self._fill():
+                end = len(self.buffer) - 1
+                break
+        line = bytes(self.buffer[: end + 1])
+        del self.buffer[: end + 1]
+        return line
+
+    def read(self, size: int) -> bytes:
+        while len(self.buffer) < size and self._fill():
+            pass
+        data = bytes(self.buffer[:size])
+        del self.buffer[:size]
+        return data
+
+    def pending(self) -> bool:
+        if self.buffer:
+            return True
+        if os.name == "nt":  # select() takes sockets only there: tell nothing
+            return False
+        readable, _, _ = select.select([self.fd], [], [], 0)
+        return bool(readable)
+
+
+def safe_diagnostics(source: str, filename: str) -> list[Diagnostic]:
+    """The file's diagnostics; should checking itself fail (a bug), one diagnostic that says so
+    at the top of the file, instead of an error the editor pops up on every keystroke."""
+    try:
+        return diagnostics(source, filename)
+    except Exception as error:  # the editor must keep working whatever the checker does
+        logger.exception("checking %s failed", filename)
+        message = (
+            f"inspectlang could not check this file ({type(error).__name__}: {error}); "
+            "please report it with the file"
+        )
+        return [Diagnostic("internal", message, Span(1, 1, 1, 2), filename)]
 
 
 def _name(document: TextDocument) -> str:
@@ -109,15 +243,16 @@ def create_server() -> InspServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: InspServer, params: types.DidOpenTextDocumentParams) -> None:
-        ls.refresh(params.text_document.uri)
+        ls.forget(params.text_document.uri)
+        ls.schedule(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: InspServer, params: types.DidChangeTextDocumentParams) -> None:
-        ls.refresh(params.text_document.uri)
+        ls.schedule(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: InspServer, params: types.DidCloseTextDocumentParams) -> None:
-        ls.indexes.pop(params.text_document.uri, None)
+        ls.forget(params.text_document.uri)
         ls.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[])
         )
@@ -178,8 +313,9 @@ def create_server() -> InspServer:
         if occurrence is None:
             return None
         if not is_name(params.new_name):
-            raise ValueError(
-                f"{params.new_name!r} is not a name: a letter, then letters, digits or _"
+            raise JsonRpcException(
+                f"{params.new_name!r} is not a name: a letter, then letters, digits or _",
+                REQUEST_FAILED,
             )
         edits = [
             types.TextEdit(range=_to_range(document, found.span), new_text=params.new_name)
@@ -191,11 +327,13 @@ def create_server() -> InspServer:
     def formatting(
         ls: InspServer, params: types.DocumentFormattingParams
     ) -> list[types.TextEdit] | None:
-        document = ls.workspace.get_text_document(params.text_document.uri)
+        document = ls.document(params.text_document.uri)
         try:
             formatted = format_source(document.source, _name(document))
         except InspectlangError:
-            return None  # a file that does not parse is left as it is (its errors are shown)
+            # A file that does not parse, or holds a number too long to write, is left as it is
+            # (its errors are shown).
+            return None
         if formatted == document.source:
             return []
         lines = document.lines
@@ -229,5 +367,12 @@ def create_server() -> InspServer:
 
 
 def main() -> int:
-    create_server().start_io()
-    return 0
+    """Serve on stdin/stdout; 0 after the editor's `shutdown` then `exit`, 1 after an `exit`
+    without `shutdown` (the protocol's rule)."""
+    server = create_server()
+    # pygls closes the stream it writes to on `exit`: it gets its own handle on stdout, so the
+    # interpreter's `sys.stdout` stays open for the CLI to flush on the way out.
+    output = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    server.start_io(stdin=server.input, stdout=output)  # type: ignore[arg-type]
+    server.checker.shutdown(wait=False, cancel_futures=True)
+    return 0 if server.protocol._shutdown else 1

@@ -246,7 +246,44 @@ def read_document(lines: list[TextLine]) -> DocumentReading | None:
     zone = find_zone(texts)
     printed = _from_labels(lines)
     if zone is not None:
+        zone = settle_century(zone, [line.text for line in lines])
         mrz_rows = [row for row, text in zip(rows, texts, strict=True) if "<" in text]
         scores = [line.confidence for row in mrz_rows for line in row] or [0.0]
         return _merged(_from_zone(zone, sum(scores) / len(scores)), printed)
     return printed
+
+
+def settle_century(zone: MachineZone, texts: list[str]) -> MachineZone:
+    """The MRZ's birthdate with its century settled by the document itself.
+
+    The MRZ prints two digits of the year (`110101` is 1911 or 2011). A date printed on the
+    document with the same day, month and last two digits of the year decides (a passport
+    prints `01.01.1911` above its MRZ); without one, a birthdate in this century that would
+    fall after the document's expiry, or less than `MIN_AGE_AT_EXPIRY` years before it, is
+    taken as the previous century's: a document expires years after it is issued, and is
+    issued after its holder is born."""
+    born = zone.birthdate
+    if born is None:
+        return zone
+    for text in texts:
+        printed = parse_date(text)
+        if (
+            printed is not None
+            and (printed.day, printed.month) == (born.day, born.month)
+            and printed.year % 100 == born.year % 100
+        ):
+            return replace(zone, birthdate=printed) if printed != born else zone
+    if born.year >= 2000 and zone.expiry is not None:
+        try:
+            earlier = born.replace(year=born.year - 100)
+        except ValueError:  # 29 February of a year that was not leap a century before
+            return zone
+        if born >= zone.expiry or (zone.expiry - born).days < MIN_AGE_AT_EXPIRY * 365:
+            return replace(zone, birthdate=earlier)
+    return zone
+
+
+#: Without a printed date, a birthdate in this century closer than this (years) to the
+#: document's expiry is read as the previous century's: passports of newborns are valid for
+#: at least one year (Czech, German, US children's passports: 5 or 6).
+MIN_AGE_AT_EXPIRY = 1

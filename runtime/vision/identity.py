@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import re
 import threading
 import unicodedata
 from collections import OrderedDict
 from typing import Any, ClassVar
 
-from runtime.validators import ValidationOutcome
+from runtime.validators import ValidationOutcome, old_enough
 from runtime.vision import AnalysisSubject, register
 from runtime.vision.codes import decide, normalize_code, same_code
 from runtime.vision.documents import DocumentReading, read_document
@@ -69,18 +70,86 @@ def forget_readings() -> None:
         _cache.clear()
 
 
+#: ICAO 9303 part 3 (section 6 and appendix B) transliterations of Latin letters that are not
+#: a base letter plus accents: each letter's spellings in an MRZ, the recommended one first.
+#: Letters with diaereses may be spelt with the base letter too (`Ö` as `OE` or `O`); accented
+#: letters (`Ó`, `Ñ`, `Č`) are their base letter once accents are removed.
+TRANSLITERATIONS: dict[str, tuple[str, ...]] = {
+    "Þ": ("TH",),
+    "Ð": ("D",),
+    "Æ": ("AE",),
+    "Œ": ("OE",),
+    "Ø": ("OE", "O"),
+    "Ä": ("AE", "A"),
+    "Ö": ("OE", "O"),
+    "Ü": ("UE", "U"),
+    "Å": ("AA", "A"),
+    "ß": ("SS",),
+    "Ł": ("L",),
+    "Ħ": ("H",),
+    "Ŀ": ("L",),
+    "Ĳ": ("IJ",),
+    "Ŋ": ("N",),
+    "ĸ": ("K",),
+}
+#: Declared names are matched in at most this many spellings (each `Ö` doubles them).
+MAX_SPELLINGS = 64
+
+
+def _spellings(word: str) -> list[str]:
+    """A declared word as an MRZ may spell it (ICAO 9303): `Þuríður` -> [`THURIDUR`],
+    `Jörg` -> [`JOERG`, `JORG`]. Letters with acute, grave... accents also take the `E`
+    of the umlaut spelling (`Ósp` -> `OSP`, `OESP`): people often declare `Ó` for `Ö`."""
+    spellings = [""]
+    for letter in word:
+        char = letter if letter in TRANSLITERATIONS else letter.upper()
+        options: tuple[str, ...]
+        if char in TRANSLITERATIONS:
+            options = TRANSLITERATIONS[char]
+        else:
+            decomposed = unicodedata.normalize("NFKD", char)
+            base = "".join(c for c in decomposed if not unicodedata.combining(c))
+            accented = base != char and base in ("A", "O", "U")
+            options = (base, base + "E") if accented else (base,)
+        spellings = [prefix + option for prefix in spellings for option in options]
+        spellings = spellings[:MAX_SPELLINGS]
+    return spellings
+
+
 def name_tokens(text: str) -> frozenset[str]:
-    """A name's words, accents and case ignored: `María José` -> {MARIA, JOSE}."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    bare = "".join(c for c in decomposed.upper() if not unicodedata.combining(c))
-    letters = "".join(c if c.isascii() and c.isalpha() else " " for c in bare)
-    return frozenset(letters.split())
+    """A name's words, accents and case ignored, as ICAO 9303 transliterates them:
+    `María José` -> {MARIA, JOSE}, `Þuríður` -> {THURIDUR} (the first spelling of each word;
+    `same_name` tries the others)."""
+    return frozenset(words[0] for words in _word_spellings(text))
+
+
+def _word_spellings(text: str) -> list[list[str]]:
+    """Each word of a name with its possible MRZ spellings (letters A-Z only)."""
+    found = []
+    for word in re.split(r"[^\w]+|_|\d", text):
+        spellings = [
+            "".join(c for c in spelt if c.isascii() and c.isalpha()) for spelt in _spellings(word)
+        ]
+        spellings = [spelt for spelt in dict.fromkeys(spellings) if spelt]
+        if spellings:
+            found.append(spellings)
+    return found
 
 
 def same_name(read: str, declared: str) -> bool:
-    """Whether two names have the same words, in any order, accents and case ignored."""
-    tokens = name_tokens(declared)
-    return bool(tokens) and name_tokens(read) == tokens
+    """Whether two names have the same words, in any order, accents and case ignored, each
+    declared word in any of its ICAO 9303 spellings (`Þuríður Ösp Ævarsdóttir` is
+    `AEVARSDOTTIR THURIDUR OESP`)."""
+    wanted = list({tuple(spellings): spellings for spellings in _word_spellings(declared)}.values())
+    words = set(name_tokens(read))
+    if not wanted or len(wanted) != len(words):
+        return False
+    for spellings in wanted:
+        match = next((spelt for spelt in spellings if spelt in words), None)
+        if match is None:
+            return False
+        words.discard(match)
+    return not words
 
 
 def iso_sex(value: Any) -> int | None:
@@ -244,7 +313,7 @@ class BirthdateAnalyzer(_IdentityAnalyzer):
 @register
 class AgeAnalyzer(_IdentityAnalyzer):
     """`age`: the age at `subject.now` from the birthdate read is at least the `minAge`
-    option (18 by default); the result is the age in years."""
+    option (`DEFAULT_MIN_AGE` by default); the result is the age in years."""
 
     name: ClassVar[str] = "age"
 
@@ -254,8 +323,8 @@ class AgeAnalyzer(_IdentityAnalyzer):
         if reading.birthdate is None:
             return _outcome(0.0, None, found)
         age = age_at(reading.birthdate, subject.now.date())
-        old_enough = age >= subject.options.get("minAge", 18)
-        score = reading.confidences.get("birthdate", 0.0) if old_enough else 0.0
+        accepted = old_enough(age, subject.options)
+        score = reading.confidences.get("birthdate", 0.0) if accepted else 0.0
         return _outcome(score, age, found)
 
 

@@ -43,7 +43,7 @@ from server.inspections import service as inspections
 from server.inspections.schemas import DamageBody
 from server.multipart import UploadedFile
 from server.web import sessions
-from server.web.i18n import choose_locale
+from server.web.i18n import choose_locale, negotiate
 from server.web.security import page_router
 from server.web.templating import gettext, page
 
@@ -64,14 +64,12 @@ def open_link(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> 
         return redirect(_continue_url(visit, now))
     holder = access.open_with_code(shared.db, inspection_id, code)
     if holder is None:
-        return not_found(request.headers.get("accept-language", "en_US")[:5])
+        return not_found(negotiate(request.headers.get("accept-language")))
     view = access.read_for_consumer(
         shared.db, shared.settings.public_url, holder.auth, inspection_id
     )
     locale = choose_locale(view.state.locale)
-    if view.state.status in ("created", "started", "processing") and access.link_expired(
-        view.manifest, view.created_at, now
-    ):
+    if view.state.status in ("created", "started", "processing") and access.link_expired(view, now):
         return page(
             "web/message.html",
             locale=locale,

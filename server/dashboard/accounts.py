@@ -13,7 +13,6 @@ password is refused. `IP_LIMIT` does the same per client address against sprayin
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -32,6 +31,7 @@ from server.dashboard.permissions import ROLES, allowed
 from server.dashboard.tables import Account, AccountToken, LoginThrottle
 from server.db import Database
 from server.tables import Company, utcnow
+from server.tokens import hash_token
 from server.web import sessions as web_sessions
 
 #: The kind of `web_sessions` row a signed-in member has (`server.web.sessions`).
@@ -95,10 +95,6 @@ class SessionInfo:
     actor: Actor
     #: "test" or "live": which key's data the dashboard shows.
     mode: str
-
-
-def _digest(token: str) -> str:
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 def normalize_email(email: str) -> str:
@@ -286,7 +282,7 @@ def _issue_link(session: Session, account_id: str, kind: str, lifetime: timedelt
     now = utcnow()
     session.add(
         AccountToken(
-            id=_digest(token),
+            id=hash_token(token),
             account_id=account_id,
             kind=kind,
             created_at=now,
@@ -373,7 +369,7 @@ def link_account(db: Database, token: str, kind: str) -> dict[str, Any] | None:
 def _valid_link(session: Session, token: str, kind: str) -> AccountToken | None:
     if not token or len(token) > 200:
         return None
-    found = session.get(AccountToken, _digest(token))
+    found = session.get(AccountToken, hash_token(token))
     if found is None or found.kind != kind or found.used_at is not None:
         return None
     if found.expires_at <= utcnow():

@@ -9,6 +9,7 @@ from urllib.parse import urlencode
 
 from litestar import Request, Response, get, post
 from litestar.params import FromPath, FromQuery
+from litestar.response import Stream
 from sqlalchemy import select
 
 from inspectlang.builtins import ALIAS_TABLE, builtin_source
@@ -17,47 +18,90 @@ from server.common import in_thread
 from server.dashboard.web import Member, NotFound, app_services, render, require, signed_in
 from server.deps import Services
 from server.errors import ApiError
-from server.inspections import listing, presign
+from server.inspections import listing, presign, search
 from server.inspections import service as inspections
 from server.inspections.tables import ImageRecord
 from server.reports import service as reports
 from server.reports.schemas import ReportRequestBody
 from server.reports.thumbnails import thumbnail_jpeg
+from server.stored_files import stored_file_response
 from server.templates.tables import TemplateRevisionRecord
 
 #: Share links made from the dashboard last a week (the API's maximum is its own business).
 SHARE_SECONDS = 7 * 24 * 3600
-FILTER_NAMES = ("status", "veredict", "type", "consumerIdentification", "plate", "templateId")
 
 
 @get("/inspections")
 async def inspection_list(request: Request[Any, Any, Any]) -> Any:
+    """The list: search, filters, sort and page, all in the URL (a view is a link to share)."""
     member = signed_in(request)
     require(member, "inspections.view")
     app = app_services(request)
     params = {key: value for key, value in request.query_params.items() if value != ""}
-    chosen = {name: params.get(name, "") for name in FILTER_NAMES}
+    context: dict[str, Any] = {"params": params, **_choices()}
     try:
-        found = await in_thread(
-            listing.list_inspections, app.db, app.settings.public_url, member.auth, params
-        )
+        query = search.parse(params)
+        found = await in_thread(search.search, app.db, member.auth, query)
     except ApiError as error:
         return render(
             request,
             "inspections.html",
-            {"page": None, "error": error.description, "chosen": chosen, **_choices()},
+            {**context, "page": None, "error": error.description},
             member=member,
             status_code=error.status,
         )
 
-    def page_link(number: int) -> str:
-        return "?" + urlencode({**params, "page": str(number)})
+    def link(**override: Any) -> str:
+        return "/dashboard/inspections?" + urlencode(query.params(**override))
+
+    def sort_link(column: str) -> str:
+        """The header's link: sorted by `column`, the other way round if it already is."""
+        if query.sort == column:
+            chosen = "-" + column
+        elif query.sort == "-" + column:
+            chosen = column
+        else:
+            chosen = "-created" if column == "created" else column
+        return link(sort="" if chosen == search.DEFAULT_SORT else chosen, page="")
 
     return render(
         request,
         "inspections.html",
-        {"page": found, "error": None, "chosen": chosen, "page_link": page_link, **_choices()},
+        {
+            **context,
+            "page": found,
+            "error": None,
+            "link": link,
+            "sort_link": sort_link,
+            "csv_link": "/dashboard/inspections.csv?" + urlencode(query.params(page="", limit="")),
+        },
         member=member,
+    )
+
+
+@get("/inspections.csv", media_type="text/csv; charset=utf-8")
+async def inspection_csv(request: Request[Any, Any, Any]) -> Any:
+    """Every inspection the list's query matches, as CSV, streamed in batches (a large export
+    never sits whole in memory)."""
+    member = signed_in(request)
+    require(member, "inspections.view")
+    app = app_services(request)
+    params = {key: value for key, value in request.query_params.items() if value != ""}
+    try:
+        query = search.parse(params)
+    except ApiError as error:
+        return Response(
+            content=f"{error.code}: {error.description}\n",
+            status_code=error.status,
+            media_type="text/plain; charset=utf-8",
+        )
+    stamp = app.clock().strftime("%Y%m%d-%H%M%S")
+    return Stream(
+        search.export_csv(app.db, member.auth, query),
+        headers={
+            "content-disposition": f'attachment; filename="inspections-{stamp}.csv"',
+            "cache-control": "private, no-store",
+        },
     )
 
 
@@ -65,9 +109,11 @@ def _choices() -> dict[str, Any]:
     from inspectlang.manifest import INSPECTION_TYPES
 
     return {
-        "statuses": listing.STATUSES,
+        "statuses": tuple(dict.fromkeys((*listing.STATUSES, search.REVIEW_STATUS))),
         "veredicts": listing.VEREDICTS,
         "types": INSPECTION_TYPES,
+        "sorts": tuple(search.SORTS),
+        "page_sizes": search.PAGE_SIZES,
     }
 
 
@@ -197,7 +243,7 @@ async def photo(
     require(member, "inspections.view")
     app = app_services(request)
 
-    def read() -> tuple[bytes, str]:
+    def read() -> tuple[bytes, str | None]:
         with app.db.session() as session:
             row = session.get(ImageRecord, image_id)
         if (
@@ -211,15 +257,19 @@ async def photo(
         if size == "thumb":
             small = thumbnail_jpeg(content)
             if small is not None:
-                return small, "image/jpeg"
-        return content, row.content_type
+                return small, None
+        return content, row.filename
 
-    content, media_type = await in_thread(read)
-    return Response(
-        content=content,
-        media_type=media_type,
-        headers={"cache-control": "private, max-age=300", "x-content-type-options": "nosniff"},
-    )
+    content, filename = await in_thread(read)
+    # Never the uploader's declared type: a consumer's `x.html` would run as this member.
+    return stored_file_response(content, filename)
 
 
-ROUTES: list[Any] = [inspection_list, inspection_detail, request_report, share, photo]
+ROUTES: list[Any] = [
+    inspection_list,
+    inspection_csv,
+    inspection_detail,
+    request_report,
+    share,
+    photo,
+]

@@ -15,12 +15,13 @@ from litestar import Request, Response
 from litestar.response import Redirect, Template
 
 from server.auth import AuthContext, Mode
-from server.dashboard import accounts
+from server.dashboard import accounts, labels
 from server.dashboard.accounts import Actor
 from server.dashboard.permissions import PERMISSIONS, allowed
 from server.deps import Services, services
 from server.errors import ServerError
 from server.tables import Company
+from server.web import i18n
 from server.web import sessions as web_sessions
 from server.web.templating import page
 
@@ -97,30 +98,41 @@ def render(
     status_code: int = 200,
 ) -> Template:
     """A dashboard page (`dashboard/<template>`) with the member and the current path."""
+    locale = member_locale(request, member)
+    translations = i18n.translations(locale)
     return page(
         f"dashboard/{template}",
-        # English only until the dashboard has catalogs of its own: `<html lang>` must match.
-        locale="en_US",
+        locale=locale,
         context={
             "member": member,
             "path": request.url.path,
-            "nav": _nav(member),
+            "nav": _nav(member, translations),
+            "status_label": labels.labeller(translations, labels.STATUSES),
+            "verdict_label": labels.labeller(translations, labels.VERDICTS),
+            "delivery_label": labels.labeller(translations, labels.DELIVERY),
             **(context or {}),
         },
         status_code=status_code,
     )
 
 
-def _nav(member: Member | None) -> list[tuple[str, str]]:
+def member_locale(request: Request[Any, Any, Any], member: Member | None) -> str:
+    """The page's language: English until the dashboard's own catalogs cover every page."""
+    return i18n.DEFAULT_LOCALE
+
+
+def _nav(member: Member | None, translations: Any) -> list[tuple[str, str]]:
     if member is None:
         return []
     items = [
-        ("Inspections", f"{PREFIX}/inspections", "inspections.view"),
-        ("Templates", f"{PREFIX}/templates", "templates.view"),
-        ("Developers", f"{PREFIX}/developers", "developers.view"),
-        ("Members", f"{PREFIX}/members", "members.view"),
+        (labels._("Inspections"), f"{PREFIX}/inspections", "inspections.view"),
+        (labels._("Templates"), f"{PREFIX}/templates", "templates.view"),
+        (labels._("Developers"), f"{PREFIX}/developers", "developers.view"),
+        (labels._("Members"), f"{PREFIX}/members", "members.view"),
     ]
-    return [(label, href) for label, href, action in items if member.can(action)]
+    return [
+        (translations.gettext(label), href) for label, href, action in items if member.can(action)
+    ]
 
 
 def redirect(path: str) -> Redirect:

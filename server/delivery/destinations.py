@@ -29,9 +29,21 @@ def _refuse(code: str, field: str, message: str) -> ApiError:
     return ApiError.of(code, message, [{"field": field, "code": code, "message": message}])
 
 
-def check_delivery(delivery: Any, settings: Settings) -> tuple[dict[str, Any], Destination | None]:
+def locale_country(locale: Any) -> str | None:
+    """The country of a locale such as `es_AR` (`AR`), or None when it names none."""
+    if isinstance(locale, str) and len(locale) == 5 and locale[2] == "_":
+        country = locale[3:].upper()
+        return country if country in _REGIONS else None
+    return None
+
+
+def check_delivery(
+    delivery: Any, settings: Settings, *, locale: Any = None
+) -> tuple[dict[str, Any], Destination | None]:
     """The delivery object with its destination normalized, and where to send the link (None
-    when `disabled: true`). A missing or malformed object is left to the template's schema."""
+    when `disabled: true`). A missing or malformed object is left to the template's schema.
+    A phone number without `countryISO` is read in the country of the inspection's `locale`
+    (`es_AR`: Argentina), as the PHP library's own example sends it (docs/delivery.md)."""
     if not isinstance(delivery, dict):
         return delivery, None
     if delivery.get("disabled") is True:
@@ -44,8 +56,11 @@ def check_delivery(delivery: Any, settings: Settings) -> tuple[dict[str, Any], D
             f"delivery.channel must be one of {', '.join(CHANNELS)} "
             "(or send delivery.disabled: true and hand the link out yourself).",
         )
+    country = delivery.get("countryISO")
     destination = parse_destination(
-        channel, delivery.get("destination"), delivery.get("countryISO")
+        channel,
+        delivery.get("destination"),
+        locale_country(locale) if country is None else country,
     )
     if channel not in available_channels(settings):
         raise _refuse(

@@ -26,7 +26,7 @@ from server.delivery.messages import texts_locale
 from server.delivery.tables import LinkDeliveryRecord, OutboxMessageRecord
 from server.jobs import enqueue, enqueue_rows, enqueued, job_row
 
-#: The job kind (`server.jobs.HANDLERS`).
+#: The job kind (registered in `server.app.job_kinds`).
 DELIVERY_JOB = "link_delivery"
 #: Attempts before a delivery fails for good (about two hours of backoff with the defaults).
 MAX_ATTEMPTS = 8
@@ -197,6 +197,20 @@ def set_view(session: Session, record: LinkDeliveryRecord) -> None:
 
 
 # --- resends --------------------------------------------------------------------------------------
+
+
+def latest(session: Session, inspection_id: str) -> LinkDeliveryRecord | None:
+    """The inspection's newest delivery: the one whose link works now (a resend replaces the
+    access code), or None when its link was never delivered."""
+    return (
+        session.execute(
+            select(LinkDeliveryRecord)
+            .where(col(LinkDeliveryRecord.inspection_id) == inspection_id)
+            .order_by(col(LinkDeliveryRecord.created_at).desc())
+        )
+        .scalars()
+        .first()
+    )
 
 
 def resend_wait(session: Session, inspection_id: str, now: datetime) -> float | None:

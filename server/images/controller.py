@@ -15,7 +15,6 @@ from server.bodies import decode_body
 from server.common import in_thread
 from server.deps import IMAGE_TOKEN_OPT, PUBLIC_OPT, auth_of, services
 from server.images import service as images
-from server.images.content import CONTENT_HEADERS
 from server.images.schemas import IMAGE_PART_TYPES, IMAGE_UPLOAD_BODY, UploadToken
 from server.inspections import service as inspections
 from server.inspections.schemas import Image, Inspection, ValidationResult
@@ -24,6 +23,7 @@ from server.schemas import (
     DERIVED,
     operation,
 )
+from server.stored_files import stored_file_response
 
 TAGS = ["images"]
 
@@ -98,16 +98,8 @@ def image_content(
     app = services(request)
     api_key = request.headers.get("x-api-key")
     auth = authenticate_key(app.db, api_key) if api_key is not None else None
-    data, served = images.image_content(app.db, app.blobs, image_id, auth=auth, token=token)
-    return Response(
-        data,
-        media_type=served.media_type,
-        headers={
-            "cache-control": "private, max-age=300",
-            "content-disposition": served.disposition,
-            **CONTENT_HEADERS,
-        },
-    )
+    data, filename = images.image_content(app.db, app.blobs, image_id, auth=auth, token=token)
+    return stored_file_response(data, filename)
 
 
 @post(

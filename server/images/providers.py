@@ -13,8 +13,6 @@ result posted through the API.
 from __future__ import annotations
 
 import base64
-import hashlib
-import hmac
 import json
 import time
 from dataclasses import dataclass, field
@@ -23,9 +21,11 @@ from typing import Any
 import httpx
 import msgspec
 
+from server.common import retry_after_seconds
 from server.errors import ServerError
 from server.inspections.schemas import DamageFields, Entity, Percent, ResultValue
 from server.settings import Settings
+from server.tokens import hmac_sha256
 
 #: Longest `Retry-After` honoured (seconds); a longer one is capped to this.
 MAX_RETRY_AFTER_SECONDS = 3600
@@ -64,8 +64,7 @@ class ProviderRequest:
 
 def signature(secret: str, timestamp: str, body: bytes) -> str:
     """`v1=<hex HMAC-SHA256 of "{timestamp}.{body}">`, what the provider verifies."""
-    mac = hmac.new(secret.encode(), timestamp.encode() + b"." + body, hashlib.sha256)
-    return "v1=" + mac.hexdigest()
+    return "v1=" + hmac_sha256(secret.encode(), timestamp.encode() + b"." + body).hex()
 
 
 def request_body(request: ProviderRequest) -> bytes:
@@ -88,8 +87,7 @@ def request_body(request: ProviderRequest) -> bytes:
 
 
 def _retry_after(response: httpx.Response) -> float | None:
-    raw = response.headers.get("retry-after", "")
-    return float(min(int(raw), MAX_RETRY_AFTER_SECONDS)) if raw.strip().isdigit() else None
+    return retry_after_seconds(response.headers.get("retry-after"), cap=MAX_RETRY_AFTER_SECONDS)
 
 
 def call(settings: Settings, url: str, request: ProviderRequest) -> ProviderAnswer:

@@ -26,7 +26,7 @@ from server.db import Database
 from server.errors import ApiError
 from server.images import analysis
 from server.images import quality as photo_quality
-from server.images.content import IMAGE_FORMATS, Served, inspect_photo, served_as
+from server.images.content import IMAGE_FORMATS, inspect_photo
 from server.images.schemas import UNSET, Coordinates, ImageData, UploadToken
 from server.inspections import service as inspections
 from server.inspections.tables import ImageRecord
@@ -219,9 +219,10 @@ def image_content(
     *,
     auth: AuthContext | None,
     token: str | None,
-) -> tuple[bytes, Served]:
-    """The bytes of an image or file input, and how to serve them (`server.images.content`),
-    for its company's key or a valid content token."""
+) -> tuple[bytes, str | None]:
+    """The bytes of an image or file input and its upload's file name (served by
+    `server.stored_files.stored_file_response`), for its company's key or a valid content
+    token."""
     if auth is None:
         if not token:
             raise ApiError.of("unauthorized", "Send the x-api-key header or a `token` parameter.")
@@ -243,4 +244,4 @@ def image_content(
         data = blobs.get(record.blob_key)
     except BlobNotFound:
         raise ApiError.of("image_not_found", "The image's bytes are no longer stored.") from None
-    return data, served_as(data, record.filename)
+    return data, record.filename

@@ -19,10 +19,11 @@ from runtime import InspectionState, Program
 from server.auth import AuthContext
 from server.common import not_found_inspection
 from server.db import Database
+from server.delivery import service as deliveries
 from server.inspections import service
-from server.inspections.creation import _hash_code as code_hash  # the one definition
 from server.inspections.tables import InspectionRecord
 from server.tables import Company
+from server.tokens import hash_token as code_hash
 
 #: Compared against when the id is unknown, so that path costs the same as a wrong code.
 _DUMMY_HASH = code_hash("no inspection has this code")
@@ -78,6 +79,8 @@ class ConsumerView:
     document: dict[str, Any]
     created_at: datetime
     company_name: str
+    #: When the link that opened these pages stops working (None: never on its own).
+    link_expires_at: datetime | None
 
 
 def read_for_consumer(
@@ -90,7 +93,13 @@ def read_for_consumer(
         record = service.find_inspection(session, auth, inspection_id, lock=False)
         loaded = service.load(session, record)
         company = session.get(Company, record.company_id)
+        delivered = deliveries.latest(session, inspection_id)
     document = service.to_document(loaded.program, loaded.state, record, public_url)
+    hours = loaded.manifest.parameters.linkExpiresInHours
+    if delivered is not None:  # a resend's link has its own window, counted from the resend
+        link_expires_at = delivered.expires_at
+    else:
+        link_expires_at = record.created_at + timedelta(hours=hours) if hours else None
     return ConsumerView(
         manifest=loaded.manifest,
         program=loaded.program,
@@ -98,10 +107,11 @@ def read_for_consumer(
         document=document,
         created_at=record.created_at,
         company_name=company.name if company is not None else "",
+        link_expires_at=link_expires_at,
     )
 
 
-def link_expired(manifest: Template, created_at: datetime, now: datetime) -> bool:
-    """Past the template's `linkExpiresInHours` (`link expires after`) since creation."""
-    hours = manifest.parameters.linkExpiresInHours
-    return hours is not None and now >= created_at + timedelta(hours=hours)
+def link_expired(view: ConsumerView, now: datetime) -> bool:
+    """Past the window of the link that was last sent: the template's `link expires after`
+    from its delivery (creation or resend), or from creation when it was handed out."""
+    return view.link_expires_at is not None and now >= view.link_expires_at

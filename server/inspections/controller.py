@@ -13,7 +13,7 @@ from server.bodies import decode_body
 from server.common import in_thread
 from server.deps import auth_of, services
 from server.errors import ApiError
-from server.inspections import creation, explanation, goods, listing
+from server.inspections import client_shapes, creation, explanation, goods, listing
 from server.inspections import service as inspections
 from server.inspections.listing import (
     MAX_FILTER_CHARS,
@@ -26,6 +26,7 @@ from server.inspections.schemas import (
     CreatedInspection,
     CreateInspectionBody,
     DamageBody,
+    FinishedInspection,
     GoodsAdded,
     GoodsBody,
     Inspection,
@@ -225,7 +226,9 @@ async def post_goods(
     app = services(request)
     auth = auth_of(request)
     body = json_object(await read_body(request), required=True)
-    status, answer = await in_thread(goods.post_goods, app.db, auth, target_id, body, app.clock())
+    status, answer = await in_thread(
+        goods.post_goods, app.db, app.settings, app.blobs, auth, target_id, body, app.clock()
+    )
     return Response(answer, status_code=status)
 
 
@@ -259,8 +262,8 @@ async def update_inspection(
 
 
 @put(
+    # The app's body limit, not JSON_ONLY_BODY_BYTES: file inputs come as multipart parts.
     "/v1/inspection/{inspection_type:str}/{product_id:str}",
-    request_max_body_size=JSON_ONLY_BODY_BYTES,
     tags=TAGS,
     operation_class=operation(
         status=200, response=Message, errors=(404, 409), body=UpdateProductBody
@@ -273,12 +276,26 @@ async def update_product(
     ],
     product_id: FromPath[str],
 ) -> dict[str, Any]:
-    """Set product fields not yet defined (not for `people`: update the inspection)."""
+    """Set product fields (not for `people`: update the inspection), and inputs not yet
+    defined, file inputs as multipart parts named by their identifier (as the inspection's
+    PUT takes them)."""
     app = services(request)
     auth = auth_of(request)
-    body = json_object(await read_body(request), required=False)
+    body = await read_body(request)
+    shaped = client_shapes.product_update_body(
+        json_object(body, required=False), inspection_type, product_id
+    )
     return await in_thread(
-        inspections.update_product, app.db, auth, inspection_type, product_id, body, app.clock()
+        inspections.update_product,
+        app.db,
+        app.settings,
+        app.blobs,
+        auth,
+        inspection_type,
+        product_id,
+        shaped,
+        body.files,
+        app.clock(),
     )
 
 
@@ -287,17 +304,21 @@ async def update_product(
     request_max_body_size=JSON_ONLY_BODY_BYTES,
     tags=TAGS,
     status_code=200,
-    operation_class=operation(status=200, response=Inspection, errors=(404, 409), body=FINISH_BODY),
+    operation_class=operation(
+        status=200, response=FinishedInspection, errors=(404, 409), body=FINISH_BODY
+    ),
 )
 async def finish_inspection(
     request: Request[Any, Any, Any], inspection_id: FromPath[str]
 ) -> dict[str, Any]:
-    """The client finishes the inspection: verdict computed, `completedBy: client`."""
+    """The client finishes the inspection: verdict computed, `completedBy: client`. The
+    answer is the Inspection object with a `message` beside its fields."""
     app = services(request)
     auth = auth_of(request)
-    return await in_thread(
+    finished = await in_thread(
         inspections.finish_inspection, app.db, app.settings, auth, inspection_id, app.clock()
     )
+    return {**finished, "message": "Inspection finished"}
 
 
 @post(

@@ -5,7 +5,6 @@ store the inspection, its products, its files and its events in one transaction.
 from __future__ import annotations
 
 import functools
-import hashlib
 import secrets
 import threading
 import weakref
@@ -50,6 +49,7 @@ from server.inspections.tables import InspectionRecord, ProductRecord
 from server.multipart import UploadedFile
 from server.settings import Settings
 from server.templates import service as templates
+from server.tokens import hash_token
 from server.urlsafety import check_endpoint
 from server.webhooks.service import active_subscriptions
 
@@ -80,10 +80,6 @@ def _producer_user(session: Session, company_id: str, producer: Any) -> str | No
             "not_found_user", f"No member of the company has internalId {internal_id!r}."
         )
     return member.id
-
-
-def _hash_code(code: str) -> str:
-    return hashlib.sha256(code.encode("utf-8")).hexdigest()
 
 
 # --- writing: creates waiting at the same moment share one transaction -------------------------
@@ -208,7 +204,9 @@ def create_inspection(
     callback = body.pop("callbackURL", None)
     # The guard of report callbacks and webhook endpoints: in production no internal address.
     callback_url = None if callback is None else check_endpoint(callback, settings)
-    body["delivery"], destination = check_delivery(body.get("delivery"), settings)
+    body["delivery"], destination = check_delivery(
+        body.get("delivery"), settings, locale=body.get("locale")
+    )
     access_code = secrets.token_urlsafe(24)
     stored_keys: list[str] = []
     try:
@@ -278,7 +276,7 @@ def _create(
         "testing": auth.testing,
         "type": inspection_type,
         "manifest_key": key,
-        "access_code_hash": _hash_code(access_code),
+        "access_code_hash": hash_token(access_code),
         "callback_url": callback_url,
         "created_at": now,
         "updated_at": now,
@@ -306,11 +304,12 @@ def _create(
     response: dict[str, Any] = {
         "inspectionId": inspection_id,
         "productId": ids[0] if ids else None,
+        # Every product, in order, whatever form the products were sent in (the client
+        # libraries read `productIds` after creating goods from one object too).
+        "productIds": ids,
         "message": "Inspection created",
         "magicLink": magic_link,
     }
-    if len(ids) > 1 or isinstance(body.get("goods"), list):  # the clients' goods array
-        response["productIds"] = ids
     claim = current_claim()
     stored = None
     if claim is not None:

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import logging
 import secrets
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 
+import runtime
+from inspectlang.manifest import Template
 from server import metrics
 from server.auth import AuthContext
+from server.common import run_runtime
 from server.db import Database
 from server.delivery.destinations import CHANNELS, available_channels, parse_destination
 from server.delivery.messages import compose
@@ -25,6 +28,7 @@ from server.delivery.providers.choice import choose
 from server.delivery.service import (
     MAX_RESENDS,
     add,
+    latest,
     new_record,
     plan,
     resend_wait,
@@ -33,12 +37,18 @@ from server.delivery.service import (
 )
 from server.delivery.tables import LinkDeliveryRecord
 from server.errors import ApiError
-from server.inspections.creation import _hash_code
 from server.inspections.events import publish
-from server.inspections.service import find_inspection
+from server.inspections.service import (
+    expired,
+    find_inspection,
+    load,
+    parse_moment,
+    save,
+)
 from server.jobs import GiveUp, JobContext, RetryLater
 from server.settings import Settings
 from server.tables import Company, JobRecord
+from server.tokens import hash_token
 
 logger = logging.getLogger("server.delivery")
 
@@ -158,6 +168,19 @@ def _publish(session: Session, record: LinkDeliveryRecord, event: str) -> None:
 # --- resend ------------------------------------------------------------------------------------
 
 
+def link_expiry(
+    manifest: Template, state: runtime.InspectionState, now: datetime
+) -> datetime | None:
+    """When a link sent at `now` stops working: the template's `link expires after` from now,
+    never past the inspection's own `expiresAt` (the message states this moment)."""
+    ends = parse_moment(state.expiresAt)
+    hours = manifest.parameters.linkExpiresInHours
+    if hours:
+        window = now + timedelta(hours=hours)
+        return window if ends is None else min(window, ends)
+    return ends
+
+
 def resend(
     db: Database,
     settings: Settings,
@@ -169,24 +192,22 @@ def resend(
     now: datetime,
 ) -> dict[str, Any]:
     """Queue the link again (a new access code: the previous link stops working), while the
-    inspection is created or started; at most `MAX_RESENDS` an hour (429 with Retry-After)."""
+    inspection is created or started; at most `MAX_RESENDS` an hour (429 with Retry-After).
+
+    An inspection whose time ran out (past `expiresAt`, or already blocked by its expiry) gets a
+    fresh window first (`runtime.renew`: the template's lifetime from now), so the new link
+    opens and its message states the link's real expiry."""
     with db.session(immediate=True) as session:
         record = find_inspection(session, auth, inspection_id, lock=True)
-        if record.status not in ("created", "started"):
+        loaded = load(session, record)
+        renewing = expired(loaded.state, now) or runtime.blocked_by_expiry(loaded.state)
+        if record.status not in ("created", "started") and not renewing:
             raise ApiError.of(
                 "delivery_not_possible",
                 f"The inspection is {record.status}: its link is only sent while it is "
-                "created or started.",
+                "created or started (or blocked by its expiry, which a resend renews).",
             )
-        last = (
-            session.execute(
-                select(LinkDeliveryRecord)
-                .where(col(LinkDeliveryRecord.inspection_id) == inspection_id)
-                .order_by(col(LinkDeliveryRecord.created_at).desc())
-            )
-            .scalars()
-            .first()
-        )
+        last = latest(session, inspection_id)
         chosen = channel or (last.channel if last else None)
         if chosen not in CHANNELS:
             raise ApiError.of(
@@ -223,12 +244,16 @@ def resend(
                 f"{int(wait)} seconds.",
                 headers={"Retry-After": str(int(wait) + 1)},
             )
+        state = loaded.state
+        if renewing:
+            state = run_runtime(runtime.renew, loaded.program, loaded.state, now=now)
+            save(session, loaded, state, now, [])
         code = secrets.token_urlsafe(24)
-        record.access_code_hash = _hash_code(code)
+        record.access_code_hash = hash_token(code)
         session.add(record)
         link = f"{settings.public_url}/i/{inspection_id}?code={code}"
-        locale = (record.state or {}).get("locale") if isinstance(record.state, dict) else None
-        expires_at = last.expires_at if last is not None else record.expires_at
+        expires_at = link_expiry(loaded.manifest, state, now)
+        locale = state.locale
         planned = plan(checked, locale, link, expires_at)
         delivery = new_record(planned, inspection_id, record.company_id, record.testing, now)
         add(session, delivery)

@@ -10,11 +10,13 @@ from typing import Any
 import runtime
 from runtime import new_object_id
 from server.auth import AuthContext
+from server.blobs import BlobStore
 from server.common import run_runtime
 from server.db import Database
 from server.errors import ApiError
 from server.inspections import service as inspections
 from server.inspections.tables import InspectionRecord, ProductRecord
+from server.settings import Settings
 
 
 def _owned(record: Any, auth: AuthContext) -> bool:
@@ -26,7 +28,13 @@ def _owned(record: Any, auth: AuthContext) -> bool:
 
 
 def post_goods(
-    db: Database, auth: AuthContext, target_id: str, body: dict[str, Any], now: datetime
+    db: Database,
+    settings: Settings,
+    blobs: BlobStore,
+    auth: AuthContext,
+    target_id: str,
+    body: dict[str, Any],
+    now: datetime,
 ) -> tuple[int, dict[str, Any]]:
     """(status, body): 201 `{productIds}` when `target_id` is an inspection, 200 `{message}`
     when it is a goods product; 404 `inspection_not_found` when it is neither."""
@@ -37,7 +45,9 @@ def post_goods(
         return 201, add_goods(db, auth, target_id, body, now)
     if _owned(product, auth):
         update = {"goods": body.get("good")} if set(body) <= {"good"} else body
-        return 200, inspections.update_product(db, auth, "goods", target_id, update, now)
+        return 200, inspections.update_product(
+            db, settings, blobs, auth, "goods", target_id, update, {}, now
+        )
     raise ApiError.of("inspection_not_found", "No inspection or goods product with that id.")
 
 

@@ -7,16 +7,18 @@ Inspection object with no key. An expired, altered or foreign token is 403 (JSON
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 from litestar import Request, get, post
 from litestar.params import FromPath, QueryParameter
+from sqlmodel import Session
 
 from inspectlang.timestamps import utc_timestamp
 from server import tokens
-from server.auth import AuthContext
+from server.auth import AuthContext, find_member
 from server.bodies import RequestBody, ResponseBody, decode_body
 from server.common import in_thread
 from server.db import Database
@@ -27,6 +29,9 @@ from server.inspections.schemas import Inspection
 from server.multipart import JSON_ONLY_BODY_BYTES, read_body
 from server.schemas import DERIVED, operation
 from server.settings import Settings
+from server.tables import Member
+
+logger = logging.getLogger("server.inspections.presign")
 
 TAGS = ["presigned links"]
 
@@ -37,10 +42,20 @@ DEFAULT_EXPIRES_IN_SECONDS = 3600
 MAX_EXPIRES_IN_SECONDS = 7 * 24 * 3600
 
 
+class PresignIdentity(RequestBody):
+    """Who the link is for: a member of the company, by its id (`user`, the inspections'
+    `producer.userId`) or by its `internalId` (as `producer.internalId` names one)."""
+
+    type: Literal["user", "internalId"]
+    id: Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+
+
 class PresignBody(RequestBody):
     """`POST /v1/inspection/presign/detail/:id`; the body itself is optional. A whole number
     may be written as `75643.0` (JSON Schema's `integer` is any number without a fractional
-    part; docs/api.md), so the field reads both and keeps whole numbers only."""
+    part; docs/api.md), so the field reads both and keeps whole numbers only. `identity`
+    (the Node library's) names the member the link is for: it must exist (404
+    `not_found_user`) and is signed into the link."""
 
     field_codes = {"expiresInSeconds": "invalid_expires_in"}
     field_messages = {
@@ -53,6 +68,7 @@ class PresignBody(RequestBody):
         | Annotated[float, msgspec.Meta(ge=1, le=MAX_EXPIRES_IN_SECONDS)],
         msgspec.Meta(extra_json_schema={"type": "integer"}),
     ] = DEFAULT_EXPIRES_IN_SECONDS
+    identity: PresignIdentity | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.expiresInSeconds, float):
@@ -62,10 +78,32 @@ class PresignBody(RequestBody):
             self.expiresInSeconds = int(self.expiresInSeconds)
 
 
+class PresignedIdentity(ResponseBody):
+    """The identity the link was signed for, as sent, with the member's id (`userId`)."""
+
+    type: str
+    id: str
+    userId: str
+
+
 class Presigned(ResponseBody):
     accessToken: str
     expiresAt: Annotated[str, msgspec.Meta(extra_json_schema={"format": "date-time"})]
     url: str
+    identity: PresignedIdentity | msgspec.UnsetType = msgspec.UNSET
+
+
+def _member_id(session: Session, company_id: str, identity: PresignIdentity) -> str:
+    """The id of the company's member the identity names; 404 `not_found_user` otherwise."""
+    if identity.type == "internalId":
+        member = find_member(session, company_id, identity.id)
+    else:
+        member = session.get(Member, identity.id)
+    if member is None or member.company_id != company_id:
+        raise ApiError.of(
+            "not_found_user", f"No member of the company has {identity.type} {identity.id!r}."
+        )
+    return member.id
 
 
 def _presign(
@@ -73,18 +111,30 @@ def _presign(
     settings: Settings,
     auth: AuthContext,
     inspection_id: FromPath[str],
-    expires_in: int,
+    body: PresignBody,
     now: datetime,
 ) -> Presigned:
+    holder = None
     with db.session() as session:
         inspections.find_inspection(session, auth, inspection_id, lock=False)
+        if body.identity is not None:
+            holder = _member_id(session, auth.company_id, body.identity)
     token, expires_at = tokens.issue(
-        DETAIL_TOKEN_KIND, inspection_id, auth.company_id, auth.mode, expires_in, now=now
+        DETAIL_TOKEN_KIND,
+        inspection_id,
+        auth.company_id,
+        auth.mode,
+        int(body.expiresInSeconds),  # whole: `__post_init__` refused any other
+        now=now,
+        holder=holder,
     )
     return Presigned(
         accessToken=token,
         expiresAt=utc_timestamp(expires_at),
         url=f"{settings.public_url}/v1/inspection/presign/detail/{inspection_id}?token={token}",
+        identity=msgspec.UNSET
+        if body.identity is None or holder is None
+        else PresignedIdentity(type=body.identity.type, id=body.identity.id, userId=holder),
     )
 
 
@@ -103,10 +153,7 @@ async def presign_detail(
     app = services(request)
     auth = auth_of(request)
     body = decode_body(await read_body(request), PresignBody, required=False)
-    expires_in = body.expiresInSeconds
-    return await in_thread(
-        _presign, app.db, app.settings, auth, inspection_id, expires_in, app.clock()
-    )
+    return await in_thread(_presign, app.db, app.settings, auth, inspection_id, body, app.clock())
 
 
 @get(
@@ -140,6 +187,8 @@ def read_presigned(
         raise ApiError(code, 403, error.description) from None
     if claims.subject != inspection_id:
         raise ApiError("invalid_link", 403, "The link is for another inspection.")
+    if claims.holder is not None:
+        logger.info("presigned link of member %s read inspection %s", claims.holder, inspection_id)
     auth = AuthContext(company_id=claims.company_id, mode=claims.mode, key_id="presigned-link")
     return inspections.get_inspection(app.db, app.settings, auth, inspection_id)
 

@@ -231,9 +231,17 @@ class InspectionPage(ResponseBody):
 class CreatedInspection(ResponseBody):
     inspectionId: str
     productId: str | None
+    #: Every product of the inspection, in order (`productId` is the first).
+    productIds: list[str]
     message: str
     magicLink: str
-    productIds: list[str] | Unset = UNSET
+
+
+class FinishedInspection(Inspection, kw_only=True):
+    """The answer of `POST /v1/inspection/finish/:id`: the Inspection object and, beside
+    its fields, the `message` the client libraries read."""
+
+    message: str
 
 
 # --- request bodies ----------------------------------------------------------------------------
@@ -472,5 +480,16 @@ def _with_products(name: str, base: type[Documented], *, creation: bool) -> Any:
 
 #: `POST /v1/inspection/:type`.
 CreateInspectionBody = _with_products("CreateInspectionBody", CreateInspectionFields, creation=True)
-#: `PUT /v1/inspection/:type/:productId`: product fields not yet defined.
-UpdateProductBody = _with_products("UpdateProductBody", Documented, creation=False)
+
+
+class ProductUpdateFields(Documented):
+    """What a product update takes beside the product object: the PHP library's `productId`
+    (the path's; 400 `product_id_mismatch` otherwise) and inputs not yet defined (file inputs
+    as multipart parts named by their identifier), as `PUT /v1/inspection/:id` takes them."""
+
+    productId: str | Unset = UNSET
+    inputs: list[InputAnswer] | Unset = UNSET
+
+
+#: `PUT /v1/inspection/:type/:productId`: product fields, inputs not yet defined.
+UpdateProductBody = _with_products("UpdateProductBody", ProductUpdateFields, creation=False)

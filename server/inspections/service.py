@@ -29,6 +29,7 @@ from server.common import (
 )
 from server.db import Database
 from server.errors import ApiError, ServerError
+from server.inspections import searchtext
 from server.inspections.events import publish
 from server.inspections.files import (
     INSERT_FILES,
@@ -154,6 +155,7 @@ def filter_columns(document: dict[str, Any]) -> dict[str, Any]:
         ),
         "plate": _indexed(plate),
         "template_id": str(template.get("_id") or template.get("id") or ""),
+        "search_text": searchtext.search_text(document),
     }
 
 
@@ -395,6 +397,70 @@ def save(
         )
 
 
+def _with_inputs(
+    loaded: Loaded,
+    state: InspectionState,
+    body: dict[str, Any],
+    files: dict[str, UploadedFile],
+    stored: list[StoredFile],
+    blobs: BlobStore,
+    auth: AuthContext,
+    settings: Settings,
+    now: datetime,
+) -> InspectionState:
+    """`runtime.update` with the body's consumer, metadata and inputs, the file inputs taken
+    from `files` (stored as at creation, added to `stored`); values already defined, and their
+    files, are ignored. Shared by both updates, so they check and answer alike."""
+    metadata = body.get("metadata")
+    if isinstance(metadata, dict) and state.metadata:
+        merged = {**metadata, **state.metadata}
+        if len(merged) > MAX_METADATA_PAIRS:
+            raise metadata_error(
+                "metadata",
+                "too_many_pairs",
+                f"with the keys already set the inspection would have {len(merged)} "
+                f"metadata pairs; at most {MAX_METADATA_PAIRS} are allowed",
+            )
+    refuse_file_values(loaded.manifest, body.get("inputs"))
+    check_file_parts(loaded.manifest, files)
+    fresh = {name: upload for name, upload in files.items() if state.inputs.get(name) is None}
+    values, new_files = store_file_inputs(blobs, auth, loaded.manifest, fresh, settings)
+    stored.extend(new_files)
+    request = with_file_values(body, values)
+    return run_runtime(runtime.update, loaded.program, state, request, now=now)
+
+
+def _change_with_files(
+    db: Database,
+    blobs: BlobStore,
+    auth: AuthContext,
+    inspection_id: str,
+    operation: Callable[[Loaded, list[StoredFile]], InspectionState],
+    now: datetime,
+) -> None:
+    """`change` for an operation that may store files: their rows are written in the same
+    transaction, and their blobs deleted when it does not commit (no value points at them)."""
+    stored: list[StoredFile] = []
+
+    def record_files(session: Session, loaded: Loaded, state: InspectionState) -> None:
+        if stored:
+            session.execute(INSERT_FILES, file_rows(stored, loaded.record.id, auth, now))
+
+    try:
+        change(
+            db,
+            auth,
+            inspection_id,
+            lambda loaded: operation(loaded, stored),
+            now,
+            after=record_files,
+        )
+    except BaseException:
+        for item in stored:
+            blobs.delete(item.blob_key)
+        raise
+
+
 def update_inspection(
     db: Database,
     settings: Settings,
@@ -410,40 +476,17 @@ def update_inspection(
     File inputs come as multipart parts and are stored as at creation (`files.py`); a part for
     an input already defined is ignored like any defined value, and nothing is stored for it.
     """
-    metadata = body.get("metadata")
-    validate_metadata(metadata)
-    stored: list[StoredFile] = []
-
-    def operation(loaded: Loaded) -> InspectionState:
-        if isinstance(metadata, dict) and loaded.state.metadata:
-            merged = {**metadata, **loaded.state.metadata}
-            if len(merged) > MAX_METADATA_PAIRS:
-                raise metadata_error(
-                    "metadata",
-                    "too_many_pairs",
-                    f"with the keys already set the inspection would have {len(merged)} "
-                    f"metadata pairs; at most {MAX_METADATA_PAIRS} are allowed",
-                )
-        refuse_file_values(loaded.manifest, body.get("inputs"))
-        check_file_parts(loaded.manifest, files)
-        fresh = {
-            name: upload for name, upload in files.items() if loaded.state.inputs.get(name) is None
-        }
-        values, new_files = store_file_inputs(blobs, auth, loaded.manifest, fresh, settings)
-        stored.extend(new_files)
-        request = with_file_values(body, values)
-        return run_runtime(runtime.update, loaded.program, loaded.state, request, now=now)
-
-    def record_files(session: Session, loaded: Loaded, state: InspectionState) -> None:
-        if stored:
-            session.execute(INSERT_FILES, file_rows(stored, loaded.record.id, auth, now))
-
-    try:
-        change(db, auth, inspection_id, operation, now, after=record_files)
-    except BaseException:
-        for item in stored:  # the transaction did not commit: no value points at them
-            blobs.delete(item.blob_key)
-        raise
+    validate_metadata(body.get("metadata"))
+    _change_with_files(
+        db,
+        blobs,
+        auth,
+        inspection_id,
+        lambda loaded, stored: _with_inputs(
+            loaded, loaded.state, body, files, stored, blobs, auth, settings, now
+        ),
+        now,
+    )
     return {"message": "Inspection updated"}
 
 
@@ -456,13 +499,20 @@ def find_product(session: Session, auth: AuthContext, product_id: str) -> Produc
 
 def update_product(
     db: Database,
+    settings: Settings,
+    blobs: BlobStore,
     auth: AuthContext,
     inspection_type: str,
     product_id: str,
     body: dict[str, Any],
+    files: dict[str, UploadedFile],
     now: datetime,
 ) -> dict[str, Any]:
-    """The spec's product PUT; `people` has no product (update the inspection's consumer)."""
+    """The spec's product PUT; `people` has no product (update the inspection's consumer).
+
+    `body` is `{<type>: {...}, inputs?: [...]}` (`client_shapes.product_update_body`): the
+    product's fields, and inputs with their file parts applied as `PUT /v1/inspection/:id`
+    applies them (same checks, same codes), all in one transaction."""
     check_type(inspection_type)
     if inspection_type == "people":
         raise ApiError(
@@ -475,15 +525,21 @@ def update_product(
         product = find_product(session, auth, product_id)
     if product.type != inspection_type:
         raise ApiError.of("product_not_found", f"No {inspection_type} product with that id.")
-    change(
-        db,
-        auth,
-        product.inspection_id,
-        lambda loaded: run_runtime(
-            runtime.update_product, loaded.program, loaded.state, product_id, body, now=now
-        ),
-        now,
-    )
+    inputs = body.get("inputs")
+    fields = {key: value for key, value in body.items() if key != "inputs"}
+
+    def operation(loaded: Loaded, stored: list[StoredFile]) -> InspectionState:
+        state = loaded.state
+        if inputs is not None or files:
+            request = {} if inputs is None else {"inputs": inputs}
+            state = _with_inputs(loaded, state, request, files, stored, blobs, auth, settings, now)
+            if not fields:
+                return state
+        return run_runtime(
+            runtime.update_product, loaded.program, state, product_id, fields, now=now
+        )
+
+    _change_with_files(db, blobs, auth, product.inspection_id, operation, now)
     return {"message": "Product updated"}
 
 

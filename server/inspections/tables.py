@@ -16,7 +16,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, Index
+from sqlalchemy import JSON, BigInteger, Column, Index, Text
 from sqlmodel import Field, SQLModel
 
 from server.tables import UtcDateTime, timestamp_field
@@ -40,6 +40,8 @@ class InspectionRecord(SQLModel, table=True):
         _filter_index("template_id"),
         # The expiry sweep's query: `status IN (expirable) AND expires_at <= now`.
         Index("ix_inspections_expiry", "status", "expires_at"),
+        # The dashboard's search has a trigram index on PostgreSQL, made by its migration
+        # (0008_search: it needs the pg_trgm extension): `migrate.MIGRATION_ONLY_INDEXES`.
     )
 
     id: str = Field(primary_key=True, max_length=24)
@@ -72,6 +74,10 @@ class InspectionRecord(SQLModel, table=True):
     #: The Inspection object's `delivery` (channel, masked destination, status, attempts,
     #: sentAt, lastError), written by the delivery job in one statement (server/delivery).
     delivery: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    #: What the dashboard's search matches: plate, consumer name, identification, email, id and
+    #: metadata values, accent- and case-folded (`server.inspections.search.search_text`),
+    #: written with the filter columns. None on rows written before it (they match no search).
+    search_text: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
 
 
 class ProductRecord(SQLModel, table=True):

@@ -24,6 +24,7 @@ from server.reports.schemas import (
     ReportRequestList,
 )
 from server.schemas import DERIVED, operation
+from server.stored_files import stored_file_response
 
 TAGS = ["reports"]
 
@@ -124,13 +125,9 @@ def download_report(
     pdf = service.report_file(
         app.db, app.blobs, app.settings, report_request_id, expires, signature
     )
-    return Response(
-        content=pdf,
-        media_type="application/pdf",
-        headers={
-            "content-disposition": f'inline; filename="report-{report_request_id}.pdf"',
-            "cache-control": "private, no-store",
-        },
+    # A stored file like any other: a PDF is an attachment under the sandboxing CSP.
+    return stored_file_response(
+        pdf, f"report-{report_request_id}.pdf", cache_control="private, no-store"
     )
 
 

@@ -53,6 +53,8 @@ from server.webhooks.service import deliver, enqueue_delivery
 logger = logging.getLogger("server.reports")
 
 #: The job kind of a report's callback: a webhook delivery whose body is built at each attempt.
+#: The job kinds of a report and of its callback (registered in `server.app.job_kinds`).
+REPORT_JOB = "report"
 CALLBACK_JOB = "report_callback"
 #: Makes the renderer a report job uses (tests swap in a slow one to kill a worker mid-job).
 RENDERER_FACTORY: Callable[[], ReportRenderer] = default_renderer
@@ -146,7 +148,9 @@ def create_report_request(
             callback_url=callback_url,
         )
         session.add(record)
-        enqueue(session, "report", {"reportRequestId": record.id}, max_attempts=REPORT_MAX_ATTEMPTS)
+        enqueue(
+            session, REPORT_JOB, {"reportRequestId": record.id}, max_attempts=REPORT_MAX_ATTEMPTS
+        )
         session.commit()
     return ReportRequestCreated(id=record.id)
 

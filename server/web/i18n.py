@@ -12,6 +12,7 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
+from babel import negotiate_locale
 from babel.support import NullTranslations, Translations
 
 #: Where the catalogs are (shipped as package data).
@@ -27,23 +28,28 @@ def domains() -> list[str]:
     return sorted(path.stem for path in folder.glob("*.po"))
 
 
+#: A bare language (or another region of it) goes to the region we translate for.
+LANGUAGE_ALIASES = {locale.split("_", 1)[0].lower(): locale for locale in SUPPORTED_LOCALES}
+
+
+def _best(preferred: list[str]) -> str | None:
+    """Babel's negotiation over our locales: exact tags first, then each tag's language."""
+    tags = [tag.strip().replace("-", "_") for tag in preferred if tag and tag.strip()]
+    expanded = [name for tag in tags for name in (tag, tag.split("_", 1)[0])]
+    found = negotiate_locale(expanded, SUPPORTED_LOCALES, sep="_", aliases=LANGUAGE_ALIASES)
+    if found is None:
+        return None
+    return next(locale for locale in SUPPORTED_LOCALES if locale.lower() == found.lower())
+
+
 def choose_locale(wanted: str | None) -> str:
     """The supported locale for `wanted` (`es_AR`, `es-ar`, `es`...), else the default."""
-    if not wanted:
-        return DEFAULT_LOCALE
-    normalized = wanted.strip().replace("-", "_")
-    for locale in SUPPORTED_LOCALES:
-        if locale.lower() == normalized.lower():
-            return locale
-    language = normalized.split("_", 1)[0].lower()
-    for locale in SUPPORTED_LOCALES:
-        if locale.split("_", 1)[0] == language:
-            return locale
-    return DEFAULT_LOCALE
+    return _best([wanted or ""]) or DEFAULT_LOCALE
 
 
 def negotiate(accept_language: str | None) -> str:
-    """The best supported locale for an `Accept-Language` header (by quality, then order)."""
+    """The best supported locale for an `Accept-Language` header: its tags by quality, then
+    order (at most 20 read), negotiated by Babel."""
     if not accept_language:
         return DEFAULT_LOCALE
     choices: list[tuple[float, int, str]] = []
@@ -55,13 +61,9 @@ def negotiate(accept_language: str | None) -> str:
                 quality = float(params.strip()[2:])
             except ValueError:
                 quality = 0.0
-        if tag and tag != "*":
+        if tag and tag != "*" and quality > 0:
             choices.append((-quality, position, tag))
-    for _quality, _position, tag in sorted(choices):
-        language = tag.replace("-", "_").split("_", 1)[0].lower()
-        if any(locale.split("_", 1)[0] == language for locale in SUPPORTED_LOCALES):
-            return choose_locale(tag)
-    return DEFAULT_LOCALE
+    return _best([tag for _quality, _position, tag in sorted(choices)]) or DEFAULT_LOCALE
 
 
 @cache

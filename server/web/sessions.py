@@ -9,7 +9,6 @@ other-kind token is simply no session.
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from datetime import datetime, timedelta
 from typing import Any
@@ -20,16 +19,13 @@ from sqlmodel import col
 
 from server.db import Database
 from server.deps import services
+from server.tokens import hash_token
 from server.web.tables import WebSession
 
 #: Bytes of randomness in a session token (256 bits).
 TOKEN_BYTES = 32
 #: Cookie name per session kind: a browser may hold a consumer and a member session at once.
 COOKIE_NAMES = {"consumer": "inspectlang_consumer", "member": "inspectlang_member"}
-
-
-def _hash(token: str) -> str:
-    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def start_session(
@@ -49,7 +45,7 @@ def start_session(
     with db.session() as session:
         session.add(
             WebSession(
-                token_hash=_hash(token),
+                token_hash=hash_token(token),
                 kind=kind,
                 company_id=company_id,
                 subject_id=subject_id,
@@ -67,7 +63,7 @@ def load_session(db: Database, token: str | None, kind: str, now: datetime) -> W
     if not token or len(token) > 128:
         return None
     with db.session() as session:
-        row = session.get(WebSession, _hash(token))
+        row = session.get(WebSession, hash_token(token))
     if row is None or row.kind != kind or row.expires_at <= now:
         return None
     return row
@@ -105,7 +101,7 @@ def end_session(db: Database, token: str | None) -> None:
     if not token:
         return
     with db.session() as session:
-        session.execute(delete(WebSession).where(col(WebSession.token_hash) == _hash(token)))
+        session.execute(delete(WebSession).where(col(WebSession.token_hash) == hash_token(token)))
         session.commit()
 
 

@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from babel import dates as babel_dates
+from babel import numbers as babel_numbers
 from jinja2 import Environment, FileSystemLoader, PrefixLoader, StrictUndefined, pass_context
 from jinja2.runtime import Context
 from litestar.plugins.jinja import JinjaTemplateEngine
@@ -35,6 +39,37 @@ TemplateFolders = Mapping[str, Path]
 @pass_context
 def _gettext(context: Context, message: str) -> str:
     return context["translations"].gettext(message)  # type: ignore[no-any-return]
+
+
+@pass_context
+def _when(context: Context, moment: datetime | str | None, width: str = "medium") -> str:
+    """A moment in the page's locale and time zone (`timezone` in the context, else UTC), by
+    Babel: `25 nov 2026, 14:03:07` in es_AR. An ISO 8601 string is read first; "" for None."""
+    if moment is None or moment == "":
+        return ""
+    if isinstance(moment, str):
+        try:
+            moment = datetime.fromisoformat(moment.replace("Z", "+00:00"))
+        except ValueError:
+            return str(moment)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    zone = context.get("timezone") or "UTC"
+    try:
+        tzinfo: Any = ZoneInfo(zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        tzinfo = UTC
+    return babel_dates.format_datetime(moment, width, tzinfo=tzinfo, locale=context["locale"])
+
+
+@pass_context
+def _number(context: Context, value: Any, digits: int = 2) -> str:
+    """A number in the page's locale, at most `digits` decimals (`99.98`, `1.234,5` in es_AR);
+    anything else as text."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    pattern = "#,##0" + ("." + "#" * digits if digits else "")
+    return babel_numbers.format_decimal(value, format=pattern, locale=context["locale"])
 
 
 @pass_context
@@ -84,6 +119,8 @@ def environment(templates: TemplateFolders, assets: StaticAssets) -> Environment
     )
     env.install_gettext_callables(_gettext, _ngettext, newstyle=True)  # type: ignore[attr-defined]
     env.globals["static"] = assets.url
+    env.globals["when"] = _when
+    env.globals["number"] = _number
     return env
 
 

@@ -13,15 +13,12 @@ DNS may now point elsewhere. Every attempt is recorded in `webhook_attempts`.
 from __future__ import annotations
 
 import base64
-import hashlib
-import hmac
 import json
 import logging
 import secrets
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from email.utils import parsedate_to_datetime
 from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
@@ -29,13 +26,16 @@ import httpx
 import msgspec
 from sqlalchemy import bindparam, literal_column, select
 from sqlmodel import Session, col
+from standardwebhooks.webhooks import Webhook
 
 from inspectlang.timestamps import utc_timestamp
+from server.common import retry_after_seconds
 from server.db import Database
 from server.errors import ApiError, ServerError
 from server.jobs import GiveUp, JobContext, RetryLater, enqueue
 from server.settings import Settings
 from server.tables import Company, JobRecord
+from server.tokens import hmac_sha256
 from server.urlsafety import (
     CheckedURL,
     Resolver,
@@ -76,7 +76,7 @@ SECRET_PREFIX = "whsec_"
 #: How long after a rotation deliveries are also signed with the previous secret.
 ROTATION_GRACE = timedelta(hours=24)
 USER_AGENT = "inspectlang-webhooks/1"
-#: The job kind of an event delivery (`server.jobs.HANDLERS`).
+#: The job kind of an event delivery (registered in `server.app.job_kinds`).
 WEBHOOK_JOB = "webhook"
 
 
@@ -88,23 +88,18 @@ def new_secret() -> str:
     return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(32)).decode()
 
 
-def secret_key(secret: str) -> bytes:
-    """The HMAC key of a `whsec_` secret (its base64 part, decoded)."""
-    return base64.b64decode(secret.removeprefix(SECRET_PREFIX))
-
-
 def sign(secret: str, message_id: str, timestamp: int, body: bytes) -> str:
-    """The Standard Webhooks signature header value: `v1,<base64 HMAC-SHA256>`."""
-    signed = f"{message_id}.{timestamp}.".encode() + body
-    digest = hmac.new(secret_key(secret), signed, hashlib.sha256).digest()
-    return "v1," + base64.b64encode(digest).decode()
+    """The Standard Webhooks signature header value, `v1,<base64 HMAC-SHA256>`, made by the
+    reference library (`standardwebhooks`) that clients verify with."""
+    moment = datetime.fromtimestamp(timestamp, UTC)
+    return Webhook(secret).sign(message_id, moment, body.decode("utf-8"))
 
 
 def legacy_signature(secret: str, body: bytes) -> str:
     """`autoinspector-signature`: hex HMAC-SHA256 of the raw body keyed with the secret string
     exactly as issued (`whsec_...`, UTF-8), as the client libraries verify it
     (`createHmac('sha256', secret).update(body).digest('hex')`), not with its decoded bytes."""
-    return hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
+    return hmac_sha256(secret.encode("utf-8"), body).hex()
 
 
 def signed_headers(
@@ -223,19 +218,8 @@ def enqueue_delivery(
 # --- delivery (the job) ------------------------------------------------------------------------
 
 
-def _retry_after_seconds(value: str | None) -> float | None:
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return min(float(value), MAX_RETRY_AFTER_SECONDS)
-    try:
-        moment = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return min(max(0.0, (moment - datetime.now(UTC)).total_seconds()), MAX_RETRY_AFTER_SECONDS)
+def _retry_after(value: str | None) -> float | None:
+    return retry_after_seconds(value, cap=MAX_RETRY_AFTER_SECONDS)
 
 
 def _record_attempt(
@@ -352,7 +336,7 @@ def deliver(ctx: JobContext, build_body: Callable[[JobContext], dict[str, Any]])
         _disable_subscription(ctx.db, payload.get("subscriptionId"))
         raise GiveUp("the receiver answered 410 Gone")
     if status in (429, 503):
-        delay = _retry_after_seconds(response.headers.get("retry-after"))
+        delay = _retry_after(response.headers.get("retry-after"))
         if delay is not None:
             raise RetryLater(delay, f"HTTP {status}, Retry-After {delay:.0f}s")
     raise DeliveryError(f"HTTP {status}")

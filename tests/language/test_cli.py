@@ -166,3 +166,24 @@ def test_check_and_fmt_take_directories(tmp_path: Path, capsys: pytest.CaptureFi
     assert "2 file(s) checked: 1 error(s), 0 warning(s)" in captured.err
     assert main(["fmt", "--check", str(tmp_path / "templates")]) == 1
     assert capsys.readouterr().out == f"{nested / 'bad.insp'}\n"
+
+
+def test_fmt_refuses_a_number_too_long_to_write_as_check_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 309-digit `minimum:` is E019 for `check`; `fmt` reports the same code at the same
+    place and leaves the file alone (it crashed with `ValueError: inf cannot be written`)."""
+    text = (
+        'template "Huge"\n    type: car\n\ninput km\n    type: numeric\n'
+        f"    minimum: 1{'0' * 309}\n\nverdict\n    approve when inputs.km > 1\n"
+    )
+    path = tmp_path / "huge.insp"
+    path.write_text(text, encoding="utf-8")
+    assert main(["check", str(path)]) == 1
+    checked = capsys.readouterr().out
+    assert main(["fmt", str(path)]) == 1
+    formatted = capsys.readouterr()
+    assert f"{path}:6:14: error[E019]" in checked
+    assert f"{path}:6:14: error[E019]" in formatted.out + formatted.err
+    assert "Traceback" not in formatted.err
+    assert path.read_text(encoding="utf-8") == text

@@ -1020,3 +1020,19 @@ def test_fresh_processes_write_then_load_the_grammar_cache_in_a_private_director
     assert f"grammar-lark-{lark.__version__}.cache" in names
     # Nothing but the grammar is kept there.
     assert names == [f"grammar-lark-{lark.__version__}.cache"]
+
+
+def test_a_lone_surrogate_through_the_python_api_is_a_diagnostic() -> None:
+    """A Python `str` may hold a lone surrogate no file can; `check_source` and
+    `compile_source` answered `UnicodeEncodeError` (from hashing the ids)."""
+    from inspectlang.compiler import check_source, compile_source
+
+    source = 'template "T"\n    type: car\n\nverdict\n    approve when "a\ud800" = "b"\n'
+    (found,) = check_source(source)
+    assert (found.code, found.span.line, found.span.column) == ("E001", 5, 20)
+    assert "U+D800" in found.message
+    with pytest.raises(TemplateError) as refused:
+        compile_source(source)
+    assert [d.code for d in refused.value.diagnostics] == ["E001"]
+    module, diagnostics = parse_with_diagnostics('template "\udfff"\n')
+    assert module is None and [d.code for d in diagnostics] == ["E001"]

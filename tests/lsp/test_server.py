@@ -4,12 +4,15 @@ driven by pygls's own LanguageClient, the way an editor drives it."""
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.client import LanguageClient
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,6 +44,8 @@ class Editor:
     def __init__(self, client: LanguageClient) -> None:
         self.client = client
         self.published: dict[str, list[types.Diagnostic]] = {}
+        #: Every publication, in order: (uri, version).
+        self.log: list[tuple[str, int | None]] = []
         self.event = asyncio.Event()
 
     async def open(self, uri: str, text: str, version: int = 1) -> list[types.Diagnostic]:
@@ -75,6 +80,7 @@ async def editor() -> AsyncIterator[Editor]:
     @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     def published(params: types.PublishDiagnosticsParams) -> None:
         editor.published[params.uri] = params.diagnostics
+        editor.log.append((params.uri, params.version))
         editor.event.set()
 
     await client.start_io(sys.executable, "-m", "inspectlang", "lsp")
@@ -173,9 +179,10 @@ async def test_completion_offers_names_fields_validations_and_option_keys(editor
 
     assert {"imei", "storage", "accessories"} <= await labels(at(text, "inputs.imei", offset=7))
     assert {"gb64", "gb512"} <= await labels(at(text, "inputs.storage = ", offset=17))
-    assert {"approved", "damage", "attempts"} <= await labels(
-        at(text, "images.screen.damage", offset=14)
-    )
+    screen = await labels(at(text, "images.screen.damage", offset=14))
+    assert {"approved", "attempts", "recaptured", "damage", "complete"} <= screen
+    # only the validations `screen` declares, not every validation of the language
+    assert not {"plate", "face_comparison", "make"} & screen
     assert {"plate", "face_comparison"} <= await labels(at(text, "validate damage", offset=9))
     assert {"round", "price", "inputs"} <= await labels(at(text, "set price to ", offset=13))
     assert {"template", "verdict", "input"} <= await labels(types.Position(line=0, character=0))
@@ -217,10 +224,13 @@ async def test_definition_references_and_rename(editor: Editor) -> None:
     assert "inputs.imei" not in after and "input serial" in after
     assert not await editor.change(uri, after, version=2)  # still compiles, nothing dangling
 
-    with pytest.raises(Exception, match="not a name"):
+    with pytest.raises(JsonRpcException, match="not a name") as refused:
         await editor.client.text_document_rename_async(
             types.RenameParams(text_document=doc(uri), position=use, new_name="2bad")
         )
+    # the protocol's RequestFailed with a message for the person, no Python traceback
+    assert refused.value.code == types.LSPErrorCodes.RequestFailed
+    assert refused.value.data is None
 
 
 async def test_formatting_is_inspectlang_fmt(editor: Editor) -> None:
@@ -285,3 +295,109 @@ async def test_a_let_has_hover_and_definition_like_a_variable(editor: Editor) ->
         types.HoverParams(text_document=doc(uri), position=at(LETS, "ask when", offset=2))
     )
     assert found is not None and "required" in found.contents.value  # type: ignore[union-attr]
+
+
+async def test_formatting_a_huge_number_or_an_unknown_document_answers_without_traceback(
+    editor: Editor,
+) -> None:
+    uri = "file:///tmp/huge.insp"
+    huge = (
+        'template "Huge"\n    type: car\n\ninput km\n    type: numeric\n'
+        f"    minimum: 1{'0' * 309}\n\nverdict\n    approve when inputs.km > 1\n"
+    )
+    found = await editor.open(uri, huge)
+    assert [d.code for d in found] == ["E019"]
+    options = types.FormattingOptions(tab_size=4, insert_spaces=True)
+    # left as it is, its error shown: no edit, no error
+    assert (
+        await editor.client.text_document_formatting_async(
+            types.DocumentFormattingParams(text_document=doc(uri), options=options)
+        )
+        is None
+    )
+
+    with pytest.raises(JsonRpcException, match="is not open") as refused:
+        await editor.client.text_document_formatting_async(
+            types.DocumentFormattingParams(
+                text_document=doc("file:///tmp/never-opened.insp"), options=options
+            )
+        )
+    assert refused.value.code == -32602  # InvalidParams
+    assert refused.value.data is None
+    with pytest.raises(JsonRpcException, match="is not open"):
+        await editor.client.text_document_hover_async(
+            types.HoverParams(
+                text_document=doc("file:///tmp/never-opened.insp"), position=types.Position(0, 0)
+            )
+        )
+
+
+async def test_a_very_deep_let_chain_publishes_diagnostics(editor: Editor) -> None:
+    lets = "\n".join(f"let a{i} = a{i - 1} + 1" for i in range(1, 250))
+    verdict = "verdict\n    approve when a249 > 0\n"
+    text = f'template "Deep"\n    type: car\n\nlet a0 = 1\n{lets}\n\n{verdict}'
+    found = await editor.open("file:///tmp/deep.insp", text)
+    assert found and {d.code for d in found} == {"E004"}
+
+
+async def test_rapid_changes_publish_once_for_the_last_text(editor: Editor) -> None:
+    uri = EXAMPLE.as_uri()
+    text = EXAMPLE.read_text()
+    assert not await editor.open(uri, text)
+    editor.log.clear()
+    editor.event.clear()
+    for version in range(2, 12):  # ten edits, the last one leaves a typo
+        edited = text if version < 11 else text.replace("inputs.imei", "inputs.imie", 1)
+        editor.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=edited)],
+            )
+        )
+    await editor.diagnostics(uri)
+    await asyncio.sleep(0.5)  # nothing else comes
+    assert editor.log == [(uri, 11)]
+    assert [d.code for d in editor.published[uri]] == ["E020"]
+
+
+def test_a_check_that_fails_is_published_as_a_diagnostic(monkeypatch: pytest.MonkeyPatch) -> None:
+    from inspectlang.lsp import server
+
+    def boom(source: str, filename: str) -> list[object]:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(server, "diagnostics", boom)
+    (found,) = server.safe_diagnostics("template", "x.insp")
+    assert found.code == "internal" and "RecursionError" in found.message
+    assert (found.span.line, found.span.column) == (1, 1)
+
+
+def _message(payload: dict[str, object]) -> bytes:
+    body = json.dumps(payload).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+@pytest.mark.parametrize(("shutdown", "status"), [(True, 0), (False, 1)])
+def test_exit_status_follows_the_protocol(shutdown: bool, status: int) -> None:
+    """`shutdown` then `exit` ends with 0 (and nothing on stderr); `exit` alone with 1."""
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"processId": None, "rootUri": None, "capabilities": {}},
+        },
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+    ]
+    if shutdown:
+        messages.append({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
+    messages.append({"jsonrpc": "2.0", "method": "exit"})
+    done = subprocess.run(
+        [sys.executable, "-m", "inspectlang", "lsp"],
+        input=b"".join(_message(m) for m in messages),
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == status, done.stderr.decode()
+    assert b"Traceback" not in done.stderr

@@ -44,7 +44,11 @@ def record_job(ctx: jobs.JobContext) -> None:
 
 @pytest.fixture
 def noop_kind(monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setitem(jobs.HANDLERS, "test_noop", f"{__name__}:record_job")
+    from server.app import job_kinds
+
+    registry = job_kinds()
+    registry.kinds["test_noop"] = jobs.JobKind(record_job)
+    monkeypatch.setattr(jobs, "_registry", registry)
     HANDLED.clear()
     return "test_noop"
 

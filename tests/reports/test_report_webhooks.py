@@ -462,7 +462,11 @@ def test_retry_after_values() -> None:
     from datetime import UTC, datetime, timedelta
     from email.utils import format_datetime
 
-    parse = webhooks._retry_after_seconds
+    from server.common import retry_after_seconds
+
+    def parse(value: str | None) -> float | None:
+        return retry_after_seconds(value, cap=webhooks.MAX_RETRY_AFTER_SECONDS)
+
     assert parse("7") == 7.0
     assert parse("999999") == webhooks.MAX_RETRY_AFTER_SECONDS
     assert parse(None) is None and parse("") is None and parse("soon") is None
@@ -470,3 +474,13 @@ def test_retry_after_values() -> None:
     value = parse(in_a_minute)
     assert value is not None and 55 <= value <= 61
     assert parse("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # in the past: retry now
+    # One parser for every server we call: link delivery and analysis providers read dates too.
+    import httpx
+
+    from server.delivery.providers import http as delivery_http
+    from server.images import providers
+
+    answer = httpx.Response(429, headers={"retry-after": in_a_minute})
+    for read in (delivery_http._retry_after, providers._retry_after):
+        waited = read(answer)
+        assert waited is not None and 55 <= waited <= 61

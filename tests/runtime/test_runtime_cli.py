@@ -125,3 +125,60 @@ def test_simulate_bad_events_file(
     events.write_text(content)
     assert main(["simulate", str(EXAMPLES / "motor_insurance.insp"), str(events)]) == 1
     assert message in capsys.readouterr().err
+
+
+AGE_CHECK = """\
+template "Age check"
+    type: people
+    locales: es_AR, en_US
+
+image id_front
+    side: "dni"
+    label: "Front of your ID"
+    validate age, minimum age 18
+
+verdict
+    approve when images.id_front.age.valid
+    otherwise "Too young"
+"""
+
+
+def _age_events(age: str) -> dict[str, object]:
+    return {
+        "events": [
+            # no locale: the template's default (es_AR) is used
+            {
+                "event": "create",
+                "body": {"delivery": {"channel": "email", "destination": "a@example.com"}},
+            },
+            {"event": "start"},
+            {
+                "event": "image",
+                "image": "id_front",
+                "validations": [{"validation": "age", "confidence": 95, "result": age}],
+            },
+            {"event": "finish"},
+        ]
+    }
+
+
+@pytest.mark.parametrize(
+    ("age", "shown", "veredict"), [("16", "NOT valid", "disapproved"), ("18", "valid", "approved")]
+)
+def test_simulate_a_create_without_locale_and_an_age_under_the_minimum(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], age: str, shown: str, veredict: str
+) -> None:
+    """A `create` without `locale` uses the template's default (it was refused with
+    invalid_locale); an `age` of 16 under `minimum age 18` is not valid, however confident the
+    reader (it showed as valid)."""
+    template = tmp_path / "age.insp"
+    template.write_text(AGE_CHECK, encoding="utf-8")
+    events = tmp_path / "age.events.json"
+    events.write_text(json.dumps(_age_events(age)), encoding="utf-8")
+    assert main(["simulate", str(template), str(events), "--format", "json"]) == 0
+    output = json.loads(capsys.readouterr().out)
+    assert "refused" not in output["steps"][0]
+    assert output["inspection"]["locale"] == "es_AR"
+    assert output["inspection"]["veredict"] == veredict
+    assert main(["simulate", str(template), str(events)]) == 0
+    assert f"dni.age: {shown} (confidence 95.0" in capsys.readouterr().out

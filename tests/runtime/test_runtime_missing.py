@@ -144,3 +144,57 @@ def test_explanation_lists_the_missing_items() -> None:
         ("approve_when", True, False)
     ]
     assert "Missing: input Notes" in render_text(explanation)
+
+
+RAN = """
+template "Ran"
+    type: car
+
+image front
+    label: "Front"
+    validate plate, optional
+
+check plate_not_read
+    name: "Plate not read yet"
+    valid when: not images.front.plate.ran
+
+check plate_read_or_pending
+    name: "Plate read, or not read yet"
+    valid when: not images.front.plate.ran or images.front.plate.valid
+
+verdict
+    approve when true
+"""
+
+
+def test_a_validation_of_a_photo_never_uploaded_has_not_ran() -> None:
+    """`images.X.V.ran` is false (not missing) before the photo is uploaded and before its
+    result: `not ....ran or ...` holds instead of being empty; `valid` stays missing."""
+    for program in on_both_paths(load_program(compile_template(RAN, "ran.insp"))):
+        state = new(program)
+        assert {g.name: g.valid for g in state.globalValidations} == {
+            "Plate not read yet": True,
+            "Plate read, or not read yet": True,
+        }, program
+        uploaded, _ = rt.add_image(
+            program,
+            state,
+            state.products[0].id,
+            rt.ImageUpload(data=jpeg(), content_type="image/jpeg", side="front"),
+            now=at(1),
+            ids=ids("i"),
+        )
+        assert {g.name: g.valid for g in uploaded.globalValidations}["Plate not read yet"]
+        image = uploaded.products[0].images[0].id
+        read = rt.record_validation(
+            program,
+            uploaded,
+            image,
+            {"validation": "plate", "confidence": 10, "result": "AB123CD"},
+            now=at(2),
+            ids=ids("v"),
+        )
+        assert {g.name: g.valid for g in read.globalValidations} == {
+            "Plate not read yet": False,
+            "Plate read, or not read yet": False,
+        }

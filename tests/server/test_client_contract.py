@@ -10,11 +10,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import io
+import json
 from typing import Any
 
 import httpx
 from PIL import Image as PILImage
 
+from server import tokens
+from server.auth import add_member
 from server.db import Database
 from server.inspections.tables import InspectionRecord
 from server.webhooks import service as webhooks
@@ -402,3 +405,259 @@ def test_builtin_templates_ask_for_the_client_fields(
         validated = {v["validation"] for image in found["images"] for v in image["validations"]}
         assert fields <= asked, kind
         assert validations <= validated, kind
+
+
+# --- issue 21 §1: what the libraries send that the service refused -----------------------------
+
+
+def test_php_readme_phone_destination_takes_its_region_from_the_locale(
+    client: httpx.Client, test_headers: dict[str, str]
+) -> None:
+    """The PHP library's README body: a local WhatsApp number and no `countryISO` (400
+    `invalid_delivery_destination` before the fix). The locale's country is the region."""
+    body = {
+        "delivery": {"channel": "wsp", "destination": "3813635420", "disabled": False},
+        "locale": "es_AR",
+        "consumer": CONSUMER,
+        "inputs": [],
+        "car": {"plate": "AB705SU", "year": 2020},
+        "templateId": "easy",
+        "initialStatus": "started",
+    }
+    response = client.post("/v1/inspection/car", json=body, headers=test_headers)
+    assert response.status_code == 201, response.text
+    inspection = read(client, test_headers, response.json()["inspectionId"])
+    assert inspection["delivery"]["channel"] == "wsp"
+    assert inspection["delivery"]["destination"] == "+54******5420"
+    # An explicit countryISO still wins over the locale: the number is not Brazilian.
+    brazil = {**body, "delivery": {**body["delivery"], "countryISO": "BR"}}
+    refused = client.post("/v1/inspection/car", json=brazil, headers=test_headers)
+    assert refused.status_code == 400 and refused.json()["code"] == "invalid_delivery_destination"
+
+
+POLICY_SOURCE = """\
+template "PHP product update {n}"
+    type: car
+
+input policy
+    type: text
+    label: "Policy type"
+    asked at: update
+
+input invoice
+    type: file
+    label: "Invoice"
+    asked at: update
+    accepts: "application/pdf"
+    maximum size: 1 KB
+
+verdict
+    approve when true
+"""
+
+PDF = b"%PDF-1.4\n% tiny test file\n%%EOF\n"
+
+
+def _policy_template(client: httpx.Client, headers: dict[str, str]) -> dict[str, Any]:
+    response = client.post(
+        "/v1/inspection/template",
+        content=POLICY_SOURCE.format(
+            n=len(client.get("/v1/inspection/template", headers=headers).json())
+        ).encode(),
+        headers={**headers, "content-type": "text/plain"},
+    )
+    assert response.status_code == 201, response.text
+    template: dict[str, Any] = response.json()
+    return template
+
+
+def test_php_product_update_with_product_id_inputs_and_file_parts(
+    client: httpx.Client, test_headers: dict[str, str], live_server: str
+) -> None:
+    """`$autoinspector->inspections->car->update([...])`: multipart, the `data` part holding
+    `{productId, car, inputs}` (file inputs taken out of `inputs`) and one part per file named
+    by its input identifier (400 `unknown_field` for `productId` and `inputs` before the fix)."""
+    template = _policy_template(client, test_headers)
+    names = {i["label"]: i["identifier"] for i in template["inputs"]}
+    created = create(
+        client,
+        test_headers,
+        "car",
+        {"templateId": template["_id"], "car": {"plate": "AB705SU", "year": 2020}},
+    )
+    product_id = created["productId"]
+    data = {
+        "productId": product_id,
+        "car": {"color": "black", "make": "JEEP", "model": "RENEGADE"},
+        "inputs": [{"identifier": names["Policy type"], "value": "POLIZA A"}],
+    }
+    response = client.put(
+        f"/v1/inspection/car/{product_id}",
+        files={
+            names["Invoice"]: ("gopher.pdf", PDF, "application/pdf"),
+            "data": (None, json.dumps(data)),
+        },
+        headers=test_headers,
+    )
+    assert response.status_code == 200, response.text
+    assert "message" in response.json()
+    inspection = read(client, test_headers, created["inspectionId"])
+    assert product_data(inspection, "car") == {
+        "plate": "AB705SU",
+        "year": 2020,
+        "color": "black",
+        "make": "JEEP",
+        "model": "RENEGADE",
+    }
+    values = {i["identifier"]: i["value"] for i in inspection["template"]["inputs"]}
+    assert values[names["Policy type"]] == "POLIZA A"
+    served = httpx.get(values[names["Invoice"]])
+    assert (served.status_code, served.content) == (200, PDF)
+
+
+def test_php_product_update_refusals_match_the_inspection_update(
+    client: httpx.Client, test_headers: dict[str, str]
+) -> None:
+    """The same checks and codes as `PUT /v1/inspection/:id`, and a `productId` that is not
+    the path's is 400 `product_id_mismatch`; nothing is applied when any part is refused."""
+    template = _policy_template(client, test_headers)
+    names = {i["label"]: i["identifier"] for i in template["inputs"]}
+    created = create(
+        client, test_headers, "car", {"templateId": template["_id"], "car": {"plate": "AB705SU"}}
+    )
+    product_id = created["productId"]
+    url = f"/v1/inspection/car/{product_id}"
+
+    def put(data: dict[str, Any], files: dict[str, Any] | None = None) -> tuple[int, str]:
+        parts = {"data": (None, json.dumps(data)), **(files or {})}
+        answer = client.put(url, files=parts, headers=test_headers)
+        return answer.status_code, answer.json().get("code", "")
+
+    other = "0123456789abcdef01234567"
+    assert put({"productId": other, "car": {"color": "red"}}) == (400, "product_id_mismatch")
+    assert put({"productId": product_id, "inputs": [{"identifier": "input_x", "value": "y"}]}) == (
+        400,
+        "invalid_input_value",
+    )
+    assert put(
+        {"productId": product_id, "car": {"color": "red"}},
+        {"input_unknown": ("a.pdf", PDF, "application/pdf")},
+    ) == (400, "unknown_file_input")
+    assert put(
+        {"productId": product_id, "car": {"color": "red"}},
+        {names["Invoice"]: ("a.png", b"\x89PNG", "image/png")},
+    ) == (400, "invalid_input_value")
+    assert put({"productId": product_id, "car": {"colour": "red"}}) == (400, "unknown_field")
+    inspection = read(client, test_headers, created["inspectionId"])
+    assert product_data(inspection, "car") == {"plate": "AB705SU"}
+    assert all(i["value"] is None for i in inspection["template"]["inputs"])
+    # PHP's `inputs: []` (every input was a file) with a JSON body works too.
+    plain = client.put(
+        url,
+        json={"productId": product_id, "car": {"color": "red"}, "inputs": []},
+        headers=test_headers,
+    )
+    assert plain.status_code == 200, plain.text
+    assert (
+        product_data(read(client, test_headers, created["inspectionId"]), "car")["color"] == "red"
+    )
+
+
+def test_node_flat_machinery_update(client: httpx.Client, test_headers: dict[str, str]) -> None:
+    """`machinery.update(productId, {make, model, purpose})` sends the fields without the
+    `machinery` wrapper (400 `unknown_field` before)."""
+    created = create(client, test_headers, "machinery", {"machinery": {"type": "backhoe"}})
+    response = client.put(
+        f"/v1/inspection/machinery/{created['productId']}",
+        json={"make": "JOHN DEERE", "model": "V2", "purpose": "Agrícola"},
+        headers=test_headers,
+    )
+    assert response.status_code == 200, response.text
+    stored = product_data(read(client, test_headers, created["inspectionId"]), "machinery")
+    assert stored == {"type": "backhoe", "make": "JOHN DEERE", "model": "V2", "purpose": "Agrícola"}
+    # A flat body is read as the product only when every key is one of its fields.
+    mixed = client.put(
+        f"/v1/inspection/machinery/{created['productId']}",
+        json={"make": "X", "wheels": 4},
+        headers=test_headers,
+    )
+    assert mixed.status_code == 400 and mixed.json()["code"] == "unknown_field"
+
+
+def test_node_presign_with_an_identity(
+    client: httpx.Client, test_headers: dict[str, str], company: dict[str, Any], db: Database
+) -> None:
+    """`presignDetail(id, {expiresInSeconds, identity: {type, id}})` (400 `unknown_field`
+    before): the member must exist (404 `not_found_user`), and the link records who it is for."""
+    member = add_member(db, company["companyId"], "agent-77")
+    created = create(client, test_headers, "car", {"car": {"plate": "PS123AB"}})
+    url = f"/v1/inspection/presign/detail/{created['inspectionId']}"
+    for identity in (
+        {"type": "internalId", "id": "agent-77"},
+        {"type": "user", "id": member["memberId"]},
+    ):
+        response = client.post(
+            url, json={"expiresInSeconds": 600, "identity": identity}, headers=test_headers
+        )
+        assert response.status_code == 200, response.text
+        answer = response.json()
+        assert answer["identity"] == {**identity, "userId": member["memberId"]}
+        claims = tokens.verify("inspection_detail", answer["accessToken"])
+        assert claims.holder == member["memberId"]
+        assert httpx.get(answer["url"]).status_code == 200
+    for identity in ({"type": "internalId", "id": "nobody"}, {"type": "user", "id": "nobody"}):
+        missing = client.post(url, json={"identity": identity}, headers=test_headers)
+        assert (missing.status_code, missing.json()["code"]) == (404, "not_found_user")
+    bad = client.post(url, json={"identity": {"type": "admin", "id": "x"}}, headers=test_headers)
+    assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "identity.type"
+
+
+def test_finish_answers_message_beside_the_inspection(
+    client: httpx.Client, test_headers: dict[str, str]
+) -> None:
+    """The Node library types the finish answer `{message}` (absent before the fix)."""
+    created = create(client, test_headers, "car", {"car": {"plate": "FM123AB"}})
+    finished = client.post(
+        f"/v1/inspection/finish/{created['inspectionId']}", json={}, headers=test_headers
+    )
+    assert finished.status_code == 200, finished.text
+    answer = finished.json()
+    assert answer["message"] == "Inspection finished"
+    assert answer["_id"] == created["inspectionId"] and answer["status"] == "completed"
+
+
+def test_goods_from_a_single_object_answer_product_ids(
+    client: httpx.Client, test_headers: dict[str, str]
+) -> None:
+    created = create(client, test_headers, "goods", {"goods": GOODS[0]})
+    assert created["productIds"] == [created["productId"]]
+    car = create(client, test_headers, "car", {"car": {"plate": "PI123AB"}})
+    assert car["productIds"] == [car["productId"]]
+
+
+def test_php_empty_array_body_where_the_body_is_optional(
+    client: httpx.Client, test_headers: dict[str, str]
+) -> None:
+    """PHP's `json_encode([])` is `[]`: read as `{}` on report request, presign, start and
+    finish (400 `invalid_body` on report request and presign before the fix)."""
+    created = create(client, test_headers, "car", {"car": {"plate": "EA123AB"}})
+    inspection_id = created["inspectionId"]
+    headers = {**test_headers, "content-type": "application/json"}
+    presign = client.post(
+        f"/v1/inspection/presign/detail/{inspection_id}", content=b"[]", headers=headers
+    )
+    assert presign.status_code == 200, presign.text
+    start = client.post(f"/v1/inspection/{inspection_id}/start", content=b"[]", headers=headers)
+    assert start.status_code == 200, start.text
+    finish = client.post(f"/v1/inspection/finish/{inspection_id}", content=b"[]", headers=headers)
+    assert finish.status_code == 200, finish.text
+    report = client.post(
+        f"/v1/inspection/{inspection_id}/report/request", content=b"[]", headers=headers
+    )
+    assert report.status_code in (200, 201), report.text
+    assert "_id" in report.json()
+    # A non-empty array is still no object.
+    refused = client.post(
+        f"/v1/inspection/{inspection_id}/report/request", content=b"[1]", headers=headers
+    )
+    assert (refused.status_code, refused.json()["code"]) == (400, "invalid_body")

@@ -22,8 +22,8 @@ from sqlalchemy import select
 
 from server.db import Database
 from server.inspections import access
-from server.inspections.creation import _hash_code
 from server.tables import JobRecord
+from server.tokens import hash_token
 from server.web.tables import WebSession
 
 TEMPLATE = Path(__file__).parents[1] / "browser" / "consumer_flow.insp"
@@ -76,7 +76,16 @@ def test_the_code_is_checked_against_the_stored_hash(
     assert access.open_with_code(db, inspection_id, None) is None
     assert access.open_with_code(db, "f" * 24, code) is None
     assert access.open_with_code(db, inspection_id, code * 10) is None
-    assert access.code_hash(code) == _hash_code(code)
+    assert access.code_hash(code) == hash_token(code)
+
+
+def test_a_wrong_link_answers_in_the_language_the_browser_prefers(live_server: str) -> None:
+    """The Accept-Language header is negotiated (quality values), not cut to five characters."""
+    with httpx.Client(base_url=live_server) as browser:
+        page = browser.get(
+            "/i/" + "0" * 24 + "?code=wrong", headers={"accept-language": "en;q=0.1, pt-BR"}
+        )
+    assert page.status_code == 404 and "Este link não funciona" in page.text
 
 
 def test_opening_the_link(live_server: str, flow_template: dict[str, Any], db: Database) -> None:

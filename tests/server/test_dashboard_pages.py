@@ -245,11 +245,15 @@ def test_api_filters_and_paging(
     refused = client.get("/dashboard/inspections?limit=1000")
     assert refused.status_code == 400 and "limit" in refused.text
     first = client.get("/dashboard/inspections?plate=PG111PG&limit=1")
-    assert "2 inspections, page 1 of 2." in first.text
-    assert 'href="?plate=PG111PG&amp;limit=1&amp;page=2" rel="next"' in first.text
+    assert "2 inspections · page 1" in first.text
+    assert 'href="/dashboard/inspections?plate=PG111PG&amp;page=2&amp;limit=1" rel="next"' in (
+        first.text
+    )
     second = client.get("/dashboard/inspections?plate=PG111PG&limit=1&page=2")
-    assert "page 2 of 2." in second.text and 'rel="prev"' in second.text
-    assert "0 inspections." in client.get("/dashboard/inspections?plate=NOPE").text
+    assert "page 2" in second.text and 'rel="prev"' in second.text
+    assert 'rel="next"' not in second.text
+    nothing = client.get("/dashboard/inspections?plate=NOPE").text
+    assert "0 inspections" in nothing and "No inspection matches." in nothing
 
 
 def test_diagnostics_endpoint_gives_caret_and_suggestion(

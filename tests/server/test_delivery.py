@@ -457,8 +457,10 @@ def test_whatsapp_through_twilio_and_through_metas_cloud_api(
 WORKER = """
 import sys
 from server.db import Database
+from server.app import register_jobs
 from server.jobs import WorkerConfig, run_worker
 from server.settings import Settings
+register_jobs()
 settings = Settings.from_env(data_dir=sys.argv[2], database_url=sys.argv[1], secret="s")
 config = WorkerConfig(
     lease_seconds=2, poll_seconds=0.05, backoff_base_seconds=0.05, backoff_max_seconds=0.1
@@ -688,3 +690,88 @@ def test_a_batch_of_deliveries_is_written_with_one_job_each(
     assert all(
         job.status == "queued" and job.max_attempts == deliveries.MAX_ATTEMPTS for job in mine
     )
+
+
+def local(link: str) -> str:
+    """A magic link's path and query, to open on the test's own server."""
+    parts = urlsplit(link)
+    return f"{parts.path}?{parts.query}"
+
+
+def test_a_resend_gives_an_expired_link_a_fresh_window(
+    serve_app: Any, settings: Settings, db: Database, test_headers: dict[str, str]
+) -> None:
+    """Issue 24: the link's window counts from its own delivery, not from creation; an
+    inspection blocked by its expiry opens again with the template's lifetime from the resend;
+    the message states the link's real expiry. The built-in `easy` car: link 72 h, inspection
+    7 days."""
+    from datetime import UTC, datetime, timedelta
+
+    from server.app import create_app
+
+    moments = [datetime.now(UTC).replace(microsecond=0)]
+    app = create_app(settings, db=db, clock=lambda: moments[0])
+    with serve_app(app) as base_url, httpx.Client(base_url=base_url, timeout=30) as http:
+        drain(db, settings)
+        created = create(http, test_headers, body(channel="email", destination="late@example.com"))
+        inspection = created["inspectionId"]
+        path = f"/v1/inspection/{inspection}/delivery"
+
+        moments[0] += timedelta(hours=73)  # the first link has expired, the inspection has not
+        assert http.get(local(created["magicLink"])).status_code == 410
+        renewed = http.post(path, headers=test_headers)
+        assert renewed.status_code == 202, renewed.text
+        link_ends = moments[0] + timedelta(hours=72)
+        assert delivery_of(db, inspection).expires_at == link_ends
+        opened = http.get(local(renewed.json()["magicLink"]), follow_redirects=True)
+        assert opened.status_code == 200, opened.text
+        run_jobs(db, settings, lambda: delivery_of(db, inspection).status == "sent")
+        with db.session() as session:
+            sent = session.execute(
+                select(OutboxMessageRecord).where(col(OutboxMessageRecord.to) == "late@example.com")
+            ).scalars()
+            newest = max(sent, key=lambda message: message.created_at)
+        assert str(link_ends.year) in newest.text and renewed.json()["magicLink"] in newest.text
+
+        moments[0] += timedelta(days=8)  # now the inspection itself expired: blocked
+        refused = http.put(
+            f"/v1/inspection/{inspection}", json={"metadata": {"a": "b"}}, headers=test_headers
+        )
+        assert refused.json()["code"] == "inspection_not_editable"
+        assert (
+            http.get(f"/v1/inspection/{inspection}", headers=test_headers).json()["status"]
+            == "blocked"
+        )
+        reopened = http.post(path, headers=test_headers)
+        assert reopened.status_code == 202, reopened.text
+        document = http.get(f"/v1/inspection/{inspection}", headers=test_headers).json()
+        assert document["status"] in ("created", "started")
+        expires = datetime.fromisoformat(document["expiresAt"].replace("Z", "+00:00"))
+        assert expires == moments[0] + timedelta(days=7)
+        assert (
+            http.get(local(reopened.json()["magicLink"]), follow_redirects=True).status_code == 200
+        )
+
+
+def test_outbox_command_outside_a_project_creates_nothing(tmp_path: Path) -> None:
+    """Issue 24: a read-only command never creates a database or a secret file."""
+    empty = tmp_path / "nowhere"
+    listed = subprocess.run(
+        [sys.executable, "-m", "inspectlang", "outbox", "--data-dir", str(empty)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={
+            **{
+                k: v
+                for k, v in os.environ.items()
+                if k not in ("DATABASE_URL", "INSPECTLANG_SECRET")
+            },
+            "PYTHONPATH": str(ROOT),
+        },
+        timeout=60,
+    )
+    assert listed.returncode == 1
+    assert json.loads(listed.stderr)["code"] == "no_database"
+    assert list(tmp_path.iterdir()) == []
+    assert not (tmp_path / "data").exists()

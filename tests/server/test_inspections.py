@@ -110,7 +110,8 @@ def test_create_with_alias_then_read(
     client: httpx.Client, live_server: str, test_headers: dict[str, str]
 ) -> None:
     created = create(client, test_headers, creation("easy", car={"plate": "AB123CD"}))
-    assert set(created) == {"inspectionId", "productId", "message", "magicLink"}
+    assert set(created) == {"inspectionId", "productId", "productIds", "message", "magicLink"}
+    assert created["productIds"] == [created["productId"]]  # always answered (issue 21)
     inspection_id = created["inspectionId"]
     assert len(inspection_id) == 24
     assert created["magicLink"].startswith(f"{live_server}/i/{inspection_id}?code=")
@@ -324,6 +325,7 @@ def test_start_and_finish(client: httpx.Client, test_headers: dict[str, str]) ->
     assert document["status"] == "completed"
     assert document["completedBy"] == "client"
     assert document["veredict"] in ("approved", "disapproved")
+    assert document.pop("message") == "Inspection finished"  # beside the Inspection (issue 21)
     assert client.get(f"/v1/inspection/{inspection_id}", headers=test_headers).json() == document
     twice = client.post(f"/v1/inspection/finish/{inspection_id}", headers=test_headers)
     assert error_of(twice) == (409, "invalid_status_transition")
@@ -537,7 +539,8 @@ def test_goods_with_several_products(
     one = client.post(
         "/v1/inspection/goods", json=creation(goods=products[0]), headers=test_headers
     )
-    assert set(one.json()) == {"inspectionId", "productId", "message", "magicLink"}
+    assert set(one.json()) == {"inspectionId", "productId", "productIds", "message", "magicLink"}
+    assert one.json()["productIds"] == [one.json()["productId"]]
 
 
 @pytest.mark.parametrize(

@@ -60,7 +60,9 @@ def empty_db(database_url: str, tmp_path: Path) -> Iterator[Database]:
 def differences(database: Database) -> list[Any]:
     import_table_modules()
     with database.engine.connect() as connection:
-        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        context = MigrationContext.configure(
+            connection, opts={"compare_type": True, "include_object": migrate.include_object}
+        )
         return list(compare_metadata(context, SQLModel.metadata))
 
 
@@ -69,6 +71,23 @@ def test_head_is_exactly_the_tables_schema(empty_db: Database) -> None:
     assert (before, after) == (None, migrate.head())
     assert differences(empty_db) == []
     assert migrate.upgrade(empty_db) == (after, after)  # a second upgrade changes nothing
+
+
+def test_migration_only_indexes_exist_on_postgresql(empty_db: Database) -> None:
+    """What the comparison leaves out (`migrate.MIGRATION_ONLY_INDEXES`) is there all the same:
+    the search's trigram index on PostgreSQL (SQLite has none)."""
+    migrate.upgrade(empty_db)
+    indexes = {index["name"] for index in inspect(empty_db.engine).get_indexes("inspections")}
+    if empty_db.dialect == "postgresql":
+        assert indexes >= migrate.MIGRATION_ONLY_INDEXES
+        with empty_db.engine.connect() as connection:
+            definition = connection.exec_driver_sql(
+                "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_inspections_search'"
+                " AND schemaname = current_schema()"
+            ).scalar_one()
+        assert "USING gin (search_text" in definition and "gin_trgm_ops" in definition
+    else:
+        assert not migrate.MIGRATION_ONLY_INDEXES & indexes
 
 
 def sample(column: Any, row: int) -> Any:

@@ -1,8 +1,8 @@
 """Uploaded bytes are never served back as active content. Each upload says what it gets: an
 image slot takes only JPEG, PNG or WebP that decodes within the pixel limit (else 400
 `invalid_image`, nothing stored); content is served with the type detected from the bytes,
-file inputs as attachments unless they are a picture or a video; every content response carries
-a CSP that allows nothing and `nosniff`.
+file inputs as attachments unless they are a picture (Pillow reads them as one); every content
+response carries a CSP that allows nothing and `nosniff`.
 
 Before: an HTML or SVG file uploaded as an "image" came back as `text/html` from the API's own
 origin, to anyone holding its `src` link.
@@ -26,6 +26,7 @@ from server.inspections.tables import ImageRecord
 from tests.server.test_images import creation, upload
 
 HTML = b"<!doctype html><script>alert(document.cookie)</script>"
+MP4 = b"\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom" + b"\x00" * 2048
 SVG = b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'
 
 
@@ -163,9 +164,13 @@ verdict
             False,
         ),
         ("photo.jpg", encoded("JPEG"), "image/jpeg", True),
+        # Issue 21 §2: inline only what really is a picture. A JPEG's magic number before HTML
+        # is no picture (Pillow cannot read it), and a video is no picture either.
+        ("fake.jpg", b"\xff\xd8\xff\xe0" + HTML, "image/jpeg", False),
+        ("clip.mp4", MP4, "video/mp4", False),
     ],
 )
-def test_file_inputs_are_attachments_unless_a_picture_or_video(
+def test_file_inputs_are_attachments_unless_a_picture(
     client: httpx.Client,
     test_headers: dict[str, str],
     name: str,

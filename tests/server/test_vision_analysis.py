@@ -247,8 +247,10 @@ def test_a_selfie_is_compared_with_the_document_read_by_its_mrz(
 WORKER = """
 import sys
 from server.db import Database
+from server.app import register_jobs
 from server.jobs import WorkerConfig, run_worker
 from server.settings import Settings
+register_jobs()
 settings = Settings.from_env(data_dir=sys.argv[2], database_url=sys.argv[1], secret="s")
 config = WorkerConfig(
     lease_seconds=2, poll_seconds=0.05, backoff_base_seconds=0.05, backoff_max_seconds=0.1

@@ -178,6 +178,38 @@ def test_names_ignore_accents_case_and_order() -> None:
     assert not same_name("PEREZ GOMEZ MARIA", "María José Pérez Gómez")
 
 
+def test_names_transliterated_as_icao_9303() -> None:
+    """The MRZ spells Þ as TH, Æ as AE, Ö as OE (or O): an Icelandic holder's declared name
+    matches her MRZ; a different name still does not."""
+    from runtime.vision.identity import name_tokens, same_name
+
+    assert same_name("AEVARSDOTTIR THURIDUR OESP", "Þuríður Ösp Ævarsdóttir")
+    assert same_name("AEVARSDOTTIR THURIDUR OESP", "Þuríður Ósp Ævarsdóttir")
+    assert same_name("MUELLER JOERG", "Jörg Müller") and same_name("MULLER JORG", "Jörg Müller")
+    assert same_name("STRASSER", "Straßer") and same_name("HANSEN SOEREN", "Søren Hansen")
+    assert not same_name("AEVARSDOTTIR THURIDUR", "Þuríður Ösp Ævarsdóttir")
+    assert not same_name("AVARSDOTTIR THURIDUR OESP", "Þuríður Ösp Ævarsdóttir")
+    assert name_tokens("Þór Æsa") == {"THOR", "AESA"}
+
+
+def test_century_of_the_birthdate_from_the_printed_date() -> None:
+    """`110101` in the MRZ is 1911 when the passport prints 01.01.1911 (a Czech specimen),
+    and stays 2011 when it prints 2011; with no printed date, a birthdate after the expiry is
+    the previous century's."""
+    from runtime.vision.documents import settle_century
+    from runtime.vision.machine_readable_zone import parse_td3
+
+    first = "P<CZESPECIMEN<<VZOR<<<<<<<<<<<<<<<<<<<<<<<<<"
+    second = "99003853<1CZE1101018M1207046110101111<<<<<94"
+    zone = parse_td3(first, second)
+    assert zone.birthdate == dt.date(2011, 1, 1) and zone.all_verified
+    assert settle_century(zone, ["PRAHA", "01.01.1911", second]).birthdate == dt.date(1911, 1, 1)
+    assert settle_century(zone, ["01.01.2011"]).birthdate == dt.date(2011, 1, 1)
+    assert settle_century(zone, ["02.01.1911"]).birthdate == dt.date(2011, 1, 1)
+    later = parse_td3(first, second.replace("1207046", "0907040"))
+    assert settle_century(later, []).birthdate == dt.date(1911, 1, 1)
+
+
 def test_age_and_sex_codes() -> None:
     from runtime.vision.identity import age_at, iso_sex
 

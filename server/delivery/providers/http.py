@@ -7,6 +7,7 @@ from typing import Any
 
 import httpx
 
+from server.common import retry_after_seconds
 from server.delivery.providers.base import PermanentFailure, TransientFailure
 
 TIMEOUT_SECONDS = 20.0
@@ -32,7 +33,4 @@ def refuse_unless_accepted(response: httpx.Response, provider: str) -> None:
 
 
 def _retry_after(response: httpx.Response) -> float | None:
-    raw = response.headers.get("retry-after", "").strip()
-    if raw.isdigit():
-        return min(float(raw), MAX_RETRY_AFTER_SECONDS)
-    return None
+    return retry_after_seconds(response.headers.get("retry-after"), cap=MAX_RETRY_AFTER_SECONDS)
