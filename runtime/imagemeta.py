@@ -51,7 +51,7 @@ PNG_STRIP_ROWS = 16
 
 EXIF_IFD = 0x8769
 GPS_IFD = 0x8825
-IFD1 = 1  # Pillow's index of the thumbnail's IFD
+IFD1 = -1  # Pillow's key of the thumbnail's IFD (ExifTags.IFD.IFD1)
 DATETIME_ORIGINAL = 36867
 OFFSET_TIME_ORIGINAL = 36881
 DATETIME = 306
