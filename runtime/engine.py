@@ -17,6 +17,7 @@ from typing import Any
 
 from inspectlang.manifest import Template
 from runtime import evaldata, intake
+from runtime import evidence as _evidence  # noqa: F401  (registers duplicate and edited)
 from runtime.errors import InspectionError
 from runtime.imagemeta import read_meta
 from runtime.program import Program
@@ -370,7 +371,13 @@ def add_image(
         if item.run and validator is not None:
             options = validation_options(program, spec.identifier, validation.validation)
             context = ValidationContext(
-                now=now, options=options, first_location=first, meta=meta, locations=located
+                now=now,
+                options=options,
+                first_location=first,
+                meta=meta,
+                locations=located,
+                inspection_id=state.id,
+                photo_hashes=_photo_hashes(state, spec.identifier),
             )
             outcome = validator.validate(upload, context)
             item.confidence = outcome.confidence
@@ -642,6 +649,17 @@ def _locations(state: InspectionState) -> tuple[tuple[float, float], ...]:
         for product in state.products
         for image in [*product.images, *product.extraImages]
         if image.latitude is not None and image.longitude is not None
+    )
+
+
+def _photo_hashes(state: InspectionState, identifier: str) -> tuple[tuple[int, int], ...]:
+    """The perceptual hashes (whole, central crop) of the inspection's photos outside the slot
+    `identifier` (a retake replaces its own slot's photo: not a duplicate of it)."""
+    return tuple(
+        (int(image.phash, 16), int(image.phashCenter, 16))
+        for product in state.products
+        for image in [*product.images, *product.extraImages]
+        if image.phash and image.phashCenter and image.templateImageIdentifier != identifier
     )
 
 

@@ -91,8 +91,9 @@ class ImageMeta:
     thumbnail: Image.Image | None = field(default=None, compare=False, repr=False)
     #: The shared reduced copy: RGB, longest side at most `DECODE_SIDE`, not rotated.
     picture: Image.Image | None = field(default=None, compare=False, repr=False)
-    #: 64-bit perceptual hash of `picture` (`runtime.photohash`), when decoded.
+    #: 64-bit perceptual hashes of `picture` and of its central crop (`runtime.photohash`).
     phash: int | None = None
+    phash_center: int | None = None
 
     @property
     def upright_size(self) -> tuple[int, int] | None:
@@ -127,15 +128,17 @@ def _read_meta(data: bytes) -> ImageMeta:
                 picture = _reduced(data, image)
                 if picture is None:
                     return ImageMeta(decoded=False, width=width, height=height)
-                from runtime.photohash import phash
+                from runtime.photohash import hashes
 
+                whole, central = hashes(picture)
                 return ImageMeta(
                     decoded=True,
                     width=width,
                     height=height,
                     format=image.format,
                     picture=picture,
-                    phash=phash(picture),
+                    phash=whole,
+                    phash_center=central,
                     **_exif_fields(exif, image.info.get("exif")),
                 )
     except Exception:  # any decoding failure of untrusted bytes is "not an image"

@@ -75,8 +75,10 @@ class ImageRecord(_Model):
     locationSource: str | None = None
     #: The camera and the software of the file (EXIF Make, Model, Software), when it says.
     device: dict[str, str] | None = None
-    #: The photo's 64-bit perceptual hash in hex (`runtime.photohash`), for `duplicate`.
+    #: The photo's 64-bit perceptual hashes in hex, whole and central crop (`runtime.photohash`),
+    #: for `duplicate`.
     phash: str | None = None
+    phashCenter: str | None = None
     validations: list[ValidationRecord] = Field(default_factory=list)
     damages: list[DamageRecord] = Field(default_factory=list)
     #: Fields read from an identity document (`{entity, valid, result}`), by the validations

@@ -61,6 +61,10 @@ class ImageUpload:
     #: What decoding the bytes found, when the caller already decoded them (the server does,
     #: to refuse what is not a photo): the engine then does not decode them again.
     meta: ImageMeta | None = None
+    #: Earlier photos of the company's other inspections near this one, as the caller's
+    #: history found them (`runtime.evidence.DuplicateMatch`; the server's look-up is
+    #: `server/images/duplicates.py`): `duplicate` fails on them.
+    duplicates: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,10 @@ class ValidationContext:
     meta: ImageMeta | None = None
     #: Positions of every located photo the inspection already has (the first one included).
     locations: tuple[tuple[float, float], ...] = ()
+    #: The inspection's id, and the perceptual hashes (whole, central crop) of its photos in
+    #: other slots: `duplicate` compares with them.
+    inspection_id: str | None = None
+    photo_hashes: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -248,6 +256,7 @@ def capture_fields(image: ImageUpload, meta: ImageMeta) -> dict[str, Any]:
         "locationSource": location_source(image, meta),
         "device": device or None,
         "phash": f"{meta.phash:016x}" if meta.phash is not None else None,
+        "phashCenter": f"{meta.phash_center:016x}" if meta.phash_center is not None else None,
     }
 
 
