@@ -20,7 +20,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import or_, select
+from sqlalchemy import select, union_all
 from sqlmodel import Session
 
 from runtime.evidence import DuplicateMatch
@@ -28,7 +28,7 @@ from runtime.photohash import NEAR_BITS, bands, nearest, probes, signed, unsigne
 from server.images.tables import PhotoHashRecord
 
 #: Candidate rows measured at most per look-up (the nearest are kept).
-MAX_CANDIDATES = 2000
+MAX_CANDIDATES = 20_000
 #: Matches kept per look-up, nearest first.
 MAX_MATCHES = 5
 
@@ -63,27 +63,31 @@ def row(
 
 
 def lookup_statement(
-    company_id: str, testing: bool, inspection_id: str, new: tuple[int, int]
+    company_id: str,
+    testing: bool,
+    inspection_id: str,
+    new: tuple[int, int],
 ) -> Any:
-    """The candidate rows' query: a band of the stored whole photo near a band of the new one
-    (whole or central crop), or a band of the stored central crop near the new whole's."""
-    whole_probes, center_probes = probes(new[0]), probes(new[1])
+    """The candidate rows' query: a band of the stored whole photo within one bit of the new
+    whole's, or equal to the new central crop's; or a band of the stored central crop equal to
+    the new whole's (a crop's hashes move few bits: 2 at most for 5% off every side). One
+    index-only scan per band column (`UNION ALL`; each index includes what is read)."""
+    whole_probes, whole_bands, center_bands = probes(new[0]), bands(new[0]), bands(new[1])
     table = cast(Any, PhotoHashRecord)
-    conditions = []
+    wanted = {}
     for index in range(4):
-        near_whole = sorted(set(whole_probes[index]) | set(center_probes[index]))
-        conditions.append(getattr(table, f"w{index}").in_(near_whole))
-        conditions.append(getattr(table, f"c{index}").in_(sorted(set(whole_probes[index]))))
-    return (
-        select(table.inspection_id, table.image_id, table.phash, table.phash_center)
-        .where(
+        wanted[f"w{index}"] = sorted(set(whole_probes[index]) | {center_bands[index]})
+        wanted[f"c{index}"] = [whole_bands[index]]
+    parts = [
+        select(table.inspection_id, table.image_id, table.phash, table.phash_center).where(
             table.company_id == company_id,
+            getattr(table, column).in_(values),
             table.testing == testing,
             table.inspection_id != inspection_id,
-            or_(*conditions),
         )
-        .limit(MAX_CANDIDATES)
-    )
+        for column, values in wanted.items()
+    ]
+    return union_all(*parts).limit(MAX_CANDIDATES)
 
 
 def find(
@@ -93,7 +97,11 @@ def find(
     crop), nearest first."""
     matches = []
     statement = lookup_statement(company_id, testing, inspection_id, new)
+    seen = set()
     for other_inspection, other_image, whole, center in session.execute(statement):
+        if other_image in seen:  # found through several bands
+            continue
+        seen.add(other_image)
         bits = nearest(new, (unsigned(whole), unsigned(center)))
         if bits <= NEAR_BITS:
             matches.append(DuplicateMatch(other_inspection, other_image, bits))

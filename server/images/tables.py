@@ -16,6 +16,9 @@ ID_TYPE = BigInteger().with_variant(Integer(), "sqlite")
 #: Columns holding the hash's bands: whole photo (`w0`-`w3`) and its central crop (`c0`-`c3`),
 #: 16 bits each, highest first (`runtime.photohash.bands`).
 BAND_COLUMNS = [f"w{index}" for index in range(4)] + [f"c{index}" for index in range(4)]
+#: What a look-up reads, kept in each band index on PostgreSQL (`INCLUDE`): the look-up is
+#: index-only scans, never a heap fetch per candidate.
+INCLUDED_COLUMNS = ["testing", "inspection_id", "image_id", "phash", "phash_center"]
 
 
 class PhotoHashRecord(SQLModel, table=True):
@@ -24,7 +27,13 @@ class PhotoHashRecord(SQLModel, table=True):
 
     __tablename__ = "photo_hashes"
     __table_args__ = tuple(
-        Index(f"ix_photo_hashes_{column}", "company_id", column) for column in BAND_COLUMNS
+        Index(
+            f"ix_photo_hashes_{column}",
+            "company_id",
+            column,
+            postgresql_include=INCLUDED_COLUMNS,
+        )
+        for column in BAND_COLUMNS
     )
 
     id: int | None = Field(default=None, sa_column=Column(ID_TYPE, primary_key=True))

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from server.images.tables import BAND_COLUMNS, ID_TYPE
+from server.images.tables import BAND_COLUMNS, ID_TYPE, INCLUDED_COLUMNS
 from server.tables import UtcDateTime
 
 revision: str = "0007_photo_hashes"
@@ -38,7 +38,12 @@ def upgrade() -> None:
         sa.Column("created_at", UtcDateTime(), nullable=False),
     )
     for column in BAND_COLUMNS:
-        op.create_index(f"ix_photo_hashes_{column}", "photo_hashes", ["company_id", column])
+        op.create_index(
+            f"ix_photo_hashes_{column}",
+            "photo_hashes",
+            ["company_id", column],
+            postgresql_include=INCLUDED_COLUMNS,
+        )
 
 
 def downgrade() -> None:
