@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from cachetools import LRUCache
 
-from inspectlang.ir import Statement
+from inspectlang import ir
 from inspectlang.manifest import ImageSpec, InputSpec, Template, ValidationSpec
 from runtime import codegen
 from runtime.errors import InvalidProgram, StepLimitExceeded
@@ -25,7 +25,6 @@ from runtime.reference import Reason, ReferenceEvaluator
 from runtime.verify import Scope, Verifier
 
 EvaluationPath = Literal["compiled", "reference"]
-Node = dict[str, Any]
 
 #: Default reason when `approve when` does not hold and the template gives none.
 DEFAULT_OTHERWISE = "The approval condition was not met"
@@ -40,7 +39,7 @@ class RuleProgram:
     input: str | None
     image: str | None
     validation: str | None
-    body: tuple[Statement, ...]
+    body: tuple[ir.Statement, ...]
     span: list[int]
 
 
@@ -50,7 +49,7 @@ class CheckProgram:
     key: str
     name: str
     description: str
-    valid: Node
+    valid: ir.Expression
     span: list[int]
 
 
@@ -62,14 +61,17 @@ class Program:
     revision: str
     rules: tuple[RuleProgram, ...]
     checks: tuple[CheckProgram, ...]
-    disapprovals: tuple[tuple[Reason, Node, list[int]], ...]
-    approve_when: Node | None
+    disapprovals: tuple[tuple[Reason, ir.Expression, list[int]], ...]
+    approve_when: ir.Expression | None
     otherwise: Reason
     source: str
     functions: dict[str, Callable[..., Any]] = field(repr=False)
     path: EvaluationPath = "compiled"
     #: Input identifier -> (function name, verified `ask when` condition).
-    asks: dict[str, tuple[str, Node]] = field(default_factory=dict)
+    asks: dict[str, tuple[str, ir.Expression]] = field(default_factory=dict)
+    #: The verdict block's `review "reason" when ...` rules (reason, condition, span), in
+    #: source order; each compiled as `review_<i>`. Empty until the language writes them.
+    reviews: tuple[tuple[Reason, ir.Expression, list[int]], ...] = ()
 
     # -- lookups --------------------------------------------------------------------------------
 
@@ -135,6 +137,15 @@ class Program:
         except StepLimitExceeded:
             return True  # never expected of a small condition: asking is the safe side
 
+    def run_review(self, index: int, env: dict[str, Any]) -> str | None:
+        """The reason of review rule `index` when its condition holds, else None."""
+        if self.path == "compiled":
+            held, reasons = self.functions[f"review_{index}"](env)
+        else:
+            reason, when, _ = self.reviews[index]
+            held, reasons = ReferenceEvaluator().verdict([(reason, when)], None, "", env)
+        return None if held else str(next(iter(reasons)))
+
     def run_verdict(self, env: dict[str, Any]) -> tuple[bool, list[str]]:
         if self.path == "compiled":
             approved, reasons = self.functions["verdict"](env)
@@ -148,13 +159,13 @@ class Program:
 
 
 def _reason(
-    verifier: Verifier, scope: Scope, text: str, message: Node | None, where: str
+    verifier: Verifier, scope: Scope, text: str, message: dict[str, Any] | None, where: str
 ) -> Reason:
     """A verdict reason: its text, or (text, verified text node) when it shows values."""
     if message is None:
         return text
     node = verifier.expression(message, scope, f"{where}.message")
-    if node["type"] != "text":
+    if node.type != "text":
         raise InvalidProgram("a reason's message must be a text", where)
     return text, node
 
@@ -248,6 +259,14 @@ def build_program(manifest: Template, revision: str | None = None) -> Program:
         )
         for i, item in enumerate(logic.verdict.disapprove)
     )
+    reviews = tuple(
+        (
+            _reason(verifier, full, item.reason, item.message, f"logic.verdict.review[{i}]"),
+            verifier.condition(item.when, full, f"logic.verdict.review[{i}].when"),
+            verifier.span({"span": item.span}, f"logic.verdict.review[{i}]"),
+        )
+        for i, item in enumerate(logic.verdict.review or ())
+    )
     approve_when = (
         None
         if logic.verdict.approveWhen is None
@@ -262,7 +281,7 @@ def build_program(manifest: Template, revision: str | None = None) -> Program:
     )
     parts = [codegen.generate_rule(f"rule_{i}", rule.body) for i, rule in enumerate(rules)]
     parts += [codegen.generate_check(f"check_{i}", check.valid) for i, check in enumerate(checks)]
-    asks: dict[str, tuple[str, Node]] = {}
+    asks: dict[str, tuple[str, ir.Expression]] = {}
     for index, spec in enumerate(manifest.inputs):
         input_logic = logic.inputs.get(spec.identifier)
         if input_logic is not None and input_logic.askWhen is not None:
@@ -275,6 +294,11 @@ def build_program(manifest: Template, revision: str | None = None) -> Program:
             "verdict", [(reason, when) for reason, when, _ in disapprovals], approve_when, otherwise
         )
     )
+    # A review rule is compiled as a verdict of one disapproval: (False, [reason]) when it holds.
+    parts += [
+        codegen.generate_verdict(f"review_{i}", [(reason, when)], None, "")
+        for i, (reason, when, _) in enumerate(reviews)
+    ]
     source = "\n".join(parts)
     revision = revision or revision_of(manifest)
     functions = codegen.compile_functions(source, f"<template {revision[:20]}>")
@@ -289,4 +313,5 @@ def build_program(manifest: Template, revision: str | None = None) -> Program:
         source=source,
         functions=functions,
         asks=asks,
+        reviews=reviews,
     )

@@ -1,7 +1,9 @@
 """Server settings, read from environment variables, with defaults that work out of the box.
 
 `Settings.from_env()` is the only place the service reads its environment; everything else gets a
-`Settings` object passed in (tests build one directly). No `.env` file is read on purpose.
+`Settings` object passed in (tests build one directly). pydantic-settings reads the variables:
+each field `x` comes from `INSPECTLANG_X` (the database's URL from `DATABASE_URL`), typed and
+bounded by its annotation; an empty variable counts as unset. No `.env` file is read on purpose.
 """
 
 from __future__ import annotations
@@ -10,9 +12,17 @@ import os
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, Field, ValidationError, field_validator, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+from pydantic_settings.sources.utils import parse_env_vars
 
 from server.errors import ServerError
 
@@ -20,35 +30,44 @@ from server.errors import ServerError
 DEFAULT_MAX_BODY_BYTES = 20 * 1024 * 1024
 #: Name of the file, inside the data directory, holding the generated server secret.
 SECRET_FILE_NAME = "server-secret"
+#: Prefix of every variable but `DATABASE_URL`.
+ENV_PREFIX = "INSPECTLANG_"
 
 Environment = Literal["development", "production"]
-
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
 
 
 class SettingsError(ServerError, ValueError):
     """An environment variable holds a value the server cannot use."""
 
 
-class Settings(BaseModel):
+class Settings(BaseSettings):
     """Everything the server needs to know about its surroundings."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = SettingsConfigDict(
+        frozen=True, env_prefix=ENV_PREFIX, env_ignore_empty=True, extra="ignore"
+    )
 
     #: SQLAlchemy URL; `sqlite:///<data_dir>/inspectlang.sqlite3` when unset.
-    database_url: str
+    database_url: str = Field(
+        default="", validation_alias=AliasChoices("database_url", "DATABASE_URL")
+    )
     #: Directory for the SQLite file, blobs (images, PDFs), the secret and the demo keys.
-    data_dir: Path
+    data_dir: Path = Path("data")
     #: Base URL clients use to reach the service (links in responses, report URLs).
     public_url: str = "http://127.0.0.1:8000"
     #: Server secret for HMAC tokens and signed links. Never logged.
-    secret: str = Field(repr=False)
+    #: When none is given, one is generated once and kept in the data directory, so tokens and
+    #: signed links stay valid across restarts.
+    secret: str = Field(default="", repr=False)
     env: Environment = "development"
     #: Allow webhook callbacks to loopback/private addresses (development and tests only).
     allow_loopback_webhooks: bool = False
+    #: Allow outside analysis providers (`validation_providers`) on loopback addresses
+    #: (development and tests only): otherwise a provider URL must resolve to public addresses,
+    #: checked at start-up and before each call (`server.urlsafety.check_provider_urls`).
+    allow_loopback_providers: bool = False
     #: Largest request body accepted, in bytes; larger ones get 413 `body_too_large`.
-    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    max_body_bytes: int = Field(default=DEFAULT_MAX_BODY_BYTES, ge=1)
     #: Run the background job worker inside the server process.
     worker: bool = True
     #: Seconds between the worker's sweeps that block inspections past their expiry (0: never).
@@ -88,97 +107,75 @@ class Settings(BaseModel):
     #: Validation name -> URL of an outside analysis service the worker posts the photo to
     #: (docs/vision.md has the JSON contract); for names with no analyzer here (make, model,
     #: damage...), or to replace one.
-    validation_providers: dict[str, str] = Field(default_factory=dict)
+    validation_providers: Annotated[dict[str, str], NoDecode] = Field(default_factory=dict)
     #: Key of the HMAC-SHA256 signature on every request to a validation provider.
     validation_provider_secret: str | None = Field(default=None, repr=False)
     #: Seconds a validation provider may take to answer before the attempt counts as failed.
     validation_provider_timeout_seconds: int = Field(default=30, ge=1)
+    #: Validation names the company's own service posts results for through the API
+    #: (`POST .../validation`): routed to a machine, not to a person (docs/review.md). A
+    #: comma-separated list in INSPECTLANG_POSTED_VALIDATIONS.
+    posted_validations: Annotated[frozenset[str], NoDecode] = frozenset()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Building `Settings(...)` uses what it is given: only `from_env` reads variables."""
+        return (init_settings,)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
-        """Build settings from `environ` (default `os.environ`); keyword overrides win.
+        """Build settings from `environ` (default `os.environ`); keyword overrides win (None
+        means not given). A value the server cannot use is a `SettingsError` naming its
+        variable."""
+        given = {key: value for key, value in overrides.items() if value is not None}
+        source = _Environment(cls, os.environ if environ is None else environ)
+        try:
+            return cls(**{**source(), **given})
+        except ValidationError as error:
+            raise SettingsError(_explain(error)) from None
 
-        When no secret is configured, one is generated once and kept in the data directory, so
-        tokens and signed links stay valid across restarts.
-        """
-        env = os.environ if environ is None else environ
-        data_dir = Path(
-            overrides.pop("data_dir", None) or env.get("INSPECTLANG_DATA_DIR") or "data"
-        )
-        data_dir = data_dir.expanduser().resolve()
-        values: dict[str, Any] = {
-            "data_dir": data_dir,
-            "database_url": env.get("DATABASE_URL") or default_database_url(data_dir),
-            "public_url": env.get("INSPECTLANG_PUBLIC_URL") or "http://127.0.0.1:8000",
-            "env": env.get("INSPECTLANG_ENV") or "development",
-            "allow_loopback_webhooks": _parse_bool(
-                env, "INSPECTLANG_ALLOW_LOOPBACK_WEBHOOKS", default=False
-            ),
-            "max_body_bytes": _parse_int(
-                env, "INSPECTLANG_MAX_BODY_BYTES", default=DEFAULT_MAX_BODY_BYTES
-            ),
-            "worker": _parse_bool(env, "INSPECTLANG_WORKER", default=True),
-            "expiry_sweep_seconds": _parse_int(env, "INSPECTLANG_EXPIRY_SWEEP_SECONDS", default=60),
-            "blob_url": env.get("INSPECTLANG_BLOB_URL") or None,
-            "s3_endpoint_url": env.get("INSPECTLANG_S3_ENDPOINT_URL") or None,
-            "s3_region": env.get("INSPECTLANG_S3_REGION") or None,
-            "s3_access_key_id": env.get("INSPECTLANG_S3_ACCESS_KEY_ID") or None,
-            "s3_secret_access_key": env.get("INSPECTLANG_S3_SECRET_ACCESS_KEY") or None,
-            "rate_limit_requests": _parse_int(
-                env, "INSPECTLANG_RATE_LIMIT_REQUESTS", default=1200, allow_zero=True
-            ),
-            "rate_limit_window_seconds": _parse_int(
-                env, "INSPECTLANG_RATE_LIMIT_WINDOW_SECONDS", default=60
-            ),
-            "redis_url": env.get("INSPECTLANG_REDIS_URL") or None,
-            "vision": _parse_bool(env, "INSPECTLANG_VISION", default=True),
-            "validation_providers": parse_providers(
-                env.get("INSPECTLANG_VALIDATION_PROVIDERS") or ""
-            ),
-            "validation_provider_secret": env.get("INSPECTLANG_VALIDATION_PROVIDER_SECRET") or None,
-            "validation_provider_timeout_seconds": _parse_int(
-                env, "INSPECTLANG_VALIDATION_PROVIDER_TIMEOUT_SECONDS", default=30
-            ),
-            **{
-                setting: env[name]
-                for setting, name in DELIVERY_ENVIRONMENT.items()
-                if env.get(name)
-            },
-        }
-        values.update({key: value for key, value in overrides.items() if value is not None})
-        if values["env"] not in ("development", "production"):
-            raise SettingsError(
-                f"INSPECTLANG_ENV must be 'development' or 'production', not {values['env']!r}"
-            )
-        if values["validation_providers"] and not values["validation_provider_secret"]:
-            raise SettingsError(
+    @field_validator("data_dir")
+    @classmethod
+    def _resolve_data_dir(cls, value: Path) -> Path:
+        return value.expanduser().resolve()
+
+    @field_validator("posted_validations", mode="before")
+    @classmethod
+    def _posted(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return frozenset(name.strip() for name in value.split(",") if name.strip())
+        return value
+
+    @field_validator("validation_providers", mode="before")
+    @classmethod
+    def _providers(cls, value: Any) -> Any:
+        return parse_providers(value) if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _complete(self) -> Settings:
+        """The defaults that depend on other settings, and the checks across settings."""
+        if self.validation_providers and not self.validation_provider_secret:
+            raise ValueError(
                 "INSPECTLANG_VALIDATION_PROVIDERS is set: INSPECTLANG_VALIDATION_PROVIDER_SECRET "
                 "must hold the key the providers verify signatures with"
             )
-        if "secret" not in values:
-            values["secret"] = env.get("INSPECTLANG_SECRET") or load_or_create_secret(data_dir)
-        return cls(**values)
+        if not self.database_url:
+            object.__setattr__(self, "database_url", default_database_url(self.data_dir))
+        if not self.secret:
+            object.__setattr__(self, "secret", load_or_create_secret(self.data_dir))
+        return self
 
     @property
     def public_base(self) -> str:
         """`public_url` without a trailing slash, ready to have a path appended."""
         return self.public_url.rstrip("/")
-
-
-#: Delivery settings and the environment variables they come from.
-DELIVERY_ENVIRONMENT = {
-    "smtp_url": "INSPECTLANG_SMTP_URL",
-    "mail_from": "INSPECTLANG_MAIL_FROM",
-    "twilio_account_sid": "INSPECTLANG_TWILIO_ACCOUNT_SID",
-    "twilio_auth_token": "INSPECTLANG_TWILIO_AUTH_TOKEN",
-    "twilio_from": "INSPECTLANG_TWILIO_FROM",
-    "twilio_whatsapp_from": "INSPECTLANG_TWILIO_WHATSAPP_FROM",
-    "twilio_base_url": "INSPECTLANG_TWILIO_BASE_URL",
-    "meta_whatsapp_token": "INSPECTLANG_META_WHATSAPP_TOKEN",
-    "meta_phone_number_id": "INSPECTLANG_META_PHONE_NUMBER_ID",
-    "meta_base_url": "INSPECTLANG_META_BASE_URL",
-    "meta_template": "INSPECTLANG_META_TEMPLATE",
-}
 
 
 def parse_providers(raw: str) -> dict[str, str]:
@@ -226,26 +223,41 @@ def load_or_create_secret(data_dir: Path) -> str:
     return secret
 
 
-def _parse_bool(env: Mapping[str, str], name: str, *, default: bool) -> bool:
-    raw = env.get(name)
-    if raw is None:
-        return default
-    value = raw.strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise SettingsError(f"{name} must be a boolean (1/0, true/false), not {raw!r}")
+class _Environment(EnvSettingsSource):
+    """pydantic-settings' environment source over a given mapping (tests pass their own; the
+    service passes `os.environ`), the way its `.env` source reads a file."""
+
+    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
+        self._environ = environ
+        super().__init__(settings_cls)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        return parse_env_vars(
+            self._environ, self.case_sensitive, self.env_ignore_empty, self.env_parse_none_str
+        )
 
 
-def _parse_int(env: Mapping[str, str], name: str, *, default: int, allow_zero: bool = False) -> int:
-    raw = env.get(name)
-    if raw is None or not raw.strip():
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise SettingsError(f"{name} must be an integer, not {raw!r}") from None
-    if value < 0 or (value == 0 and not allow_zero):
-        raise SettingsError(f"{name} must be positive, not {value}")
-    return value
+def _variable(field: str) -> str:
+    return "DATABASE_URL" if field == "database_url" else ENV_PREFIX + field.upper()
+
+
+def _explain(error: ValidationError) -> str:
+    """What is wrong, by environment variable, for a person reading the start-up error."""
+    problems = []
+    for item in error.errors():
+        location = item.get("loc") or ()
+        field = str(location[0]) if location else ""
+        message = item.get("msg", "invalid")
+        kind = item.get("type", "")
+        if kind.startswith("bool"):
+            message = "must be a boolean (1/0, true/false)"
+        elif kind.startswith("int"):
+            message = "must be an integer"
+        elif kind in ("greater_than_equal", "greater_than"):
+            message = "must be positive" if item.get("ctx", {}).get("ge") == 1 else message
+        elif kind == "literal_error":
+            message = f"must be one of {item.get('ctx', {}).get('expected')}"
+        value = item.get("input")
+        shown = f", not {value!r}" if field and isinstance(value, str | int) else ""
+        problems.append(f"{_variable(field)} {message}{shown}" if field else message)
+    return "; ".join(problems)

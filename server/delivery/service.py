@@ -231,10 +231,21 @@ def resend_wait(session: Session, inspection_id: str, now: datetime) -> float | 
 # --- the outbox ---------------------------------------------------------------------------------
 
 
-def outbox_messages(db: Database, limit: int = 50) -> list[OutboxMessageRecord]:
-    """The development outbox, newest first."""
+def outbox_messages(
+    db: Database,
+    limit: int = 50,
+    *,
+    prefix: str | None = None,
+    to: str | None = None,
+    oldest_first: bool = False,
+) -> list[OutboxMessageRecord]:
+    """The development outbox, newest first (or oldest first); optionally only the messages
+    whose delivery id starts with `prefix` (the dashboard's own) or sent to `to`."""
+    order = col(OutboxMessageRecord.id)
+    statement = select(OutboxMessageRecord).order_by(order if oldest_first else order.desc())
+    if prefix is not None:
+        statement = statement.where(col(OutboxMessageRecord.delivery_id).startswith(prefix))
+    if to is not None:
+        statement = statement.where(col(OutboxMessageRecord.to) == to)
     with db.session() as session:
-        rows = session.execute(
-            select(OutboxMessageRecord).order_by(col(OutboxMessageRecord.id).desc()).limit(limit)
-        ).scalars()
-        return list(rows)
+        return list(session.execute(statement.limit(limit)).scalars())

@@ -141,3 +141,23 @@ class InspectionHourCountRecord(SQLModel, table=True):
     type: str = Field(primary_key=True, max_length=16)
     shard: int = Field(primary_key=True)
     count: int = 0
+
+
+class ShareLinkRecord(SQLModel, table=True):
+    """A share link made from the dashboard (a presigned detail token), kept so it can be
+    listed and revoked before it expires: `id` is the token's hash (`tokens.hash_token`), never
+    the token. Links made through the API's presign have no row and expire on their own."""
+
+    __tablename__ = "inspection_share_links"
+
+    id: str = Field(primary_key=True, max_length=64)
+    inspection_id: str = Field(foreign_key="inspections.id", max_length=24, index=True)
+    company_id: str = Field(max_length=64)
+    testing: bool
+    #: The dashboard account that made it.
+    created_by: str = Field(max_length=32)
+    created_at: datetime = timestamp_field()
+    expires_at: datetime = timestamp_field()
+    revoked_at: datetime | None = Field(
+        default=None, sa_column=Column(UtcDateTime(), nullable=True)
+    )

@@ -141,6 +141,18 @@ class Headline:
     inspection_id: str
     verdict: str
     reasons: list[str]
+    #: "Reviewed by … on …: reason", one per person's decision (docs/review.md).
+    reviewed: list[str] = field(default_factory=list)
+
+
+def reviewed_lines(inspection: dict[str, Any]) -> list[str]:
+    """A person's decisions, as the report states them under the verdict."""
+    review = inspection.get("review") or {}
+    return [
+        f"Reviewed by {show((item.get('by') or {}).get('name'))} on {show(item.get('at'))}: "
+        f"{show(item.get('reason'))} ({show(item.get('veredict'))})"
+        for item in review.get("decisions") or []
+    ]
 
 
 def mask(value: str, keep: int = 4) -> str:
@@ -212,6 +224,7 @@ def headline(report: ReportData) -> Headline:
         inspection_id=show(inspection.get("_id")),
         verdict=str(verdict),
         reasons=verdict_reasons(inspection, report.explanation),
+        reviewed=reviewed_lines(inspection),
     )
 
 

@@ -24,12 +24,19 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
-from inspectlang.builtins import builtin_templates, get_builtin, get_builtin_by_id
+from inspectlang.builtins import (
+    ALIAS_TABLE,
+    builtin_source,
+    builtin_templates,
+    get_builtin,
+    get_builtin_by_id,
+)
 from inspectlang.compiler import compile_source, timestamp, with_revision
 from inspectlang.diagnostics import TemplateError
 from inspectlang.manifest import ALIASES, INSPECTION_TYPES, Template
 from runtime import Program, load_program, new_object_id
 from runtime.errors import InvalidProgram
+from server.boundary import name_problem
 from server.db import Database
 from server.errors import ApiError
 from server.templates.tables import TemplateManifestRecord, TemplateRecord, TemplateRevisionRecord
@@ -106,6 +113,16 @@ def compile_template(
             f"The template does not compile: {len(error.diagnostics)} problem(s).",
             error.to_list(),
         ) from None
+    why = name_problem(compiled.name)
+    if why is not None:
+        line = next((n for n, text in enumerate(source.splitlines(), 1) if "template" in text), 1)
+        raise ApiError(
+            "invalid_template",
+            422,
+            f"The template's name {why}: a name is one line of printable text.",
+            [{"code": "invalid_name", "severity": "error", "message": f"the name {why}",
+              "line": line, "column": 1}],
+        )  # fmt: skip
     # The server's id replaces the compiler's derived one; the revision hash is recomputed so
     # that it covers the id (the runtime caches programs by revision).
     manifest = with_revision(
@@ -311,6 +328,22 @@ def revise_template(
     return _api(manifest, record, with_logic=False)
 
 
+def revisions(
+    db: Database, company_id: str, template_id: str
+) -> list[TemplateRevisionRecord] | None:
+    """Every revision of the company's template, oldest first; None when it is not theirs."""
+    with db.session() as session:
+        record = session.get(TemplateRecord, template_id)
+        if record is None or record.company_id != company_id:
+            return None
+        statement = (
+            select(TemplateRevisionRecord)
+            .where(cast(Any, TemplateRevisionRecord.template_id) == template_id)
+            .order_by(cast(Any, TemplateRevisionRecord.number))
+        )
+        return list(session.execute(statement).scalars())
+
+
 def _commit_or_name_taken(session: Session, name: str) -> None:
     try:
         session.commit()
@@ -396,6 +429,28 @@ def get_template_source(db: Database, company_id: str, template_id: str) -> str:
             )
         ).scalar_one()
         return str(revision.source)
+
+
+def source_of(db: Database, manifest_key: str, template_id: str) -> str | None:
+    """The source an inspection ran: its revision's (by the manifest it was made with), or the
+    built-in file of a built-in template; None when neither is known."""
+    with db.session() as session:
+        revision = (
+            session.execute(
+                select(TemplateRevisionRecord).where(
+                    cast(Any, TemplateRevisionRecord.manifest_key) == manifest_key
+                )
+            )
+            .scalars()
+            .first()
+        )
+    if revision is not None:
+        return str(revision.source)
+    for alias, by_type in ALIAS_TABLE.items():
+        for inspection_type, builtin_id in by_type.items():
+            if builtin_id == template_id:
+                return builtin_source(alias, inspection_type)
+    return None
 
 
 def resolve_for_inspection(

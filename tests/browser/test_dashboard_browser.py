@@ -18,7 +18,7 @@ import pytest
 from PIL import Image
 
 from server.dashboard import accounts
-from server.dashboard.mail import DevelopmentOutbox
+from server.dashboard.mail import kept_mail
 
 WIDTH = 360
 PASSWORD = "owner password 1"
@@ -204,7 +204,7 @@ def test_inspection_listed_opened_and_pdf_downloaded(
 ) -> None:
     sign_in(dash, live_server, team["emails"]["owner"])
     dash.goto(f"{live_server}/dashboard/inspections?status=completed")
-    link = dash.get_by_role("link", name=completed["inspectionId"])
+    link = dash.locator(f'a[href="/dashboard/inspections/{completed["inspectionId"]}"]')
     assert shown(link)
     look(dash, "20-inspections-listed", screenshot, axe_check)
     link.click()
@@ -214,12 +214,13 @@ def test_inspection_listed_opened_and_pdf_downloaded(
     full = dash.locator("figure.photo a").first.get_attribute("href")
     original = dash.request.get(f"{live_server}{full}")
     assert original.ok and original.body() == png()  # the thumbnail links to the upload itself
-    assert shown(dash.get_by_role("heading", name="Verdict and why"))
+    assert shown(dash.get_by_role("heading", name="Why this verdict"))
     assert dash.locator(".timeline li").count() >= 3
     dash.get_by_role("button", name="Make a share link (7 days)").click()
     share = dash.locator("#share-link").input_value()
-    assert f"/v1/inspection/presign/detail/{completed['inspectionId']}?token=" in share
-    assert httpx.get(share, timeout=30).json()["_id"] == completed["inspectionId"]
+    assert f"/share/{completed['inspectionId']}?token=" in share  # a page; the JSON beside it
+    as_json = share.replace("/share/", "/v1/inspection/presign/detail/")
+    assert httpx.get(as_json, timeout=30).json()["_id"] == completed["inspectionId"]
     dash.get_by_role("button", name="Make the PDF report").click()
     download_link = dash.get_by_role("link", name="Download the PDF")
     for _attempt in range(120):  # the in-process worker renders it
@@ -285,7 +286,7 @@ def test_invitation_from_the_outbox(
     owner.get_by_role("button", name="Send the invitation").click()
     assert shown(owner.get_by_text(f"Invitation sent to {invited}."))
     look(owner, "50-members-invited", screenshot, axe_check)
-    [mail] = DevelopmentOutbox(db).messages(to=invited)
+    [mail] = kept_mail(db, to=invited)
     link = re.search(r"http://\S+/dashboard/accept\?token=\S+", mail.text)
     assert link is not None
     _c2, guest, _l2 = new_phone(width=WIDTH)
@@ -333,7 +334,7 @@ def test_password_reset_by_email_link(
     look(dash, "70-forgot", screenshot, axe_check)
     dash.get_by_role("button", name="Send me a link").click()
     assert shown(dash.get_by_text("If an account has that address"))
-    [mail] = DevelopmentOutbox(db).messages(to=email)
+    [mail] = kept_mail(db, to=email)
     link = re.search(r"http://\S+/dashboard/reset\?token=\S+", mail.text)
     assert link is not None
     dash.goto(link.group(0))

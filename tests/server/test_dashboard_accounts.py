@@ -16,7 +16,8 @@ import pytest
 
 from server.dashboard import accounts
 from server.dashboard.accounts import AccountError, Actor
-from server.dashboard.mail import DevelopmentOutbox
+from server.dashboard.mail import ProviderMail, kept_mail
+from server.delivery.providers.outbox import Outbox
 from server.tables import utcnow
 
 PASSWORD = "correct horse battery"
@@ -107,12 +108,12 @@ def test_one_client_spraying_many_addresses_is_locked(db: Any) -> None:
 
 def test_invitation_by_email_link(db: Any, company: dict[str, Any], tmp_path: Path) -> None:
     owner = _owner(db, company)
-    outbox = DevelopmentOutbox(db)
+    outbox = ProviderMail(Outbox(db))
     address = _email("invitee")
     row = accounts.invite(db, owner, address, "editor", "http://dash.test", outbox)
     assert row["active"] is False
     assert _code(lambda: accounts.sign_in(db, address, "", "10.0.0.6")) == "invalid_credentials"
-    [mail] = outbox.messages(to=address)
+    [mail] = kept_mail(db, to=address)
     link = next(line for line in mail.text.splitlines() if "/dashboard/accept?token=" in line)
     token = link.split("token=")[1]
     assert accounts.link_account(db, token, "invite")["email"] == address  # type: ignore[index]
@@ -133,13 +134,13 @@ def test_password_reset_signs_out_every_session(
     db: Any, company: dict[str, Any], tmp_path: Path
 ) -> None:
     owner = _owner(db, company)
-    outbox = DevelopmentOutbox(db)
+    outbox = ProviderMail(Outbox(db))
     session_token = accounts.sign_in(db, owner.email, PASSWORD, "10.0.0.7")
     unknown = _email("unknown")
     accounts.request_reset(db, unknown, "http://dash.test", outbox)
-    assert outbox.messages(to=unknown) == []
+    assert kept_mail(db, to=unknown) == []
     accounts.request_reset(db, owner.email, "http://dash.test", outbox)
-    [mail] = outbox.messages(to=owner.email)
+    [mail] = kept_mail(db, to=owner.email)
     token = mail.text.split("/dashboard/reset?token=")[1].split()[0]
     assert _code(lambda: accounts.use_link(db, token, "invite", "another password")) == (
         "invalid_link"
@@ -154,7 +155,7 @@ def test_password_reset_signs_out_every_session(
 
 def test_roles_and_owner_rules(db: Any, company: dict[str, Any], tmp_path: Path) -> None:
     owner = _owner(db, company)
-    outbox = DevelopmentOutbox(db)
+    outbox = ProviderMail(Outbox(db))
     admin_row = accounts.create_account(db, company["companyId"], _email("a"), "admin", PASSWORD)
     admin = Actor(admin_row["id"], company["companyId"], admin_row["email"], "admin")
     viewer_row = accounts.invite(db, admin, _email("v"), "viewer", "http://x", outbox)
@@ -271,7 +272,7 @@ def test_reset_emails_to_one_address_are_limited(
     db: Any, company: dict[str, Any], tmp_path: Path
 ) -> None:
     owner = _owner(db, company)
-    outbox = DevelopmentOutbox(db)
+    outbox = ProviderMail(Outbox(db))
     for _ in range(accounts.RESET_LIMIT + 2):
         accounts.request_reset(db, owner.email, "http://dash.test", outbox)
-    assert len(outbox.messages(to=owner.email)) == accounts.RESET_LIMIT
+    assert len(kept_mail(db, to=owner.email)) == accounts.RESET_LIMIT

@@ -226,6 +226,13 @@
             var li = document.createElement("li");
             li.className = v.done ? (v.valid ? "ok" : "bad") : "wait";
             li.textContent = v.label + ": " + (v.done ? (v.valid ? words.passed : words.notPassed) : words.checking);
+            if (v.help) {  /* what the check looks at, in the page's language */
+              var help = document.createElement("small");
+              help.className = "check-help";
+              help.textContent = v.help;
+              li.appendChild(document.createElement("br"));
+              li.appendChild(help);
+            }
             checks.appendChild(li);
           });
           if (!image.processed) setTimeout(function () { poll(imageId, left - 1); }, POLL_MS);

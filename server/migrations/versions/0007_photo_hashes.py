@@ -4,7 +4,7 @@ eight 16-bit bands, each band indexed after the company (`server/images/duplicat
 Photos uploaded before this revision have no row: they are not found as duplicates.
 
 Revision ID: 0007_photo_hashes
-Revises: 0008_search (0005_hour_counts when branched; the lead re-chains at merge)
+Revises: 0006_review (main's head when merged; the lead renumbers at the end)
 Create Date: 2026-11-25
 """
 
@@ -19,7 +19,7 @@ from server.images.tables import BAND_COLUMNS, ID_TYPE, INCLUDED_COLUMNS
 from server.tables import UtcDateTime
 
 revision: str = "0007_photo_hashes"
-down_revision: str | None = "0008_search"
+down_revision: str | None = "0006_review"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

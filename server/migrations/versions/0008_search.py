@@ -1,4 +1,6 @@
-"""The dashboard's search: `inspections.search_text` (accent- and case-folded plate, consumer
+"""The dashboard members' language (`dashboard_preferences`), its share links
+(`inspection_share_links`: listed, revocable) and its search:
+`inspections.search_text` (accent- and case-folded plate, consumer
 name, identification, email, id and metadata values; `server.inspections.searchtext`), filled
 from the rows already there, and on PostgreSQL its trigram index (`pg_trgm`, GIN) so that
 `LIKE '%term%'` does not read the table.
@@ -17,6 +19,7 @@ import sqlalchemy as sa
 from alembic import op
 
 from server.inspections.searchtext import search_text
+from server.tables import UtcDateTime
 
 revision: str = "0008_search"
 down_revision: str | None = "0005_hour_counts"
@@ -28,6 +31,29 @@ BATCH = 2000
 
 
 def upgrade() -> None:
+    op.create_table(
+        "dashboard_preferences",
+        sa.Column("account_id", sa.String(length=32), nullable=False),
+        sa.Column("locale", sa.String(length=16), nullable=False),
+        sa.ForeignKeyConstraint(["account_id"], ["dashboard_accounts.id"]),
+        sa.PrimaryKeyConstraint("account_id"),
+    )
+    op.create_table(
+        "inspection_share_links",
+        sa.Column("id", sa.String(length=64), nullable=False),
+        sa.Column("inspection_id", sa.String(length=24), nullable=False),
+        sa.Column("company_id", sa.String(length=64), nullable=False),
+        sa.Column("testing", sa.Boolean(), nullable=False),
+        sa.Column("created_by", sa.String(length=32), nullable=False),
+        sa.Column("created_at", UtcDateTime(), nullable=False),
+        sa.Column("expires_at", UtcDateTime(), nullable=False),
+        sa.Column("revoked_at", UtcDateTime(), nullable=True),
+        sa.ForeignKeyConstraint(["inspection_id"], ["inspections.id"]),
+        sa.PrimaryKeyConstraint("id"),
+    )
+    op.create_index(
+        "ix_inspection_share_links_inspection_id", "inspection_share_links", ["inspection_id"]
+    )
     op.add_column("inspections", sa.Column("search_text", sa.Text(), nullable=True))
     connection = op.get_bind()
     table = sa.table(
@@ -76,6 +102,9 @@ def create_search_index(connection: sa.Connection) -> None:
 
 
 def downgrade() -> None:
+    op.drop_table("dashboard_preferences")
+    op.drop_index("ix_inspection_share_links_inspection_id", "inspection_share_links")
+    op.drop_table("inspection_share_links")
     if op.get_bind().dialect.name == "postgresql":
         op.drop_index("ix_inspections_search", table_name="inspections")
     op.drop_column("inspections", "search_text")

@@ -1,4 +1,5 @@
-"""Recent webhook deliveries of a company for the developers page, and retrying one.
+"""Recent webhook deliveries (event deliveries and report callbacks) of a company, for the
+dashboard's developers page, and retrying one.
 
 A delivery is a job (`webhook` for event deliveries, `report_callback` for report callbacks)
 whose payload names its `deliveryId`; each HTTP attempt is a `webhook_attempts` row. Which data
