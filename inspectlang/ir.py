@@ -15,7 +15,7 @@ build, and a compile builds thousands of nodes (benchmarks/bench_compile.py, col
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 from inspectlang.errors import InspectlangError
@@ -440,16 +440,26 @@ def describe(node: object) -> str:
 
 class NodeVisitor:
     """Walks IR nodes: `visit(node, *args)` calls `visit_<ClassName>(node, *args)` (jinja's
-    `NodeVisitor`). A node without a method is refused with `UnknownNode`."""
+    `NodeVisitor`). A node without a method is refused with `UnknownNode`. The method found for
+    a node class is kept per visitor class, so a visit costs one dict lookup (the reference
+    evaluator visits every node of every evaluation)."""
 
     #: How `UnknownNode` names this walker.
     walker: ClassVar[str] = "IR walker"
+    _methods: ClassVar[dict[type, Callable[..., Any]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._methods = {}
 
     def visit(self, node: Any, *args: Any) -> Any:
-        method = getattr(self, f"visit_{type(node).__name__}", None)
+        method = self._methods.get(node.__class__)
         if method is None:
-            raise UnknownNode(node, self.walker)
-        return method(node, *args)
+            method = getattr(type(self), f"visit_{type(node).__name__}", None)
+            if method is None:
+                raise UnknownNode(node, self.walker)
+            self._methods[node.__class__] = method
+        return method(self, node, *args)
 
 
 def child_nodes(node: Node) -> Iterator[Node]:

@@ -38,7 +38,7 @@ from inspectlang.tree_builder import (
     ParseState,
     SourceLines,
     SyntaxProblem,
-    current_state,
+    line_offset,
     parsing,
     token_span,
 )
@@ -64,7 +64,7 @@ class Indentation(PostLex):
     always_accept = ("_NL",)
 
     def process(self, stream: Iterator[Token]) -> Iterator[Token]:
-        offset = current_state().line_offset
+        offset = line_offset()
         if offset:
             stream = _shifted(stream, offset)
         levels = [0]

@@ -223,9 +223,11 @@ def parsing(state: ParseState) -> Iterator[None]:
         _STATE.reset(token)
 
 
-def current_state() -> ParseState:
-    """The state of the parse running in this thread or task."""
-    return _STATE.get()
+def line_offset() -> int:
+    """The line the text of the parse running in this thread or task starts after (0 outside
+    one of our parses: the postlexer also serves a plain Lark parser in the benchmark)."""
+    state = _STATE.get(None)
+    return 0 if state is None else state.line_offset
 
 
 class AstBuilder:

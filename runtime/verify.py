@@ -25,6 +25,7 @@ from inspectlang.vocabulary import (
     BINARY_OPERATORS,
     CONSUMER_FIELDS,
     EQUALITY_OPERATORS,
+    EQUALITY_TYPES,
     FUNCTIONS,
     INPUT_VALUE_TYPES,
     MAX_NUMBER,
@@ -408,7 +409,7 @@ def _binary_type(operator: str, left: str, right: str) -> str | None:
         return left
     if operator in ARITHMETIC_OPERATORS and left == right == "number":
         return "number"
-    if operator in EQUALITY_OPERATORS and left == right and left in (*SCALAR_TYPES, "list<text>"):
+    if operator in EQUALITY_OPERATORS and left == right and left in EQUALITY_TYPES:
         return "boolean"
     if operator in ORDER_OPERATORS and left == right and left in ("number", "text", "date"):
         return "boolean"

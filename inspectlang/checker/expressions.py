@@ -43,6 +43,7 @@ from inspectlang.vocabulary import (
     DAMAGE,
     DATE,
     EQUALITY_OPERATORS,
+    EQUALITY_TYPES,
     FUNCTIONS,
     IMAGE,
     INPUT_VALUE_TYPES,
@@ -371,7 +372,7 @@ class ExpressionChecker:
         op = expr.operator
         both = f"{describe(left)} and {describe(right)}"
         if op in EQUALITY_OPERATORS:
-            if not compatible(left, right):
+            if not compatible(left, right) or not (comparable(left) and comparable(right)):
                 self.error(
                     "E023",
                     f"cannot compare {both} with `{op}`",
@@ -704,6 +705,12 @@ class ExpressionChecker:
         info = LetInfo(type_, node, depth, loops, size)
         scope.lets[decl.name] = info
         return info
+
+
+def comparable(type_: str) -> bool:
+    """Whether `=`/`!=` take a value of this type (`vocabulary.EQUALITY_TYPES`; a type that
+    already has a diagnostic, or the element type of `[]`, fits)."""
+    return type_ in EQUALITY_TYPES or type_ == ERROR or element_of(type_) in (ANY, ERROR)
 
 
 def measure(node: ir.Node | None, lets: dict[str, LetInfo]) -> tuple[int, int, int]:

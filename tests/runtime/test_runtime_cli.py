@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from rt_support import ROOT
 
-from inspectlang.cli import main
+from server.main import main
 
 EXAMPLES = ROOT / "examples"
 EXPECTED = {
