@@ -130,8 +130,8 @@ PROPERTIES: dict[str, str] = {
     "label": "What the consumer is asked (per locale with `label LOCALE:`).",
     "help": "A hint shown under the field (per locale with `help LOCALE:`).",
     "asked at": "When the field is requested: `create` (company), `update` (consumer).",
-    "ask when": "Ask the input only while this condition (over inputs, product and consumer "
-    "fields) holds; a required input not asked is not required.",
+    "ask when": "Ask the input (or photo) only while this condition (over inputs, product and "
+    "consumer fields) holds; a required input or a photo not asked is not required.",
     "for image": "A per-image input, asked next to that image.",
     "minimum": "The smallest number accepted.",
     "maximum": "The largest number accepted.",
