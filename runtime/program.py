@@ -8,8 +8,6 @@ immutable and holds no inspection data, so any number of inspections can share i
 
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -19,6 +17,7 @@ from cachetools import LRUCache
 
 from inspectlang import ir
 from inspectlang.manifest import ImageSpec, InputSpec, Template, ValidationSpec
+from inspectlang.manifest import revision_of as content_revision
 from runtime import codegen
 from runtime.errors import InvalidProgram, StepLimitExceeded
 from runtime.reference import Reason, ReferenceEvaluator
@@ -178,13 +177,9 @@ _CACHE_LOCK = threading.Lock()
 
 
 def revision_of(manifest: Template) -> str:
-    """`logic.revision`, or a content hash when the manifest carries none."""
-    if manifest.logic.revision:
-        return manifest.logic.revision
-    data = manifest.to_api()
-    data.pop("createdAt", None)
-    data.pop("updatedAt", None)
-    return "sha256:" + hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+    """`logic.revision`, or, for a manifest that carries none, the hash the compiler would have
+    written there (`inspectlang.manifest.revision_of`: one identity for a manifest)."""
+    return manifest.logic.revision or content_revision(manifest)
 
 
 def load_program(manifest: Template) -> Program:

@@ -20,6 +20,7 @@ VALIDATION_MODIFIERS = (
     "optional",
     "not run",
     "minimum confidence",
+    "review below confidence",
     "within",
     "minimum size",
     "minimum age",
@@ -122,6 +123,7 @@ def _validation(
     runs, required = True, True
     confidence = float(run.template.parameters.get("minConfidence", 80))
     options: dict[str, float] = {}
+    review_below: float | None = None
     seen: set[str] = set()
     for modifier in item.modifiers:
         words = norm(modifier.words)
@@ -148,6 +150,16 @@ def _validation(
                 confidence = float(value)
             else:
                 report("E019", "`minimum confidence` takes a number from 0 to 100", modifier.span)
+        elif words == "review below confidence":
+            if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value <= 100:
+                review_below = float(value)
+            else:
+                report(
+                    "E019",
+                    "`review below confidence` takes a number above 0, at most 100: a machine "
+                    "result under it is decided by a person",
+                    modifier.span,
+                )
         elif words == "within":
             unit = value.unit.lower() if isinstance(value, ast.Quantity) else ""
             if unit in HOURS:
@@ -191,4 +203,5 @@ def _validation(
         required,
         confidence,
         options,
+        review_below,
     )

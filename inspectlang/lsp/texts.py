@@ -63,9 +63,9 @@ FUNCTIONS: dict[str, tuple[str, str]] = {
         "The first match of the RE2 pattern (its first group when it has one); missing if none.",
     ),
     "number": (
-        "number(t: text) -> number",
+        "number(t: text | boolean) -> number",
         'The number a text writes (`" 042 "` is 42, `"3.5"` 3.5: sign, digits, one point); '
-        "missing when it writes none.",
+        "missing when it writes none. A boolean is 1 or 0.",
     ),
     "floor": ("floor(n: number) -> number", "The largest whole number not above `n`."),
     "mod": (
@@ -167,10 +167,12 @@ INNER_KEYWORDS = (
     "set",
     "to",
     "if",
+    "then",
     "else",
     "else if",
     "approve when",
     "disapprove",
+    "review",
     "otherwise",
     "validate",
     "require",
