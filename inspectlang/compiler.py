@@ -234,6 +234,8 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
                     for v in image.validations
                 },
                 features=image.features,
+                optional=image.optional or None,
+                askWhen=_json(image.ask_when),
             )
             for image in checked.images
         },

@@ -195,6 +195,10 @@ class Decompiler(ir.NodeVisitor):
             items.append(ast.Validate(validation.validation, tuple(modifiers)))
         if logic is not None:
             items.extend(ast.FeatureUse(feature) for feature in logic.features)
+            if logic.optional:
+                items.append(ast.Flag("optional"))
+            if logic.askWhen is not None:
+                items.append(_prop("ask when", self.expression(logic.askWhen)))
         return ast.ImageDecl(name, tuple(items))
 
     def input(self, spec: Any) -> ast.InputDecl:

@@ -48,6 +48,9 @@ def check_ask_when(run: Run) -> None:
             continue
         checked.ask_when = node
         _asked_too_late(run, checked, node, by_identifier)
+    for image in run.template.images:
+        if image.ask_when_source is not None:
+            image.ask_when = _condition(run, image.ask_when_source)
     depends = {
         i.identifier: {n.name for n in ir.walk(i.ask_when) if isinstance(n, ir.InputValue)}
         for i in inputs
@@ -123,3 +126,19 @@ def _asked_at(run: Run, name: str) -> ast.Span:
                 return item.span
         return declaration.span
     return ast.NO_SPAN
+
+
+def _condition(run: Run, expr: ast.Expr) -> ir.Expression | None:
+    """An `ask when` condition's IR, or None after E036 when it reads what exists later."""
+    node = run.expressions.condition(expr, "`ask when`")
+    later = next((n for n in ir.walk(node) if isinstance(n, LATER)), None)
+    if later is None:
+        return node
+    span = later.span if isinstance(later, ir.Expression) else ir.NO_SPAN
+    run.reporter.report(
+        "E036",
+        "`ask when` reads what is known when the inspection is created or updated: "
+        "inputs, product and consumer fields, today()",
+        ast.Span(*span) if span[0] else expr.span,
+    )
+    return None

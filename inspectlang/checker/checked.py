@@ -36,6 +36,11 @@ class CheckedImage:
     labels: dict[str, str]
     validations: list[CheckedValidation]
     features: list[str]
+    #: `optional`: a photo the consumer may leave out.
+    optional: bool = False
+    #: `ask when: CONDITION` as written, checked with the inputs' (`inspectlang.checker.ask`).
+    ask_when_source: ast.Expr | None = None
+    ask_when: ir.Expression | None = None
 
 
 @dataclass(slots=True)
