@@ -122,6 +122,10 @@ class Conditional:
     then: Expr
     otherwise: Expr
     span: Span = _span()
+    #: Where the words `if`, `then` and `else` stand (the editor's hover).
+    keyword_spans: tuple[Span, Span, Span] = field(
+        default=(NO_SPAN, NO_SPAN, NO_SPAN), compare=False, repr=False, kw_only=True
+    )
 
 
 @dataclass(frozen=True, slots=True)

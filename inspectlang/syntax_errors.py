@@ -121,6 +121,15 @@ def _token_hints(token: Token, expected: set[str], before: str) -> tuple[str, ..
         return ("a property needs `:` between its name and its value (`maximum: 5`)",)
     if token.type == "COLON" and "_NL" in expected:
         return ("no `:` after a block header: the indented lines below make the block",)
+    if token.value == "then" and "_NL" in expected:
+        return (
+            "a rule's `if` has its statements on the lines below it; `then` belongs to the "
+            "expression `if C then A else B`",
+        )
+    if "ELSE" in expected and "THEN" not in expected:
+        return ("an `if` inside an expression needs both parts: `if C then A else B`",)
+    if "THEN" in expected:
+        return ("an `if` inside an expression is written `if C then A else B`",)
     if token.type == "EQ" and before == "=":
         return ("`=` already compares: there is no `==`",)
     return ()

@@ -480,9 +480,13 @@ class AstBuilder:
         return node
 
     def conditional(self, children: _Children) -> ast.Expr:
-        keyword, condition, _then, then, _else, otherwise = children
+        keyword, condition, then_word, then, else_word, otherwise = children
         node = ast.Conditional(
-            condition, then, otherwise, span=_from_token(keyword, otherwise.span)
+            condition,
+            then,
+            otherwise,
+            span=_from_token(keyword, otherwise.span),
+            keyword_spans=(token_span(keyword), token_span(then_word), token_span(else_word)),
         )
         return self.nested(node, condition, then, otherwise)
 

@@ -430,18 +430,20 @@ class ExpressionChecker:
             )
         then_type, then = self.check(expr.then)
         else_type, otherwise = self.check(expr.otherwise)
-        if then_type == ERROR or (then_type == ANY and else_type != ERROR):
-            result = else_type
-        else:
-            result = then_type
+        # the side that says more: `error` and `any` (the items of `[]`) say nothing
+        result = else_type if then_type == ERROR or ANY in then_type else then_type
         if not compatible(then_type, else_type):
             self.error(
                 "E023",
                 f"both sides of `if ... then ... else` give one type: "
                 f"{describe(then_type)} after `then`, {describe(else_type)} after `else`",
                 expr.otherwise.span,
+                notes=_branch_hint(then_type, else_type),
             )
             result = ERROR
+        for side in (then, otherwise):
+            if isinstance(side, ir.ListLiteral) and not side.items:
+                side.type = ir_type(result)  # `[]` has the other side's list type
         node = ir.Conditional(condition, then, otherwise, ir_type(result), expr.span.as_tuple())
         return result, node
 
@@ -780,6 +782,16 @@ def measure(node: ir.Node | None, lets: dict[str, LetInfo]) -> tuple[int, int, i
         if isinstance(node, ir.Quantifier):
             loops += 1
     return depth, loops, size
+
+
+def _branch_hint(a: str, b: str) -> tuple[str, ...]:
+    """A note for the mixes authors write most: a number and a boolean (a score), a number and
+    a text (a label)."""
+    if {a, b} == {NUMBER, BOOLEAN}:
+        return ("`number(b)` turns a boolean into 1 or 0",)
+    if {a, b} == {NUMBER, TEXT}:
+        return ("`text(n)` writes a number as text",)
+    return ()
 
 
 def _nothing(span: ast.Span) -> ir.Expression:

@@ -62,7 +62,7 @@ class Occurrence:
 class Word:
     """A word with a documented meaning: a function, a validation, a feature or a property."""
 
-    kind: Literal["function", "validation", "feature", "property"]
+    kind: Literal["function", "validation", "feature", "property", "keyword"]
     name: str
     span: ast.Span
 
@@ -118,6 +118,9 @@ class DocumentIndex:
             return f"**validation `{word.name}`**\n\n{texts.VALIDATIONS[word.name]}"
         if word.kind == "feature" and word.name in texts.FEATURES:
             return f"**feature `{word.name}`**\n\n{texts.FEATURES[word.name]}"
+        if word.kind == "keyword" and word.name in texts.KEYWORDS:
+            signature, meaning = texts.KEYWORDS[word.name]
+            return f"```insp\n{signature}\n```\n{meaning}"
         if word.kind == "property" and word.name in texts.PROPERTIES:
             return f"**{word.name}**\n\n{texts.PROPERTIES[word.name]}"
         return None
@@ -346,6 +349,11 @@ class _Indexer:
             for part in (node.condition, node.value):
                 if part is not None:
                     self.expression(part, inner)
+        elif isinstance(node, ast.Conditional):
+            for keyword, span in zip(("if", "then", "else"), node.keyword_spans, strict=True):
+                self.word("keyword", keyword, span)
+            for part in (node.condition, node.then, node.otherwise):
+                self.expression(part, bound)
         elif isinstance(node, ast.Binary):
             # A long `a or b or ...` chain is walked, not recursed into.
             rights = [node.right]

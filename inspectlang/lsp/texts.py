@@ -110,6 +110,15 @@ FUNCTIONS: dict[str, tuple[str, str]] = {
     ),
 }
 
+#: Words of expressions that are not functions: (how it is written, what it means).
+_CONDITIONAL = (
+    "if C then A else B",
+    "`A` when the condition `C` holds, else `B` (a missing `C` chooses `B`); only the side "
+    "chosen is evaluated. `A` and `B` have one type. It binds loosest: write "
+    "`(if C then 1 else 0) + x`.",
+)
+KEYWORDS: dict[str, tuple[str, str]] = dict.fromkeys(("if", "then", "else"), _CONDITIONAL)
+
 #: Validation names: what each checks on a photo.
 VALIDATIONS: dict[str, str] = {
     "date": "The photo is recent: taken within the photo age limit.",

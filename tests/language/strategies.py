@@ -90,6 +90,7 @@ def _compound(children: st.SearchStrategy[ast.Expr]) -> st.SearchStrategy[ast.Ex
         quantifier_with_condition,
         quantifier_sum,
         plain_count,
+        st.builds(ast.Conditional, children, children, children),
     )
 
 

@@ -195,6 +195,9 @@ numeric_expressions = st.recursive(
             lambda parts: f"({parts[0]} {parts[1]} {parts[2]})"
         )
         | inner.map(lambda operand: f"-({operand})")
+        | st.tuples(inner, inner, inner).map(
+            lambda parts: f"(if {parts[0]} > 0 then {parts[1]} else {parts[2]})"
+        )
     ),
     max_leaves=6,
 )

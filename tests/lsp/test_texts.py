@@ -60,3 +60,16 @@ def test_hover_and_completion_know_the_list_functions() -> None:
     assert split is not None and "list of text" in split
     offered = {label for label, kind, _ in index.completions(6, 14) if kind == "function"}
     assert {"filter", "map", "join", "split"} <= offered
+
+
+def test_hover_explains_an_if_then_else_expression_on_each_of_its_words() -> None:
+    source = (
+        'template "Scores"\n    type: car\n\n'
+        "let score = (if car.year < 2010 then 3 else 0) + number(car.year < 2000)\n\n"
+        "verdict\n    approve when score < 3\n"
+    )
+    index = build_index(source)
+    line = source.splitlines()[3]
+    for word in ("if", "then", "else"):
+        hover = index.hover(4, line.index(f"{word} ") + 1)
+        assert hover is not None and "if C then A else B" in hover, word
