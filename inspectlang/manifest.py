@@ -392,6 +392,13 @@ class Rule(_Model):
     span: list[int]
 
 
+class CheckTranslation(_Model):
+    """A check's name and description in one more locale (`name es_AR:`)."""
+
+    name: str | None = None
+    description: str | None = None
+
+
 class Check(_Model):
     """A global validation: the spec's `{_id, name, description}` plus its condition."""
 
@@ -401,6 +408,8 @@ class Check(_Model):
     description: str
     valid: IRNode
     span: list[int]
+    #: The name and description in the template's other locales (None: none written).
+    translations: dict[str, CheckTranslation] | None = None
 
 
 class Disapproval(_Model):
