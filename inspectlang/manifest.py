@@ -71,6 +71,9 @@ VALIDATION_NAMES: tuple[str, ...] = (
     "type",
     "purpose",
     "use",
+    # Fraud signals run at upload (runtime.evidence): the photo already used, the photo edited.
+    "duplicate",
+    "edited",
 )
 
 #: Known features. `damage_declaration` is the spec's; the others are the ones a product needs.

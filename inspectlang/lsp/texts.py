@@ -98,6 +98,8 @@ VALIDATIONS: dict[str, str] = {
     "type": "The machine's kind recognised from the photo matches the declared type.",
     "purpose": "The machine's purpose (Agrícola, Vial, Industrial) matches the declared one.",
     "use": "The vehicle's or machine's use matches the declared use.",
+    "duplicate": "The photo is not already used in this inspection or another of the company.",
+    "edited": "The photo shows no sign of editing (editor software, thumbnail, screenshot).",
 }
 
 #: Features a template can switch on.

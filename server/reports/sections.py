@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from server.reports.data import ReportData, ReportImage
+from server.web import capture
+from server.web.i18n import DEFAULT_LOCALE
 
 #: Product fields shown per inspection type, in this order, with their English label.
 PRODUCT_FIELD_LABELS: dict[str, list[tuple[str, str]]] = {
@@ -346,6 +348,9 @@ def image_block(report: ReportData, image: ReportImage, locale: str) -> ImageBlo
         ("Approved", show(record.get("approved"))),
         ("Uploaded", show(record.get("uploadedAt"))),
     ]
+    # What the photo was judged on: capture time, place, device, attempt (server.web.capture),
+    # in English like the report's other fixed labels (input labels follow the locale).
+    facts += capture.of_record(record, DEFAULT_LOCALE)
     # Fields read from an identity document (`entities`), each with whether it matched.
     facts += [
         (

@@ -201,9 +201,11 @@ def _setting_cookie(send: Send, config: CSRFConfig, value: str, secure: bool) ->
 
 def unavailable_page(request: Request[Any, Any, Any], exc: Exception) -> Any:
     """A page's failure: the storage or a service unavailable is a 503 page (with
-    `Retry-After`) in the browser's language, as the API's 503s are JSON; anything else is
-    answered as by the app (`server.errors`)."""
-    if infrastructure_fault(exc) is None:
+    `Retry-After`) in the browser's language for a navigation (`Accept: text/html`), where the
+    API's 503s are JSON; anything else, and the pages' scripts' requests, are answered as by
+    the app (`server.errors`)."""
+    navigation = "text/html" in request.headers.get("accept", "")
+    if infrastructure_fault(exc) is None or not navigation:  # the pages' scripts read JSON
         return EXCEPTION_HANDLERS[Exception](request, exc)
     error = api_error_for(exc)  # logs it as such
     locale = negotiate(request.headers.get("accept-language"))

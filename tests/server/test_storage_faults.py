@@ -86,7 +86,7 @@ def served(tmp_path: Path) -> Iterator[dict[str, Any]]:
         process = subprocess.Popen(
             [
                 *_unprivileged(),
-                *(sys.executable, "-m", "inspectlang", "serve", "--demo", "--no-worker"),
+                *(sys.executable, "-m", "server", "serve", "--demo", "--no-worker"),
                 *("--port", str(port), "--data-dir", str(data)),
             ],
             stdout=log,
@@ -370,9 +370,15 @@ def test_a_page_answers_a_503_page_in_the_browsers_language(
         assert signed.status_code in (200, 303), signed.text
         photo = browser.get(
             f"/dashboard/inspections/{created['inspectionId']}/photos/{uploaded.json()['_id']}",
-            headers={"accept-language": "es-AR,es;q=0.9"},
+            headers={"accept-language": "es-AR,es;q=0.9", "accept": "text/html,*/*;q=0.8"},
+        )
+        fetched = browser.get(  # a page's script asking (consumer.js): the JSON error
+            f"/dashboard/inspections/{created['inspectionId']}/photos/{uploaded.json()['_id']}",
+            headers={"accept": "application/json"},
         )
     assert photo.status_code == 503
     assert photo.headers["content-type"].startswith("text/html")
     assert photo.headers["retry-after"] == str(UNAVAILABLE_RETRY_AFTER_SECONDS)
     assert "El servicio no está disponible por un momento" in photo.text
+    assert fetched.status_code == 503
+    assert fetched.json()["code"] == "service_unavailable"
