@@ -86,7 +86,7 @@ def served(tmp_path: Path) -> Iterator[dict[str, Any]]:
         process = subprocess.Popen(
             [
                 *_unprivileged(),
-                *(sys.executable, "-m", "inspectlang", "serve", "--demo", "--no-worker"),
+                *(sys.executable, "-m", "server", "serve", "--demo", "--no-worker"),
                 *("--port", str(port), "--data-dir", str(data)),
             ],
             stdout=log,
