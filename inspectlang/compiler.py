@@ -226,11 +226,16 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
                 labels=image.labels,
                 validations={
                     v.name: _construct(
-                        ValidationLogic, minConfidence=v.min_confidence, options=v.options
+                        ValidationLogic,
+                        minConfidence=v.min_confidence,
+                        reviewBelow=v.review_below,
+                        options=v.options,
                     )
                     for v in image.validations
                 },
                 features=image.features,
+                optional=image.optional or None,
+                askWhen=_json(image.ask_when),
             )
             for image in checked.images
         },
@@ -302,6 +307,17 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
             ],
             otherwise=checked.verdict.otherwise,
             otherwiseMessage=_json(checked.verdict.otherwise_message),
+            review=[
+                _construct(
+                    Disapproval,
+                    reason=reason,
+                    when=ir.to_json(when),
+                    span=span.as_list(),
+                    message=_json(message),
+                )
+                for reason, when, span, message in checked.verdict.review
+            ]
+            or None,
             span=checked.verdict.span.as_list() if checked.verdict.span else None,
         ),
     )

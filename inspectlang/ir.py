@@ -259,6 +259,32 @@ class Binary(Expression):
         self.type, self.span, self.let = type, span, let
 
 
+class Conditional(Expression):
+    """`if condition then then else otherwise`: `then` when the condition is true, `otherwise`
+    when it is false or missing; only the chosen side is evaluated."""
+
+    __slots__ = ("condition", "otherwise", "then")
+    fields = ("condition", "then", "otherwise", "type", "span", "let")
+    children = ("condition", "then", "otherwise")
+    op: ClassVar[str] = "conditional"
+    condition: Expression
+    then: Expression
+    otherwise: Expression
+
+    def __init__(
+        self,
+        condition: Expression,
+        then: Expression,
+        otherwise: Expression,
+        type: str,
+        span: Span,
+        *,
+        let: str | None = None,
+    ) -> None:
+        self.condition, self.then, self.otherwise = condition, then, otherwise
+        self.type, self.span, self.let = type, span, let
+
+
 class Call(Expression):
     """A library function call (`fn` in JSON)."""
 
@@ -533,6 +559,17 @@ class _JsonWriter(NodeVisitor):
             },
         )
 
+    def visit_Conditional(self, node: Conditional) -> JsonNode:
+        return self.expression(
+            node,
+            {
+                "op": "conditional",
+                "cond": self.visit(node.condition),
+                "then": self.visit(node.then),
+                "else": self.visit(node.otherwise),
+            },
+        )
+
     def visit_Call(self, node: Call) -> JsonNode:
         args = [self.visit(arg) for arg in node.args]
         return self.expression(node, {"op": "call", "fn": node.function, "args": args})
@@ -691,6 +728,15 @@ class Decoder:
         right = self.expression(node.get("right"), f"{where}.right", depth)
         return Binary(operator, left, right, "", NO_SPAN)
 
+    def conditional(self, node: JsonNode, where: str, depth: int) -> Expression:
+        return Conditional(
+            self.expression(node.get("cond"), f"{where}.cond", depth),
+            self.expression(node.get("then"), f"{where}.then", depth),
+            self.expression(node.get("else"), f"{where}.else", depth),
+            "",
+            NO_SPAN,
+        )
+
     def call(self, node: JsonNode, where: str, depth: int) -> Expression:
         function = _text(node.get("fn"), "no function {!r}", where)
         args = node.get("args")
@@ -747,6 +793,7 @@ _EXPRESSIONS: dict[str, Any] = {
     "unary": Decoder.unary,
     "binary": Decoder.binary,
     "call": Decoder.call,
+    "conditional": Decoder.conditional,
     **dict.fromkeys(QUANTIFIERS, Decoder.quantifier),
 }
 

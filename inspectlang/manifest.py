@@ -71,6 +71,9 @@ VALIDATION_NAMES: tuple[str, ...] = (
     "type",
     "purpose",
     "use",
+    # Fraud signals run at upload (runtime.evidence): the photo already used, the photo edited.
+    "duplicate",
+    "edited",
 )
 
 #: Known features. `damage_declaration` is the spec's; the others are the ones a product needs.
@@ -347,6 +350,11 @@ class ImageLogic(_Model):
     labels: dict[str, str] = Field(default_factory=dict)
     validations: dict[str, ValidationLogic] = Field(default_factory=dict)
     features: list[str] = Field(default_factory=list)
+    #: `optional`: the photo is not required (a missing one adds no reason); None: required.
+    optional: bool | None = None
+    #: `ask when: CONDITION`: the photo is asked only while this holds (over inputs, product
+    #: and consumer fields); not asked, it is not required. None: always asked.
+    askWhen: IRNode | None = None
 
 
 class InputTranslation(_Model):

@@ -265,7 +265,7 @@ SIGNATURES: dict[str, tuple[tuple[str, ...], str]] = {
     "substring": ((TEXT, NUMBER, NUMBER), TEXT),
     "normalize": ((TEXT,), TEXT),
     "extract": ((TEXT, TEXT), TEXT),
-    "number": ((TEXT,), NUMBER),
+    "number": ((f"{TEXT}|{BOOLEAN}",), NUMBER),
     "floor": ((NUMBER,), NUMBER),
     "mod": ((NUMBER, NUMBER), NUMBER),
 }
@@ -277,4 +277,6 @@ def accepts(wanted: str, actual: str) -> bool:
         return actual not in (IMAGE, VALIDATION, DAMAGE) and not (
             actual.startswith("list<") and actual[5:-1] in (IMAGE, VALIDATION, DAMAGE)
         )
+    if "|" in wanted:  # one of several types: `text|boolean`
+        return actual in wanted.split("|")
     return actual == wanted

@@ -66,7 +66,7 @@ class Program:
     source: str
     functions: dict[str, Callable[..., Any]] = field(repr=False)
     path: EvaluationPath = "compiled"
-    #: Input identifier -> (function name, verified `ask when` condition).
+    #: Input or image identifier -> (function name, verified `ask when` condition).
     asks: dict[str, tuple[str, ir.Expression]] = field(default_factory=dict)
     #: The verdict block's `review "reason" when ...` rules (reason, condition, span), in
     #: source order; each compiled as `review_<i>`. Empty until the language writes them.
@@ -123,8 +123,14 @@ class Program:
             return bool(self.functions[f"check_{index}"](env))
         return ReferenceEvaluator().condition(self.checks[index].valid, env) is True
 
+    def image_optional(self, identifier: str) -> bool:
+        """The image is `optional`: a photo the consumer may leave out."""
+        logic = self.manifest.logic.images.get(identifier)
+        return bool(logic is not None and logic.optional)
+
     def input_asked(self, identifier: str, env: dict[str, Any]) -> bool:
-        """Whether the input is asked on this data: it has no `ask when`, or it holds."""
+        """Whether the input (or image) is asked on this data: it has no `ask when`, or it
+        holds."""
         ask = self.asks.get(identifier)
         if ask is None:
             return True
@@ -284,6 +290,13 @@ def build_program(manifest: Template, revision: str | None = None) -> Program:
             node = verifier.condition(input_logic.askWhen, verifier.base, where)
             asks[spec.identifier] = (f"ask_{index}", node)
             parts.append(codegen.generate_check(f"ask_{index}", node))
+    for index, image in enumerate(manifest.images):
+        image_logic = logic.images.get(image.identifier)
+        if image_logic is not None and image_logic.askWhen is not None:
+            where = f"logic.images.{image.identifier}.askWhen"
+            node = verifier.condition(image_logic.askWhen, verifier.base, where)
+            asks[image.identifier] = (f"ask_image_{index}", node)
+            parts.append(codegen.generate_check(f"ask_image_{index}", node))
     parts.append(
         codegen.generate_verdict(
             "verdict", [(reason, when) for reason, when, _ in disapprovals], approve_when, otherwise

@@ -15,7 +15,15 @@ from litestar.response import Stream
 from runtime.explain import _written as written_text
 from runtime.explain import explain
 from server.common import in_thread
-from server.dashboard.web import Member, NotFound, app_services, render, require, signed_in
+from server.dashboard.web import (
+    Member,
+    NotFound,
+    app_services,
+    member_locale,
+    render,
+    require,
+    signed_in,
+)
 from server.deps import Services
 from server.errors import ApiError
 from server.inspections import deliveries, listing, search, shares
@@ -26,6 +34,7 @@ from server.reports.schemas import ReportRequestBody
 from server.reports.thumbnails import thumbnail_jpeg
 from server.stored_files import stored_file_response
 from server.templates import service as templates
+from server.web import capture
 
 
 @get("/inspections")
@@ -212,6 +221,7 @@ def _detail_page(
     status_code: int = 200,
 ) -> Any:
     context = _detail(app_services(request), member, inspection_id)
+    context["captures"] = capture.by_image(context["state"], member_locale(request, member))
     return render(
         request,
         "inspection.html",

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from server.reports.data import ReportData, ReportImage
+from server.web import capture
+from server.web.i18n import DEFAULT_LOCALE
 
 #: Product fields shown per inspection type, in this order, with their English label.
 PRODUCT_FIELD_LABELS: dict[str, list[tuple[str, str]]] = {
@@ -147,10 +149,16 @@ def reviewed_lines(inspection: dict[str, Any]) -> list[str]:
     """A person's decisions, as the report states them under the verdict."""
     review = inspection.get("review") or {}
     return [
-        f"Reviewed by {show((item.get('by') or {}).get('name'))} on {show(item.get('at'))}: "
+        f"Reviewed by {show((item.get('by') or {}).get('name'))} on {_minute(item.get('at'))}: "
         f"{show(item.get('reason'))} ({show(item.get('veredict'))})"
         for item in review.get("decisions") or []
     ]
+
+
+def _minute(moment: Any) -> str:
+    """`2026-11-25T16:21:06.508Z` as `2026-11-25 16:21 UTC` (the state's moments are UTC)."""
+    text = show(moment)
+    return f"{text[:10]} {text[11:16]} UTC" if len(text) >= 16 and text[10] == "T" else text
 
 
 def mask(value: str, keep: int = 4) -> str:
@@ -340,6 +348,9 @@ def image_block(report: ReportData, image: ReportImage, locale: str) -> ImageBlo
         ("Approved", show(record.get("approved"))),
         ("Uploaded", show(record.get("uploadedAt"))),
     ]
+    # What the photo was judged on: capture time, place, device, attempt (server.web.capture),
+    # in English like the report's other fixed labels (input labels follow the locale).
+    facts += capture.of_record(record, DEFAULT_LOCALE)
     # Fields read from an identity document (`entities`), each with whether it matched.
     facts += [
         (
