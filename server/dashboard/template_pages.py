@@ -8,7 +8,7 @@ import difflib
 import json
 import re
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from litestar import Request, get, post
 from litestar.params import FromPath, FromQuery
@@ -35,7 +35,9 @@ from server.dashboard.web import (
 )
 from server.errors import ApiError
 from server.templates import service as templates
-from server.templates.tables import TemplateRevisionRecord
+
+if TYPE_CHECKING:
+    from server.templates.tables import TemplateRevisionRecord
 
 #: The simulate panel's starting script: create, start and finish with nothing uploaded.
 DEFAULT_EVENTS = {

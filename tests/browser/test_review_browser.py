@@ -226,6 +226,13 @@ def test_review_claim_result_damage_retake_and_approve(
     assert resent["products"][0]["images"][0]["_id"] == front_id  # only the back was retaken
     assert [i["_id"] for i in resent["products"][0]["replacedImages"]] == [back_id]
 
+    # The review page with its forms at 360 px: nothing wider than the screen.
+    _context, narrow, _log = new_phone(width=360)
+    sign_in(narrow, live_server, team["reviewer"])
+    narrow.goto(f"{live_server}/dashboard/review/{inspection_id}")
+    assert narrow.locator("button", has_text="Decide").count() == 1
+    look(narrow, "05a-review-page-360px", screenshot, axe_check, narrow=True)
+
     # --- the reviewer approves with a reason ----------------------------------------------------
     desk.goto(f"{live_server}/dashboard/review/{inspection_id}")
     desk.check("input[name=veredict][value=approved]")
@@ -244,8 +251,6 @@ def test_review_claim_result_damage_retake_and_approve(
     ]  # fmt: skip
 
     # The review page read-only after the decision, at 360 px: the audit trail at the bottom.
-    _context, narrow, _log = new_phone(width=360)
-    sign_in(narrow, live_server, team["reviewer"])
     narrow.goto(f"{live_server}/dashboard/review/{inspection_id}")
     assert "Audit trail" in narrow.inner_text("main")
     look(narrow, "06-decided-360px", screenshot, axe_check, narrow=True)
