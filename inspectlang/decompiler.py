@@ -428,7 +428,7 @@ class Decompiler(ir.NodeVisitor):
 
     def quantifier(self, node: ir.Quantifier) -> ast.Expr:
         body = None if node.body is None else self.visit(node.body)
-        is_sum = isinstance(node, ir.SumOf)
+        is_sum = node.op in ir.VALUE_QUANTIFIERS
         return ast.Quantifier(
             node.op,
             node.variable,
@@ -438,6 +438,7 @@ class Decompiler(ir.NodeVisitor):
         )
 
     visit_CountOf = visit_AnyOf = visit_AllOf = visit_SumOf = quantifier
+    visit_FilterOf = visit_MapOf = quantifier
 
 
 def _bytes(size: int) -> ast.Quantity:

@@ -361,10 +361,31 @@ class SumOf(Quantifier):
     op: ClassVar[str] = "sum"
 
 
+# -- lists (issue 25, construct 6) ------------------------------------------------------------
+
+
+class FilterOf(Quantifier):
+    """`filter(x in L where C)`: the items that hold C, in order (a list of L's type)."""
+
+    __slots__ = ()
+    op: ClassVar[str] = "filter"
+
+
+class MapOf(Quantifier):
+    """`map(x in L of E)`: E for each item, in order; a missing E is left out (a list of E's
+    type: number or text)."""
+
+    __slots__ = ()
+    op: ClassVar[str] = "map"
+
+
 #: The quantifier classes by JSON op (and by the word written in the language).
 QUANTIFIERS: dict[str, type[Quantifier]] = {
-    kind.op: kind for kind in (CountOf, AnyOf, AllOf, SumOf)
+    kind.op: kind for kind in (CountOf, AnyOf, AllOf, SumOf, FilterOf, MapOf)
 }
+#: Quantifiers whose body is a value (`of E`, JSON key `value`); the others' is a condition
+#: (`where C`, JSON key `where`).
+VALUE_QUANTIFIERS = frozenset({"sum", "map"})
 
 
 # --------------------------------------------------------------------------------------------
@@ -576,12 +597,13 @@ class _JsonWriter(NodeVisitor):
 
     def quantifier(self, node: Quantifier) -> JsonNode:
         body = None if node.body is None else self.visit(node.body)
-        key = "value" if node.op == "sum" else "where"
+        key = "value" if node.op in VALUE_QUANTIFIERS else "where"
         return self.expression(
             node, {"op": node.op, "var": node.variable, "over": self.visit(node.over), key: body}
         )
 
     visit_CountOf = visit_AnyOf = visit_AllOf = visit_SumOf = quantifier
+    visit_FilterOf = visit_MapOf = quantifier
 
     def visit_SetStatement(self, node: SetStatement) -> JsonNode:
         return {
@@ -755,7 +777,7 @@ class Decoder:
         if variable is not None:
             _text(variable, "invalid name {!r}", where)
         over = self.expression(node.get("over"), f"{where}.over", depth)
-        key = "value" if kind is SumOf else "where"
+        key = "value" if kind.op in VALUE_QUANTIFIERS else "where"
         body = self.optional(node.get(key), f"{where}.{key}", depth)
         return kind(variable, over, body, "", NO_SPAN)
 

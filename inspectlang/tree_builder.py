@@ -22,6 +22,7 @@ from lark import Token
 
 from inspectlang import ast
 from inspectlang.ast import Span
+from inspectlang.diagnostics import did_you_mean
 from inspectlang.errors import InspectlangError
 from inspectlang.vocabulary import (
     CHAIN_OPERATORS,
@@ -544,10 +545,21 @@ class AstBuilder:
     def quantifier(self, name: str, count: int, bound: _BoundArgument, span: Span) -> ast.Expr:
         """`count|any|all(x in L where C)` and `sum(x in L of E)`, checked for their shape."""
         keyword = str(bound.keyword.value)
-        expected = "of" if name == "sum" else "where"
+        expected = "of" if name in ("sum", "map") else "where"
         binding = bound.binding
-        if name not in ("count", "any", "all", "sum"):
-            message = f"`{keyword}` is only used in count, any, all (where) and sum (of)"
+        if name not in ("count", "any", "all", "sum", "filter", "map"):
+            message = (
+                f"`{keyword}` is only used in count, any, all, filter (where), sum and map (of)"
+            )
+            close = did_you_mean(name, ("count", "any", "all", "sum", "filter", "map"))
+            if close is not None:
+                message += f"; did you mean `{close}`?"
+            raise SyntaxProblem("E001", message, token_span(bound.keyword))
+        if name == "map" and keyword == "where":
+            message = (
+                "`map` takes `x in LIST of VALUE`; to leave items out, map a filter: "
+                "`map(x in filter(x in LIST where CONDITION) of VALUE)`"
+            )
             raise SyntaxProblem("E001", message, token_span(bound.keyword))
         if not (
             count == 1

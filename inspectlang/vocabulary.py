@@ -238,7 +238,7 @@ FUNCTIONS: dict[str, tuple[int, int | None]] = {
     "min": (1, None),
     "max": (1, None),
     "defined": (1, 1),
-    "date": (1, 1),
+    "date": (1, 3),
     "today": (0, 0),
     "add_days": (2, 2),
     "days_between": (2, 2),
@@ -251,6 +251,15 @@ FUNCTIONS: dict[str, tuple[int, int | None]] = {
     "number": (1, 1),
     "floor": (1, 1),
     "mod": (2, 2),
+    # dates by parts and months (issue 25, construct 8); `date` also takes (year, month, day)
+    "year": (1, 1),
+    "month": (1, 1),
+    "day": (1, 1),
+    "add_months": (2, 2),
+    "months_between": (2, 2),
+    # lists (issue 25, construct 6); `filter` and `map` are quantifiers (`inspectlang.ir`)
+    "join": (2, 2),
+    "split": (2, 2),
 }
 
 #: Any value that is not a record: a number, text, boolean, date or a list of those.
@@ -268,6 +277,13 @@ SIGNATURES: dict[str, tuple[tuple[str, ...], str]] = {
     "number": ((f"{TEXT}|{BOOLEAN}",), NUMBER),
     "floor": ((NUMBER,), NUMBER),
     "mod": ((NUMBER, NUMBER), NUMBER),
+    "year": ((DATE,), NUMBER),
+    "month": ((DATE,), NUMBER),
+    "day": ((DATE,), NUMBER),
+    "add_months": ((DATE, NUMBER), DATE),
+    "months_between": ((DATE, DATE), NUMBER),
+    "join": ((f"list<{TEXT}>|list<{NUMBER}>", TEXT), TEXT),
+    "split": ((TEXT, TEXT), f"list<{TEXT}>"),
 }
 
 

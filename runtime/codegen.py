@@ -357,7 +357,7 @@ class CodeGenerator(ir.NodeVisitor):
         with self.indented() if block else _nothing():
             self.emit(f"d_steps += _len({items}) * {body_cost(node)!r}")
             self.emit(f"if d_steps > {MAX_STEPS!r}: raise _StepLimit()")
-            start = {"count": "0", "sum": "0", "any": "False", "all": "True"}[op]
+            start = {"count": "0", "sum": "0", "any": "False", "all": "True"}.get(op, "[]")
             self.emit(f"{target} = {start}")
             self.emit(f"for {item} in {items}:")
             with self.indented():
@@ -387,6 +387,12 @@ class CodeGenerator(ir.NodeVisitor):
                     else:
                         holds = f"{value} is True" if value_missing else value
                         self.emit(f"if {holds}: {target} = True; break")
+                elif op == "filter":  # the items that hold, in order
+                    holds = f"{value} is True" if value_missing else value
+                    self.emit(f"if {holds}: {target}.append({item})")
+                elif op == "map":  # the values, missing ones left out
+                    guard = f"if {value} is not None: " if value_missing else ""
+                    self.emit(f"{guard}{target}.append({value})")
                 elif body is not None:
                     fails = f"{value} is not True" if value_missing else f"not {value}"
                     self.emit(f"if {fails}: {target} = False; break")
@@ -401,6 +407,7 @@ class CodeGenerator(ir.NodeVisitor):
         return target, missing or op == "sum"
 
     visit_CountOf = visit_AnyOf = visit_AllOf = visit_SumOf = quantifier
+    visit_FilterOf = visit_MapOf = quantifier
 
     # -- statements ----------------------------------------------------------------------------
 

@@ -231,6 +231,19 @@ class ReferenceEvaluator(ir.NodeVisitor):
                 total += value
         return check_number(env["errors"], node.span, total)
 
+    def visit_FilterOf(self, node: ir.FilterOf, env: Env) -> Any:
+        items = self.items(node, env)
+        if items is None:
+            return None
+        return [item for item in items if self.body(node, env, item) is True]
+
+    def visit_MapOf(self, node: ir.MapOf, env: Env) -> Any:
+        items = self.items(node, env)
+        if items is None:
+            return None
+        values = (self.body(node, env, item) for item in items)
+        return [value for value in values if value is not None]
+
     # -- statements and roots ----------------------------------------------------------------
 
     def condition(self, node: ir.Expression, env: Env) -> Any:

@@ -385,22 +385,34 @@ class Verifier(ir.NodeVisitor):
         if name is not None:
             self.identifier(name, where)
             inner = Scope(**{**scope.__dict__, "locals": {**scope.locals, name: item_type}})
-        key = "value" if isinstance(node, ir.SumOf) else "where"
+        key = "value" if op in ir.VALUE_QUANTIFIERS else "where"
         body: ir.Expression | None = None
         if node.body is None:
             if isinstance(node, ir.SumOf) and item_type != "number":
                 raise InvalidProgram("sum without a value needs a list of numbers", where)
+            if isinstance(node, ir.FilterOf | ir.MapOf):
+                raise InvalidProgram(f"{op} needs a bound name and a {key}", where)
         else:
             if name is None:
                 raise InvalidProgram(f"{op} with a condition needs a bound name", where)
             body = self.verify(node.body, inner, f"{where}.{key}", q + 1)
-            wanted = "number" if isinstance(node, ir.SumOf) else "boolean"
-            if body.type != wanted:
-                raise InvalidProgram(f"{op} {key} must be {wanted}", where)
-        kind = "boolean" if isinstance(node, ir.AnyOf | ir.AllOf) else "number"
+            if isinstance(node, ir.MapOf):
+                if body.type not in ("number", "text"):
+                    raise InvalidProgram("map value must be number or text", where)
+            else:
+                wanted = "number" if isinstance(node, ir.SumOf) else "boolean"
+                if body.type != wanted:
+                    raise InvalidProgram(f"{op} {key} must be {wanted}", where)
+        if isinstance(node, ir.FilterOf):
+            kind = over.type
+        elif isinstance(node, ir.MapOf) and body is not None:
+            kind = f"list<{body.type}>"
+        else:
+            kind = "boolean" if isinstance(node, ir.AnyOf | ir.AllOf) else "number"
         return type(node)(name, over, body, kind, node.span)
 
     visit_CountOf = visit_AnyOf = visit_AllOf = visit_SumOf = quantifier
+    visit_FilterOf = visit_MapOf = quantifier
 
 
 def _binary_type(operator: str, left: str, right: str) -> str | None:
@@ -453,7 +465,7 @@ def _signature(name: Any, kinds: list[str]) -> str | None:
     if name == "defined":
         return "boolean" if len(kinds) == 1 else None
     if name == "date":
-        return "date" if kinds in (["text"], ["date"]) else None
+        return "date" if kinds in (["text"], ["date"], ["number"] * 3) else None
     if name == "today":
         return "date" if not kinds else None
     if name == "add_days":

@@ -454,7 +454,8 @@ class ExpressionChecker:
             if len(args) != 1:
                 return self.error(
                     "E022",
-                    f"`{name}` takes a list: `{name}(x in LIST where CONDITION)`",
+                    f"`{name}` takes a list: `{name}(x in LIST "
+                    f"{'of VALUE' if name in ir.VALUE_QUANTIFIERS else 'where CONDITION'})`",
                     expr.span,
                 )
             return self.quantifier(ast.Quantifier(name, None, args[0], span=expr.span))
@@ -480,7 +481,19 @@ class ExpressionChecker:
                 f"`{name}` takes {wanted} argument{'s' if wanted != '1' else ''}, not {len(args)}",
                 expr.span,
             )
-        if name == "date" and isinstance(args[0], ast.Literal) and isinstance(args[0].value, str):
+        if name == "date" and len(args) == 2:
+            return self.error(
+                "E022",
+                '`date` takes a text (`date("2024-01-31")`) or a year, a month and a day '
+                "(`date(2024, 1, 31)`), not 2 arguments",
+                expr.span,
+            )
+        if (
+            name == "date"
+            and len(args) == 1
+            and isinstance(args[0], ast.Literal)
+            and isinstance(args[0].value, str)
+        ):
             if not is_iso_date(args[0].value):
                 return self.error(
                     "E019", f"`{args[0].value}` is not a date of the form YYYY-MM-DD", args[0].span
@@ -526,13 +539,23 @@ class ExpressionChecker:
                     what = (
                         "number, text, boolean, date or list"
                         if want == "value"
-                        else want.replace("|", " or ")
+                        else " or ".join(describe(one) for one in want.split("|"))
+                    )
+                    argument = expr.arguments[index]
+                    notes = (
+                        (f'write `date("{argument.value}")` for a date',)
+                        if want == DATE
+                        and isinstance(argument, ast.Literal)
+                        and isinstance(argument.value, str)
+                        and is_iso_date(argument.value)
+                        else ()
                     )
                     self.error(
                         "E023",
                         f"argument {index + 1} of `{name}` must be a {what}, "
                         f"not {describe(actual)}",
-                        expr.arguments[index].span,
+                        argument.span,
+                        notes=notes,
                     )
             return result
         if name in ("lower", "upper", "trim"):
@@ -569,7 +592,11 @@ class ExpressionChecker:
         if name == "defined":
             return BOOLEAN
         if name == "date":
-            expect(expr, 0, types[0], TEXT)
+            if len(types) == 3:  # year, month, day
+                for index, type_ in enumerate(types):
+                    expect(expr, index, type_, NUMBER)
+            else:
+                expect(expr, 0, types[0], TEXT)
             return DATE
         if name == "today":
             return DATE
@@ -608,8 +635,10 @@ class ExpressionChecker:
                 "letters, digits or `_`, at most 64 characters",
                 expr.span,
             )
-        if expr.variable is None and kind in ("any", "all"):
+        if expr.variable is None and kind in ("any", "all", "filter"):
             self.error("E022", f"`{kind}` needs `x in LIST where CONDITION`", expr.span)
+        if expr.variable is None and kind == "map":
+            self.error("E022", "`map` needs `x in LIST of VALUE`", expr.span)
         saved = self.scope.locals.get(expr.variable) if expr.variable else None
         if expr.variable is not None:
             self.scope.locals[expr.variable] = element
@@ -632,6 +661,19 @@ class ExpressionChecker:
                             f"`sum` adds numbers, not {describe(value_type)}",
                             expr.value.span,
                         )
+            elif kind == "map":
+                value_type = ERROR
+                if expr.value is not None:
+                    value_type, body = self.check(expr.value)
+                    if value_type not in (NUMBER, TEXT, ERROR):
+                        self.error(
+                            "E023",
+                            f"`map` makes a list of numbers or texts, not of "
+                            f"{describe(value_type)}",
+                            expr.value.span,
+                            notes=("`text(x)` writes any value as text",),
+                        )
+                        value_type = ERROR
             elif expr.condition is not None:
                 body = self.condition(expr.condition, f"the condition of `{kind}`")
         finally:
@@ -641,8 +683,15 @@ class ExpressionChecker:
                     del self.scope.locals[expr.variable]
                 else:
                     self.scope.locals[expr.variable] = saved
-        result = BOOLEAN if kind in ("any", "all") else NUMBER
-        node = ir.QUANTIFIERS[kind](expr.variable, over, body, result, expr.span.as_tuple())
+        if kind == "filter":  # a list of the items' type
+            result = collection_type if element_of(collection_type) else ERROR
+        elif kind == "map":  # a list of the values' type
+            result = list_of(value_type) if value_type != ERROR else ERROR
+        else:
+            result = BOOLEAN if kind in ("any", "all") else NUMBER
+        node = ir.QUANTIFIERS[kind](
+            expr.variable, over, body, ir_type(result), expr.span.as_tuple()
+        )
         return result, node
 
     # -- lets --------------------------------------------------------------------------------
