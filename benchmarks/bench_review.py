@@ -171,7 +171,7 @@ def bench(label: str, url: str | None, folder: Path) -> dict[str, Any]:
     port = free_port()
     env = {**os.environ, "INSPECTLANG_WORKER": "0", "INSPECTLANG_SECRET": "b" * 48,
            "INSPECTLANG_RATE_LIMIT_REQUESTS": "0"}  # fmt: skip
-    command = [sys.executable, "-m", "inspectlang", "serve", "--no-worker", "--port", str(port),
+    command = [sys.executable, "-m", "server", "serve", "--no-worker", "--port", str(port),
                "--data-dir", str(folder), "--database-url", database_url]  # fmt: skip
     with running(command, port, env, folder / f"serve-{label}.log") as base_url:
         original = in_review(base_url, keys["testKey"])

@@ -25,6 +25,7 @@ from inspectlang.manifest import (
     INSPECTION_TYPES,
     PRODUCT_FIELDS,
     Check,
+    CheckTranslation,
     Disapproval,
     EventFilter,
     FeatureLogic,
@@ -285,6 +286,11 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
                 description=check.description,
                 valid=ir.to_json(check.valid),
                 span=check.span.as_list(),
+                translations={
+                    locale: _construct(CheckTranslation, **texts)
+                    for locale, texts in check.translations.items()
+                }
+                or None,
             )
             for check in checked.checks
         ],

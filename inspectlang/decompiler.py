@@ -320,6 +320,11 @@ class Decompiler(ir.NodeVisitor):
             items.append(_prop("name", ast.Literal(check.name)))
         if check.description:
             items.append(_prop("description", ast.Literal(check.description)))
+        for locale, texts in (check.translations or {}).items():
+            if texts.name is not None:
+                items.append(_prop("name", ast.Literal(texts.name), locale=locale))
+            if texts.description is not None:
+                items.append(_prop("description", ast.Literal(texts.description), locale=locale))
         items.append(_prop("valid when", self.expression(check.valid)))
         return ast.CheckDecl(check.key, tuple(items))
 

@@ -50,6 +50,12 @@ class CheckProgram:
     description: str
     valid: ir.Expression
     span: list[int]
+    #: locale -> (name, description) where the template translates them (`name es_AR:`).
+    translations: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def texts(self, locale: str) -> tuple[str, str]:
+        """The name and description in `locale` (the default locale's where not translated)."""
+        return self.translations.get(locale, (self.name, self.description))
 
 
 @dataclass(frozen=True)
@@ -248,6 +254,10 @@ def build_program(manifest: Template, revision: str | None = None) -> Program:
                 description=check.description,
                 valid=valid,
                 span=verifier.span({"span": check.span}, where),
+                translations={
+                    locale: (texts.name or check.name, texts.description or check.description)
+                    for locale, texts in (check.translations or {}).items()
+                },
             )
         )
         seen.add(check.id)

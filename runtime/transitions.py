@@ -190,8 +190,9 @@ def _apply_create(program: Program, event: EventRecord) -> tuple[InspectionState
         ],
         variables={v.name: v.initialValue for v in manifest.variables},
         globalValidations=[
-            GlobalValidation(id=c.id, name=c.name, description=c.description, valid=False)
+            GlobalValidation(id=c.id, name=name, description=description, valid=False)
             for c in program.checks
+            for name, description in [c.texts(data["locale"])]
         ],
         createdAt=event.at,
         updatedAt=event.at,

@@ -67,6 +67,8 @@ class CheckedCheck:
     valid: ir.Expression
     depends: list[str]
     span: ast.Span
+    #: locale -> {"name"?, "description"?} written with `name LOCALE:`/`description LOCALE:`.
+    translations: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
