@@ -152,9 +152,10 @@ def main() -> None:
             # What the database itself spends (planning + execution, EXPLAIN ANALYZE), apart
             # from the round trip and Python: on a loaded machine the two differ most.
             inside = []
-            explain = text("EXPLAIN (ANALYZE, FORMAT JSON) " + duplicates.POSTGRES_LOOKUP.text)
+            arguments = duplicates.postgres_arguments(COMPANY, True, "none")
             for _, hashes, _ in queries[:40]:
-                arguments = duplicates.postgres_arguments(COMPANY, True, "none", hashes)
+                lookup = duplicates.postgres_lookup(hashes).text
+                explain = text("EXPLAIN (ANALYZE, FORMAT JSON) " + lookup)
                 plan = session.execute(explain, arguments).scalar()
                 top = plan[0] if isinstance(plan, list) else json.loads(plan)[0]
                 inside.append(top["Planning Time"] + top["Execution Time"])
