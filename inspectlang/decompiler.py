@@ -176,6 +176,9 @@ class Decompiler(ir.NodeVisitor):
                 if extra.minConfidence != default_confidence:
                     confidence = _number(extra.minConfidence)
                     modifiers.append(ast.Modifier("minimum confidence", confidence))
+                if extra.reviewBelow is not None:
+                    below = _number(extra.reviewBelow)
+                    modifiers.append(ast.Modifier("review below confidence", below))
                 options = extra.options
                 if "maxAgeHours" in options:
                     hours = ast.Quantity(_number(options["maxAgeHours"]), "hours")
@@ -192,6 +195,10 @@ class Decompiler(ir.NodeVisitor):
             items.append(ast.Validate(validation.validation, tuple(modifiers)))
         if logic is not None:
             items.extend(ast.FeatureUse(feature) for feature in logic.features)
+            if logic.optional:
+                items.append(ast.Flag("optional"))
+            if logic.askWhen is not None:
+                items.append(_prop("ask when", self.expression(logic.askWhen)))
         return ast.ImageDecl(name, tuple(items))
 
     def input(self, spec: Any) -> ast.InputDecl:
@@ -313,6 +320,11 @@ class Decompiler(ir.NodeVisitor):
             items.append(_prop("name", ast.Literal(check.name)))
         if check.description:
             items.append(_prop("description", ast.Literal(check.description)))
+        for locale, texts in (check.translations or {}).items():
+            if texts.name is not None:
+                items.append(_prop("name", ast.Literal(texts.name), locale=locale))
+            if texts.description is not None:
+                items.append(_prop("description", ast.Literal(texts.description), locale=locale))
         items.append(_prop("valid when", self.expression(check.valid)))
         return ast.CheckDecl(check.key, tuple(items))
 
@@ -321,6 +333,10 @@ class Decompiler(ir.NodeVisitor):
         items: list[ast.Item] = [
             ast.Disapprove(_reason(d.reason, d.message), self.expression(d.when))
             for d in verdict.disapprove
+        ]
+        items += [
+            ast.Review(_reason(r.reason, r.message), self.expression(r.when))
+            for r in verdict.review or ()
         ]
         if verdict.approveWhen is not None:
             items.append(ast.Approve(self.expression(verdict.approveWhen)))
@@ -402,12 +418,17 @@ class Decompiler(ir.NodeVisitor):
             chain = ast.Binary(node.operator, chain, self.visit(operand))
         return chain
 
+    def visit_Conditional(self, node: ir.Conditional) -> ast.Expr:
+        return ast.Conditional(
+            self.visit(node.condition), self.visit(node.then), self.visit(node.otherwise)
+        )
+
     def visit_Call(self, node: ir.Call) -> ast.Expr:
         return ast.Call(node.function, tuple(self.visit(a) for a in node.args))
 
     def quantifier(self, node: ir.Quantifier) -> ast.Expr:
         body = None if node.body is None else self.visit(node.body)
-        is_sum = isinstance(node, ir.SumOf)
+        is_sum = node.op in ir.VALUE_QUANTIFIERS
         return ast.Quantifier(
             node.op,
             node.variable,
@@ -417,6 +438,7 @@ class Decompiler(ir.NodeVisitor):
         )
 
     visit_CountOf = visit_AnyOf = visit_AllOf = visit_SumOf = quantifier
+    visit_FilterOf = visit_MapOf = quantifier
 
 
 def _bytes(size: int) -> ast.Quantity:

@@ -15,7 +15,7 @@ build, and a compile builds thousands of nodes (benchmarks/bench_compile.py, col
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 from inspectlang.errors import InspectlangError
@@ -259,6 +259,32 @@ class Binary(Expression):
         self.type, self.span, self.let = type, span, let
 
 
+class Conditional(Expression):
+    """`if condition then then else otherwise`: `then` when the condition is true, `otherwise`
+    when it is false or missing; only the chosen side is evaluated."""
+
+    __slots__ = ("condition", "otherwise", "then")
+    fields = ("condition", "then", "otherwise", "type", "span", "let")
+    children = ("condition", "then", "otherwise")
+    op: ClassVar[str] = "conditional"
+    condition: Expression
+    then: Expression
+    otherwise: Expression
+
+    def __init__(
+        self,
+        condition: Expression,
+        then: Expression,
+        otherwise: Expression,
+        type: str,
+        span: Span,
+        *,
+        let: str | None = None,
+    ) -> None:
+        self.condition, self.then, self.otherwise = condition, then, otherwise
+        self.type, self.span, self.let = type, span, let
+
+
 class Call(Expression):
     """A library function call (`fn` in JSON)."""
 
@@ -335,10 +361,31 @@ class SumOf(Quantifier):
     op: ClassVar[str] = "sum"
 
 
+# -- lists (issue 25, construct 6) ------------------------------------------------------------
+
+
+class FilterOf(Quantifier):
+    """`filter(x in L where C)`: the items that hold C, in order (a list of L's type)."""
+
+    __slots__ = ()
+    op: ClassVar[str] = "filter"
+
+
+class MapOf(Quantifier):
+    """`map(x in L of E)`: E for each item, in order; a missing E is left out (a list of E's
+    type: number or text)."""
+
+    __slots__ = ()
+    op: ClassVar[str] = "map"
+
+
 #: The quantifier classes by JSON op (and by the word written in the language).
 QUANTIFIERS: dict[str, type[Quantifier]] = {
-    kind.op: kind for kind in (CountOf, AnyOf, AllOf, SumOf)
+    kind.op: kind for kind in (CountOf, AnyOf, AllOf, SumOf, FilterOf, MapOf)
 }
+#: Quantifiers whose body is a value (`of E`, JSON key `value`); the others' is a condition
+#: (`where C`, JSON key `where`).
+VALUE_QUANTIFIERS = frozenset({"sum", "map"})
 
 
 # --------------------------------------------------------------------------------------------
@@ -414,16 +461,26 @@ def describe(node: object) -> str:
 
 class NodeVisitor:
     """Walks IR nodes: `visit(node, *args)` calls `visit_<ClassName>(node, *args)` (jinja's
-    `NodeVisitor`). A node without a method is refused with `UnknownNode`."""
+    `NodeVisitor`). A node without a method is refused with `UnknownNode`. The method found for
+    a node class is kept per visitor class, so a visit costs one dict lookup (the reference
+    evaluator visits every node of every evaluation)."""
 
     #: How `UnknownNode` names this walker.
     walker: ClassVar[str] = "IR walker"
+    _methods: ClassVar[dict[type, Callable[..., Any]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._methods = {}
 
     def visit(self, node: Any, *args: Any) -> Any:
-        method = getattr(self, f"visit_{type(node).__name__}", None)
+        method = self._methods.get(node.__class__)
         if method is None:
-            raise UnknownNode(node, self.walker)
-        return method(node, *args)
+            method = getattr(type(self), f"visit_{type(node).__name__}", None)
+            if method is None:
+                raise UnknownNode(node, self.walker)
+            self._methods[node.__class__] = method
+        return method(self, node, *args)
 
 
 def child_nodes(node: Node) -> Iterator[Node]:
@@ -523,18 +580,30 @@ class _JsonWriter(NodeVisitor):
             },
         )
 
+    def visit_Conditional(self, node: Conditional) -> JsonNode:
+        return self.expression(
+            node,
+            {
+                "op": "conditional",
+                "cond": self.visit(node.condition),
+                "then": self.visit(node.then),
+                "else": self.visit(node.otherwise),
+            },
+        )
+
     def visit_Call(self, node: Call) -> JsonNode:
         args = [self.visit(arg) for arg in node.args]
         return self.expression(node, {"op": "call", "fn": node.function, "args": args})
 
     def quantifier(self, node: Quantifier) -> JsonNode:
         body = None if node.body is None else self.visit(node.body)
-        key = "value" if node.op == "sum" else "where"
+        key = "value" if node.op in VALUE_QUANTIFIERS else "where"
         return self.expression(
             node, {"op": node.op, "var": node.variable, "over": self.visit(node.over), key: body}
         )
 
     visit_CountOf = visit_AnyOf = visit_AllOf = visit_SumOf = quantifier
+    visit_FilterOf = visit_MapOf = quantifier
 
     def visit_SetStatement(self, node: SetStatement) -> JsonNode:
         return {
@@ -681,6 +750,15 @@ class Decoder:
         right = self.expression(node.get("right"), f"{where}.right", depth)
         return Binary(operator, left, right, "", NO_SPAN)
 
+    def conditional(self, node: JsonNode, where: str, depth: int) -> Expression:
+        return Conditional(
+            self.expression(node.get("cond"), f"{where}.cond", depth),
+            self.expression(node.get("then"), f"{where}.then", depth),
+            self.expression(node.get("else"), f"{where}.else", depth),
+            "",
+            NO_SPAN,
+        )
+
     def call(self, node: JsonNode, where: str, depth: int) -> Expression:
         function = _text(node.get("fn"), "no function {!r}", where)
         args = node.get("args")
@@ -699,7 +777,7 @@ class Decoder:
         if variable is not None:
             _text(variable, "invalid name {!r}", where)
         over = self.expression(node.get("over"), f"{where}.over", depth)
-        key = "value" if kind is SumOf else "where"
+        key = "value" if kind.op in VALUE_QUANTIFIERS else "where"
         body = self.optional(node.get(key), f"{where}.{key}", depth)
         return kind(variable, over, body, "", NO_SPAN)
 
@@ -737,6 +815,7 @@ _EXPRESSIONS: dict[str, Any] = {
     "unary": Decoder.unary,
     "binary": Decoder.binary,
     "call": Decoder.call,
+    "conditional": Decoder.conditional,
     **dict.fromkeys(QUANTIFIERS, Decoder.quantifier),
 }
 

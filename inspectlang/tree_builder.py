@@ -22,6 +22,7 @@ from lark import Token
 
 from inspectlang import ast
 from inspectlang.ast import Span
+from inspectlang.diagnostics import did_you_mean
 from inspectlang.errors import InspectlangError
 from inspectlang.vocabulary import (
     CHAIN_OPERATORS,
@@ -223,9 +224,11 @@ def parsing(state: ParseState) -> Iterator[None]:
         _STATE.reset(token)
 
 
-def current_state() -> ParseState:
-    """The state of the parse running in this thread or task."""
-    return _STATE.get()
+def line_offset() -> int:
+    """The line the text of the parse running in this thread or task starts after (0 outside
+    one of our parses: the postlexer also serves a plain Lark parser in the benchmark)."""
+    state = _STATE.get(None)
+    return 0 if state is None else state.line_offset
 
 
 class AstBuilder:
@@ -397,6 +400,12 @@ class AstBuilder:
         text = unescape_text(reason.value)
         return self.item(ast.Disapprove(text, condition, span=span, reason_span=token_span(reason)))
 
+    def review(self, children: _Children) -> Any:
+        keyword, reason, _when, condition = children
+        span = _from_token(keyword, condition.span)
+        text = unescape_text(reason.value)
+        return self.item(ast.Review(text, condition, span=span, reason_span=token_span(reason)))
+
     def approve(self, children: _Children) -> Any:
         keyword, _when, condition = children
         return self.item(ast.Approve(condition, span=_from_token(keyword, condition.span)))
@@ -470,6 +479,13 @@ class AstBuilder:
         state.depth[id(node)] = depth
         return node
 
+    def conditional(self, children: _Children) -> ast.Expr:
+        keyword, condition, _then, then, _else, otherwise = children
+        node = ast.Conditional(
+            condition, then, otherwise, span=_from_token(keyword, otherwise.span)
+        )
+        return self.nested(node, condition, then, otherwise)
+
     def unary(self, children: _Children) -> ast.Expr:
         operator, operand = children
         node = ast.Unary(operator.value, operand, span=_from_token(operator, operand.span))
@@ -529,10 +545,21 @@ class AstBuilder:
     def quantifier(self, name: str, count: int, bound: _BoundArgument, span: Span) -> ast.Expr:
         """`count|any|all(x in L where C)` and `sum(x in L of E)`, checked for their shape."""
         keyword = str(bound.keyword.value)
-        expected = "of" if name == "sum" else "where"
+        expected = "of" if name in ("sum", "map") else "where"
         binding = bound.binding
-        if name not in ("count", "any", "all", "sum"):
-            message = f"`{keyword}` is only used in count, any, all (where) and sum (of)"
+        if name not in ("count", "any", "all", "sum", "filter", "map"):
+            message = (
+                f"`{keyword}` is only used in count, any, all, filter (where), sum and map (of)"
+            )
+            close = did_you_mean(name, ("count", "any", "all", "sum", "filter", "map"))
+            if close is not None:
+                message += f"; did you mean `{close}`?"
+            raise SyntaxProblem("E001", message, token_span(bound.keyword))
+        if name == "map" and keyword == "where":
+            message = (
+                "`map` takes `x in LIST of VALUE`; to leave items out, map a filter: "
+                "`map(x in filter(x in LIST where CONDITION) of VALUE)`"
+            )
             raise SyntaxProblem("E001", message, token_span(bound.keyword))
         if not (
             count == 1

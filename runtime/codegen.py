@@ -303,6 +303,20 @@ class CodeGenerator(ir.NodeVisitor):
                 )
         return target, left_missing or right_missing
 
+    def visit_Conditional(self, node: ir.Conditional) -> tuple[str, bool]:
+        """Only the chosen side runs (missing counts as false, as in every condition)."""
+        target = self.temp()
+        condition, _ = self.expression(node.condition)
+        self.emit(f"if {condition} is True:")
+        with self.indented():
+            then, then_missing = self.expression(node.then)
+            self.emit(f"{target} = {then}")
+        self.emit("else:")
+        with self.indented():
+            otherwise, otherwise_missing = self.expression(node.otherwise)
+            self.emit(f"{target} = {otherwise}")
+        return target, then_missing or otherwise_missing
+
     def visit_Call(self, node: ir.Call) -> tuple[str, bool]:
         target = self.temp()
         span = repr(node.span)
@@ -343,7 +357,7 @@ class CodeGenerator(ir.NodeVisitor):
         with self.indented() if block else _nothing():
             self.emit(f"d_steps += _len({items}) * {body_cost(node)!r}")
             self.emit(f"if d_steps > {MAX_STEPS!r}: raise _StepLimit()")
-            start = {"count": "0", "sum": "0", "any": "False", "all": "True"}[op]
+            start = {"count": "0", "sum": "0", "any": "False", "all": "True"}.get(op, "[]")
             self.emit(f"{target} = {start}")
             self.emit(f"for {item} in {items}:")
             with self.indented():
@@ -373,6 +387,12 @@ class CodeGenerator(ir.NodeVisitor):
                     else:
                         holds = f"{value} is True" if value_missing else value
                         self.emit(f"if {holds}: {target} = True; break")
+                elif op == "filter":  # the items that hold, in order
+                    holds = f"{value} is True" if value_missing else value
+                    self.emit(f"if {holds}: {target}.append({item})")
+                elif op == "map":  # the values, missing ones left out
+                    guard = f"if {value} is not None: " if value_missing else ""
+                    self.emit(f"{guard}{target}.append({value})")
                 elif body is not None:
                     fails = f"{value} is not True" if value_missing else f"not {value}"
                     self.emit(f"if {fails}: {target} = False; break")
@@ -387,6 +407,7 @@ class CodeGenerator(ir.NodeVisitor):
         return target, missing or op == "sum"
 
     visit_CountOf = visit_AnyOf = visit_AllOf = visit_SumOf = quantifier
+    visit_FilterOf = visit_MapOf = quantifier
 
     # -- statements ----------------------------------------------------------------------------
 

@@ -45,6 +45,7 @@ RULE_ERROR_CODES: dict[str, str] = {
     "division_by_zero": "a division by zero (the result is missing)",
     "number_too_large": "a number result beyond 1e15 in magnitude (the result is missing)",
     "text_too_long": "a text result longer than 10,000 characters (the result is missing)",
+    "list_too_long": "a list result of more than 10,000 items (the result is missing)",
     "missing_value": "`set` of a missing value (the variable keeps its value)",
     "step_limit": "more than 100,000 node evaluations in one event (the rest is skipped)",
     "invalid_pattern": "a `matches` pattern that does not compile (the result is missing)",

@@ -172,6 +172,11 @@ class ReferenceEvaluator(ir.NodeVisitor):
             return check_number(env["errors"], span, value)
         return value
 
+    def visit_Conditional(self, node: ir.Conditional, env: Env) -> Any:
+        # missing counts as false, as in every condition; only the chosen side is evaluated
+        chosen = node.then if self.evaluate(node.condition, env) is True else node.otherwise
+        return self.evaluate(chosen, env)
+
     def visit_Call(self, node: ir.Call, env: Env) -> Any:
         if node.function == "today":
             return env["now"]
@@ -225,6 +230,19 @@ class ReferenceEvaluator(ir.NodeVisitor):
             if value is not None:
                 total += value
         return check_number(env["errors"], node.span, total)
+
+    def visit_FilterOf(self, node: ir.FilterOf, env: Env) -> Any:
+        items = self.items(node, env)
+        if items is None:
+            return None
+        return [item for item in items if self.body(node, env, item) is True]
+
+    def visit_MapOf(self, node: ir.MapOf, env: Env) -> Any:
+        items = self.items(node, env)
+        if items is None:
+            return None
+        values = (self.body(node, env, item) for item in items)
+        return [value for value in values if value is not None]
 
     # -- statements and roots ----------------------------------------------------------------
 

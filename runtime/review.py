@@ -24,6 +24,8 @@ Ids = Any
 MAX_REASON_CHARS = 2_000
 #: Most results one review request may record.
 MAX_RESULTS = 200
+#: Most photos one retake names (unknown ids are 404 `image_not_found`).
+MAX_RETAKE_IMAGES = 50
 #: Statuses a retake may be asked from.
 RETAKE_STATUSES = ("created", "started", "processing", "review")
 VEREDICTS = ("approved", "disapproved")
@@ -232,7 +234,7 @@ def retake(
         not isinstance(images, list)
         or not images
         or not all(isinstance(i, str) for i in images)
-        or len(images) > len(program.manifest.images) + 1
+        or len(images) > MAX_RETAKE_IMAGES
     ):
         raise InspectionError(
             "invalid_body",

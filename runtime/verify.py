@@ -25,6 +25,7 @@ from inspectlang.vocabulary import (
     BINARY_OPERATORS,
     CONSUMER_FIELDS,
     EQUALITY_OPERATORS,
+    EQUALITY_TYPES,
     FUNCTIONS,
     INPUT_VALUE_TYPES,
     MAX_NUMBER,
@@ -341,6 +342,18 @@ class Verifier(ir.NodeVisitor):
             raise InvalidProgram(f"operator {operator!r} on {left.type} and {right.type}", where)
         return ir.Binary(operator, left, right, kind, node.span)
 
+    def visit_Conditional(
+        self, node: ir.Conditional, scope: Scope, where: str, q: int
+    ) -> ir.Expression:
+        condition = self.verify(node.condition, scope, f"{where}.cond", q)
+        if condition.type != "boolean":
+            raise InvalidProgram(f"the condition of `if` is {condition.type}", where)
+        then = self.verify(node.then, scope, f"{where}.then", q)
+        otherwise = self.verify(node.otherwise, scope, f"{where}.else", q)
+        if then.type != otherwise.type:
+            raise InvalidProgram(f"`if` sides of {then.type} and {otherwise.type}", where)
+        return ir.Conditional(condition, then, otherwise, then.type, node.span)
+
     def visit_Call(self, node: ir.Call, scope: Scope, where: str, q: int) -> ir.Expression:
         name = node.function
         args = tuple(
@@ -372,22 +385,34 @@ class Verifier(ir.NodeVisitor):
         if name is not None:
             self.identifier(name, where)
             inner = Scope(**{**scope.__dict__, "locals": {**scope.locals, name: item_type}})
-        key = "value" if isinstance(node, ir.SumOf) else "where"
+        key = "value" if op in ir.VALUE_QUANTIFIERS else "where"
         body: ir.Expression | None = None
         if node.body is None:
             if isinstance(node, ir.SumOf) and item_type != "number":
                 raise InvalidProgram("sum without a value needs a list of numbers", where)
+            if isinstance(node, ir.FilterOf | ir.MapOf):
+                raise InvalidProgram(f"{op} needs a bound name and a {key}", where)
         else:
             if name is None:
                 raise InvalidProgram(f"{op} with a condition needs a bound name", where)
             body = self.verify(node.body, inner, f"{where}.{key}", q + 1)
-            wanted = "number" if isinstance(node, ir.SumOf) else "boolean"
-            if body.type != wanted:
-                raise InvalidProgram(f"{op} {key} must be {wanted}", where)
-        kind = "boolean" if isinstance(node, ir.AnyOf | ir.AllOf) else "number"
+            if isinstance(node, ir.MapOf):
+                if body.type not in ("number", "text"):
+                    raise InvalidProgram("map value must be number or text", where)
+            else:
+                wanted = "number" if isinstance(node, ir.SumOf) else "boolean"
+                if body.type != wanted:
+                    raise InvalidProgram(f"{op} {key} must be {wanted}", where)
+        if isinstance(node, ir.FilterOf):
+            kind = over.type
+        elif isinstance(node, ir.MapOf) and body is not None:
+            kind = f"list<{body.type}>"
+        else:
+            kind = "boolean" if isinstance(node, ir.AnyOf | ir.AllOf) else "number"
         return type(node)(name, over, body, kind, node.span)
 
     visit_CountOf = visit_AnyOf = visit_AllOf = visit_SumOf = quantifier
+    visit_FilterOf = visit_MapOf = quantifier
 
 
 def _binary_type(operator: str, left: str, right: str) -> str | None:
@@ -396,7 +421,7 @@ def _binary_type(operator: str, left: str, right: str) -> str | None:
         return left
     if operator in ARITHMETIC_OPERATORS and left == right == "number":
         return "number"
-    if operator in EQUALITY_OPERATORS and left == right and left in (*SCALAR_TYPES, "list<text>"):
+    if operator in EQUALITY_OPERATORS and left == right and left in EQUALITY_TYPES:
         return "boolean"
     if operator in ORDER_OPERATORS and left == right and left in ("number", "text", "date"):
         return "boolean"
@@ -440,7 +465,7 @@ def _signature(name: Any, kinds: list[str]) -> str | None:
     if name == "defined":
         return "boolean" if len(kinds) == 1 else None
     if name == "date":
-        return "date" if kinds in (["text"], ["date"]) else None
+        return "date" if kinds in (["text"], ["date"], ["number"] * 3) else None
     if name == "today":
         return "date" if not kinds else None
     if name == "add_days":

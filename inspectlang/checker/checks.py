@@ -34,7 +34,19 @@ def declare_checks(run: Run) -> None:
         scope.checks[decl.name] = identifiers.check_id(run.template.template_id, decl.name)
         unique.append(decl)
     for decl in unique:
-        props = properties.properties(decl.items, CHECK_PROPERTIES, f"check `{decl.name}`")
+        props = properties.properties(
+            decl.items,
+            CHECK_PROPERTIES,
+            f"check `{decl.name}`",
+            translatable=("name", "description"),
+        )
+        translations: dict[str, dict[str, str]] = {}
+        for key, prop in props.items():
+            field_name, _, locale = key.partition(" ")
+            if field_name in ("name", "description") and locale and prop.locale:
+                text = properties.text_value(prop)
+                if text is not None and locale != properties.locales[0]:
+                    translations.setdefault(locale, {})[field_name] = text
         condition = props.get("valid when")
         scope.used_checks = {}
         if condition is None:
@@ -60,6 +72,7 @@ def declare_checks(run: Run) -> None:
                 node,
                 list(scope.used_checks),
                 decl.span,
+                translations,
             )
         )
 

@@ -43,6 +43,7 @@ from inspectlang.vocabulary import (
     DAMAGE,
     DATE,
     EQUALITY_OPERATORS,
+    EQUALITY_TYPES,
     FUNCTIONS,
     IMAGE,
     INPUT_VALUE_TYPES,
@@ -166,6 +167,7 @@ class ExpressionChecker:
                 where = " or ".join(f"`on {e.replace('_', ' ')}`" for e in events)
                 return self.error("E036", f"`{name}` exists only inside a rule {where}", expr.span)
         if name in scope.let_sources and name not in scope.variables:
+            scope.used_lets.add(name)
             return self.let(expr)
         if name in scope.variables:
             scope.used_variables.add(name)
@@ -194,7 +196,8 @@ class ExpressionChecker:
 
     def known_names(self) -> list[str]:
         scope = self.scope
-        names = [*scope.locals, *scope.variables, "images", "damages", "validations"]
+        names = [*scope.locals, *scope.variables, *scope.let_sources]
+        names += ["images", "damages", "validations"]
         names.extend(self.namespaces())
         names.extend(n for n, (_, events) in EVENT_SUBJECTS.items() if scope.event in events)
         return names
@@ -369,7 +372,7 @@ class ExpressionChecker:
         op = expr.operator
         both = f"{describe(left)} and {describe(right)}"
         if op in EQUALITY_OPERATORS:
-            if not compatible(left, right):
+            if not compatible(left, right) or not (comparable(left) and comparable(right)):
                 self.error(
                     "E023",
                     f"cannot compare {both} with `{op}`",
@@ -416,6 +419,32 @@ class ExpressionChecker:
         self.error("E001", f"unknown operator `{op}`", expr.span)
         return ERROR
 
+    def conditional(self, expr: ast.Conditional) -> Checked:
+        """`if C then A else B`: C a boolean, A and B of one type (the result's)."""
+        condition_type, condition = self.check(expr.condition)
+        if condition_type not in (BOOLEAN, ERROR):
+            self.error(
+                "E023",
+                f"`if` needs a boolean condition, not {describe(condition_type)}",
+                expr.condition.span,
+            )
+        then_type, then = self.check(expr.then)
+        else_type, otherwise = self.check(expr.otherwise)
+        if then_type == ERROR or (then_type == ANY and else_type != ERROR):
+            result = else_type
+        else:
+            result = then_type
+        if not compatible(then_type, else_type):
+            self.error(
+                "E023",
+                f"both sides of `if ... then ... else` give one type: "
+                f"{describe(then_type)} after `then`, {describe(else_type)} after `else`",
+                expr.otherwise.span,
+            )
+            result = ERROR
+        node = ir.Conditional(condition, then, otherwise, ir_type(result), expr.span.as_tuple())
+        return result, node
+
     # -- calls -------------------------------------------------------------------------------
 
     def call(self, expr: ast.Call) -> Checked:
@@ -425,7 +454,8 @@ class ExpressionChecker:
             if len(args) != 1:
                 return self.error(
                     "E022",
-                    f"`{name}` takes a list: `{name}(x in LIST where CONDITION)`",
+                    f"`{name}` takes a list: `{name}(x in LIST "
+                    f"{'of VALUE' if name in ir.VALUE_QUANTIFIERS else 'where CONDITION'})`",
                     expr.span,
                 )
             return self.quantifier(ast.Quantifier(name, None, args[0], span=expr.span))
@@ -451,7 +481,19 @@ class ExpressionChecker:
                 f"`{name}` takes {wanted} argument{'s' if wanted != '1' else ''}, not {len(args)}",
                 expr.span,
             )
-        if name == "date" and isinstance(args[0], ast.Literal) and isinstance(args[0].value, str):
+        if name == "date" and len(args) == 2:
+            return self.error(
+                "E022",
+                '`date` takes a text (`date("2024-01-31")`) or a year, a month and a day '
+                "(`date(2024, 1, 31)`), not 2 arguments",
+                expr.span,
+            )
+        if (
+            name == "date"
+            and len(args) == 1
+            and isinstance(args[0], ast.Literal)
+            and isinstance(args[0].value, str)
+        ):
             if not is_iso_date(args[0].value):
                 return self.error(
                     "E019", f"`{args[0].value}` is not a date of the form YYYY-MM-DD", args[0].span
@@ -494,12 +536,26 @@ class ExpressionChecker:
             wanted, result = SIGNATURES[name]
             for index, (want, actual) in enumerate(zip(wanted, types, strict=False)):
                 if actual != ERROR and not accepts(want, actual):
-                    what = "number, text, boolean, date or list" if want == "value" else want
+                    what = (
+                        "number, text, boolean, date or list"
+                        if want == "value"
+                        else " or ".join(describe(one) for one in want.split("|"))
+                    )
+                    argument = expr.arguments[index]
+                    notes = (
+                        (f'write `date("{argument.value}")` for a date',)
+                        if want == DATE
+                        and isinstance(argument, ast.Literal)
+                        and isinstance(argument.value, str)
+                        and is_iso_date(argument.value)
+                        else ()
+                    )
                     self.error(
                         "E023",
                         f"argument {index + 1} of `{name}` must be a {what}, "
                         f"not {describe(actual)}",
-                        expr.arguments[index].span,
+                        argument.span,
+                        notes=notes,
                     )
             return result
         if name in ("lower", "upper", "trim"):
@@ -536,7 +592,11 @@ class ExpressionChecker:
         if name == "defined":
             return BOOLEAN
         if name == "date":
-            expect(expr, 0, types[0], TEXT)
+            if len(types) == 3:  # year, month, day
+                for index, type_ in enumerate(types):
+                    expect(expr, index, type_, NUMBER)
+            else:
+                expect(expr, 0, types[0], TEXT)
             return DATE
         if name == "today":
             return DATE
@@ -575,8 +635,10 @@ class ExpressionChecker:
                 "letters, digits or `_`, at most 64 characters",
                 expr.span,
             )
-        if expr.variable is None and kind in ("any", "all"):
+        if expr.variable is None and kind in ("any", "all", "filter"):
             self.error("E022", f"`{kind}` needs `x in LIST where CONDITION`", expr.span)
+        if expr.variable is None and kind == "map":
+            self.error("E022", "`map` needs `x in LIST of VALUE`", expr.span)
         saved = self.scope.locals.get(expr.variable) if expr.variable else None
         if expr.variable is not None:
             self.scope.locals[expr.variable] = element
@@ -599,6 +661,19 @@ class ExpressionChecker:
                             f"`sum` adds numbers, not {describe(value_type)}",
                             expr.value.span,
                         )
+            elif kind == "map":
+                value_type = ERROR
+                if expr.value is not None:
+                    value_type, body = self.check(expr.value)
+                    if value_type not in (NUMBER, TEXT, ERROR):
+                        self.error(
+                            "E023",
+                            f"`map` makes a list of numbers or texts, not of "
+                            f"{describe(value_type)}",
+                            expr.value.span,
+                            notes=("`text(x)` writes any value as text",),
+                        )
+                        value_type = ERROR
             elif expr.condition is not None:
                 body = self.condition(expr.condition, f"the condition of `{kind}`")
         finally:
@@ -608,8 +683,15 @@ class ExpressionChecker:
                     del self.scope.locals[expr.variable]
                 else:
                     self.scope.locals[expr.variable] = saved
-        result = BOOLEAN if kind in ("any", "all") else NUMBER
-        node = ir.QUANTIFIERS[kind](expr.variable, over, body, result, expr.span.as_tuple())
+        if kind == "filter":  # a list of the items' type
+            result = collection_type if element_of(collection_type) else ERROR
+        elif kind == "map":  # a list of the values' type
+            result = list_of(value_type) if value_type != ERROR else ERROR
+        else:
+            result = BOOLEAN if kind in ("any", "all") else NUMBER
+        node = ir.QUANTIFIERS[kind](
+            expr.variable, over, body, ir_type(result), expr.span.as_tuple()
+        )
         return result, node
 
     # -- lets --------------------------------------------------------------------------------
@@ -674,6 +756,12 @@ class ExpressionChecker:
         return info
 
 
+def comparable(type_: str) -> bool:
+    """Whether `=`/`!=` take a value of this type (`vocabulary.EQUALITY_TYPES`; a type that
+    already has a diagnostic, or the element type of `[]`, fits)."""
+    return type_ in EQUALITY_TYPES or type_ == ERROR or element_of(type_) in (ANY, ERROR)
+
+
 def measure(node: ir.Node | None, lets: dict[str, LetInfo]) -> tuple[int, int, int]:
     """(depth, quantifier nesting, nodes) of IR, as `ir.measure`, with a let's copy counted
     as the let was measured (so a let used many times is not walked again at each use)."""
@@ -724,6 +812,7 @@ _DISPATCH: dict[type, Callable[[ExpressionChecker, Any], Checked]] = {
     ast.Quantifier: ExpressionChecker.quantifier,
     ast.Unary: ExpressionChecker.unary,
     ast.Binary: ExpressionChecker.binary,
+    ast.Conditional: ExpressionChecker.conditional,
 }
 
 

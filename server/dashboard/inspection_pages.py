@@ -26,9 +26,9 @@ from server.dashboard.web import (
 )
 from server.deps import Services
 from server.errors import ApiError
+from server.images import service as images
 from server.inspections import deliveries, listing, search, shares
 from server.inspections import service as inspections
-from server.inspections.tables import ImageRecord
 from server.reports import service as reports
 from server.reports.schemas import ReportRequestBody
 from server.reports.thumbnails import thumbnail_jpeg
@@ -328,21 +328,18 @@ async def photo(
     app = app_services(request)
 
     def read() -> tuple[bytes, str | None]:
-        with app.db.session() as session:
-            row = session.get(ImageRecord, image_id)
-        if (
-            row is None
-            or row.inspection_id != inspection_id
-            or row.company_id != member.actor.company_id
-            or row.testing != (member.mode == "test")
-        ):
-            raise NotFound(f"photo {image_id}")
-        content = app.blobs.get(row.blob_key)
+        try:
+            content, filename = images.image_content(
+                app.db, app.blobs, image_id, auth=member.auth, token=None,
+                inspection_id=inspection_id,
+            )  # fmt: skip
+        except ApiError as error:
+            raise NotFound(f"photo {image_id}") from error
         if size == "thumb":
             small = thumbnail_jpeg(content)
             if small is not None:
                 return small, None
-        return content, row.filename
+        return content, filename
 
     content, filename = await in_thread(read)
     # Never the uploader's declared type: a consumer's `x.html` would run as this member.

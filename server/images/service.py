@@ -267,10 +267,11 @@ def image_content(
     *,
     auth: AuthContext | None,
     token: str | None,
+    inspection_id: str | None = None,
 ) -> tuple[bytes, str | None]:
     """The bytes of an image or file input and its upload's file name (served by
     `server.stored_files.stored_file_response`), for its company's key or a valid content
-    token."""
+    token; with `inspection_id`, only a file of that inspection (the dashboard's photo route)."""
     if auth is None:
         if not token:
             raise ApiError.of("unauthorized", "Send the x-api-key header or a `token` parameter.")
@@ -286,7 +287,12 @@ def image_content(
         company_id, testing = auth.company_id, auth.testing
     with db.session() as session:
         record = _image_record(session, image_id)
-    if record is None or record.company_id != company_id or record.testing != testing:
+    if (
+        record is None
+        or record.company_id != company_id
+        or record.testing != testing
+        or (inspection_id is not None and record.inspection_id != inspection_id)
+    ):
         raise ApiError.of("image_not_found", "No image with that id.")
     try:
         data = blobs.get(record.blob_key)

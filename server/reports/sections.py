@@ -149,10 +149,16 @@ def reviewed_lines(inspection: dict[str, Any]) -> list[str]:
     """A person's decisions, as the report states them under the verdict."""
     review = inspection.get("review") or {}
     return [
-        f"Reviewed by {show((item.get('by') or {}).get('name'))} on {show(item.get('at'))}: "
+        f"Reviewed by {show((item.get('by') or {}).get('name'))} on {_minute(item.get('at'))}: "
         f"{show(item.get('reason'))} ({show(item.get('veredict'))})"
         for item in review.get("decisions") or []
     ]
+
+
+def _minute(moment: Any) -> str:
+    """`2026-11-25T16:21:06.508Z` as `2026-11-25 16:21 UTC` (the state's moments are UTC)."""
+    text = show(moment)
+    return f"{text[:10]} {text[11:16]} UTC" if len(text) >= 16 and text[10] == "T" else text
 
 
 def mask(value: str, keep: int = 4) -> str:

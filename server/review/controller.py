@@ -14,7 +14,12 @@ from server.deps import auth_of, services
 from server.inspections.schemas import Inspection
 from server.multipart import JSON_ONLY_BODY_BYTES, json_object, read_body
 from server.review import service
-from server.review.schemas import Capabilities, RetakeBody, RetakeRequested, ReviewBody
+from server.review.schemas import (
+    REVIEW_BODY_SCHEMA,
+    Capabilities,
+    RetakeBody,
+    RetakeRequested,
+)
 from server.schemas import operation
 
 TAGS = ["review"]
@@ -27,7 +32,9 @@ TAGS = ["review"]
     status_code=200,
     operation_id="ReviewInspection",
     summary="Record a person's results and decide",
-    operation_class=operation(status=200, response=Inspection, errors=(404, 409), body=ReviewBody),
+    operation_class=operation(
+        status=200, response=Inspection, errors=(404, 409), body=REVIEW_BODY_SCHEMA
+    ),
 )
 async def review_inspection(
     request: Request[Any, Any, Any], inspection_id: FromPath[str]

@@ -788,7 +788,7 @@ def test_e001_unknown_declaration_keyword_suggests_the_closest_one() -> None:
         (
             "lower(i in a where i)",
             30,
-            "`where` is only used in count, any, all (where) and sum (of)",
+            "`where` is only used in count, any, all, filter (where), sum and map (of)",
         ),
     ],
 )

@@ -65,7 +65,7 @@ def test_ten_concurrent_huge_png_uploads_stay_under_300_mb(tmp_path: Path) -> No
     env["INSPECTLANG_RATE_LIMIT_REQUESTS"] = "0"
     process = subprocess.Popen(
         [
-            *(sys.executable, "-m", "inspectlang", "serve", "--demo", "--no-worker"),
+            *(sys.executable, "-m", "server", "serve", "--demo", "--no-worker"),
             *("--port", str(port), "--data-dir", str(tmp_path)),
         ],
         cwd=ROOT,

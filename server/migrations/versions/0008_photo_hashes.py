@@ -3,8 +3,8 @@ across a company's inspections: one row per uploaded photo, its two 64-bit hashe
 eight 16-bit bands, each band indexed after the company (`server/images/duplicates.py`).
 Photos uploaded before this revision have no row: they are not found as duplicates.
 
-Revision ID: 0007_photo_hashes
-Revises: 0006_review (main's head when merged; the lead renumbers at the end)
+Revision ID: 0008_photo_hashes
+Revises: 0007_review
 Create Date: 2026-11-25
 """
 
@@ -18,8 +18,8 @@ from alembic import op
 from server.images.tables import BAND_COLUMNS, ID_TYPE, INCLUDED_COLUMNS
 from server.tables import UtcDateTime
 
-revision: str = "0007_photo_hashes"
-down_revision: str | None = "0006_review"
+revision: str = "0008_photo_hashes"
+down_revision: str | None = "0007_review"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
