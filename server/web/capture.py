@@ -6,7 +6,10 @@ photo's upload attempt in its slot. One wording, used by the dashboard's partial
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
+
+from babel.dates import format_datetime
 
 from runtime.api_view import capture_view
 from runtime.state import ImageRecord, InspectionState
@@ -21,10 +24,24 @@ def _sources(locale: str) -> dict[str, str]:
     }
 
 
+def _moment(text: Any, locale: str) -> str:
+    """An ISO 8601 moment as people read it in `locale`, in UTC (`Nov 20, 2026, 9:50:00 AM
+    UTC`), as the dashboard's other times are shown."""
+    if not isinstance(text, str) or not text:
+        return "-"
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return text
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return f"{format_datetime(moment, 'medium', tzinfo=UTC, locale=locale)} UTC"
+
+
 def describe(capture: dict[str, Any], attempt: int | None, locale: str) -> list[tuple[str, str]]:
     """Label and value pairs: Taken, Place, Device, Upload attempt."""
     sources = _sources(locale)
-    taken = capture.get("takenAt") or "-"
+    taken = _moment(capture.get("takenAt"), locale)
     facts = [
         (
             gettext(locale, "Taken"),
