@@ -17,7 +17,7 @@ from server.errors import ApiError
 from server.images import service as images
 from server.multipart import read_body
 from server.web.templating import gettext
-from server.web.validations import validation_help, validation_label
+from server.web.validations import HIDDEN_FROM_CONSUMERS, validation_help, validation_label
 
 
 def _json_error(visit: Visit | None, error: ApiError) -> Response[Any]:
@@ -97,7 +97,9 @@ def photo_status(request: Request[Any, Any, Any], inspection_id: FromPath[str]) 
                         }
                         for v in image.validations
                         # One a person decides later is not "Checking…" on the phone forever.
-                        if v.run and (v.reported or v.route == "machine")
+                        if v.run
+                        and (v.reported or v.route == "machine")
+                        and v.validation not in HIDDEN_FROM_CONSUMERS
                     ],
                 }
             )

@@ -69,6 +69,11 @@ VALIDATIONS: dict[str, tuple[str, str]] = {
 }
 
 
+#: Fraud signals the consumer's pages never show while photos are taken: naming which one fired
+#: teaches whoever is inspected how to get past it. The company sees them (API, dashboard, PDF).
+HIDDEN_FROM_CONSUMERS = frozenset({"duplicate", "edited"})
+
+
 def validation_label(name: str, locale: str) -> str:
     """The validation's name for people, in `locale`."""
     found = VALIDATIONS.get(name)
@@ -83,4 +88,10 @@ def validation_help(name: str, locale: str) -> str:
     return i18n.translations(locale).gettext(found[1]) if found is not None else ""
 
 
-__all__ = ["VALIDATIONS", "VALIDATION_NAMES", "validation_help", "validation_label"]
+__all__ = [
+    "HIDDEN_FROM_CONSUMERS",
+    "VALIDATIONS",
+    "VALIDATION_NAMES",
+    "validation_help",
+    "validation_label",
+]

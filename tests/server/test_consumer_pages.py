@@ -304,3 +304,51 @@ def test_bad_input_gets_a_clear_answer_never_a_5xx(
     assert answers[-1].status_code == 409  # finishing with required answers missing
     assert "Answer the missing questions before sending." in answers[-1].text
     assert "Still to answer" in answers[-1].text
+
+
+def test_fraud_signals_are_not_shown_to_the_consumer(
+    live_server: str, flow_template: dict[str, Any]
+) -> None:
+    """`duplicate` and `edited` run on the built-in's photos and the company sees them; the
+    consumer's photo status never names them (it would teach how to get past them)."""
+    import io
+
+    from PIL import Image
+
+    headers = flow_template["headers"]
+    created = httpx.post(
+        f"{live_server}/v1/inspection/car",
+        json={
+            "templateId": "easy",
+            "locale": "en_US",
+            "delivery": {"channel": "email", "destination": "a@example.com"},
+        },
+        headers=headers,
+    ).json()
+    photo = io.BytesIO()
+    Image.linear_gradient("L").convert("RGB").resize((1024, 768)).save(photo, "JPEG")
+    uploaded = httpx.post(
+        f"{live_server}/v1/inspection/image/{created['productId']}",
+        files={
+            "image": ("front.jpg", photo.getvalue(), "image/jpeg"),
+            "data": (None, json.dumps({"side": "front"})),
+        },
+        headers=headers,
+    )
+    assert uploaded.status_code == 201, uploaded.text
+    shown = httpx.get(
+        f"{live_server}/v1/inspection/{created['inspectionId']}", headers=headers
+    ).json()
+    ran = {
+        v["validation"]
+        for product in shown["products"]
+        for image in product["images"]
+        for v in image["validations"]
+    }
+    assert {"duplicate", "edited"} <= ran
+    tail = created["magicLink"].split("/i/", 1)[1]
+    with httpx.Client(base_url=live_server, follow_redirects=True) as browser:
+        browser.get(f"/i/{tail}")
+        status = browser.get(f"/i/{created['inspectionId']}/status").json()
+    listed = {v["validation"] for image in status["images"] for v in image["validations"]}
+    assert listed and not listed & {"duplicate", "edited"}
