@@ -4,7 +4,7 @@ Loads `BENCH_ROWS` (default 1,000,000) inspections of one company on PostgreSQL 
 schema, migrated: the trigram index of `search_text` included), each a clone of one real
 inspection with its own consumer (names with accents, from 40 first and 60 last names), plate,
 identification, email and metadata value, through `COPY`; then `VACUUM ANALYZE` (what
-autovacuum does after a load). Serves the app (`python -m inspectlang serve`, this tree), signs
+autovacuum does after a load). Serves the app (`python -m server serve`, this tree), signs
 in a dashboard member and measures, in interleaved rounds, the p50 time of:
 
 - `plain`: `/dashboard/inspections` (newest first, the first page, its exact total);
@@ -185,7 +185,7 @@ def main() -> None:
         port = free_port()
         env = {**os.environ, "INSPECTLANG_WORKER": "0", "INSPECTLANG_SECRET": "b" * 48,
                "INSPECTLANG_RATE_LIMIT_REQUESTS": "0"}  # fmt: skip
-        command = [sys.executable, "-m", "inspectlang", "serve", "--no-worker", "--port",
+        command = [sys.executable, "-m", "server", "serve", "--no-worker", "--port",
                    str(port), "--data-dir", folder, "--database-url", url]  # fmt: skip
         with running(command, port, env, Path(folder) / "serve.log") as base_url:
             created = httpx.post(f"{base_url}/v1/inspection/car", json=CREATE_BODY,

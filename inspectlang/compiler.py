@@ -8,8 +8,6 @@ body's JSON Schema (`inspectlang.schema`) and the `logic` the runtime runs (docs
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -18,14 +16,16 @@ from typing import Any, TypeVar, cast, get_args, get_origin
 
 from pydantic import BaseModel
 
-from inspectlang import ast
+from inspectlang import ast, ir
 from inspectlang.checker import CheckedTemplate, check_module
-from inspectlang.diagnostics import Diagnostic, TemplateError
-from inspectlang.expression_types import Scope
+from inspectlang.checker.expressions import ExpressionChecker
+from inspectlang.checker.scope import Scope
+from inspectlang.diagnostics import Diagnostic, Reporter, TemplateError
 from inspectlang.manifest import (
     INSPECTION_TYPES,
     PRODUCT_FIELDS,
     Check,
+    CheckTranslation,
     Disapproval,
     EventFilter,
     FeatureLogic,
@@ -53,10 +53,10 @@ from inspectlang.manifest import (
     VariableSpec,
     VariableType,
     Verdict,
+    with_revision,
 )
 from inspectlang.schema import creation_schema
 from inspectlang.timestamps import utc_timestamp
-from inspectlang.types import ExpressionChecker
 
 #: Diagnostics about something missing are not reported when the file has syntax errors: the
 #: missing declaration is most likely the one the parser could not read.
@@ -160,53 +160,6 @@ def timestamp(now: datetime | None = None) -> str:
     return utc_timestamp(now or datetime.now(UTC), milliseconds=True)
 
 
-def revision_of(template: Template) -> str:
-    """sha256 of the manifest's compact JSON (the models' field order, by alias, without None,
-    dict keys in the order the compiler wrote them) minus `createdAt`, `updatedAt` and
-    `logic.revision`: the same text as `model_dump_json(by_alias=True, exclude_none=True)`, but
-    built from the models' fields directly (`_plain`) so that compiling never builds pydantic's
-    serializer. The compiler's models hold the same values as validated ones (`_construct`), so a
-    compiled manifest and the same manifest loaded from JSON get the same revision."""
-    data = _plain(template)
-    data.pop("createdAt", None)
-    data.pop("updatedAt", None)
-    data["logic"].pop("revision", None)
-    content = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(content.encode("utf-8")).hexdigest()
-
-
-def _plain(value: Any) -> Any:
-    """A model as JSON-ready data: fields by alias in declaration order, None fields left out.
-    Fields that hold plain JSON (IR nodes, the schema) are passed through without a walk."""
-    if isinstance(value, BaseModel):
-        data = {}
-        for name, key, walk in _fields(type(value)):
-            item = getattr(value, name)
-            if item is not None:
-                data[key] = _plain(item) if walk else item
-        return data
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(item) for item in value]
-    return value
-
-
-@cache
-def _fields(model: type[BaseModel]) -> tuple[tuple[str, str, bool], ...]:
-    """(name, JSON key, whether the value holds models) of each field of `model`."""
-    return tuple(
-        (name, info.alias or name, _holds_models(info.annotation))
-        for name, info in model.__pydantic_fields__.items()
-    )
-
-
-def _holds_models(annotation: Any) -> bool:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return True
-    return any(_holds_models(argument) for argument in get_args(annotation))
-
-
 _Model = TypeVar("_Model", bound=BaseModel)
 
 
@@ -274,11 +227,16 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
                 labels=image.labels,
                 validations={
                     v.name: _construct(
-                        ValidationLogic, minConfidence=v.min_confidence, options=v.options
+                        ValidationLogic,
+                        minConfidence=v.min_confidence,
+                        reviewBelow=v.review_below,
+                        options=v.options,
                     )
                     for v in image.validations
                 },
                 features=image.features,
+                optional=image.optional or None,
+                askWhen=_json(image.ask_when),
             )
             for image in checked.images
         },
@@ -288,7 +246,7 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
                 name=i.name,
                 optionKeys=i.option_keys,
                 image=i.image,
-                askWhen=i.ask_when,
+                askWhen=_json(i.ask_when),
                 translations={
                     locale: _construct(InputTranslation, **values)
                     for locale, values in i.translations.items()
@@ -298,7 +256,7 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
         },
         features=[
             _construct(FeatureLogic, feature=name, active=active)
-            for name, active, _ in checked.features
+            for name, (active, _) in checked.features.items()
         ],
         requirements=_construct(
             Requirements, product=checked.product_required, consumer=checked.consumer_required
@@ -314,7 +272,7 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
                     image=rule.image,
                     validation=rule.validation,
                 ),
-                body=rule.body,
+                body=[ir.to_json(statement) for statement in rule.body],
                 span=rule.span.as_list(),
             )
             for rule in checked.rules
@@ -326,26 +284,46 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
                 key=check.key,
                 name=check.name,
                 description=check.description,
-                valid=check.valid,
+                valid=ir.to_json(check.valid),
                 span=check.span.as_list(),
+                translations={
+                    locale: _construct(CheckTranslation, **texts)
+                    for locale, texts in check.translations.items()
+                }
+                or None,
             )
             for check in checked.checks
         ],
         lets=[
-            _construct(LetLogic, name=name, value=node, span=span.as_list())
+            _construct(LetLogic, name=name, value=ir.to_json(node), span=span.as_list())
             for name, node, span in checked.lets
         ],
         verdict=_construct(
             Verdict,
-            approveWhen=checked.verdict.approve_when,
+            approveWhen=_json(checked.verdict.approve_when),
             disapprove=[
                 _construct(
-                    Disapproval, reason=reason, when=when, span=span.as_list(), message=message
+                    Disapproval,
+                    reason=reason,
+                    when=ir.to_json(when),
+                    span=span.as_list(),
+                    message=_json(message),
                 )
                 for reason, when, span, message in checked.verdict.disapprove
             ],
             otherwise=checked.verdict.otherwise,
-            otherwiseMessage=checked.verdict.otherwise_message,
+            otherwiseMessage=_json(checked.verdict.otherwise_message),
+            review=[
+                _construct(
+                    Disapproval,
+                    reason=reason,
+                    when=ir.to_json(when),
+                    span=span.as_list(),
+                    message=_json(message),
+                )
+                for reason, when, span, message in checked.verdict.review
+            ]
+            or None,
             span=checked.verdict.span.as_list() if checked.verdict.span else None,
         ),
     )
@@ -381,7 +359,7 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
         inputs=inputs,
         features=[
             _construct(FeatureSpec, id=feature_id, feature=name)
-            for name, active, feature_id in checked.features
+            for name, (active, feature_id) in checked.features.items()
             if active
         ],
         schema_=creation_schema(
@@ -396,12 +374,8 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
     return with_revision(template)
 
 
-def with_revision(template: Template) -> Template:
-    """The template with `logic.revision` set to the hash of its content."""
-    revision = revision_of(template)
-    return template.model_copy(
-        update={"logic": template.logic.model_copy(update={"revision": revision})}
-    )
+def _json(node: ir.Expression | None) -> IRNode | None:
+    return None if node is None else ir.to_json(node)
 
 
 # -- standalone expressions -------------------------------------------------------------------
@@ -460,6 +434,8 @@ def compile_expression(
     if expression is None and not diagnostics:
         diagnostics = [Diagnostic("E001", "not an expression", ast.Span(2, columns + 1, 2, 0))]
     node: IRNode = {}
+    reporter = Reporter("<expression>")
+    reporter.diagnostics = diagnostics
     if expression is not None and not diagnostics:
         if inspection_type not in INSPECTION_TYPES:
             inspection_type = "car"
@@ -472,7 +448,7 @@ def compile_expression(
             },
             locals=dict(locals or {}),
         )
-        _, node = ExpressionChecker(scope, diagnostics, "<expression>").check(expression)
+        node = ir.to_json(ExpressionChecker(scope, reporter).check(expression)[1])
     errors = [
         Diagnostic(d.code, d.message, _shift(d.span, columns), d.filename, d.severity, d.suggestion)
         for d in diagnostics

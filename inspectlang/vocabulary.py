@@ -1,11 +1,12 @@
-"""What the checker and the runtime must agree on, defined once.
+"""What the parser, the checker and the runtime must agree on, defined once.
 
 A template the checker accepts must load and run: two copies of a rule drift (the checker once
 allowed expressions 64 levels deep and the runtime 40, so a template saved with 201 made every
-create a 500). Every table and limit here is imported by the checker (`inspectlang.types`,
-`inspectlang.expression_types`, `inspectlang.checked`, `inspectlang.tree_builder`), the
-runtime's verifier, value limits and evaluators (`runtime.verify`, `runtime.values`,
-`runtime.codegen`, `runtime.reference`) and the server's schemas; nothing else defines them.
+create a 500). Every operator table and limit here is imported by the parser
+(`inspectlang.tree_builder`), the checker (`inspectlang.checker`), the runtime's verifier,
+value limits and evaluators (`runtime.verify`, `runtime.values`, `runtime.codegen`,
+`runtime.reference`) and the server's schemas; nothing else defines them
+(tests/runtime/test_runtime_vocabulary_agreement.py checks that they agree).
 The inspection types, product and consumer fields, validation names and events live in
 `inspectlang.manifest` (the public Template's vocabulary) and are re-exported here.
 """
@@ -25,27 +26,42 @@ from inspectlang.manifest import (
 from inspectlang.patterns import MAX_PATTERN
 
 __all__ = [
+    "ARITHMETIC_OPERATORS",
+    "BINARY_OPERATORS",
     "CHAIN_OPERATORS",
     "CONSUMER_FIELDS",
+    "EQUALITY_OPERATORS",
+    "EQUALITY_TYPES",
     "FUNCTIONS",
     "INPUT_TYPES",
     "INPUT_VALUE_TYPES",
     "INSPECTION_TYPES",
+    "MAX_CHECKS",
     "MAX_EXPRESSION_DEPTH",
+    "MAX_IMAGES",
+    "MAX_INPUTS",
     "MAX_LIST_ITEMS",
     "MAX_LITERAL_INTEGER_DIGITS",
+    "MAX_NESTING",
     "MAX_NODES",
     "MAX_NUMBER",
+    "MAX_OPTIONS",
     "MAX_PATTERN_LENGTH",
     "MAX_QUANTIFIER_DEPTH",
+    "MAX_RULES",
+    "MAX_SOURCE_BYTES",
     "MAX_TEXT_LENGTH",
+    "MAX_VARIABLES",
     "NAME",
+    "ORDER_OPERATORS",
     "PRESENT_FIELDS",
     "PRODUCT_FIELDS",
     "RECORD_FIELDS",
     "RULE_EVENTS",
     "SIGNATURES",
+    "UNARY_OPERATORS",
     "VALIDATION_NAMES",
+    "VALIDATION_NUMBER_OPTIONS",
     "accepts",
     "chain_depth",
 ]
@@ -54,6 +70,21 @@ __all__ = [
 
 NUMBER, TEXT, BOOLEAN, DATE = "number", "text", "boolean", "date"
 IMAGE, VALIDATION, DAMAGE = "image", "validation", "damage"
+
+# --- operators ---------------------------------------------------------------------------------
+
+#: `+` adds two numbers or joins two texts; `-`, `*`, `/` take numbers.
+ARITHMETIC_OPERATORS = ("+", "-", "*", "/")
+#: Order comparisons: two numbers, dates or texts.
+ORDER_OPERATORS = ("<", "<=", ">", ">=")
+#: Equality: two values of one type (missing equals only missing).
+EQUALITY_OPERATORS = ("=", "!=")
+#: Every binary operator of the language (`and`/`or` are also `CHAIN_OPERATORS`).
+BINARY_OPERATORS = (*ARITHMETIC_OPERATORS, *ORDER_OPERATORS, *EQUALITY_OPERATORS, "and", "or", "in")
+#: The types `=` and `!=` compare, two values of one type: plain values, never records.
+EQUALITY_TYPES = frozenset({NUMBER, TEXT, BOOLEAN, DATE, "list<number>", "list<text>"})
+#: `not` takes a boolean, `-` a number.
+UNARY_OPERATORS = ("not", "-")
 
 # --- limits ------------------------------------------------------------------------------------
 
@@ -86,8 +117,30 @@ MAX_NUMBER = 1e15
 #: fails. A literal with more is read as infinite and refused as too large (E019), as any
 #: literal over `MAX_NUMBER` is; the digits after the point may be as many as the author likes.
 MAX_LITERAL_INTEGER_DIGITS = 300
+#: Deepest nesting the parser reads (E004): parentheses, brackets, unary operators and operator
+#: chains in one expression, and indented blocks. The same limit as the checker's and the
+#: runtime's, so what parses is never refused later for its depth alone; deeper input is refused
+#: before any later pass could hit Python's recursion limit.
+MAX_NESTING = MAX_EXPRESSION_DEPTH
+#: Largest template accepted (E005): a real template is a few kilobytes.
+MAX_SOURCE_BYTES = 1_000_000
+#: Most declarations of each kind in one template (E037): past them a template is refused,
+#: never slow.
+MAX_IMAGES = 100
+MAX_INPUTS = 200
+MAX_RULES = 1000
+MAX_CHECKS = 500
+MAX_VARIABLES = 500
+#: Most options of one select or multiselect input (E037).
+MAX_OPTIONS = 500
 #: Longest regular expression given to `matches` or `pattern:` (RE2, `inspectlang.patterns`).
 MAX_PATTERN_LENGTH = MAX_PATTERN
+#: An inspection's `metadata` (the spec's Limits table): most key-value pairs, longest key,
+#: longest value. Checked by `runtime.intake.check_metadata` (400 `invalid_metadata`) and
+#: stated in the API document (`server/inspections/schemas.py`).
+MAX_METADATA_PAIRS = 50
+MAX_METADATA_KEY_LENGTH = 50
+MAX_METADATA_VALUE_LENGTH = 500
 
 #: Names of variables and bound items: a letter, then letters, digits or `_` (never a dunder).
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
@@ -159,6 +212,13 @@ INPUT_VALUE_TYPES: dict[str, str] = {
     "video": TEXT,
 }
 
+#: Validation options that mean something for one validation only: option as written ->
+#: (validation, the manifest's option key, smallest, largest).
+VALIDATION_NUMBER_OPTIONS: dict[str, tuple[str, str, float, float]] = {
+    "minimum age": ("age", "minAge", 0, 150),
+    "maximum face distance": ("face_comparison", "maxFaceDistance", 0, 2),
+}
+
 # --- functions ---------------------------------------------------------------------------------
 
 #: Library functions: name -> (minimum arguments, maximum arguments or None for variadic). The
@@ -178,7 +238,7 @@ FUNCTIONS: dict[str, tuple[int, int | None]] = {
     "min": (1, None),
     "max": (1, None),
     "defined": (1, 1),
-    "date": (1, 1),
+    "date": (1, 3),
     "today": (0, 0),
     "add_days": (2, 2),
     "days_between": (2, 2),
@@ -188,6 +248,18 @@ FUNCTIONS: dict[str, tuple[int, int | None]] = {
     "substring": (2, 3),
     "normalize": (1, 1),
     "extract": (2, 2),
+    "number": (1, 1),
+    "floor": (1, 1),
+    "mod": (2, 2),
+    # dates by parts and months (issue 25, construct 8); `date` also takes (year, month, day)
+    "year": (1, 1),
+    "month": (1, 1),
+    "day": (1, 1),
+    "add_months": (2, 2),
+    "months_between": (2, 2),
+    # lists (issue 25, construct 6); `filter` and `map` are quantifiers (`inspectlang.ir`)
+    "join": (2, 2),
+    "split": (2, 2),
 }
 
 #: Any value that is not a record: a number, text, boolean, date or a list of those.
@@ -202,6 +274,16 @@ SIGNATURES: dict[str, tuple[tuple[str, ...], str]] = {
     "substring": ((TEXT, NUMBER, NUMBER), TEXT),
     "normalize": ((TEXT,), TEXT),
     "extract": ((TEXT, TEXT), TEXT),
+    "number": ((f"{TEXT}|{BOOLEAN}",), NUMBER),
+    "floor": ((NUMBER,), NUMBER),
+    "mod": ((NUMBER, NUMBER), NUMBER),
+    "year": ((DATE,), NUMBER),
+    "month": ((DATE,), NUMBER),
+    "day": ((DATE,), NUMBER),
+    "add_months": ((DATE, NUMBER), DATE),
+    "months_between": ((DATE, DATE), NUMBER),
+    "join": ((f"list<{TEXT}>|list<{NUMBER}>", TEXT), TEXT),
+    "split": ((TEXT, TEXT), f"list<{TEXT}>"),
 }
 
 
@@ -211,4 +293,6 @@ def accepts(wanted: str, actual: str) -> bool:
         return actual not in (IMAGE, VALIDATION, DAMAGE) and not (
             actual.startswith("list<") and actual[5:-1] in (IMAGE, VALIDATION, DAMAGE)
         )
+    if "|" in wanted:  # one of several types: `text|boolean`
+        return actual in wanted.split("|")
     return actual == wanted

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 from inspectlang.manifest import Template
 from runtime import evaldata, intake
+from runtime import evidence as _evidence  # noqa: F401  (registers duplicate and edited)
 from runtime.errors import InspectionError
 from runtime.imagemeta import read_meta
 from runtime.program import Program
+from runtime.routing import route
 from runtime.state import (
     DamageRecord,
     EventRecord,
@@ -28,7 +30,7 @@ from runtime.state import (
     ValidationRecord,
 )
 from runtime.transitions import apply_event, find_product, iso, settle
-from runtime.validators import REGISTRY, ImageUpload, ValidationContext
+from runtime.validators import REGISTRY, ImageUpload, ValidationContext, capture_fields
 
 Ids = Callable[[], str]
 EDITABLE = ("created", "started", "processing")
@@ -78,13 +80,13 @@ def create(
         )
     if not isinstance(body, dict):
         raise InspectionError("invalid_body", "the body must be an object")
-    body, further, products_name = _split_products(inspection_type, body)
+    body, further = _split_products(inspection_type, body)
     body = intake.normalize_numbers(body, inspection_type)
     body, further, configuration = _configuration(manifest, inspection_type, body, further)
     locale = intake.check_locale(body)
     initial = intake.check_initial_status(body)
     metadata = intake.check_metadata(body.get("metadata"))
-    given = intake.inputs_by_identifier(body.get("inputs"))
+    given = intake.inputs_by_identifier(body.get("inputs"), manifest)
     inputs = intake.check_inputs(
         manifest,
         given,
@@ -97,16 +99,11 @@ def create(
             ),
         ),
     )
-    intake.check_schema(manifest, body, inputs)
-    product = intake.check_product(
-        body.get(inspection_type),
-        inspection_type,
-        "goods.0" if products_name == "goods" else inspection_type,
-    )
+    product = intake.check_product(body.get(inspection_type), inspection_type, inspection_type)
     consumer = intake.check_fields(body.get("consumer"), intake.consumer_fields(), "consumer")
     intake.check_requirements(manifest, product, consumer)
     extra = [
-        intake.check_product(item, inspection_type, f"{products_name}.{index}")
+        intake.check_product(item, inspection_type, f"products.{index}")
         for index, item in enumerate(further, start=1)
     ]
     delivery = body.get("delivery")
@@ -162,29 +159,12 @@ def _configuration(
     return body, rest, merged
 
 
-def _split_products(
-    inspection_type: str, body: dict[str, Any]
-) -> tuple[dict[str, Any], list[Any], str]:
-    """A goods body's several products, as `products: [...]` or as the client libraries send
-    them, `goods: [...]`: the first takes the place of `goods`, the others are returned to be
-    checked like it, with the name of the list (for error fields: `goods.1.category`). Other
-    types may not send a list."""
-    if inspection_type == "goods" and isinstance(body.get("goods"), list) and body["goods"]:
-        if "products" in body:
-            raise InspectionError(
-                "invalid_body",
-                "send the products either as `goods` or as `products`, not both",
-                [intake.problem("products", "conflict", "also sent goods")],
-            )
-        body = {("products" if key == "goods" else key): value for key, value in body.items()}
-        name = "goods"
-    elif isinstance(body.get("goods"), list) and not body["goods"]:
-        body = {key: value for key, value in body.items() if key != "goods"}  # PHP's `[]`
-        name = "products"
-    else:
-        name = "products"
+def _split_products(inspection_type: str, body: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
+    """A goods body's several products (`products: [...]`): the first takes the place of
+    `goods`, the others are returned to be checked like it (errors name them `products.N`).
+    Other types may not send a list."""
     if "products" not in body:
-        return body, [], ""
+        return body, []
     rest = {key: value for key, value in body.items() if key != "products"}
     products = body["products"]
     if inspection_type != "goods":
@@ -206,7 +186,7 @@ def _split_products(
             [intake.problem("products", "conflict", "also sent goods")],
         )
     rest["goods"] = products[0]
-    return rest, products[1:], name
+    return rest, products[1:]
 
 
 def update(
@@ -218,7 +198,7 @@ def update(
         raise InspectionError("invalid_body", "the body must be an object")
     consumer = intake.check_fields(body.get("consumer"), intake.consumer_fields(), "consumer")
     metadata = intake.check_metadata(body.get("metadata"), state.metadata)
-    given = intake.inputs_by_identifier(body.get("inputs"))
+    given = intake.inputs_by_identifier(body.get("inputs"), program.manifest)
     fresh = {k: v for k, v in given.items() if state.inputs.get(k) is None}
     inputs = intake.check_inputs(program.manifest, fresh, stage="update", locale=state.locale)
     data = {
@@ -304,8 +284,14 @@ def add_image(
     *,
     now: dt.datetime,
     ids: Ids = new_object_id,
+    machine: Collection[str] | None = None,
 ) -> tuple[InspectionState, ImageRecord]:
-    """Upload a photo for a template image (by identifier or side) or as an extra image."""
+    """Upload a photo for a template image (by identifier or side) or as an extra image.
+
+    `machine` names the validations a machine decides in this deployment (`runtime.routing`):
+    every other one is routed to a person and never holds `processed` back. None: every
+    validation waits for a machine's result (the caller posts them all).
+    """
     _editable(state)
     product = find_product(state, product_id)
     manifest = program.manifest
@@ -337,9 +323,7 @@ def add_image(
         size=len(upload.data),
         width=meta.width,
         height=meta.height,
-        takenAt=_iso_or_none(meta.taken_at) or upload.date,
-        latitude=meta.latitude if meta.latitude is not None else upload.latitude,
-        longitude=meta.longitude if meta.longitude is not None else upload.longitude,
+        **capture_fields(upload, meta),
     )
     if spec is None:
         if len(product.extraImages) >= MAX_EXTRA_IMAGES:
@@ -349,7 +333,7 @@ def add_image(
         new = apply_event(program, state, EventRecord(kind="image", at=at, data=data), owned=True)
         return new, _stored_image(new, product_id, image_id)
     attempts = state.attempts.get(spec.identifier, 0)
-    if attempts >= manifest.parameters.maxAttempts:
+    if attempts_left(program, state, spec.identifier) <= 0:
         raise InspectionError(
             "max_attempts_exceeded",
             f"image {spec.side!r} was already uploaded {attempts} times "
@@ -367,12 +351,19 @@ def add_image(
             run=setting.get("run", validation.run),
             required=setting.get("required", validation.required),
             threshold=program.threshold(spec.identifier, validation),
+            route=route(validation.validation, machine),
         )
         validator = REGISTRY.get(validation.validation)
         if item.run and validator is not None:
             options = validation_options(program, spec.identifier, validation.validation)
             context = ValidationContext(
-                now=now, options=options, first_location=first, meta=meta, locations=located
+                now=now,
+                options=options,
+                first_location=first,
+                meta=meta,
+                locations=located,
+                inspection_id=state.id,
+                photo_hashes=_photo_hashes(state, spec.identifier),
             )
             outcome = validator.validate(upload, context)
             item.confidence = outcome.confidence
@@ -385,6 +376,13 @@ def add_image(
     data = {"productId": product_id, "extra": False, "image": _dump(record)}
     new = apply_event(program, state, EventRecord(kind="image", at=at, data=data), owned=True)
     return new, _stored_image(new, product_id, image_id)
+
+
+def attempts_left(program: Program, state: InspectionState, identifier: str) -> int:
+    """Uploads a template image still takes: `maxAttempts`, plus one per retake of its slot
+    (docs/review.md), minus the uploads made."""
+    allowed = program.manifest.parameters.maxAttempts + state.extraAttempts.get(identifier, 0)
+    return max(0, allowed - state.attempts.get(identifier, 0))
 
 
 def _check_upload(upload: ImageUpload) -> None:
@@ -427,8 +425,10 @@ def record_validation(
 ) -> InspectionState:
     """A result from an analysis (this runtime's `runtime.vision` or an outside service):
     `{validation, confidence, result}`, plus damages it found and identity-document fields it
-    read (`entities`: `{entity, valid, result}`)."""
-    _editable(state)
+    read (`entities`: `{entity, valid, result}`). Also taken while the inspection waits in
+    `review`: a late machine result fills what the reviewer would otherwise decide."""
+    if state.status != "review":
+        _editable(state)
     found = state.find_image(image_id)
     if found is None:
         raise InspectionError("image_not_found", f"no image {image_id!r} in this inspection")
@@ -622,10 +622,6 @@ def _dump(model: Any) -> dict[str, Any]:
     return dict(model.model_dump(mode="json", by_alias=True))
 
 
-def _iso_or_none(moment: dt.datetime | None) -> str | None:
-    return None if moment is None else iso(moment)
-
-
 def validation_options(program: Program, identifier: str, validation: str) -> dict[str, float]:
     options = program.validator_options(identifier, validation)
     parameters = program.manifest.parameters
@@ -648,6 +644,17 @@ def _locations(state: InspectionState) -> tuple[tuple[float, float], ...]:
         for product in state.products
         for image in [*product.images, *product.extraImages]
         if image.latitude is not None and image.longitude is not None
+    )
+
+
+def _photo_hashes(state: InspectionState, identifier: str) -> tuple[tuple[int, int], ...]:
+    """The perceptual hashes (whole, central crop) of the inspection's photos outside the slot
+    `identifier` (a retake replaces its own slot's photo: not a duplicate of it)."""
+    return tuple(
+        (int(image.phash, 16), int(image.phashCenter, 16))
+        for product in state.products
+        for image in [*product.images, *product.extraImages]
+        if image.phash and image.phashCenter and image.templateImageIdentifier != identifier
     )
 
 

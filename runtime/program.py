@@ -8,8 +8,6 @@ immutable and holds no inspection data, so any number of inspections can share i
 
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -17,15 +15,15 @@ from typing import Any, Literal
 
 from cachetools import LRUCache
 
-from inspectlang.ir import Statement
+from inspectlang import ir
 from inspectlang.manifest import ImageSpec, InputSpec, Template, ValidationSpec
+from inspectlang.manifest import revision_of as content_revision
 from runtime import codegen
 from runtime.errors import InvalidProgram, StepLimitExceeded
 from runtime.reference import Reason, ReferenceEvaluator
 from runtime.verify import Scope, Verifier
 
 EvaluationPath = Literal["compiled", "reference"]
-Node = dict[str, Any]
 
 #: Default reason when `approve when` does not hold and the template gives none.
 DEFAULT_OTHERWISE = "The approval condition was not met"
@@ -40,7 +38,7 @@ class RuleProgram:
     input: str | None
     image: str | None
     validation: str | None
-    body: tuple[Statement, ...]
+    body: tuple[ir.Statement, ...]
     span: list[int]
 
 
@@ -50,8 +48,14 @@ class CheckProgram:
     key: str
     name: str
     description: str
-    valid: Node
+    valid: ir.Expression
     span: list[int]
+    #: locale -> (name, description) where the template translates them (`name es_AR:`).
+    translations: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def texts(self, locale: str) -> tuple[str, str]:
+        """The name and description in `locale` (the default locale's where not translated)."""
+        return self.translations.get(locale, (self.name, self.description))
 
 
 @dataclass(frozen=True)
@@ -62,14 +66,17 @@ class Program:
     revision: str
     rules: tuple[RuleProgram, ...]
     checks: tuple[CheckProgram, ...]
-    disapprovals: tuple[tuple[Reason, Node, list[int]], ...]
-    approve_when: Node | None
+    disapprovals: tuple[tuple[Reason, ir.Expression, list[int]], ...]
+    approve_when: ir.Expression | None
     otherwise: Reason
     source: str
     functions: dict[str, Callable[..., Any]] = field(repr=False)
     path: EvaluationPath = "compiled"
-    #: Input identifier -> (function name, verified `ask when` condition).
-    asks: dict[str, tuple[str, Node]] = field(default_factory=dict)
+    #: Input or image identifier -> (function name, verified `ask when` condition).
+    asks: dict[str, tuple[str, ir.Expression]] = field(default_factory=dict)
+    #: The verdict block's `review "reason" when ...` rules (reason, condition, span), in
+    #: source order; each compiled as `review_<i>`. Empty until the language writes them.
+    reviews: tuple[tuple[Reason, ir.Expression, list[int]], ...] = ()
 
     # -- lookups --------------------------------------------------------------------------------
 
@@ -122,8 +129,14 @@ class Program:
             return bool(self.functions[f"check_{index}"](env))
         return ReferenceEvaluator().condition(self.checks[index].valid, env) is True
 
+    def image_optional(self, identifier: str) -> bool:
+        """The image is `optional`: a photo the consumer may leave out."""
+        logic = self.manifest.logic.images.get(identifier)
+        return bool(logic is not None and logic.optional)
+
     def input_asked(self, identifier: str, env: dict[str, Any]) -> bool:
-        """Whether the input is asked on this data: it has no `ask when`, or it holds."""
+        """Whether the input (or image) is asked on this data: it has no `ask when`, or it
+        holds."""
         ask = self.asks.get(identifier)
         if ask is None:
             return True
@@ -134,6 +147,15 @@ class Program:
             return ReferenceEvaluator().condition(node, env) is True
         except StepLimitExceeded:
             return True  # never expected of a small condition: asking is the safe side
+
+    def run_review(self, index: int, env: dict[str, Any]) -> str | None:
+        """The reason of review rule `index` when its condition holds, else None."""
+        if self.path == "compiled":
+            held, reasons = self.functions[f"review_{index}"](env)
+        else:
+            reason, when, _ = self.reviews[index]
+            held, reasons = ReferenceEvaluator().verdict([(reason, when)], None, "", env)
+        return None if held else str(next(iter(reasons)))
 
     def run_verdict(self, env: dict[str, Any]) -> tuple[bool, list[str]]:
         if self.path == "compiled":
@@ -148,13 +170,13 @@ class Program:
 
 
 def _reason(
-    verifier: Verifier, scope: Scope, text: str, message: Node | None, where: str
+    verifier: Verifier, scope: Scope, text: str, message: dict[str, Any] | None, where: str
 ) -> Reason:
     """A verdict reason: its text, or (text, verified text node) when it shows values."""
     if message is None:
         return text
     node = verifier.expression(message, scope, f"{where}.message")
-    if node["type"] != "text":
+    if node.type != "text":
         raise InvalidProgram("a reason's message must be a text", where)
     return text, node
 
@@ -167,13 +189,9 @@ _CACHE_LOCK = threading.Lock()
 
 
 def revision_of(manifest: Template) -> str:
-    """`logic.revision`, or a content hash when the manifest carries none."""
-    if manifest.logic.revision:
-        return manifest.logic.revision
-    data = manifest.to_api()
-    data.pop("createdAt", None)
-    data.pop("updatedAt", None)
-    return "sha256:" + hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+    """`logic.revision`, or, for a manifest that carries none, the hash the compiler would have
+    written there (`inspectlang.manifest.revision_of`: one identity for a manifest)."""
+    return manifest.logic.revision or content_revision(manifest)
 
 
 def load_program(manifest: Template) -> Program:
@@ -236,6 +254,10 @@ def build_program(manifest: Template, revision: str | None = None) -> Program:
                 description=check.description,
                 valid=valid,
                 span=verifier.span({"span": check.span}, where),
+                translations={
+                    locale: (texts.name or check.name, texts.description or check.description)
+                    for locale, texts in (check.translations or {}).items()
+                },
             )
         )
         seen.add(check.id)
@@ -247,6 +269,14 @@ def build_program(manifest: Template, revision: str | None = None) -> Program:
             verifier.span({"span": item.span}, f"logic.verdict.disapprove[{i}]"),
         )
         for i, item in enumerate(logic.verdict.disapprove)
+    )
+    reviews = tuple(
+        (
+            _reason(verifier, full, item.reason, item.message, f"logic.verdict.review[{i}]"),
+            verifier.condition(item.when, full, f"logic.verdict.review[{i}].when"),
+            verifier.span({"span": item.span}, f"logic.verdict.review[{i}]"),
+        )
+        for i, item in enumerate(logic.verdict.review or ())
     )
     approve_when = (
         None
@@ -262,7 +292,7 @@ def build_program(manifest: Template, revision: str | None = None) -> Program:
     )
     parts = [codegen.generate_rule(f"rule_{i}", rule.body) for i, rule in enumerate(rules)]
     parts += [codegen.generate_check(f"check_{i}", check.valid) for i, check in enumerate(checks)]
-    asks: dict[str, tuple[str, Node]] = {}
+    asks: dict[str, tuple[str, ir.Expression]] = {}
     for index, spec in enumerate(manifest.inputs):
         input_logic = logic.inputs.get(spec.identifier)
         if input_logic is not None and input_logic.askWhen is not None:
@@ -270,11 +300,23 @@ def build_program(manifest: Template, revision: str | None = None) -> Program:
             node = verifier.condition(input_logic.askWhen, verifier.base, where)
             asks[spec.identifier] = (f"ask_{index}", node)
             parts.append(codegen.generate_check(f"ask_{index}", node))
+    for index, image in enumerate(manifest.images):
+        image_logic = logic.images.get(image.identifier)
+        if image_logic is not None and image_logic.askWhen is not None:
+            where = f"logic.images.{image.identifier}.askWhen"
+            node = verifier.condition(image_logic.askWhen, verifier.base, where)
+            asks[image.identifier] = (f"ask_image_{index}", node)
+            parts.append(codegen.generate_check(f"ask_image_{index}", node))
     parts.append(
         codegen.generate_verdict(
             "verdict", [(reason, when) for reason, when, _ in disapprovals], approve_when, otherwise
         )
     )
+    # A review rule is compiled as a verdict of one disapproval: (False, [reason]) when it holds.
+    parts += [
+        codegen.generate_verdict(f"review_{i}", [(reason, when)], None, "")
+        for i, (reason, when, _) in enumerate(reviews)
+    ]
     source = "\n".join(parts)
     revision = revision or revision_of(manifest)
     functions = codegen.compile_functions(source, f"<template {revision[:20]}>")
@@ -289,4 +331,5 @@ def build_program(manifest: Template, revision: str | None = None) -> Program:
         source=source,
         functions=functions,
         asks=asks,
+        reviews=reviews,
     )

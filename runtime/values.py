@@ -8,13 +8,16 @@ them too, so both give the same values and record the same errors.
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
+import math
+import re
 from collections.abc import Callable
 from typing import Any
 
 # One definition of what a pattern may be, shared with the checker (E029): RE2, linear time.
 from inspectlang.patterns import compiled_pattern
-from inspectlang.vocabulary import MAX_NUMBER
+from inspectlang.vocabulary import MAX_LIST_ITEMS, MAX_LITERAL_INTEGER_DIGITS, MAX_NUMBER
 from inspectlang.vocabulary import MAX_TEXT_LENGTH as MAX_TEXT
 
 #: Node evaluations allowed per event (rules, checks and verdict together).
@@ -154,9 +157,19 @@ def fn_defined(errors: Errors, span: Span, value: Any) -> Any:
     return value is not None
 
 
-def fn_date(errors: Errors, span: Span, text: Any) -> Any:
-    parsed = parse_date(text)
-    return None if parsed is None else parsed.isoformat()
+def fn_date(errors: Errors, span: Span, *parts: Any) -> Any:
+    """`date(text)`: the ISO date a text writes; `date(year, month, day)`: the date of those
+    whole numbers (missing when one is missing, not whole, or the day does not exist)."""
+    if len(parts) == 1:
+        parsed = parse_date(parts[0])
+        return None if parsed is None else parsed.isoformat()
+    year, month, day = (_index(part) for part in parts)
+    if year is None or month is None or day is None:
+        return None
+    try:
+        return dt.date(year, month, day).isoformat()
+    except (ValueError, OverflowError):
+        return None
 
 
 def fn_add_days(errors: Errors, span: Span, date: Any, days: Any) -> Any:
@@ -181,6 +194,70 @@ def fn_years_between(errors: Errors, span: Span, first: Any, second: Any) -> Any
     if a is None or b is None:
         return None
     return b.year - a.year - ((b.month, b.day) < (a.month, a.day))
+
+
+def fn_year(errors: Errors, span: Span, date: Any) -> Any:
+    parsed = parse_date(date)
+    return None if parsed is None else parsed.year
+
+
+def fn_month(errors: Errors, span: Span, date: Any) -> Any:
+    """The month, 1 (January) to 12."""
+    parsed = parse_date(date)
+    return None if parsed is None else parsed.month
+
+
+def fn_day(errors: Errors, span: Span, date: Any) -> Any:
+    """The day of the month, 1 to 31."""
+    parsed = parse_date(date)
+    return None if parsed is None else parsed.day
+
+
+def fn_add_months(errors: Errors, span: Span, date: Any, months: Any) -> Any:
+    """`date` plus `months` whole months (negative goes back); a day past the end of the month
+    reached is its last day (`add_months(date("2024-01-31"), 1)` is 2024-02-29). Missing when
+    `months` is not whole or the result falls outside the years 1 to 9999."""
+    start, count = parse_date(date), _index(months)
+    if start is None or count is None:
+        return None
+    year, month = divmod(start.year * 12 + start.month - 1 + count, 12)
+    if not 1 <= year <= 9999:
+        return None
+    last = calendar.monthrange(year, month + 1)[1]
+    return dt.date(year, month + 1, min(start.day, last)).isoformat()
+
+
+def fn_months_between(errors: Errors, span: Span, first: Any, second: Any) -> Any:
+    """Whole months from `first` to `second`, as `years_between` counts years: a month is
+    complete when the day of the month is reached again (2024-01-15 to 2024-03-14 is 1)."""
+    a, b = parse_date(first), parse_date(second)
+    if a is None or b is None:
+        return None
+    return (b.year - a.year) * 12 + b.month - a.month - (b.day < a.day)
+
+
+def fn_join(errors: Errors, span: Span, items: Any, separator: Any) -> Any:
+    """The items written as text (as `text(x)` writes them), `separator` between each two;
+    missing items are left out; longer than the text limit is missing (`text_too_long`)."""
+    if items is None or separator is None:
+        return None
+    parts = [as_text(item) for item in items if item is not None]
+    if sum(map(len, parts)) + len(separator) * max(len(parts) - 1, 0) > MAX_TEXT:
+        return too_long(errors, span)
+    return separator.join(parts)
+
+
+def fn_split(errors: Errors, span: Span, text: Any, separator: Any) -> Any:
+    """The parts of `text` between occurrences of `separator` (`split("a, b", ", ")` is
+    `["a", "b"]`; an empty text gives `[""]`); an empty separator gives missing, more than
+    10,000 parts missing and `list_too_long`."""
+    if text is None or separator is None or separator == "":
+        return None
+    if text.count(separator) >= MAX_LIST_ITEMS:
+        record(errors, "list_too_long", span)
+        return None
+    parts: list[str] = text.split(separator)
+    return parts
 
 
 def as_text(value: Any) -> str:
@@ -261,6 +338,44 @@ def fn_extract(errors: Errors, span: Span, text: Any, pattern: Any) -> Any:
     return found.group(1) if compiled.groups else found.group(0)
 
 
+#: What `number(t)` reads: an optional sign, digits with at most one decimal point, nothing
+#: else (no exponent, no `_`, no `inf`); spaces around are ignored.
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+
+
+def fn_number(errors: Errors, span: Span, text: Any) -> Any:
+    """The number a text writes (`" 042 "` is 42, `"3.5"` 3.5); missing when it writes none or
+    one beyond the number range (that records `number_too_large`). A boolean is 1 or 0 (for
+    weights and scores: `number(inputs.cracked) * 20`)."""
+    if text is None:
+        return None
+    if isinstance(text, bool):
+        return 1 if text else 0
+    written = text.strip()
+    if _DECIMAL.fullmatch(written) is None:
+        return None
+    whole = written.lstrip("+-").partition(".")[0].lstrip("0")
+    if len(whole) > MAX_LITERAL_INTEGER_DIGITS:
+        return too_large(errors, span)
+    value: int | float = float(written) if "." in written else int(written)
+    return check_number(errors, span, value)
+
+
+def fn_floor(errors: Errors, span: Span, number: Any) -> Any:
+    """The largest whole number not above `number` (`floor(-2.5)` is -3)."""
+    return None if number is None else math.floor(number)
+
+
+def fn_mod(errors: Errors, span: Span, number: Any, divisor: Any) -> Any:
+    """The remainder of `number / divisor`, with the divisor's sign (`mod(-1, 10)` is 9, as a
+    check digit needs); a zero divisor is missing and records `division_by_zero`."""
+    if number is None or divisor is None:
+        return None
+    if divisor == 0:
+        return division_by_zero(errors, span)
+    return number % divisor
+
+
 #: Library functions by name; `today` is not here: it reads the event date (`now` in the data).
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "lower": fn_lower,
@@ -285,6 +400,16 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "substring": fn_substring,
     "normalize": fn_normalize,
     "extract": fn_extract,
+    "number": fn_number,
+    "floor": fn_floor,
+    "mod": fn_mod,
+    "year": fn_year,
+    "month": fn_month,
+    "day": fn_day,
+    "add_months": fn_add_months,
+    "months_between": fn_months_between,
+    "join": fn_join,
+    "split": fn_split,
 }
 
 

@@ -41,10 +41,13 @@ from server.inspections.delivery_routes import ROUTES as DELIVERY_ROUTES
 from server.inspections.presign import ROUTES as PRESIGN_ROUTES
 from server.key_lookup import AsyncKeyLookup
 from server.metrics_middleware import RequestMetricsMiddleware
-from server.ratelimit import RateLimitMiddleware, make_limiter
+from server.ratelimit import LinkThrottle, RateLimitMiddleware, make_counter, make_limiter
 from server.reports.controller import ROUTES as REPORT_ROUTES
+from server.review.controller import ROUTES as REVIEW_ROUTES
+from server.review.routes import REVIEW_AREA
 from server.settings import Settings
 from server.templates.controller import ROUTES as TEMPLATE_ROUTES
+from server.urlsafety import check_provider_urls
 from server.web.routes import WEB_AREA, PageArea, mount
 from server.webhooks.controller import ROUTES as WEBHOOK_ROUTES
 
@@ -63,6 +66,7 @@ RESOURCE_ROUTES: list[Any] = [
     *REPORT_ROUTES,
     *WEBHOOK_ROUTES,
     *DELIVERY_ROUTES,
+    *REVIEW_ROUTES,
 ]
 
 #: The web pages, one area per line (`server.web.routes.PageArea`): templates, assets, routes.
@@ -70,6 +74,7 @@ PAGE_AREAS: list[PageArea] = [
     WEB_AREA,
     CONSUMER_AREA,
     DASHBOARD_AREA,
+    REVIEW_AREA,
 ]
 
 
@@ -225,6 +230,7 @@ def create_app(
     `extra_routes` lets tests mount handlers beside (or, with `include_controllers=False`,
     instead of) the resource controllers; `page_areas` replaces `PAGE_AREAS` (the web pages)."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
+    check_provider_urls(settings)
     database = db or Database(settings.database_url)
     migrate.prepare(database, settings.env)
     tokens.configure(settings.secret)
@@ -248,6 +254,7 @@ def create_app(
             "key_lookup": None,
             "csrf_config": pages.csrf_config,
             "rate_limiter": make_limiter(settings, database),
+            "link_throttle": LinkThrottle(make_counter(settings, database)),
         }
     )
     return Litestar(
@@ -273,7 +280,7 @@ def create_app(
         response_class=SafeTextResponse,
         openapi_config=openapi_config(),
         request_max_body_size=settings.max_body_bytes,
-        on_startup=[_open_key_lookup, _start_worker],
+        on_startup=[_open_key_lookup, _log_capabilities, _start_worker],
         on_shutdown=[_stop_worker, _close_key_lookup, _close_rate_limiter],
         debug=False,
     )
@@ -297,9 +304,19 @@ async def _close_key_lookup(app: Litestar) -> None:
 
 
 def _close_rate_limiter(app: Litestar) -> None:
+    throttle = app.state.get("link_throttle")
+    if throttle is not None:
+        throttle.close()
     limiter = app.state.get("rate_limiter")
     if limiter is not None:
         limiter.close()
+
+
+def _log_capabilities(app: Litestar) -> None:
+    """Say at start-up which validations go to a person here (docs/review.md)."""
+    from server import routing
+
+    routing.log_capabilities(app.state.settings)
 
 
 def _start_worker(app: Litestar) -> None:

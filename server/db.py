@@ -26,11 +26,13 @@ TABLE_MODULES = [
     "server.tables",
     "server.templates.tables",
     "server.inspections.tables",
+    "server.images.tables",
     "server.delivery.tables",
     "server.reports.tables",
     "server.webhooks.tables",
     "server.web.tables",
     "server.dashboard.tables",
+    "server.inspections.review_tables",
 ]
 
 #: How long (ms) a SQLite connection waits for another writer before giving up.

@@ -62,6 +62,10 @@ class Settings(BaseSettings):
     env: Environment = "development"
     #: Allow webhook callbacks to loopback/private addresses (development and tests only).
     allow_loopback_webhooks: bool = False
+    #: Allow outside analysis providers (`validation_providers`) on loopback addresses
+    #: (development and tests only): otherwise a provider URL must resolve to public addresses,
+    #: checked at start-up and before each call (`server.urlsafety.check_provider_urls`).
+    allow_loopback_providers: bool = False
     #: Largest request body accepted, in bytes; larger ones get 413 `body_too_large`.
     max_body_bytes: int = Field(default=DEFAULT_MAX_BODY_BYTES, ge=1)
     #: Run the background job worker inside the server process.
@@ -108,6 +112,10 @@ class Settings(BaseSettings):
     validation_provider_secret: str | None = Field(default=None, repr=False)
     #: Seconds a validation provider may take to answer before the attempt counts as failed.
     validation_provider_timeout_seconds: int = Field(default=30, ge=1)
+    #: Validation names the company's own service posts results for through the API
+    #: (`POST .../validation`): routed to a machine, not to a person (docs/review.md). A
+    #: comma-separated list in INSPECTLANG_POSTED_VALIDATIONS.
+    posted_validations: Annotated[frozenset[str], NoDecode] = frozenset()
 
     @classmethod
     def settings_customise_sources(
@@ -137,6 +145,13 @@ class Settings(BaseSettings):
     @classmethod
     def _resolve_data_dir(cls, value: Path) -> Path:
         return value.expanduser().resolve()
+
+    @field_validator("posted_validations", mode="before")
+    @classmethod
+    def _posted(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return frozenset(name.strip() for name in value.split(",") if name.strip())
+        return value
 
     @field_validator("validation_providers", mode="before")
     @classmethod

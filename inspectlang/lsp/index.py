@@ -18,6 +18,7 @@ from typing import Any, Literal
 from inspectlang import ast, reasons
 from inspectlang.compiler import check_source
 from inspectlang.diagnostics import Diagnostic
+from inspectlang.ir import QUANTIFIERS
 from inspectlang.lsp import texts
 from inspectlang.manifest import FEATURE_NAMES, VALIDATION_NAMES
 from inspectlang.parser import parse_with_diagnostics
@@ -190,6 +191,9 @@ class DocumentIndex:
             return [(k, "keyword", "declaration") for k in texts.DECLARATION_KEYWORDS]
         found = [(k, "keyword", "") for k in texts.INNER_KEYWORDS]
         found += [(n, "function", texts.FUNCTIONS[n][0]) for n in FUNCTIONS if n in texts.FUNCTIONS]
+        found += [
+            (n, "function", texts.FUNCTIONS[n][0]) for n in QUANTIFIERS if n in texts.FUNCTIONS
+        ]
         found += [(n, "variable", "variable") for n in self.names("variable")]
         found += [(n, "keyword", "namespace") for n in texts.NAMESPACES]
         return found
@@ -295,7 +299,7 @@ class _Indexer:
             for value in _children(item):
                 if _is_expression(value):
                     self.expression(value, frozenset())
-            if isinstance(item, ast.Disapprove | ast.Otherwise):
+            if isinstance(item, ast.Disapprove | ast.Review | ast.Otherwise):
                 for value in reasons.values_in(item.reason, item.reason_span, "<template>"):
                     self.expression(value, frozenset())
 
@@ -333,6 +337,10 @@ class _Indexer:
             for argument in node.arguments:
                 self.expression(argument, bound)
         elif isinstance(node, ast.Quantifier):
+            if node.span.line:  # written `kind(...)`: the word starts the node
+                start = node.span
+                word = ast.Span(start.line, start.column, start.line, start.column + len(node.kind))
+                self.word("function", node.kind, word)
             inner = bound | {node.variable} if node.variable else bound
             self.expression(node.collection, bound)
             for part in (node.condition, node.value):
@@ -374,6 +382,7 @@ _EXPRESSIONS = (
     ast.Quantifier,
     ast.Unary,
     ast.Binary,
+    ast.Conditional,
 )
 
 

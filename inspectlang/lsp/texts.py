@@ -34,7 +34,42 @@ FUNCTIONS: dict[str, tuple[str, str]] = {
         "The largest number; over a list, missing items are skipped.",
     ),
     "defined": ("defined(x) -> boolean", "`x` is not missing."),
-    "date": ("date(t: text) -> date", "Parses `YYYY-MM-DD` (missing when not a date)."),
+    "date": (
+        "date(t: text) -> date | date(year: number, month: number, day: number) -> date",
+        "Parses `YYYY-MM-DD`, or makes the date of a year, month and day (`date(2024, 2, 29)`); "
+        "missing when there is no such date.",
+    ),
+    "year": ("year(d: date) -> number", "The year of `d`."),
+    "month": ("month(d: date) -> number", "The month of `d`, 1 (January) to 12."),
+    "day": ("day(d: date) -> number", "The day of the month of `d`, 1 to 31."),
+    "add_months": (
+        "add_months(d: date, n: number) -> date",
+        "`d` plus `n` whole months; a day past the end of the month is its last day "
+        '(`add_months(date("2024-01-31"), 1)` is 2024-02-29).',
+    ),
+    "join": (
+        "join(l: list of text | list of number, separator: text) -> text",
+        "The items as text with `separator` between them (missing items left out): "
+        '`join(map(i in failed of i.side), ", ")`.',
+    ),
+    "split": (
+        "split(t: text, separator: text) -> list of text",
+        'The parts of `t` between the separators (`split("a,b", ",")` is `["a", "b"]`); an '
+        "empty separator is missing.",
+    ),
+    "filter": (
+        "filter(x in L where C) -> list",
+        "The items of `L` for which `C` holds, in order (a list of the same type).",
+    ),
+    "map": (
+        "map(x in L of E) -> list of number | list of text",
+        "`E` for each item of `L`, in order (missing values left out); to leave items out, map "
+        "a filter: `map(i in filter(i in images where not i.approved) of i.side)`.",
+    ),
+    "months_between": (
+        "months_between(a: date, b: date) -> number",
+        "Whole months from `a` to `b` (a month is complete when its day is reached again).",
+    ),
     "today": (
         "today() -> date",
         "The date of the event being processed (results stay a pure function of the events).",
@@ -62,6 +97,17 @@ FUNCTIONS: dict[str, tuple[str, str]] = {
         "extract(t: text, pattern: text) -> text",
         "The first match of the RE2 pattern (its first group when it has one); missing if none.",
     ),
+    "number": (
+        "number(t: text | boolean) -> number",
+        'The number a text writes (`" 042 "` is 42, `"3.5"` 3.5: sign, digits, one point); '
+        "missing when it writes none. A boolean is 1 or 0.",
+    ),
+    "floor": ("floor(n: number) -> number", "The largest whole number not above `n`."),
+    "mod": (
+        "mod(n: number, d: number) -> number",
+        "The remainder of `n / d`, with the sign of `d` (`mod(-1, 10)` is 9); `d` = 0 is missing "
+        "and the rule error `division_by_zero`. For check digits (Luhn, CUIT).",
+    ),
 }
 
 #: Validation names: what each checks on a photo.
@@ -87,6 +133,8 @@ VALIDATIONS: dict[str, str] = {
     "type": "The machine's kind recognised from the photo matches the declared type.",
     "purpose": "The machine's purpose (Agrícola, Vial, Industrial) matches the declared one.",
     "use": "The vehicle's or machine's use matches the declared use.",
+    "duplicate": "The photo is not already used in this inspection or another of the company.",
+    "edited": "The photo shows no sign of editing (editor software, thumbnail, screenshot).",
 }
 
 #: Features a template can switch on.
@@ -117,8 +165,8 @@ PROPERTIES: dict[str, str] = {
     "label": "What the consumer is asked (per locale with `label LOCALE:`).",
     "help": "A hint shown under the field (per locale with `help LOCALE:`).",
     "asked at": "When the field is requested: `create` (company), `update` (consumer).",
-    "ask when": "Ask the input only while this condition (over inputs, product and consumer "
-    "fields) holds; a required input not asked is not required.",
+    "ask when": "Ask the input (or photo) only while this condition (over inputs, product and "
+    "consumer fields) holds; a required input or a photo not asked is not required.",
     "for image": "A per-image input, asked next to that image.",
     "minimum": "The smallest number accepted.",
     "maximum": "The largest number accepted.",
@@ -156,10 +204,12 @@ INNER_KEYWORDS = (
     "set",
     "to",
     "if",
+    "then",
     "else",
     "else if",
     "approve when",
     "disapprove",
+    "review",
     "otherwise",
     "validate",
     "require",

@@ -18,6 +18,8 @@ from litestar.datastructures import UploadFile
 from litestar.params import FromPath
 from litestar.response import Template
 
+from runtime.engine import attempts_left
+from server.boundary import name_problem
 from server.common import in_thread
 from server.consumer import flow
 from server.consumer.messages import localized
@@ -30,10 +32,12 @@ from server.consumer.visits import (
     not_found,
     previous_flags,
     redirect,
+    sent_by_consumer,
     session_path,
     set_flags,
     status_page,
     step_url,
+    too_many_attempts,
     visit_of,
 )
 from server.deps import services
@@ -42,6 +46,7 @@ from server.inspections import access
 from server.inspections import service as inspections
 from server.inspections.schemas import DamageBody
 from server.multipart import UploadedFile
+from server.ratelimit import LinkThrottle
 from server.web import sessions
 from server.web.i18n import choose_locale, negotiate
 from server.web.security import page_router
@@ -62,8 +67,14 @@ def open_link(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> 
         if visit is None:
             return not_found()
         return redirect(_continue_url(visit, now))
+    throttle: LinkThrottle = request.app.state.link_throttle
+    address = request.client.host if request.client is not None else "unknown"
+    wait = throttle.refused(address, inspection_id)
+    if wait is not None:
+        return too_many_attempts(negotiate(request.headers.get("accept-language")), wait)
     holder = access.open_with_code(shared.db, inspection_id, code)
     if holder is None:
+        throttle.failed(address, inspection_id)
         return not_found(negotiate(request.headers.get("accept-language")))
     view = access.read_for_consumer(
         shared.db, shared.settings.public_url, holder.auth, inspection_id
@@ -110,7 +121,7 @@ def open_link(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> 
         lifetime=SESSION_LIFETIME,
         data={**flags, "testing": holder.auth.testing},
     )
-    target = f"/i/{inspection_id}/done" if view.state.status == "completed" else None
+    target = f"/i/{inspection_id}/done" if sent_by_consumer(view.state) else None
     if target is None:
         step = flow.resume_step(view.program, view.state, flags)
         target = step_url(inspection_id, step.key)
@@ -122,7 +133,7 @@ def open_link(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> 
 
 
 def _continue_url(visit: Visit, now: datetime) -> str:
-    if visit.view.state.status == "completed" and visit.view.state.completedBy == "consumer":
+    if sent_by_consumer(visit.view.state):
         return f"/i/{visit.inspection_id}/done"
     step = flow.resume_step(visit.view.program, visit.view.state, visit.flags)
     return step_url(visit.inspection_id, step.key)
@@ -132,9 +143,9 @@ def _continue_url(visit: Visit, now: datetime) -> str:
 
 
 def _common(visit: Visit, step: flow.Step) -> dict[str, Any]:
-    all_steps = flow.steps(visit.view.program)
-    index = next(i for i, s in enumerate(all_steps) if s.key == step.key)
-    previous, following = flow.neighbours(visit.view.program, step.key)
+    all_steps = flow.steps(visit.view.program, visit.view.state)
+    index = next((i for i, s in enumerate(all_steps) if s.key == step.key), 0)
+    previous, following = flow.neighbours(visit.view.program, step.key, visit.view.state)
     return {
         "company": visit.view.company_name,
         "template_name": visit.view.state.template.name,
@@ -150,7 +161,7 @@ def _common(visit: Visit, step: flow.Step) -> dict[str, Any]:
 
 def _ended(visit: Visit) -> Any | None:
     now = visit.shared.clock()
-    if visit.view.state.status == "completed" and visit.view.state.completedBy == "consumer":
+    if sent_by_consumer(visit.view.state):
         return redirect(f"/i/{visit.inspection_id}/done")
     return status_page(visit.view, now)
 
@@ -197,14 +208,19 @@ def _render_step(
         context["has_files"] = any(f.type in ("file", "video") for f in fields)
         context["error_count"] = len(errors or {})
         photo = flow.photo_of(state, step.image.identifier)
-        used = state.attempts.get(step.image.identifier, 0)
+        retake = state.retake
         context.update(
             image=step.image,
             label=flow.photo_label(program, step.image, locale),
             capture=flow.capture_mode(step.image),
             photo=photo,
             photo_src=image_src(visit.view.document, photo.id) if photo else None,
-            attempts_left=max(0, program.manifest.parameters.maxAttempts - used),
+            attempts_left=attempts_left(program, state, step.image.identifier),
+            retake_message=(
+                retake.message
+                if retake is not None and step.image.identifier in retake.identifiers
+                else None
+            ),
             max_attempts=program.manifest.parameters.maxAttempts,
             location=bool(visit.flags.get("location")),
         )
@@ -219,6 +235,7 @@ def _render_step(
         context["location"] = bool(visit.flags.get("location"))
     elif step.kind == "review":
         context["fields"] = flow.fields(program, state, locale)
+        shown = {s.image.identifier for s in flow.steps(program, state) if s.image is not None}
         context["photos"] = [
             (
                 image,
@@ -226,11 +243,14 @@ def _render_step(
                 flow.photo_of(state, image.identifier),
             )
             for image in program.manifest.images
+            if image.identifier in shown or flow.photo_of(state, image.identifier) is not None
         ]
         context["missing_photos"] = [
             flow.photo_label(program, image, locale)
             for image in program.manifest.images
             if flow.photo_of(state, image.identifier) is None
+            and image.identifier in shown
+            and not program.image_optional(image.identifier)
         ]
         context["missing_inputs"] = [
             item.label for item in context["fields"] if item.required and item.value is None
@@ -257,7 +277,7 @@ async def accept_welcome(request: Request[Any, Any, Any], inspection_id: FromPat
         step = flow.Step("welcome", "welcome")
         return await in_thread(_render_step, visit, step, status=400)
     await in_thread(set_flags, visit, consent=True, location=form.get("location") == "yes")
-    _previous, following = flow.neighbours(visit.view.program, "welcome")
+    _previous, following = flow.neighbours(visit.view.program, "welcome", visit.view.state)
     return redirect(step_url(inspection_id, following.key if following else "review"))
 
 
@@ -290,6 +310,13 @@ async def submit_details(request: Request[Any, Any, Any], inspection_id: FromPat
         if item.type in ("file", "video"):
             upload = form.get(item.identifier)
             if isinstance(upload, UploadFile) and upload.filename:
+                why = name_problem(upload.filename)
+                if why is not None:  # the API's multipart files are refused the same way
+                    refused = ApiError.of("invalid_body", errors=[
+                        {"field": item.identifier, "code": "invalid_file_name",
+                         "message": f"the file name {why}"}])  # fmt: skip
+                    errors.update(_field_errors(visit, refused))
+                    continue
                 data = await upload.read()
                 files[item.identifier] = UploadedFile(
                     name=item.identifier,
@@ -340,7 +367,10 @@ async def submit_details(request: Request[Any, Any, Any], inspection_id: FromPat
     if image is not None:
         return redirect(step_url(inspection_id, step.key))
     await in_thread(set_flags, visit, details=True)
-    _previous, following = flow.neighbours(visit.view.program, "details")
+    # The answers just saved decide which photos are asked (`ask when` of images).
+    current = await in_thread(visit_of, request, inspection_id) if visit.view.program.asks else None
+    state = (current or visit).view.state
+    _previous, following = flow.neighbours(visit.view.program, "details", state)
     return redirect(step_url(inspection_id, following.key if following else "review"))
 
 
@@ -444,7 +474,7 @@ def done(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> Any:
     visit = visit_of(request, inspection_id)
     if visit is None:
         return not_found()
-    if visit.view.state.status != "completed":
+    if not sent_by_consumer(visit.view.state):
         return redirect(_continue_url(visit, visit.shared.clock()))
     return page(
         "consumer/done.html",
@@ -470,5 +500,6 @@ ROUTES = [
             finish,
             done,
         ],
+        session_kind=KIND,
     )
 ]

@@ -10,12 +10,14 @@ from litestar import Request, get, post
 from litestar.params import FromPath
 from litestar.response import Response
 
+from runtime.engine import attempts_left
 from server.common import in_thread
 from server.consumer.visits import Visit, visit_of
 from server.errors import ApiError
 from server.images import service as images
 from server.multipart import read_body
 from server.web.templating import gettext
+from server.web.validations import validation_help, validation_label
 
 
 def _json_error(visit: Visit | None, error: ApiError) -> Response[Any]:
@@ -65,8 +67,7 @@ async def upload_photo(request: Request[Any, Any, Any], inspection_id: FromPath[
     if isinstance(identifier, str):
         fresh = await in_thread(visit_of, request, inspection_id)
         if fresh is not None:
-            used = fresh.view.state.attempts.get(identifier, 0)
-            left = max(0, fresh.view.manifest.parameters.maxAttempts - used)
+            left = attempts_left(fresh.view.program, fresh.view.state, identifier)
     return Response({**view, "attemptsLeft": left}, status_code=201, media_type="application/json")
 
 
@@ -88,13 +89,15 @@ def photo_status(request: Request[Any, Any, Any], inspection_id: FromPath[str]) 
                     "validations": [
                         {
                             "validation": v.validation,
-                            "label": _validation_label(v.validation, visit.locale),
+                            "label": validation_label(v.validation, visit.locale),
+                            "help": validation_help(v.validation, visit.locale),
                             "done": v.reported or not v.run,
                             "valid": v.valid,
                             "required": v.required,
                         }
                         for v in image.validations
-                        if v.run
+                        # One a person decides later is not "Checking…" on the phone forever.
+                        if v.run and (v.reported or v.route == "machine")
                     ],
                 }
             )
@@ -103,14 +106,3 @@ def photo_status(request: Request[Any, Any, Any], inspection_id: FromPath[str]) 
         media_type="application/json",
         headers={"Cache-Control": "no-store"},
     )
-
-
-def _validation_label(name: str, locale: str) -> str:
-    labels = {
-        "date": gettext(locale, "Photo is recent"),
-        "distance": gettext(locale, "Taken at the right place"),
-        "complete": gettext(locale, "Whole object in the frame"),
-        "recaptured": gettext(locale, "Not a photo of a screen"),
-        "plate": gettext(locale, "Plate readable"),
-    }
-    return labels.get(name, name.replace("_", " "))

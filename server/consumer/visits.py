@@ -15,6 +15,7 @@ from typing import Any
 from litestar import Request
 from litestar.response import Redirect, Template
 
+from runtime import InspectionState
 from server.auth import AuthContext
 from server.deps import Services, services
 from server.errors import ApiError
@@ -68,6 +69,35 @@ def not_found(locale: str = "en_US") -> Template:
     )
 
 
+def sent_by_consumer(state: InspectionState) -> bool:
+    """The consumer sent it: completed by them, or waiting for (or decided by) a person after
+    their finish (docs/review.md): they see the thank-you page."""
+    finished_by = state.review.finishedBy if state.review is not None else None
+    if state.status == "completed":
+        return state.completedBy == "consumer" or (
+            state.completedBy == "reviewer" and finished_by == "consumer"
+        )
+    return state.status == "review" and finished_by == "consumer"
+
+
+def too_many_attempts(locale: str, retry_after: int) -> Template:
+    """429: too many attempts to open links from this address or for this inspection
+    (`server.ratelimit.LinkThrottle`); the same page whether the code or the id was wrong."""
+    return page(
+        "web/message.html",
+        locale=locale,
+        status_code=429,
+        headers={"Retry-After": str(retry_after)},
+        context={
+            "heading": gettext(locale, "Too many attempts"),
+            "text": gettext(
+                locale, "Wait a few minutes, then open the link from your message again."
+            ),
+            "tone": "bad",
+        },
+    )
+
+
 def status_page(view: access.ConsumerView, now: datetime) -> Template | None:
     """The page of an inspection the consumer can no longer work on, or None."""
     locale = choose_locale(view.state.locale)
@@ -75,9 +105,9 @@ def status_page(view: access.ConsumerView, now: datetime) -> Template | None:
     expired = inspections.expired(view.state, now) or (
         status == "blocked" and view.state.completedBy == "expiration"
     )
-    if status == "completed":
-        if view.state.completedBy == "consumer":
-            return None  # the thank-you page
+    if sent_by_consumer(view.state):
+        return None  # the thank-you page
+    if status in ("completed", "review"):
         heading = gettext(locale, "This inspection is already complete")
         text = gettext(locale, "There is nothing left to do. Thank you.")
         tone = "ok"

@@ -62,8 +62,10 @@ async def _form(request: Request[Any, Any, Any]) -> dict[str, str]:
 
 @get("/")
 async def home(request: Request[Any, Any, Any]) -> Redirect:
-    signed_in(request)
-    return redirect(f"{PREFIX}/inspections")
+    member = signed_in(request)
+    # A reviewer sees only the review queue (docs/review.md).
+    first = "inspections" if member.can("inspections.view") else "review"
+    return redirect(f"{PREFIX}/{first}")
 
 
 @get("/sign-in")
@@ -87,7 +89,7 @@ async def sign_in(request: Request[Any, Any, Any]) -> Any:
             {"email": email, "error": str(error), "code": error.code},
             status_code=error.status,
         )
-    response = redirect(f"{PREFIX}/inspections")
+    response = redirect(f"{PREFIX}/")  # home sends each role to its first page
     web_sessions.set_session_cookie(
         response, request, accounts.SESSION_KIND, token,
         lifetime=accounts.SESSION_LIFETIME, path=PREFIX,

@@ -4,31 +4,37 @@ lines, the event timeline, PDF reports and a presigned share link."""
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 from urllib.parse import urlencode
 
 from litestar import Request, Response, get, post
 from litestar.params import FromPath, FromQuery
 from litestar.response import Stream
-from sqlalchemy import select
 
-from inspectlang.builtins import ALIAS_TABLE, builtin_source
+# `simulate`'s naming of a value by its own source text (runtime/cli.py prints the same).
+from runtime.explain import _written as written_text
 from runtime.explain import explain
 from server.common import in_thread
-from server.dashboard.web import Member, NotFound, app_services, render, require, signed_in
+from server.dashboard.web import (
+    Member,
+    NotFound,
+    app_services,
+    member_locale,
+    render,
+    require,
+    signed_in,
+)
 from server.deps import Services
 from server.errors import ApiError
-from server.inspections import listing, presign, search
+from server.images import service as images
+from server.inspections import deliveries, listing, search, shares
 from server.inspections import service as inspections
-from server.inspections.tables import ImageRecord
 from server.reports import service as reports
 from server.reports.schemas import ReportRequestBody
 from server.reports.thumbnails import thumbnail_jpeg
 from server.stored_files import stored_file_response
-from server.templates.tables import TemplateRevisionRecord
-
-#: Share links made from the dashboard last a week (the API's maximum is its own business).
-SHARE_SECONDS = 7 * 24 * 3600
+from server.templates import service as templates
+from server.web import capture
 
 
 @get("/inspections")
@@ -117,25 +123,54 @@ def _choices() -> dict[str, Any]:
     }
 
 
-def _source_lines(app: Services, manifest_key: str, template_id: str) -> list[str]:
-    """The template source the inspection ran (its revision's, or the built-in file)."""
-    with app.db.session() as session:
-        revision = (
-            session.execute(
-                select(TemplateRevisionRecord).where(
-                    cast(Any, TemplateRevisionRecord.manifest_key) == manifest_key
-                )
+def span_text(lines: list[str], span: list[int] | tuple[int, ...]) -> str:
+    """The template text under `span` (line, column, end line, end column; 1-based, end
+    exclusive), its lines joined by one space; "" when the span is outside the source."""
+    if len(span) != 4 or not span[0] or span[0] > len(lines) or span[2] > len(lines):
+        return ""
+    first, column, last, end = span
+    if first == last:
+        return lines[first - 1][column - 1 : end - 1].strip()
+    parts = [lines[first - 1][column - 1 :]]
+    parts += lines[first : last - 1]
+    parts.append(lines[last - 1][: end - 1])
+    return " ".join(part.strip() for part in parts if part.strip())
+
+
+def readable_conditions(
+    items: list[Any], lines: list[str], conditions: list[Any] | None = None
+) -> list[dict[str, Any]]:
+    """Each condition of the explanation once, with its own text and, below it, each value it
+    read, named by the sub-expression's own text (as `inspectlang simulate` prints them), a
+    text read twice shown once. A value whose text cannot be cut from the source (a multi-line
+    span, a built-in) is named by what it is and its line."""
+    shown = []
+    for index, item in enumerate(items):
+        # The condition's own span (`when:` / `valid when:`), not its whole line or block.
+        node = conditions[index] if conditions is not None and index < len(conditions) else None
+        span: Any = node.get("span") if isinstance(node, dict) and node.get("span") else item.span
+        values: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        for value in item.values:
+            text = written_text(value, lines)
+            if text in seen:
+                continue
+            seen.add(text)
+            values.append(
+                {"text": text, "value": value.value, "line": value.span[0] if value.span else 0}
             )
-            .scalars()
-            .first()
+        shown.append(
+            {
+                "kind": item.kind,
+                "label": item.label,
+                "line": item.span[0] if item.span else 0,
+                "text": span_text(lines, span),
+                "holds": item.holds,
+                "decided": item.decided,
+                "seen": values,
+            }
         )
-    if revision is not None:
-        return str(revision.source).splitlines()
-    for alias, by_type in ALIAS_TABLE.items():
-        for inspection_type, builtin_id in by_type.items():
-            if builtin_id == template_id:
-                return builtin_source(alias, inspection_type).splitlines()
-    return []
+    return shown
 
 
 def _detail(app: Services, member: Member, inspection_id: str) -> dict[str, Any]:
@@ -149,14 +184,29 @@ def _detail(app: Services, member: Member, inspection_id: str) -> dict[str, Any]
     document = inspections.get_inspection(app.db, app.settings, auth, inspection_id)
     explanation = explain(loaded.program, loaded.state)
     reports_list = reports.list_report_requests(app.db, app.settings, auth, inspection_id)
+    source = (
+        templates.source_of(app.db, record.manifest_key, record.template_id) or ""
+    ).splitlines()
     return {
         "inspection": document,
         "state": loaded.state,
         "manifest": loaded.manifest,
         "explanation": explanation,
-        "source": _source_lines(app, record.manifest_key, record.template_id),
+        "verdict_lines": readable_conditions(
+            explanation.verdict,
+            source,
+            [when for _reason, when, _span in loaded.program.disapprovals]
+            + [loaded.program.approve_when],
+        ),
+        "check_lines": readable_conditions(
+            explanation.checks, source, [check.valid for check in loaded.program.checks]
+        ),
+        "source": source,
         "reports": reports_list.reportRequests,
         "reportable": record.status in reports.REPORTABLE_STATUSES,
+        "resendable": record.status in ("created", "started"),
+        "delivery": document.get("delivery") or {},
+        "shares": shares.active(app.db, auth, inspection_id, app.clock()),
     }
 
 
@@ -167,13 +217,15 @@ def _detail_page(
     *,
     share: Any = None,
     error: str | None = None,
+    notice: str | None = None,
     status_code: int = 200,
 ) -> Any:
     context = _detail(app_services(request), member, inspection_id)
+    context["captures"] = capture.by_image(context["state"], member_locale(request, member))
     return render(
         request,
         "inspection.html",
-        {**context, "share": share, "error": error},
+        {**context, "share": share, "error": error, "notice": notice},
         member=member,
         status_code=status_code,
     )
@@ -214,22 +266,54 @@ async def request_report(request: Request[Any, Any, Any], inspection_id: FromPat
 
 @post("/inspections/{inspection_id:str}/share", status_code=200)
 async def share(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> Any:
+    """A new share link (a readable page, 7 days, revocable), shown on the page."""
     member = signed_in(request)
     require(member, "inspections.share")
     app = app_services(request)
     try:
         link = await in_thread(
-            presign._presign,
-            app.db,
-            app.settings,
-            member.auth,
-            inspection_id,
-            SHARE_SECONDS,
-            app.clock(),
-        )
+            shares.create, app.db, app.settings, member.auth, inspection_id,
+            member.actor.account_id, app.clock(),
+        )  # fmt: skip
     except ApiError:
         raise NotFound(f"inspection {inspection_id}") from None
     return await in_thread(_detail_page, request, member, inspection_id, share=link)
+
+
+@post("/inspections/{inspection_id:str}/share/{share_id:str}/revoke", status_code=200)
+async def revoke_share(
+    request: Request[Any, Any, Any], inspection_id: FromPath[str], share_id: FromPath[str]
+) -> Any:
+    """Revoke a share link: its page and its JSON answer 403 `link_revoked` from now on."""
+    member = signed_in(request)
+    require(member, "inspections.share")
+    app = app_services(request)
+    done = await in_thread(shares.revoke, app.db, member.auth, inspection_id, share_id, app.clock())
+    if not done:
+        raise NotFound(f"share link {share_id}")
+    return await in_thread(_detail_page, request, member, inspection_id, notice="revoked")
+
+
+@post("/inspections/{inspection_id:str}/resend", status_code=200)
+async def resend(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> Any:
+    """Send the consumer's link again over the last channel and destination (a new code: the
+    previous link stops working); the page says what happened or why not."""
+    member = signed_in(request)
+    require(member, "inspections.share")
+    app = app_services(request)
+    try:
+        await in_thread(
+            deliveries.resend, app.db, app.settings, member.auth, inspection_id, None, None, None,
+            app.clock(),
+        )  # fmt: skip
+    except ApiError as error:
+        if error.code == "inspection_not_found":
+            raise NotFound(f"inspection {inspection_id}") from None
+        return await in_thread(
+            _detail_page, request, member, inspection_id, error=error.description,
+            status_code=error.status,
+        )  # fmt: skip
+    return await in_thread(_detail_page, request, member, inspection_id, notice="resent")
 
 
 @get("/inspections/{inspection_id:str}/photos/{image_id:str}")
@@ -244,21 +328,18 @@ async def photo(
     app = app_services(request)
 
     def read() -> tuple[bytes, str | None]:
-        with app.db.session() as session:
-            row = session.get(ImageRecord, image_id)
-        if (
-            row is None
-            or row.inspection_id != inspection_id
-            or row.company_id != member.actor.company_id
-            or row.testing != (member.mode == "test")
-        ):
-            raise NotFound(f"photo {image_id}")
-        content = app.blobs.get(row.blob_key)
+        try:
+            content, filename = images.image_content(
+                app.db, app.blobs, image_id, auth=member.auth, token=None,
+                inspection_id=inspection_id,
+            )  # fmt: skip
+        except ApiError as error:
+            raise NotFound(f"photo {image_id}") from error
         if size == "thumb":
             small = thumbnail_jpeg(content)
             if small is not None:
                 return small, None
-        return content, row.filename
+        return content, filename
 
     content, filename = await in_thread(read)
     # Never the uploader's declared type: a consumer's `x.html` would run as this member.
@@ -267,6 +348,8 @@ async def photo(
 
 ROUTES: list[Any] = [
     inspection_list,
+    revoke_share,
+    resend,
     inspection_csv,
     inspection_detail,
     request_report,

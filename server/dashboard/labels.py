@@ -28,6 +28,13 @@ VERDICTS = {
     "not_defined": _("No verdict"),
     "not_provided": _("Not provided yet"),
 }
+#: Dashboard roles (server/dashboard/permissions.py).
+ROLES = {
+    "owner": _("owner"),
+    "admin": _("admin"),
+    "editor": _("editor"),
+    "viewer": _("viewer"),
+}
 #: The Inspection object's `delivery.status` (server/delivery/schemas.py).
 DELIVERY = {
     "disabled": _("Not sent"),

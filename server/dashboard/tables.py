@@ -58,3 +58,13 @@ class LoginThrottle(SQLModel, table=True):
     locked_until: datetime | None = Field(
         default=None, sa_column=Column(UtcDateTime(), nullable=True)
     )
+
+
+class MemberPreference(SQLModel, table=True):
+    """What a member chose for their own pages: the language (`en_US`, `es_AR`, `pt_BR`).
+    No row: the browser's `Accept-Language` decides."""
+
+    __tablename__ = "dashboard_preferences"
+
+    account_id: str = Field(foreign_key="dashboard_accounts.id", primary_key=True, max_length=32)
+    locale: str = Field(max_length=16)

@@ -15,11 +15,12 @@ from litestar import Request, Response
 from litestar.response import Redirect, Template
 
 from server.auth import AuthContext, Mode
-from server.dashboard import accounts, labels
+from server.dashboard import accounts, labels, preferences
 from server.dashboard.accounts import Actor
 from server.dashboard.permissions import PERMISSIONS, allowed
 from server.deps import Services, services
 from server.errors import ServerError
+from server.inspections import review_queue
 from server.tables import Company
 from server.web import i18n
 from server.web import sessions as web_sessions
@@ -55,6 +56,8 @@ class Member:
     mode: Mode
     token: str
     company_name: str
+    #: The language the member chose for their pages (None: the browser's).
+    locale: str | None = None
 
     @property
     def auth(self) -> AuthContext:
@@ -79,7 +82,8 @@ def signed_in(request: Request[Any, Any, Any]) -> Member:
         company = session.get(Company, info.actor.company_id)
     mode: Mode = "live" if info.mode == "live" else "test"
     name = company.name if company is not None else info.actor.company_id
-    return Member(actor=info.actor, mode=mode, token=token, company_name=name)
+    chosen = preferences.locale_of(app.db, info.actor.account_id)
+    return Member(actor=info.actor, mode=mode, token=token, company_name=name, locale=chosen)
 
 
 def require(member: Member, action: str) -> None:
@@ -97,41 +101,62 @@ def render(
     member: Member | None = None,
     status_code: int = 200,
 ) -> Template:
-    """A dashboard page (`dashboard/<template>`) with the member and the current path."""
+    """A dashboard page (`dashboard/<template>`, or another area's `area/<template>`) with the
+    member and the current path."""
     locale = member_locale(request, member)
     translations = i18n.translations(locale)
     return page(
-        f"dashboard/{template}",
+        template if "/" in template else f"dashboard/{template}",
         locale=locale,
         context={
             "member": member,
             "path": request.url.path,
-            "nav": _nav(member, translations),
+            "nav": _nav(request, member, translations),
             "status_label": labels.labeller(translations, labels.STATUSES),
             "verdict_label": labels.labeller(translations, labels.VERDICTS),
             "delivery_label": labels.labeller(translations, labels.DELIVERY),
+            "languages": LANGUAGES,
+            "role_label": labels.labeller(translations, labels.ROLES),
             **(context or {}),
         },
         status_code=status_code,
     )
 
 
+#: The languages a member can choose, each named in itself.
+LANGUAGES = {"en_US": "English", "es_AR": "Español (Argentina)", "pt_BR": "Português (Brasil)"}
+
+
 def member_locale(request: Request[Any, Any, Any], member: Member | None) -> str:
-    """The page's language: English until the dashboard's own catalogs cover every page."""
-    return i18n.DEFAULT_LOCALE
+    """The page's language: the member's choice, else the browser's `Accept-Language`."""
+    if member is not None and member.locale:
+        return i18n.choose_locale(member.locale)
+    return i18n.negotiate(request.headers.get("accept-language"))
 
 
-def _nav(member: Member | None, translations: Any) -> list[tuple[str, str]]:
+def _nav(
+    request: Request[Any, Any, Any], member: Member | None, translations: Any
+) -> list[tuple[str, str]]:
     if member is None:
         return []
+    waiting = (
+        review_queue.count_waiting(app_services(request).db, member.auth)
+        if member.can("review.view")
+        else 0
+    )
     items = [
         (labels._("Inspections"), f"{PREFIX}/inspections", "inspections.view"),
+        (labels._("Review"), f"{PREFIX}/review", "review.view"),
         (labels._("Templates"), f"{PREFIX}/templates", "templates.view"),
         (labels._("Developers"), f"{PREFIX}/developers", "developers.view"),
         (labels._("Members"), f"{PREFIX}/members", "members.view"),
     ]
+    # The review queue's count: how many inspections wait for a person (docs/review.md).
+    counted = {f"{PREFIX}/review": waiting}
     return [
-        (translations.gettext(label), href) for label, href, action in items if member.can(action)
+        (translations.gettext(label) + (f" ({counted[href]})" if counted.get(href) else ""), href)
+        for label, href, action in items
+        if member.can(action)
     ]
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from sqlmodel import Session
 
 import runtime
+from inspectlang.manifest import Template
 from inspectlang.timestamps import utc_timestamp
 from runtime import ImageUpload, InspectionState, new_object_id
 from server import tokens
@@ -24,7 +25,7 @@ from server.bodies import decode
 from server.common import CONTENT_TOKEN_KIND, content_url, run_runtime
 from server.db import Database
 from server.errors import ApiError
-from server.images import analysis
+from server.images import analysis, duplicates
 from server.images import quality as photo_quality
 from server.images.content import IMAGE_FORMATS, inspect_photo
 from server.images.schemas import UNSET, Coordinates, ImageData, UploadToken
@@ -60,6 +61,12 @@ def _check_consumer(auth: AuthContext, inspection_id: str) -> None:
 def _upload_fields(data: Any) -> dict[str, Any]:
     """The `data` part (`ImageData`) as `ImageUpload` arguments; `invalid_body` 400 naming the
     field when it does not fit."""
+    if data is None:
+        raise _invalid_image_data(
+            "data",
+            'the upload has no `data` part: send one holding JSON such as {"side": "front"} '
+            "(or a template image's `identifier`) beside the `image` file part",
+        )
     fields = decode(data, ImageData)
     if fields.side in (None, UNSET) and fields.identifier in (None, UNSET):
         raise _invalid_image_data("side", "`side` (or a template image `identifier`) is required")
@@ -110,10 +117,21 @@ def upload_image(
     _check_consumer(auth, product.inspection_id)
     blob_key = f"images/{auth.company_id}/{new_object_id()}"
     image_id = new_object_id()
+    found: list[Any] = []
+    if meta.phash is not None and meta.phash_center is not None:
+        with db.session() as session:
+            found = duplicates.find(
+                session,
+                auth.company_id,
+                auth.testing,
+                product.inspection_id,
+                (meta.phash, meta.phash_center),
+            )
     upload = ImageUpload(
         data=image.data,
         content_type=content_type,
         meta=meta,
+        duplicates=tuple(found),
         src=content_url(settings.public_url, image_id),
         **{name: value for name, value in fields.items() if value is not None},
     )
@@ -129,6 +147,7 @@ def upload_image(
             upload,
             now=now,
             ids=lambda: next(fresh, None) or new_object_id(),
+            machine=analysis.machine_validations(settings),
         )
         if record.id != image_id:  # the runtime named it otherwise: point src at its id
             stored = _image_by_id(state, record.id)
@@ -164,6 +183,18 @@ def upload_image(
                 created_at=now,
             )
         )
+        if meta.phash is not None and meta.phash_center is not None:
+            session.add(
+                duplicates.row(
+                    auth.company_id,
+                    auth.testing,
+                    loaded.record.id,
+                    added[0],
+                    meta.phash,
+                    meta.phash_center,
+                    now,
+                )
+            )
 
     blobs.put(blob_key, image.data)
     try:
@@ -177,8 +208,25 @@ def upload_image(
     view = _find_view(document, added[0])
     if view is None:
         raise ApiError.of("internal_error", "The uploaded image is missing from the inspection.")
-    view["quality"] = photo_quality.check(image.data, state.locale)
+    view["quality"] = photo_quality.check(image.data, state.locale, meta)
+    warning = _unknown_side(loaded.manifest, view)
+    if warning is not None:
+        view["warnings"] = [warning]
     return view
+
+
+def _unknown_side(manifest: Template, view: dict[str, Any]) -> dict[str, str] | None:
+    """The warning of a photo whose `side` names no image of the template (`"frnt"`): it is
+    kept as an extra image (clients label extra photos freely), and the answer says so, with
+    the template's sides, so a misspelt slot does not stay empty unnoticed (docs/api.md)."""
+    if view.get("templateImageIdentifier") is not None or not manifest.images:
+        return None
+    sides = ", ".join(image.side for image in manifest.images)
+    return {
+        "code": "unknown_side",
+        "message": f"No image of the template has side {str(view.get('side'))[:100]!r}: the "
+        f"photo was kept as an extra image. The template's sides: {sides}.",
+    }
 
 
 def _find_view(document: dict[str, Any], image_id: str) -> dict[str, Any] | None:
@@ -219,10 +267,11 @@ def image_content(
     *,
     auth: AuthContext | None,
     token: str | None,
+    inspection_id: str | None = None,
 ) -> tuple[bytes, str | None]:
     """The bytes of an image or file input and its upload's file name (served by
     `server.stored_files.stored_file_response`), for its company's key or a valid content
-    token."""
+    token; with `inspection_id`, only a file of that inspection (the dashboard's photo route)."""
     if auth is None:
         if not token:
             raise ApiError.of("unauthorized", "Send the x-api-key header or a `token` parameter.")
@@ -238,7 +287,12 @@ def image_content(
         company_id, testing = auth.company_id, auth.testing
     with db.session() as session:
         record = _image_record(session, image_id)
-    if record is None or record.company_id != company_id or record.testing != testing:
+    if (
+        record is None
+        or record.company_id != company_id
+        or record.testing != testing
+        or (inspection_id is not None and record.inspection_id != inspection_id)
+    ):
         raise ApiError.of("image_not_found", "No image with that id.")
     try:
         data = blobs.get(record.blob_key)

@@ -26,6 +26,7 @@ from server.deps import PUBLIC_OPT, auth_of, services
 from server.errors import ApiError
 from server.inspections import service as inspections
 from server.inspections.schemas import Inspection
+from server.inspections.tables import ShareLinkRecord
 from server.multipart import JSON_ONLY_BODY_BYTES, read_body
 from server.schemas import DERIVED, operation
 from server.settings import Settings
@@ -106,25 +107,29 @@ def _member_id(session: Session, company_id: str, identity: PresignIdentity) -> 
     return member.id
 
 
-def _presign(
+def presign_link(
     db: Database,
     settings: Settings,
     auth: AuthContext,
-    inspection_id: FromPath[str],
-    body: PresignBody,
+    inspection_id: str,
+    expires_in: int,
     now: datetime,
+    *,
+    identity: PresignIdentity | None = None,
 ) -> Presigned:
+    """A presigned link to the inspection, valid `expires_in` seconds, for the member
+    `identity` names when given (the API route and the dashboard's share button)."""
     holder = None
     with db.session() as session:
         inspections.find_inspection(session, auth, inspection_id, lock=False)
-        if body.identity is not None:
-            holder = _member_id(session, auth.company_id, body.identity)
+        if identity is not None:
+            holder = _member_id(session, auth.company_id, identity)
     token, expires_at = tokens.issue(
         DETAIL_TOKEN_KIND,
         inspection_id,
         auth.company_id,
         auth.mode,
-        int(body.expiresInSeconds),  # whole: `__post_init__` refused any other
+        expires_in,
         now=now,
         holder=holder,
     )
@@ -133,8 +138,8 @@ def _presign(
         expiresAt=utc_timestamp(expires_at),
         url=f"{settings.public_url}/v1/inspection/presign/detail/{inspection_id}?token={token}",
         identity=msgspec.UNSET
-        if body.identity is None or holder is None
-        else PresignedIdentity(type=body.identity.type, id=body.identity.id, userId=holder),
+        if identity is None or holder is None
+        else PresignedIdentity(type=identity.type, id=identity.id, userId=holder),
     )
 
 
@@ -153,7 +158,16 @@ async def presign_detail(
     app = services(request)
     auth = auth_of(request)
     body = decode_body(await read_body(request), PresignBody, required=False)
-    return await in_thread(_presign, app.db, app.settings, auth, inspection_id, body, app.clock())
+    return await in_thread(
+        presign_link,
+        app.db,
+        app.settings,
+        auth,
+        inspection_id,
+        int(body.expiresInSeconds),  # whole: `__post_init__` refused any other
+        app.clock(),
+        identity=body.identity,
+    )
 
 
 @get(
@@ -180,17 +194,28 @@ def read_presigned(
 ) -> dict[str, Any]:
     """The Inspection object, for the holder of a valid link (no API key)."""
     app = services(request)
+    auth = verify_link(app.db, inspection_id, token, app.clock())
+    return inspections.get_inspection(app.db, app.settings, auth, inspection_id)
+
+
+def verify_link(db: Database, inspection_id: str, token: str, now: datetime) -> AuthContext:
+    """Whose view a detail token opens (the JSON here, the dashboard's share page): 403
+    `link_expired`, `invalid_link` (altered, missing, another inspection's) or `link_revoked`
+    (a share link revoked from the dashboard: `server.inspections.shares`)."""
     try:
-        claims = tokens.verify(DETAIL_TOKEN_KIND, token, now=app.clock())
+        claims = tokens.verify(DETAIL_TOKEN_KIND, token, now=now)
     except tokens.TokenError as error:
         code = "link_expired" if error.code == "token_expired" else "invalid_link"
         raise ApiError(code, 403, error.description) from None
     if claims.subject != inspection_id:
         raise ApiError("invalid_link", 403, "The link is for another inspection.")
+    with db.session() as session:
+        shared = session.get(ShareLinkRecord, tokens.hash_token(token))
+    if shared is not None and shared.revoked_at is not None:
+        raise ApiError("link_revoked", 403, "This link was revoked by the company that made it.")
     if claims.holder is not None:
         logger.info("presigned link of member %s read inspection %s", claims.holder, inspection_id)
-    auth = AuthContext(company_id=claims.company_id, mode=claims.mode, key_id="presigned-link")
-    return inspections.get_inspection(app.db, app.settings, auth, inspection_id)
+    return AuthContext(company_id=claims.company_id, mode=claims.mode, key_id="presigned-link")
 
 
 ROUTES: list[Any] = [presign_detail, read_presigned]

@@ -41,7 +41,7 @@ class InspectionRecord(SQLModel, table=True):
         # The expiry sweep's query: `status IN (expirable) AND expires_at <= now`.
         Index("ix_inspections_expiry", "status", "expires_at"),
         # The dashboard's search has a trigram index on PostgreSQL, made by its migration
-        # (0008_search: it needs the pg_trgm extension): `migrate.MIGRATION_ONLY_INDEXES`.
+        # (0006_search: it needs the pg_trgm extension): `migrate.MIGRATION_ONLY_INDEXES`.
     )
 
     id: str = Field(primary_key=True, max_length=24)
@@ -141,3 +141,23 @@ class InspectionHourCountRecord(SQLModel, table=True):
     type: str = Field(primary_key=True, max_length=16)
     shard: int = Field(primary_key=True)
     count: int = 0
+
+
+class ShareLinkRecord(SQLModel, table=True):
+    """A share link made from the dashboard (a presigned detail token), kept so it can be
+    listed and revoked before it expires: `id` is the token's hash (`tokens.hash_token`), never
+    the token. Links made through the API's presign have no row and expire on their own."""
+
+    __tablename__ = "inspection_share_links"
+
+    id: str = Field(primary_key=True, max_length=64)
+    inspection_id: str = Field(foreign_key="inspections.id", max_length=24, index=True)
+    company_id: str = Field(max_length=64)
+    testing: bool
+    #: The dashboard account that made it.
+    created_by: str = Field(max_length=32)
+    created_at: datetime = timestamp_field()
+    expires_at: datetime = timestamp_field()
+    revoked_at: datetime | None = Field(
+        default=None, sa_column=Column(UtcDateTime(), nullable=True)
+    )

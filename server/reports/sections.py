@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from server.reports.data import ReportData, ReportImage
+from server.web import capture
+from server.web.i18n import DEFAULT_LOCALE
 
 #: Product fields shown per inspection type, in this order, with their English label.
 PRODUCT_FIELD_LABELS: dict[str, list[tuple[str, str]]] = {
@@ -139,6 +141,24 @@ class Headline:
     inspection_id: str
     verdict: str
     reasons: list[str]
+    #: "Reviewed by … on …: reason", one per person's decision (docs/review.md).
+    reviewed: list[str] = field(default_factory=list)
+
+
+def reviewed_lines(inspection: dict[str, Any]) -> list[str]:
+    """A person's decisions, as the report states them under the verdict."""
+    review = inspection.get("review") or {}
+    return [
+        f"Reviewed by {show((item.get('by') or {}).get('name'))} on {_minute(item.get('at'))}: "
+        f"{show(item.get('reason'))} ({show(item.get('veredict'))})"
+        for item in review.get("decisions") or []
+    ]
+
+
+def _minute(moment: Any) -> str:
+    """`2026-11-25T16:21:06.508Z` as `2026-11-25 16:21 UTC` (the state's moments are UTC)."""
+    text = show(moment)
+    return f"{text[:10]} {text[11:16]} UTC" if len(text) >= 16 and text[10] == "T" else text
 
 
 def mask(value: str, keep: int = 4) -> str:
@@ -210,6 +230,7 @@ def headline(report: ReportData) -> Headline:
         inspection_id=show(inspection.get("_id")),
         verdict=str(verdict),
         reasons=verdict_reasons(inspection, report.explanation),
+        reviewed=reviewed_lines(inspection),
     )
 
 
@@ -327,6 +348,9 @@ def image_block(report: ReportData, image: ReportImage, locale: str) -> ImageBlo
         ("Approved", show(record.get("approved"))),
         ("Uploaded", show(record.get("uploadedAt"))),
     ]
+    # What the photo was judged on: capture time, place, device, attempt (server.web.capture),
+    # in English like the report's other fixed labels (input labels follow the locale).
+    facts += capture.of_record(record, DEFAULT_LOCALE)
     # Fields read from an identity document (`entities`), each with whether it matched.
     facts += [
         (

@@ -24,12 +24,19 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
-from inspectlang.builtins import builtin_templates, get_builtin, get_builtin_by_id
-from inspectlang.compiler import compile_source, timestamp, with_revision
+from inspectlang.builtins import (
+    ALIAS_TABLE,
+    builtin_source,
+    builtin_templates,
+    get_builtin,
+    get_builtin_by_id,
+)
+from inspectlang.compiler import compile_source, timestamp
 from inspectlang.diagnostics import TemplateError
-from inspectlang.manifest import ALIASES, INSPECTION_TYPES, Template
+from inspectlang.manifest import ALIASES, INSPECTION_TYPES, Template, with_revision
 from runtime import Program, load_program, new_object_id
 from runtime.errors import InvalidProgram
+from server.boundary import name_problem
 from server.db import Database
 from server.errors import ApiError
 from server.templates.tables import TemplateManifestRecord, TemplateRecord, TemplateRevisionRecord
@@ -44,11 +51,11 @@ CACHE_SIZE = 512
 TEMPLATE_KINDS = ("created", "built-in")
 
 
-#: Parsed manifests and compiled programs by content key, the least recently used dropped past
-#: `CACHE_SIZE` (values never change for a key). cachetools objects are not thread-safe: every
-#: access holds `_cache_lock`, which `cached` takes too.
+#: Parsed manifests by content key, the least recently used dropped past `CACHE_SIZE` (values
+#: never change for a key). cachetools objects are not thread-safe: every access holds
+#: `_cache_lock`, which `cached` takes too. (Programs have one cache, the runtime's, by
+#: revision: `runtime.load_program`.)
 _manifests: LRUCache[str, Template] = LRUCache(maxsize=CACHE_SIZE)
-_programs: LRUCache[str, Program] = LRUCache(maxsize=CACHE_SIZE)
 _cache_lock = threading.Lock()
 #: Content key of each built-in manifest, by its compiler revision (hashing a manifest costs).
 _builtin_keys: dict[str, str] = {}
@@ -62,9 +69,9 @@ def manifest_key(manifest: Template) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-@cached(_programs, key=lambda key, manifest: key, lock=_cache_lock)
 def program_for(key: str, manifest: Template) -> Program:
-    """The runtime program of a stored manifest, compiled once per content key."""
+    """The runtime program of a stored manifest (`key`), compiled once per revision by the
+    runtime's cache."""
     return load_program(manifest)
 
 
@@ -106,6 +113,16 @@ def compile_template(
             f"The template does not compile: {len(error.diagnostics)} problem(s).",
             error.to_list(),
         ) from None
+    why = name_problem(compiled.name)
+    if why is not None:
+        line = next((n for n, text in enumerate(source.splitlines(), 1) if "template" in text), 1)
+        raise ApiError(
+            "invalid_template",
+            422,
+            f"The template's name {why}: a name is one line of printable text.",
+            [{"code": "invalid_name", "severity": "error", "message": f"the name {why}",
+              "line": line, "column": 1}],
+        )  # fmt: skip
     # The server's id replaces the compiler's derived one; the revision hash is recomputed so
     # that it covers the id (the runtime caches programs by revision).
     manifest = with_revision(
@@ -412,6 +429,28 @@ def get_template_source(db: Database, company_id: str, template_id: str) -> str:
             )
         ).scalar_one()
         return str(revision.source)
+
+
+def source_of(db: Database, manifest_key: str, template_id: str) -> str | None:
+    """The source an inspection ran: its revision's (by the manifest it was made with), or the
+    built-in file of a built-in template; None when neither is known."""
+    with db.session() as session:
+        revision = (
+            session.execute(
+                select(TemplateRevisionRecord).where(
+                    cast(Any, TemplateRevisionRecord.manifest_key) == manifest_key
+                )
+            )
+            .scalars()
+            .first()
+        )
+    if revision is not None:
+        return str(revision.source)
+    for alias, by_type in ALIAS_TABLE.items():
+        for inspection_type, builtin_id in by_type.items():
+            if builtin_id == template_id:
+                return builtin_source(alias, inspection_type)
+    return None
 
 
 def resolve_for_inspection(

@@ -204,7 +204,7 @@ def test_inspection_listed_opened_and_pdf_downloaded(
 ) -> None:
     sign_in(dash, live_server, team["emails"]["owner"])
     dash.goto(f"{live_server}/dashboard/inspections?status=completed")
-    link = dash.get_by_role("link", name=completed["inspectionId"])
+    link = dash.locator(f'a[href="/dashboard/inspections/{completed["inspectionId"]}"]')
     assert shown(link)
     look(dash, "20-inspections-listed", screenshot, axe_check)
     link.click()
@@ -214,12 +214,13 @@ def test_inspection_listed_opened_and_pdf_downloaded(
     full = dash.locator("figure.photo a").first.get_attribute("href")
     original = dash.request.get(f"{live_server}{full}")
     assert original.ok and original.body() == png()  # the thumbnail links to the upload itself
-    assert shown(dash.get_by_role("heading", name="Verdict and why"))
+    assert shown(dash.get_by_role("heading", name="Why this verdict"))
     assert dash.locator(".timeline li").count() >= 3
     dash.get_by_role("button", name="Make a share link (7 days)").click()
     share = dash.locator("#share-link").input_value()
-    assert f"/v1/inspection/presign/detail/{completed['inspectionId']}?token=" in share
-    assert httpx.get(share, timeout=30).json()["_id"] == completed["inspectionId"]
+    assert f"/share/{completed['inspectionId']}?token=" in share  # a page; the JSON beside it
+    as_json = share.replace("/share/", "/v1/inspection/presign/detail/")
+    assert httpx.get(as_json, timeout=30).json()["_id"] == completed["inspectionId"]
     dash.get_by_role("button", name="Make the PDF report").click()
     download_link = dash.get_by_role("link", name="Download the PDF")
     for _attempt in range(120):  # the in-process worker renders it

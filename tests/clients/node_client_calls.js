@@ -55,6 +55,25 @@ async function main() {
         purpose: 'Agrícola', use: 'PRIVADO', type: 'backhoe' },
     })
   );
+  if (results['machinery.create'].ok) {
+    const created = results['machinery.create'].value;
+    // The library sends these fields flat, without the `machinery` wrapper.
+    await attempt(results, 'machinery.update', () =>
+      products.machinery.update(created.productId, { make: 'CAT', purpose: 'Vial' })
+    );
+    await attempt(results, 'inspections.presignDetail', () =>
+      products.presignDetail(created.inspectionId, {
+        expiresInSeconds: 600,
+        identity: { type: 'internalId', id: 'member-1' },
+      })
+    );
+    await attempt(results, 'inspections.finish', () =>
+      products.finish({ inspectionId: created.inspectionId })
+    );
+    await attempt(results, 'inspections.createReportRequest', () =>
+      products.createReportRequest(created.inspectionId)
+    );
+  }
   await attempt(results, 'people.create', () =>
     products.people.create({
       ...common,
@@ -78,6 +97,14 @@ async function main() {
   if (results['car.create'].ok) {
     const created = results['car.create'].value;
     await attempt(results, 'car.update', () => products.car.update(created.productId, { make: 'FIAT' }));
+    // Multipart with a `data` part (the library's Helper.buildFormData).
+    await attempt(results, 'inspections.update', () =>
+      products.update(created.inspectionId, {
+        metadata: { claim: 'C-991' },
+        consumer: { phone: '+5491122334455' },
+        inputs: [],
+      })
+    );
   }
   await attempt(results, 'inspections.list', () =>
     products.list({ veredict: 'not_provided', plate: 'AB705SU', limit: 10 })

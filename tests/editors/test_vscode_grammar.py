@@ -12,6 +12,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 EXTENSION = ROOT / "editors" / "vscode"
+#: Constructs no shipped template uses yet (issue 25's expressions), kept compiling below.
+FIXTURE = EXTENSION / "test" / "constructs.insp"
 
 
 def test_the_grammar_scopes_every_template_we_ship() -> None:
@@ -19,6 +21,7 @@ def test_the_grammar_scopes_every_template_we_ship() -> None:
     assert node, "Node.js runs the grammar test (it comes with the machine; see README)"
     assert (EXTENSION / "node_modules" / "vscode-textmate").is_dir(), "run `make editors-deps`"
     files = sorted(ROOT.glob("examples/*.insp")) + sorted(ROOT.glob("inspectlang/builtins/*.insp"))
+    files.append(FIXTURE)
     run = subprocess.run(
         [node, "test/grammar.test.js", *map(str, files)],
         cwd=EXTENSION,
@@ -32,6 +35,12 @@ def test_the_grammar_scopes_every_template_we_ship() -> None:
     assert all(summary["checked"][kind] > 0 for kind in ("comment", "string", "number"))
     # motor_insurance.insp has a reason with a value (`"{severe_damages} severe damages"`).
     assert summary["checked"].get("interpolation", 0) > 0
+
+
+def test_the_grammar_fixture_is_a_template_the_checker_accepts() -> None:
+    from inspectlang.compiler import check_source
+
+    assert check_source(FIXTURE.read_text(encoding="utf-8"), str(FIXTURE)) == []
 
 
 def test_the_extension_declares_the_language_and_starts_the_server() -> None:

@@ -66,13 +66,17 @@ leaf_expressions = st.one_of(literals, names.map(ast.Name))
 def _compound(children: st.SearchStrategy[ast.Expr]) -> st.SearchStrategy[ast.Expr]:
     quantifier_with_condition = st.builds(
         ast.Quantifier,
-        kind=st.sampled_from(("count", "any", "all")),
+        kind=st.sampled_from(("count", "any", "all", "filter")),
         variable=names,
         collection=children,
         condition=children,
     )
     quantifier_sum = st.builds(
-        ast.Quantifier, kind=st.just("sum"), variable=names, collection=children, value=children
+        ast.Quantifier,
+        kind=st.sampled_from(("sum", "map")),
+        variable=names,
+        collection=children,
+        value=children,
     )
     plain_count = st.builds(
         ast.Quantifier, kind=st.just("count"), variable=st.none(), collection=children

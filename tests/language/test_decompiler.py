@@ -175,7 +175,21 @@ def test_the_module_of_a_plain_template_names_its_declarations_from_the_data() -
 # -- generated manifests -----------------------------------------------------------------------
 
 numeric_expressions = st.recursive(
-    st.sampled_from(["v", "1", "2.5", "-3", "length(t)", "count(images)"]),
+    st.sampled_from(
+        [
+            "v",
+            "1",
+            "2.5",
+            "-3",
+            "length(t)",
+            "count(images)",
+            # lists and dates (issue 25): filter, map, join, split, months
+            "count(filter(i in images where i.approved))",
+            'length(join(map(i in images of i.side), ", "))',
+            'count(split(t, ","))',
+            "months_between(date(2024, 1, 31), add_months(today(), v))",
+        ]
+    ),
     lambda inner: (
         st.tuples(inner, st.sampled_from(["+", "-", "*", "/"]), inner).map(
             lambda parts: f"({parts[0]} {parts[1]} {parts[2]})"

@@ -42,3 +42,21 @@ def test_a_quantifier_variable_is_not_the_variable_it_shadows() -> None:
     uses = [o for o in index.references(Symbol("variable", "i")) if not o.definition]
     column = source.splitlines()[6].rindex("i = 0") + 1
     assert [(o.span.line, o.span.column) for o in uses] == [(7, column)]
+
+
+def test_hover_and_completion_know_the_list_functions() -> None:
+    source = (
+        'template "Lists"\n    type: car\n\nimage front\n\n'
+        'let failed = join(map(i in filter(i in images where not i.approved) of i.side), ", ")\n'
+        'let parts = split(car.plate, " ")\n\n'
+        'verdict\n    disapprove "Not approved: {failed}" when count(parts) > 3\n'
+    )
+    index = build_index(source)
+    line = source.splitlines()[5]
+    for name in ("join", "map", "filter"):
+        hover = index.hover(6, line.index(f"{name}(") + 2)
+        assert hover is not None and f"{name}(" in hover, name
+    split = index.hover(7, source.splitlines()[6].index("split(") + 2)
+    assert split is not None and "list of text" in split
+    offered = {label for label, kind, _ in index.completions(6, 14) if kind == "function"}
+    assert {"filter", "map", "join", "split"} <= offered

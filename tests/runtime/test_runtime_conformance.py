@@ -120,6 +120,7 @@ def test_every_area_has_vectors() -> None:
         [
             "arithmetic",
             "comparison",
+            "dates",
             "functions",
             "logic",
             "missing",
@@ -128,5 +129,6 @@ def test_every_area_has_vectors() -> None:
             "refused",
             "text",
             "limits",
+            "lists",
         ]
     )

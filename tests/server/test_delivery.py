@@ -623,7 +623,7 @@ def test_outbox_command_lists_kept_messages(
         [
             sys.executable,
             "-m",
-            "inspectlang",
+            "server",
             "outbox",
             "--database-url",
             settings.database_url,
@@ -757,7 +757,7 @@ def test_outbox_command_outside_a_project_creates_nothing(tmp_path: Path) -> Non
     """Issue 24: a read-only command never creates a database or a secret file."""
     empty = tmp_path / "nowhere"
     listed = subprocess.run(
-        [sys.executable, "-m", "inspectlang", "outbox", "--data-dir", str(empty)],
+        [sys.executable, "-m", "server", "outbox", "--data-dir", str(empty)],
         capture_output=True,
         text=True,
         cwd=tmp_path,
