@@ -222,8 +222,10 @@ def real_targets(figures_: dict[str, Any]) -> dict[str, bool]:
         out["real_face_false_accept_le_1pct_cv"] = _rate(cross["false_accept"]) <= 0.01
         out["real_face_false_reject_le_5pct_cv"] = _rate(cross["false_reject"]) <= 0.05
     if "quality" in figures_:
-        refused = figures_["quality"]["refused_for_blur_or_exposure"]
+        refused = figures_["quality"]["refused_vehicles_documents_genuine"]
         out["real_quality_none_refused"] = refused.startswith("0/")
+        portraits = figures_["quality"]["refused_portraits"]
+        out["real_quality_no_portrait_refused"] = portraits.startswith("0/")
     if "cost" in figures_:
         cost = figures_["cost"]
         plate, face = cost["plate"], cost["face_comparison"]

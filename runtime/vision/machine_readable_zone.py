@@ -264,5 +264,14 @@ def find_zone(texts: list[str]) -> MachineZone | None:
         ):
             readings.append(parse_td1(*trio))
     if not readings:
+        # A passport whose name line OCR lost (a faint or cut first line) still has its data
+        # line: alone it gives the number, dates, sex and nationality, each under its check
+        # digit; without two of them holding, it is not taken.
+        for row in rows:
+            if 42 <= len(row) <= 46 and _looks_like_mrz(row) and row[13:19].isdigit():
+                zone = parse_td3("P<" + "<" * 42, row)
+                if len(zone.verified & {"document_number", "birthdate", "expiry"}) >= 2:
+                    readings.append(zone)
+    if not readings:
         return None
     return max(readings, key=lambda zone: len(zone.verified))

@@ -201,6 +201,25 @@ def test_a_corrupted_check_digit_leaves_the_field_unverified() -> None:
     assert "expiry" in zone.verified
 
 
+def test_a_passport_data_line_alone_is_read_under_its_check_digits() -> None:
+    """A Taiwanese specimen's name line came out as `<N<<M<H<<<...`: its data line alone
+    still gives the number, dates and sex; a line whose check digits fail is not taken."""
+    data = "0000000000TWN7601015F1404018A234567893<<<<18"
+    zone = find_zone(["<N<<M<H<<<<<<<<<<<<<<<<<<<<<<<<<<<", data])
+    assert zone is not None and zone.document_number == "000000000"
+    assert zone.birthdate == dt.date(1976, 1, 1) and zone.sex == "F" and zone.surname == ""
+    assert {"document_number", "birthdate", "expiry"} <= zone.verified
+    assert (
+        find_zone(
+            [
+                "<N<<M<H<<<<<<<<<<<<<<<<<<<<<<<<<<<",
+                data.replace("7601015", "7601025").replace("1404018", "1404028"),
+            ]
+        )
+        is None
+    )
+
+
 def test_names_ignore_accents_case_and_order() -> None:
     from runtime.vision.identity import same_name
 
@@ -339,7 +358,9 @@ def test_model_reads_an_identity_document_once_for_five_validations(
     declared = {**declared, "firstName": "jose maria", "lastName": "GOMEZ perez"}  # order, accents
     calls = []
     real = identity.read_lines
-    monkeypatch.setattr(identity, "read_lines", lambda data: calls.append(1) or real(data))
+    monkeypatch.setattr(
+        identity, "read_lines", lambda data, **sides: calls.append(1) or real(data, **sides)
+    )
     identity.forget_readings()
     subject = AnalysisSubject(photo, declared=declared, country="AR", now=NOW)
     outcomes = {
