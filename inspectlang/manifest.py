@@ -330,6 +330,9 @@ class ValidationLogic(_Model):
     """Per-validation settings beyond the spec's `{_id, run, required, validation}`."""
 
     minConfidence: float
+    #: A machine result with a lower confidence is sent to a person (`review below
+    #: confidence N`, docs/review.md); None: never.
+    reviewBelow: float | None = None
     #: Validator options, e.g. {"maxAgeHours": 24}, {"maxDistanceMeters": 500},
     #: {"minWidth": 800, "minHeight": 600}.
     options: dict[str, float] = Field(default_factory=dict)
@@ -410,6 +413,9 @@ class Verdict(_Model):
     otherwise: str | None = None
     #: The `otherwise` reason's expression when it shows values (as `Disapproval.message`).
     otherwiseMessage: IRNode | None = None
+    #: `review "reason" when ...`: the inspection waits for a person when one holds
+    #: (docs/review.md). None (not written) when the template has none.
+    review: list[Disapproval] | None = None
     span: list[int] | None = None
 
 

@@ -146,6 +146,83 @@ _SPACES = {"\u00a0", "\u2007", "\u202f", "\u2009", "\u200a", "\u2002", "\u2003",
 _INVISIBLE = {"\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"}
 
 
+#: Cyrillic and Greek letters drawn like a Latin one (what a keyboard layout switch types into a
+#: name): the name with the Latin letter is the one meant. Written as escapes so that this file
+#: shows which letter is which: Cyrillic a e o p c y x i j s d q w, A B E K M H O P C T X I J S;
+#: Greek o a i v k, A B E Z H I K M N O P T Y X.
+_LATIN_TWINS = {
+    chr(code): latin
+    for codes, latins in (
+        (
+            (
+                0x0430,
+                0x0435,
+                0x043E,
+                0x0440,
+                0x0441,
+                0x0443,
+                0x0445,
+                0x0456,
+                0x0458,
+                0x0455,
+                0x0501,
+                0x051B,
+                0x051D,
+            ),
+            "aeopcyxijsdqw",
+        ),
+        (
+            (
+                0x0410,
+                0x0412,
+                0x0415,
+                0x041A,
+                0x041C,
+                0x041D,
+                0x041E,
+                0x0420,
+                0x0421,
+                0x0422,
+                0x0425,
+                0x0406,
+                0x0408,
+                0x0405,
+            ),
+            "ABEKMHOPCTXIJS",
+        ),
+        ((0x03BF, 0x03B1, 0x03B9, 0x03BD, 0x03BA), "oaivk"),
+        (
+            (
+                0x0391,
+                0x0392,
+                0x0395,
+                0x0396,
+                0x0397,
+                0x0399,
+                0x039A,
+                0x039C,
+                0x039D,
+                0x039F,
+                0x03A1,
+                0x03A4,
+                0x03A5,
+                0x03A7,
+            ),
+            "ABEZHIKMNOPTYX",
+        ),
+    )
+    for code, latin in zip(codes, latins, strict=True)
+}
+
+
+def _ascii_name(word: str) -> str:
+    """`word` in ASCII: a look-alike letter as its Latin twin, accents dropped, the rest out."""
+    twins = "".join(_LATIN_TWINS.get(c, c) for c in word)
+    return "".join(
+        c for c in unicodedata.normalize("NFKD", twins) if c.isascii() and (c.isalnum() or c == "_")
+    )
+
+
 def _foreign_character(char: str, text: str, column: int, span: Span, filename: str) -> Diagnostic:
     """A character outside ASCII, named (it may be invisible) with what to type instead."""
     name = unicodedata.name(char, "unnamed character")
@@ -173,15 +250,13 @@ def _foreign_character(char: str, text: str, column: int, span: Span, filename: 
         while end < len(text) and (text[end].isalnum() or text[end] == "_"):
             end += 1
         word = text[start:end]
-        ascii_word = "".join(
-            c
-            for c in unicodedata.normalize("NFKD", word)
-            if c.isascii() and (c.isalnum() or c == "_")
-        )
+        ascii_word = _ascii_name(word)
         note = "names use ASCII letters, digits and `_` (labels and texts may use any letter)"
+        twin = _LATIN_TWINS.get(char)
+        looks = f": it looks like the Latin `{twin}` but is not" if twin else ""
         return Diagnostic(
             "E001",
-            f"unexpected character {what} in the name `{word}`",
+            f"unexpected character {what} in the name `{word}`{looks}",
             span,
             filename,
             suggestion=ascii_word if ascii_word and ascii_word != word else None,

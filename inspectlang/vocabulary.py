@@ -88,6 +88,12 @@ MAX_NUMBER = 1e15
 MAX_LITERAL_INTEGER_DIGITS = 300
 #: Longest regular expression given to `matches` or `pattern:` (RE2, `inspectlang.patterns`).
 MAX_PATTERN_LENGTH = MAX_PATTERN
+#: An inspection's `metadata` (the spec's Limits table): most key-value pairs, longest key,
+#: longest value. Checked by `runtime.intake.check_metadata` (400 `invalid_metadata`) and
+#: stated in the API document (`server/inspections/schemas.py`).
+MAX_METADATA_PAIRS = 50
+MAX_METADATA_KEY_LENGTH = 50
+MAX_METADATA_VALUE_LENGTH = 500
 
 #: Names of variables and bound items: a letter, then letters, digits or `_` (never a dunder).
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
@@ -188,6 +194,9 @@ FUNCTIONS: dict[str, tuple[int, int | None]] = {
     "substring": (2, 3),
     "normalize": (1, 1),
     "extract": (2, 2),
+    "number": (1, 1),
+    "floor": (1, 1),
+    "mod": (2, 2),
 }
 
 #: Any value that is not a record: a number, text, boolean, date or a list of those.
@@ -202,6 +211,9 @@ SIGNATURES: dict[str, tuple[tuple[str, ...], str]] = {
     "substring": ((TEXT, NUMBER, NUMBER), TEXT),
     "normalize": ((TEXT,), TEXT),
     "extract": ((TEXT, TEXT), TEXT),
+    "number": ((TEXT,), NUMBER),
+    "floor": ((NUMBER,), NUMBER),
+    "mod": ((NUMBER, NUMBER), NUMBER),
 }
 
 

@@ -6,7 +6,8 @@ from typing import Any
 
 from inspectlang.manifest import InputSpec
 from runtime.program import Program
-from runtime.state import DamageRecord, ImageRecord, InspectionState
+from runtime.routing import pending
+from runtime.state import DamageRecord, ImageRecord, InspectionState, ValidationRecord
 
 
 def input_label(program: Program, spec: InputSpec, locale: str) -> str:
@@ -64,25 +65,55 @@ def image_view(program: Program, image: ImageRecord, locale: str) -> dict[str, A
         "approved": image.approved,
         "uploadedAt": image.uploadedAt,
         "src": image.src,
-        "validations": [
-            {
-                "_id": v.id,
-                "validation": v.validation,
-                "confidence": v.confidence,
-                "valid": v.valid,
-                # The value behind the verdict (the plate read, the photo's age in hours...).
-                "result": v.result,
-            }
-            for v in image.validations
-            if v.run and v.reported
-        ],
+        "validations": [validation_view(v) for v in image.validations if v.run and v.reported],
         "damages": [damage_view(d) for d in image.damages],
     }
     if image.entities:
         view["entities"] = [dict(entity) for entity in image.entities]
+    if image.replacedAt is not None:
+        view["replaced"] = True
+        view["replacedAt"] = image.replacedAt
     label = image_label(program, image.templateImageIdentifier, locale)
     if label is not None:
         view["label"] = label
+    return view
+
+
+def validation_view(record: ValidationRecord) -> dict[str, Any]:
+    """A reported validation: its result, and who decided it (`source`: machine or person)."""
+    view: dict[str, Any] = {
+        "_id": record.id,
+        "validation": record.validation,
+        "confidence": record.confidence,
+        "valid": record.valid,
+        # The value behind the verdict (the plate read, the photo's age in hours...).
+        "result": record.result,
+        "source": "person" if record.reviewedBy is not None else "machine",
+    }
+    if record.reviewedBy is not None:
+        view["reviewedBy"] = dict(record.reviewedBy)
+        view["reviewedAt"] = record.reviewedAt
+        if record.note:
+            view["note"] = record.note
+    return view
+
+
+def review_view(program: Program, state: InspectionState) -> dict[str, Any] | None:
+    """The Inspection object's `review` (docs/review.md); None when no person was involved."""
+    review = state.review
+    if review is None and state.status != "review":
+        return None
+    view: dict[str, Any] = {
+        "pending": pending(program, state) if state.status == "review" else [],
+        "reasons": [dict(r) for r in review.reasons] if review else [],
+        "decisions": [dict(d) for d in review.decisions] if review else [],
+        "since": review.since if review else None,
+        "assignee": dict(review.assignee) if review and review.assignee else None,
+        "suggestion": dict(review.machine) if review and review.machine else None,
+        "audit": [dict(a) for a in review.audit] if review else [],
+    }
+    if state.retake is not None:
+        view["retake"] = state.retake.model_dump(mode="json")
     return view
 
 
@@ -151,6 +182,15 @@ def to_api(program: Program, state: InspectionState) -> dict[str, Any]:
                 "images": images,
                 "extraImages": extras,
                 "damages": [damage_view(d) for d in product.damages],
+                **(
+                    {
+                        "replacedImages": [
+                            image_view(program, i, locale) for i in product.replacedImages
+                        ]
+                    }
+                    if product.replacedImages
+                    else {}
+                ),
             }
         )
     return {
@@ -160,6 +200,7 @@ def to_api(program: Program, state: InspectionState) -> dict[str, Any]:
         "veredict": state.veredict,
         "reasons": list(state.reasons),
         "completedBy": state.completedBy,
+        "review": review_view(program, state),
         "template": {
             "_id": state.template.id,
             "name": state.template.name,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 from inspectlang.manifest import Template
@@ -20,6 +20,7 @@ from runtime import evaldata, intake
 from runtime.errors import InspectionError
 from runtime.imagemeta import read_meta
 from runtime.program import Program
+from runtime.routing import route
 from runtime.state import (
     DamageRecord,
     EventRecord,
@@ -78,13 +79,13 @@ def create(
         )
     if not isinstance(body, dict):
         raise InspectionError("invalid_body", "the body must be an object")
-    body, further, products_name = _split_products(inspection_type, body)
+    body, further = _split_products(inspection_type, body)
     body = intake.normalize_numbers(body, inspection_type)
     body, further, configuration = _configuration(manifest, inspection_type, body, further)
     locale = intake.check_locale(body)
     initial = intake.check_initial_status(body)
     metadata = intake.check_metadata(body.get("metadata"))
-    given = intake.inputs_by_identifier(body.get("inputs"))
+    given = intake.inputs_by_identifier(body.get("inputs"), manifest)
     inputs = intake.check_inputs(
         manifest,
         given,
@@ -97,16 +98,11 @@ def create(
             ),
         ),
     )
-    intake.check_schema(manifest, body, inputs)
-    product = intake.check_product(
-        body.get(inspection_type),
-        inspection_type,
-        "goods.0" if products_name == "goods" else inspection_type,
-    )
+    product = intake.check_product(body.get(inspection_type), inspection_type, inspection_type)
     consumer = intake.check_fields(body.get("consumer"), intake.consumer_fields(), "consumer")
     intake.check_requirements(manifest, product, consumer)
     extra = [
-        intake.check_product(item, inspection_type, f"{products_name}.{index}")
+        intake.check_product(item, inspection_type, f"products.{index}")
         for index, item in enumerate(further, start=1)
     ]
     delivery = body.get("delivery")
@@ -162,29 +158,12 @@ def _configuration(
     return body, rest, merged
 
 
-def _split_products(
-    inspection_type: str, body: dict[str, Any]
-) -> tuple[dict[str, Any], list[Any], str]:
-    """A goods body's several products, as `products: [...]` or as the client libraries send
-    them, `goods: [...]`: the first takes the place of `goods`, the others are returned to be
-    checked like it, with the name of the list (for error fields: `goods.1.category`). Other
-    types may not send a list."""
-    if inspection_type == "goods" and isinstance(body.get("goods"), list) and body["goods"]:
-        if "products" in body:
-            raise InspectionError(
-                "invalid_body",
-                "send the products either as `goods` or as `products`, not both",
-                [intake.problem("products", "conflict", "also sent goods")],
-            )
-        body = {("products" if key == "goods" else key): value for key, value in body.items()}
-        name = "goods"
-    elif isinstance(body.get("goods"), list) and not body["goods"]:
-        body = {key: value for key, value in body.items() if key != "goods"}  # PHP's `[]`
-        name = "products"
-    else:
-        name = "products"
+def _split_products(inspection_type: str, body: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
+    """A goods body's several products (`products: [...]`): the first takes the place of
+    `goods`, the others are returned to be checked like it (errors name them `products.N`).
+    Other types may not send a list."""
     if "products" not in body:
-        return body, [], ""
+        return body, []
     rest = {key: value for key, value in body.items() if key != "products"}
     products = body["products"]
     if inspection_type != "goods":
@@ -206,7 +185,7 @@ def _split_products(
             [intake.problem("products", "conflict", "also sent goods")],
         )
     rest["goods"] = products[0]
-    return rest, products[1:], name
+    return rest, products[1:]
 
 
 def update(
@@ -218,7 +197,7 @@ def update(
         raise InspectionError("invalid_body", "the body must be an object")
     consumer = intake.check_fields(body.get("consumer"), intake.consumer_fields(), "consumer")
     metadata = intake.check_metadata(body.get("metadata"), state.metadata)
-    given = intake.inputs_by_identifier(body.get("inputs"))
+    given = intake.inputs_by_identifier(body.get("inputs"), program.manifest)
     fresh = {k: v for k, v in given.items() if state.inputs.get(k) is None}
     inputs = intake.check_inputs(program.manifest, fresh, stage="update", locale=state.locale)
     data = {
@@ -304,8 +283,14 @@ def add_image(
     *,
     now: dt.datetime,
     ids: Ids = new_object_id,
+    machine: Collection[str] | None = None,
 ) -> tuple[InspectionState, ImageRecord]:
-    """Upload a photo for a template image (by identifier or side) or as an extra image."""
+    """Upload a photo for a template image (by identifier or side) or as an extra image.
+
+    `machine` names the validations a machine decides in this deployment (`runtime.routing`):
+    every other one is routed to a person and never holds `processed` back. None: every
+    validation waits for a machine's result (the caller posts them all).
+    """
     _editable(state)
     product = find_product(state, product_id)
     manifest = program.manifest
@@ -349,7 +334,7 @@ def add_image(
         new = apply_event(program, state, EventRecord(kind="image", at=at, data=data), owned=True)
         return new, _stored_image(new, product_id, image_id)
     attempts = state.attempts.get(spec.identifier, 0)
-    if attempts >= manifest.parameters.maxAttempts:
+    if attempts_left(program, state, spec.identifier) <= 0:
         raise InspectionError(
             "max_attempts_exceeded",
             f"image {spec.side!r} was already uploaded {attempts} times "
@@ -367,6 +352,7 @@ def add_image(
             run=setting.get("run", validation.run),
             required=setting.get("required", validation.required),
             threshold=program.threshold(spec.identifier, validation),
+            route=route(validation.validation, machine),
         )
         validator = REGISTRY.get(validation.validation)
         if item.run and validator is not None:
@@ -385,6 +371,13 @@ def add_image(
     data = {"productId": product_id, "extra": False, "image": _dump(record)}
     new = apply_event(program, state, EventRecord(kind="image", at=at, data=data), owned=True)
     return new, _stored_image(new, product_id, image_id)
+
+
+def attempts_left(program: Program, state: InspectionState, identifier: str) -> int:
+    """Uploads a template image still takes: `maxAttempts`, plus one per retake of its slot
+    (docs/review.md), minus the uploads made."""
+    allowed = program.manifest.parameters.maxAttempts + state.extraAttempts.get(identifier, 0)
+    return max(0, allowed - state.attempts.get(identifier, 0))
 
 
 def _check_upload(upload: ImageUpload) -> None:
@@ -427,8 +420,10 @@ def record_validation(
 ) -> InspectionState:
     """A result from an analysis (this runtime's `runtime.vision` or an outside service):
     `{validation, confidence, result}`, plus damages it found and identity-document fields it
-    read (`entities`: `{entity, valid, result}`)."""
-    _editable(state)
+    read (`entities`: `{entity, valid, result}`). Also taken while the inspection waits in
+    `review`: a late machine result fills what the reviewer would otherwise decide."""
+    if state.status != "review":
+        _editable(state)
     found = state.find_image(image_id)
     if found is None:
         raise InspectionError("image_not_found", f"no image {image_id!r} in this inspection")

@@ -16,8 +16,9 @@ ERROR_CODES: dict[str, str] = {
     "wrong_template_provided": "the template is for another inspection type",
     "input_value_not_provided": "a required create input is missing",
     "invalid_input_value": "an input value breaks its validation",
-    "invalid_body": "the body breaks the template's JSON Schema, the metadata limits, a required "
-    "product/consumer field, or the request's shape",
+    "invalid_body": "a required product/consumer field is missing, a field has the wrong type, "
+    "or the request's shape is wrong",
+    "invalid_metadata": "metadata breaks the spec's limits (pairs, key and value length, texts)",
     "invalid_locale": "locale not of the form xx_YY",
     "invalid_initial_status": "initialStatus not created or started",
     "inspection_not_editable": "the inspection is not created, started or processing",
@@ -32,6 +33,11 @@ ERROR_CODES: dict[str, str] = {
     "unknown_field": "a product update with a key other than the product's type or its fields",
     "invalid_event": "an event in a log cannot be replayed",
     "template_revision_mismatch": "an event applied with another template revision's program",
+    "reason_required": "a reviewer's decision without its reason",
+    "inspection_not_in_review": "a review of an inspection that is not waiting for a person",
+    "review_conflict": "another person decided, recorded or holds it meanwhile",
+    "retake_not_possible": "a retake of an inspection already completed or blocked",
+    "validation_not_found": "a review result for a validation the photo does not have",
 }
 
 #: Rule errors: evaluation goes on, the expression gives missing, the error is kept in the state.

@@ -38,8 +38,17 @@ def empty_env(now: str = "2024-01-01") -> dict[str, Any]:
 
 
 def validation_record(record: ValidationRecord) -> dict[str, Any] | None:
+    """A validation as expressions see it; one with no result yet (waiting for a machine or
+    routed to a person, docs/review.md) has `ran` false and its other values missing."""
     if not record.reported:
-        return None
+        return {
+            "name": record.validation,
+            "valid": None,
+            "confidence": None,
+            "result": None,
+            "ran": False,
+            "required": record.required,
+        }
     result = record.result
     return {
         "name": record.validation,

@@ -1,9 +1,13 @@
-"""Validation of request bodies: locale, metadata, inputs, product and consumer data, schema.
+"""Validation of request bodies: locale, metadata, inputs, product and consumer data.
 
-Each check raises `InspectionError` with a stable code and one `errors[]` entry per problem
-(`field`, `code`, `message`), reporting every problem of the body at once. Values come back
-normalized (numbers from numeric texts, select keys as their option label) so the engine stores
-one form only.
+The one place a creation or update body is checked: each check raises `InspectionError` with a
+stable code and one `errors[]` entry per problem (`field`, `code`, `message`), reporting every
+problem of its part at once. Values come back normalized (numbers from numeric texts, select
+keys as their option label, an input named by its name as its identifier) so the engine stores
+one form only. The body comes in the API's one shape: the client libraries' shapes (PHP's `[]`
+for `{}`, `goods: [...]`) are read by the server before (`server/inspections/client_shapes.py`).
+The template's JSON Schema (`Template.schema_`) describes the same body to clients; these checks
+are what enforces it (`tests/runtime/test_runtime_schema_agreement.py` keeps the two agreeing).
 """
 
 from __future__ import annotations
@@ -11,11 +15,8 @@ from __future__ import annotations
 import math
 import mimetypes
 import re
-import threading
 from collections.abc import Callable
 from typing import Any
-
-from cachetools import LRUCache
 
 from inspectlang.manifest import (
     CONSUMER_FIELDS,
@@ -25,8 +26,10 @@ from inspectlang.manifest import (
     Template,
 )
 from inspectlang.patterns import pattern_search
-from inspectlang.schema import creation_validator
 from inspectlang.vocabulary import (
+    MAX_METADATA_KEY_LENGTH,
+    MAX_METADATA_PAIRS,
+    MAX_METADATA_VALUE_LENGTH,
     MAX_NUMBER,
 )
 from inspectlang.vocabulary import (
@@ -36,11 +39,6 @@ from runtime.errors import InspectionError
 from runtime.values import parse_date
 
 LOCALE = re.compile(r"[a-z]{2}_[A-Z]{2}")
-EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
-#: Limits of `metadata` (the spec's Limits table).
-MAX_METADATA_PAIRS = 50
-MAX_METADATA_KEY = 50
-MAX_METADATA_VALUE = 500
 INITIAL_STATUSES = ("created", "started")
 #: `consumer.sex` as the client libraries send it, stored as the spec's number (the codes of
 #: ISO/IEC 5218: 1 male, 2 female, 9 not applicable).
@@ -53,13 +51,27 @@ def problem(field: str, code: str, message: str) -> Problem:
     return {"field": field, "code": code, "message": message}
 
 
+def email_address(text: str) -> str:
+    """`text` as a normalized email address (the domain lower-cased); `ValueError` saying why
+    when it is not one. The one email check of the service: email inputs here, the delivery's
+    destination and the dashboard's addresses in the server (`email-validator`, syntax only,
+    no DNS lookup; imported on first use, so a compile never pays for it)."""
+    from email_validator import EmailNotValidError, validate_email
+
+    try:
+        return str(validate_email(text, check_deliverability=False).normalized)
+    except EmailNotValidError as error:
+        raise ValueError(str(error)) from None
+
+
 def check_locale(body: dict[str, Any]) -> str:
     locale = body.get("locale")
     if not isinstance(locale, str) or LOCALE.fullmatch(locale) is None:
+        shown = "it is missing" if locale is None else f"got {str(locale)[:40]!r}"
         raise InspectionError(
             "invalid_locale",
-            f"locale must look like en_US (a language and a country), got {locale!r}",
-            [problem("locale", "format", "expected xx_YY")],
+            f"locale is required and looks like en_US (a language and a country); {shown}",
+            [problem("locale", "format", "expected xx_YY, e.g. en_US or es_AR")],
         )
     return locale
 
@@ -75,51 +87,92 @@ def check_initial_status(body: dict[str, Any]) -> str:
     return str(status)
 
 
+def _metadata_problem(field: str, code: str, message: str) -> Problem:
+    return problem(field[:120], code, message)
+
+
 def check_metadata(value: Any, existing: dict[str, str] | None = None) -> dict[str, str]:
-    """Metadata merged over `existing` (existing keys win); limits apply to the result.
-    `[]` is an empty object (PHP encodes an empty map so)."""
-    if value is None or value == []:
+    """Metadata merged over `existing` (existing keys win); the spec's limits
+    (`MAX_METADATA_*` in the vocabulary) apply to what is sent and to the merged result. Every
+    breach is one `errors[]` entry of 400 `invalid_metadata`, its `code` naming the rule:
+    `not_an_object`, `key_too_long`, `value_not_string`, `value_too_long`, `too_many_pairs`."""
+    if value is None:
         return dict(existing or {})
-    problems: list[Problem] = []
     if not isinstance(value, dict):
         raise InspectionError(
-            "invalid_body",
-            "metadata must be an object of texts",
-            [problem("metadata", "type", "expected an object")],
+            "invalid_metadata",
+            "metadata: metadata must be an object of strings",
+            [
+                _metadata_problem(
+                    "metadata", "not_an_object", "metadata must be an object of strings"
+                )
+            ],
+        )
+    problems: list[Problem] = []
+    if len(value) > MAX_METADATA_PAIRS:
+        problems.append(
+            _metadata_problem(
+                "metadata",
+                "too_many_pairs",
+                f"metadata has {len(value)} pairs; at most {MAX_METADATA_PAIRS} are allowed",
+            )
         )
     for key, item in value.items():
-        if not isinstance(key, str):
-            problems.append(problem("metadata", "type", "keys must be texts"))
-        elif len(key) > MAX_METADATA_KEY:
+        where = f"metadata.{str(key)[:60]}"
+        if len(key) > MAX_METADATA_KEY_LENGTH:
             problems.append(
-                problem(
-                    f"metadata.{str(key)[:60]}",
+                _metadata_problem(
+                    where,
                     "key_too_long",
-                    f"keys have at most {MAX_METADATA_KEY} characters",
+                    f"the key has {len(key)} characters; "
+                    f"at most {MAX_METADATA_KEY_LENGTH} are allowed",
                 )
             )
         if not isinstance(item, str):
-            problems.append(problem(f"metadata.{str(key)[:60]}", "type", "values must be texts"))
-        elif len(item) > MAX_METADATA_VALUE:
+            problems.append(_metadata_problem(where, "value_not_string", "values must be strings"))
+        elif len(item) > MAX_METADATA_VALUE_LENGTH:
             problems.append(
-                problem(
-                    f"metadata.{str(key)[:60]}",
+                _metadata_problem(
+                    where,
                     "value_too_long",
-                    f"values have at most {MAX_METADATA_VALUE} characters",
+                    f"the value has {len(item)} characters; "
+                    f"at most {MAX_METADATA_VALUE_LENGTH} are allowed",
                 )
             )
     merged = {**value, **(existing or {})}
-    if len(merged) > MAX_METADATA_PAIRS:
+    if not problems and len(merged) > MAX_METADATA_PAIRS:
         problems.append(
-            problem("metadata", "too_many_pairs", f"at most {MAX_METADATA_PAIRS} pairs")
+            _metadata_problem(
+                "metadata",
+                "too_many_pairs",
+                f"with the keys already set the inspection would have {len(merged)} metadata "
+                f"pairs; at most {MAX_METADATA_PAIRS} are allowed",
+            )
         )
     if problems:
-        raise InspectionError("invalid_body", "metadata breaks its limits", problems)
+        first = problems[0]
+        raise InspectionError(
+            "invalid_metadata", f"{first['field']}: {first['message']}", problems[:50]
+        )
     return merged
 
 
-def inputs_by_identifier(value: Any) -> dict[str, Any]:
-    """The spec's `inputs: [{identifier, value}]` as an object keyed by identifier."""
+def _identifiers_by_name(manifest: Template) -> dict[str, str]:
+    """Input name (as the template's source writes it, `mileage`) -> its identifier."""
+    return {logic.name: identifier for identifier, logic in manifest.logic.inputs.items()}
+
+
+def input_identifier(manifest: Template, sent: str) -> str:
+    """The identifier of the input `sent` names: its identifier, or its name in the template
+    (`mileage`, as `simulate` takes it). Anything else is returned as sent (refused later)."""
+    if any(spec.identifier == sent for spec in manifest.inputs):
+        return sent
+    return _identifiers_by_name(manifest).get(sent, sent)
+
+
+def inputs_by_identifier(value: Any, manifest: Template | None = None) -> dict[str, Any]:
+    """The spec's `inputs: [{identifier, value}]` as an object keyed by identifier; with the
+    `manifest`, an `identifier` may also be the input's name (`input_identifier`)."""
     if value is None:
         return {}
     if not isinstance(value, list):
@@ -134,7 +187,10 @@ def inputs_by_identifier(value: Any) -> dict[str, Any]:
         if not isinstance(item, dict) or not isinstance(item.get("identifier"), str):
             problems.append(problem(f"inputs[{index}]", "type", "expected {identifier, value}"))
             continue
-        result[item["identifier"]] = item.get("value")  # a later item wins (docs/design/ir.md)
+        identifier = item["identifier"]
+        if manifest is not None:
+            identifier = input_identifier(manifest, identifier)
+        result[identifier] = item.get("value")  # a later item wins (docs/design/ir.md)
     if problems:
         raise InspectionError("invalid_body", "inputs are malformed", problems)
     return result
@@ -183,7 +239,9 @@ def check_inputs(
     for identifier, raw in given.items():
         spec = specs.get(identifier)
         if spec is None:
-            problems.append(problem(identifier, "unknown_input", "the template has no such input"))
+            problems.append(
+                problem(identifier[:120], "unknown_input", _unknown_input(manifest, identifier))
+            )
             continue
         if raw is None:
             continue
@@ -196,6 +254,21 @@ def check_inputs(
         summary = "; ".join(f"{labels.get(p['field'], p['field'])}: {p['code']}" for p in problems)
         raise InspectionError("invalid_input_value", f"invalid inputs: {summary}", problems)
     return values
+
+
+def _unknown_input(manifest: Template, sent: str) -> str:
+    """Why `sent` names no input, with the template's inputs (name and identifier) to choose
+    from: a client that copied a label or a misspelt name learns which identifier to send."""
+    names = {identifier: name for name, identifier in _identifiers_by_name(manifest).items()}
+    known = ", ".join(
+        f"{names.get(spec.identifier, spec.label)} ({spec.identifier})"
+        for spec in manifest.inputs[:20]
+    )
+    return (
+        f"the template has no input {sent[:60]!r}; send an input's identifier or name: {known}"
+        if known
+        else "the template has no inputs"
+    )
 
 
 def check_input_value(manifest: Template, spec: InputSpec, raw: Any) -> tuple[Any, list[Problem]]:
@@ -238,8 +311,11 @@ def check_input_value(manifest: Template, spec: InputSpec, raw: Any) -> tuple[An
                 found.append(problem(field, "pattern", "the template's pattern cannot be used"))
             elif not matched:
                 found.append(problem(field, "pattern", f"must match {rules.pattern}"))
-        if rules.email and EMAIL.fullmatch(raw) is None:
-            found.append(problem(field, "email", "must be an email address"))
+        if rules.email:
+            try:
+                email_address(raw)
+            except ValueError as error:
+                found.append(problem(field, "email", f"must be an email address: {error}"))
         return raw, found
     if kind == "select":
         label = _option(manifest, spec, raw)
@@ -356,8 +432,8 @@ def check_fields(
     choices: dict[str, tuple[str, ...]] | None = None,
 ) -> dict[str, Any]:
     """Product or consumer data: known fields only, each of its type (a text field listed in
-    `choices` takes one of its values). `[]` is an empty object (PHP encodes an empty map so)."""
-    if value is None or value == []:
+    `choices` takes one of its values)."""
+    if value is None:
         return {}
     if not isinstance(value, dict):
         raise InspectionError(
@@ -425,9 +501,7 @@ def product_fields(inspection_type: str) -> dict[str, str]:
 
 
 def _numbers_of(value: Any, fields: dict[str, str], prefix: str) -> Any:
-    """`value` with its numeric texts as numbers and `[]` as `{}` (see `normalize_numbers`)."""
-    if value == []:
-        return {}
+    """`value` with its numeric texts as numbers (see `normalize_numbers`)."""
     if not isinstance(value, dict):
         return value
     result = dict(value)
@@ -472,7 +546,7 @@ def split_configuration(
         return value, {}
     rest = {key: item for key, item in value.items() if key != "configuration"}
     raw = value["configuration"]
-    if raw is None or raw == []:
+    if raw is None:
         return rest, {}
     where = f"{prefix}.configuration"
     if not isinstance(raw, dict):
@@ -496,8 +570,6 @@ def split_configuration(
     settings: dict[str, dict[str, bool]] = {}
     problems: list[Problem] = []
     for name, setting in raw.items():
-        if setting == []:
-            setting = {}
         if not isinstance(setting, dict) or any(
             key not in SETTING_KEYS or not isinstance(flag, bool) for key, flag in setting.items()
         ):
@@ -544,74 +616,3 @@ def check_requirements(
         raise InspectionError(
             "invalid_body", "required product or consumer data is missing", problems
         )
-
-
-#: Validators by template revision, with the schema each was built from (least recently used
-#: dropped past `_VALIDATOR_CACHE_SIZE`). A revision is a content hash of the manifest, so a
-#: cached validator never goes stale; the schema is still compared so that a hand-built
-#: manifest reusing a revision cannot get another schema's validator (which is why a hit is
-#: checked by hand rather than through a memoizing decorator). cachetools objects are not
-#: thread-safe: every access holds the lock.
-_VALIDATOR_CACHE_SIZE = 256
-_validators: LRUCache[str, tuple[dict[str, Any], Any]] = LRUCache(maxsize=_VALIDATOR_CACHE_SIZE)
-_validators_lock = threading.Lock()
-
-
-def _validator(manifest: Template) -> Any:
-    """`creation_validator(manifest)`, built once per template revision."""
-    revision = manifest.logic.revision
-    schema = manifest.schema_
-    if not revision:
-        return creation_validator(manifest)
-    with _validators_lock:
-        entry = _validators.get(revision)
-        if entry is not None and (entry[0] is schema or entry[0] == schema):
-            return entry[1]
-    validator = creation_validator(manifest)
-    with _validators_lock:
-        _validators[revision] = (schema, validator)
-    return validator
-
-
-def _delivery_requirement(error: Any) -> bool:
-    """A `required` error about the delivery's channel or destination."""
-    path = list(error.absolute_path)
-    return (
-        error.validator == "required"
-        and path[:1] == ["delivery"]
-        and any(name in str(error.message) for name in ("channel", "destination"))
-    )
-
-
-def check_schema(manifest: Template, body: dict[str, Any], inputs: dict[str, Any]) -> None:
-    """The template's draft-3 JSON Schema over the body, with `inputs` keyed by identifier.
-
-    The validator is `inspectlang.schema.creation_validator`, cached per revision (it also
-    checks `date` and `email` formats);
-    `inputs` were converted from the spec's array before (`inputs_by_identifier`).
-    """
-    document = {key: value for key, value in body.items() if key != "inputs"}
-    document["inputs"] = inputs
-    try:
-        validator = _validator(manifest)
-        errors = sorted(
-            validator.iter_errors(document), key=lambda e: [str(p) for p in e.absolute_path]
-        )
-    except Exception as error:  # a broken schema in a manifest: refuse with a clear error
-        raise InspectionError(
-            "invalid_body", f"the template's schema cannot be applied: {error}"
-        ) from error
-    delivery = body.get("delivery")
-    if isinstance(delivery, dict) and delivery.get("disabled") is True:
-        # Nothing is sent: the schema's channel and destination are not needed (docs/api.md).
-        errors = [e for e in errors if not _delivery_requirement(e)]
-    if errors:
-        problems = [
-            problem(
-                ".".join(str(part) for part in error.absolute_path) or "body",
-                str(error.validator),
-                error.message[:300],
-            )
-            for error in errors[:50]
-        ]
-        raise InspectionError("invalid_body", "the body breaks the template's schema", problems)

@@ -70,6 +70,9 @@ class Program:
     path: EvaluationPath = "compiled"
     #: Input identifier -> (function name, verified `ask when` condition).
     asks: dict[str, tuple[str, Node]] = field(default_factory=dict)
+    #: The verdict block's `review "reason" when ...` rules (reason, condition, span), in
+    #: source order; each compiled as `review_<i>`. Empty until the language writes them.
+    reviews: tuple[tuple[Reason, Node, list[int]], ...] = ()
 
     # -- lookups --------------------------------------------------------------------------------
 
@@ -134,6 +137,15 @@ class Program:
             return ReferenceEvaluator().condition(node, env) is True
         except StepLimitExceeded:
             return True  # never expected of a small condition: asking is the safe side
+
+    def run_review(self, index: int, env: dict[str, Any]) -> str | None:
+        """The reason of review rule `index` when its condition holds, else None."""
+        if self.path == "compiled":
+            held, reasons = self.functions[f"review_{index}"](env)
+        else:
+            reason, when, _ = self.reviews[index]
+            held, reasons = ReferenceEvaluator().verdict([(reason, when)], None, "", env)
+        return None if held else str(next(iter(reasons)))
 
     def run_verdict(self, env: dict[str, Any]) -> tuple[bool, list[str]]:
         if self.path == "compiled":
@@ -248,6 +260,14 @@ def build_program(manifest: Template, revision: str | None = None) -> Program:
         )
         for i, item in enumerate(logic.verdict.disapprove)
     )
+    reviews = tuple(
+        (
+            _reason(verifier, full, item.reason, item.message, f"logic.verdict.review[{i}]"),
+            verifier.condition(item.when, full, f"logic.verdict.review[{i}].when"),
+            verifier.span({"span": item.span}, f"logic.verdict.review[{i}]"),
+        )
+        for i, item in enumerate(logic.verdict.review or ())
+    )
     approve_when = (
         None
         if logic.verdict.approveWhen is None
@@ -275,6 +295,11 @@ def build_program(manifest: Template, revision: str | None = None) -> Program:
             "verdict", [(reason, when) for reason, when, _ in disapprovals], approve_when, otherwise
         )
     )
+    # A review rule is compiled as a verdict of one disapproval: (False, [reason]) when it holds.
+    parts += [
+        codegen.generate_verdict(f"review_{i}", [(reason, when)], None, "")
+        for i, (reason, when, _) in enumerate(reviews)
+    ]
     source = "\n".join(parts)
     revision = revision or revision_of(manifest)
     functions = codegen.compile_functions(source, f"<template {revision[:20]}>")
@@ -289,4 +314,5 @@ def build_program(manifest: Template, revision: str | None = None) -> Program:
         source=source,
         functions=functions,
         asks=asks,
+        reviews=reviews,
     )

@@ -11,9 +11,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Status = Literal["created", "started", "processing", "completed", "blocked"]
+Status = Literal["created", "started", "processing", "review", "completed", "blocked"]
 Veredict = Literal["approved", "disapproved", "not_defined"]
-CompletedBy = Literal["client", "consumer", "expiration"]
+CompletedBy = Literal["client", "consumer", "expiration", "reviewer"]
+#: Who decides a validation in this deployment (`runtime.routing`): a machine (a validator of
+#: this runtime, a local analyzer, an outside provider, a service posting to the API) or a
+#: person (nothing here runs it: it never holds `processed` back and waits for a reviewer).
+Route = Literal["machine", "person"]
 
 
 class _Model(BaseModel):
@@ -34,6 +38,13 @@ class ValidationRecord(_Model):
     reported: bool = False
     #: Computed by a validator of this runtime (complete, date, distance) rather than reported.
     local: bool = False
+    #: Who decides it here, fixed at upload (`runtime.routing.route`).
+    route: Route = "machine"
+    #: The person who recorded this result (`{id, name}`), when a reviewer did.
+    reviewedBy: dict[str, str] | None = None
+    reviewedAt: str | None = None
+    #: A reviewer's note on the result.
+    note: str | None = None
 
 
 class DamageRecord(_Model):
@@ -73,6 +84,8 @@ class ImageRecord(_Model):
     #: Fields read from an identity document (`{entity, valid, result}`), by the validations
     #: that read it; a later reading of the same entity replaces the earlier one.
     entities: list[dict[str, Any]] = Field(default_factory=list)
+    #: When a reviewer's retake reopened this photo's slot (the photo stays in the history).
+    replacedAt: str | None = None
 
 
 class ProductState(_Model):
@@ -84,6 +97,8 @@ class ProductState(_Model):
     extraImages: list[ImageRecord] = Field(default_factory=list)
     #: Damages declared by the consumer (damages reported by validations live on the image).
     damages: list[DamageRecord] = Field(default_factory=list)
+    #: Photos a reviewer's retake replaced, oldest first (`replacedAt` set on each).
+    replacedImages: list[ImageRecord] = Field(default_factory=list)
 
 
 class TemplateRef(_Model):
@@ -119,6 +134,36 @@ class GlobalValidation(_Model):
     valid: bool
 
 
+class ReviewState(_Model):
+    """What a person's review needs and did (`runtime.review`): why the inspection waits,
+    who holds it, the decisions and every human action (the audit trail)."""
+
+    #: Why a person must decide: `{code, message, imageId?, validation?, span?}`.
+    reasons: list[dict[str, Any]] = Field(default_factory=list)
+    #: When the inspection last entered `review`.
+    since: str | None = None
+    #: Who finished it (`client` or `consumer`) before it went to review.
+    finishedBy: str | None = None
+    #: What the template's verdict said at the finish (`{veredict, reasons}`): a suggestion.
+    machine: dict[str, Any] | None = None
+    #: The reviewer holding the case (`{id, name}`, claimed from the queue).
+    assignee: dict[str, str] | None = None
+    #: `{veredict, reason, by, at}`, oldest first.
+    decisions: list[dict[str, Any]] = Field(default_factory=list)
+    #: Every human action: `{action, by, at, before, after}` (action: claim, result,
+    #: damage, decision, retake).
+    audit: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class RetakeState(_Model):
+    """A retake a reviewer asked for: the slots to photograph again and the message."""
+
+    identifiers: list[str]
+    message: str
+    at: str
+    by: dict[str, str]
+
+
 class InspectionState(_Model):
     id: str = Field(alias="_id")
     type: str
@@ -149,6 +194,12 @@ class InspectionState(_Model):
     ruleErrors: list[RuleErrorRecord] = Field(default_factory=list)
     #: Which rule ran on which event (`{event, rule, trigger}`), for the explanation.
     ruleRuns: list[dict[str, Any]] = Field(default_factory=list)
+    #: Set once the inspection has been sent to a person (or a person acted on it).
+    review: ReviewState | None = None
+    #: The retake asked last, while its slots wait for new photos.
+    retake: RetakeState | None = None
+    #: Uploads a retake added to a slot beyond `maxAttempts`, per template image identifier.
+    extraAttempts: dict[str, int] = Field(default_factory=dict)
     createdAt: str
     updatedAt: str
     startedAt: str | None = None

@@ -19,6 +19,7 @@ from runtime.errors import InspectionError, StepLimitExceeded
 from runtime.evaldata import build_env, damage_record, input_value, validation_record
 from runtime.missing import missing_items
 from runtime.program import Program
+from runtime.routing import error_reasons, pending, review_reasons
 from runtime.state import (
     DamageRecord,
     EventRecord,
@@ -26,6 +27,8 @@ from runtime.state import (
     ImageRecord,
     InspectionState,
     ProductState,
+    RetakeState,
+    ReviewState,
     RuleErrorRecord,
     TemplateRef,
     ValidationRecord,
@@ -103,6 +106,21 @@ def _copy_state(state: InspectionState) -> InspectionState:
             "events": list(state.events),
             "ruleErrors": list(state.ruleErrors),
             "ruleRuns": list(state.ruleRuns),
+            "extraAttempts": dict(state.extraAttempts),
+            "review": _copy_review(state.review),
+        }
+    )
+
+
+def _copy_review(review: ReviewState | None) -> ReviewState | None:
+    """The review part, with its lists copied (handlers append to them)."""
+    if review is None:
+        return None
+    return review.model_copy(
+        update={
+            "reasons": list(review.reasons),
+            "decisions": list(review.decisions),
+            "audit": list(review.audit),
         }
     )
 
@@ -119,6 +137,7 @@ def own_product(state: InspectionState, product_id: str) -> ProductState:
             "images": list(product.images),
             "extraImages": list(product.extraImages),
             "damages": list(product.damages),
+            "replacedImages": list(product.replacedImages),
         }
     )
     state.products[state.products.index(product)] = owned
@@ -291,7 +310,125 @@ def _apply_finish(program: Program, state: InspectionState, event: EventRecord) 
     state.status = "completed"
     state.completedBy = event.data["completedBy"]
     state.completedAt = event.at
+    state.retake = None
     return [("finish", {}, {})]
+
+
+def _review_of(state: InspectionState) -> ReviewState:
+    if state.review is None:
+        state.review = ReviewState()
+    return state.review
+
+
+def _apply_claim(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
+    """A reviewer takes (or, with `release`, gives back) a case of the review queue."""
+    review = _review_of(state)
+    before = review.assignee
+    review.assignee = None if event.data.get("release") else dict(event.data["by"])
+    review.audit.append(_audit("claim", event, {"assignee": before}, {"assignee": review.assignee}))
+    return []
+
+
+def _audit(
+    action: str, event: EventRecord, before: Any, after: Any, **where: Any
+) -> dict[str, Any]:
+    return {
+        "action": action,
+        "by": dict(event.data["by"]),
+        "at": event.at,
+        **where,
+        "before": before,
+        "after": after,
+    }
+
+
+def _apply_review(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
+    """A person's results (confidence 100 or 0), damages, and maybe the decision."""
+    review = _review_of(state)
+    by = dict(event.data["by"])
+    triggers: list[Trigger] = []
+    for item in event.data.get("results", ()):
+        found = state.find_image(item["imageId"])
+        if found is None:
+            raise InspectionError("invalid_event", "a review result for an unknown image")
+        image = own_image(own_product(state, found[0].id), item["imageId"])
+        was_processed = image.processed
+        record = next(v for v in image.validations if v.validation == item["validation"])
+        before = _result_view(record)
+        record.confidence = 100.0 if item["valid"] else 0.0
+        record.valid = bool(item["valid"])
+        record.reported = True
+        record.reviewedBy = by
+        record.reviewedAt = event.at
+        record.note = item.get("note")
+        damages = [DamageRecord.model_validate(d) for d in item.get("damages", ())]
+        image.damages.extend(damages)
+        where = {"imageId": image.id, "validation": record.validation}
+        review.audit.append(_audit("result", event, before, _result_view(record), **where))
+        for damage in damages:
+            after = {"part": damage.part, "damage": damage.damage, "severity": damage.severity}
+            review.audit.append(_audit("damage", event, None, after, **where))
+        identifier = image.templateImageIdentifier or ""
+        triggers.append(_validation_trigger(identifier, record))
+        triggers += _after_results(program, state, image, was_processed)
+    veredict = event.data.get("veredict")
+    if veredict is not None:
+        reason = str(event.data["reason"])
+        decision = {"veredict": veredict, "reason": reason, "by": by, "at": event.at}
+        before = {"status": state.status, "veredict": state.veredict}
+        state.status = "completed"
+        state.completedBy = "reviewer"
+        state.completedAt = event.at
+        state.veredict = veredict
+        state.reasons = [reason] if veredict == "disapproved" else []
+        state.retake = None
+        review.decisions.append(decision)
+        after = {"status": "completed", "veredict": veredict, "reason": reason}
+        review.audit.append(_audit("decision", event, before, after))
+    return triggers
+
+
+def _result_view(record: ValidationRecord) -> dict[str, Any] | None:
+    if not record.reported:
+        return None
+    return {
+        "valid": record.valid,
+        "confidence": record.confidence,
+        "source": "person" if record.reviewedBy is not None else "machine",
+    }
+
+
+def _apply_retake(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
+    """Reopen the named photo slots: their photos move to the history (`replacedImages`), the
+    slots take one more upload each, and the inspection goes back to `started`."""
+    review = _review_of(state)
+    identifiers: list[str] = []
+    for image_id in event.data["images"]:
+        found = state.find_image(image_id)
+        if found is None:
+            raise InspectionError("invalid_event", "a retake of an unknown image")
+        product = own_product(state, found[0].id)
+        image = found[1].model_copy(update={"replacedAt": event.at})
+        product.images = [i for i in product.images if i.id != image_id]
+        product.replacedImages.append(image)
+        identifier = image.templateImageIdentifier or ""
+        identifiers.append(identifier)
+        state.extraAttempts[identifier] = state.extraAttempts.get(identifier, 0) + 1
+    before = {"status": state.status}
+    waiting = any(not i.processed for p in state.products for i in p.images)
+    state.resumeStatus = "started"
+    state.status = "processing" if waiting else "started"
+    state.veredict = "not_defined"
+    state.reasons = []
+    state.completedAt = None
+    state.completedBy = None
+    message = str(event.data["message"])
+    state.retake = RetakeState(
+        identifiers=identifiers, message=message, at=event.at, by=dict(event.data["by"])
+    )
+    after = {"status": state.status, "images": list(event.data["images"]), "message": message}
+    review.audit.append(_audit("retake", event, before, after))
+    return []
 
 
 def _apply_expire(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
@@ -319,6 +456,9 @@ _HANDLERS: dict[str, Callable[[Program, InspectionState, EventRecord], list[Trig
     "damage": _apply_damage,
     "finish": _apply_finish,
     "expire": _apply_expire,
+    "claim": _apply_claim,
+    "review": _apply_review,
+    "retake": _apply_retake,
     "renew": _apply_renew,
 }
 
@@ -332,10 +472,11 @@ def _validation_trigger(identifier: str, record: ValidationRecord) -> Trigger:
 
 
 def settle(image: ImageRecord) -> None:
-    """`processed` once every run validation has a result; `approved` if the required ones pass."""
+    """`processed` once every run validation a machine decides has a result (one routed to a
+    person never holds it back); `approved` once every required one has passed."""
     run = [v for v in image.validations if v.run]
-    image.processed = all(v.reported for v in run)
-    image.approved = image.processed and all(v.valid for v in run if v.required)
+    image.processed = all(v.reported for v in run if v.route == "machine")
+    image.approved = image.processed and all(v.reported and v.valid for v in run if v.required)
 
 
 def _after_results(
@@ -354,10 +495,13 @@ def _after_results(
     elif not pending and state.status == "processing":
         state.status = state.resumeStatus
     attempts = state.attempts.get(identifier, 0)
+    allowed = program.manifest.parameters.maxAttempts + state.extraAttempts.get(identifier, 0)
     if (
         image.processed
         and not image.approved
-        and attempts >= program.manifest.parameters.maxAttempts
+        and state.status in ("created", "started", "processing")
+        and not any(v.run and v.required and not v.reported for v in image.validations)
+        and attempts >= allowed
     ):
         state.status = "blocked"
     return triggers
@@ -419,27 +563,114 @@ def _evaluate(
         collect(f"check:{check.id}", start)
     for item in state.globalValidations:
         item.valid = bool(env["checks"].get(item.id, False))
+    start = len(env["errors"])
     if event.kind == "finish":
-        start = len(env["errors"])
-        try:
-            if stopped:
-                raise StepLimitExceeded()
-            approved, reasons = program.run_verdict(env)
-        except StepLimitExceeded:
-            env["errors"].append({"code": "step_limit", "span": [0, 0, 0, 0]})
-            approved, reasons = False, ["The verdict could not be computed (step limit)"]
+        _verdict(program, state, env, event, stopped=stopped, person=True)
         collect("verdict", start)
-        # Missing photos and required inputs decide on their own, whatever the template says;
-        # they are computed from the state alone, so both evaluation paths agree by design.
-        missing = [item.reason for item in missing_items(program, state)]
-        state.veredict = "approved" if approved and not missing else "disapproved"
-        state.reasons = missing + reasons
+    elif event.kind == "validation" and _late_results_complete(program, state):
+        # Machine results that came after the finish and were all the review waited for:
+        # the template's verdict decides after all, as at the finish.
+        _verdict(program, state, env, event, stopped=stopped, person=True)
+        if state.status == "completed" and state.review is not None:
+            state.completedBy = state.review.finishedBy  # type: ignore[assignment]
+        collect("verdict", start)
+    elif event.kind == "review" and state.status == "review" and state.review is not None:
+        # What the template's verdict says now that a person recorded results: a suggestion
+        # the reviewer sees (the `on finish` rules do not run again).
+        _verdict(program, state, env, event, stopped=stopped, person=False)
+        collect("verdict", start)
     seen = {(e.code, tuple(e.span), e.source) for e in state.ruleErrors}
     for error in errors:
         key = (error.code, tuple(error.span), error.source)
         if key not in seen and len(state.ruleErrors) < 1000:
             seen.add(key)
             state.ruleErrors.append(error)
+
+
+def _late_results_complete(program: Program, state: InspectionState) -> bool:
+    """In review only because machines had not answered by the finish, and now they have."""
+    review = state.review
+    return (
+        state.status == "review"
+        and review is not None
+        and bool(review.reasons)
+        and all(reason["code"] == "no_result" for reason in review.reasons)
+        and not pending(program, state)
+    )
+
+
+def _verdict(
+    program: Program,
+    state: InspectionState,
+    env: dict[str, Any],
+    event: EventRecord,
+    *,
+    stopped: bool,
+    person: bool,
+) -> None:
+    """The template's verdict on this state. With `person`, it decides: the inspection is
+    completed with it, or goes to `review` when a person must decide (`runtime.routing`);
+    without, it is only the suggestion a reviewer sees (`review.machine`)."""
+    start = len(env["errors"])
+    try:
+        if stopped:
+            raise StepLimitExceeded()
+        approved, reasons = program.run_verdict(env)
+    except StepLimitExceeded:
+        env["errors"].append({"code": "step_limit", "span": [0, 0, 0, 0]})
+        approved, reasons = False, ["The verdict could not be computed (step limit)"]
+    verdict_errors = list(env["errors"][start:])
+    # Missing photos and required inputs decide on their own, whatever the template says;
+    # they are computed from the state alone, so both evaluation paths agree by design.
+    missing = [item.reason for item in missing_items(program, state)]
+    machine = "approved" if approved and not missing else "disapproved"
+    # Fail closed: a verdict that disapproves names the rules it could not evaluate.
+    if verdict_errors and machine == "disapproved":
+        reasons = reasons + [r["message"] for r in error_reasons(verdict_errors)]
+    if not person:
+        if state.review is not None:
+            state.review.machine = {"veredict": machine, "reasons": missing + reasons}
+        return
+    found = (
+        review_reasons(
+            program,
+            state,
+            env,
+            missing=bool(missing),
+            approved=machine == "approved",
+            verdict_errors=verdict_errors,
+        )
+        if state.completedBy != "expiration"
+        else []
+    )
+    if found:
+        _send_to_review(state, event, found, machine, missing + reasons)
+    else:
+        state.status = "completed"
+        state.completedAt = state.completedAt or event.at
+        state.veredict = machine  # type: ignore[assignment]
+        state.reasons = missing + reasons
+
+
+def _send_to_review(
+    state: InspectionState,
+    event: EventRecord,
+    reasons: list[dict[str, Any]],
+    machine: str,
+    machine_reasons: list[str],
+) -> None:
+    """The finish leaves the verdict to a person: status `review`, no verdict yet."""
+    review = _review_of(state)
+    if state.status != "review":
+        review.since = event.at
+        review.finishedBy = state.completedBy
+    review.reasons = reasons
+    review.machine = {"veredict": machine, "reasons": machine_reasons}
+    state.status = "review"
+    state.completedBy = None
+    state.completedAt = None
+    state.veredict = "not_defined"
+    state.reasons = []
 
 
 def _subject(env: dict[str, Any], subject: dict[str, Any]) -> dict[str, Any]:

@@ -9,12 +9,14 @@ them too, so both give the same values and record the same errors.
 from __future__ import annotations
 
 import datetime as dt
+import math
+import re
 from collections.abc import Callable
 from typing import Any
 
 # One definition of what a pattern may be, shared with the checker (E029): RE2, linear time.
 from inspectlang.patterns import compiled_pattern
-from inspectlang.vocabulary import MAX_NUMBER
+from inspectlang.vocabulary import MAX_LITERAL_INTEGER_DIGITS, MAX_NUMBER
 from inspectlang.vocabulary import MAX_TEXT_LENGTH as MAX_TEXT
 
 #: Node evaluations allowed per event (rules, checks and verdict together).
@@ -261,6 +263,41 @@ def fn_extract(errors: Errors, span: Span, text: Any, pattern: Any) -> Any:
     return found.group(1) if compiled.groups else found.group(0)
 
 
+#: What `number(t)` reads: an optional sign, digits with at most one decimal point, nothing
+#: else (no exponent, no `_`, no `inf`); spaces around are ignored.
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+
+
+def fn_number(errors: Errors, span: Span, text: Any) -> Any:
+    """The number a text writes (`" 042 "` is 42, `"3.5"` 3.5); missing when it writes none or
+    one beyond the number range (that records `number_too_large`)."""
+    if text is None:
+        return None
+    written = text.strip()
+    if _DECIMAL.fullmatch(written) is None:
+        return None
+    whole = written.lstrip("+-").partition(".")[0].lstrip("0")
+    if len(whole) > MAX_LITERAL_INTEGER_DIGITS:
+        return too_large(errors, span)
+    value: int | float = float(written) if "." in written else int(written)
+    return check_number(errors, span, value)
+
+
+def fn_floor(errors: Errors, span: Span, number: Any) -> Any:
+    """The largest whole number not above `number` (`floor(-2.5)` is -3)."""
+    return None if number is None else math.floor(number)
+
+
+def fn_mod(errors: Errors, span: Span, number: Any, divisor: Any) -> Any:
+    """The remainder of `number / divisor`, with the divisor's sign (`mod(-1, 10)` is 9, as a
+    check digit needs); a zero divisor is missing and records `division_by_zero`."""
+    if number is None or divisor is None:
+        return None
+    if divisor == 0:
+        return division_by_zero(errors, span)
+    return number % divisor
+
+
 #: Library functions by name; `today` is not here: it reads the event date (`now` in the data).
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "lower": fn_lower,
@@ -285,6 +322,9 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "substring": fn_substring,
     "normalize": fn_normalize,
     "extract": fn_extract,
+    "number": fn_number,
+    "floor": fn_floor,
+    "mod": fn_mod,
 }
 
 

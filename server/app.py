@@ -43,6 +43,8 @@ from server.key_lookup import AsyncKeyLookup
 from server.metrics_middleware import RequestMetricsMiddleware
 from server.ratelimit import RateLimitMiddleware, make_limiter
 from server.reports.controller import ROUTES as REPORT_ROUTES
+from server.review.controller import ROUTES as REVIEW_ROUTES
+from server.review.routes import REVIEW_AREA
 from server.settings import Settings
 from server.templates.controller import ROUTES as TEMPLATE_ROUTES
 from server.web.routes import WEB_AREA, PageArea, mount
@@ -63,6 +65,7 @@ RESOURCE_ROUTES: list[Any] = [
     *REPORT_ROUTES,
     *WEBHOOK_ROUTES,
     *DELIVERY_ROUTES,
+    *REVIEW_ROUTES,
 ]
 
 #: The web pages, one area per line (`server.web.routes.PageArea`): templates, assets, routes.
@@ -70,6 +73,7 @@ PAGE_AREAS: list[PageArea] = [
     WEB_AREA,
     CONSUMER_AREA,
     DASHBOARD_AREA,
+    REVIEW_AREA,
 ]
 
 
@@ -273,7 +277,7 @@ def create_app(
         response_class=SafeTextResponse,
         openapi_config=openapi_config(),
         request_max_body_size=settings.max_body_bytes,
-        on_startup=[_open_key_lookup, _start_worker],
+        on_startup=[_open_key_lookup, _log_capabilities, _start_worker],
         on_shutdown=[_stop_worker, _close_key_lookup, _close_rate_limiter],
         debug=False,
     )
@@ -300,6 +304,13 @@ def _close_rate_limiter(app: Litestar) -> None:
     limiter = app.state.get("rate_limiter")
     if limiter is not None:
         limiter.close()
+
+
+def _log_capabilities(app: Litestar) -> None:
+    """Say at start-up which validations go to a person here (docs/review.md)."""
+    from server import routing
+
+    routing.log_capabilities(app.state.settings)
 
 
 def _start_worker(app: Litestar) -> None:

@@ -174,6 +174,19 @@ def _require_company(session: Session, company_id: str) -> Company:
     return company
 
 
+def recent_keys(db: Database, company_id: str, limit: int = 20) -> list[ApiKey]:
+    """The company's newest API keys (revoked ones too), newest first."""
+    model = cast(Any, ApiKey)
+    with db.session() as session:
+        statement = (
+            select(ApiKey)
+            .where(model.company_id == company_id)
+            .order_by(model.created_at.desc())
+            .limit(limit)
+        )
+        return list(session.execute(statement).scalars())
+
+
 def revoke_key(db: Database, company_id: str, mode: Mode) -> str:
     """Revoke the company's current `mode` key at once and return a newly issued one."""
     if mode not in MODES:

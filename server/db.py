@@ -31,6 +31,7 @@ TABLE_MODULES = [
     "server.webhooks.tables",
     "server.web.tables",
     "server.dashboard.tables",
+    "server.inspections.review_tables",
 ]
 
 #: How long (ms) a SQLite connection waits for another writer before giving up.

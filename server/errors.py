@@ -71,6 +71,12 @@ STATUS_BY_CODE: dict[str, int] = {
     "feature_not_enabled": 409,
     "update_inputs_missing": 409,
     "unknown_field": 400,
+    # review (docs/review.md)
+    "reason_required": 400,
+    "inspection_not_in_review": 409,
+    "review_conflict": 409,
+    "retake_not_possible": 409,
+    "validation_not_found": 404,
     # S2: templates, inspections, listing, images, presigned links (docs/api.md)
     "invalid_template": 422,
     "template_name_taken": 409,

@@ -204,19 +204,34 @@ async def read_body(
     raw = await request.body()
     if not raw.strip():
         return Body()
+    if media_type == "" and allow_text and not _looks_like_json(raw):
+        # No Content-Type on an endpoint that takes text: a template's source, sent by a
+        # client that set none (it is never JSON, which starts with `{` or `[`).
+        return _text_body(raw)
     if media_type in JSON_TYPES or media_type.endswith("+json") or media_type == "":
         return Body(data=await parse_json_off_loop(raw, max_bytes=max_json_bytes))
     if allow_text and media_type == TEXT_TYPE:
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise ApiError.of("bad_request", "The text body is not valid UTF-8.") from None
-        check_text("The text body", text)
-        return Body(text=text)
+        return _text_body(raw)
+    accepted = "application/json, multipart/form-data or text/plain (the template's source)"
     raise ApiError.of(
         "unsupported_media_type",
-        f"Send the body as application/json or multipart/form-data, not {media_type!r}.",
+        f"Send the body as {accepted if allow_text else 'application/json or multipart/form-data'}"
+        f", not {media_type!r}.",
     )
+
+
+def _looks_like_json(raw: bytes) -> bool:
+    """A body that can only be meant as JSON: an object or an array."""
+    return raw.lstrip()[:1] in (b"{", b"[")
+
+
+def _text_body(raw: bytes) -> Body:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ApiError.of("bad_request", "The text body is not valid UTF-8.") from None
+    check_text("The text body", text)
+    return Body(text=text)
 
 
 def is_absent(value: Any) -> bool:

@@ -108,6 +108,10 @@ class Settings(BaseSettings):
     validation_provider_secret: str | None = Field(default=None, repr=False)
     #: Seconds a validation provider may take to answer before the attempt counts as failed.
     validation_provider_timeout_seconds: int = Field(default=30, ge=1)
+    #: Validation names the company's own service posts results for through the API
+    #: (`POST .../validation`): routed to a machine, not to a person (docs/review.md). A
+    #: comma-separated list in INSPECTLANG_POSTED_VALIDATIONS.
+    posted_validations: Annotated[frozenset[str], NoDecode] = frozenset()
 
     @classmethod
     def settings_customise_sources(
@@ -137,6 +141,13 @@ class Settings(BaseSettings):
     @classmethod
     def _resolve_data_dir(cls, value: Path) -> Path:
         return value.expanduser().resolve()
+
+    @field_validator("posted_validations", mode="before")
+    @classmethod
+    def _posted(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return frozenset(name.strip() for name in value.split(",") if name.strip())
+        return value
 
     @field_validator("validation_providers", mode="before")
     @classmethod

@@ -62,6 +62,17 @@ FUNCTIONS: dict[str, tuple[str, str]] = {
         "extract(t: text, pattern: text) -> text",
         "The first match of the RE2 pattern (its first group when it has one); missing if none.",
     ),
+    "number": (
+        "number(t: text) -> number",
+        'The number a text writes (`" 042 "` is 42, `"3.5"` 3.5: sign, digits, one point); '
+        "missing when it writes none.",
+    ),
+    "floor": ("floor(n: number) -> number", "The largest whole number not above `n`."),
+    "mod": (
+        "mod(n: number, d: number) -> number",
+        "The remainder of `n / d`, with the sign of `d` (`mod(-1, 10)` is 9); `d` = 0 is missing "
+        "and the rule error `division_by_zero`. For check digits (Luhn, CUIT).",
+    ),
 }
 
 #: Validation names: what each checks on a photo.

@@ -18,6 +18,7 @@ from litestar.datastructures import UploadFile
 from litestar.params import FromPath
 from litestar.response import Template
 
+from runtime.engine import attempts_left
 from server.common import in_thread
 from server.consumer import flow
 from server.consumer.messages import localized
@@ -30,6 +31,7 @@ from server.consumer.visits import (
     not_found,
     previous_flags,
     redirect,
+    sent_by_consumer,
     session_path,
     set_flags,
     status_page,
@@ -110,7 +112,7 @@ def open_link(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> 
         lifetime=SESSION_LIFETIME,
         data={**flags, "testing": holder.auth.testing},
     )
-    target = f"/i/{inspection_id}/done" if view.state.status == "completed" else None
+    target = f"/i/{inspection_id}/done" if sent_by_consumer(view.state) else None
     if target is None:
         step = flow.resume_step(view.program, view.state, flags)
         target = step_url(inspection_id, step.key)
@@ -122,7 +124,7 @@ def open_link(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> 
 
 
 def _continue_url(visit: Visit, now: datetime) -> str:
-    if visit.view.state.status == "completed" and visit.view.state.completedBy == "consumer":
+    if sent_by_consumer(visit.view.state):
         return f"/i/{visit.inspection_id}/done"
     step = flow.resume_step(visit.view.program, visit.view.state, visit.flags)
     return step_url(visit.inspection_id, step.key)
@@ -150,7 +152,7 @@ def _common(visit: Visit, step: flow.Step) -> dict[str, Any]:
 
 def _ended(visit: Visit) -> Any | None:
     now = visit.shared.clock()
-    if visit.view.state.status == "completed" and visit.view.state.completedBy == "consumer":
+    if sent_by_consumer(visit.view.state):
         return redirect(f"/i/{visit.inspection_id}/done")
     return status_page(visit.view, now)
 
@@ -197,14 +199,19 @@ def _render_step(
         context["has_files"] = any(f.type in ("file", "video") for f in fields)
         context["error_count"] = len(errors or {})
         photo = flow.photo_of(state, step.image.identifier)
-        used = state.attempts.get(step.image.identifier, 0)
+        retake = state.retake
         context.update(
             image=step.image,
             label=flow.photo_label(program, step.image, locale),
             capture=flow.capture_mode(step.image),
             photo=photo,
             photo_src=image_src(visit.view.document, photo.id) if photo else None,
-            attempts_left=max(0, program.manifest.parameters.maxAttempts - used),
+            attempts_left=attempts_left(program, state, step.image.identifier),
+            retake_message=(
+                retake.message
+                if retake is not None and step.image.identifier in retake.identifiers
+                else None
+            ),
             max_attempts=program.manifest.parameters.maxAttempts,
             location=bool(visit.flags.get("location")),
         )
@@ -444,7 +451,7 @@ def done(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> Any:
     visit = visit_of(request, inspection_id)
     if visit is None:
         return not_found()
-    if visit.view.state.status != "completed":
+    if not sent_by_consumer(visit.view.state):
         return redirect(_continue_url(visit, visit.shared.clock()))
     return page(
         "consumer/done.html",

@@ -10,6 +10,7 @@ from litestar import Request, get, post
 from litestar.params import FromPath
 from litestar.response import Response
 
+from runtime.engine import attempts_left
 from server.common import in_thread
 from server.consumer.visits import Visit, visit_of
 from server.errors import ApiError
@@ -66,8 +67,7 @@ async def upload_photo(request: Request[Any, Any, Any], inspection_id: FromPath[
     if isinstance(identifier, str):
         fresh = await in_thread(visit_of, request, inspection_id)
         if fresh is not None:
-            used = fresh.view.state.attempts.get(identifier, 0)
-            left = max(0, fresh.view.manifest.parameters.maxAttempts - used)
+            left = attempts_left(fresh.view.program, fresh.view.state, identifier)
     return Response({**view, "attemptsLeft": left}, status_code=201, media_type="application/json")
 
 
@@ -96,7 +96,8 @@ def photo_status(request: Request[Any, Any, Any], inspection_id: FromPath[str]) 
                             "required": v.required,
                         }
                         for v in image.validations
-                        if v.run
+                        # One a person decides later is not "Checking…" on the phone forever.
+                        if v.run and (v.reported or v.route == "machine")
                     ],
                 }
             )

@@ -15,6 +15,7 @@ from typing import Any
 from litestar import Request
 from litestar.response import Redirect, Template
 
+from runtime import InspectionState
 from server.auth import AuthContext
 from server.deps import Services, services
 from server.errors import ApiError
@@ -68,6 +69,17 @@ def not_found(locale: str = "en_US") -> Template:
     )
 
 
+def sent_by_consumer(state: InspectionState) -> bool:
+    """The consumer sent it: completed by them, or waiting for (or decided by) a person after
+    their finish (docs/review.md): they see the thank-you page."""
+    finished_by = state.review.finishedBy if state.review is not None else None
+    if state.status == "completed":
+        return state.completedBy == "consumer" or (
+            state.completedBy == "reviewer" and finished_by == "consumer"
+        )
+    return state.status == "review" and finished_by == "consumer"
+
+
 def status_page(view: access.ConsumerView, now: datetime) -> Template | None:
     """The page of an inspection the consumer can no longer work on, or None."""
     locale = choose_locale(view.state.locale)
@@ -75,9 +87,9 @@ def status_page(view: access.ConsumerView, now: datetime) -> Template | None:
     expired = inspections.expired(view.state, now) or (
         status == "blocked" and view.state.completedBy == "expiration"
     )
-    if status == "completed":
-        if view.state.completedBy == "consumer":
-            return None  # the thank-you page
+    if sent_by_consumer(view.state):
+        return None  # the thank-you page
+    if status in ("completed", "review"):
         heading = gettext(locale, "This inspection is already complete")
         text = gettext(locale, "There is nothing left to do. Thank you.")
         tone = "ok"

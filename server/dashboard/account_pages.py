@@ -4,14 +4,13 @@ webhook endpoints and deliveries)."""
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from litestar import Request, Response, get, post
 from litestar.params import FromPath, FromQuery
 from litestar.response import Redirect
-from sqlalchemy import select
 
-from server.auth import MODES, revoke_key
+from server.auth import MODES, recent_keys, revoke_key
 from server.common import in_thread
 from server.dashboard import accounts, mail
 from server.dashboard.accounts import AccountError
@@ -27,7 +26,6 @@ from server.dashboard.web import (
 )
 from server.deps import Services
 from server.reports import deliveries
-from server.tables import ApiKey
 from server.web import sessions as web_sessions
 from server.webhooks import service as webhooks
 
@@ -64,8 +62,10 @@ async def _form(request: Request[Any, Any, Any]) -> dict[str, str]:
 
 @get("/")
 async def home(request: Request[Any, Any, Any]) -> Redirect:
-    signed_in(request)
-    return redirect(f"{PREFIX}/inspections")
+    member = signed_in(request)
+    # A reviewer sees only the review queue (docs/review.md).
+    first = "inspections" if member.can("inspections.view") else "review"
+    return redirect(f"{PREFIX}/{first}")
 
 
 @get("/sign-in")
@@ -258,23 +258,15 @@ async def remove_member(request: Request[Any, Any, Any], account_id: FromPath[st
 
 
 def _keys(app: Services, company_id: str) -> list[dict[str, Any]]:
-    model = cast(Any, ApiKey)
-    with app.db.session() as session:
-        rows = session.execute(
-            select(ApiKey)
-            .where(model.company_id == company_id)
-            .order_by(model.created_at.desc())
-            .limit(20)
-        ).scalars()
-        return [
-            {
-                "prefix": f"sk_{row.mode}_{row.id}_…",
-                "mode": row.mode,
-                "createdAt": row.created_at,
-                "revokedAt": row.revoked_at,
-            }
-            for row in rows
-        ]
+    return [
+        {
+            "prefix": f"sk_{row.mode}_{row.id}_…",
+            "mode": row.mode,
+            "createdAt": row.created_at,
+            "revokedAt": row.revoked_at,
+        }
+        for row in recent_keys(app.db, company_id)
+    ]
 
 
 def _developers_page(

@@ -20,11 +20,11 @@ from typing import Any, cast
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
-from email_validator import EmailNotValidError, validate_email
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
+from runtime.intake import email_address
 from server.auth import AdminError
 from server.dashboard.mail import Mail, Sender
 from server.dashboard.permissions import ROLES, allowed
@@ -98,12 +98,13 @@ class SessionInfo:
 
 
 def normalize_email(email: str) -> str:
-    """The address lower-cased and normalized; `invalid_email` when it is not one."""
+    """The address lower-cased and normalized; `invalid_email` when it is not one (the
+    service's one email check, `runtime.intake.email_address`)."""
     try:
-        result = validate_email(email.strip(), check_deliverability=False)
-    except EmailNotValidError as error:
+        address = email_address(email.strip())
+    except ValueError as error:
         raise AccountError("invalid_email", f"not a valid email address: {error}") from None
-    return result.normalized.lower()
+    return address.lower()
 
 
 def check_password(password: str) -> None:

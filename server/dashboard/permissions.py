@@ -9,22 +9,28 @@ from __future__ import annotations
 
 from typing import Literal
 
-Role = Literal["owner", "admin", "editor", "viewer"]
-ROLES: tuple[Role, ...] = ("owner", "admin", "editor", "viewer")
+Role = Literal["owner", "admin", "editor", "viewer", "reviewer"]
+ROLES: tuple[Role, ...] = ("owner", "admin", "editor", "viewer", "reviewer")
+#: Roles that decide what a machine could not (docs/review.md); `reviewer` does only that.
+DECIDERS: frozenset[Role] = frozenset({"owner", "admin", "editor", "reviewer"})
 
 #: action -> the roles allowed to do it. Keys are stable names the pages check.
 PERMISSIONS: dict[str, frozenset[Role]] = {
-    "inspections.view": frozenset(ROLES),
+    "inspections.view": frozenset({"owner", "admin", "editor", "viewer"}),
     "inspections.share": frozenset({"owner", "admin", "editor"}),
-    "templates.view": frozenset(ROLES),
-    "templates.simulate": frozenset(ROLES),
+    "templates.view": frozenset({"owner", "admin", "editor", "viewer"}),
+    "templates.simulate": frozenset({"owner", "admin", "editor", "viewer"}),
     "templates.edit": frozenset({"owner", "admin", "editor"}),
     "developers.view": frozenset({"owner", "admin"}),
     "developers.revoke_key": frozenset({"owner", "admin"}),
     "developers.webhooks": frozenset({"owner", "admin"}),
-    "members.view": frozenset(ROLES),
+    "members.view": frozenset({"owner", "admin", "editor", "viewer"}),
     "members.manage": frozenset({"owner", "admin"}),
     "members.manage_owners": frozenset({"owner"}),
+    "review.view": frozenset(ROLES),
+    "review.decide": DECIDERS,
+    "review.retake": DECIDERS,
+    "review.export": DECIDERS,
 }
 
 

@@ -8,11 +8,10 @@ import difflib
 import json
 import re
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any
 
 from litestar import Request, get, post
 from litestar.params import FromPath, FromQuery
-from sqlalchemy import select
 
 from inspectlang.builtins import ALIAS_TABLE, builtin_source
 from inspectlang.diagnostics import TemplateError
@@ -36,7 +35,7 @@ from server.dashboard.web import (
 )
 from server.errors import ApiError
 from server.templates import service as templates
-from server.templates.tables import TemplateRecord, TemplateRevisionRecord
+from server.templates.tables import TemplateRevisionRecord
 
 #: The simulate panel's starting script: create, start and finish with nothing uploaded.
 DEFAULT_EVENTS = {
@@ -266,17 +265,10 @@ async def save(request: Request[Any, Any, Any]) -> Any:
 
 
 def _revisions(app: Any, company_id: str, template_id: str) -> list[TemplateRevisionRecord]:
-    with app.db.session() as session:
-        record = session.get(TemplateRecord, template_id)
-        if record is None or record.company_id != company_id:
-            raise NotFound(f"template {template_id}")
-        return list(
-            session.execute(
-                select(TemplateRevisionRecord)
-                .where(cast(Any, TemplateRevisionRecord.template_id) == template_id)
-                .order_by(cast(Any, TemplateRevisionRecord.number))
-            ).scalars()
-        )
+    found = templates.revisions(app.db, company_id, template_id)
+    if found is None:
+        raise NotFound(f"template {template_id}")
+    return found
 
 
 @get("/templates/{template_id:str}/revisions")

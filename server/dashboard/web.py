@@ -20,6 +20,7 @@ from server.dashboard.accounts import Actor
 from server.dashboard.permissions import PERMISSIONS, allowed
 from server.deps import Services, services
 from server.errors import ServerError
+from server.inspections import review_queue
 from server.tables import Company
 from server.web import i18n
 from server.web import sessions as web_sessions
@@ -100,16 +101,17 @@ def render(
     member: Member | None = None,
     status_code: int = 200,
 ) -> Template:
-    """A dashboard page (`dashboard/<template>`) with the member and the current path."""
+    """A dashboard page (`dashboard/<template>`, or another area's `area/<template>`) with the
+    member and the current path."""
     locale = member_locale(request, member)
     translations = i18n.translations(locale)
     return page(
-        f"dashboard/{template}",
+        template if "/" in template else f"dashboard/{template}",
         locale=locale,
         context={
             "member": member,
             "path": request.url.path,
-            "nav": _nav(member, translations),
+            "nav": _nav(request, member, translations),
             "status_label": labels.labeller(translations, labels.STATUSES),
             "verdict_label": labels.labeller(translations, labels.VERDICTS),
             "delivery_label": labels.labeller(translations, labels.DELIVERY),
@@ -132,17 +134,29 @@ def member_locale(request: Request[Any, Any, Any], member: Member | None) -> str
     return i18n.negotiate(request.headers.get("accept-language"))
 
 
-def _nav(member: Member | None, translations: Any) -> list[tuple[str, str]]:
+def _nav(
+    request: Request[Any, Any, Any], member: Member | None, translations: Any
+) -> list[tuple[str, str]]:
     if member is None:
         return []
+    waiting = (
+        review_queue.count_waiting(app_services(request).db, member.auth)
+        if member.can("review.view")
+        else 0
+    )
     items = [
         (labels._("Inspections"), f"{PREFIX}/inspections", "inspections.view"),
+        (labels._("Review"), f"{PREFIX}/review", "review.view"),
         (labels._("Templates"), f"{PREFIX}/templates", "templates.view"),
         (labels._("Developers"), f"{PREFIX}/developers", "developers.view"),
         (labels._("Members"), f"{PREFIX}/members", "members.view"),
     ]
+    # The review queue's count: how many inspections wait for a person (docs/review.md).
+    counted = {f"{PREFIX}/review": waiting}
     return [
-        (translations.gettext(label), href) for label, href, action in items if member.can(action)
+        (translations.gettext(label) + (f" ({counted[href]})" if counted.get(href) else ""), href)
+        for label, href, action in items
+        if member.can(action)
     ]
 
 

@@ -1,6 +1,7 @@
 """The creation's `delivery` object, checked for its channel: which channels exist, whether a
-provider can carry them here, and destinations normalized (email with `email-validator`, phone
-numbers with `phonenumbers`, stored in E.164)."""
+provider can carry them here, and destinations normalized (email addresses by the service's one
+email check, `runtime.intake.email_address`; phone numbers with `phonenumbers`, stored in
+E.164)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import phonenumbers
-from email_validator import EmailNotValidError, validate_email
 
+from runtime.intake import email_address
 from server.errors import ApiError
 from server.settings import Settings
 
@@ -41,11 +42,17 @@ def check_delivery(
     delivery: Any, settings: Settings, *, locale: Any = None
 ) -> tuple[dict[str, Any], Destination | None]:
     """The delivery object with its destination normalized, and where to send the link (None
-    when `disabled: true`). A missing or malformed object is left to the template's schema.
+    when `disabled: true`). A missing delivery, or one that is not an object, is 400
+    `invalid_body` (field `delivery`).
     A phone number without `countryISO` is read in the country of the inspection's `locale`
     (`es_AR`: Argentina), as the PHP library's own example sends it (docs/delivery.md)."""
     if not isinstance(delivery, dict):
-        return delivery, None
+        raise _refuse(
+            "invalid_body",
+            "delivery",
+            "delivery is required: {channel, destination} to send the link, or "
+            "{disabled: true} to hand it out yourself.",
+        )
     if delivery.get("disabled") is True:
         return delivery, None
     channel = delivery.get("channel")
@@ -84,14 +91,14 @@ def parse_destination(
         )
     if channel == "email":
         try:
-            checked = validate_email(destination.strip(), check_deliverability=False)
-        except EmailNotValidError as error:
+            address = email_address(destination.strip())
+        except ValueError as error:
             raise _refuse(
                 "invalid_delivery_destination",
                 f"{prefix}destination",
                 f"{prefix}destination is not an email address: {error}",
             ) from None
-        return Destination(channel, checked.normalized)
+        return Destination(channel, address)
     region = None
     if country is not None:
         if not isinstance(country, str) or country.upper() not in _REGIONS:

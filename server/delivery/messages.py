@@ -22,6 +22,9 @@ TEXTS: dict[str, dict[str, str]] = {
         "short": "{company}: complete your inspection here: {link}",
         "short_expires": " (valid until {expires})",
         "ignore": "If you did not expect this message, you can ignore it.",
+        "retake_subject": "{company}: please retake some photos",
+        "retake_intro": "{company} asks you to take some photos of your inspection again.",
+        "retake_short": "{company}: please retake some photos: {note} {link}",
     },
     "es_AR": {
         "subject": "{company}: completá tu inspección",
@@ -33,6 +36,9 @@ TEXTS: dict[str, dict[str, str]] = {
         "short": "{company}: completá tu inspección acá: {link}",
         "short_expires": " (válido hasta el {expires})",
         "ignore": "Si no esperabas este mensaje, podés ignorarlo.",
+        "retake_subject": "{company}: volvé a sacar algunas fotos",
+        "retake_intro": "{company} te pide que vuelvas a sacar algunas fotos de tu inspección.",
+        "retake_short": "{company}: volvé a sacar algunas fotos: {note} {link}",
     },
     "pt_BR": {
         "subject": "{company}: conclua sua vistoria",
@@ -44,6 +50,9 @@ TEXTS: dict[str, dict[str, str]] = {
         "short": "{company}: conclua sua vistoria aqui: {link}",
         "short_expires": " (válido até {expires})",
         "ignore": "Se você não esperava esta mensagem, pode ignorá-la.",
+        "retake_subject": "{company}: tire algumas fotos novamente",
+        "retake_intro": "{company} pede que você tire algumas fotos da sua vistoria novamente.",
+        "retake_short": "{company}: tire algumas fotos novamente: {note} {link}",
     },
 }
 _BY_LANGUAGE = {"en": "en_US", "es": "es_AR", "pt": "pt_BR"}
@@ -65,9 +74,27 @@ def texts_locale(locale: str | None) -> str:
     return _BY_LANGUAGE.get((locale or "")[:2], "en_US")
 
 
-def compose(locale: str | None, company: str, link: str, expires_at: datetime | None) -> Message:
+def compose(
+    locale: str | None,
+    company: str,
+    link: str,
+    expires_at: datetime | None,
+    note: str | None = None,
+) -> Message:
+    """The link's message; with `note` (a reviewer's retake message, docs/review.md) it asks
+    to retake photos and carries the note as written."""
     chosen = texts_locale(locale)
     words = TEXTS[chosen]
+    if note is not None:
+        words = {
+            **words,
+            "subject": words["retake_subject"],
+            "intro": words["retake_intro"],
+            "what": note,
+            "short": words["retake_short"].replace(
+                "{note}", note.replace("{", "{{").replace("}", "}}")
+            ),
+        }
     expires = (
         format_datetime(expires_at, "medium", tzinfo=expires_at.tzinfo, locale=chosen) + " UTC"
         if expires_at is not None

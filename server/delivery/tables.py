@@ -36,6 +36,8 @@ class LinkDeliveryRecord(SQLModel, table=True):
     last_error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     #: The magic link (with its code) while the message still has to be sent; None after.
     link: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    #: A reviewer's message sent with the link (a retake, docs/review.md); None for others.
+    note: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     expires_at: datetime | None = Field(
         default=None, sa_column=Column(UtcDateTime(), nullable=True)
     )

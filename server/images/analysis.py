@@ -20,7 +20,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlmodel import Session
 
@@ -35,30 +35,16 @@ from server.images import providers
 from server.inspections import service as inspections
 from server.inspections.tables import ImageRecord as ImageRow
 from server.jobs import GiveUp, JobContext, RetryLater, job_row
+from server.routing import analyzable, local_analyzers, machine_validations
 from server.settings import Settings
 
-if TYPE_CHECKING:
-    from runtime.vision import Analyzer
-
 logger = logging.getLogger("server.analysis")
+
+__all__ = ["analyzable", "local_analyzers", "machine_validations"]
 
 JOB_KIND = "image_analysis"
 #: Attempts of an analysis job (a provider's transient failures are retried with backoff).
 MAX_ATTEMPTS = 6
-
-
-def local_analyzers(settings: Settings) -> dict[str, Analyzer]:
-    """The analyzers this process runs (empty when vision is off or not installed)."""
-    if not settings.vision:
-        return {}
-    from runtime import vision
-
-    return dict(vision.load_analyzers())
-
-
-def analyzable(settings: Settings) -> set[str]:
-    """Validation names the worker can produce a result for."""
-    return set(local_analyzers(settings)) | set(settings.validation_providers)
 
 
 def _needs(settings: Settings, name: str) -> frozenset[str]:

@@ -15,6 +15,7 @@ from typing import Any
 from sqlmodel import Session
 
 import runtime
+from inspectlang.manifest import Template
 from inspectlang.timestamps import utc_timestamp
 from runtime import ImageUpload, InspectionState, new_object_id
 from server import tokens
@@ -60,6 +61,12 @@ def _check_consumer(auth: AuthContext, inspection_id: str) -> None:
 def _upload_fields(data: Any) -> dict[str, Any]:
     """The `data` part (`ImageData`) as `ImageUpload` arguments; `invalid_body` 400 naming the
     field when it does not fit."""
+    if data is None:
+        raise _invalid_image_data(
+            "data",
+            'the upload has no `data` part: send one holding JSON such as {"side": "front"} '
+            "(or a template image's `identifier`) beside the `image` file part",
+        )
     fields = decode(data, ImageData)
     if fields.side in (None, UNSET) and fields.identifier in (None, UNSET):
         raise _invalid_image_data("side", "`side` (or a template image `identifier`) is required")
@@ -129,6 +136,7 @@ def upload_image(
             upload,
             now=now,
             ids=lambda: next(fresh, None) or new_object_id(),
+            machine=analysis.machine_validations(settings),
         )
         if record.id != image_id:  # the runtime named it otherwise: point src at its id
             stored = _image_by_id(state, record.id)
@@ -178,7 +186,24 @@ def upload_image(
     if view is None:
         raise ApiError.of("internal_error", "The uploaded image is missing from the inspection.")
     view["quality"] = photo_quality.check(image.data, state.locale)
+    warning = _unknown_side(loaded.manifest, view)
+    if warning is not None:
+        view["warnings"] = [warning]
     return view
+
+
+def _unknown_side(manifest: Template, view: dict[str, Any]) -> dict[str, str] | None:
+    """The warning of a photo whose `side` names no image of the template (`"frnt"`): it is
+    kept as an extra image (clients label extra photos freely), and the answer says so, with
+    the template's sides, so a misspelt slot does not stay empty unnoticed (docs/api.md)."""
+    if view.get("templateImageIdentifier") is not None or not manifest.images:
+        return None
+    sides = ", ".join(image.side for image in manifest.images)
+    return {
+        "code": "unknown_side",
+        "message": f"No image of the template has side {str(view.get('side'))[:100]!r}: the "
+        f"photo was kept as an extra image. The template's sides: {sides}.",
+    }
 
 
 def _find_view(document: dict[str, Any], image_id: str) -> dict[str, Any] | None:

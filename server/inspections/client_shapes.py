@@ -9,7 +9,8 @@ is the only place that knows them, so the services and the runtime see one shape
 - The libraries create goods as `goods: [{...}, ...]`: that is the API's `products` list.
 - PHP's product update sends `productId` in the body beside the path's (`product_id_mismatch`
   when they differ), and the Node library's machinery update sends the fields without the
-  `machinery` wrapper (`{make, model, purpose}`).
+  `machinery` wrapper (`{make, model, purpose}`); its goods update is `POST` with
+  `{good: {...}}`.
 
 Numbers written as texts (`year: "2020"`) are values, not shapes: the runtime reads those
 (`runtime.intake`), as it does for every input.
@@ -68,6 +69,20 @@ def creation_body(body: dict[str, Any], inspection_type: str) -> tuple[dict[str,
     if isinstance(shaped.get("products"), list):
         shaped["products"] = [_product(item) for item in shaped["products"]]
     return shaped, goods_list
+
+
+def update_body(body: dict[str, Any]) -> dict[str, Any]:
+    """An inspection update (`PUT /v1/inspection/:id`) with PHP's `[]` read as `{}` for its
+    object fields (`metadata`, `consumer`)."""
+    return {key: _map(value) if key in OBJECT_FIELDS else value for key, value in body.items()}
+
+
+def goods_update_body(body: dict[str, Any], product_id: str) -> dict[str, Any]:
+    """The libraries' `POST /v1/inspection/goods/:productId` with `{good: {...}}` as the
+    product update's `{goods: {...}}` (any other body is read as a product update is)."""
+    if set(body) <= {"good"}:
+        return {"goods": _map(body.get("good"))}
+    return product_update_body(body, "goods", product_id)
 
 
 def client_field(field: str) -> str:

@@ -255,7 +255,7 @@ async def update_inspection(
         app.blobs,
         auth,
         inspection_id,
-        json_object(body, required=False),
+        client_shapes.update_body(json_object(body, required=False)),
         body.files,
         app.clock(),
     )

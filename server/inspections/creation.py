@@ -1,6 +1,7 @@
-"""Creating inspections: resolve the template, check what the runtime does not know about
-(metadata limits, callback URL, producer, file parts, several goods), run `runtime.create`, and
-store the inspection, its products, its files and its events in one transaction."""
+"""Creating inspections: read the client libraries' shapes (`client_shapes`), check what the
+runtime does not know about (callback URL, delivery, producer, file parts), run
+`runtime.create` (which checks the body itself, once), and store the inspection, its products,
+its files and its events in one transaction."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from server.delivery.destinations import Destination, check_delivery
 from server.errors import ApiError
 from server.group_commit import GroupCommit
 from server.idempotency import ClaimToken, StoredResponse, current_claim, store_with
+from server.inspections import client_shapes
 from server.inspections.events import publish
 from server.inspections.files import (
     INSERT_FILES,
@@ -43,7 +45,6 @@ from server.inspections.service import (
     filter_columns,
     product_ids,
     render,
-    validate_metadata,
 )
 from server.inspections.tables import InspectionRecord, ProductRecord
 from server.multipart import UploadedFile
@@ -172,20 +173,6 @@ def _writer(db: Database) -> GroupCommit[NewInspection]:
 
 # --- create ------------------------------------------------------------------------------------
 
-#: Keys of the creation body whose value is an object: PHP's `json_encode` writes an empty map
-#: as `[]`, so `[]` there means `{}` (the product object of the type is added per call).
-OBJECT_KEYS = ("metadata", "consumer", "delivery", "producer")
-
-
-def empty_maps(body: dict[str, Any], inspection_type: str) -> dict[str, Any]:
-    """A copy of `body` with `[]` read as `{}` where an object is meant."""
-    return {
-        key: {}
-        if value == [] and (key in OBJECT_KEYS or (key == inspection_type != "goods"))
-        else value
-        for key, value in body.items()
-    }
-
 
 def create_inspection(
     db: Database,
@@ -199,8 +186,23 @@ def create_inspection(
 ) -> dict[str, Any]:
     """Create an inspection from the spec's creation body; the spec's 201 response body."""
     check_type(inspection_type)
-    body = empty_maps(body, inspection_type)
-    validate_metadata(body.get("metadata"))
+    body, goods_list = client_shapes.creation_body(body, inspection_type)
+    try:
+        return _checked_create(db, settings, blobs, auth, inspection_type, body, files, now)
+    except ApiError as error:
+        raise client_shapes.as_sent(error, goods_list) from None
+
+
+def _checked_create(
+    db: Database,
+    settings: Settings,
+    blobs: BlobStore,
+    auth: AuthContext,
+    inspection_type: str,
+    body: dict[str, Any],
+    files: dict[str, UploadedFile],
+    now: datetime,
+) -> dict[str, Any]:
     callback = body.pop("callbackURL", None)
     # The guard of report callbacks and webhook endpoints: in production no internal address.
     callback_url = None if callback is None else check_endpoint(callback, settings)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import secrets
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from sqlmodel import Session
 
@@ -21,7 +21,12 @@ from server import metrics
 from server.auth import AuthContext
 from server.common import run_runtime
 from server.db import Database
-from server.delivery.destinations import CHANNELS, available_channels, parse_destination
+from server.delivery.destinations import (
+    CHANNELS,
+    Destination,
+    available_channels,
+    parse_destination,
+)
 from server.delivery.messages import compose
 from server.delivery.providers.base import Outgoing, PermanentFailure, Provider, TransientFailure
 from server.delivery.providers.choice import choose
@@ -39,12 +44,14 @@ from server.delivery.tables import LinkDeliveryRecord
 from server.errors import ApiError
 from server.inspections.events import publish
 from server.inspections.service import (
+    Loaded,
     expired,
     find_inspection,
     load,
     parse_moment,
     save,
 )
+from server.inspections.tables import InspectionRecord
 from server.jobs import GiveUp, JobContext, RetryLater
 from server.settings import Settings
 from server.tables import Company, JobRecord
@@ -61,7 +68,7 @@ def _company_name(session: Session, company_id: str) -> str:
 def _outgoing(session: Session, record: LinkDeliveryRecord) -> Outgoing:
     assert record.link is not None
     company = _company_name(session, record.company_id)
-    message = compose(record.locale, company, record.link, record.expires_at)
+    message = compose(record.locale, company, record.link, record.expires_at, record.note)
     return Outgoing(
         delivery_id=record.id,
         channel=record.channel,
@@ -248,15 +255,58 @@ def resend(
         if renewing:
             state = run_runtime(runtime.renew, loaded.program, loaded.state, now=now)
             save(session, loaded, state, now, [])
-        code = secrets.token_urlsafe(24)
-        record.access_code_hash = hash_token(code)
-        session.add(record)
-        link = f"{settings.public_url}/i/{inspection_id}?code={code}"
+        link = new_link(session, settings, record)
         expires_at = link_expiry(loaded.manifest, state, now)
-        locale = state.locale
-        planned = plan(checked, locale, link, expires_at)
-        delivery = new_record(planned, inspection_id, record.company_id, record.testing, now)
-        add(session, delivery)
-        set_view(session, delivery)
+        delivery = _queue(session, record, state.locale, checked, link, expires_at, now, note=None)
         session.commit()
         return {"message": "Delivery queued", "magicLink": link, "delivery": view(delivery)}
+
+
+def new_link(session: Session, settings: Settings, record: InspectionRecord) -> str:
+    """A new access code for the inspection (the previous link stops working): its link."""
+    code = secrets.token_urlsafe(24)
+    record.access_code_hash = hash_token(code)
+    session.add(record)
+    return f"{settings.public_url}/i/{record.id}?code={code}"
+
+
+def _queue(
+    session: Session,
+    record: InspectionRecord,
+    locale: str,
+    destination: Destination,
+    link: str,
+    expires_at: datetime | None,
+    now: datetime,
+    *,
+    note: str | None,
+) -> LinkDeliveryRecord:
+    planned = plan(destination, locale, link, expires_at)
+    delivery = new_record(planned, record.id, record.company_id, record.testing, now)
+    delivery.note = note
+    add(session, delivery)
+    set_view(session, delivery)
+    return delivery
+
+
+def deliver_retake(
+    session: Session,
+    settings: Settings,
+    loaded: Loaded,
+    state: runtime.InspectionState,
+    note: str,
+    now: datetime,
+) -> tuple[str, dict[str, Any] | None]:
+    """A retake's new link, queued through the inspection's last channel and destination with
+    the reviewer's message (`note`), in the caller's transaction. Without an earlier delivery,
+    or when that channel has no provider any more, the link is only returned (the caller
+    gives it to the consumer)."""
+    record = loaded.record
+    last = latest(session, record.id)
+    link = new_link(session, settings, record)
+    if last is None or last.channel not in available_channels(settings):
+        return link, None
+    destination = Destination(cast(Any, last.channel), last.destination)
+    expires_at = link_expiry(loaded.manifest, state, now)
+    delivery = _queue(session, record, state.locale, destination, link, expires_at, now, note=note)
+    return link, view(delivery)

@@ -46,9 +46,18 @@ class UnknownEventError(ServerError, ValueError):
     """`publish` was called with an event name that is not in `EVENTS`."""
 
 
+#: Extra inspection fields of the review's events (docs/review.md).
+REVIEW_FIELDS: dict[str, tuple[str, ...]] = {
+    "inspection_review_required": ("review",),
+    "inspection_reviewed": ("veredict", "completedBy", "review"),
+    "retake_requested": ("review",),
+}
+
+
 def event_payload(event: str, inspection: dict[str, Any]) -> dict[str, Any]:
     """The part of the inspection an event carries."""
     fields = BASE_FIELDS + (COMPLETION_FIELDS if event == "inspection_completed" else ())
+    fields += REVIEW_FIELDS.get(event, ())
     return {name: inspection.get(name) for name in fields}
 
 

@@ -14,6 +14,7 @@ from server.blobs import BlobStore
 from server.common import run_runtime
 from server.db import Database
 from server.errors import ApiError
+from server.inspections import client_shapes
 from server.inspections import service as inspections
 from server.inspections.tables import InspectionRecord, ProductRecord
 from server.settings import Settings
@@ -44,7 +45,7 @@ def post_goods(
     if _owned(inspection, auth):
         return 201, add_goods(db, auth, target_id, body, now)
     if _owned(product, auth):
-        update = {"goods": body.get("good")} if set(body) <= {"good"} else body
+        update = client_shapes.goods_update_body(body, target_id)
         return 200, inspections.update_product(
             db, settings, blobs, auth, "goods", target_id, update, {}, now
         )

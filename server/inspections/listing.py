@@ -42,7 +42,7 @@ MAX_PAGE = 10_000_000
 #: Longest filter value accepted.
 MAX_FILTER_CHARS = 200
 
-STATUSES = ("created", "started", "processing", "completed", "blocked")
+STATUSES = ("created", "started", "processing", "review", "completed", "blocked")
 VEREDICTS = ("approved", "disapproved", "not_defined", "not_provided")
 #: `veredict=not_provided` (the client libraries' value): no verdict given yet, i.e. the
 #: verdict is `not_defined` and the inspection is not completed. `not_defined` alone also

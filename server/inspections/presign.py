@@ -107,25 +107,29 @@ def _member_id(session: Session, company_id: str, identity: PresignIdentity) -> 
     return member.id
 
 
-def _presign(
+def presign_link(
     db: Database,
     settings: Settings,
     auth: AuthContext,
-    inspection_id: FromPath[str],
-    body: PresignBody,
+    inspection_id: str,
+    expires_in: int,
     now: datetime,
+    *,
+    identity: PresignIdentity | None = None,
 ) -> Presigned:
+    """A presigned link to the inspection, valid `expires_in` seconds, for the member
+    `identity` names when given (the API route and the dashboard's share button)."""
     holder = None
     with db.session() as session:
         inspections.find_inspection(session, auth, inspection_id, lock=False)
-        if body.identity is not None:
-            holder = _member_id(session, auth.company_id, body.identity)
+        if identity is not None:
+            holder = _member_id(session, auth.company_id, identity)
     token, expires_at = tokens.issue(
         DETAIL_TOKEN_KIND,
         inspection_id,
         auth.company_id,
         auth.mode,
-        int(body.expiresInSeconds),  # whole: `__post_init__` refused any other
+        expires_in,
         now=now,
         holder=holder,
     )
@@ -134,8 +138,8 @@ def _presign(
         expiresAt=utc_timestamp(expires_at),
         url=f"{settings.public_url}/v1/inspection/presign/detail/{inspection_id}?token={token}",
         identity=msgspec.UNSET
-        if body.identity is None or holder is None
-        else PresignedIdentity(type=body.identity.type, id=body.identity.id, userId=holder),
+        if identity is None or holder is None
+        else PresignedIdentity(type=identity.type, id=identity.id, userId=holder),
     )
 
 
@@ -154,7 +158,16 @@ async def presign_detail(
     app = services(request)
     auth = auth_of(request)
     body = decode_body(await read_body(request), PresignBody, required=False)
-    return await in_thread(_presign, app.db, app.settings, auth, inspection_id, body, app.clock())
+    return await in_thread(
+        presign_link,
+        app.db,
+        app.settings,
+        auth,
+        inspection_id,
+        int(body.expiresInSeconds),  # whole: `__post_init__` refused any other
+        app.clock(),
+        identity=body.identity,
+    )
 
 
 @get(

@@ -18,7 +18,13 @@ from inspectlang.manifest import (
     PRODUCT_CHOICES,
     PRODUCT_FIELDS,
 )
-from inspectlang.vocabulary import MAX_NUMBER, MAX_TEXT_LENGTH
+from inspectlang.vocabulary import (
+    MAX_METADATA_KEY_LENGTH,
+    MAX_METADATA_PAIRS,
+    MAX_METADATA_VALUE_LENGTH,
+    MAX_NUMBER,
+    MAX_TEXT_LENGTH,
+)
 from server.bodies import InspectionType, RequestBody, ResponseBody
 from server.delivery.schemas import DeliveryView
 
@@ -39,6 +45,11 @@ class ImageValidation(ResponseBody):
     #: The value behind the verdict: the plate read, the color found, the face distance, the
     #: photo's age in hours, the distance in metres (null when nothing was read).
     result: ResultValue | Unset = UNSET
+    #: `machine`, or `person` when a reviewer recorded it (docs/review.md).
+    source: Literal["machine", "person"] | Unset = UNSET
+    reviewedBy: dict[str, str] | Unset = UNSET
+    reviewedAt: str | Unset = UNSET
+    note: str | Unset = UNSET
 
 
 class Entity(RequestBody):
@@ -63,6 +74,13 @@ class Quality(ResponseBody):
     measures: dict[str, float | int]
 
 
+class UploadWarning(ResponseBody):
+    """Something an upload was accepted with but the client should know (upload answers only)."""
+
+    code: Literal["unknown_side"]
+    message: str
+
+
 class Image(ResponseBody):
     """An image of a product (also the response of an upload)."""
 
@@ -83,6 +101,11 @@ class Image(ResponseBody):
     entities: list[Entity] | Unset = UNSET
     #: Upload answers only: the photo quality check (blur, exposure, size).
     quality: Quality | Unset = UNSET
+    #: Upload answers only: `unknown_side` when the side names no image of the template.
+    warnings: list[UploadWarning] | Unset = UNSET
+    #: A photo a reviewer's retake replaced (kept in `replacedImages`, docs/review.md).
+    replaced: bool | Unset = UNSET
+    replacedAt: str | Unset = UNSET
 
 
 class InputValue(ResponseBody):
@@ -106,6 +129,8 @@ class ProductBase(ResponseBody):
     extraImages: list[Image]
     inputs: list[InputValue] | Unset = UNSET
     damages: list[Damage] | Unset = UNSET
+    #: Photos replaced by a retake, oldest first (docs/review.md).
+    replacedImages: list[Image] | Unset = UNSET
 
 
 #: A product: its common fields and, under its type's name (`car`, ...), the product data.
@@ -167,7 +192,7 @@ class Inspection(ResponseBody):
 
     id: str = msgspec.field(name="_id")
     type: InspectionType
-    status: Literal["created", "started", "processing", "completed", "blocked"]
+    status: Literal["created", "started", "processing", "review", "completed", "blocked"]
     veredict: Literal["approved", "disapproved", "not_defined"]
     template: TemplateReference
     producer: Producer
@@ -177,7 +202,9 @@ class Inspection(ResponseBody):
     products: list[Product]  # type: ignore[valid-type]
     testing: bool
     reasons: list[str] | Unset = UNSET
-    completedBy: Literal["client", "consumer", "expiration"] | Unset | None = UNSET
+    completedBy: Literal["client", "consumer", "expiration", "reviewer"] | Unset | None = UNSET
+    #: A person's part (docs/review.md): pending validations, reasons, decisions, audit.
+    review: dict[str, Any] | Unset | None = UNSET
     locale: str | Unset = UNSET
     identity: Identity | Unset = UNSET  # type: ignore[valid-type]
     custom: ImagesHolder | Unset = UNSET
@@ -309,12 +336,13 @@ _FIELD_TYPES: dict[str, Any] = {
 
 #: Product data: one of the product type's fields (`PRODUCT_FIELDS`), e.g. `{"plate": "AB123CD"}`.
 ProductData = dict[str, str | float | bool | None]
+#: The spec's metadata limits, from the vocabulary (checked by `runtime.intake.check_metadata`).
 Metadata = Annotated[
     dict[
-        Annotated[str, msgspec.Meta(max_length=50, pattern="^[^\\u0000]*$")],
-        Annotated[str, msgspec.Meta(max_length=500)],
+        Annotated[str, msgspec.Meta(max_length=MAX_METADATA_KEY_LENGTH, pattern="^[^\\u0000]*$")],
+        Annotated[str, msgspec.Meta(max_length=MAX_METADATA_VALUE_LENGTH)],
     ],
-    msgspec.Meta(max_length=50),
+    msgspec.Meta(max_length=MAX_METADATA_PAIRS),
 ]
 
 

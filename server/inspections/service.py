@@ -29,7 +29,7 @@ from server.common import (
 )
 from server.db import Database
 from server.errors import ApiError, ServerError
-from server.inspections import searchtext
+from server.inspections import review_queue, searchtext
 from server.inspections.events import publish
 from server.inspections.files import (
     INSERT_FILES,
@@ -46,10 +46,6 @@ from server.multipart import UploadedFile
 from server.settings import Settings
 from server.templates import service as templates
 
-#: Limits of `metadata` (spec "Limits"): pairs, key length, value length.
-MAX_METADATA_PAIRS = 50
-MAX_METADATA_KEY_CHARS = 50
-MAX_METADATA_VALUE_CHARS = 500
 #: Longest value copied into an indexed filter column (longer values are cut for the index).
 MAX_INDEXED_CHARS = 200
 
@@ -58,6 +54,7 @@ STATUS_EVENTS = {
     "started": "inspection_started",
     "blocked": "inspection_blocked",
     "completed": "inspection_completed",
+    "review": "inspection_review_required",
 }
 
 
@@ -74,44 +71,6 @@ class Loaded:
 
 
 # --- validation of what the runtime does not know about ----------------------------------------
-
-
-def metadata_error(field: str, code: str, message: str) -> ApiError:
-    return ApiError.of(
-        "invalid_metadata",
-        f"{field}: {message}",
-        [{"field": field, "code": code, "message": message}],
-    )
-
-
-def validate_metadata(metadata: Any) -> None:
-    """The spec's metadata limits; each breach is 400 `invalid_metadata` naming the field."""
-    if metadata is None:
-        return
-    if not isinstance(metadata, dict):
-        raise metadata_error("metadata", "not_an_object", "metadata must be an object of strings")
-    if len(metadata) > MAX_METADATA_PAIRS:
-        raise metadata_error(
-            "metadata",
-            "too_many_pairs",
-            f"metadata has {len(metadata)} pairs; at most {MAX_METADATA_PAIRS} are allowed",
-        )
-    for key, value in metadata.items():
-        if len(key) > MAX_METADATA_KEY_CHARS:
-            raise metadata_error(
-                f"metadata.{key[:60]}",
-                "key_too_long",
-                f"the key has {len(key)} characters; at most {MAX_METADATA_KEY_CHARS} are allowed",
-            )
-        if not isinstance(value, str):
-            raise metadata_error(f"metadata.{key}", "value_not_string", "values must be strings")
-        if len(value) > MAX_METADATA_VALUE_CHARS:
-            raise metadata_error(
-                f"metadata.{key}",
-                "value_too_long",
-                f"the value has {len(value)} characters; "
-                f"at most {MAX_METADATA_VALUE_CHARS} are allowed",
-            )
 
 
 def check_type(inspection_type: str) -> None:
@@ -367,6 +326,17 @@ def save(
     record.document = render(loaded.program, new_state)
     record.updated_at = now
     session.add(record)
+    if new_state.review is not None or loaded.state.review is not None:
+        review_queue.sync(
+            session,
+            program=loaded.program,
+            inspection_id=record.id,
+            company_id=record.company_id,
+            testing=record.testing,
+            before=loaded.state,
+            after=new_state,
+            now=now,
+        )
     known = set(product_ids(loaded.state_document))
     for product_id in product_ids(document):
         if product_id not in known:
@@ -411,16 +381,6 @@ def _with_inputs(
     """`runtime.update` with the body's consumer, metadata and inputs, the file inputs taken
     from `files` (stored as at creation, added to `stored`); values already defined, and their
     files, are ignored. Shared by both updates, so they check and answer alike."""
-    metadata = body.get("metadata")
-    if isinstance(metadata, dict) and state.metadata:
-        merged = {**metadata, **state.metadata}
-        if len(merged) > MAX_METADATA_PAIRS:
-            raise metadata_error(
-                "metadata",
-                "too_many_pairs",
-                f"with the keys already set the inspection would have {len(merged)} "
-                f"metadata pairs; at most {MAX_METADATA_PAIRS} are allowed",
-            )
     refuse_file_values(loaded.manifest, body.get("inputs"))
     check_file_parts(loaded.manifest, files)
     fresh = {name: upload for name, upload in files.items() if state.inputs.get(name) is None}
@@ -476,7 +436,6 @@ def update_inspection(
     File inputs come as multipart parts and are stored as at creation (`files.py`); a part for
     an input already defined is ignored like any defined value, and nothing is stored for it.
     """
-    validate_metadata(body.get("metadata"))
     _change_with_files(
         db,
         blobs,

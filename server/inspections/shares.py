@@ -58,8 +58,8 @@ def create(
     # one second are one link. A revoked one is not handed out again: a second less makes
     # another token.
     for shorter in range(60):
-        body = presign.PresignBody(expiresInSeconds=SHARE_SECONDS - shorter)
-        signed = presign._presign(db, settings, auth, inspection_id, body, now)
+        seconds = SHARE_SECONDS - shorter
+        signed = presign.presign_link(db, settings, auth, inspection_id, seconds, now)
         key = tokens.hash_token(signed.accessToken)
         with db.session() as session:
             existing = session.get(ShareLinkRecord, key)

@@ -255,6 +255,8 @@ class BorbRenderer:
         )
         for reason in headline.reasons:
             layout.append_layout_element(_paragraph(f"- {reason}", size=11))
+        for line in headline.reviewed:
+            layout.append_layout_element(_paragraph(line, size=11, bold=True, margin_top=6))
 
     def _section(self, layout: _Flow, section: Section) -> None:
         layout.heading(section.title)

@@ -171,6 +171,26 @@ class Headline:
     #: "None." and "(image not available)" in the report's language.
     none_text: str = "None."
     no_image_text: str = "(image not available)"
+    #: "Reviewed by … on …: reason", one per person's decision (docs/review.md).
+    reviewed: list[str] = field(default_factory=list)
+
+
+def reviewed_lines(inspection: dict[str, Any], w: Words | None = None) -> list[str]:
+    """A person's decisions, as the report states them under the verdict, in the report's
+    language (moments in its time zone)."""
+    w = w or Words("en_US")
+    review = inspection.get("review") or {}
+    return [
+        w(_("Reviewed by %(who)s on %(when)s: %(reason)s (%(verdict)s)"))
+        % {
+            "who": show((item.get("by") or {}).get("name")),
+            "when": w.moment(item.get("at")),
+            "reason": show(item.get("reason")),
+            "verdict": w.verdict(item.get("veredict")),
+        }
+        for item in review.get("decisions") or []
+        if isinstance(item, dict)
+    ]
 
 
 def mask(value: str, keep: int = 4) -> str:
@@ -322,6 +342,7 @@ def headline(report: ReportData) -> Headline:
         ),
         none_text=w(_("None.")),
         no_image_text=w(_("(image not available)")),
+        reviewed=reviewed_lines(inspection, w),
     )
 
 
@@ -543,30 +564,6 @@ def condition_text(kind: str, label: str, w: Words | None = None) -> str:
     return f"{kind}: {label}"
 
 
-def decisions_section(report: ReportData) -> Section | None:
-    """The people's decisions on the inspection (the review feature's `decisions`: who decided
-    what, when, and why), when there are any."""
-    decisions = report.inspection.get("decisions") or report.inspection.get("reviews") or []
-    rows = [item for item in decisions if isinstance(item, dict)]
-    if not rows:
-        return None
-    w = words(report)
-    table = Table(
-        [w(_("Decided")), w(_("By")), w(_("Decision")), w(_("Note"))],
-        [
-            [
-                w.moment(item.get("at") or item.get("decidedAt")),
-                show(item.get("by") or item.get("reviewer")),
-                w.verdict(item.get("decision") or item.get("veredict")),
-                show(item.get("note") or item.get("reason")),
-            ]
-            for item in rows
-        ],
-        weights=[4, 4, 3, 6],
-    )
-    return Section(w(_("Human decisions")), tables=[table])
-
-
 def explanation_section(report: ReportData) -> Section | None:
     """How the verdict was reached (the runtime's explanation): what is missing, conditions and
     rule errors."""
@@ -640,7 +637,7 @@ def build_sections(report: ReportData) -> tuple[Headline, list[Section]]:
                 images=[image_block(report, img, locale) for img in report.images],
             )
         )
-    for closing in (decisions_section(report), explanation_section(report)):
-        if closing is not None:
-            sections.append(closing)
+    notes = explanation_section(report)
+    if notes is not None:
+        sections.append(notes)
     return headline(report), sections

@@ -10,12 +10,14 @@ from litestar.params import FromPath, QueryParameter
 from litestar.response import Response
 
 from inspectlang.vocabulary import INSPECTION_TYPES
+from server import routing
 from server.bodies import decode_body
 from server.common import in_thread
 from server.deps import auth_of, services
 from server.errors import ApiError
 from server.multipart import TEMPLATE_BODY_BYTES, read_body
 from server.schemas import operation
+from server.settings import Settings
 from server.templates import service as templates
 from server.templates.schemas import SOURCE_MESSAGE, Template, TemplateSource
 
@@ -158,7 +160,8 @@ async def create_template(request: Request[Any, Any, Any]) -> dict[str, Any]:
     app = services(request)
     auth = auth_of(request)
     source = await _source(request)
-    return await in_thread(templates.create_template, app.db, auth.company_id, source, app.clock())
+    saved = await in_thread(templates.create_template, app.db, auth.company_id, source, app.clock())
+    return _with_warnings(saved, app.settings)
 
 
 @put(
@@ -178,9 +181,17 @@ async def revise_template(
     app = services(request)
     auth = auth_of(request)
     source = await _source(request)
-    return await in_thread(
+    saved = await in_thread(
         templates.revise_template, app.db, auth.company_id, template_id, source, app.clock()
     )
+    return _with_warnings(saved, app.settings)
+
+
+def _with_warnings(saved: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    """The saved template with `warnings`: each required validation that goes to a person in
+    this deployment (`W900`, docs/review.md)."""
+    machine = routing.machine_validations(settings)
+    return {**saved, "warnings": routing.person_routed_warnings(saved, machine)}
 
 
 ROUTES: list[Any] = [

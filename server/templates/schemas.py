@@ -130,3 +130,10 @@ class Template(ResponseBody):
         int | msgspec.UnsetType, msgspec.Meta(description="Revision number of a custom template.")
     ] = msgspec.UNSET
     logic: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
+    warnings: Annotated[
+        list[dict[str, Any]] | msgspec.UnsetType,
+        msgspec.Meta(
+            description="On a save: each required validation no machine decides here "
+            "(`W900`: its inspections wait for a person, docs/review.md)."
+        ),
+    ] = msgspec.UNSET

@@ -317,6 +317,22 @@ def revise_template(
     return _api(manifest, record, with_logic=False)
 
 
+def revisions(
+    db: Database, company_id: str, template_id: str
+) -> list[TemplateRevisionRecord] | None:
+    """Every revision of the company's template, oldest first; None when it is not theirs."""
+    with db.session() as session:
+        record = session.get(TemplateRecord, template_id)
+        if record is None or record.company_id != company_id:
+            return None
+        statement = (
+            select(TemplateRevisionRecord)
+            .where(cast(Any, TemplateRevisionRecord.template_id) == template_id)
+            .order_by(cast(Any, TemplateRevisionRecord.number))
+        )
+        return list(session.execute(statement).scalars())
+
+
 def _commit_or_name_taken(session: Session, name: str) -> None:
     try:
         session.commit()

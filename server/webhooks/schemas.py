@@ -15,6 +15,9 @@ WebhookEvent = Literal[
     "image_processed",
     "inspection_blocked",
     "inspection_completed",
+    "inspection_review_required",
+    "inspection_reviewed",
+    "retake_requested",
     "delivery_sent",
     "delivery_failed",
 ]

@@ -55,6 +55,25 @@ async function main() {
         purpose: 'Agrícola', use: 'PRIVADO', type: 'backhoe' },
     })
   );
+  if (results['machinery.create'].ok) {
+    const created = results['machinery.create'].value;
+    // The library sends these fields flat, without the `machinery` wrapper.
+    await attempt(results, 'machinery.update', () =>
+      products.machinery.update(created.productId, { make: 'CAT', purpose: 'Vial' })
+    );
+    await attempt(results, 'inspections.presignDetail', () =>
+      products.presignDetail(created.inspectionId, {
+        expiresInSeconds: 600,
+        identity: { type: 'internalId', id: 'member-1' },
+      })
+    );
+    await attempt(results, 'inspections.finish', () =>
+      products.finish({ inspectionId: created.inspectionId })
+    );
+    await attempt(results, 'inspections.createReportRequest', () =>
+      products.createReportRequest(created.inspectionId)
+    );
+  }
   await attempt(results, 'people.create', () =>
     products.people.create({
       ...common,

@@ -1,6 +1,7 @@
 """autoinspector-node, unmodified, against the live service: the library's own calls (car,
-moto, bike, cellphone, machinery, people, goods creation, goods add/update, template preview,
-the `not_provided` filter, an error's `detail`), and what the service stored.
+moto, bike, cellphone, machinery, people, goods creation, goods add/update, the flat machinery
+update, presign with an identity, finish and its `message`, a report request without a body,
+template preview, the `not_provided` filter, an error's `detail`), and what the service stored.
 
 Needs `node` and the library built by `make node-client` (build/clients/autoinspector-node,
 or INSPECTLANG_NODE_CLIENT): nothing is downloaded while the tests run.
@@ -67,6 +68,13 @@ def test_node_client_calls_work_unmodified(
     assert stored("cellphone.create")["products"][0]["cellphone"]["price"] == 900
     machinery = stored("machinery.create")["products"][0]["machinery"]
     assert machinery["type"] == "backhoe" and machinery["year"] == 2019
+    assert machinery["make"] == "CAT" and machinery["purpose"] == "Vial"  # the flat update
+    presigned = value["inspections.presignDetail"]
+    assert presigned["identity"]["type"] == "internalId" and presigned["identity"]["userId"]
+    assert httpx.get(presigned["url"]).status_code == 200
+    assert value["inspections.finish"]["message"] == "Inspection finished"
+    assert value["inspections.finish"]["status"] == "completed"
+    assert value["inspections.createReportRequest"]["_id"]
     assert stored("people.create")["identity"]["sex"] == 1
     goods = value["inspections.retrieve"]["products"]
     assert [p["_id"] for p in goods] == [

@@ -12,7 +12,7 @@ from inspectlang.patterns import MAX_PATTERN, compiled_pattern, pattern_problem,
 from inspectlang.schema import creation_validator
 from runtime import values
 from runtime.errors import InspectionError
-from runtime.intake import check_input_value, check_inputs, check_schema
+from runtime.intake import check_input_value, check_inputs
 
 HEADER = 'template "T"\n    type: car\n'
 VERDICT = "verdict\n    approve when all(i in images where i.approved)\n"
@@ -136,12 +136,10 @@ def test_a_manifest_whose_pattern_re2_refuses_gets_a_clear_problem(nested: Templ
             "message": "the template's pattern cannot be used",
         }
     ]
-    body = {"locale": "es_AR", "delivery": {"channel": "email", "destination": "a@b.co"}}
     with pytest.raises(InspectionError) as raised:
-        check_schema(hand_made, body, {spec.identifier: "aa"})
-    assert raised.value.code == "invalid_body"
+        check_inputs(hand_made, {spec.identifier: "aa"}, stage="create", locale="es_AR")
+    assert raised.value.code == "invalid_input_value"
     assert raised.value.errors[0]["code"] == "pattern"
-    assert "cannot be used" in raised.value.errors[0]["message"]
 
 
 def test_pattern_search_is_none_only_for_refused_patterns() -> None:

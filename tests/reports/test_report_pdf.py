@@ -267,10 +267,12 @@ def _adjuster_report(locale: str) -> Any:
     first["validations"][0]["confidence"] = 99.97768539238172
     first["capture"] = {"takenAt": "2026-11-20T10:01:00Z", "latitude": -34.603722,
                         "longitude": -58.381592, "distanceMeters": 12.345678}  # fmt: skip
-    report.inspection["decisions"] = [
-        {"at": "2026-11-20T11:00:00Z", "by": "Laura Gómez", "decision": "approved",
-         "note": "Plate checked by phone"},
-    ]  # fmt: skip
+    report.inspection["review"] = {
+        "decisions": [
+            {"at": "2026-11-20T11:00:00Z", "by": {"name": "Laura Gómez"},
+             "veredict": "approved", "reason": "Plate checked by phone"},
+        ]
+    }  # fmt: skip
     return replace(report, producer_name="Carlos Díaz")
 
 
@@ -278,12 +280,12 @@ def _adjuster_report(locale: str) -> Any:
     ("locale", "words"),
     [
         ("es_AR", ["Solicitante", "ACME Seguros - Carlos Díaz", "20 nov 2026", "GMT-03:00",
-                   "99,98", "Decisiones de personas", "Laura Gómez", "Tomada", "-34,60372",
+                   "99,98", "Revisada por Laura Gómez el 20 nov 2026", "Tomada", "-34,60372",
                    "Aprobada"]),
         ("pt_BR", ["Solicitante", "20 de nov. de 2026", "GMT-03:00", "99,98",
-                   "Decisões de pessoas", "Relatório de vistoria"]),
+                   "Revisada por Laura Gómez em 20 de nov. de 2026", "Relatório de vistoria"]),
         ("en_US", ["Producer", "ACME Seguros - Carlos Díaz", "Nov 20, 2026", "GMT", "99.98",
-                   "Human decisions", "Inspection report"]),
+                   "Reviewed by Laura Gómez on Nov 20, 2026", "Inspection report"]),
     ],
 )  # fmt: skip
 def test_what_an_adjuster_signs(locale: str, words: list[str], tmp_path: Path) -> None:

@@ -73,6 +73,7 @@ def test_to_api_has_every_field_of_the_spec() -> None:
         "confidence": 90.0,
         "valid": True,
         "result": "ab123cd",
+        "source": "machine",
     }
     assert "recaptured" not in [v["validation"] for v in front["validations"]]
     assert document["producer"] == {"companyId": "c1", "userId": "u1"}

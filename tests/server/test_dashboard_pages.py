@@ -155,10 +155,24 @@ def _attempt(client: Browserish, action: str, inspection: str) -> int:
     if action == "members.manage_owners":  # inviting an owner with an invalid address
         data = {"email": "not an address", "role": "owner"}
         return client.post("/dashboard/members/invite", data=data).status_code
+    if action == "review.view":
+        return client.get("/dashboard/review").status_code
+    if action == "review.decide":  # claiming a case that is not in review: 409 when allowed
+        return client.post(f"/dashboard/review/{inspection}/claim").status_code
+    if action == "review.retake":  # a retake naming no photo: 400 when allowed
+        return client.post(f"/dashboard/review/{inspection}/retake", data={}).status_code
+    if action == "review.export":
+        return client.get("/dashboard/review/decisions.csv").status_code
     raise AssertionError(f"no request exercises {action}")
 
 
-ALLOWED_STATUS = {"templates.edit": 422, "members.manage": 400, "members.manage_owners": 400}
+ALLOWED_STATUS = {
+    "templates.edit": 422,
+    "members.manage": 400,
+    "members.manage_owners": 400,
+    "review.decide": 409,
+    "review.retake": 400,
+}
 
 
 @pytest.mark.parametrize("role", ROLES)

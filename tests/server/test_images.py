@@ -192,11 +192,19 @@ def test_max_attempts_and_finished_inspections(
             upload(client, test_headers, inspection["productId"], {"side": "right"}).status_code
             == 201
         )
+    # Three photos without a capture date all fail `date`: with its attempts used up the
+    # inspection is blocked (before issue 22 the built-in's `recaptured`, which nothing here
+    # runs, kept every photo unprocessed and the inspection in `processing` instead).
     fourth = upload(client, test_headers, inspection["productId"], {"side": "right"})
-    assert error_of(fourth) == (409, "max_attempts_exceeded")
-    client.post(f"/v1/inspection/finish/{inspection['inspectionId']}", headers=test_headers)
-    late = upload(client, test_headers, inspection["productId"], {"side": "front"})
-    assert error_of(late) == (409, "inspection_not_editable")
+    assert error_of(fourth) == (409, "inspection_not_editable")
+    document = client.get(
+        f"/v1/inspection/{inspection['inspectionId']}", headers=test_headers
+    ).json()
+    assert document["status"] == "blocked"
+    finished = client.post(
+        f"/v1/inspection/finish/{inspection['inspectionId']}", headers=test_headers
+    )
+    assert error_of(finished) == (409, "invalid_status_transition")
 
 
 def test_upload_token(
@@ -245,7 +253,13 @@ def test_validation_results(
         k: v
         for k, v in next(v for v in front["validations"] if v["validation"] == "plate").items()
         if k != "_id"
-    } == {"validation": "plate", "confidence": 93, "valid": True, "result": "AB123CD"}
+    } == {
+        "validation": "plate",
+        "confidence": 93,
+        "valid": True,
+        "result": "AB123CD",
+        "source": "machine",
+    }
     assert front["damages"] == result["damages"]
     again = client.post(url, json=result, headers=test_headers)
     assert error_of(again) == (400, "invalid_validation_result")

@@ -126,7 +126,8 @@ JUNK = b"\x00" * (3 * 1024 * 1024)
         "/v1/inspection/{inspection}/report/request",
         "/v1/inspection/image/token/{product}",
         "/v1/inspection/{inspection}/image/{product}/validation",
-        "/v1/inspection/{type}/{product}",
+        # Not `PUT /v1/inspection/{type}/{product}`: it takes file inputs (issue 21, the PHP
+        # library's product update), so it reads its parts like `PUT /v1/inspection/:id`.
         "/v1/inspection/template",
         "/v1/inspection/template/{template}",
         "/v1/notification/webhook",

@@ -1,0 +1,177 @@
+"""Who decides each validation, and why a finished inspection waits for a person.
+
+The deployment says which validations a machine decides here (`machine`: the validators of
+this runtime, the local analyzers, the configured outside providers, the names a client posts
+to the API); every other run validation is routed to a person when its photo is uploaded
+(`ValidationRecord.route`). A person-routed validation never holds `processed` back, so no
+inspection stays `processing` waiting on nobody.
+
+At `finish`, `review_reasons` lists why a person must decide before there is a verdict; any
+reason puts the inspection in `review` (docs/review.md). The four sources, in this order:
+
+1. `no_machine_route` / `no_result`: a required validation of a current photo has no result
+   (nothing here runs it, or its machine had not answered by the finish);
+2. `low_confidence`: a machine result below the validation's `reviewBelow` (manifest
+   `logic.images.<id>.validations.<name>.reviewBelow`, written by `review below confidence N`);
+3. `rule`: a `review "reason" when ...` rule of the verdict block holds (`Program.reviews`);
+4. `rule_error`: a rule of the verdict block could not be evaluated (division by zero, step
+   limit...) and the verdict would otherwise approve: fail closed, never `approved` by a
+   machine on a rule it could not evaluate.
+
+Reasons 1 and 2 are skipped when the inspection misses a photo or a required input (it is
+disapproved on its own, `runtime.missing`); 3 and 4 are not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from runtime.errors import StepLimitExceeded
+from runtime.program import Program
+from runtime.state import ImageRecord, InspectionState, Route, ValidationRecord
+from runtime.validators import REGISTRY
+
+#: Reason codes of `review.reasons[].code`, with what each means (docs/review.md).
+REVIEW_REASON_CODES: dict[str, str] = {
+    "no_machine_route": "a required validation no machine of this deployment decides",
+    "no_result": "a required validation whose machine had not answered at the finish",
+    "low_confidence": "a machine result below the validation's review confidence",
+    "rule": "a `review ... when` rule of the template holds",
+    "rule_error": "a rule of the verdict could not be evaluated (fail closed)",
+}
+
+
+def _reason(code: str, message: str, **where: Any) -> dict[str, Any]:
+    """One `review.reasons` item; `code` is one of REVIEW_REASON_CODES."""
+    return {"code": code, "message": message, **where}
+
+
+def route(name: str, machine: Collection[str] | None) -> Route:
+    """`machine` when something here decides validation `name`, else `person`.
+
+    `machine=None` means the caller decides every validation itself (an embedder posting
+    every result): everything is routed to a machine, as before routing existed.
+    """
+    if machine is None or name in machine or name in REGISTRY:
+        return "machine"
+    return "person"
+
+
+def review_below(program: Program, image: ImageRecord, name: str) -> float | None:
+    """The confidence under which a machine result of `name` on this photo goes to a person."""
+    logic = program.manifest.logic.images.get(image.templateImageIdentifier or "")
+    setting = logic.validations.get(name) if logic is not None else None
+    return setting.reviewBelow if setting is not None else None
+
+
+def low_confidence(program: Program, image: ImageRecord, record: ValidationRecord) -> bool:
+    """A machine result under the validation's `reviewBelow`, not yet looked at by a person."""
+    limit = review_below(program, image, record.validation)
+    return (
+        limit is not None
+        and record.reported
+        and record.reviewedBy is None
+        and record.confidence is not None
+        and record.confidence < limit
+    )
+
+
+def waits_for_person(program: Program, image: ImageRecord, record: ValidationRecord) -> bool:
+    """Whether a person must decide this validation: required with no result, or a machine
+    result below its review confidence."""
+    if not record.run:
+        return False
+    if not record.reported:
+        return record.required
+    return low_confidence(program, image, record)
+
+
+def pending(program: Program, state: InspectionState) -> list[dict[str, str]]:
+    """`review.pending`: `{imageId, validation}` of every current photo's validation waiting
+    for a person, in template order."""
+    return [
+        {"imageId": image.id, "validation": record.validation}
+        for product in state.products
+        for image in product.images
+        for record in image.validations
+        if waits_for_person(program, image, record)
+    ]
+
+
+def _validation_reasons(program: Program, state: InspectionState) -> list[dict[str, Any]]:
+    reasons: list[dict[str, Any]] = []
+    for product in state.products:
+        for image in product.images:
+            label = image.templateImageIdentifier or image.side
+            for record in image.validations:
+                if not waits_for_person(program, image, record):
+                    continue
+                where = {"imageId": image.id, "validation": record.validation}
+                if not record.reported and record.route == "person":
+                    message = f"{label}: {record.validation} is not decided by a machine here"
+                    reasons.append(_reason("no_machine_route", message, **where))
+                elif not record.reported:
+                    message = f"{label}: {record.validation} had no result at the finish"
+                    reasons.append(_reason("no_result", message, **where))
+                else:
+                    message = (
+                        f"{label}: {record.validation} confidence {record.confidence:g}"
+                        f" is below {review_below(program, image, record.validation):g}"
+                    )
+                    reasons.append(_reason("low_confidence", message, **where))
+    return reasons
+
+
+def rule_reasons(program: Program, env: dict[str, Any]) -> list[dict[str, Any]]:
+    """The `review ... when` rules that hold, in source order; a rule whose condition cannot
+    be evaluated counts as holding (its errors are left in `env["errors"]`)."""
+    reasons: list[dict[str, Any]] = []
+    for index, (_, _, span) in enumerate(program.reviews):
+        start = len(env["errors"])
+        try:
+            reason = program.run_review(index, env)
+        except StepLimitExceeded:
+            env["errors"].append({"code": "step_limit", "span": span})
+            reason = None
+        if reason is not None:
+            reasons.append(_reason("rule", reason, span=list(span)))
+        elif len(env["errors"]) > start:
+            first = env["errors"][start]
+            message = f"A review rule (line {span[0]}) could not be evaluated: {first['code']}"
+            reasons.append(_reason("rule_error", message, span=list(first["span"])))
+    return reasons
+
+
+def error_reasons(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One `rule_error` reason per distinct error of the verdict's evaluation."""
+    seen: set[tuple[str, tuple[int, ...]]] = set()
+    reasons: list[dict[str, Any]] = []
+    for error in errors:
+        key = (str(error["code"]), tuple(error["span"]))
+        if key in seen:
+            continue
+        seen.add(key)
+        line = error["span"][0] if error["span"] else 0
+        message = f"A rule of the verdict (line {line}) could not be evaluated: {error['code']}"
+        reasons.append(_reason("rule_error", message, span=list(error["span"])))
+    return reasons
+
+
+def review_reasons(
+    program: Program,
+    state: InspectionState,
+    env: dict[str, Any],
+    *,
+    missing: bool,
+    approved: bool,
+    verdict_errors: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """Why a person must decide this finished inspection (empty: the machine's verdict
+    stands). `approved` is the template verdict's answer, `verdict_errors` the rule errors
+    its evaluation left."""
+    reasons = [] if missing else _validation_reasons(program, state)
+    reasons += rule_reasons(program, env)
+    if approved and not missing:
+        reasons += error_reasons(verdict_errors)
+    return reasons

@@ -1,0 +1,100 @@
+"""The review queue and the decisions as rows, kept in step with the inspections.
+
+`sync` is called by the inspection service's `save`, in the transaction of every change: an
+inspection entering `review` gets its queue row, one leaving it loses it, a claim updates its
+assignee, and each new decision gets a `review_decisions` row. Nothing else writes these rows.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import func, select
+from sqlmodel import Session
+
+from runtime import InspectionState, Program, new_object_id
+from runtime.routing import pending
+from server.auth import AuthContext
+from server.db import Database
+from server.inspections.review_tables import ReviewDecisionRecord, ReviewQueueRecord
+
+#: Reasons kept on a queue row (the review page shows them all).
+MAX_REASONS = 5
+#: Longest reason message kept on a queue row.
+MAX_REASON_CHARS = 300
+
+
+def _moment(value: str | None, default: datetime) -> datetime:
+    if not value:
+        return default
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC)
+
+
+def sync(
+    session: Session,
+    *,
+    program: Program,
+    inspection_id: str,
+    company_id: str,
+    testing: bool,
+    before: InspectionState,
+    after: InspectionState,
+    now: datetime,
+) -> None:
+    """Bring the queue row and the decision rows of one inspection in line with `after`."""
+    row = session.get(ReviewQueueRecord, inspection_id) if before.status == "review" else None
+    review = after.review
+    if after.status == "review" and review is not None:
+        if row is None:
+            row = ReviewQueueRecord(
+                inspection_id=inspection_id,
+                company_id=company_id,
+                testing=testing,
+                type=after.type,
+                template_name=after.template.name[:200],
+                since=_moment(review.since, now),
+            )
+        row.since = _moment(review.since, now)
+        row.reasons = [
+            {"code": r["code"], "message": str(r["message"])[:MAX_REASON_CHARS]}
+            for r in review.reasons[:MAX_REASONS]
+        ]
+        row.pending = len(pending(program, after))
+        row.assignee_id = review.assignee["id"] if review.assignee else None
+        row.assignee_name = review.assignee["name"][:200] if review.assignee else None
+        session.add(row)
+    elif row is not None:
+        session.delete(row)
+    old = len(before.review.decisions) if before.review is not None else 0
+    for decision in review.decisions[old:] if review is not None else []:
+        decided = _moment(decision["at"], now)
+        since = _moment(review.since, decided) if review is not None else decided
+        session.add(
+            ReviewDecisionRecord(
+                id=new_object_id(),
+                inspection_id=inspection_id,
+                company_id=company_id,
+                testing=testing,
+                type=after.type,
+                template_name=after.template.name[:200],
+                decided_at=decided,
+                reviewer_id=decision["by"]["id"][:64],
+                reviewer_name=decision["by"]["name"][:200],
+                veredict=decision["veredict"],
+                reason=decision["reason"],
+                waited_seconds=max(0, int((decided - since).total_seconds())),
+            )
+        )
+
+
+def count_waiting(db: Database, auth: AuthContext) -> int:
+    """How many of the company's inspections (in the key mode) wait in `review`."""
+    table = ReviewQueueRecord.__table__  # type: ignore[attr-defined]
+    with db.engine.connect() as connection:
+        return int(
+            connection.execute(
+                select(func.count()).where(
+                    table.c.company_id == auth.company_id, table.c.testing == auth.testing
+                )
+            ).scalar_one()
+        )

@@ -1,0 +1,385 @@
+"""The review's operations, shared by the API and the dashboard's review pages.
+
+Each change goes through the inspection service's `change` (one locked transaction: the
+runtime's pure function, the saved state, the queue and decision rows, the webhook events);
+reads of the queue and of decisions use their own narrow tables (`review_tables`), never the
+inspections' documents in bulk.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, cast
+
+from sqlalchemy import func, select
+from sqlmodel import Session
+
+from runtime import InspectionState
+from runtime import review as runtime_review
+from server.auth import AuthContext
+from server.common import run_runtime
+from server.db import Database
+from server.delivery.messages import compose
+from server.inspections import review_queue
+from server.inspections import service as inspections
+from server.inspections.deliveries import deliver_retake
+from server.inspections.review_tables import ReviewDecisionRecord, ReviewQueueRecord
+from server.settings import Settings
+from server.tables import Company
+
+#: Cases per page of the review queue.
+QUEUE_PAGE_SIZE = 50
+#: Most decisions one CSV export holds (newest first).
+MAX_CSV_ROWS = 100_000
+
+Who = dict[str, str]
+
+
+def api_actor(auth: AuthContext) -> Who:
+    """Who acts through the API: the key (its id), named as such in the audit trail."""
+    return {"id": f"key:{auth.key_id}", "name": f"API key {auth.key_id[:8]}"}
+
+
+def _document(settings: Settings, loaded: inspections.Loaded, state: InspectionState) -> Any:
+    return inspections.to_document(loaded.program, state, loaded.record, settings.public_url)
+
+
+def review(
+    db: Database,
+    settings: Settings,
+    auth: AuthContext,
+    inspection_id: str,
+    body: Any,
+    who: Who,
+    now: datetime,
+) -> dict[str, Any]:
+    """`POST /v1/inspection/:id/review`: the Inspection after the person's results (and
+    decision); `inspection_reviewed` is published on a decision."""
+
+    def operation(loaded: inspections.Loaded) -> InspectionState:
+        return run_runtime(runtime_review.review, loaded.program, loaded.state, body, who, now=now)
+
+    def events(
+        loaded: inspections.Loaded, state: InspectionState
+    ) -> list[tuple[str, dict[str, Any]]]:
+        if state.status == "completed" and loaded.state.status == "review":
+            return [("inspection_reviewed", {"previousStatus": "review"})]
+        return []
+
+    loaded, state = inspections.change(db, auth, inspection_id, operation, now, events=events)
+    return cast(dict[str, Any], _document(settings, loaded, state))
+
+
+def retake(
+    db: Database,
+    settings: Settings,
+    auth: AuthContext,
+    inspection_id: str,
+    body: Any,
+    who: Who,
+    now: datetime,
+) -> dict[str, Any]:
+    """`POST /v1/inspection/:id/retake`: the slots reopen and a new link carries the message
+    through the inspection's channel (202 with the link and the delivery)."""
+    sent: dict[str, Any] = {}
+
+    def operation(loaded: inspections.Loaded) -> InspectionState:
+        return run_runtime(runtime_review.retake, loaded.program, loaded.state, body, who, now=now)
+
+    def events(
+        loaded: inspections.Loaded, state: InspectionState
+    ) -> list[tuple[str, dict[str, Any]]]:
+        return [("retake_requested", {"previousStatus": loaded.state.status})]
+
+    def deliver(session: Session, loaded: inspections.Loaded, state: InspectionState) -> None:
+        assert state.retake is not None
+        link, delivery = deliver_retake(session, settings, loaded, state, state.retake.message, now)
+        sent.update(magicLink=link, delivery=delivery)
+
+    _loaded, state = inspections.change(
+        db, auth, inspection_id, operation, now, events=events, after=deliver
+    )
+    return {
+        "message": "Retake requested",
+        "status": state.status,
+        "images": list(body["images"]) if isinstance(body, dict) else [],
+        **sent,
+    }
+
+
+def claim(
+    db: Database,
+    auth: AuthContext,
+    inspection_id: str,
+    who: Who,
+    now: datetime,
+    *,
+    release: bool = False,
+) -> InspectionState:
+    """Take (or give back) a case of the queue; 409 `review_conflict` when someone holds it."""
+
+    def operation(loaded: inspections.Loaded) -> InspectionState:
+        return run_runtime(
+            runtime_review.claim, loaded.program, loaded.state, who, release=release, now=now
+        )
+
+    return inspections.change(db, auth, inspection_id, operation, now)[1]
+
+
+# --- reading -----------------------------------------------------------------------------------
+
+#: Consumer fields shown as "declared" beside the photos.
+DECLARED_CONSUMER = ("identification", "firstName", "lastName", "birthdate", "sex", "email")
+
+
+@dataclass(frozen=True, slots=True)
+class Photo:
+    """One current photo of a case: what the machine read, what a person may decide."""
+
+    id: str
+    label: str
+    src: str | None
+    validations: list[dict[str, Any]]
+    #: Validation names a person may record here: those pending, and `damage` when it runs.
+    decidable: list[str]
+    pending: list[str]
+    damages: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """What the review page shows of one inspection."""
+
+    id: str
+    status: str
+    veredict: str
+    completed_by: str | None
+    template_name: str
+    type: str
+    locale: str
+    declared: list[tuple[str, str]]
+    photos: list[Photo]
+    replaced: list[dict[str, Any]]
+    reasons: list[dict[str, Any]]
+    decisions: list[dict[str, Any]]
+    audit: list[dict[str, Any]]
+    suggestion: dict[str, Any] | None
+    assignee: dict[str, str] | None
+    retake: dict[str, Any] | None
+    age: str | None
+
+
+def age(since: datetime | None, now: datetime) -> str:
+    """How long a case has waited, for a person: `3 d 4 h`, `2 h 5 min`, `12 min`."""
+    if since is None:
+        return ""
+    seconds = max(0, int((now - since).total_seconds()))
+    days, rest = divmod(seconds, 86_400)
+    hours, rest = divmod(rest, 3_600)
+    minutes = rest // 60
+    if days:
+        return f"{days} d {hours} h"
+    if hours:
+        return f"{hours} h {minutes} min"
+    return f"{minutes} min"
+
+
+def case(
+    db: Database, settings: Settings, auth: AuthContext, inspection_id: str, now: datetime
+) -> Case:
+    """The review page's data: the Inspection object (signed photo links) and its state."""
+    document = inspections.get_inspection(db, settings, auth, inspection_id)
+    with db.session() as session:
+        loaded = inspections.load(
+            session, inspections.find_inspection(session, auth, inspection_id, lock=False)
+        )
+    state = loaded.state
+    review = document.get("review") or {}
+    pending = {(p["imageId"], p["validation"]) for p in review.get("pending") or []}
+    views = {
+        view["_id"]: view
+        for holder in [
+            *document.get("products", []),
+            document.get("identity") or {},
+            document.get("custom") or {},
+        ]
+        for view in holder.get("images") or []
+    }
+    photos = []
+    replaced: list[dict[str, Any]] = []
+    for product in state.products:
+        for image in product.images:
+            view = views.get(image.id, {})
+            waiting = [
+                v.validation for v in image.validations if (image.id, v.validation) in pending
+            ]
+            runs_damage = any(v.validation == "damage" and v.run for v in image.validations)
+            photos.append(
+                Photo(
+                    id=image.id,
+                    label=str(view.get("label") or image.side),
+                    src=view.get("src"),
+                    validations=list(view.get("validations") or []),
+                    decidable=waiting
+                    + (["damage"] if runs_damage and "damage" not in waiting else []),
+                    pending=waiting,
+                    damages=list(view.get("damages") or []),
+                )
+            )
+    for product_view in document.get("products", []):
+        replaced += list(product_view.get("replacedImages") or [])
+    declared = [
+        (str(key), str(value))
+        for product in state.products[:1]
+        for key, value in product.data.items()
+        if value not in (None, "")
+    ]
+    declared += [
+        (key, str(state.consumer[key]))
+        for key in DECLARED_CONSUMER
+        if state.consumer.get(key) not in (None, "")
+    ]
+    since = inspections.parse_moment(review.get("since"))
+    return Case(
+        id=inspection_id,
+        status=state.status,
+        veredict=state.veredict,
+        completed_by=state.completedBy,
+        template_name=state.template.name,
+        type=state.type,
+        locale=state.locale,
+        declared=declared,
+        photos=photos,
+        replaced=replaced,
+        reasons=list(review.get("reasons") or []),
+        decisions=list(review.get("decisions") or []),
+        audit=list(review.get("audit") or []),
+        suggestion=review.get("suggestion"),
+        assignee=review.get("assignee"),
+        retake=review.get("retake"),
+        age=age(since, now) if state.status == "review" else None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RetakePreview:
+    """The retake's message as the consumer will receive it, in their locale."""
+
+    locale: str
+    subject: str
+    text: str
+    short: str
+
+
+def retake_preview(
+    db: Database, settings: Settings, auth: AuthContext, inspection_id: str, message: str
+) -> RetakePreview:
+    """Compose the retake's message (the link is a placeholder until it is sent)."""
+    with db.session() as session:
+        record = inspections.find_inspection(session, auth, inspection_id, lock=False)
+        company = session.get(Company, auth.company_id)
+        locale = str((record.state or {}).get("locale") or "en_US")
+    name = company.name if company is not None else "inspectlang"
+    link = f"{settings.public_url}/i/{inspection_id}?code=…"
+    composed = compose(locale, name, link, None, message.strip() or "…")
+    return RetakePreview(composed.locale, composed.subject, composed.text, composed.short)
+
+
+@dataclass(frozen=True, slots=True)
+class QueuePage:
+    items: list[ReviewQueueRecord]
+    total: int
+    mine: int
+    page: int
+    pages: int
+
+
+def _queue_filter(auth: AuthContext) -> Any:
+    return (
+        cast(Any, ReviewQueueRecord.company_id) == auth.company_id,
+        cast(Any, ReviewQueueRecord.testing) == auth.testing,
+    )
+
+
+def queue(db: Database, auth: AuthContext, who_id: str, page: int = 1) -> QueuePage:
+    """The company's inspections in `review`, oldest first, one page."""
+    table = cast(Any, ReviewQueueRecord)
+    total = review_queue.count_waiting(db, auth)
+    with db.session() as session:
+        mine = session.execute(
+            select(func.count()).where(*_queue_filter(auth), table.assignee_id == who_id)
+        ).scalar_one()
+        pages = max(1, -(-total // QUEUE_PAGE_SIZE))
+        page = min(max(page, 1), pages)
+        items = list(
+            session.execute(
+                select(ReviewQueueRecord)
+                .where(*_queue_filter(auth))
+                .order_by(table.since, table.inspection_id)
+                .offset((page - 1) * QUEUE_PAGE_SIZE)
+                .limit(QUEUE_PAGE_SIZE)
+            )
+            .scalars()
+            .all()
+        )
+    return QueuePage(items, total, int(mine), page, pages)
+
+
+CSV_COLUMNS = (
+    "decided_at",
+    "inspection_id",
+    "type",
+    "template",
+    "veredict",
+    "reason",
+    "reviewer_id",
+    "reviewer",
+    "waited_seconds",
+)
+
+
+def decisions_csv(db: Database, auth: AuthContext) -> Iterator[str]:
+    """Every decision of the company (newest first) as CSV lines, header first."""
+    table = cast(Any, ReviewDecisionRecord)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+
+    def line(values: list[Any]) -> str:
+        buffer.seek(0)
+        buffer.truncate()
+        writer.writerow([_cell(v) for v in values])
+        return buffer.getvalue()
+
+    yield line(list(CSV_COLUMNS))
+    with db.session() as session:
+        rows = session.execute(
+            select(ReviewDecisionRecord)
+            .where(table.company_id == auth.company_id, table.testing == auth.testing)
+            .order_by(table.decided_at.desc(), table.id.desc())
+            .limit(MAX_CSV_ROWS)
+        ).scalars()
+        for row in rows:
+            yield line(
+                [
+                    row.decided_at.isoformat(),
+                    row.inspection_id,
+                    row.type,
+                    row.template_name,
+                    row.veredict,
+                    row.reason,
+                    row.reviewer_id,
+                    row.reviewer_name,
+                    row.waited_seconds,
+                ]
+            )
+
+
+def _cell(value: Any) -> Any:
+    """A CSV cell a spreadsheet will not run as a formula (OWASP CSV injection)."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return "" if value is None else value

@@ -1,0 +1,107 @@
+"""Which validations a machine decides in this deployment, and what that means for a template.
+
+A validation is decided by a machine here when this runtime validates it itself (`complete`,
+`date`, `distance`), a local analyzer of `runtime.vision` runs it (the `vision` extra, on), an
+outside provider is configured for it (`INSPECTLANG_VALIDATION_PROVIDERS`), or the company's
+own service posts its results (`INSPECTLANG_POSTED_VALIDATIONS`). Every other validation is
+routed to a person (`runtime.routing`): it never holds an inspection in `processing`, and when
+it is required the finished inspection waits in `review`. The service says so at start-up,
+in `GET /v1/capabilities`, and as warning `W900` when a template is saved (docs/review.md).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from inspectlang.manifest import VALIDATION_NAMES
+from runtime.validators import REGISTRY
+from server.settings import Settings
+
+if TYPE_CHECKING:
+    from runtime.vision import Analyzer
+
+logger = logging.getLogger("server.routing")
+
+#: The code of the save warning for a required validation that goes to a person here.
+PERSON_ROUTED_WARNING = "W900"
+
+
+def local_analyzers(settings: Settings) -> dict[str, Analyzer]:
+    """The analyzers this process runs (empty when vision is off or not installed)."""
+    if not settings.vision:
+        return {}
+    from runtime import vision
+
+    return dict(vision.load_analyzers())
+
+
+def analyzable(settings: Settings) -> set[str]:
+    """Validation names the worker can produce a result for."""
+    return set(local_analyzers(settings)) | set(settings.validation_providers)
+
+
+def machine_validations(settings: Settings) -> frozenset[str]:
+    """Validation names a machine decides in this deployment; every other goes to a person."""
+    return frozenset(REGISTRY) | analyzable(settings) | settings.posted_validations
+
+
+def capabilities(settings: Settings) -> dict[str, Any]:
+    """`GET /v1/capabilities`: who decides each validation of the language here."""
+    local = set(REGISTRY) | set(local_analyzers(settings))
+    providers = set(settings.validation_providers)
+    posted = set(settings.posted_validations)
+    routes: dict[str, str] = {}
+    for name in sorted(set(VALIDATION_NAMES) | local | providers | posted):
+        if name in providers:
+            routes[name] = "provider"
+        elif name in local:
+            routes[name] = "local"
+        elif name in posted:
+            routes[name] = "api"
+        else:
+            routes[name] = "person"
+    return {
+        "validations": routes,
+        "machine": sorted(name for name, route in routes.items() if route != "person"),
+        "person": sorted(name for name, route in routes.items() if route == "person"),
+    }
+
+
+def log_capabilities(settings: Settings) -> None:
+    """The start-up line saying which validations wait for a person here."""
+    found = capabilities(settings)
+    logger.info(
+        "validations decided by a machine here: %s; by a person (status review): %s",
+        ", ".join(found["machine"]) or "none",
+        ", ".join(found["person"]) or "none",
+    )
+
+
+def person_routed_warnings(
+    template: dict[str, Any], machine: frozenset[str]
+) -> list[dict[str, Any]]:
+    """One `W900` warning per required, run validation of a template (its API object) that no
+    machine decides here: inspections from it wait for a person."""
+    warnings = []
+    for image in template.get("images") or []:
+        for validation in image.get("validations") or []:
+            name = validation.get("validation")
+            if not validation.get("run", True) or not validation.get("required", True):
+                continue
+            if name in machine:
+                continue
+            identifier = image.get("side") or image.get("identifier")
+            warnings.append(
+                {
+                    "code": PERSON_ROUTED_WARNING,
+                    "severity": "warning",
+                    "message": f"image {identifier}: `{name}` is required but no machine of "
+                    "this deployment decides it; every inspection from this template will wait "
+                    "for a person (status review). Make it optional, configure a provider "
+                    "(docs/vision.md) or keep the review (docs/review.md).",
+                    "image": identifier,
+                    "validation": name,
+                }
+            )
+    return warnings

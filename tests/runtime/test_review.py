@@ -1,0 +1,648 @@
+"""A person in the loop (issue 22, docs/review.md): routing, status `review`, a person's
+results and decision, retakes, and every built-in and example reaching a verdict."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import runtime as rt
+from inspectlang.builtins import get_builtin
+from inspectlang.compiler import compile_source
+from inspectlang.manifest import Disapproval, Template
+from runtime import review as rv
+from runtime.cli import Simulation, photo
+from runtime.errors import InspectionError
+from runtime.program import Program, load_program
+from runtime.state import InspectionState
+from runtime.validators import REGISTRY
+from tests.language.test_builtins import BARE_BODY, PAIRS, REQUIRED_UPDATES
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((ROOT / "examples").glob("*.insp"))
+NOW = dt.datetime(2026, 3, 2, 12, 0, tzinfo=dt.UTC)
+ANA = {"id": "m1", "name": "Ana Reviewer"}
+BEA = {"id": "m2", "name": "Bea Reviewer"}
+GPS = (-34.6037, -58.3816)
+
+
+def _vision_names() -> frozenset[str]:
+    from runtime import vision
+
+    return frozenset(vision.load_analyzers())
+
+
+#: What a default install decides by machine: the runtime's validators and the analyzers.
+DEFAULT_MACHINE = frozenset(REGISTRY) | _vision_names()
+#: The same with the vision analyzers off: only `complete`, `date`, `distance`.
+BARE_MACHINE = frozenset(REGISTRY)
+
+SOURCE = """
+template "Review test car"
+    type: car
+    id: "65a1f0c2b3d4e5f6012345ab"
+
+settings
+    max attempts: 1
+    minimum confidence: 80
+    photo age limit: 24 hours
+    minimum photo size: 64 x 48
+
+image front
+    label: "Front"
+    validate recaptured
+    validate complete
+    validate plate, optional
+
+image back
+    validate complete
+
+input divisor
+    type: numeric
+    label: "Divisor"
+    asked at: create
+    minimum: 0
+    maximum: 10
+
+check live_photos
+    name: "Live photos"
+    description: "No recaptured photo"
+    valid when: not any(i in images where i.recaptured.ran and not i.recaptured.valid)
+
+verdict
+    disapprove "A photo was taken from a screen" when not checks.live_photos
+    approve when all(i in images where i.approved)
+    otherwise "Some photos were not approved"
+"""
+
+
+def at(minutes: int) -> dt.datetime:
+    return NOW + dt.timedelta(minutes=minutes)
+
+
+def program_of(source: str = SOURCE) -> Program:
+    return load_program(compile_source(source, "review.insp"))
+
+
+def started(program: Program, body: dict[str, Any] | None = None) -> InspectionState:
+    state = rt.create(
+        program,
+        {**BARE_BODY, "car": {"plate": "AB123CD"}, **(body or {})},
+        inspection_type="car",
+        now=NOW,
+    )
+    return rt.start(program, state, now=NOW)
+
+
+def upload(
+    program: Program,
+    state: InspectionState,
+    identifier: str,
+    minutes: int = 1,
+    machine: frozenset[str] | None = BARE_MACHINE,
+) -> tuple[InspectionState, rt.state.ImageRecord]:
+    data = photo({"gps": list(GPS)}, at(minutes))
+    upload = rt.ImageUpload(data, "image/jpeg", identifier=identifier)
+    return rt.add_image(
+        program, state, state.products[0].id, upload, now=at(minutes), machine=machine
+    )
+
+
+def ident(program: Program, side: str) -> str:
+    found = program.image_by_side(side)
+    assert found is not None
+    return found.identifier
+
+
+def in_review(program: Program) -> InspectionState:
+    state = started(program)
+    state, _ = upload(program, state, ident(program, "front"))
+    state, _ = upload(program, state, ident(program, "back"))
+    state = rt.finish(program, state, completed_by="consumer", now=at(5))
+    assert state.status == "review"
+    return state
+
+
+# --- routing -----------------------------------------------------------------------------------
+
+
+def test_a_validation_nothing_runs_never_holds_processing() -> None:
+    program = program_of()
+    state, record = upload(program, started(program), ident(program, "front"))
+    assert state.status == "started"
+    assert record.processed
+    routes = {v.validation: v.route for v in record.validations}
+    assert routes == {"recaptured": "person", "complete": "machine", "plate": "person"}
+    assert not record.approved  # a required validation waits for a person
+
+
+def test_without_routing_every_validation_waits_for_a_machine_as_before() -> None:
+    program = program_of()
+    state, record = upload(program, started(program), ident(program, "front"), machine=None)
+    assert state.status == "processing"
+    assert not record.processed
+
+
+def test_the_finish_sends_a_required_validation_with_no_machine_to_review() -> None:
+    program = program_of()
+    state = in_review(program)
+    assert state.veredict == "not_defined"
+    assert state.completedBy is None
+    document = rt.to_api(program, state)
+    review = document["review"]
+    front = state.products[0].images[0]
+    assert review["pending"] == [{"imageId": front.id, "validation": "recaptured"}]
+    assert [r["code"] for r in review["reasons"]] == ["no_machine_route"]
+    assert review["reasons"][0]["validation"] == "recaptured"
+    assert review["suggestion"]["veredict"] == "disapproved"
+    assert review["since"] == rt.engine.iso(at(5))
+    assert review["decisions"] == []
+
+
+def test_an_optional_validation_with_no_machine_does_not_need_a_person() -> None:
+    source = SOURCE.replace("    validate recaptured\n", "    validate recaptured, optional\n")
+    program = program_of(source)
+    state = started(program)
+    state, _ = upload(program, state, ident(program, "front"))
+    state, _ = upload(program, state, ident(program, "back"))
+    state = rt.finish(program, state, completed_by="consumer", now=at(5))
+    assert (state.status, state.veredict) == ("completed", "approved")
+    assert state.review is None
+    assert rt.to_api(program, state)["review"] is None
+
+
+def test_missing_photos_disapprove_without_a_person() -> None:
+    program = program_of()
+    state, _ = upload(program, started(program), ident(program, "front"))
+    state = rt.finish(program, state, now=at(5))
+    assert (state.status, state.veredict) == ("completed", "disapproved")
+
+
+def test_a_late_machine_result_completes_an_inspection_that_only_waited_for_it() -> None:
+    program = program_of()
+    state = started(program)
+    machine = BARE_MACHINE | {"recaptured"}
+    state, front = upload(program, state, ident(program, "front"), machine=machine)
+    state, _ = upload(program, state, ident(program, "back"), machine=machine)
+    assert state.status == "processing"
+    state = rt.finish(program, state, completed_by="consumer", now=at(5))
+    assert state.status == "review"
+    assert [r["code"] for r in state.review.reasons] == ["no_result"]  # type: ignore[union-attr]
+    result = {"validation": "recaptured", "confidence": 97, "result": None}
+    state = rt.record_validation(program, state, front.id, result, now=at(6))
+    assert (state.status, state.veredict, state.completedBy) == (
+        "completed",
+        "approved",
+        "consumer",
+    )
+
+
+# --- the person's results and decision ---------------------------------------------------------
+
+
+def test_a_person_records_a_result_and_approves_with_a_reason() -> None:
+    program = program_of()
+    state = in_review(program)
+    front = state.products[0].images[0]
+    state = rv.claim(program, state, ANA, now=at(6))
+    body = {
+        "validations": [
+            {
+                "imageId": front.id,
+                "validation": "recaptured",
+                "valid": True,
+                "note": "A real car",
+                "damages": [{"part": "bumper", "damage": "scratch", "severity": "minor"}],
+            }
+        ]
+    }
+    state = rv.review(program, state, body, ANA, now=at(7))
+    assert state.status == "review"
+    assert state.review is not None and state.review.machine == {
+        "veredict": "approved",
+        "reasons": [],
+    }
+    document = rt.to_api(program, state)
+    view = next(
+        v
+        for v in document["products"][0]["images"][0]["validations"]
+        if v["validation"] == "recaptured"
+    )
+    assert view["source"] == "person"
+    assert (view["confidence"], view["valid"], view["note"]) == (100.0, True, "A real car")
+    assert view["reviewedBy"] == ANA
+    assert view["reviewedAt"] == rt.engine.iso(at(7))
+    assert document["products"][0]["images"][0]["damages"][0]["part"] == "bumper"
+    assert document["review"]["pending"] == []
+    state = rv.review(
+        program,
+        state,
+        {"veredict": "approved", "reason": "Photos checked by hand"},
+        ANA,
+        now=at(8),
+    )
+    document = rt.to_api(program, state)
+    assert (document["status"], document["veredict"], document["completedBy"]) == (
+        "completed",
+        "approved",
+        "reviewer",
+    )
+    assert document["review"]["decisions"] == [
+        {
+            "veredict": "approved",
+            "reason": "Photos checked by hand",
+            "by": ANA,
+            "at": rt.engine.iso(at(8)),
+        }
+    ]
+    actions = [(a["action"], a["by"]["id"]) for a in document["review"]["audit"]]
+    assert actions == [("claim", "m1"), ("result", "m1"), ("damage", "m1"), ("decision", "m1")]
+    result = document["review"]["audit"][1]
+    assert result["before"] is None
+    assert result["after"] == {"valid": True, "confidence": 100.0, "source": "person"}
+    # The state is a pure function of its log: replaying it gives the same state.
+    assert rt.replay(program, state.events) == state
+
+
+def test_a_disapproval_keeps_the_reason_and_an_invalid_result_has_confidence_zero() -> None:
+    program = program_of()
+    state = in_review(program)
+    front = state.products[0].images[0]
+    body = {
+        "validations": [{"imageId": front.id, "validation": "recaptured", "valid": False}],
+        "veredict": "disapproved",
+        "reason": "The front photo is a photo of a screen",
+    }
+    state = rv.review(program, state, body, ANA, now=at(7))
+    record = next(
+        v for v in state.products[0].images[0].validations if v.validation == "recaptured"
+    )
+    assert (record.confidence, record.valid) == (0.0, False)
+    assert state.veredict == "disapproved"
+    assert state.reasons == ["The front photo is a photo of a screen"]
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        ({"veredict": "approved"}, "reason_required"),
+        ({"veredict": "approved", "reason": "   "}, "reason_required"),
+        ({"veredict": "maybe", "reason": "x"}, "invalid_body"),
+        ({}, "invalid_body"),
+        ({"validations": "all"}, "invalid_body"),
+        ({"extra": 1, "veredict": "approved", "reason": "x"}, "invalid_body"),
+        (
+            {"validations": [{"imageId": "nope", "validation": "recaptured", "valid": True}]},
+            "image_not_found",
+        ),
+        (
+            {"validations": [{"imageId": "FRONT", "validation": "color", "valid": True}]},
+            "validation_not_found",
+        ),
+        (
+            {"validations": [{"imageId": "FRONT", "validation": "recaptured", "valid": "yes"}]},
+            "invalid_body",
+        ),
+        (
+            {
+                "validations": [
+                    {
+                        "imageId": "FRONT",
+                        "validation": "recaptured",
+                        "valid": True,
+                        "damages": [{"part": "door"}],
+                    }
+                ]
+            },
+            "invalid_body",
+        ),
+        ({"veredict": "approved", "reason": "x" * 2001}, "invalid_body"),
+    ],
+)
+def test_each_bad_review_body_gets_its_code(body: dict[str, Any], code: str) -> None:
+    program = program_of()
+    state = in_review(program)
+    front = state.products[0].images[0].id
+    text = json.dumps(body).replace('"FRONT"', json.dumps(front))
+    with pytest.raises(InspectionError) as refused:
+        rv.review(program, state, json.loads(text), ANA, now=at(7))
+    assert refused.value.code == code
+
+
+def test_a_review_of_an_inspection_not_in_review_is_refused() -> None:
+    program = program_of()
+    state = started(program)
+    with pytest.raises(InspectionError) as refused:
+        rv.review(program, state, {"veredict": "approved", "reason": "x"}, ANA, now=at(7))
+    assert refused.value.code == "inspection_not_in_review"
+
+
+def test_two_reviewers_deciding_one_wins_the_other_gets_review_conflict() -> None:
+    program = program_of()
+    state = in_review(program)
+    decided = rv.review(program, state, {"veredict": "approved", "reason": "ok"}, ANA, now=at(7))
+    with pytest.raises(InspectionError) as refused:
+        rv.review(program, decided, {"veredict": "disapproved", "reason": "no"}, BEA, now=at(7))
+    assert refused.value.code == "review_conflict"
+    assert "Ana Reviewer" in refused.value.description
+    assert decided.veredict == "approved"  # nothing of the loser's request was applied
+
+
+def test_a_case_held_by_another_reviewer_cannot_be_claimed_or_its_results_overwritten() -> None:
+    program = program_of()
+    state = in_review(program)
+    state = rv.claim(program, state, ANA, now=at(6))
+    with pytest.raises(InspectionError) as refused:
+        rv.claim(program, state, BEA, now=at(6))
+    assert refused.value.code == "review_conflict"
+    front = state.products[0].images[0].id
+    result = {"validations": [{"imageId": front, "validation": "recaptured", "valid": True}]}
+    state = rv.review(program, state, result, ANA, now=at(7))
+    with pytest.raises(InspectionError) as refused:
+        rv.review(program, state, result, BEA, now=at(8))
+    assert refused.value.code == "review_conflict"
+    released = rv.claim(program, state, ANA, release=True, now=at(9))
+    assert released.review is not None and released.review.assignee is None
+    assert rv.claim(program, released, BEA, now=at(9)).review.assignee == BEA  # type: ignore[union-attr]
+
+
+# --- retakes -----------------------------------------------------------------------------------
+
+
+def test_a_retake_reopens_the_slot_keeps_the_old_photo_and_takes_one_more_upload() -> None:
+    program = program_of()  # max attempts: 1
+    state = in_review(program)
+    old = state.products[0].images[0]
+    body = {"images": [old.id], "message": "Please take the front again, in daylight"}
+    state = rv.retake(program, state, body, ANA, now=at(6))
+    assert state.status == "started"
+    assert state.retake is not None and state.retake.identifiers == [ident(program, "front")]
+    assert [i.id for i in state.products[0].replacedImages] == [old.id]
+    assert state.products[0].replacedImages[0].replacedAt == rt.engine.iso(at(6))
+    document = rt.to_api(program, state)
+    replaced = document["products"][0]["replacedImages"]
+    assert replaced[0]["_id"] == old.id and replaced[0]["replaced"] is True
+    assert document["review"]["retake"]["message"] == body["message"]
+    state, new = upload(program, state, ident(program, "front"), minutes=7)
+    assert new.attempt == 2
+    with pytest.raises(InspectionError) as refused:  # the retake gave one upload, not more
+        upload(program, state, ident(program, "front"), minutes=8)
+    assert refused.value.code == "max_attempts_exceeded"
+    state = rt.finish(program, state, completed_by="consumer", now=at(9))
+    assert state.status == "review"  # recaptured still has no machine here
+    assert state.retake is None
+    state = rv.review(
+        program,
+        state,
+        {
+            "validations": [{"imageId": new.id, "validation": "recaptured", "valid": True}],
+            "veredict": "approved",
+            "reason": "Retaken in daylight",
+        },
+        ANA,
+        now=at(10),
+    )
+    assert (state.status, state.veredict, state.completedBy) == (
+        "completed",
+        "approved",
+        "reviewer",
+    )
+    assert rt.replay(program, state.events) == state
+
+
+def test_a_retake_after_the_finish_is_refused() -> None:
+    program = program_of()
+    state = in_review(program)
+    front = state.products[0].images[0].id
+    state = rv.review(program, state, {"veredict": "approved", "reason": "ok"}, ANA, now=at(7))
+    with pytest.raises(InspectionError) as refused:
+        rv.retake(program, state, {"images": [front], "message": "again"}, ANA, now=at(8))
+    assert refused.value.code == "retake_not_possible"
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        ({"images": [], "message": "x"}, "invalid_body"),
+        ({"images": ["FRONT"]}, "invalid_body"),
+        ({"images": ["FRONT"], "message": " "}, "invalid_body"),
+        ({"images": ["nope"], "message": "x"}, "image_not_found"),
+        ({"images": "FRONT", "message": "x"}, "invalid_body"),
+    ],
+)
+def test_each_bad_retake_body_gets_its_code(body: dict[str, Any], code: str) -> None:
+    program = program_of()
+    state = in_review(program)
+    front = state.products[0].images[0].id
+    text = json.dumps(body).replace('"FRONT"', json.dumps(front))
+    with pytest.raises(InspectionError) as refused:
+        rv.retake(program, state, json.loads(text), ANA, now=at(7))
+    assert refused.value.code == code
+
+
+# --- the hook the language feeds: review below confidence, review rules, rule errors -----------
+
+
+def with_logic(program: Program, **changes: Any) -> Program:
+    manifest: Template = program.manifest
+    verdict = manifest.logic.verdict.model_copy(update=changes.get("verdict", {}))
+    images = dict(manifest.logic.images)
+    for identifier, settings in changes.get("images", {}).items():
+        image = images[identifier]
+        validations = {
+            name: image.validations[name].model_copy(update=update)
+            for name, update in settings.items()
+        }
+        images[identifier] = image.model_copy(
+            update={"validations": {**image.validations, **validations}}
+        )
+    logic = manifest.logic.model_copy(
+        update={
+            "verdict": verdict,
+            "images": images,
+            "revision": f"{manifest.logic.revision}-{uuid.uuid4().hex}",
+        }
+    )
+    return load_program(manifest.model_copy(update={"logic": logic}))
+
+
+@pytest.mark.parametrize("path", ["compiled", "reference"])
+def test_a_result_below_its_review_confidence_goes_to_a_person(path: str) -> None:
+    base = program_of(SOURCE.replace("    validate recaptured\n", ""))
+    program = with_logic(
+        base, images={ident(base, "front"): {"complete": {"reviewBelow": 101.0}}}
+    ).with_path(path)  # type: ignore[arg-type]
+    state = started(program)
+    state, _ = upload(program, state, ident(program, "front"))
+    state, _ = upload(program, state, ident(program, "back"))
+    state = rt.finish(program, state, now=at(5))
+    assert state.status == "review"
+    assert [r["code"] for r in state.review.reasons] == ["low_confidence"]  # type: ignore[union-attr]
+    assert rt.to_api(program, state)["review"]["pending"] == [
+        {"imageId": state.products[0].images[0].id, "validation": "complete"}
+    ]
+
+
+@pytest.mark.parametrize("path", ["compiled", "reference"])
+def test_a_review_rule_that_holds_sends_the_inspection_to_a_person(path: str) -> None:
+    base = program_of(SOURCE.replace("    validate recaptured\n", ""))
+    # `review "A declared plate goes to a person" when defined(car.plate)`, as the language
+    # will write it.
+    rule = Disapproval(
+        reason="A declared plate goes to a person", when=_plate_node(), span=[90, 5, 90, 40]
+    )
+    program = with_logic(base, verdict={"review": [rule]}).with_path(path)  # type: ignore[arg-type]
+    assert len(program.reviews) == 1
+    state = started(program)
+    state, _ = upload(program, state, ident(program, "front"))
+    state, _ = upload(program, state, ident(program, "back"))
+    state = rt.finish(program, state, now=at(5))
+    assert state.status == "review"
+    assert state.review is not None
+    assert state.review.reasons == [
+        {"code": "rule", "message": "A declared plate goes to a person", "span": [90, 5, 90, 40]}
+    ]
+    assert state.review.machine == {"veredict": "approved", "reasons": []}
+
+
+def _plate_node() -> dict[str, Any]:
+    """The IR of `defined(car.plate)`, taken from a compiled template (the IR's spelling)."""
+    program = program_of(
+        SOURCE.replace(
+            'disapprove "A photo was taken from a screen" when not checks.live_photos',
+            'disapprove "A photo was taken from a screen" when defined(car.plate)',
+        )
+    )
+    return dict(program.manifest.logic.verdict.disapprove[0].when)
+
+
+@pytest.mark.parametrize("path", ["compiled", "reference"])
+def test_a_verdict_rule_that_cannot_be_evaluated_never_approves(path: str) -> None:
+    source = SOURCE.replace("    validate recaptured\n", "").replace(
+        "    approve when all(i in images where i.approved)",
+        '    disapprove "Too many" when 100 / inputs.divisor > 50\n'
+        "    approve when all(i in images where i.approved)",
+    )
+    program = program_of(source).with_path(path)  # type: ignore[arg-type]
+    divisor = next(i.identifier for i in program.manifest.inputs)
+    state = started(program, {"inputs": [{"identifier": divisor, "value": 0}]})
+    state, _ = upload(program, state, ident(program, "front"))
+    state, _ = upload(program, state, ident(program, "back"))
+    state = rt.finish(program, state, now=at(5))
+    assert state.veredict != "approved"
+    assert state.status == "review"
+    assert state.review is not None
+    assert [r["code"] for r in state.review.reasons] == ["rule_error"]
+    assert "division_by_zero" in state.review.reasons[0]["message"]
+
+
+# --- every built-in and example reaches a verdict ----------------------------------------------
+
+
+def journey(
+    program: Program,
+    inspection_type: str,
+    body: dict[str, Any],
+    machine: frozenset[str],
+    *,
+    updates: list[dict[str, Any]] = (),  # type: ignore[assignment]
+    results: dict[str, dict[str, dict[str, Any]]] | None = None,
+) -> InspectionState:
+    """Create, start, upload every photo (as the consumer would), let the machines answer what
+    they decide here (95, or the result a script gives), finish as the consumer; a person
+    decides when the inspection waits in review."""
+    simulation = Simulation(program, {"start": NOW.isoformat()})
+    state = rt.create(program, simulation.body(body), inspection_type=inspection_type, now=NOW)
+    if state.status == "created":
+        state = rt.start(program, state, now=NOW)
+    product = state.products[0].id
+    for minute, spec in enumerate(program.manifest.images, start=1):
+        data = photo({"gps": list(GPS), "width": 1600, "height": 1200}, at(minute))
+        upload = rt.ImageUpload(data, "image/jpeg", identifier=spec.identifier)
+        state, record = rt.add_image(
+            program, state, product, upload, now=at(minute), machine=machine
+        )
+        logic = program.manifest.logic.images.get(spec.identifier)
+        given = (results or {}).get(logic.name if logic is not None else spec.side, {})
+        for validation in record.validations:
+            if validation.run and not validation.reported and validation.route == "machine":
+                outcome = given.get(validation.validation, {"confidence": 95})
+                result = {"validation": validation.validation, "result": None, **outcome}
+                state = rt.record_validation(
+                    program,
+                    state,
+                    record.id,
+                    {k: v for k, v in result.items() if k != "damages"},
+                    damages=outcome.get("damages", []),
+                    now=at(minute),
+                )
+        assert state.status != "processing", program.manifest.name
+    for item in updates:
+        state = rt.update(program, state, simulation.body(item), now=at(30))
+    state = rt.finish(program, state, completed_by="consumer", now=at(31))
+    if state.status == "review":
+        pending = rt.to_api(program, state)["review"]["pending"]
+        decision = {
+            "validations": [{**item, "valid": True} for item in pending],
+            "veredict": "approved",
+            "reason": "Checked by a person",
+        }
+        state = rv.review(program, state, decision, ANA, now=at(40))
+        assert state.completedBy == "reviewer"
+    assert state.status == "completed", (program.manifest.name, state.status)
+    assert state.veredict in ("approved", "disapproved")
+    return state
+
+
+def builtin_body(alias: str, inspection_type: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    inputs = REQUIRED_UPDATES.get((alias, inspection_type), {})
+    updates = [{"inputs": [{"input": k, "value": v} for k, v in inputs.items()]}] if inputs else []
+    return dict(BARE_BODY), updates
+
+
+@pytest.mark.parametrize(("alias", "inspection_type"), PAIRS)
+def test_every_builtin_completes_on_a_default_install_with_no_person(
+    alias: str, inspection_type: str
+) -> None:
+    template = get_builtin(alias, inspection_type)
+    assert template is not None
+    program = load_program(template)
+    body, updates = builtin_body(alias, inspection_type)
+    state = journey(program, inspection_type, body, DEFAULT_MACHINE, updates=updates)
+    assert state.completedBy == "consumer", "a built-in asked for a person on a default install"
+
+
+@pytest.mark.parametrize(("alias", "inspection_type"), PAIRS)
+def test_every_builtin_reaches_a_verdict_with_the_analyzers_off(
+    alias: str, inspection_type: str
+) -> None:
+    template = get_builtin(alias, inspection_type)
+    assert template is not None
+    body, updates = builtin_body(alias, inspection_type)
+    journey(load_program(template), inspection_type, body, BARE_MACHINE, updates=updates)
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("machine", [DEFAULT_MACHINE, BARE_MACHINE], ids=["default", "bare"])
+def test_every_example_reaches_a_verdict(path: Path, machine: frozenset[str]) -> None:
+    program = load_program(compile_source(path.read_text(encoding="utf-8"), path.name))
+    script = json.loads(path.with_suffix(".events.json").read_text(encoding="utf-8"))
+    events = script["events"]
+    finish = max(i for i, e in enumerate(events) if e["event"] == "finish")
+    body = next(e["body"] for e in events if e["event"] == "create")
+    updates = [e["body"] for e in events[:finish] if e["event"] == "update"]
+    results = {
+        str(e["image"]): {
+            v["validation"]: {k: x for k, x in v.items() if k != "validation"}
+            for v in e.get("validations", [])
+        }
+        for e in events
+        if e["event"] == "image"
+    }
+    kind = program.manifest.inspectionType
+    journey(program, kind, body, machine, updates=updates, results=results)

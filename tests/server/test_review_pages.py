@@ -1,0 +1,215 @@
+"""The reviewer's pages over real HTTP (docs/review.md): the queue with its count in the
+navigation, claiming, recording a result and a damage from the form, the retake preview in the
+consumer's locale, a decision refused without its reason and accepted with it, the decisions
+CSV, the audit trail on the inspection's timeline, and the PDF's "Reviewed by" line."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import secrets
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from server.dashboard import accounts
+from tests.server.test_dashboard_pages import PASSWORD, Browserish
+from tests.server.test_review_api import finished_in_review
+
+SOURCE = """
+template "Pages review {n}"
+    type: car
+
+settings
+    max attempts: 2
+    photo age limit: 24 hours
+    minimum photo size: 64 x 48
+
+image front
+    label: "Front"
+    validate recaptured
+    validate complete
+
+image back
+    label: "Back"
+    validate complete
+    validate damage, optional
+
+verdict
+    approve when all(i in images where i.approved)
+    otherwise "Some photos were not approved"
+"""
+
+
+@pytest.fixture(scope="module")
+def team(db: Any) -> dict[str, Any]:
+    from server.auth import create_company
+
+    company = create_company(db, f"Review team {secrets.token_hex(3)}", ["m"])
+    emails = {}
+    for role in ("reviewer", "viewer", "owner"):
+        email = f"{role}-{secrets.token_hex(3)}@example.com"
+        accounts.create_account(db, company["companyId"], email, role, PASSWORD)
+        emails[role] = email
+    return {**company, "emails": emails}
+
+
+@pytest.fixture
+def browsers(live_server: str) -> Iterator[Callable[[str], Browserish]]:
+    """`browsers(email)`: a signed-in client, closed after the test."""
+    opened: list[Browserish] = []
+
+    def make(email: str) -> Browserish:
+        browser = Browserish(live_server)
+        opened.append(browser)
+        assert browser.sign_in(email).status_code == 303
+        return browser
+
+    yield make
+    for browser in opened:
+        browser.http.close()
+
+
+def in_review(client: httpx.Client, headers: dict[str, str], name: str) -> dict[str, Any]:
+    saved = client.post(
+        "/v1/inspection/template",
+        content=SOURCE.replace("{n}", name),
+        headers={**headers, "content-type": "text/plain"},
+    )
+    assert saved.status_code == 201, saved.text
+    return finished_in_review(client, headers, saved.json())
+
+
+def test_a_reviewer_works_a_case_from_the_queue_to_the_decision(
+    client: httpx.Client, browsers: Callable[[str], Browserish], team: dict[str, Any]
+) -> None:
+    headers = {"x-api-key": team["testKey"]}
+    document = in_review(client, headers, secrets.token_hex(3))
+    inspection_id = document["_id"]
+    front, back = (image["_id"] for image in document["products"][0]["images"])
+    browser = browsers(team["emails"]["reviewer"])
+
+    home = browser.get("/dashboard/")
+    assert home.headers["location"] == "/dashboard/review"
+    queue = browser.get("/dashboard/review")
+    assert queue.status_code == 200
+    assert re.search(r">Review \(\d+\)</a>", queue.text), "the count in the navigation"
+    assert inspection_id in queue.text
+    assert "recaptured is not decided by a machine here" in queue.text
+    assert "Inspections</a>" not in queue.text  # a reviewer has no inspections list
+
+    claimed = browser.post(f"/dashboard/review/{inspection_id}/claim")
+    assert claimed.status_code == 303
+    page = browser.get(f"/dashboard/review/{inspection_id}")
+    assert page.status_code == 200
+    assert "Release" in page.text and "AB123CD" in page.text  # declared plate shown
+    assert f'name="valid:{front}:recaptured"' in page.text
+    assert f'name="damage-part:{back}"' in page.text
+
+    saved = browser.post(
+        f"/dashboard/review/{inspection_id}",
+        data={
+            "action": "save",
+            f"valid:{front}:recaptured": "yes",
+            f"note:{front}:recaptured": "A real car, not a screen",
+            f"damage-part:{back}": "bumper",
+            f"damage-damage:{back}": "scratch",
+            f"damage-severity:{back}": "minor",
+        },
+    )
+    assert saved.status_code == 303, saved.text
+    state = client.get(f"/v1/inspection/{inspection_id}", headers=headers).json()
+    images = state["products"][0]["images"]
+    recaptured = next(v for v in images[0]["validations"] if v["validation"] == "recaptured")
+    assert (recaptured["source"], recaptured["valid"]) == ("person", True)
+    assert recaptured["reviewedBy"]["name"] == team["emails"]["reviewer"]
+    assert images[1]["damages"] == [
+        {"part": "bumper", "damage": "scratch", "severity": "minor", "percentage": None}
+    ]
+
+    preview = browser.post(
+        f"/dashboard/review/{inspection_id}/retake",
+        data={"action": "preview", "images": [back], "message": "Sacá la foto de atrás con luz"},
+    )
+    assert preview.status_code == 200
+    assert "volvé a sacar algunas fotos" in preview.text  # es_AR: the consumer's locale
+    assert "Sacá la foto de atrás con luz" in preview.text
+
+    no_reason = browser.post(
+        f"/dashboard/review/{inspection_id}", data={"action": "decide", "veredict": "approved"}
+    )
+    assert no_reason.status_code == 400
+    assert "reason_required" in no_reason.text
+    decided = browser.post(
+        f"/dashboard/review/{inspection_id}",
+        data={"action": "decide", "veredict": "approved", "reason": "Checked every photo"},
+    )
+    assert decided.status_code == 303, decided.text
+    final = client.get(f"/v1/inspection/{inspection_id}", headers=headers).json()
+    assert (final["status"], final["veredict"], final["completedBy"]) == (
+        "completed",
+        "approved",
+        "reviewer",
+    )
+    assert [a["action"] for a in final["review"]["audit"]] == [
+        "claim",
+        "result",
+        "result",
+        "damage",
+        "decision",
+    ]
+    exported = browser.get("/dashboard/review/decisions.csv")
+    assert exported.status_code == 200
+    rows = list(csv.DictReader(io.StringIO(exported.text)))
+    mine = [row for row in rows if row["inspection_id"] == inspection_id]
+    assert [(r["veredict"], r["reason"], r["reviewer"]) for r in mine] == [
+        ("approved", "Checked every photo", team["emails"]["reviewer"])
+    ]
+    # The reviewer has no inspections page; an owner sees the audit on the timeline.
+    assert browser.get(f"/dashboard/inspections/{inspection_id}").status_code == 403
+    owner = browsers(team["emails"]["owner"])
+    detail = owner.get(f"/dashboard/inspections/{inspection_id}")
+    assert detail.status_code == 200
+    assert "Audit trail" in detail.text and "Checked every photo" in detail.text
+
+
+def test_a_viewer_sees_the_queue_but_cannot_claim_or_decide(
+    client: httpx.Client, browsers: Callable[[str], Browserish], team: dict[str, Any]
+) -> None:
+    headers = {"x-api-key": team["testKey"]}
+    inspection_id = in_review(client, headers, secrets.token_hex(3))["_id"]
+    browser = browsers(team["emails"]["viewer"])
+    page = browser.get(f"/dashboard/review/{inspection_id}")
+    assert page.status_code == 200
+    assert "Claim this case" not in page.text and 'value="decide"' not in page.text
+    assert browser.post(f"/dashboard/review/{inspection_id}/claim").status_code == 403
+    refused = browser.post(
+        f"/dashboard/review/{inspection_id}",
+        data={"action": "decide", "veredict": "approved", "reason": "x"},
+    )
+    assert refused.status_code == 403
+
+
+def test_the_pdf_says_who_reviewed_and_why() -> None:
+    from server.reports.sections import reviewed_lines
+
+    inspection = {
+        "review": {
+            "decisions": [
+                {
+                    "veredict": "approved",
+                    "reason": "Checked every photo",
+                    "by": {"id": "m1", "name": "ana@example.com"},
+                    "at": "2026-11-25T16:00:00.000Z",
+                }
+            ]
+        }
+    }
+    # Moments and verdicts in the report's words (h-dashboard's PDF formatting).
+    assert reviewed_lines(inspection) == [
+        "Reviewed by ana@example.com on Nov 25, 2026, 4:00:00\u202fPM (GMT+00:00): "
+        "Checked every photo (Approved)"
+    ]
