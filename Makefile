@@ -69,7 +69,15 @@ node-client:
 # package registry) holds several photos of one person and one of another; its tests/test_images/
 # are extracted into build/vision-data/faces/. Nothing is fetched while the tests run.
 VISION_DATA := build/vision-data
-vision-data: $(VISION_DATA)/faces/biden.jpg
+vision-data: $(VISION_DATA)/faces/biden.jpg $(VISION_DATA)/registry/.done
+
+# More real photos from the registry: sdists of ALPR projects ship test photos (Argentine and
+# Czech plates); benchmarks/vision/registry_photos.json lists them with their labels and
+# licenses, and the script extracts them into build/vision-data/registry/. The shared real set
+# (../shared/vision-real) is read in place by tests/vision/test_real_photos.py and bench_vision.
+$(VISION_DATA)/registry/.done: benchmarks/vision/registry_photos.json $(STAMP)
+	$(PY) -m benchmarks.vision.registry_photos $(VISION_DATA)/registry
+	touch $@
 
 $(VISION_DATA)/faces/biden.jpg: $(STAMP)
 	mkdir -p $(VISION_DATA)/faces

@@ -201,7 +201,7 @@ def generate(target_lines: int = TARGET_LINES) -> str:
         checks += 5
 
 
-class CountingIndentation(insp_parser._Indentation):
+class CountingIndentation(insp_parser.Indentation):
     """The parser's own postlexer, counting the tokens it passes on (used once, untimed)."""
 
     count = 0
@@ -212,14 +212,14 @@ class CountingIndentation(insp_parser._Indentation):
             yield token
 
 
-def raw_parser(postlex: insp_parser._Indentation | None = None) -> Lark:
+def raw_parser(postlex: insp_parser.Indentation | None = None) -> Lark:
     """Lark's plain LALR parser of the same grammar: no callbacks, so it builds a Tree."""
     return Lark.open_from_package(
         "inspectlang",
         "grammar.lark",
         parser="lalr",
         lexer="contextual",
-        postlex=postlex or insp_parser._Indentation(),
+        postlex=postlex or insp_parser.Indentation(),
         maybe_placeholders=True,
     )
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspectlang.manifest import InputLogic, InputSpec, IRNode
+from inspectlang import ir
+from inspectlang.manifest import InputLogic, InputSpec
 
 Schema = dict[str, Any]
 
@@ -23,7 +24,22 @@ _BOUNDS = {"<": "exclusiveMaximum", "<=": "maximum", ">": "exclusiveMinimum", ">
 _MIRROR = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "!=": "!="}
 
 
+def _path(node: ir.Expression, inspection_type: str) -> tuple[str, str] | None:
+    """Where in the creation body the value a node reads is, when it is a body field."""
+    if isinstance(node, ir.InputValue):
+        return "inputs", node.name
+    if isinstance(node, ir.ProductField):
+        return inspection_type, node.name
+    if isinstance(node, ir.ConsumerField):
+        return "consumer", node.name
+    return None
+
+
 class _Translator:
+    """A condition -> its JSON Schema, or None when it has no exact one: a partial translation,
+    dispatched like `ir.NodeVisitor`, where a kind of node without a `visit_` method here (a
+    variable, a quantifier...) has no schema form rather than being an error."""
+
     def __init__(
         self, inspection_type: str, specs: dict[str, InputSpec], logic: dict[str, InputLogic]
     ) -> None:
@@ -31,15 +47,13 @@ class _Translator:
         self.specs = specs
         self.logic = logic
 
-    def path(self, node: IRNode) -> tuple[str, str] | None:
-        op = node.get("op")
-        if op == "input":
-            return "inputs", node["id"]
-        if op == "product":
-            return self.inspection_type, node["field"]
-        if op == "consumer":
-            return "consumer", node["field"]
-        return None
+    def translate(self, node: ir.Expression) -> Schema | None:
+        method = getattr(self, f"visit_{type(node).__name__}", None)
+        result: Schema | None = None if method is None else method(node)
+        return result
+
+    def path(self, node: ir.Expression) -> tuple[str, str] | None:
+        return _path(node, self.inspection_type)
 
     def spellings(self, path: tuple[str, str], value: Any) -> list[Any]:
         """Every value a client may send for `value` of this field (a select's key: its label
@@ -66,70 +80,75 @@ class _Translator:
             inner["properties"] = {leaf: value}
         return {"required": [root], "properties": {root: inner}}
 
-    def translate(self, node: IRNode) -> Schema | None:
-        op = node.get("op")
-        if op == "literal" and node.get("value") is True:
-            return {}
-        if op == "binary":
-            return self.binary(node)
-        if op == "unary" and node.get("operator") == "not":
-            operand = node["operand"]
-            inner = self.translate(operand) if self.total(operand) else None
-            return None if inner is None else {"not": inner}
-        if op == "call" and node.get("fn") == "defined":
-            path = self.path(node["args"][0])
+    def visit_Literal(self, node: ir.Literal) -> Schema | None:
+        return {} if node.value is True else None
+
+    def visit_Unary(self, node: ir.Unary) -> Schema | None:
+        if node.operator != "not" or not _total(node.operand):
+            return None
+        inner = self.translate(node.operand)
+        return None if inner is None else {"not": inner}
+
+    def visit_Call(self, node: ir.Call) -> Schema | None:
+        if node.function == "defined":
+            path = self.path(node.args[0])
             return None if path is None else self.at(path, None)
-        if op == "call" and node.get("fn") == "contains":
-            path, literal = self.path(node["args"][0]), node["args"][1]
-            if path is None or literal.get("op") != "literal":
+        if node.function == "contains":
+            path, literal = self.path(node.args[0]), node.args[1]
+            if path is None or not isinstance(literal, ir.Literal):
                 return None
-            enum = self.spellings(path, literal["value"])
-            return self.at(path, {"contains": {"enum": enum}})
+            return self.at(path, {"contains": {"enum": self.spellings(path, literal.value)}})
         return None
 
-    def binary(self, node: IRNode) -> Schema | None:
-        operator = node["operator"]
+    def visit_Binary(self, node: ir.Binary) -> Schema | None:
+        operator = node.operator
         if operator in ("and", "or"):
-            left, right = self.translate(node["left"]), self.translate(node["right"])
+            left, right = self.translate(node.left), self.translate(node.right)
             if left is None or right is None:
                 return None
             return {"allOf" if operator == "and" else "anyOf": [left, right]}
-        left, right = node["left"], node["right"]
+        left_node, right_node = node.left, node.right
         if operator == "in":
-            path = self.path(left)
-            if path is not None and right.get("op") == "list":
-                if not all(item.get("op") == "literal" for item in right["items"]):
+            path = self.path(left_node)
+            if path is not None and isinstance(right_node, ir.ListLiteral):
+                if not all(isinstance(item, ir.Literal) for item in right_node.items):
                     return None
-                enum = [v for item in right["items"] for v in self.spellings(path, item["value"])]
+                enum = [
+                    v
+                    for item in right_node.items
+                    if isinstance(item, ir.Literal)
+                    for v in self.spellings(path, item.value)
+                ]
                 return self.at(path, {"enum": enum})
-            path = self.path(right)
-            if path is not None and left.get("op") == "literal":
-                return self.at(path, {"contains": {"enum": self.spellings(path, left["value"])}})
+            path = self.path(right_node)
+            if path is not None and isinstance(left_node, ir.Literal):
+                return self.at(path, {"contains": {"enum": self.spellings(path, left_node.value)}})
             return None
-        if self.path(left) is None:
-            left, right, operator = right, left, _MIRROR.get(operator, operator)
-        path = self.path(left)
-        if path is None or right.get("op") != "literal" or right.get("type") == "date":
+        if self.path(left_node) is None:
+            left_node, right_node = right_node, left_node
+            operator = _MIRROR.get(operator, operator)
+        path = self.path(left_node)
+        if path is None or not isinstance(right_node, ir.Literal) or right_node.type == "date":
             return None
-        value = right["value"]
+        value = right_node.value
         if operator == "=":
             return self.at(path, {"enum": self.spellings(path, value)})
         if operator == "!=":
             return {"not": self.at(path, {"enum": self.spellings(path, value)})}
-        if operator in _BOUNDS and right.get("type") == "number":
+        if operator in _BOUNDS and right_node.type == "number":
             return self.at(path, {_BOUNDS[operator]: value})
         return None
 
-    def total(self, node: IRNode) -> bool:
-        """Never missing, so `not` of it is the complement of its schema."""
-        op = node.get("op")
-        if op == "binary" and node["operator"] in ("=", "!="):
-            return True
-        if op == "binary" and node["operator"] in ("and", "or"):
-            return self.total(node["left"]) and self.total(node["right"])
-        if op == "unary":
-            return self.total(node["operand"])
-        return op == "call" and node.get("fn") == "defined"
+
+def _total(node: ir.Expression) -> bool:
+    """Never missing, so `not` of it is the complement of its schema."""
+    if isinstance(node, ir.Binary) and node.operator in ("=", "!="):
+        return True
+    if isinstance(node, ir.Binary) and node.operator in ("and", "or"):
+        return _total(node.left) and _total(node.right)
+    if isinstance(node, ir.Unary):
+        return _total(node.operand)
+    return isinstance(node, ir.Call) and node.function == "defined"
 
 
 def ask_when_schemas(
@@ -146,7 +165,7 @@ def ask_when_schemas(
         if not (spec.validationSchema.required and "create" in spec.stages):
             continue
         conditional.add(spec.identifier)
-        condition = translator.translate(input_logic.askWhen)
+        condition = translator.translate(ir.from_json(input_logic.askWhen, "askWhen"))
         if condition is not None:
             then = {
                 "required": ["inputs"],

@@ -24,6 +24,10 @@ class Span:
     def as_list(self) -> list[int]:
         return [self.line, self.column, self.end_line, self.end_column]
 
+    def as_tuple(self) -> tuple[int, int, int, int]:
+        """The span as the IR keeps it (`inspectlang.ir.Span`)."""
+        return (self.line, self.column, self.end_line, self.end_column)
+
 
 #: The span of nodes made by the program rather than read from a file (decompiler, tests).
 NO_SPAN = Span(0, 0, 0, 0)

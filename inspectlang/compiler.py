@@ -18,10 +18,11 @@ from typing import Any, TypeVar, cast, get_args, get_origin
 
 from pydantic import BaseModel
 
-from inspectlang import ast
+from inspectlang import ast, ir
 from inspectlang.checker import CheckedTemplate, check_module
-from inspectlang.diagnostics import Diagnostic, TemplateError
-from inspectlang.expression_types import Scope
+from inspectlang.checker.expressions import ExpressionChecker
+from inspectlang.checker.scope import Scope
+from inspectlang.diagnostics import Diagnostic, Reporter, TemplateError
 from inspectlang.manifest import (
     INSPECTION_TYPES,
     PRODUCT_FIELDS,
@@ -56,7 +57,6 @@ from inspectlang.manifest import (
 )
 from inspectlang.schema import creation_schema
 from inspectlang.timestamps import utc_timestamp
-from inspectlang.types import ExpressionChecker
 
 #: Diagnostics about something missing are not reported when the file has syntax errors: the
 #: missing declaration is most likely the one the parser could not read.
@@ -288,7 +288,7 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
                 name=i.name,
                 optionKeys=i.option_keys,
                 image=i.image,
-                askWhen=i.ask_when,
+                askWhen=_json(i.ask_when),
                 translations={
                     locale: _construct(InputTranslation, **values)
                     for locale, values in i.translations.items()
@@ -298,7 +298,7 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
         },
         features=[
             _construct(FeatureLogic, feature=name, active=active)
-            for name, active, _ in checked.features
+            for name, (active, _) in checked.features.items()
         ],
         requirements=_construct(
             Requirements, product=checked.product_required, consumer=checked.consumer_required
@@ -314,7 +314,7 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
                     image=rule.image,
                     validation=rule.validation,
                 ),
-                body=rule.body,
+                body=[ir.to_json(statement) for statement in rule.body],
                 span=rule.span.as_list(),
             )
             for rule in checked.rules
@@ -326,26 +326,30 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
                 key=check.key,
                 name=check.name,
                 description=check.description,
-                valid=check.valid,
+                valid=ir.to_json(check.valid),
                 span=check.span.as_list(),
             )
             for check in checked.checks
         ],
         lets=[
-            _construct(LetLogic, name=name, value=node, span=span.as_list())
+            _construct(LetLogic, name=name, value=ir.to_json(node), span=span.as_list())
             for name, node, span in checked.lets
         ],
         verdict=_construct(
             Verdict,
-            approveWhen=checked.verdict.approve_when,
+            approveWhen=_json(checked.verdict.approve_when),
             disapprove=[
                 _construct(
-                    Disapproval, reason=reason, when=when, span=span.as_list(), message=message
+                    Disapproval,
+                    reason=reason,
+                    when=ir.to_json(when),
+                    span=span.as_list(),
+                    message=_json(message),
                 )
                 for reason, when, span, message in checked.verdict.disapprove
             ],
             otherwise=checked.verdict.otherwise,
-            otherwiseMessage=checked.verdict.otherwise_message,
+            otherwiseMessage=_json(checked.verdict.otherwise_message),
             span=checked.verdict.span.as_list() if checked.verdict.span else None,
         ),
     )
@@ -381,7 +385,7 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
         inputs=inputs,
         features=[
             _construct(FeatureSpec, id=feature_id, feature=name)
-            for name, active, feature_id in checked.features
+            for name, (active, feature_id) in checked.features.items()
             if active
         ],
         schema_=creation_schema(
@@ -394,6 +398,10 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
         logic=logic,
     )
     return with_revision(template)
+
+
+def _json(node: ir.Expression | None) -> IRNode | None:
+    return None if node is None else ir.to_json(node)
 
 
 def with_revision(template: Template) -> Template:
@@ -460,6 +468,8 @@ def compile_expression(
     if expression is None and not diagnostics:
         diagnostics = [Diagnostic("E001", "not an expression", ast.Span(2, columns + 1, 2, 0))]
     node: IRNode = {}
+    reporter = Reporter("<expression>")
+    reporter.diagnostics = diagnostics
     if expression is not None and not diagnostics:
         if inspection_type not in INSPECTION_TYPES:
             inspection_type = "car"
@@ -472,7 +482,7 @@ def compile_expression(
             },
             locals=dict(locals or {}),
         )
-        _, node = ExpressionChecker(scope, diagnostics, "<expression>").check(expression)
+        node = ir.to_json(ExpressionChecker(scope, reporter).check(expression)[1])
     errors = [
         Diagnostic(d.code, d.message, _shift(d.span, columns), d.filename, d.severity, d.suggestion)
         for d in diagnostics

@@ -17,9 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from inspectlang import ast, identifiers
-from inspectlang.checked import VALIDATION_NUMBER_OPTIONS
-from inspectlang.ir import UnknownNode
+from inspectlang import ast, identifiers, ir
 from inspectlang.manifest import (
     PRODUCT_FIELDS,
     ImageSpec,
@@ -30,7 +28,7 @@ from inspectlang.manifest import (
     ValidationSpec,
 )
 from inspectlang.property_values import norm
-from inspectlang.vocabulary import CHAIN_OPERATORS
+from inspectlang.vocabulary import CHAIN_OPERATORS, VALIDATION_NUMBER_OPTIONS
 
 _NAME = re.compile(r"[^A-Za-z0-9_]+")
 
@@ -65,10 +63,14 @@ def _prop(key: str, *values: ast.PropertyValue, locale: str | None = None) -> as
     return ast.Property(key, tuple(values), locale)
 
 
-class Decompiler:
+class Decompiler(ir.NodeVisitor):
     """Turns one manifest into a module; names come from `logic` when present."""
 
+    walker = "decompiler"
+
     def __init__(self, template: Template) -> None:
+        #: Reads the manifest's IR (refusing JSON that is not IR: `ir.MalformedIR`).
+        self.decoder = ir.Decoder()
         self.template = template
         self.logic = template.logic
         taken: set[str] = set()
@@ -289,22 +291,21 @@ class Decompiler:
         elif on.image is not None:
             target = self.image_names.get(on.image, on.image)
         event = ast.EventSpec(words, target, of_image)
-        return ast.RuleDecl(event, tuple(self.statement(node) for node in rule.body))
+        body = self.decoder.statements(rule.body, f"rule {rule.id}")
+        return ast.RuleDecl(event, tuple(self.visit(node) for node in body))
 
-    def statement(self, node: IRNode) -> ast.Statement:
-        op = node.get("op")
-        if op == "set":
-            return ast.SetStatement(node["name"], self.expression(node["value"]))
-        if op != "if":
-            raise UnknownNode(node, "decompiler")
-        otherwise = tuple(self.statement(n) for n in node.get("else") or [])
+    def visit_SetStatement(self, node: ir.SetStatement) -> ast.Statement:
+        return ast.SetStatement(node.name, self.visit(node.value))
+
+    def visit_IfStatement(self, node: ir.IfStatement) -> ast.Statement:
+        otherwise = tuple(self.visit(n) for n in node.otherwise)
         if len(otherwise) == 1 and isinstance(otherwise[0], ast.IfStatement):
             first = otherwise[0]
             otherwise = (
                 ast.IfStatement(first.condition, first.then, first.otherwise, is_else_if=True),
             )
-        then = tuple(self.statement(n) for n in node["then"])
-        return ast.IfStatement(self.expression(node["cond"]), then, otherwise)
+        then = tuple(self.visit(n) for n in node.then)
+        return ast.IfStatement(self.visit(node.condition), then, otherwise)
 
     def check(self, check: Any) -> ast.CheckDecl:
         items: list[ast.Item] = []
@@ -327,79 +328,95 @@ class Decompiler:
             items.append(ast.Otherwise(_reason(verdict.otherwise, verdict.otherwiseMessage)))
         return ast.VerdictDecl(tuple(items))
 
-    def expression(self, node: IRNode) -> ast.Expr:
-        if isinstance(node.get("let"), str):
-            return ast.Name(node["let"])
-        op = node["op"]
-        if op == "literal":
-            if node.get("type") == "date":
-                return ast.Call("date", (ast.Literal(node["value"]),))
-            return _literal(node["value"])
-        if op == "list":
-            return ast.ListExpr(tuple(self.expression(item) for item in node["items"]))
-        if op in ("var", "local"):
-            return ast.Name(node["name"])
-        if op == "event":
-            return ast.Name(node["field"])
-        if op in ("images", "damages", "validations"):
-            return ast.Name(op)
-        if op == "now":
-            return ast.Call("today", ())
-        if op == "input":
-            return ast.Attribute(
-                ast.Name("inputs"), self.input_names.get(node["id"]) or str(node["id"])
-            )
-        if op == "image":
-            return ast.Attribute(
-                ast.Name("images"), self.image_names.get(node["id"]) or str(node["id"])
-            )
-        if op == "check":
-            return ast.Attribute(
-                ast.Name("checks"), self.check_keys.get(node["id"]) or str(node["id"])
-            )
-        if op == "product":
-            namespace: str = self.template.inspectionType
-            if not PRODUCT_FIELDS.get(namespace):
-                namespace = "product"
-            return ast.Attribute(ast.Name(namespace), node["field"])
-        if op == "consumer":
-            return ast.Attribute(ast.Name("consumer"), node["field"])
-        if op == "field":
-            return ast.Attribute(self.expression(node["of"]), node["name"])
-        if op == "unary":
-            return ast.Unary(node["operator"], self.expression(node["operand"]))
-        if op == "binary" and node["operator"] in CHAIN_OPERATORS:
-            # The checker's balanced tree back to the flat chain it was written as.
-            operands: list[IRNode] = []
-            pending = [node]
-            while pending:
-                item = pending.pop()
-                same = item["op"] == "binary" and item.get("operator") == node["operator"]
-                if same and "let" not in item:
-                    pending.extend((item["right"], item["left"]))
-                else:
-                    operands.append(item)
-            chain = self.expression(operands[0])
-            for operand in operands[1:]:
-                chain = ast.Binary(node["operator"], chain, self.expression(operand))
-            return chain
-        if op == "binary":
-            return ast.Binary(
-                node["operator"], self.expression(node["left"]), self.expression(node["right"])
-            )
-        if op == "call":
-            return ast.Call(node["fn"], tuple(self.expression(a) for a in node["args"]))
-        if op in ("count", "any", "all", "sum"):
-            where = node.get("where")
-            value = node.get("value")
-            return ast.Quantifier(
-                op,
-                node.get("var"),
-                self.expression(node["over"]),
-                self.expression(where) if where is not None else None,
-                self.expression(value) if value is not None else None,
-            )
-        raise UnknownNode(node, "decompiler")
+    def expression(self, node: IRNode, where: str = "expression") -> ast.Expr:
+        """The AST of one JSON expression of the manifest."""
+        result: ast.Expr = self.visit(self.decoder.expression(node, where))
+        return result
+
+    # -- IR expressions -> AST: a let's copy is written as the let's name -------------------------
+
+    def visit(self, node: Any, *args: Any) -> Any:
+        if isinstance(node, ir.Expression) and node.let is not None:
+            return ast.Name(node.let)
+        return super().visit(node, *args)
+
+    def visit_Literal(self, node: ir.Literal) -> ast.Expr:
+        if node.type == "date":
+            return ast.Call("date", (ast.Literal(node.value),))
+        return _literal(node.value)
+
+    def visit_ListLiteral(self, node: ir.ListLiteral) -> ast.Expr:
+        return ast.ListExpr(tuple(self.visit(item) for item in node.items))
+
+    def name(self, node: ir.Variable | ir.Local | ir.EventSubject) -> ast.Expr:
+        return ast.Name(node.name)
+
+    visit_Variable = visit_Local = visit_EventSubject = name
+
+    def whole(self, node: ir.Images | ir.Damages | ir.Validations) -> ast.Expr:
+        return ast.Name(node.op)
+
+    visit_Images = visit_Damages = visit_Validations = whole
+
+    def visit_Now(self, node: ir.Now) -> ast.Expr:
+        return ast.Call("today", ())
+
+    def visit_InputValue(self, node: ir.InputValue) -> ast.Expr:
+        return ast.Attribute(ast.Name("inputs"), self.input_names.get(node.name) or node.name)
+
+    def visit_ImageValue(self, node: ir.ImageValue) -> ast.Expr:
+        return ast.Attribute(ast.Name("images"), self.image_names.get(node.name) or node.name)
+
+    def visit_CheckValue(self, node: ir.CheckValue) -> ast.Expr:
+        return ast.Attribute(ast.Name("checks"), self.check_keys.get(node.name) or node.name)
+
+    def visit_ProductField(self, node: ir.ProductField) -> ast.Expr:
+        namespace: str = self.template.inspectionType
+        if not PRODUCT_FIELDS.get(namespace):
+            namespace = "product"
+        return ast.Attribute(ast.Name(namespace), node.name)
+
+    def visit_ConsumerField(self, node: ir.ConsumerField) -> ast.Expr:
+        return ast.Attribute(ast.Name("consumer"), node.name)
+
+    def visit_RecordField(self, node: ir.RecordField) -> ast.Expr:
+        return ast.Attribute(self.visit(node.of), node.name)
+
+    def visit_Unary(self, node: ir.Unary) -> ast.Expr:
+        return ast.Unary(node.operator, self.visit(node.operand))
+
+    def visit_Binary(self, node: ir.Binary) -> ast.Expr:
+        if node.operator not in CHAIN_OPERATORS:
+            return ast.Binary(node.operator, self.visit(node.left), self.visit(node.right))
+        # The checker's balanced tree back to the flat chain it was written as.
+        operands: list[ir.Expression] = []
+        pending: list[ir.Expression] = [node]
+        while pending:
+            item = pending.pop()
+            if isinstance(item, ir.Binary) and item.operator == node.operator and item.let is None:
+                pending.extend((item.right, item.left))
+            else:
+                operands.append(item)
+        chain: ast.Expr = self.visit(operands[0])
+        for operand in operands[1:]:
+            chain = ast.Binary(node.operator, chain, self.visit(operand))
+        return chain
+
+    def visit_Call(self, node: ir.Call) -> ast.Expr:
+        return ast.Call(node.function, tuple(self.visit(a) for a in node.args))
+
+    def quantifier(self, node: ir.Quantifier) -> ast.Expr:
+        body = None if node.body is None else self.visit(node.body)
+        is_sum = isinstance(node, ir.SumOf)
+        return ast.Quantifier(
+            node.op,
+            node.variable,
+            self.visit(node.over),
+            None if is_sum else body,
+            body if is_sum else None,
+        )
+
+    visit_CountOf = visit_AnyOf = visit_AllOf = visit_SumOf = quantifier
 
 
 def _bytes(size: int) -> ast.Quantity:

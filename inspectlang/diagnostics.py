@@ -91,6 +91,40 @@ class TemplateError(InspectlangError):
         return [d.to_dict() for d in self.diagnostics]
 
 
+class Reporter:
+    """Collects the diagnostics of one file: every stage of the checker reports through one."""
+
+    def __init__(self, filename: str) -> None:
+        self.filename = filename
+        self.diagnostics: list[Diagnostic] = []
+
+    def report(
+        self,
+        code: str,
+        message: str,
+        span: Span,
+        suggestion: str | None = None,
+        severity: Severity = "error",
+        notes: tuple[str, ...] = (),
+    ) -> None:
+        self.diagnostics.append(
+            Diagnostic(code, message, span, self.filename, severity, suggestion, notes)
+        )
+
+    def warn(self, code: str, message: str, span: Span) -> None:
+        self.report(code, message, span, severity="warning")
+
+    def limit(self, count: int, maximum: int, what: str, span: Span) -> bool:
+        """False (after E037) when `count` is over `maximum`."""
+        if count > maximum:
+            self.report("E037", f"too many {what}: {count} (at most {maximum})", span)
+            return False
+        return True
+
+    def has_errors(self) -> bool:
+        return any(d.severity == "error" for d in self.diagnostics)
+
+
 def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
     """The closest candidate to a misspelt name, if one is close enough. (difflib is imported
     here: a template without mistakes never needs it.)"""

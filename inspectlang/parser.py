@@ -1,23 +1,23 @@
 """The parser: `.insp` source text to the AST of `inspectlang.ast`, with syntax diagnostics.
 
 One Lark LALR(1) parser is built per process from `grammar.lark` (its tables cached on disk by
-Lark) and builds the AST *during* the parse through the callbacks of `_AstBuilder`, so no
-intermediate parse tree exists. A postlexer turns indentation into block tokens and refuses tabs
-and deep nesting before the parser sees them. When a file has syntax errors it is parsed again
+Lark) and builds the AST *during* the parse through the callbacks of
+`inspectlang.tree_builder.AstBuilder`, so no intermediate parse tree exists. The callbacks and
+the postlexer hold no state: each parse has its own `ParseState`, so parses run concurrently.
+A postlexer turns indentation into block tokens and refuses tabs and deep nesting before the
+parser sees them. When a file has syntax errors it is parsed again
 declaration by declaration (every declaration starts at column 0), so one bad declaration gives
 one diagnostic and the others still parse. Comments never reach the grammar: they are read back
 from the source lines and attached to the node they precede or end the line of, stored with
 their leading `#`.
 
-The AST building callbacks are in `inspectlang.tree_builder`, the wording of syntax errors in
-`inspectlang.syntax_errors`.
+The wording of syntax errors is `inspectlang.syntax_errors`'s.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import threading
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 
@@ -29,20 +29,20 @@ from lark.lark import PostLex
 from inspectlang import ast, cache
 from inspectlang.ast import Span
 from inspectlang.diagnostics import Diagnostic, TemplateError
-from inspectlang.syntax_errors import _diagnostic_for
+from inspectlang.syntax_errors import diagnostic_for
 from inspectlang.tree_builder import (
-    _CODE,
-    MAX_NESTING,
-    _AstBuilder,
-    _SourceLines,
-    _SyntaxProblem,
-    _token_span,
+    CODE,
+    AstBuilder,
+    ParseState,
+    SourceLines,
+    SyntaxProblem,
+    current_state,
+    parsing,
+    token_span,
 )
+from inspectlang.vocabulary import MAX_NESTING, MAX_SOURCE_BYTES
 
 __all__ = ["MAX_NESTING", "MAX_SOURCE_BYTES", "parse", "parse_with_diagnostics"]
-
-#: Largest template accepted (E005): a real template is a few kilobytes.
-MAX_SOURCE_BYTES = 1_000_000
 
 #: Declarations parsed together on the recovery path before falling back to one at a time.
 _RECOVERY_GROUP = 32
@@ -53,17 +53,18 @@ _RECOVERY_GROUP = 32
 # --------------------------------------------------------------------------------------------
 
 
-class _Indentation(PostLex):
+class Indentation(PostLex):
     """Indentation to `_INDENT`/`_DEDENT`; newlines inside brackets are ignored. Refuses tabs in
-    indentation (E002), a dedent to no open level (E002) and nesting past MAX_NESTING (E004)."""
+    indentation (E002), a dedent to no open level (E002) and nesting past MAX_NESTING (E004).
+    Token lines are shifted by the parse's `line_offset` (the recovery path parses one
+    declaration at a time)."""
 
     always_accept = ("_NL",)
-    #: Added to every token's line: the recovery path parses one declaration at a time.
-    line_offset = 0
 
     def process(self, stream: Iterator[Token]) -> Iterator[Token]:
-        if self.line_offset:
-            stream = _shifted(stream, self.line_offset)
+        offset = current_state().line_offset
+        if offset:
+            stream = _shifted(stream, offset)
         levels = [0]
         opened: list[Token] = []  # the brackets still open
         unary_run = 0
@@ -82,20 +83,20 @@ class _Indentation(PostLex):
                 assert line is not None
                 where = Span(line, 1, line, len(indentation) + 1)
                 if "\t" in indentation:
-                    raise _SyntaxProblem("E002", "indent with 4 spaces, not tabs", where)
+                    raise SyntaxProblem("E002", "indent with 4 spaces, not tabs", where)
                 width = len(indentation)
                 if width > levels[-1]:
                     levels.append(width)
                     if len(levels) > MAX_NESTING:
                         message = f"blocks nested more than {MAX_NESTING} levels deep"
-                        raise _SyntaxProblem("E004", message, where)
+                        raise SyntaxProblem("E004", message, where)
                     yield Token("_INDENT", indentation, 0, line, 1, line, width + 1)
                     continue
                 while width < levels[-1]:
                     levels.pop()
                     yield Token("_DEDENT", indentation, 0, line, 1, line, width + 1)
                 if width != levels[-1]:
-                    raise _SyntaxProblem(
+                    raise SyntaxProblem(
                         "E002",
                         f"this line is indented by {width} spaces, which matches no enclosing "
                         f"block (indent blocks by 4 spaces)",
@@ -112,14 +113,14 @@ class _Indentation(PostLex):
             else:
                 unary_run = 0
             if len(opened) + unary_run > MAX_NESTING:
-                raise _SyntaxProblem(
+                raise SyntaxProblem(
                     "E004",
                     f"expression nested more than {MAX_NESTING} levels deep",
-                    _token_span(token),
+                    token_span(token),
                 )
         if opened:  # clearer than the parser's "unexpected end of block"
             message = f"`{opened[-1].value}` is never closed"
-            raise _SyntaxProblem("E001", message, _token_span(opened[-1]))
+            raise SyntaxProblem("E001", message, token_span(opened[-1]))
         if last is not None:
             while len(levels) > 1:
                 levels.pop()
@@ -136,10 +137,6 @@ def _shifted(stream: Iterator[Token], offset: int) -> Iterator[Token]:
 # --------------------------------------------------------------------------------------------
 # The parser, built once per process
 # --------------------------------------------------------------------------------------------
-
-_BUILDER = _AstBuilder()
-_POSTLEX = _Indentation()
-_PARSE_LOCK = threading.Lock()
 
 
 def _cache_file() -> str | bool:
@@ -160,8 +157,8 @@ def _parser() -> Lark:
         "grammar.lark",
         parser="lalr",
         lexer="contextual",
-        postlex=_POSTLEX,
-        transformer=_BUILDER,
+        postlex=Indentation(),
+        transformer=AstBuilder(),
         maybe_placeholders=True,
         cache=_cache_file(),
     )
@@ -180,33 +177,23 @@ def terminal_literals() -> dict[str, str]:
     return patterns
 
 
-def _parse_text(text: str, filename: str, lines: _SourceLines, offset: int) -> ast.Module:
+def _parse_text(text: str, filename: str, lines: SourceLines, offset: int) -> ast.Module:
     parser = _parser()
-    with _PARSE_LOCK:
-        _BUILDER.lines = lines
-        _BUILDER.filename = filename
-        _BUILDER.depth = {}
-        _BUILDER.chains = {}
-        _POSTLEX.line_offset = offset
-        try:
-            module: ast.Module = parser.parse(text)  # type: ignore[assignment]
-        finally:
-            _BUILDER.depth = {}
-            _BUILDER.chains = {}
-            _POSTLEX.line_offset = 0
+    with parsing(ParseState(lines, filename, offset)):
+        module: ast.Module = parser.parse(text)  # type: ignore[assignment]
     return module
 
 
 def _try_parse(
-    text: str, filename: str, lines: _SourceLines, source_lines: Sequence[str], offset: int = 0
+    text: str, filename: str, lines: SourceLines, source_lines: Sequence[str], offset: int = 0
 ) -> tuple[ast.Module | None, Diagnostic | None]:
     """Parse `text`, whose first line is line `offset + 1` of the file."""
     try:
         return _parse_text(text, filename, lines, offset), None
-    except _SyntaxProblem as problem:
+    except SyntaxProblem as problem:
         return None, Diagnostic(problem.code, problem.message, problem.span, filename)
     except UnexpectedInput as error:
-        return None, _diagnostic_for(
+        return None, diagnostic_for(
             error, filename, source_lines, text, offset, terminal_literals()
         )
 
@@ -229,8 +216,8 @@ def parse_with_diagnostics(
         source = source.replace("\r\n", "\n").replace("\r", "\n")
     text = source if source.endswith("\n") else source + "\n"
     source_lines = text.split("\n")[:-1]
-    lines = _SourceLines.scan(source_lines)
-    first_code = next((n for n, kind in enumerate(lines.kinds) if kind == _CODE), 0)
+    lines = SourceLines.scan(source_lines)
+    first_code = next((n for n, kind in enumerate(lines.kinds) if kind == CODE), 0)
     if first_code == 0 or source_lines[first_code - 1][0] not in " \t":
         module, _ = _try_parse(text, filename, lines, source_lines)
         if module is not None:
@@ -257,7 +244,7 @@ def _lone_surrogate(source: str, filename: str) -> Diagnostic | None:
 
 
 def _parse_by_declaration(
-    filename: str, lines: _SourceLines, source_lines: list[str], first_code: int
+    filename: str, lines: SourceLines, source_lines: list[str], first_code: int
 ) -> tuple[ast.Module, list[Diagnostic]]:
     """The recovery path: each column-0 declaration parsed on its own, with real positions."""
     diagnostics: list[Diagnostic] = []
@@ -275,7 +262,7 @@ def _parse_by_declaration(
     starts = [
         n
         for n in range(1, len(source_lines) + 1)
-        if lines.kinds[n] == _CODE and source_lines[n - 1][0] not in " \t"
+        if lines.kinds[n] == CODE and source_lines[n - 1][0] not in " \t"
     ]
     bounds = [*starts, len(source_lines) + 1]
 

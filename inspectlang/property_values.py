@@ -1,5 +1,5 @@
 """Reading declaration property values: words, texts, constant numbers, spans, normalized
-keys (split from `inspectlang.types`)."""
+keys; shared by the checker and the decompiler."""
 
 from __future__ import annotations
 

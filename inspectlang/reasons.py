@@ -1,19 +1,13 @@
 """Reasons with values: `disapprove "Mileage {inputs.km} km is over the limit" when ...`.
 
-A reason's text may hold expressions in braces; each is checked like any expression (unknown
-names are errors at their position inside the text) and must give a plain value (a number,
-text, boolean, date or a list of those, not a record). `{{` and `}}` write a brace. The reason
-compiles to a text-typed IR node: the literal pieces and `text(EXPRESSION)` of each value joined
-with `+` (a balanced tree, so a long reason stays shallow); a reason without braces needs none.
+A reason's text may hold expressions in braces; `{{` and `}}` write a brace. This module reads a
+reason's pieces and places each value's expression at its position in the file (`values_in`,
+for the language server); the checker's verdict stage checks them (`inspectlang.checker.verdict`).
 """
 
 from __future__ import annotations
 
 from inspectlang import ast
-from inspectlang.diagnostics import Diagnostic
-from inspectlang.expression_types import ERROR, ExpressionChecking, describe
-from inspectlang.manifest import IRNode
-from inspectlang.vocabulary import PLAIN_VALUE, TEXT, accepts, chain_depth
 
 #: A literal piece of a reason, or an expression's source and its index in the reason.
 Piece = str | tuple[str, int]
@@ -54,7 +48,7 @@ def split(reason: str) -> tuple[list[Piece], list[tuple[str, int]]]:
     return pieces, problems
 
 
-def _column(reason: str, index: int, span: ast.Span) -> int:
+def column_of(reason: str, index: int, span: ast.Span) -> int:
     """The source column of `reason[index]`: after the opening quote, counting the escapes
     `\\"` and `\\n` as the two characters they are written with."""
     escapes = sum(1 for char in reason[:index] if char in '"\n')
@@ -73,84 +67,8 @@ def values_in(reason: str, span: ast.Span, filename: str) -> list[ast.Expr]:
         if isinstance(piece, tuple) and piece[0].strip():
             source, index = piece
             expr, _problems = parse_expression_at(
-                source, span.line, _column(reason, index, span), filename
+                source, span.line, column_of(reason, index, span), filename
             )
             if expr is not None:
                 found.append(expr)
     return found
-
-
-def message(
-    expressions: ExpressionChecking, reason: str, span: ast.Span, filename: str
-) -> IRNode | None:
-    """The text node of a reason with values (None when it has no braces); diagnostics go to
-    the expression checker's list."""
-    if "{" not in reason and "}" not in reason:
-        return None
-    # The parser (and lark) is imported only for a reason with braces: the compile path of a
-    # cached template never needs it (tests/language/test_cold_start.py).
-    from inspectlang.parser import parse_expression_at
-
-    pieces, problems = split(reason)
-    report = expressions.diagnostics.append
-    where = span.as_list()
-    for text, index in problems:
-        column = _column(reason, index, span)
-        report(
-            Diagnostic("E001", text, ast.Span(span.line, column, span.line, column + 1), filename)
-        )
-    nodes: list[IRNode] = []
-    for piece in pieces:
-        if isinstance(piece, str):
-            nodes.append({"op": "literal", "value": piece, "type": TEXT, "span": where})
-            continue
-        source, index = piece
-        column = _column(reason, index, span)
-        if not source.strip():
-            report(
-                Diagnostic(
-                    "E001",
-                    "empty `{}` in a text: write `{{}}` for braces",
-                    ast.Span(span.line, column - 1, span.line, column + 1),
-                    filename,
-                )
-            )
-            continue
-        expr, found = parse_expression_at(source, span.line, column, filename)
-        expressions.diagnostics.extend(found)
-        if expr is None:
-            continue
-        # Inside the reason's IR each value sits under the joining `+` tree and `text(...)`:
-        # checked that much deeper, as the runtime's verifier will count it.
-        saved = expressions.depth
-        expressions.depth += chain_depth(len(pieces)) + 1
-        try:
-            type_, node = expressions.check(expr)
-        finally:
-            expressions.depth = saved
-        if type_ != ERROR and not accepts(PLAIN_VALUE, type_):
-            expressions.error(
-                "E023",
-                f"a reason shows a number, text, boolean, date or list, not {describe(type_)}",
-                expr.span,
-            )
-        nodes.append(
-            {"op": "call", "fn": "text", "args": [node], "type": TEXT, "span": expr.span.as_list()}
-        )
-    if not nodes:
-        return {"op": "literal", "value": "", "type": TEXT, "span": where}
-    return _joined(nodes, where)
-
-
-def _joined(nodes: list[IRNode], span: list[int]) -> IRNode:
-    if len(nodes) == 1:
-        return nodes[0]
-    middle = len(nodes) // 2
-    return {
-        "op": "binary",
-        "operator": "+",
-        "left": _joined(nodes[:middle], span),
-        "right": _joined(nodes[middle:], span),
-        "type": TEXT,
-        "span": span,
-    }

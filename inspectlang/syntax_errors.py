@@ -1,5 +1,5 @@
 """Syntax errors in plain words: a Lark error -> a Diagnostic with position, expected words,
-a "did you mean" and hints for common mistakes. Split from `inspectlang.parser`."""
+a "did you mean" and hints for common mistakes."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def _describe_token(token: Token) -> str:
     return words.get(token.type, f"`{token.value}`")
 
 
-def _diagnostic_for(
+def diagnostic_for(
     error: UnexpectedInput,
     filename: str,
     lines: Sequence[str],

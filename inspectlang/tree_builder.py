@@ -1,16 +1,21 @@
 """The AST builder: Lark's callbacks that build `inspectlang.ast` nodes during the LALR parse.
 
-Split from `inspectlang.parser`, which builds the parser and runs it. One method per grammar
-rule (`_AstBuilder`), the span helpers they share, the syntax problems they raise
-(`_SyntaxProblem`) and the source lines the comments are read back from (`_SourceLines`).
+One method per grammar rule (`AstBuilder`), the span helpers they share, the syntax problems
+they raise (`SyntaxProblem`), the source lines the comments are read back from
+(`SourceLines`), and `ParseState`, what one parse knows: the callbacks are bound to the parser
+once per process and hold no state of their own; each parse sets its own `ParseState` in a
+context variable (`parsing`), so parses in different threads or tasks never share one and need
+no lock. `inspectlang.parser` builds the parser and runs it.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lark import Token
@@ -18,11 +23,12 @@ from lark import Token
 from inspectlang import ast
 from inspectlang.ast import Span
 from inspectlang.errors import InspectlangError
-from inspectlang.vocabulary import CHAIN_OPERATORS, MAX_LITERAL_INTEGER_DIGITS, chain_depth
-
-#: Deepest nesting of parentheses, brackets, unary operators and operator chains in one
-#: expression. Deeper input is refused (E004) so no later pass can hit Python's recursion limit.
-MAX_NESTING = 64
+from inspectlang.vocabulary import (
+    CHAIN_OPERATORS,
+    MAX_LITERAL_INTEGER_DIGITS,
+    MAX_NESTING,
+    chain_depth,
+)
 
 #: Two-word events a rule can react to; the word after them (if any) is the event's target.
 EVENTS = (
@@ -37,10 +43,11 @@ EVENTS = (
 )
 _LOCALE = re.compile(r"[a-z]{2,3}_[A-Z]{2}")
 _ESCAPE = re.compile(r'\\(["\\n])')
-_BLANK, _COMMENT, _CODE = 0, 1, 2
+#: What a source line is (`SourceLines.kinds`).
+BLANK, COMMENT, CODE = 0, 1, 2
 
 
-class _SyntaxProblem(InspectlangError):
+class SyntaxProblem(InspectlangError):
     """A syntax problem found by the postlexer or the AST builder, turned into a Diagnostic."""
 
     def __init__(self, code: str, message: str, span: Span) -> None:
@@ -50,7 +57,7 @@ class _SyntaxProblem(InspectlangError):
         self.span = span
 
 
-def _token_span(token: Token) -> Span:
+def token_span(token: Token) -> Span:
     return Span(token.line, token.column, token.end_line, token.end_column)  # type: ignore[arg-type]
 
 
@@ -109,7 +116,7 @@ def _trailing_comment_of(line: str) -> str | None:
 
 
 @dataclass(slots=True)
-class _SourceLines:
+class SourceLines:
     """What each line of the source is (blank, own-line comment, code) and its comment."""
 
     kinds: list[int]
@@ -118,8 +125,8 @@ class _SourceLines:
     last_code_line: int
 
     @classmethod
-    def scan(cls, lines: Sequence[str]) -> _SourceLines:
-        kinds = [_BLANK] * (len(lines) + 1)
+    def scan(cls, lines: Sequence[str]) -> SourceLines:
+        kinds = [BLANK] * (len(lines) + 1)
         comments: dict[int, str] = {}
         trailing: dict[int, str] = {}
         last_code = 0
@@ -128,10 +135,10 @@ class _SourceLines:
             if not stripped:
                 continue
             if stripped[0] == "#":
-                kinds[number] = _COMMENT
+                kinds[number] = COMMENT
                 comments[number] = stripped.rstrip()
                 continue
-            kinds[number] = _CODE
+            kinds[number] = CODE
             last_code = number
             if "#" in stripped:
                 comment = _trailing_comment_of(stripped)
@@ -146,12 +153,12 @@ class _SourceLines:
         """Own-line comments just above line `first` (and inside a node spread over several
         lines), and the end-of-line comments of lines `first..last`."""
         kinds = self.kinds
-        if first == last and kinds[first - 1] == _CODE:  # the common case: nothing above
+        if first == last and kinds[first - 1] == CODE:  # the common case: nothing above
             return (), self.trailing.get(first)
         before: list[str] = []
         number = first - 1
-        while number > 0 and kinds[number] != _CODE:
-            if kinds[number] == _COMMENT:
+        while number > 0 and kinds[number] != CODE:
+            if kinds[number] == COMMENT:
                 before.append(self.comments[number])
             number -= 1
         before.reverse()
@@ -159,7 +166,7 @@ class _SourceLines:
             return tuple(before), self.trailing.get(first)
         ends: list[str] = []
         for number in range(first, last + 1):
-            if kinds[number] == _COMMENT:
+            if kinds[number] == COMMENT:
                 before.append(self.comments[number])
             elif number in self.trailing:
                 ends.append(self.trailing[number])
@@ -176,45 +183,73 @@ _Children = list[Any]
 def _items_declaration(cls: Any, named: bool) -> Any:
     """The callback of a declaration with an item body (`settings`, `image NAME`, ...)."""
 
-    def build(self: _AstBuilder, children: _Children) -> Any:
+    def build(self: AstBuilder, children: _Children) -> Any:
         keyword, header, items = children[0], children[-2], children[-1] or ()
-        end = items[-1].span if items else _token_span(header)
+        end = items[-1].span if items else token_span(header)
         fields: dict[str, Any] = {}
         if named:
-            fields = {"name": header.value, "name_span": _token_span(header)}
+            fields = {"name": header.value, "name_span": token_span(header)}
         node = cls(items=items, span=_from_token(keyword, end), **fields)
         return self.with_comments(node, keyword.line, header.end_line)
 
     return build
 
 
-class _AstBuilder:
-    """Builds AST nodes inside the LALR parse (method name = grammar rule). The per-parse state
-    (`lines`, `depth`) is set by `_parse_text` under `_PARSE_LOCK`: Lark binds the callbacks
-    once per process. Helpers are public names so they never clash with `_rule` names."""
+@dataclass(slots=True)
+class ParseState:
+    """What one parse knows: its file, its source lines (for comments), the line its text
+    starts after (the recovery path parses one declaration at a time), and the nesting depth
+    of the expression nodes built so far."""
 
-    def __init__(self) -> None:
-        self.lines = _SourceLines([_BLANK], {}, {}, 0)
-        self.filename = "<template>"
-        self.depth: dict[int, int] = {}
-        #: `and`/`or` chain node -> (operands, deepest operand's depth).
-        self.chains: dict[int, tuple[int, int]] = {}
+    lines: SourceLines
+    filename: str
+    line_offset: int = 0
+    #: id of an expression node -> its nesting depth (nodes live until the parse ends).
+    depth: dict[int, int] = field(default_factory=dict)
+    #: `and`/`or` chain node -> (operands, deepest operand's depth).
+    chains: dict[int, tuple[int, int]] = field(default_factory=dict)
+
+
+_STATE: ContextVar[ParseState] = ContextVar("inspectlang_parse_state")
+
+
+@contextmanager
+def parsing(state: ParseState) -> Iterator[None]:
+    """Make `state` the one the callbacks and the postlexer see while the block runs."""
+    token = _STATE.set(state)
+    try:
+        yield
+    finally:
+        _STATE.reset(token)
+
+
+def current_state() -> ParseState:
+    """The state of the parse running in this thread or task."""
+    return _STATE.get()
+
+
+class AstBuilder:
+    """Builds AST nodes inside the LALR parse (method name = grammar rule); what the parse
+    knows is its `ParseState`. Helpers are public names so they never clash with `_rule`
+    names."""
 
     def nested(self, node: ast.Expr, *children: ast.Expr) -> ast.Expr:
         """Record the node's depth; refuse it past MAX_NESTING (E004)."""
-        depth_of = self.depth.get
+        state = _STATE.get()
+        depth_of = state.depth.get
         if len(children) == 1:
             depth = depth_of(id(children[0]), 1) + 1
         else:
             depth = 1 + max([depth_of(id(child), 1) for child in children])
         if depth > MAX_NESTING:
             message = f"expression nested more than {MAX_NESTING} levels deep"
-            raise _SyntaxProblem("E004", message, node.span)
-        self.depth[id(node)] = depth
+            raise SyntaxProblem("E004", message, node.span)
+        state.depth[id(node)] = depth
         return node
 
     def with_comments(self, node: Any, first: int, last: int | None = None) -> Any:
-        comments, trailing = self.lines.attached(first, first if last is None else last)
+        lines = _STATE.get().lines
+        comments, trailing = lines.attached(first, first if last is None else last)
         if comments or trailing:
             return replace(node, comments=comments, trailing_comment=trailing)
         return node
@@ -224,8 +259,9 @@ class _AstBuilder:
 
     # ---- module and declarations -----------------------------------------------------------
     def start(self, children: _Children) -> ast.Module:
-        final = self.lines.final_comments()
-        return ast.Module(tuple(children), final_comments=final, filename=self.filename)
+        state = _STATE.get()
+        final = state.lines.final_comments()
+        return ast.Module(tuple(children), final_comments=final, filename=state.filename)
 
     def body(self, children: _Children) -> tuple[Any, ...]:
         return tuple(children)
@@ -241,13 +277,13 @@ class _AstBuilder:
 
     def template_decl(self, children: _Children) -> Any:
         keyword, name, items = children[0], children[1], children[2] or ()
-        end = items[-1].span if items else _token_span(name)
+        end = items[-1].span if items else token_span(name)
         node = ast.TemplateDecl(unescape_text(name.value), items, span=_from_token(keyword, end))
         return self.with_comments(node, keyword.line, name.end_line)
 
     def variable_decl(self, children: _Children) -> Any:
         keyword, name, type_name, _equals, initial = children
-        span, name_span = _from_token(keyword, initial.span), _token_span(name)
+        span, name_span = _from_token(keyword, initial.span), token_span(name)
         node = ast.VariableDecl(
             name.value, type_name.value, initial, span=span, name_span=name_span
         )
@@ -255,13 +291,13 @@ class _AstBuilder:
 
     def let_decl(self, children: _Children) -> Any:
         keyword, name, _equals, value = children
-        span, name_span = _from_token(keyword, value.span), _token_span(name)
+        span, name_span = _from_token(keyword, value.span), token_span(name)
         node = ast.LetDecl(name.value, value, span=span, name_span=name_span)
         return self.with_comments(node, keyword.line, value.span.end_line)
 
     def feature_decl(self, children: _Children) -> Any:
         keyword, name, state = children
-        span, name_span = _between(keyword, state), _token_span(name)
+        span, name_span = _between(keyword, state), token_span(name)
         node = ast.FeatureDecl(name.value, state.type == "ON", span=span, name_span=name_span)
         return self.with_comments(node, keyword.line)
 
@@ -282,15 +318,15 @@ class _AstBuilder:
             event, target_words = "finish", words[1:]
         if len(target_words) > 1:
             message = f"`on {event}` takes at most one name after it"
-            raise _SyntaxProblem("E001", message, _between(target_words[1], target_words[-1]))
+            raise SyntaxProblem("E001", message, _between(target_words[1], target_words[-1]))
         target = target_words[0] if target_words else None
         return ast.EventSpec(
             event,
             None if target is None else str(target.value),
             None if of_name is None else str(of_name.value),
             span=_between(words[0], of_name if of_name is not None else words[-1]),
-            target_span=ast.NO_SPAN if target is None else _token_span(target),
-            of_image_span=ast.NO_SPAN if of_name is None else _token_span(of_name),
+            target_span=ast.NO_SPAN if target is None else token_span(target),
+            of_image_span=ast.NO_SPAN if of_name is None else token_span(of_name),
         )
 
     # ---- items -----------------------------------------------------------------------------
@@ -300,7 +336,7 @@ class _AstBuilder:
         locale = words.pop() if len(words) > 1 and _is_locale(words[-1]) else None
         values = tuple(_size(v) if isinstance(v, Token) else v for v in children[1:])
         span = _from_token(key, values[-1].span)
-        node = ast.Property(" ".join(words), values, locale, span=span, key_span=_token_span(key))
+        node = ast.Property(" ".join(words), values, locale, span=span, key_span=token_span(key))
         return self.item(node)
 
     def quantity(self, children: _Children) -> ast.Quantity:
@@ -319,27 +355,27 @@ class _AstBuilder:
 
     def validate(self, children: _Children) -> Any:
         keyword, name, modifiers = children[0], children[1], tuple(children[2:])
-        end = modifiers[-1].span if modifiers else _token_span(name)
-        span, name_span = _from_token(keyword, end), _token_span(name)
+        end = modifiers[-1].span if modifiers else token_span(name)
+        span, name_span = _from_token(keyword, end), token_span(name)
         return self.item(ast.Validate(name.value, modifiers, span=span, name_span=name_span))
 
     def modifier(self, children: _Children) -> ast.Modifier:
         words: list[str] = []
         value: int | float | ast.Quantity | ast.Size | None = None
-        end = _token_span(children[0])
+        end = token_span(children[0])
         for child in children:
             if isinstance(child, ast.Quantity):
                 value, end = child, child.span
             elif child is None:
                 continue
             elif child.type == "NUMBER":
-                value, end = _number(child.value), _token_span(child)
+                value, end = _number(child.value), token_span(child)
             elif child.type == "SIZE":
                 value = _size(child)
                 end = value.span
             else:
                 words.append(child.value)
-                end = _token_span(child)
+                end = token_span(child)
         return ast.Modifier(" ".join(words), value, span=_from_token(children[0], end))
 
     def feature_use(self, children: _Children) -> Any:
@@ -351,7 +387,7 @@ class _AstBuilder:
         node = ast.Require(
             tuple(str(name.value) for name in names),
             span=_between(children[0], names[-1]),
-            field_spans=tuple(_token_span(name) for name in names),
+            field_spans=tuple(token_span(name) for name in names),
         )
         return self.item(node)
 
@@ -359,9 +395,7 @@ class _AstBuilder:
         keyword, reason, _when, condition = children
         span = _from_token(keyword, condition.span)
         text = unescape_text(reason.value)
-        return self.item(
-            ast.Disapprove(text, condition, span=span, reason_span=_token_span(reason))
-        )
+        return self.item(ast.Disapprove(text, condition, span=span, reason_span=token_span(reason)))
 
     def approve(self, children: _Children) -> Any:
         keyword, _when, condition = children
@@ -371,12 +405,12 @@ class _AstBuilder:
         keyword, reason = children
         span = _between(keyword, reason)
         text = unescape_text(reason.value)
-        return self.item(ast.Otherwise(text, span=span, reason_span=_token_span(reason)))
+        return self.item(ast.Otherwise(text, span=span, reason_span=token_span(reason)))
 
     # ---- statements ------------------------------------------------------------------------
     def set_statement(self, children: _Children) -> Any:
         keyword, name, _to, value = children
-        span, name_span = _from_token(keyword, value.span), _token_span(name)
+        span, name_span = _from_token(keyword, value.span), token_span(name)
         return self.item(ast.SetStatement(name.value, value, span=span, variable_span=name_span))
 
     def make_if(
@@ -400,7 +434,7 @@ class _AstBuilder:
     def else_block(self, children: _Children) -> tuple[Any, ...]:
         """A plain `else` has no node of its own: its comments move to its first statement."""
         else_keyword, statements = children
-        comments, trailing = self.lines.attached(else_keyword.line, else_keyword.line)
+        comments, trailing = _STATE.get().lines.attached(else_keyword.line, else_keyword.line)
         if not comments and trailing is None:
             return tuple(statements)
         first = statements[0]
@@ -418,21 +452,22 @@ class _AstBuilder:
     def chained(self, node: ast.Binary, left: ast.Expr, right: ast.Expr) -> ast.Expr:
         """An `and`/`or` counts as its whole chain (both sides, however grouped) balanced:
         the deepest operand plus `chain_depth(operands)`, as the checker emits it."""
+        state = _STATE.get()
         operands, deepest = 0, 0
         for side in (left, right):
             chain = (
-                self.chains.get(id(side))
+                state.chains.get(id(side))
                 if isinstance(side, ast.Binary) and side.operator == node.operator
                 else None
             )
-            count, depth = chain if chain is not None else (1, self.depth.get(id(side), 1))
+            count, depth = chain if chain is not None else (1, state.depth.get(id(side), 1))
             operands, deepest = operands + count, max(deepest, depth)
-        self.chains[id(node)] = (operands, deepest)
+        state.chains[id(node)] = (operands, deepest)
         depth = deepest + chain_depth(operands)
         if depth > MAX_NESTING:
             message = f"expression nested more than {MAX_NESTING} levels deep"
-            raise _SyntaxProblem("E004", message, node.span)
-        self.depth[id(node)] = depth
+            raise SyntaxProblem("E004", message, node.span)
+        state.depth[id(node)] = depth
         return node
 
     def unary(self, children: _Children) -> ast.Expr:
@@ -442,24 +477,24 @@ class _AstBuilder:
 
     def attribute(self, children: _Children) -> ast.Expr:
         value, name = children
-        name_span = _token_span(name)
+        name_span = token_span(name)
         span = _join(value.span, name_span)
         return self.nested(ast.Attribute(value, name.value, span=span, name_span=name_span), value)
 
     def number(self, children: _Children) -> ast.Literal:
-        return ast.Literal(_number(children[0].value), span=_token_span(children[0]))
+        return ast.Literal(_number(children[0].value), span=token_span(children[0]))
 
     def text(self, children: _Children) -> ast.Literal:
-        return ast.Literal(unescape_text(children[0].value), span=_token_span(children[0]))
+        return ast.Literal(unescape_text(children[0].value), span=token_span(children[0]))
 
     def true(self, children: _Children) -> ast.Literal:
-        return ast.Literal(True, span=_token_span(children[0]))
+        return ast.Literal(True, span=token_span(children[0]))
 
     def false(self, children: _Children) -> ast.Literal:
-        return ast.Literal(False, span=_token_span(children[0]))
+        return ast.Literal(False, span=token_span(children[0]))
 
     def name(self, children: _Children) -> ast.Name:
-        return ast.Name(children[0].value, span=_token_span(children[0]))
+        return ast.Name(children[0].value, span=token_span(children[0]))
 
     def group(self, children: _Children) -> Any:
         return children[1]
@@ -487,7 +522,7 @@ class _AstBuilder:
         if name == "count" and len(arguments) == 1:
             node: ast.Expr = ast.Quantifier("count", None, arguments[0], span=span)
         else:
-            function_span = _token_span(function)
+            function_span = token_span(function)
             node = ast.Call(name, tuple(arguments), span=span, function_span=function_span)
         return self.nested(node, *arguments) if arguments else node
 
@@ -498,7 +533,7 @@ class _AstBuilder:
         binding = bound.binding
         if name not in ("count", "any", "all", "sum"):
             message = f"`{keyword}` is only used in count, any, all (where) and sum (of)"
-            raise _SyntaxProblem("E001", message, _token_span(bound.keyword))
+            raise SyntaxProblem("E001", message, token_span(bound.keyword))
         if not (
             count == 1
             and keyword == expected
@@ -507,9 +542,9 @@ class _AstBuilder:
             and isinstance(binding.left, ast.Name)
         ):
             message = f"write `{name}(x in LIST {expected} ...)` with one name before `in`"
-            raise _SyntaxProblem("E001", message, _token_span(bound.keyword))
+            raise SyntaxProblem("E001", message, token_span(bound.keyword))
         variable, collection = binding.left.name, binding.right
-        self.depth.pop(id(binding), None)  # dropped: its id may be reused by a later node
+        _STATE.get().depth.pop(id(binding), None)  # its id may be reused by a later node
         if keyword == "of":
             node = ast.Quantifier(name, variable, collection, value=bound.body, span=span)
         else:
@@ -538,4 +573,4 @@ def _number(text: str) -> int | float:
 
 def _size(token: Token) -> ast.Size:
     width, _, height = token.value.partition("x")
-    return ast.Size(int(width), int(height), span=_token_span(token))
+    return ast.Size(int(width), int(height), span=token_span(token))

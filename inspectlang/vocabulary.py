@@ -25,27 +25,41 @@ from inspectlang.manifest import (
 from inspectlang.patterns import MAX_PATTERN
 
 __all__ = [
+    "ARITHMETIC_OPERATORS",
+    "BINARY_OPERATORS",
     "CHAIN_OPERATORS",
     "CONSUMER_FIELDS",
+    "EQUALITY_OPERATORS",
     "FUNCTIONS",
     "INPUT_TYPES",
     "INPUT_VALUE_TYPES",
     "INSPECTION_TYPES",
+    "MAX_CHECKS",
     "MAX_EXPRESSION_DEPTH",
+    "MAX_IMAGES",
+    "MAX_INPUTS",
     "MAX_LIST_ITEMS",
     "MAX_LITERAL_INTEGER_DIGITS",
+    "MAX_NESTING",
     "MAX_NODES",
     "MAX_NUMBER",
+    "MAX_OPTIONS",
     "MAX_PATTERN_LENGTH",
     "MAX_QUANTIFIER_DEPTH",
+    "MAX_RULES",
+    "MAX_SOURCE_BYTES",
     "MAX_TEXT_LENGTH",
+    "MAX_VARIABLES",
     "NAME",
+    "ORDER_OPERATORS",
     "PRESENT_FIELDS",
     "PRODUCT_FIELDS",
     "RECORD_FIELDS",
     "RULE_EVENTS",
     "SIGNATURES",
+    "UNARY_OPERATORS",
     "VALIDATION_NAMES",
+    "VALIDATION_NUMBER_OPTIONS",
     "accepts",
     "chain_depth",
 ]
@@ -54,6 +68,19 @@ __all__ = [
 
 NUMBER, TEXT, BOOLEAN, DATE = "number", "text", "boolean", "date"
 IMAGE, VALIDATION, DAMAGE = "image", "validation", "damage"
+
+# --- operators ---------------------------------------------------------------------------------
+
+#: `+` adds two numbers or joins two texts; `-`, `*`, `/` take numbers.
+ARITHMETIC_OPERATORS = ("+", "-", "*", "/")
+#: Order comparisons: two numbers, dates or texts.
+ORDER_OPERATORS = ("<", "<=", ">", ">=")
+#: Equality: two values of one type (missing equals only missing).
+EQUALITY_OPERATORS = ("=", "!=")
+#: Every binary operator of the language (`and`/`or` are also `CHAIN_OPERATORS`).
+BINARY_OPERATORS = (*ARITHMETIC_OPERATORS, *ORDER_OPERATORS, *EQUALITY_OPERATORS, "and", "or", "in")
+#: `not` takes a boolean, `-` a number.
+UNARY_OPERATORS = ("not", "-")
 
 # --- limits ------------------------------------------------------------------------------------
 
@@ -86,6 +113,21 @@ MAX_NUMBER = 1e15
 #: fails. A literal with more is read as infinite and refused as too large (E019), as any
 #: literal over `MAX_NUMBER` is; the digits after the point may be as many as the author likes.
 MAX_LITERAL_INTEGER_DIGITS = 300
+#: Deepest nesting of parentheses, brackets, unary operators and operator chains the parser
+#: reads in one expression, and of indented blocks (E004): deeper input is refused before any
+#: later pass could hit Python's recursion limit.
+MAX_NESTING = 64
+#: Largest template accepted (E005): a real template is a few kilobytes.
+MAX_SOURCE_BYTES = 1_000_000
+#: Most declarations of each kind in one template (E037): past them a template is refused,
+#: never slow.
+MAX_IMAGES = 100
+MAX_INPUTS = 200
+MAX_RULES = 1000
+MAX_CHECKS = 500
+MAX_VARIABLES = 500
+#: Most options of one select or multiselect input (E037).
+MAX_OPTIONS = 500
 #: Longest regular expression given to `matches` or `pattern:` (RE2, `inspectlang.patterns`).
 MAX_PATTERN_LENGTH = MAX_PATTERN
 #: An inspection's `metadata` (the spec's Limits table): most key-value pairs, longest key,
@@ -163,6 +205,13 @@ INPUT_VALUE_TYPES: dict[str, str] = {
     "check": BOOLEAN,
     "file": TEXT,
     "video": TEXT,
+}
+
+#: Validation options that mean something for one validation only: option as written ->
+#: (validation, the manifest's option key, smallest, largest).
+VALIDATION_NUMBER_OPTIONS: dict[str, tuple[str, str, float, float]] = {
+    "minimum age": ("age", "minAge", 0, 150),
+    "maximum face distance": ("face_comparison", "maxFaceDistance", 0, 2),
 }
 
 # --- functions ---------------------------------------------------------------------------------

@@ -14,8 +14,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from inspectlang.ir import IfStatement, SetStatement, Statement, UnknownNode
+from inspectlang import ir
 from inspectlang.vocabulary import (
+    CHAIN_OPERATORS,
+    EQUALITY_OPERATORS,
     MAX_NUMBER,
     PRESENT_FIELDS,
 )
@@ -32,11 +34,10 @@ from runtime.values import (
     too_long,
     typed,
 )
-from runtime.verify import QUANTIFIERS, body_cost, static_cost
+from runtime.verify import body_cost, static_cost
 
-Node = dict[str, Any]
 #: A verdict reason: its text, or (text, text-typed node) when it shows values.
-Reason = str | tuple[str, Node]
+Reason = str | tuple[str, ir.Expression]
 
 #: Where each data source lives in the inspection data, and the local that holds it.
 SOURCES: dict[str, tuple[str, str]] = {
@@ -66,16 +67,16 @@ HELPERS: dict[str, Any] = {
     **{f"_fn_{name}": function for name, function in FUNCTIONS.items()},
 }
 
-#: Sources read once per call in the prologue: nothing a generated function does changes them
-#: (rules change only variables; check results change between calls, never during one).
-HOISTED = frozenset({"input", "product", "consumer", "image", "check"})
 
 COMPARE = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 ARITHMETIC = {"+": "+", "-": "-", "*": "*", "/": "/"}
 
 
-class CodeGenerator:
-    """Writes the Python source of one function from normalized IR."""
+class CodeGenerator(ir.NodeVisitor):
+    """Writes the Python source of one function from normalized IR (one `visit_` method per
+    node kind; an expression's returns (a local or literal, whether it may be missing))."""
+
+    walker = "codegen"
 
     def __init__(self) -> None:
         self.lines: list[str] = []
@@ -131,84 +132,100 @@ class CodeGenerator:
 
     # -- expressions ---------------------------------------------------------------------------
 
-    def expression(self, node: Node) -> tuple[str, bool]:
+    def expression(self, node: ir.Expression) -> tuple[str, bool]:
         """Emit code computing `node`; return (a local or literal, whether it may be missing)."""
-        op = node["op"]
-        span = repr(tuple(node["span"]))
-        if op == "literal":
-            code = repr(node["value"])
-            value = node["value"]
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                self.bounds[code] = abs(value)
-            return code, False
-        if op in SOURCES:
-            self.sources.add(op)
-            local = SOURCES[op][1]
-            if op in ("images", "damages", "validations", "now"):
-                return local, False
-            key = {"var": "name", "product": "field", "consumer": "field", "event": "field"}.get(
-                op, "id"
-            )
-            if op in HOISTED:
-                # no generated code changes these during a call: read each once, up front
-                found = self.hoisted.get((op, node[key]))
-                if found is None:
-                    found = self.hoisted[(op, node[key])] = self.temp()
-                    read = "[{!r}]" if op in ("image", "check") else ".get({!r})"
-                    self.prologue.append(f"    {found} = {local}{read.format(node[key])}")
-                return found, op not in ("image", "check")
-            target = self.temp()
-            if op == "var":
-                self.emit(f"{target} = {local}[{node[key]!r}]")
-                return target, False
-            self.emit(f"{target} = {local}.get({node[key]!r})")
-            if op == "event" and node["field"] == "value":
-                self.emit(f"{target} = _typed({target}, {node['type']!r})")
-            return target, True
-        if op == "local":
-            return self.locals[node["name"]], False
-        target = self.temp()
-        if op == "list":
-            items = [self.expression(item)[0] for item in node["items"]]
-            self.emit(f"{target} = [{', '.join(items)}]")
-            return target, False
-        if op == "field":
-            record_code, missing = self.expression(node["of"])
-            present = (node["of"]["type"], node["name"]) in PRESENT_FIELDS
-            # Records are built by runtime.evaldata with every key; present fields never hold
-            # None on an existing record, so they are read by subscription.
-            lookup = (
-                f"{record_code}[{node['name']!r}]"
-                if present
-                else f"{record_code}.get({node['name']!r})"
-            )
-            if missing:
-                self.emit(f"{target} = None if {record_code} is None else {lookup}")
-            elif present:
-                return lookup, False  # pure and never missing: used in place, no temporary
-            else:
-                self.emit(f"{target} = {lookup}")
-            return target, missing or not present
-        if op == "unary":
-            operand, missing = self.expression(node["operand"])
-            value = f"(not {operand})" if node["operator"] == "not" else f"(-{operand})"
-            guard = f"None if {operand} is None else " if missing else ""
-            self.emit(f"{target} = {guard}{value}")
-            return target, missing
-        if op == "binary":
-            return self.binary(node, target, span)
-        if op == "call":
-            return self.call(node, target, span)
-        if op in QUANTIFIERS:
-            return self.quantifier(node, target, span)
-        raise UnknownNode(node, "codegen")
+        result: tuple[str, bool] = self.visit(node)
+        return result
 
-    def binary(self, node: Node, target: str, span: str) -> tuple[str, bool]:
-        operator = node["operator"]
-        if operator in ("and", "or"):
+    def visit_Literal(self, node: ir.Literal) -> tuple[str, bool]:
+        code = repr(node.value)
+        value = node.value
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            self.bounds[code] = abs(value)
+        return code, False
+
+    def source(self, node: ir.Expression) -> str:
+        """The local holding the data source `node` reads (read once in the prologue)."""
+        self.sources.add(node.op)
+        return SOURCES[node.op][1]
+
+    def whole(self, node: ir.Images | ir.Damages | ir.Validations | ir.Now) -> tuple[str, bool]:
+        return self.source(node), False
+
+    visit_Images = visit_Damages = visit_Validations = visit_Now = whole
+
+    def hoisted_read(
+        self,
+        node: ir.InputValue | ir.ProductField | ir.ConsumerField | ir.ImageValue | ir.CheckValue,
+    ) -> tuple[str, bool]:
+        """Read once per call, in the prologue: nothing a generated function does changes these
+        (rules change only variables; check results change between calls, never during one)."""
+        local = self.source(node)
+        found = self.hoisted.get((node.op, node.name))
+        present = isinstance(node, ir.ImageValue | ir.CheckValue)
+        if found is None:
+            found = self.hoisted[(node.op, node.name)] = self.temp()
+            read = "[{!r}]" if present else ".get({!r})"
+            self.prologue.append(f"    {found} = {local}{read.format(node.name)}")
+        return found, not present
+
+    visit_InputValue = visit_ProductField = visit_ConsumerField = hoisted_read
+    visit_ImageValue = visit_CheckValue = hoisted_read
+
+    def visit_Variable(self, node: ir.Variable) -> tuple[str, bool]:
+        local = self.source(node)
+        target = self.temp()
+        self.emit(f"{target} = {local}[{node.name!r}]")
+        return target, False
+
+    def visit_EventSubject(self, node: ir.EventSubject) -> tuple[str, bool]:
+        local = self.source(node)
+        target = self.temp()
+        self.emit(f"{target} = {local}.get({node.name!r})")
+        if node.name == "value":
+            self.emit(f"{target} = _typed({target}, {node.type!r})")
+        return target, True
+
+    def visit_Local(self, node: ir.Local) -> tuple[str, bool]:
+        return self.locals[node.name], False
+
+    def visit_ListLiteral(self, node: ir.ListLiteral) -> tuple[str, bool]:
+        target = self.temp()
+        items = [self.expression(item)[0] for item in node.items]
+        self.emit(f"{target} = [{', '.join(items)}]")
+        return target, False
+
+    def visit_RecordField(self, node: ir.RecordField) -> tuple[str, bool]:
+        target = self.temp()
+        record_code, missing = self.expression(node.of)
+        present = (node.of.type, node.name) in PRESENT_FIELDS
+        # Records are built by runtime.evaldata with every key; present fields never hold
+        # None on an existing record, so they are read by subscription.
+        lookup = f"{record_code}[{node.name!r}]" if present else f"{record_code}.get({node.name!r})"
+        if missing:
+            self.emit(f"{target} = None if {record_code} is None else {lookup}")
+        elif present:
+            return lookup, False  # pure and never missing: used in place, no temporary
+        else:
+            self.emit(f"{target} = {lookup}")
+        return target, missing or not present
+
+    def visit_Unary(self, node: ir.Unary) -> tuple[str, bool]:
+        target = self.temp()
+        operand, missing = self.expression(node.operand)
+        value = f"(not {operand})" if node.operator == "not" else f"(-{operand})"
+        guard = f"None if {operand} is None else " if missing else ""
+        self.emit(f"{target} = {guard}{value}")
+        return target, missing
+
+    def visit_Binary(self, node: ir.Binary) -> tuple[str, bool]:
+        target = self.temp()
+        operator = node.operator
+        if operator in CHAIN_OPERATORS:
             return self.logical(node, target)
-        left, left_missing = self.expression(node["left"])
-        right, right_missing = self.expression(node["right"])
+        span = repr(node.span)
+        left, left_missing = self.expression(node.left)
+        right, right_missing = self.expression(node.right)
         missing_test = " or ".join(
             f"{code} is None"
             for code, missing in ((left, left_missing), (right, right_missing))
@@ -216,7 +233,7 @@ class CodeGenerator:
         )
         if operator in COMPARE or operator == "in":
             python = COMPARE.get(operator, "in")
-            if operator in ("=", "!=") or not missing_test:
+            if operator in EQUALITY_OPERATORS or not missing_test:
                 # a comparison of present values is pure and never missing: used in place
                 return f"({left} {python} {right})", False
             self.emit(f"{target} = None if {missing_test} else {left} {python} {right}")
@@ -239,7 +256,7 @@ class CodeGenerator:
                 self.emit(f"else: {target} = {left} / {right}")
             else:
                 self.emit(f"{target} = {left} {ARITHMETIC[operator]} {right}")
-            if node["type"] == "text":
+            if node.type == "text":
                 self.emit(
                     f"if _len({target}) > {MAX_TEXT!r}: {target} = _too_long(env['errors'], {span})"
                 )
@@ -263,15 +280,15 @@ class CodeGenerator:
         result = a * b if operator == "*" else a + b
         return result if result <= MAX_NUMBER else None
 
-    def logical(self, node: Node, target: str) -> tuple[str, bool]:
+    def logical(self, node: ir.Binary, target: str) -> tuple[str, bool]:
         """Kleene and/or with short-circuit: the right side runs only when the left can't decide."""
-        left, left_missing = self.expression(node["left"])
-        decided = "False" if node["operator"] == "and" else "True"
+        left, left_missing = self.expression(node.left)
+        decided = "False" if node.operator == "and" else "True"
         other = "True" if decided == "False" else "False"
         self.emit(f"if {left} is {decided}: {target} = {decided}")
         self.emit("else:")
         with self.indented():
-            right, right_missing = self.expression(node["right"])
+            right, right_missing = self.expression(node.right)
             if not left_missing:
                 # here the left side is the neutral element: the right side decides
                 self.emit(f"{target} = {right}")
@@ -286,12 +303,14 @@ class CodeGenerator:
                 )
         return target, left_missing or right_missing
 
-    def call(self, node: Node, target: str, span: str) -> tuple[str, bool]:
-        name = node["fn"]
+    def visit_Call(self, node: ir.Call) -> tuple[str, bool]:
+        target = self.temp()
+        span = repr(node.span)
+        name = node.function
         if name == "today":
             self.sources.add("now")
             return "d_now", False
-        args = [self.expression(arg) for arg in node["args"]]
+        args = [self.expression(arg) for arg in node.args]
         codes = [code for code, _ in args]
         if name == "defined":
             present = f"{codes[0]} is not None" if args[0][1] else "True"
@@ -309,10 +328,12 @@ class CodeGenerator:
         self.emit(f"{target} = _fn_{name}(d_err, {span}, {', '.join(codes)})")
         return target, True
 
-    def quantifier(self, node: Node, target: str, span: str) -> tuple[str, bool]:
-        op = node["op"]
-        items, missing = self.expression(node["over"])
-        body = node.get("value") if op == "sum" else node.get("where")
+    def quantifier(self, node: ir.Quantifier) -> tuple[str, bool]:
+        target = self.temp()
+        span = repr(node.span)
+        op = node.op
+        items, missing = self.expression(node.over)
+        body = node.body
         item = self.temp()
         block = False
         if missing:
@@ -326,11 +347,12 @@ class CodeGenerator:
             self.emit(f"{target} = {start}")
             self.emit(f"for {item} in {items}:")
             with self.indented():
-                if _items_may_be_missing(node["over"]):
+                if isinstance(node.over, ir.ListLiteral):
+                    # only list literals can hold missing items; data lists never do
                     self.emit(f"if {item} is None: continue")
                 saved = dict(self.locals)
-                if node.get("var") is not None:
-                    self.locals[node["var"]] = item
+                if node.variable is not None:
+                    self.locals[node.variable] = item
                 value, value_missing = (item, False) if body is None else self.expression(body)
                 self.locals = saved
                 if op == "sum":
@@ -364,39 +386,39 @@ class CodeGenerator:
             self.bounds[target] = float(MAX_STEPS)
         return target, missing or op == "sum"
 
+    visit_CountOf = visit_AnyOf = visit_AllOf = visit_SumOf = quantifier
+
     # -- statements ----------------------------------------------------------------------------
 
-    def statements(self, nodes: Sequence[Statement]) -> None:
+    def statements(self, nodes: Sequence[ir.Statement]) -> None:
         if not nodes:
             self.emit("pass")
         for node in nodes:
-            if isinstance(node, SetStatement):
-                self.charge(1 + static_cost(node.value))
-                value, missing = self.expression(node.value)
-                store = f"d_vars[{node.name!r}] = {value}"
-                self.sources.add("var")
-                if missing:
-                    span = repr(tuple(node.span))
-                    self.emit(
-                        f"if {value} is None: _record(env['errors'], 'missing_value', {span})"
-                    )
-                    self.emit(f"else: {store}")
-                else:
-                    self.emit(store)
-            elif isinstance(node, IfStatement):
-                self.charge(1 + static_cost(node.condition))
-                cond, _ = self.expression(node.condition)
-                self.emit(f"if {cond} is True:")
-                with self.indented():
-                    self.statements(node.then)
-                if node.otherwise:
-                    self.emit("else:")
-                    with self.indented():
-                        self.statements(node.otherwise)
-            else:
-                raise UnknownNode(node, "codegen")
+            self.visit(node)
 
-    def reason(self, reason: tuple[str, Node]) -> str:
+    def visit_SetStatement(self, node: ir.SetStatement) -> None:
+        self.charge(1 + static_cost(node.value))
+        value, missing = self.expression(node.value)
+        store = f"d_vars[{node.name!r}] = {value}"
+        self.sources.add("var")
+        if missing:
+            self.emit(f"if {value} is None: _record(env['errors'], 'missing_value', {node.span!r})")
+            self.emit(f"else: {store}")
+        else:
+            self.emit(store)
+
+    def visit_IfStatement(self, node: ir.IfStatement) -> None:
+        self.charge(1 + static_cost(node.condition))
+        cond, _ = self.expression(node.condition)
+        self.emit(f"if {cond} is True:")
+        with self.indented():
+            self.statements(node.then)
+        if node.otherwise:
+            self.emit("else:")
+            with self.indented():
+                self.statements(node.otherwise)
+
+    def reason(self, reason: tuple[str, ir.Expression]) -> str:
         """Emit a reason with values; the code of its text (the written text if missing)."""
         text, node = reason
         code = self.condition(node)
@@ -406,7 +428,7 @@ class CodeGenerator:
             code = target
         return f"({text!r} if {code} is None else {code})"
 
-    def condition(self, node: Node) -> str:
+    def condition(self, node: ir.Expression) -> str:
         """Emit a condition (charged as one root); the returned code is True/False/None."""
         self.charge(static_cost(node))
         code, _ = self.expression(node)
@@ -418,19 +440,14 @@ def _nothing() -> Iterator[None]:
     yield
 
 
-def _items_may_be_missing(over: Node) -> bool:
-    """Only list literals can hold missing items; data lists never do."""
-    return bool(over["op"] == "list")
-
-
-def generate_rule(name: str, body: Sequence[Statement]) -> str:
+def generate_rule(name: str, body: Sequence[ir.Statement]) -> str:
     generator = CodeGenerator()
     generator.statements(body)
     generator.leave()
     return generator.function(name, generator.lines)
 
 
-def generate_check(name: str, valid: Node) -> str:
+def generate_check(name: str, valid: ir.Expression) -> str:
     generator = CodeGenerator()
     cond = generator.condition(valid)
     generator.leave(f"{cond} is True")
@@ -439,8 +456,8 @@ def generate_check(name: str, valid: Node) -> str:
 
 def generate_verdict(
     name: str,
-    disapprovals: list[tuple[Reason, Node]],
-    approve_when: Node | None,
+    disapprovals: list[tuple[Reason, ir.Expression]],
+    approve_when: ir.Expression | None,
     otherwise: Reason,
 ) -> str:
     """A function returning (approved, reasons): reasons a list or a tuple of texts. A reason
@@ -473,7 +490,7 @@ def generate_verdict(
     return generator.function(name, generator.lines)
 
 
-def generate_expression(name: str, node: Node, free_locals: Iterable[str] = ()) -> str:
+def generate_expression(name: str, node: ir.Expression, free_locals: Iterable[str] = ()) -> str:
     """A function returning the value of one expression (tests, conformance vectors, CLI).
 
     Names in `free_locals` are bound items read from `env["locals"]` (an expression checked

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from inspectlang.ir import IfStatement, SetStatement, Statement, UnknownNode
+from inspectlang import ir
 from runtime.errors import StepLimitExceeded
 from runtime.evaldata import build_env
 from runtime.missing import missing_items
@@ -101,7 +101,7 @@ def _values(trace: list[dict[str, Any]]) -> list[SeenValue]:
 
 
 def _condition(
-    kind: str, label: str, span: list[int], node: dict[str, Any], env: dict[str, Any]
+    kind: str, label: str, span: list[int], node: ir.Expression, env: dict[str, Any]
 ) -> ConditionExplanation:
     trace: list[dict[str, Any]] = []
     try:
@@ -118,17 +118,24 @@ def _condition(
     )
 
 
-def _sets(body: Sequence[Statement]) -> list[str]:
+class _SetVariables(ir.NodeVisitor):
     """The variables a rule body may set."""
-    names: list[str] = []
-    for node in body:
-        if isinstance(node, SetStatement):
-            names.append(node.name)
-        elif isinstance(node, IfStatement):
-            names += _sets(node.then) + _sets(node.otherwise)
-        else:
-            raise UnknownNode(node, "explanation")
-    return sorted(set(names))
+
+    walker = "explanation"
+
+    def visit_SetStatement(self, node: ir.SetStatement) -> list[str]:
+        return [node.name]
+
+    def visit_IfStatement(self, node: ir.IfStatement) -> list[str]:
+        return [
+            name for branch in (node.then, node.otherwise) for s in branch for name in self.visit(s)
+        ]
+
+
+def _sets(body: Sequence[ir.Statement]) -> list[str]:
+    """The variables a rule body may set."""
+    walker = _SetVariables()
+    return sorted({name for node in body for name in walker.visit(node)})
 
 
 def explain(program: Program, state: InspectionState) -> Explanation:
@@ -157,7 +164,7 @@ def explain(program: Program, state: InspectionState) -> Explanation:
         approve = _condition(
             "approve_when",
             ReferenceEvaluator().reason(program.otherwise, env),
-            list(program.approve_when["span"]),
+            list(program.approve_when.span),
             program.approve_when,
             env,
         )

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from inspectlang import ir
 from inspectlang.manifest import ImageSpec, InputSpec, Template, VariableSpec
 from runtime.codegen import compile_functions, generate_expression
 from runtime.errors import StepLimitExceeded
@@ -58,7 +59,7 @@ def context_template(context: Context) -> Template:
 
 @dataclass(frozen=True)
 class CompiledExpression:
-    node: dict[str, Any]
+    node: ir.Expression
     function: Any
     free_locals: tuple[str, ...]
 
@@ -80,7 +81,7 @@ class CompiledExpression:
                 evaluator.locals = dict(env["locals"])
                 value = evaluator.expression(self.node, env)
         except StepLimitExceeded:
-            env["errors"].append({"code": "step_limit", "span": list(self.node["span"])})
+            env["errors"].append({"code": "step_limit", "span": list(self.node.span)})
             value = None
         return value, env["errors"]
 

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from cachetools import LRUCache
 
-from inspectlang.ir import Statement
+from inspectlang import ir
 from inspectlang.manifest import ImageSpec, InputSpec, Template, ValidationSpec
 from runtime import codegen
 from runtime.errors import InvalidProgram, StepLimitExceeded
@@ -25,7 +25,6 @@ from runtime.reference import Reason, ReferenceEvaluator
 from runtime.verify import Scope, Verifier
 
 EvaluationPath = Literal["compiled", "reference"]
-Node = dict[str, Any]
 
 #: Default reason when `approve when` does not hold and the template gives none.
 DEFAULT_OTHERWISE = "The approval condition was not met"
@@ -40,7 +39,7 @@ class RuleProgram:
     input: str | None
     image: str | None
     validation: str | None
-    body: tuple[Statement, ...]
+    body: tuple[ir.Statement, ...]
     span: list[int]
 
 
@@ -50,7 +49,7 @@ class CheckProgram:
     key: str
     name: str
     description: str
-    valid: Node
+    valid: ir.Expression
     span: list[int]
 
 
@@ -62,17 +61,17 @@ class Program:
     revision: str
     rules: tuple[RuleProgram, ...]
     checks: tuple[CheckProgram, ...]
-    disapprovals: tuple[tuple[Reason, Node, list[int]], ...]
-    approve_when: Node | None
+    disapprovals: tuple[tuple[Reason, ir.Expression, list[int]], ...]
+    approve_when: ir.Expression | None
     otherwise: Reason
     source: str
     functions: dict[str, Callable[..., Any]] = field(repr=False)
     path: EvaluationPath = "compiled"
     #: Input identifier -> (function name, verified `ask when` condition).
-    asks: dict[str, tuple[str, Node]] = field(default_factory=dict)
+    asks: dict[str, tuple[str, ir.Expression]] = field(default_factory=dict)
     #: The verdict block's `review "reason" when ...` rules (reason, condition, span), in
     #: source order; each compiled as `review_<i>`. Empty until the language writes them.
-    reviews: tuple[tuple[Reason, Node, list[int]], ...] = ()
+    reviews: tuple[tuple[Reason, ir.Expression, list[int]], ...] = ()
 
     # -- lookups --------------------------------------------------------------------------------
 
@@ -160,13 +159,13 @@ class Program:
 
 
 def _reason(
-    verifier: Verifier, scope: Scope, text: str, message: Node | None, where: str
+    verifier: Verifier, scope: Scope, text: str, message: dict[str, Any] | None, where: str
 ) -> Reason:
     """A verdict reason: its text, or (text, verified text node) when it shows values."""
     if message is None:
         return text
     node = verifier.expression(message, scope, f"{where}.message")
-    if node["type"] != "text":
+    if node.type != "text":
         raise InvalidProgram("a reason's message must be a text", where)
     return text, node
 
@@ -282,7 +281,7 @@ def build_program(manifest: Template, revision: str | None = None) -> Program:
     )
     parts = [codegen.generate_rule(f"rule_{i}", rule.body) for i, rule in enumerate(rules)]
     parts += [codegen.generate_check(f"check_{i}", check.valid) for i, check in enumerate(checks)]
-    asks: dict[str, tuple[str, Node]] = {}
+    asks: dict[str, tuple[str, ir.Expression]] = {}
     for index, spec in enumerate(manifest.inputs):
         input_logic = logic.inputs.get(spec.identifier)
         if input_logic is not None and input_logic.askWhen is not None:

@@ -10,20 +10,18 @@ trace as `{op, span, value}` for the explanation.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Sequence
-from typing import Any, cast
+from collections.abc import Sequence
+from typing import Any
 
 from simpleeval import SimpleEval
 
-from inspectlang.ir import IfStatement, SetStatement, Statement, UnknownNode
-from inspectlang.vocabulary import (
-    MAX_TEXT_LENGTH as MAX_TEXT,
-)
+from inspectlang import ir
+from inspectlang.vocabulary import ARITHMETIC_OPERATORS, EQUALITY_OPERATORS
+from inspectlang.vocabulary import MAX_TEXT_LENGTH as MAX_TEXT
 from runtime.errors import StepLimitExceeded
 from runtime.values import (
     FUNCTIONS,
     MAX_STEPS,
-    Span,
     check_number,
     check_text,
     division_by_zero,
@@ -33,10 +31,9 @@ from runtime.values import (
 )
 from runtime.verify import body_cost, static_cost
 
-Node = dict[str, Any]
 Env = dict[str, Any]
 #: A verdict reason: its text, or (text, text-typed node) when it shows values.
-Reason = str | tuple[str, Node]
+Reason = str | tuple[str, ir.Expression]
 Trace = list[dict[str, Any]]
 
 _LEAF_SOURCES: dict[str, str] = {
@@ -60,8 +57,11 @@ _LEAVES: dict[str, ast.expr] = {
 }
 
 
-class ReferenceEvaluator:
-    """Walks normalized IR over the inspection data; optionally records a trace."""
+class ReferenceEvaluator(ir.NodeVisitor):
+    """Walks normalized IR over the inspection data (one `visit_` method per node kind, each
+    taking the node and the inspection data); optionally records a trace."""
+
+    walker = "reference evaluator"
 
     def __init__(self, trace: Trace | None = None) -> None:
         self.trace = trace
@@ -79,193 +79,187 @@ class ReferenceEvaluator:
 
     # -- expressions ----------------------------------------------------------------------------
 
-    def evaluate(self, node: Node, env: Env) -> Any:
-        value = self._evaluate(node, env)
+    def evaluate(self, node: ir.Expression, env: Env) -> Any:
+        value = self.visit(node, env)
         if self.trace is not None:
-            self.trace.append({"op": node["op"], "span": node["span"], "value": value})
+            self.trace.append({"op": node.op, "span": list(node.span), "value": value})
         return value
 
-    def _evaluate(self, node: Node, env: Env) -> Any:
-        op = node["op"]
-        handler: Callable[[Node, Env], Any] | None = getattr(self, f"op_{op}", None)
-        if handler is None:
-            raise UnknownNode(node, "reference evaluator")
-        return handler(node, env)
+    def visit_Literal(self, node: ir.Literal, env: Env) -> Any:
+        return node.value
 
-    def op_literal(self, node: Node, env: Env) -> Any:
-        return node["value"]
+    def visit_ListLiteral(self, node: ir.ListLiteral, env: Env) -> Any:
+        return [self.evaluate(item, env) for item in node.items]
 
-    def op_list(self, node: Node, env: Env) -> Any:
-        return [self.evaluate(item, env) for item in node["items"]]
+    def visit_Variable(self, node: ir.Variable, env: Env) -> Any:
+        return env["vars"][node.name]
 
-    def op_var(self, node: Node, env: Env) -> Any:
-        return env["vars"][node["name"]]
+    def visit_InputValue(self, node: ir.InputValue, env: Env) -> Any:
+        return env["inputs"].get(node.name)
 
-    def op_input(self, node: Node, env: Env) -> Any:
-        return env["inputs"].get(node["id"])
+    def visit_ProductField(self, node: ir.ProductField, env: Env) -> Any:
+        return env["product"].get(node.name)
 
-    def op_product(self, node: Node, env: Env) -> Any:
-        return env["product"].get(node["field"])
+    def visit_ConsumerField(self, node: ir.ConsumerField, env: Env) -> Any:
+        return env["consumer"].get(node.name)
 
-    def op_consumer(self, node: Node, env: Env) -> Any:
-        return env["consumer"].get(node["field"])
+    def visit_ImageValue(self, node: ir.ImageValue, env: Env) -> Any:
+        return env["images"][node.name]
 
-    def op_image(self, node: Node, env: Env) -> Any:
-        return env["images"][node["id"]]
-
-    def op_images(self, node: Node, env: Env) -> Any:
+    def visit_Images(self, node: ir.Images, env: Env) -> Any:
         return env["image_list"]
 
-    def op_damages(self, node: Node, env: Env) -> Any:
+    def visit_Damages(self, node: ir.Damages, env: Env) -> Any:
         return env["damages"]
 
-    def op_validations(self, node: Node, env: Env) -> Any:
+    def visit_Validations(self, node: ir.Validations, env: Env) -> Any:
         return env["validations"]
 
-    def op_check(self, node: Node, env: Env) -> Any:
-        return env["checks"][node["id"]]
+    def visit_CheckValue(self, node: ir.CheckValue, env: Env) -> Any:
+        return env["checks"][node.name]
 
-    def op_event(self, node: Node, env: Env) -> Any:
-        value = env["event"].get(node["field"])
-        return typed(value, node["type"]) if node["field"] == "value" else value
+    def visit_EventSubject(self, node: ir.EventSubject, env: Env) -> Any:
+        value = env["event"].get(node.name)
+        return typed(value, node.type) if node.name == "value" else value
 
-    def op_local(self, node: Node, env: Env) -> Any:
-        return self.locals[node["name"]]
+    def visit_Local(self, node: ir.Local, env: Env) -> Any:
+        return self.locals[node.name]
 
-    def op_now(self, node: Node, env: Env) -> Any:
+    def visit_Now(self, node: ir.Now, env: Env) -> Any:
         return env["now"]
 
-    def op_field(self, node: Node, env: Env) -> Any:
-        record_value = self.evaluate(node["of"], env)
-        return None if record_value is None else record_value.get(node["name"])
+    def visit_RecordField(self, node: ir.RecordField, env: Env) -> Any:
+        record_value = self.evaluate(node.of, env)
+        return None if record_value is None else record_value.get(node.name)
 
-    def op_unary(self, node: Node, env: Env) -> Any:
-        operand = self.evaluate(node["operand"], env)
+    def visit_Unary(self, node: ir.Unary, env: Env) -> Any:
+        operand = self.evaluate(node.operand, env)
         if operand is None:
             return None
-        return self.leaf("not" if node["operator"] == "not" else "-unary", operand=operand)
+        return self.leaf("not" if node.operator == "not" else "-unary", operand=operand)
 
-    def op_binary(self, node: Node, env: Env) -> Any:
-        operator = node["operator"]
-        left = self.evaluate(node["left"], env)
+    def visit_Binary(self, node: ir.Binary, env: Env) -> Any:
+        operator = node.operator
+        left = self.evaluate(node.left, env)
         if operator == "and":
             if left is False:
                 return False
-            right = self.evaluate(node["right"], env)
+            right = self.evaluate(node.right, env)
             if left is True:
                 return right
             return False if right is False else None
         if operator == "or":
             if left is True:
                 return True
-            right = self.evaluate(node["right"], env)
+            right = self.evaluate(node.right, env)
             if left is False:
                 return right
             return True if right is True else None
-        right = self.evaluate(node["right"], env)
-        if operator in ("=", "!="):
+        right = self.evaluate(node.right, env)
+        if operator in EQUALITY_OPERATORS:
             return self.leaf(operator, left=left, right=right)
         if left is None or right is None:
             return None
-        span = tuple(node["span"])
+        span = node.span
         if operator == "/" and right == 0:
             return division_by_zero(env["errors"], span)
-        if node["type"] == "text" and len(left) + len(right) > MAX_TEXT:
+        if node.type == "text" and len(left) + len(right) > MAX_TEXT:
             return too_long(env["errors"], span)
         value = self.leaf(operator, left=left, right=right)
-        if operator in ("+", "-", "*", "/"):
-            if node["type"] == "text":
+        if operator in ARITHMETIC_OPERATORS:
+            if node.type == "text":
                 return check_text(env["errors"], span, value)
             return check_number(env["errors"], span, value)
         return value
 
-    def op_call(self, node: Node, env: Env) -> Any:
-        if node["fn"] == "today":
+    def visit_Call(self, node: ir.Call, env: Env) -> Any:
+        if node.function == "today":
             return env["now"]
-        args = [self.evaluate(arg, env) for arg in node["args"]]
-        return FUNCTIONS[node["fn"]](env["errors"], tuple(node["span"]), *args)
+        args = [self.evaluate(arg, env) for arg in node.args]
+        return FUNCTIONS[node.function](env["errors"], node.span, *args)
 
-    def _items(self, node: Node, env: Env) -> list[Any] | None:
-        items = self.evaluate(node["over"], env)
+    def items(self, node: ir.Quantifier, env: Env) -> list[Any] | None:
+        items = self.evaluate(node.over, env)
         if items is None:
             return None
         self.charge(env, len(items) * body_cost(node))
         return [item for item in items if item is not None]
 
-    def _body(self, node: Node, env: Env, item: Any, key: str) -> Any:
-        body = node.get(key)
-        if body is None:
-            return item if key == "value" else True
+    def body(self, node: ir.Quantifier, env: Env, item: Any) -> Any:
+        """The body's value for one item (the item itself for `sum(L)`, true for `count(L)`)."""
+        if node.body is None:
+            return item if isinstance(node, ir.SumOf) else True
         saved = dict(self.locals)
-        if node.get("var") is not None:
-            self.locals[node["var"]] = item
+        if node.variable is not None:
+            self.locals[node.variable] = item
         try:
-            return self.evaluate(body, env)
+            return self.evaluate(node.body, env)
         finally:
             self.locals = saved
 
-    def op_count(self, node: Node, env: Env) -> Any:
-        items = self._items(node, env)
+    def visit_CountOf(self, node: ir.CountOf, env: Env) -> Any:
+        items = self.items(node, env)
         if items is None:
             return None
-        return sum(1 for item in items if self._body(node, env, item, "where") is True)
+        return sum(1 for item in items if self.body(node, env, item) is True)
 
-    def op_any(self, node: Node, env: Env) -> Any:
-        items = self._items(node, env)
+    def visit_AnyOf(self, node: ir.AnyOf, env: Env) -> Any:
+        items = self.items(node, env)
         if items is None:
             return None
-        return any(self._body(node, env, item, "where") is True for item in items)
+        return any(self.body(node, env, item) is True for item in items)
 
-    def op_all(self, node: Node, env: Env) -> Any:
-        items = self._items(node, env)
+    def visit_AllOf(self, node: ir.AllOf, env: Env) -> Any:
+        items = self.items(node, env)
         if items is None:
             return None
-        return all(self._body(node, env, item, "where") is True for item in items)
+        return all(self.body(node, env, item) is True for item in items)
 
-    def op_sum(self, node: Node, env: Env) -> Any:
-        items = self._items(node, env)
+    def visit_SumOf(self, node: ir.SumOf, env: Env) -> Any:
+        items = self.items(node, env)
         if items is None:
             return None
         total: Any = 0
         for item in items:
-            value = self._body(node, env, item, "value")
+            value = self.body(node, env, item)
             if value is not None:
                 total += value
-        return check_number(env["errors"], tuple(node["span"]), total)
+        return check_number(env["errors"], node.span, total)
 
     # -- statements and roots ----------------------------------------------------------------
 
-    def condition(self, node: Node, env: Env) -> Any:
+    def condition(self, node: ir.Expression, env: Env) -> Any:
         self.charge(env, static_cost(node))
         return self.evaluate(node, env)
 
-    def expression(self, node: Node, env: Env) -> Any:
+    def expression(self, node: ir.Expression, env: Env) -> Any:
         return self.condition(node, env)
 
-    def statements(self, nodes: Sequence[Statement], env: Env) -> None:
+    def statements(self, nodes: Sequence[ir.Statement], env: Env) -> None:
         for node in nodes:
-            if isinstance(node, SetStatement):
-                self.charge(env, 1 + static_cost(node.value))
-                value = self.evaluate(node.value, env)
-                if value is None:
-                    record(env["errors"], "missing_value", cast(Span, tuple(node.span)))
-                else:
-                    env["vars"][node.name] = value
-                if self.trace is not None:
-                    self.trace.append(
-                        {"op": "set", "span": node.span, "value": value, "name": node.name}
-                    )
-            elif isinstance(node, IfStatement):
-                self.charge(env, 1 + static_cost(node.condition))
-                cond = self.evaluate(node.condition, env)
-                self.statements(node.then if cond is True else node.otherwise, env)
-            else:
-                raise UnknownNode(node, "reference evaluator")
+            self.visit(node, env)
+
+    def visit_SetStatement(self, node: ir.SetStatement, env: Env) -> None:
+        self.charge(env, 1 + static_cost(node.value))
+        value = self.evaluate(node.value, env)
+        if value is None:
+            record(env["errors"], "missing_value", node.span)
+        else:
+            env["vars"][node.name] = value
+        if self.trace is not None:
+            self.trace.append(
+                {"op": "set", "span": list(node.span), "value": value, "name": node.name}
+            )
+
+    def visit_IfStatement(self, node: ir.IfStatement, env: Env) -> None:
+        self.charge(env, 1 + static_cost(node.condition))
+        cond = self.evaluate(node.condition, env)
+        self.statements(node.then if cond is True else node.otherwise, env)
 
     def verdict(
         self,
-        disapprovals: list[tuple[Reason, Node]],
-        approve_when: Node | None,
+        disapprovals: list[tuple[Reason, ir.Expression]],
+        approve_when: ir.Expression | None,
         otherwise: Reason,
         env: Env,
     ) -> tuple[bool, list[str]]:

@@ -41,12 +41,13 @@ from server.inspections.delivery_routes import ROUTES as DELIVERY_ROUTES
 from server.inspections.presign import ROUTES as PRESIGN_ROUTES
 from server.key_lookup import AsyncKeyLookup
 from server.metrics_middleware import RequestMetricsMiddleware
-from server.ratelimit import RateLimitMiddleware, make_limiter
+from server.ratelimit import LinkThrottle, RateLimitMiddleware, make_counter, make_limiter
 from server.reports.controller import ROUTES as REPORT_ROUTES
 from server.review.controller import ROUTES as REVIEW_ROUTES
 from server.review.routes import REVIEW_AREA
 from server.settings import Settings
 from server.templates.controller import ROUTES as TEMPLATE_ROUTES
+from server.urlsafety import check_provider_urls
 from server.web.routes import WEB_AREA, PageArea, mount
 from server.webhooks.controller import ROUTES as WEBHOOK_ROUTES
 
@@ -229,6 +230,7 @@ def create_app(
     `extra_routes` lets tests mount handlers beside (or, with `include_controllers=False`,
     instead of) the resource controllers; `page_areas` replaces `PAGE_AREAS` (the web pages)."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
+    check_provider_urls(settings)
     database = db or Database(settings.database_url)
     migrate.prepare(database, settings.env)
     tokens.configure(settings.secret)
@@ -252,6 +254,7 @@ def create_app(
             "key_lookup": None,
             "csrf_config": pages.csrf_config,
             "rate_limiter": make_limiter(settings, database),
+            "link_throttle": LinkThrottle(make_counter(settings, database)),
         }
     )
     return Litestar(
@@ -301,6 +304,9 @@ async def _close_key_lookup(app: Litestar) -> None:
 
 
 def _close_rate_limiter(app: Litestar) -> None:
+    throttle = app.state.get("link_throttle")
+    if throttle is not None:
+        throttle.close()
     limiter = app.state.get("rate_limiter")
     if limiter is not None:
         limiter.close()

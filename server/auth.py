@@ -17,6 +17,7 @@ from sqlalchemy import bindparam, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
+from server.boundary import name_problem
 from server.db import Database
 from server.errors import ApiError, ServerError
 from server.tables import ApiKey, Company, Member, utcnow
@@ -131,12 +132,21 @@ class AdminError(ServerError, ValueError):
         self.code = code
 
 
+def _check_name(what: str, value: str, code: str) -> None:
+    """`AdminError(code)` for a name with a control character (`server.boundary.name_problem`):
+    a company name with CR/LF made every email of that company unbuildable."""
+    why = name_problem(value)
+    if why is not None:
+        raise AdminError(code, f"the {what} {why}: a name is one line of printable text")
+
+
 def create_company(
     db: Database, name: str, members: list[MemberSpec] | list[str] | None = None
 ) -> CompanyKeys:
     """A new company with a test and a live key (returned in plain, once) and its members."""
     if not name.strip():
         raise AdminError("invalid_name", "a company needs a non-empty name")
+    _check_name("company name", name, "invalid_name")
     company = Company(name=name.strip())
     test_key, test_row = _new_key(company.id, "test")
     live_key, live_row = _new_key(company.id, "live")
@@ -159,6 +169,10 @@ def _member_row(company_id: str, spec: MemberSpec) -> Member:
     internal_id = (spec.get("internalId") or "").strip()
     if not internal_id:
         raise AdminError("invalid_member", "a member needs a non-empty internalId")
+    for field in ("internalId", "name", "email"):
+        value = spec.get(field)
+        if isinstance(value, str):
+            _check_name(f"member {field}", value, "invalid_member")
     return Member(
         company_id=company_id,
         internal_id=internal_id,

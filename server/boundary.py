@@ -35,6 +35,23 @@ from server.errors import ApiError
 _FORBIDDEN = re.compile("[\x00\ud800-\udfff]")
 #: A surrogate code point in a Python string is always unpaired (JSON decoding joins pairs).
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: What no name may hold besides: control characters (C0 with tab and line breaks, DEL, C1)
+#: and Unicode's line and paragraph separators. A name goes into one-line places: an email's
+#: Subject header (a CR/LF there made every message of a company unbuildable), a page title,
+#: a PDF heading, a file name.
+_NOT_IN_NAMES = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def name_problem(text: str) -> str | None:
+    """Why `text` cannot be a name (a company's, a member's, a template's, a file's), or None.
+    The one rule for names, at every entry point: the admin CLI, the API, the dashboard."""
+    why = _why(text)
+    if why is not None:
+        return why
+    match = _NOT_IN_NAMES.search(text)
+    if match is None:
+        return None
+    return f"holds the control character U+{ord(match.group()):04X}"
 
 
 def _why(text: str) -> str | None:
@@ -58,6 +75,13 @@ def refusal(field: str, why: str) -> ApiError:
 def check_text(field: str, text: str) -> None:
     """Refuse one text (a file name, a header value) holding NUL or a lone surrogate."""
     why = _why(text)
+    if why is not None:
+        raise refusal(field, why)
+
+
+def check_name(field: str, text: str) -> None:
+    """Refuse a name (`name_problem`) with 400 `invalid_body` naming where it is."""
+    why = name_problem(text)
     if why is not None:
         raise refusal(field, why)
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from server.errors import SchemaOutdated
 from server.settings import Settings, SettingsError
+from server.urlsafety import check_provider_urls
 
 
 def register(subparsers: Any) -> None:
@@ -184,6 +185,7 @@ def run_serve(args: argparse.Namespace) -> int:
         overrides["public_url"] = f"http://{host}:{args.port}"
     try:
         settings = _settings(args, **overrides)
+        check_provider_urls(settings)
     except SettingsError as error:
         return _fail("invalid_settings", str(error))
     try:
@@ -231,6 +233,7 @@ def _exit_cleanly(signum: int, frame: Any) -> None:
 def run_worker(args: argparse.Namespace) -> int:
     try:
         settings = _settings(args)
+        check_provider_urls(settings)
     except SettingsError as error:
         return _fail("invalid_settings", str(error))
     from server.app import register_jobs

@@ -27,7 +27,7 @@ from litestar import Request
 from litestar.datastructures import UploadFile
 from litestar.exceptions import ClientException
 
-from server.boundary import check_text, check_text_tree
+from server.boundary import check_name, check_text, check_text_tree
 from server.errors import ApiError
 
 #: Deepest JSON nesting accepted; deeper bodies are refused before they can exhaust the stack.
@@ -151,7 +151,7 @@ async def _read_upload(name: str, upload: UploadFile) -> UploadedFile:
         data = await upload.read()
     finally:
         await upload.close()
-    check_text(f"The file name of the multipart part {name!r}", upload.filename or "")
+    check_name(f"The file name of the multipart part {name!r}", upload.filename or "")
     return UploadedFile(
         name=name,
         filename=upload.filename or name,

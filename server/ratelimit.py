@@ -52,6 +52,10 @@ class Counter(Protocol):
         """Add one to the counter of (bucket, window) and return its new value."""
         ...
 
+    def peek(self, bucket: str, window_start: int) -> int:
+        """The counter of (bucket, window), unchanged."""
+        ...
+
 
 class DatabaseCounter:
     """Counters in `rate_limit_counters` (PostgreSQL or SQLite, both have upserts)."""
@@ -80,6 +84,17 @@ class DatabaseCounter:
                 connection.execute(delete(table).where(table.c.window_start < window_start))
         return int(count)
 
+    def peek(self, bucket: str, window_start: int) -> int:
+        with self.db.engine.connect() as connection:
+            count = connection.execute(
+                text(
+                    "SELECT count FROM rate_limit_counters "
+                    "WHERE bucket = :bucket AND window_start = :window"
+                ),
+                {"bucket": bucket, "window": window_start},
+            ).scalar()
+        return int(count or 0)
+
 
 class MemoryCounter:
     """Counters in this process's memory: what SQLite gets (one `serve` process per database
@@ -96,6 +111,10 @@ class MemoryCounter:
             count = self.counts.get((bucket, window_start), 0) + 1
             self.counts[(bucket, window_start)] = count
             return count
+
+    def peek(self, bucket: str, window_start: int) -> int:
+        with self.lock:
+            return self.counts.get((bucket, window_start), 0)
 
 
 class RedisCounter:
@@ -170,6 +189,16 @@ class RedisCounter:
             raise
         return int(count)
 
+    def peek(self, bucket: str, window_start: int) -> int:
+        try:
+            found = self._command(
+                self._connection(), "GET", f"inspectlang:rl:{bucket}:{window_start}"
+            )
+        except (OSError, ConnectionError):
+            self._drop()
+            raise
+        return int(found) if found else 0
+
     def ping(self) -> None:
         self._command(self._connection(), "PING")
 
@@ -213,18 +242,66 @@ class RateLimiter:
         return Decision(count <= self.limit, count, retry_after)
 
 
+def make_counter(settings: Settings, db: Database) -> Counter:
+    """Where counts are kept: Redis when configured, else PostgreSQL, else this process."""
+    if settings.redis_url:
+        return RedisCounter(settings.redis_url)
+    if db.dialect == "postgresql":
+        return DatabaseCounter(db)
+    return MemoryCounter()
+
+
 def make_limiter(settings: Settings, db: Database) -> RateLimiter | None:
     """The limiter the settings ask for; None when the limit is off (0 requests)."""
     if settings.rate_limit_requests <= 0:
         return None
-    counter: Counter
-    if settings.redis_url:
-        counter = RedisCounter(settings.redis_url)
-    elif db.dialect == "postgresql":
-        counter = DatabaseCounter(db)
-    else:
-        counter = MemoryCounter()
-    return RateLimiter(counter, settings.rate_limit_requests, settings.rate_limit_window_seconds)
+    return RateLimiter(
+        make_counter(settings, db), settings.rate_limit_requests, settings.rate_limit_window_seconds
+    )
+
+
+#: Failed attempts to open a consumer link with a code (`/i/<id>?code=`: a wrong code or an
+#: unknown id), per client address and per inspection id (issue 21 §4: 300 wrong codes in 3.3 s
+#: all answered). The id's count is kept whether or not an inspection has that id, so a wrong
+#: code and an unknown id behave alike: 404 until the limit, then 429 for either, and for the
+#: right code too (an attacker learns nothing while refused). Right codes are not counted, and
+#: a consumer already in the flow continues with their session (`/i/<id>` without a code).
+LINK_WINDOW_SECONDS = 600
+LINK_FAILURES_PER_ADDRESS = 30
+LINK_FAILURES_PER_INSPECTION = 20
+
+
+class LinkThrottle:
+    """`refused(address, inspection_id)`: seconds to wait (`Retry-After`) while either count is
+    at its limit, else None; `failed(...)` counts one failure for both."""
+
+    def __init__(self, counter: Counter) -> None:
+        self.counter = counter
+
+    def _buckets(self, address: str, inspection_id: str) -> list[tuple[str, int]]:
+        return [
+            (f"link:ip:{address}"[:96], LINK_FAILURES_PER_ADDRESS),
+            (f"link:id:{inspection_id}"[:96], LINK_FAILURES_PER_INSPECTION),
+        ]
+
+    def refused(self, address: str, inspection_id: str, now: float | None = None) -> int | None:
+        moment = time.time() if now is None else now
+        window_start = int(moment // LINK_WINDOW_SECONDS) * LINK_WINDOW_SECONDS
+        for bucket, limit in self._buckets(address, inspection_id):
+            if self.counter.peek(bucket, window_start) >= limit:
+                return max(1, math.ceil(window_start + LINK_WINDOW_SECONDS - moment))
+        return None
+
+    def failed(self, address: str, inspection_id: str, now: float | None = None) -> None:
+        moment = time.time() if now is None else now
+        window_start = int(moment // LINK_WINDOW_SECONDS) * LINK_WINDOW_SECONDS
+        for bucket, _limit in self._buckets(address, inspection_id):
+            self.counter.hit(bucket, window_start, LINK_WINDOW_SECONDS * 2)
+
+    def close(self) -> None:
+        close = getattr(self.counter, "close", None)
+        if callable(close):
+            close()
 
 
 def bucket_of(auth: AuthContext) -> str:

@@ -62,6 +62,10 @@ class Settings(BaseSettings):
     env: Environment = "development"
     #: Allow webhook callbacks to loopback/private addresses (development and tests only).
     allow_loopback_webhooks: bool = False
+    #: Allow outside analysis providers (`validation_providers`) on loopback addresses
+    #: (development and tests only): otherwise a provider URL must resolve to public addresses,
+    #: checked at start-up and before each call (`server.urlsafety.check_provider_urls`).
+    allow_loopback_providers: bool = False
     #: Largest request body accepted, in bytes; larger ones get 413 `body_too_large`.
     max_body_bytes: int = Field(default=DEFAULT_MAX_BODY_BYTES, ge=1)
     #: Run the background job worker inside the server process.

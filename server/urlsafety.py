@@ -8,7 +8,10 @@ delivery, because DNS answers can change in between (DNS rebinding). `allow_loop
 
 This is the one guard of outgoing URLs: `check_endpoint` when a URL is registered (a webhook
 endpoint, a report's or an inspection's `callbackURL`: 400 with the policy's code), and
-`check_url_for` before each delivery.
+`check_url_for` before each delivery. Outside analysis providers (`validation_providers`) are
+checked by `check_provider_urls` when the API or a worker starts (a refused one stops it) and
+by `check_provider_url` before each call: their addresses are checked whatever the
+environment, and loopback needs `INSPECTLANG_ALLOW_LOOPBACK_PROVIDERS` (development and tests).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from server.errors import ApiError, ServerError
-from server.settings import Settings
+from server.settings import Settings, SettingsError
 
 #: Longest URL accepted for a callback or webhook endpoint.
 MAX_URL_LENGTH = 2048
@@ -176,3 +179,31 @@ def check_endpoint(url: object, settings: Settings) -> str:
         return check_url_for(settings, url).url
     except UnsafeURLError as error:
         raise ApiError(error.code, 400, error.description) from None
+
+
+def check_provider_url(
+    settings: Settings, url: str, *, resolver: Resolver = system_resolver
+) -> CheckedURL:
+    """An outside analysis provider's URL against the policy, in any environment (an operator
+    wrote it, but a typo or a rebinding DNS name must not reach internal services)."""
+    return check_url(
+        url, production=True, allow_loopback=settings.allow_loopback_providers, resolver=resolver
+    )
+
+
+def check_provider_urls(settings: Settings, *, resolver: Resolver = system_resolver) -> None:
+    """Every configured provider URL, at start-up: `SettingsError` naming the first refused."""
+    for name, url in sorted(settings.validation_providers.items()):
+        try:
+            check_provider_url(settings, url, resolver=resolver)
+        except UnsafeURLError as error:
+            hint = (
+                " (a provider on this machine needs INSPECTLANG_ALLOW_LOOPBACK_PROVIDERS=1, "
+                "for development only)"
+                if "loopback" in error.description
+                else ""
+            )
+            raise SettingsError(
+                f"INSPECTLANG_VALIDATION_PROVIDERS: the provider of {name!r} ({url}) is refused: "
+                f"{error.description}{hint}"
+            ) from None

@@ -111,6 +111,30 @@ def wrong_plate(text: str) -> str:
     return chr((ord(text[0]) - 65 + 7) % 26 + 65) + text[1:]
 
 
+def registry_plates() -> dict[str, Any]:
+    """The plates of the registry's photos (`make vision-data`): Argentine and Czech ones, which
+    the shared set lacks; read with nothing declared and no country."""
+    from benchmarks.vision import registry_photos
+    from runtime.vision.plates import PlateAnalyzer
+
+    found = [p for p in registry_photos.present() if p["kind"] == "plate"]
+    exact = 0
+    failures = []
+    for photo in found:
+        data = (registry_photos.FOLDER / photo["file"]).read_bytes()
+        outcome = PlateAnalyzer().analyze(AnalysisSubject(data=data))
+        exact += outcome.valid and outcome.result == photo["truth"]["text"]
+        if outcome.result != photo["truth"]["text"]:
+            failures.append(f"{photo['file']}: {outcome.result}")
+    listed = len([p for p in registry_photos.photos() if p["kind"] == "plate"])
+    return {
+        "photos": len(found),
+        "listed": listed,
+        "exact": count(exact, len(found)),
+        "failures": failures,
+    }
+
+
 def plates(side: int | None = None) -> dict[str, Any]:
     """Each plate photo read with nothing declared and no country (the hardest: every format),
     with the country, the true plate declared (must pass) and a wrong one (must fail)."""
@@ -141,6 +165,7 @@ def plates(side: int | None = None) -> dict[str, Any]:
     total = len(cases)
     return {
         "photos": total,
+        "registry_photos": registry_plates(),
         "exact_no_country": count(exact_unknown, total),
         "exact_with_country": count(exact_country, total),
         "true_plate_accepted": count(accepted, total),
@@ -258,21 +283,24 @@ class FaceSet:
 
 
 def face_set() -> FaceSet:
-    from runtime.vision.faces import embedding
+    """Embeddings as `face_comparison` computes them (a selfie's and a document's)."""
+    from runtime.vision.faces import SELFIE_EMBEDDING_SIDE, document_embedding, embedding
     from runtime.vision.pictures import rgb_array
 
     timer = Timer()
     people: dict[str, list[Any]] = {}
     missing: list[str] = []
     for entry in entries("face"):
-        vector = timer.run(lambda entry=entry: embedding(rgb_array(entry.data(), 1600)))
+        vector = timer.run(
+            lambda entry=entry: embedding(rgb_array(entry.data(), SELFIE_EMBEDDING_SIDE))
+        )
         if vector is None:
             missing.append(entry.file)
         else:
             people.setdefault(entry.truth["person_id"], []).append(vector)
     portraits = {}
     for entry in entries("document"):
-        vector = embedding(rgb_array(entry.data(), 1600), small_face=True)
+        vector = document_embedding(entry.data())
         if vector is None:
             missing.append(entry.file)
         else:
@@ -383,6 +411,93 @@ def faces(shipped: float) -> dict[str, Any]:
         "curve": curve,
         **face_data.timer.figures(),
     }
+
+
+# --- cost ---------------------------------------------------------------------------------------
+
+
+def cost(side: int = 2048) -> dict[str, Any]:
+    """CPU seconds per photo of `plate` and `face_comparison` on the real photos scaled to
+    `side` px, before (the pipeline until 2026-11-25: detection at 1280 px; faces at 1600 px,
+    the document always upsampled and searched again for every selfie) and after, in this one
+    run, with the decisions of both (the same, or the figures say how many differ)."""
+    import numpy as np
+
+    from runtime.vision import faces as face_module
+    from runtime.vision.ocr import forget_lines, read_lines
+    from runtime.vision.plates import compare_plate
+
+    out: dict[str, Any] = {"side": side}
+    plate_times: dict[str, Timer] = {"before": Timer(), "after": Timer()}
+    plate_exact = {"before": 0, "after": 0}
+    photos = entries("plate")
+    for entry in photos:
+        data = resized(entry.data(), side)
+        for name, sides in (("before", {"detection_side": 1280}), ("after", {})):
+            forget_lines()
+            lines = plate_times[name].run(lambda data=data, sides=sides: read_lines(data, **sides))
+            plate_exact[name] += compare_plate(lines, None, None).result == entry.truth["text"]
+    out["plate"] = {
+        name: {
+            "median_cpu_s": plate_times[name].figures()["median_cpu_s"],
+            "exact": count(plate_exact[name], len(photos)),
+        }
+        for name in plate_times
+    }
+    out["plate"]["speedup"] = round(
+        statistics.median(plate_times["before"].cpu) / statistics.median(plate_times["after"].cpu),
+        2,
+    )
+    documents = [resized(e.data(), side) for e in entries("document")]
+    selfies: dict[str, bytes] = {}
+    for entry in entries("face"):
+        selfies.setdefault(entry.truth["person_id"], resized(entry.data(), side))
+    threshold = face_module.DEFAULT_MAX_DISTANCE
+    times = {"before": Timer(), "after_first": Timer(), "after_reused": Timer()}
+    decisions: dict[str, list[Any]] = {"before": [], "after": []}
+    face_module.forget_documents()
+    for document in documents:
+        for index, selfie in enumerate(selfies.values()):
+            before = times["before"].run(
+                lambda s=selfie, d=document: face_module.compare(
+                    s, d, threshold, face_module.BEFORE
+                )
+            )
+            name = "after_first" if index == 0 else "after_reused"
+            after = times[name].run(
+                lambda s=selfie, d=document: face_module.compare(s, d, threshold)
+            )
+            decisions["before"].append(before.result)
+            decisions["after"].append(after.result)
+    after_all = times["after_first"].cpu + times["after_reused"].cpu
+    before_results, after_results = decisions["before"], decisions["after"]
+    changed = sum(
+        (isinstance(a, float) and a <= threshold) != (isinstance(b, float) and b <= threshold)
+        for a, b in zip(before_results, after_results, strict=True)
+    )
+    distances = [
+        abs(a - b)
+        for a, b in zip(before_results, after_results, strict=True)
+        if isinstance(a, float) and isinstance(b, float)
+    ]
+    out["face_comparison"] = {
+        "pairs": len(before_results),
+        "before": {"median_cpu_s": round(statistics.median(times["before"].cpu), 3)},
+        "after": {"median_cpu_s": round(statistics.median(after_all), 3)},
+        "after_first_with_a_document": {
+            "median_cpu_s": round(statistics.median(times["after_first"].cpu), 3)
+        },
+        "after_document_reused": {
+            "median_cpu_s": round(statistics.median(times["after_reused"].cpu), 3)
+        },
+        "decisions_changed": count(changed, len(before_results)),
+        "distance_change_median": round(float(np.median(distances)), 3) if distances else None,
+        "speedup": round(statistics.median(times["before"].cpu) / statistics.median(after_all), 2),
+        "speedup_first_comparison": round(
+            statistics.median(times["before"].cpu) / statistics.median(times["after_first"].cpu), 2
+        ),
+    }
+    return out
 
 
 # --- quality -----------------------------------------------------------------------------------

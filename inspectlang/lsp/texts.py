@@ -120,7 +120,7 @@ PROPERTIES: dict[str, str] = {
     "minimum confidence": "The confidence (0 to 100) a validation needs to be valid.",
     "minimum age": "For `validate age`: the age read from the document must be at least this.",
     "maximum face distance": "For `validate face_comparison`: the largest face distance that "
-    "counts as the same person (default 0.6).",
+    "counts as the same person (default 0.5).",
     "photo age limit": "How old a photo may be for the `date` validation.",
     "photo distance limit": "How far from the declared place a photo may be taken.",
     "minimum photo size": "The smallest photo accepted, `W x H` pixels.",

@@ -37,11 +37,15 @@ PLATE_FORMATS: dict[str, tuple[str, ...]] = {
 }
 #: Penalty on a candidate's score per look-alike fixed by the format.
 FIX_PENALTY = 0.06
+#: Penalty per `O`/`0` or `I`/`1` fixed: less than `GENERIC_PENALTY`.
+SAME_GLYPH_PENALTY = 0.01
 #: Penalty per character of the line left out of a candidate window (a border read as `I`).
 LEFT_OUT_PENALTY = 0.03
 #: Penalty on a candidate fitting no known format (unknown country): below a left-out
 #: character's, so that `7KQ4521` is not cut to the Chilean-looking `KQ4521`.
 GENERIC_PENALTY = 0.02
+#: Share of the thinner row's text height by which a two-row plate's boxes may overlap.
+STACK_OVERLAP = 0.4
 #: Candidates needing more fixes than this are not plates but words.
 MAX_FIXES = 2
 #: Score (OCR confidence minus penalties) at and above which a plate counts as read.
@@ -74,9 +78,38 @@ def coerce(code: str, plate_format: str) -> tuple[str, int] | None:
     return "".join(chars), fixes
 
 
+#: Lengths of a plate of a country with no format here (two-row plates of 9 characters too).
+GENERIC_LENGTHS = range(5, 10)
+
+
 def _generic(code: str) -> bool:
-    """A plausible plate anywhere: 5 to 8 characters mixing letters and digits."""
-    return 5 <= len(code) <= 8 and bool(re.search("[A-Z]", code)) and bool(re.search("[0-9]", code))
+    """A plausible plate anywhere: 5 to 9 characters with letters and at least two digits."""
+    return (
+        len(code) in GENERIC_LENGTHS
+        and bool(re.search("[A-Z]", code))
+        and len(re.findall("[0-9]", code)) >= 2
+    )
+
+
+def _penalty(read: str, fixed: str) -> float:
+    """What the look-alikes a format fixed cost: `O`/`0` and `I`/`1` are one glyph in most
+    plate fonts (`AY09034` is `AYO9034` in a format with letters first), cheaper than a
+    generic reading; other shapes cost `FIX_PENALTY` each."""
+    penalty = 0.0
+    for before, after in zip(read, fixed, strict=True):
+        if before != after:
+            same_glyph = {before, after} in ({"O", "0"}, {"I", "1"})
+            penalty += SAME_GLYPH_PENALTY if same_glyph else FIX_PENALTY
+    return penalty
+
+
+def _word(window: str, plate_format: str) -> bool:
+    """Whether a window is a word forced into a format rather than a plate: its digits would
+    be mostly letters read as digits (`EMISIO` as `EMIS10`, `PASSAT` as `PASS47`). A plate's
+    digits are printed as digits: OCR mistakes at most one of them for a letter."""
+    digit_places = [char for char, kind in zip(window, plate_format, strict=True) if kind == "D"]
+    letters_there = sum(not char.isdigit() for char in digit_places)
+    return letters_there > 1 or letters_there >= len(digit_places) / 2
 
 
 def _line_texts(lines: list[TextLine]) -> list[tuple[str, float]]:
@@ -87,7 +120,13 @@ def _line_texts(lines: list[TextLine]) -> list[tuple[str, float]]:
         for second in lines:
             if first is second:
                 continue
-            stacked = 0 <= second.top - first.bottom <= first.height
+            # Rows of a two-row plate: the second starts under the first, their boxes touching
+            # or overlapping by a few pixels (OCR's boxes are drawn loose).
+            gap = second.top - first.bottom
+            stacked = (
+                -STACK_OVERLAP * min(first.thickness, second.thickness) <= gap <= first.height
+                and second.middle > first.bottom
+            )
             overlapping = second.left < first.right and first.left < second.right
             beside = (
                 same_row(first, second) and 0 <= second.left - first.right < 2 * first.thickness
@@ -113,7 +152,7 @@ def plate_candidates(lines: list[TextLine], country: str | None) -> list[PlateRe
     format plus the generic one when the country has none here."""
     formats = PLATE_FORMATS.get((country or "").upper())
     allowed = formats or tuple(sorted({f for fs in PLATE_FORMATS.values() for f in fs}))
-    lengths = {len(f) for f in allowed} | (set() if formats else {5, 6, 7, 8})
+    lengths = {len(f) for f in allowed} | (set() if formats else set(GENERIC_LENGTHS))
     found: dict[str, PlateRead] = {}
     for code, confidence in _line_texts(lines):
         for window, left_out in _windows(code, lengths):
@@ -121,9 +160,13 @@ def plate_candidates(lines: list[TextLine], country: str | None) -> list[PlateRe
             reads = []
             for plate_format in allowed:
                 coerced = coerce(window, plate_format)
-                if coerced is not None and coerced[1] <= MAX_FIXES:
+                if (
+                    coerced is not None
+                    and coerced[1] <= MAX_FIXES
+                    and not _word(window, plate_format)
+                ):
                     reads.append(
-                        PlateRead(coerced[0], base - FIX_PENALTY * coerced[1], plate_format)
+                        PlateRead(coerced[0], base - _penalty(window, coerced[0]), plate_format)
                     )
             if not formats and _generic(window):
                 reads.append(PlateRead(window, base - GENERIC_PENALTY, None))

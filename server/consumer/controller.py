@@ -19,6 +19,7 @@ from litestar.params import FromPath
 from litestar.response import Template
 
 from runtime.engine import attempts_left
+from server.boundary import name_problem
 from server.common import in_thread
 from server.consumer import flow
 from server.consumer.messages import localized
@@ -36,6 +37,7 @@ from server.consumer.visits import (
     set_flags,
     status_page,
     step_url,
+    too_many_attempts,
     visit_of,
 )
 from server.deps import services
@@ -44,6 +46,7 @@ from server.inspections import access
 from server.inspections import service as inspections
 from server.inspections.schemas import DamageBody
 from server.multipart import UploadedFile
+from server.ratelimit import LinkThrottle
 from server.web import sessions
 from server.web.i18n import choose_locale, negotiate
 from server.web.security import page_router
@@ -64,8 +67,14 @@ def open_link(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> 
         if visit is None:
             return not_found()
         return redirect(_continue_url(visit, now))
+    throttle: LinkThrottle = request.app.state.link_throttle
+    address = request.client.host if request.client is not None else "unknown"
+    wait = throttle.refused(address, inspection_id)
+    if wait is not None:
+        return too_many_attempts(negotiate(request.headers.get("accept-language")), wait)
     holder = access.open_with_code(shared.db, inspection_id, code)
     if holder is None:
+        throttle.failed(address, inspection_id)
         return not_found(negotiate(request.headers.get("accept-language")))
     view = access.read_for_consumer(
         shared.db, shared.settings.public_url, holder.auth, inspection_id
@@ -297,6 +306,13 @@ async def submit_details(request: Request[Any, Any, Any], inspection_id: FromPat
         if item.type in ("file", "video"):
             upload = form.get(item.identifier)
             if isinstance(upload, UploadFile) and upload.filename:
+                why = name_problem(upload.filename)
+                if why is not None:  # the API's multipart files are refused the same way
+                    refused = ApiError.of("invalid_body", errors=[
+                        {"field": item.identifier, "code": "invalid_file_name",
+                         "message": f"the file name {why}"}])  # fmt: skip
+                    errors.update(_field_errors(visit, refused))
+                    continue
                 data = await upload.read()
                 files[item.identifier] = UploadedFile(
                     name=item.identifier,
@@ -477,5 +493,6 @@ ROUTES = [
             finish,
             done,
         ],
+        session_kind=KIND,
     )
 ]

@@ -80,6 +80,24 @@ def sent_by_consumer(state: InspectionState) -> bool:
     return state.status == "review" and finished_by == "consumer"
 
 
+def too_many_attempts(locale: str, retry_after: int) -> Template:
+    """429: too many attempts to open links from this address or for this inspection
+    (`server.ratelimit.LinkThrottle`); the same page whether the code or the id was wrong."""
+    return page(
+        "web/message.html",
+        locale=locale,
+        status_code=429,
+        headers={"Retry-After": str(retry_after)},
+        context={
+            "heading": gettext(locale, "Too many attempts"),
+            "text": gettext(
+                locale, "Wait a few minutes, then open the link from your message again."
+            ),
+            "tone": "bad",
+        },
+    )
+
+
 def status_page(view: access.ConsumerView, now: datetime) -> Template | None:
     """The page of an inspection the consumer can no longer work on, or None."""
     locale = choose_locale(view.state.locale)

@@ -20,7 +20,7 @@ from typing import Any, cast
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
@@ -304,16 +304,25 @@ def invite(
         _require(actor, "members.manage_owners")
     address = normalize_email(email)
     with db.session() as session:
+        company = session.get(Company, actor.company_id)
+        name = company.name if company is not None else "your company"
         account = Account(company_id=actor.company_id, email=address, role=role)
         session.add(account)
         try:
             session.flush()
         except IntegrityError:
-            raise AccountError("email_taken", f"{address} already has an account") from None
+            session.rollback()
+            existing = _by_email(session, address)
+            if existing is not None and existing.company_id == actor.company_id:
+                # One of the actor's own members (listed on their page already).
+                raise AccountError("email_taken", f"{address} already has an account") from None
+            # Another company's member: the inviter is answered as for any invitation (which
+            # addresses have accounts elsewhere is not theirs to learn); the address's owner is
+            # told, since no account can be made for it.
+            _tell_already_elsewhere(send, actor, address, role, name)
+            return _account_row(Account(company_id=actor.company_id, email=address, role=role))
         token = _issue_link(session, account.id, "invite", INVITE_LIFETIME)
-        company = session.get(Company, actor.company_id)
         session.commit()
-    name = company.name if company is not None else "your company"
     link = f"{base_url.rstrip('/')}/dashboard/accept?token={token}"
     send(
         Mail(
@@ -326,6 +335,21 @@ def invite(
         )
     )
     return _account_row(account)
+
+
+def _tell_already_elsewhere(send: Sender, actor: Actor, address: str, role: str, name: str) -> None:
+    send(
+        Mail(
+            to=address,
+            subject=f"You are invited to the {name} dashboard",
+            text=(
+                f"{actor.email} invited you to the inspectlang dashboard of {name} as {role}.\n\n"
+                "This address already has an inspectlang dashboard account, with another "
+                "company, and an address can belong to one company's dashboard only. To join, "
+                f"ask {actor.email} to invite another address of yours.\n"
+            ),
+        )
+    )
 
 
 def request_reset(db: Database, email: str, base_url: str, send: Sender) -> None:
@@ -379,8 +403,9 @@ def _valid_link(session: Session, token: str, kind: str) -> AccountToken | None:
 
 
 def use_link(db: Database, token: str, kind: str, password: str) -> dict[str, Any]:
-    """Set the password through an invitation or reset link (once). A reset also signs out
-    every session of the account."""
+    """Set the password through an invitation or reset link (once). Every other link of the
+    account that was not used yet stops working too (an older reset email in a mailbox someone
+    else reads must not set the password again), and every session of the account ends."""
     check_password(password)
     with db.session(immediate=True) as session:
         found = _valid_link(session, token, kind)
@@ -389,9 +414,16 @@ def use_link(db: Database, token: str, kind: str, password: str) -> dict[str, An
             raise AccountError(
                 "invalid_link", "This link is not valid any more: ask for a new one."
             )
-        found.used_at = utcnow()
+        now = utcnow()
+        session.execute(
+            update(AccountToken)
+            .where(
+                cast(Any, AccountToken.account_id) == account.id,
+                cast(Any, AccountToken.used_at).is_(None),
+            )
+            .values(used_at=now)
+        )
         account.password_hash = _hasher.hash(password)
-        session.add(found)
         session.add(account)
         session.commit()
     sign_out_everywhere(db, account.id)

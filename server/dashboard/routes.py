@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from server.dashboard import accounts
 from server.dashboard.account_pages import ROUTES as ACCOUNT_ROUTES
 from server.dashboard.home_pages import ROUTES as HOME_ROUTES
 from server.dashboard.inspection_pages import ROUTES as INSPECTION_ROUTES
@@ -26,6 +27,7 @@ DASHBOARD_AREA = PageArea(
             PREFIX,
             [*ACCOUNT_ROUTES, *INSPECTION_ROUTES, *TEMPLATE_ROUTES, *PREFERENCE_ROUTES],
             exception_handlers=EXCEPTION_HANDLERS,
+            session_kind=accounts.SESSION_KIND,
         ),
         page_router(shares.PAGE_PATH, SHARE_ROUTES),
         page_router("/", HOME_ROUTES),

@@ -26,6 +26,7 @@ from server.errors import ServerError
 from server.inspections.schemas import DamageFields, Entity, Percent, ResultValue
 from server.settings import Settings
 from server.tokens import hmac_sha256
+from server.urlsafety import UnsafeURLError, check_provider_url
 
 #: Longest `Retry-After` honoured (seconds); a longer one is capped to this.
 MAX_RETRY_AFTER_SECONDS = 3600
@@ -92,6 +93,10 @@ def _retry_after(response: httpx.Response) -> float | None:
 
 def call(settings: Settings, url: str, request: ProviderRequest) -> ProviderAnswer:
     """One attempt at the provider; `ProviderError` says whether to try again."""
+    try:
+        check_provider_url(settings, url)  # again: a DNS answer may have changed since start-up
+    except UnsafeURLError as error:
+        raise ProviderError(f"the provider's URL is refused: {error}", transient=False) from None
     body = request_body(request)
     timestamp = str(int(time.time()))
     secret = settings.validation_provider_secret or ""

@@ -19,6 +19,7 @@ import runtime
 from inspectlang.manifest import Template
 from server import metrics
 from server.auth import AuthContext
+from server.boundary import name_problem
 from server.common import run_runtime
 from server.db import Database
 from server.delivery.destinations import (
@@ -79,6 +80,17 @@ def _outgoing(session: Session, record: LinkDeliveryRecord) -> Outgoing:
     )
 
 
+def _unbuildable(outgoing: Outgoing) -> str | None:
+    """Why the message can never be built (a header line that holds a control character), or
+    None. Names are refused at every entry point (`server.boundary.name_problem`); this catches
+    what was stored before."""
+    for what, value in (("subject", outgoing.message.subject), ("recipient", outgoing.to)):
+        why = name_problem(value)
+        if why is not None:
+            return f"the message cannot be built: its {what} {why}"
+    return None
+
+
 def run_link_delivery_job(ctx: JobContext) -> None:
     """One attempt of one delivery."""
     delivery_id = ctx.payload["deliveryId"]
@@ -89,6 +101,15 @@ def run_link_delivery_job(ctx: JobContext) -> None:
             session.commit()
             return
         outgoing = _outgoing(session, record)
+        unbuildable = _unbuildable(outgoing)
+        if unbuildable is not None:
+            # No attempt can ever build it: failed at once, its reason recorded (a company
+            # name with CR/LF was retried 8 times as if transient, with `lastError` empty).
+            record.last_error = unbuildable
+            _finish(session, record, failed=True)
+            session.commit()
+            metrics.delivery_done(record.channel, "failed")
+            raise GiveUp(unbuildable)
         interrupted = record.status == "sending"
         record.status = "sending"
         record.attempts += 1

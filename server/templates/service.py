@@ -36,6 +36,7 @@ from inspectlang.diagnostics import TemplateError
 from inspectlang.manifest import ALIASES, INSPECTION_TYPES, Template
 from runtime import Program, load_program, new_object_id
 from runtime.errors import InvalidProgram
+from server.boundary import name_problem
 from server.db import Database
 from server.errors import ApiError
 from server.templates.tables import TemplateManifestRecord, TemplateRecord, TemplateRevisionRecord
@@ -112,6 +113,16 @@ def compile_template(
             f"The template does not compile: {len(error.diagnostics)} problem(s).",
             error.to_list(),
         ) from None
+    why = name_problem(compiled.name)
+    if why is not None:
+        line = next((n for n, text in enumerate(source.splitlines(), 1) if "template" in text), 1)
+        raise ApiError(
+            "invalid_template",
+            422,
+            f"The template's name {why}: a name is one line of printable text.",
+            [{"code": "invalid_name", "severity": "error", "message": f"the name {why}",
+              "line": line, "column": 1}],
+        )  # fmt: skip
     # The server's id replaces the compiler's derived one; the revision hash is recomputed so
     # that it covers the id (the runtime caches programs by revision).
     manifest = with_revision(

@@ -5,26 +5,39 @@
   plugins, forms post only here. Pages therefore load only `.js`/`.css` files served by the app.
 - Referrer-Policy `no-referrer`: the consumer's link carries a secret code, and no page of ours
   should leak its URL to anyone.
-- Litestar's CSRF middleware on every page router (`page_router`), and only there: the API
-  (`/v1/...`) is keyed by `x-api-key`, never by a cookie, so it has nothing to forge. Forms carry
-  `{{ csrf_input | safe }}`; scripts send the page's `<meta name="csrf-token">` as `x-csrftoken`.
+- CSRF protection (`PageCSRFMiddleware`) on every page router (`page_router`), and only there:
+  the API (`/v1/...`) is keyed by `x-api-key`, never by a cookie, so it has nothing to forge.
+  Forms carry `{{ csrf_input | safe }}`; scripts send the page's `<meta name="csrf-token">` as
+  `x-csrftoken`. The token is bound to the session (issue 21 §4): a router of signed-in pages
+  names its session kind, and a request with a live session of that kind must carry the token
+  stored with that session (a synchronizer token, `server.web.sessions.csrf_token_of`), so a
+  cookie and token pair planted by someone else (a sibling subdomain can set cookies) is worth
+  nothing against the victim's session. Only a request without a session (signing in, asking
+  for a reset link) uses a pre-session token: an HMAC of a random `HttpOnly` cookie. Every
+  unsafe request whose `Origin` names another site, or whose `Sec-Fetch-Site` says
+  `cross-site`, is refused as well.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import secrets
 from typing import Any
 
-from litestar import Router
+from litestar import Request, Router
 from litestar.config.csrf import CSRFConfig
-from litestar.datastructures import ResponseHeader
+from litestar.datastructures import Cookie, MutableScopeHeaders, ResponseHeader
+from litestar.enums import RequestEncodingType, ScopeType
+from litestar.exceptions import PermissionDeniedException
 from litestar.middleware import DefineMiddleware
-from litestar.middleware.csrf import CSRFMiddleware
-from litestar.types import ASGIApp, Receive, Scope, Send
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from litestar.utils.scope.state import ScopeState
 
-from server.deps import PUBLIC_OPT
+from server.common import in_thread
+from server.deps import PUBLIC_OPT, services
 from server.settings import Settings
+from server.web.sessions import cookie_is_secure, csrf_token_of, load_session, session_token
 
 CONTENT_SECURITY_POLICY = "; ".join(
     [
@@ -72,25 +85,116 @@ def csrf_config(settings: Settings) -> CSRFConfig:
     )
 
 
-class PageCSRFMiddleware:
-    """Litestar's `CSRFMiddleware` with the app's `CSRFConfig` (`app.state.csrf_config`, set
-    by `create_app` from the settings), for page routers only."""
+#: The pre-session token's HMAC domain (no other token of the service is made with it).
+_PRESESSION = b"csrf-presession:"
 
-    def __init__(self, app: ASGIApp) -> None:
+
+class PageCSRFMiddleware:
+    """CSRF protection of a page router (see the module's docstring). `session_kind` is the
+    kind of browser session its pages run under (`member`, `consumer`), or None for pages that
+    have none. The secret and cookie options are `app.state.csrf_config` (`csrf_config`)."""
+
+    def __init__(self, app: ASGIApp, session_kind: str | None = None) -> None:
         self.app = app
-        self.inner: CSRFMiddleware | None = None
+        self.session_kind = session_kind
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.inner is None:
-            config: CSRFConfig = scope["litestar_app"].state.csrf_config
-            self.inner = CSRFMiddleware(self.app, config)
-        await self.inner(scope, receive, send)
+        if scope["type"] != ScopeType.HTTP or scope["route_handler"].opt.get(EXCLUDE_FROM_CSRF_OPT):
+            await self.app(scope, receive, send)
+            return
+        litestar_app = scope["litestar_app"]
+        config: CSRFConfig = litestar_app.state.csrf_config
+        request: Request[Any, Any, Any] = litestar_app.request_class(scope=scope, receive=receive)
+        state = ScopeState.from_scope(scope)
+        bound = await self._session_token(request)
+        cookie = request.cookies.get(config.cookie_name)
+        new_cookie: str | None = None
+        if bound is not None:
+            expected = bound
+        else:
+            if not cookie or len(cookie) > 128:
+                cookie = new_cookie = secrets.token_urlsafe(32)
+            expected = _presession_token(config.secret, cookie)
+        if request.method in config.safe_methods:
+            state.csrf_token = expected
+            if new_cookie is not None:
+                send = _setting_cookie(send, config, new_cookie, cookie_is_secure(request))
+            await self.app(scope, receive, send)
+            return
+        if _cross_site(request):
+            raise PermissionDeniedException("Cross-site form posts are refused")
+        given = request.headers.get(config.header_name)
+        content_type, _ = request.content_type
+        if not given and content_type in (
+            RequestEncodingType.URL_ENCODED,
+            RequestEncodingType.MULTI_PART,
+        ):
+            given = (await request.form()).get("_csrf_token")
+        if not isinstance(given, str) or not hmac.compare_digest(given, expected):
+            raise PermissionDeniedException("CSRF token verification failed")
+        state.csrf_token = expected
+        await self.app(scope, receive, send)
+
+    async def _session_token(self, request: Request[Any, Any, Any]) -> str | None:
+        """The token stored with the request's live session of this router's kind, if any."""
+        if self.session_kind is None:
+            return None
+        token = session_token(request, self.session_kind)
+        if not token:
+            return None
+        app = services(request)
+        row = await in_thread(load_session, app.db, token, self.session_kind, app.clock())
+        return csrf_token_of(row) if row is not None else None
 
 
-def page_router(path: str, route_handlers: list[Any], **options: Any) -> Router:
-    """A router of pages: no API key (pages use browser sessions), CSRF protection, the page
-    headers on every response, left out of the OpenAPI document."""
-    middleware = [DefineMiddleware(PageCSRFMiddleware), *options.pop("middleware", [])]
+def _presession_token(secret: str, cookie: str) -> str:
+    return hmac.new(secret.encode(), _PRESESSION + cookie.encode(), hashlib.sha256).hexdigest()
+
+
+def _cross_site(request: Request[Any, Any, Any]) -> bool:
+    """Whether the browser says the request comes from another site."""
+    if request.headers.get("sec-fetch-site") == "cross-site":
+        return True
+    origin = request.headers.get("origin")
+    if not origin or origin == "null":
+        return False  # `null`: what browsers send under `Referrer-Policy: no-referrer`
+    own = {
+        f"{request.url.scheme}://{request.url.netloc}",
+        services(request).settings.public_url.rstrip("/"),
+    }
+    return origin.rstrip("/") not in own
+
+
+def _setting_cookie(send: Send, config: CSRFConfig, value: str, secure: bool) -> Send:
+    """`send` that adds the pre-session cookie to the response."""
+    cookie = Cookie(
+        key=config.cookie_name,
+        value=value,
+        path="/",
+        httponly=True,
+        samesite="lax",
+        secure=secure,
+    )
+
+    async def wrapped(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = MutableScopeHeaders.from_message(message)
+            headers.add("set-cookie", cookie.to_header(header=""))
+        await send(message)
+
+    return wrapped
+
+
+def page_router(
+    path: str, route_handlers: list[Any], *, session_kind: str | None = None, **options: Any
+) -> Router:
+    """A router of pages: no API key (pages use browser sessions), CSRF protection bound to
+    the `session_kind` session when there is one, the page headers on every response, left out
+    of the OpenAPI document."""
+    middleware = [
+        DefineMiddleware(PageCSRFMiddleware, session_kind=session_kind),
+        *options.pop("middleware", []),
+    ]
     return Router(
         path=path,
         route_handlers=route_handlers,

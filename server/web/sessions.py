@@ -26,6 +26,9 @@ from server.web.tables import WebSession
 TOKEN_BYTES = 32
 #: Cookie name per session kind: a browser may hold a consumer and a member session at once.
 COOKIE_NAMES = {"consumer": "inspectlang_consumer", "member": "inspectlang_member"}
+#: The key of a session's `data` holding its CSRF token (`server.web.security`): made with the
+#: session, kept by `update_data`, never carried over to another session by `latest_data`.
+CSRF_KEY = "csrf"
 
 
 def start_session(
@@ -38,10 +41,12 @@ def start_session(
     lifetime: timedelta,
     data: dict[str, Any] | None = None,
 ) -> str:
-    """Store a new session and return its token (to be set as the cookie's value)."""
+    """Store a new session, with a CSRF token of its own, and return its token (to be set as
+    the cookie's value)."""
     if kind not in COOKIE_NAMES:
         raise ValueError(f"unknown session kind {kind!r}")
     token = secrets.token_urlsafe(TOKEN_BYTES)
+    data = {**(data or {}), CSRF_KEY: secrets.token_urlsafe(TOKEN_BYTES)}
     with db.session() as session:
         session.add(
             WebSession(
@@ -49,7 +54,7 @@ def start_session(
                 kind=kind,
                 company_id=company_id,
                 subject_id=subject_id,
-                data=dict(data or {}),
+                data=data,
                 created_at=now,
                 expires_at=now + lifetime,
             )
@@ -81,15 +86,26 @@ def latest_data(db: Database, kind: str, subject_id: str, now: datetime) -> dict
     )
     with db.session() as session:
         row = session.execute(statement).scalars().first()
-    return dict(row.data) if row is not None else {}
+    data = dict(row.data) if row is not None else {}
+    data.pop(CSRF_KEY, None)
+    return data
+
+
+def csrf_token_of(row: WebSession) -> str:
+    """The CSRF token stored with the session (sessions made before it was: their token hash,
+    which only this server and the browser's cookie know)."""
+    token = row.data.get(CSRF_KEY)
+    return token if isinstance(token, str) and token else row.token_hash
 
 
 def update_data(db: Database, row: WebSession, data: dict[str, Any]) -> None:
-    """Replace the session's `data` (small page state such as the current step)."""
+    """Replace the session's `data` (small page state such as the current step); its CSRF
+    token stays."""
     with db.session() as session:
         stored = session.get(WebSession, row.token_hash)
         if stored is None:
             return
+        data = {**data, CSRF_KEY: stored.data.get(CSRF_KEY)}
         stored.data = dict(data)
         session.add(stored)
         session.commit()

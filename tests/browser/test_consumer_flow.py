@@ -556,8 +556,10 @@ def test_a_session_reaches_only_its_own_inspection(
     for path in (f"/i/{other}", f"/i/{other}/step/welcome", f"/i/{other}/status"):
         answer = page.goto(f"{live_server}{path}")
         assert answer is not None and answer.status == 404, path
-    csrf = next(c["value"] for c in context.cookies() if c["name"] == "inspectlang_csrf")
-    cookies = {"inspectlang_consumer": token, "inspectlang_csrf": csrf}
+    # The session's own CSRF token (bound to it: issue 21 §4), from one of its pages.
+    page.goto(f"{live_server}/i/{mine}/step/welcome")
+    csrf = page.locator('meta[name="csrf-token"]').get_attribute("content")
+    cookies = {"inspectlang_consumer": token}
     with httpx.Client(base_url=live_server, cookies=cookies) as client:
         upload = client.post(
             f"/i/{other}/photo", files={"image": ("a.jpg", b"x")}, headers={"x-csrftoken": csrf}

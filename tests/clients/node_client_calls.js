@@ -97,6 +97,14 @@ async function main() {
   if (results['car.create'].ok) {
     const created = results['car.create'].value;
     await attempt(results, 'car.update', () => products.car.update(created.productId, { make: 'FIAT' }));
+    // Multipart with a `data` part (the library's Helper.buildFormData).
+    await attempt(results, 'inspections.update', () =>
+      products.update(created.inspectionId, {
+        metadata: { claim: 'C-991' },
+        consumer: { phone: '+5491122334455' },
+        inputs: [],
+      })
+    );
   }
   await attempt(results, 'inspections.list', () =>
     products.list({ veredict: 'not_provided', plate: 'AB705SU', limit: 10 })

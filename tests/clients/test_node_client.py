@@ -61,6 +61,7 @@ def test_node_client_calls_work_unmodified(
         inspection: dict[str, Any] = found.json()
         return inspection
 
+    assert stored("car.create")["metadata"] == {"claim": "C-991"}  # inspections.update
     car = stored("car.create")["products"][0]["car"]
     assert car["year"] == 2020 and car["make"] == "FIAT" and car["chassis"] == "8AJFB8CD1K1234567"
     assert stored("moto.create")["products"][0]["moto"]["year"] == 2020

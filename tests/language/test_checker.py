@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from inspectlang import ast
+from inspectlang import ast, ir
 from inspectlang.checker import check_module
 from inspectlang.compiler import check_source, compile_module, compile_source
 from inspectlang.diagnostics import CODES, Diagnostic, TemplateError
@@ -91,7 +91,21 @@ def test_the_checked_model_carries_ir_with_types_and_spans() -> None:
     assert [d.code for d in diagnostics] == ["W004"]  # the empty VERDICT
     assert checked is not None
     assert checked.rules[0].event == "finish"
-    assert checked.rules[0].body == [
+    assert checked.rules[0].body == (
+        ir.SetStatement(
+            "score",
+            ir.Binary(
+                "-",
+                ir.Variable("score", "number", (4, 18, 4, 23)),
+                ir.Literal(10, "number", (4, 26, 4, 28)),
+                "number",
+                (4, 18, 4, 28),
+            ),
+            (4, 5, 4, 28),
+        ),
+    )
+    # and the manifest's JSON form of it (docs/design/ir.md)
+    assert [ir.to_json(statement) for statement in checked.rules[0].body] == [
         {
             "op": "set",
             "name": "score",

@@ -1022,6 +1022,42 @@ def test_fresh_processes_write_then_load_the_grammar_cache_in_a_private_director
     assert names == [f"grammar-lark-{lark.__version__}.cache"]
 
 
+def test_parses_in_threads_each_keep_their_own_state() -> None:
+    """The parser's callbacks hold no state: each parse has its own (file, comments, line
+    offset of the recovery path, nesting depths), so parses in threads run at once, with no
+    lock, and never see each other's. Files with a syntax error take the recovery path (one
+    declaration at a time, lines shifted) while clean ones parse whole."""
+    import concurrent.futures
+
+    def source(index: int) -> str:
+        broken = "check broken\n    valid when: (1 +\n\n" if index % 2 else ""
+        return (
+            f'# file {index}\ntemplate "T{index}"\n    type: car\n\n{broken}'
+            f"variable v{index}: numeric = {index}  # v{index}\n"
+        )
+
+    def parsed(index: int) -> tuple[int, str, tuple[str, ...], int, list[str]]:
+        module, diagnostics = parse_with_diagnostics(source(index), f"f{index}.insp")
+        assert module is not None
+        variable = module.declarations[-1]
+        assert isinstance(variable, ast.VariableDecl)
+        return (
+            index,
+            module.filename,
+            (variable.name, variable.trailing_comment or ""),
+            variable.span.line,
+            [d.filename for d in diagnostics],
+        )
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(parsed, range(40)))
+    for index, filename, (name, comment), line, diagnostic_files in results:
+        assert filename == f"f{index}.insp"
+        assert (name, comment) == (f"v{index}", f"# v{index}")
+        assert line == (8 if index % 2 else 5)
+        assert diagnostic_files == ([f"f{index}.insp"] if index % 2 else [])
+
+
 def test_a_lone_surrogate_through_the_python_api_is_a_diagnostic() -> None:
     """A Python `str` may hold a lone surrogate no file can; `check_source` and
     `compile_source` answered `UnicodeEncodeError` (from hashing the ids)."""

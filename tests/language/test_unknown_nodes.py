@@ -1,7 +1,8 @@
 """The language's walkers refuse a statement or IR node they do not know, by name
 (`inspectlang.ir.UnknownNode`), instead of taking it for another kind. Before, every walker
 took whatever was not a `set` for an `if`: the checker and the formatter read its `.then` (an
-AttributeError), the decompiler its `"then"` (a KeyError)."""
+AttributeError), the decompiler its `"then"` (a KeyError). JSON that is not IR is refused where
+it is read, `inspectlang.ir.Decoder`, with its place (`ir.MalformedIR`)."""
 
 from __future__ import annotations
 
@@ -12,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from inspectlang import ast
+from inspectlang import ast, ir
 from inspectlang.checker import check_module
 from inspectlang.cli import main
 from inspectlang.compiler import compile_source
-from inspectlang.decompiler import decompile
+from inspectlang.decompiler import Decompiler, decompile
 from inspectlang.formatter import format_module
-from inspectlang.ir import UnknownNode
+from inspectlang.ir import MalformedIR, UnknownNode
 from inspectlang.parser import parse
 
 SOURCE = (
@@ -78,7 +79,8 @@ WHILE = {"op": "while", "cond": {"op": "var", "name": "s", "type": "number", "sp
 
 
 def test_decompiler_refuses_an_unknown_statement_op() -> None:
-    with pytest.raises(UnknownNode, match="decompiler: unknown IR node op 'while'"):
+    """JSON that is not IR is refused where it is read (`ir.Decoder`), with its place."""
+    with pytest.raises(MalformedIR, match=r"rule \w+\[0\]: unknown statement op 'while'"):
         decompile(manifest_with({**WHILE, "span": SPAN}))
 
 
@@ -90,14 +92,42 @@ def test_decompiler_refuses_an_unknown_statement_op_inside_an_if() -> None:
         "else": [],
         "span": SPAN,
     }
-    with pytest.raises(UnknownNode, match="decompiler: unknown IR node op 'while'"):
+    with pytest.raises(MalformedIR, match=r"\[0\]\.then\[0\]: unknown statement op 'while'"):
         decompile(manifest_with(statement))
 
 
 def test_decompiler_refuses_an_unknown_expression_op() -> None:
     statement = {"op": "set", "name": "s", "value": {"op": "random", "span": SPAN}, "span": SPAN}
-    with pytest.raises(UnknownNode, match="decompiler: unknown IR node op 'random'"):
+    with pytest.raises(MalformedIR, match=r"\[0\]\.value: unknown expression op 'random'"):
         decompile(manifest_with(statement))
+
+
+class Random(ir.Expression):
+    """An expression kind no walker knows."""
+
+    __slots__ = ()
+    fields = ("type", "span", "let")
+
+    def __init__(self) -> None:
+        self.type, self.span, self.let = "number", (1, 1, 1, 2), None
+
+
+@pytest.mark.parametrize(
+    "node",
+    [
+        Random(),
+        ir.Binary("+", ir.Literal(1, "number", (1, 1, 1, 2)), Random(), "number", (1, 1, 1, 4)),
+        ir.IfStatement(ir.Literal(True, "boolean", (1, 1, 1, 2)), (), (Random(),), (1, 1, 1, 4)),
+    ],
+)
+def test_the_ir_walkers_refuse_a_node_kind_they_do_not_know(node: ir.Node) -> None:
+    """Every walker of the language is a `NodeVisitor`: a node without its `visit_` method is
+    refused by name, at any depth (the JSON writer and the decompiler here)."""
+    with pytest.raises(UnknownNode, match="JSON writer: unknown IR node Random"):
+        ir.to_json(node)
+    decompiler = Decompiler(compile_source(SOURCE, "unknown.insp"))
+    with pytest.raises(UnknownNode, match="decompiler: unknown IR node Random"):
+        decompiler.visit(node)
 
 
 def test_decompile_command_reports_an_unknown_statement(
@@ -107,4 +137,4 @@ def test_decompile_command_reports_an_unknown_statement(
     path = tmp_path / "manifest.json"
     path.write_text(json.dumps(manifest_with({**WHILE, "span": SPAN})), encoding="utf-8")
     assert main(["decompile", str(path)]) == 1
-    assert "unknown IR node op 'while'" in capsys.readouterr().err
+    assert "unknown statement op 'while'" in capsys.readouterr().err

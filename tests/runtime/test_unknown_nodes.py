@@ -1,11 +1,12 @@
 """The runtime's walkers of the logic IR refuse a node they do not know, by name
 (`inspectlang.ir.UnknownNode`), instead of taking it for another kind.
 
-The verifier turns the manifest's JSON statements into typed nodes (`inspectlang.ir`) and
-refuses an unknown op (`InvalidProgram`); the walkers after it (code generation, the reference
-evaluator, the explanation) dispatch on the node's class. Before, each took whatever was not a
-`set` for an `if` (a KeyError on `"cond"`), and the code generator compiled an expression op it
-did not know as a quantifier, the reference evaluator raised an AttributeError for one."""
+The manifest's JSON is read into typed nodes (`inspectlang.ir.Decoder`) and an unknown op is
+refused there (`InvalidProgram`, through the verifier); the walkers (the verifier, code
+generation, the reference evaluator, the explanation) are `ir.NodeVisitor`s dispatching on the
+node's class. Before, each took whatever was not a `set` for an `if` (a KeyError on `"cond"`),
+and the code generator compiled an expression op it did not know as a quantifier, the reference
+evaluator raised an AttributeError for one."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 from rt_support import car_program, complete_run
 
+from inspectlang import ir
 from inspectlang.ir import IfStatement, SetStatement, UnknownNode
 from runtime import codegen
 from runtime.errors import InvalidProgram
@@ -25,27 +27,30 @@ from runtime.reference import ReferenceEvaluator
 from runtime.verify import Verifier
 
 SPAN = [3, 5, 3, 20]
-TRUE = {"op": "literal", "value": True, "type": "boolean", "span": SPAN}
-FALSE = {"op": "literal", "value": False, "type": "boolean", "span": SPAN}
-ONE = {"op": "literal", "value": 1, "type": "number", "span": SPAN}
+TRUE_JSON = {"op": "literal", "value": True, "type": "boolean", "span": SPAN}
+ONE_JSON = {"op": "literal", "value": 1, "type": "number", "span": SPAN}
+AT = (3, 5, 3, 20)
+TRUE = ir.Literal(True, "boolean", AT)
+FALSE = ir.Literal(False, "boolean", AT)
+ONE = ir.Literal(1, "number", AT)
 
 
 @dataclasses.dataclass(frozen=True)
 class WhileStatement:
     """A statement kind no walker knows."""
 
-    condition: dict[str, Any]
+    condition: ir.Expression
     body: tuple[Any, ...]
-    span: list[int]
+    span: tuple[int, int, int, int]
 
 
-UNKNOWN: Any = WhileStatement(TRUE, (), SPAN)
+UNKNOWN: Any = WhileStatement(TRUE, (), AT)
 #: Bodies holding the unknown statement at the top and inside each branch of an `if` (the branch
 #: the reference evaluator takes).
 BODIES = {
     "top": (UNKNOWN,),
-    "then": (IfStatement(TRUE, (UNKNOWN,), (), SPAN),),
-    "else": (IfStatement(FALSE, (SetStatement("n", ONE, SPAN),), (UNKNOWN,), SPAN),),
+    "then": (IfStatement(TRUE, (UNKNOWN,), (), AT),),
+    "else": (IfStatement(FALSE, (SetStatement("n", ONE, AT),), (UNKNOWN,), AT),),
 }
 
 
@@ -56,25 +61,25 @@ def verifier() -> Verifier:
 def test_verifier_reads_json_statements_into_typed_nodes() -> None:
     check = verifier()
     body = [
-        {"op": "set", "name": "n", "value": ONE, "span": SPAN},
-        {"op": "if", "cond": TRUE, "then": [], "span": SPAN},
+        {"op": "set", "name": "n", "value": ONE_JSON, "span": SPAN},
+        {"op": "if", "cond": TRUE_JSON, "then": [], "span": SPAN},
     ]
     assert check.statements(body, check.base, "rule") == (
-        SetStatement("n", ONE, SPAN),
-        IfStatement(TRUE, (), (), SPAN),
+        SetStatement("n", ONE, AT),
+        IfStatement(TRUE, (), (), AT),
     )
 
 
 @pytest.mark.parametrize("where", ["top", "then"])
 def test_verifier_refuses_an_unknown_statement_op(where: str) -> None:
-    statement = {"op": "while", "cond": TRUE, "span": SPAN}
+    statement = {"op": "while", "cond": TRUE_JSON, "span": SPAN}
     body = [statement] if where == "top" else [{**BODY_IF, "then": [statement]}]
     check = verifier()
     with pytest.raises(InvalidProgram, match="unknown statement op 'while'"):
         check.statements(body, check.base, "rule")
 
 
-BODY_IF = {"op": "if", "cond": TRUE, "then": [], "else": [], "span": SPAN}
+BODY_IF = {"op": "if", "cond": TRUE_JSON, "then": [], "else": [], "span": SPAN}
 
 
 @pytest.mark.parametrize("where", sorted(BODIES))
@@ -90,16 +95,38 @@ def test_reference_evaluator_refuses_an_unknown_statement(where: str) -> None:
         ReferenceEvaluator().statements(BODIES[where], empty_env())
 
 
-def test_code_generator_refuses_an_unknown_expression_op() -> None:
+class Random(ir.Expression):
+    """An expression kind no walker knows."""
+
+    __slots__ = ()
+    fields = ("type", "span", "let")
+
+    def __init__(self) -> None:
+        self.type, self.span, self.let = "number", AT, None
+
+
+def test_code_generator_refuses_an_unknown_expression() -> None:
     """It was compiled as a quantifier (a KeyError on `"over"`)."""
-    with pytest.raises(UnknownNode, match="codegen: unknown IR node op 'random'"):
-        codegen.generate_expression("expression", {"op": "random", "type": "number", "span": SPAN})
+    with pytest.raises(UnknownNode, match="codegen: unknown IR node Random"):
+        codegen.generate_expression("expression", ir.Binary("+", ONE, Random(), "number", AT))
 
 
-def test_reference_evaluator_refuses_an_unknown_expression_op() -> None:
+def test_reference_evaluator_refuses_an_unknown_expression() -> None:
     """It was looked up as a method `op_random` (an AttributeError)."""
-    with pytest.raises(UnknownNode, match="reference evaluator: unknown IR node op 'random'"):
-        ReferenceEvaluator().evaluate({"op": "random", "type": "number", "span": SPAN}, empty_env())
+    with pytest.raises(UnknownNode, match="reference evaluator: unknown IR node Random"):
+        ReferenceEvaluator().evaluate(ir.Binary("+", ONE, Random(), "number", AT), empty_env())
+
+
+def test_verifier_refuses_an_unknown_expression() -> None:
+    with pytest.raises(UnknownNode, match="verifier: unknown IR node Random"):
+        verifier().verify(Random(), verifier().base, "expression", 0)
+
+
+def test_verifier_refuses_an_unknown_expression_op() -> None:
+    check = verifier()
+    with pytest.raises(InvalidProgram, match="unknown expression op 'random'") as caught:
+        check.expression({"op": "random", "type": "number", "span": SPAN}, check.base, "here")
+    assert caught.value.path == "here"
 
 
 @pytest.mark.parametrize("where", sorted(BODIES))

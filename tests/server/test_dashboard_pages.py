@@ -60,7 +60,11 @@ class Browserish:
 
     def sign_in(self, email: str, password: str = PASSWORD) -> httpx.Response:
         self.get("/dashboard/sign-in")
-        return self.post("/dashboard/sign-in", data={"email": email, "password": password})
+        signed = self.post("/dashboard/sign-in", data={"email": email, "password": password})
+        if signed.status_code == 303:
+            # The session's own token from now on (CSRF tokens are bound to the session).
+            self.get("/dashboard/inspections")
+        return signed
 
 
 @pytest.fixture(scope="module")

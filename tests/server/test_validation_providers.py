@@ -100,6 +100,8 @@ def settings(settings: Settings, provider: Provider) -> Settings:
         update={
             "validation_providers": {name: f"{provider.url}/{name}" for name in names},
             "validation_provider_secret": PROVIDER_SECRET,
+            # The test provider listens on 127.0.0.1: a development setting (issue 21 §4).
+            "allow_loopback_providers": True,
         }
     )
 

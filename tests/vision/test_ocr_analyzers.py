@@ -88,6 +88,36 @@ def test_two_row_plate_is_read_as_one() -> None:
     assert outcome.valid
 
 
+def test_ordinary_words_are_never_read_as_plates() -> None:
+    """A bus's "emisiones" and a "Passat CC" badge were read as EMIS10 and PASS47 (letters
+    forced into digit places): with nothing declared and no country, they are no plate."""
+    for words in (["emisiones"], ["Passat CC"], ["PASSAT"], ["ESTACIONAMIENTO"], ["SALIDA"]):
+        outcome = compare_plate([line(text) for text in words], None, None)
+        assert not outcome.valid, (words, outcome.result)
+    # A real plate beside the words is still read.
+    outcome = compare_plate([line("Passat CC", 0), line("AYO 9034", 40)], None, None)
+    assert outcome.valid and outcome.result == "AYO9034"
+
+
+def test_o_and_zero_resolved_by_the_format_when_the_country_is_unknown() -> None:
+    assert compare_plate([line("AY0-9034")], None, None).result == "AYO9034"
+    assert compare_plate([line("NZ0 6276")], None, None).result == "NZO6276"
+
+
+def test_two_row_plate_whose_boxes_overlap_is_joined() -> None:
+    """OCR draws the rows' boxes loose: they overlap by 2 px and are still one plate."""
+    outcome = compare_plate([line("ABC", 0), line("1234", 18)], "UY", "ABC1234")
+    assert outcome.valid and outcome.result == "ABC1234"
+    assert compare_plate([line("ABC", 0), line("1234", 18)], None, None).result == "ABC1234"
+
+
+def test_a_nine_character_plate_is_not_cut() -> None:
+    outcome = compare_plate([line("AB 123 CD4")], None, None)
+    assert outcome.valid and outcome.result == "AB123CD4"
+    outcome = compare_plate([line("ABCD", 0), line("12345", 18)], None, None)
+    assert outcome.valid and outcome.result == "ABCD12345"
+
+
 def test_serial_found_after_its_caption_with_look_alikes() -> None:
     outcome = compare_serial([line("S/N: C02XK1ZJHV2O")], "c02xk1zjhv20")
     assert outcome.valid and outcome.result == "C02XK1ZJHV20"

@@ -48,7 +48,10 @@ class Smtp:
         return message
 
     def send(self, outgoing: Outgoing) -> str:
-        message = self.build(outgoing)
+        try:
+            message = self.build(outgoing)
+        except (ValueError, TypeError) as error:  # a header the email library refuses
+            raise PermanentFailure(f"the message cannot be built: {error}") from None
         context = ssl.create_default_context()
         try:
             if self.implicit_tls:

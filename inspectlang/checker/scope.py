@@ -1,23 +1,17 @@
-"""Expression types, the function library's signatures, record fields and the `Scope` names
-resolve in: the tables `inspectlang.types.ExpressionChecker` checks against (split from
-`inspectlang.types`)."""
+"""What an expression may refer to (`Scope`) and the type algebra expressions are checked with.
+
+Types are the IR's type names (`number`, `list<text>`, ...) plus two placeholders of the checker:
+`ERROR` (the expression already has a diagnostic; fits everything, so one mistake gives one
+diagnostic) and `ANY` (the element type of `[]`).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any, Protocol
 
-from inspectlang import ast
-from inspectlang.diagnostics import Diagnostic
-from inspectlang.manifest import IRNode
-from inspectlang.patterns import pattern_problem
-from inspectlang.vocabulary import (
-    DAMAGE,
-    IMAGE,
-    TEXT,
-    VALIDATION,
-)
+from inspectlang import ast, ir
+from inspectlang.vocabulary import DAMAGE, IMAGE, TEXT, VALIDATION
 
 #: The type of an expression that already has a diagnostic; compatible with everything.
 ERROR = "error"
@@ -34,10 +28,6 @@ EVENT_SUBJECTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "damage": (DAMAGE, ("damage_declared",)),
     "value": (ERROR, ("input_set",)),
 }
-
-QUANTIFIERS = ("count", "any", "all", "sum")
-COMPARISONS = frozenset({"<", "<=", ">", ">="})
-ARITHMETIC = frozenset({"-", "*", "/"})
 
 
 def list_of(element: str) -> str:
@@ -81,12 +71,6 @@ def is_iso_date(text: str) -> bool:
     return len(text) == 10
 
 
-def regex_problem(pattern: str) -> str | None:
-    """Why a regular expression is refused, or None when it is fine: exactly what the runtime
-    refuses (too long, invalid for RE2, backreferences, lookaround, repeats over 1000)."""
-    return pattern_problem(pattern)
-
-
 @dataclass(slots=True)
 class InputRef:
     """An input as expressions see it: its identifier and type, and for a select/multiselect
@@ -110,7 +94,7 @@ class LetInfo:
     """A checked `let`: its type and IR, and what inlining it adds where it is used."""
 
     type: str
-    node: dict[str, Any]
+    node: ir.Expression
     #: Nesting depth of its IR, `count`/`any`/`all`/`sum` nested in it, nodes in it.
     depth: int
     loops: int
@@ -135,43 +119,14 @@ class Scope:
     value_input: str | None = None
     #: Names bound by quantifiers (and, for standalone expressions, given by the caller).
     locals: dict[str, str] = field(default_factory=dict)
-    #: Filled while checking: variables read, checks referred to (key -> first span).
+    #: Filled while checking: variables read, variables set, checks referred to (key -> span).
     used_variables: set[str] = field(default_factory=set)
+    set_variables: set[str] = field(default_factory=set)
+    used_checks: dict[str, ast.Span] = field(default_factory=dict)
     #: Validation names already refused where they were declared (E026): their uses in
     #: expressions are not reported again.
     unknown_validations: set[str] = field(default_factory=set)
-    used_checks: dict[str, ast.Span] = field(default_factory=dict)
-    #: `let` declarations by name, and those checked so far (`inspectlang.lets`).
+    #: `let` declarations by name, and those checked so far (`ExpressionChecker.let`).
     let_sources: dict[str, ast.LetDecl] = field(default_factory=dict)
     lets: dict[str, LetInfo] = field(default_factory=dict)
     lets_in_progress: set[str] = field(default_factory=set)
-
-
-class ExpressionChecking(Protocol):
-    """What the checker's helper modules (`calls`, `lets`, `check_ask`) use of
-    `types.ExpressionChecker`: typed as a protocol so that they need not import the checker
-    (which imports them), and the package stays free of import cycles."""
-
-    scope: Scope
-    diagnostics: list[Diagnostic]
-    depth: int
-    loops: int
-
-    def error(
-        self,
-        code: str,
-        message: str,
-        span: ast.Span,
-        suggestion: str | None = None,
-        notes: tuple[str, ...] = (),
-    ) -> tuple[str, IRNode]: ...
-
-    def _report(
-        self, code: str, message: str, span: ast.Span, suggestion: str | None = None
-    ) -> None: ...
-
-    def check(self, expr: ast.Expr) -> tuple[str, IRNode]: ...
-
-    def condition(self, expr: ast.Expr, what: str) -> IRNode: ...
-
-    def _quantifier(self, expr: ast.Quantifier) -> tuple[str, IRNode]: ...

@@ -1,27 +1,30 @@
-"""Expression types and the expression checker: AST expression -> (type, IR node) plus diagnostics.
+"""The expression checker: AST expression -> (type, IR node) plus diagnostics.
 
 One pass over each expression resolves names against the declared context (`Scope`), checks the
-types of operators and library calls (`FUNCTIONS`), and builds the IR node of `docs/design/ir.md`
-at the same time, so the compiler never walks an expression twice. A node that has an error gets
-the type `ERROR`, which every operator accepts silently: one mistake gives one diagnostic.
+types of operators and library calls, and builds the typed IR node (`inspectlang.ir`) at the
+same time, so nothing walks an expression twice. A node that has an error gets the type
+`ERROR`, which every operator accepts silently: one mistake gives one diagnostic.
 
-The type tables and `Scope` are in `inspectlang.expression_types`, the property value readers in
-`inspectlang.property_values`.
+A use of a `let` is resolved here too: the let is checked on its own the first time it is
+needed (a use before the declaration works; a let that needs itself is E041), and each use is a
+copy of its IR marked with its name, so the runtime needs nothing new. Inlining adds depth,
+loops and nodes where the let is used, so those are checked against the vocabulary's limits at
+each use (E004, E037), as the runtime's verifier will count them.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
-from inspectlang import ast, calls, choices, lets
-from inspectlang.diagnostics import Diagnostic, did_you_mean
-from inspectlang.expression_types import (
+from inspectlang import ast, ir
+from inspectlang.checker import choices
+from inspectlang.checker.scope import (
     ANY,
-    ARITHMETIC,
-    COMPARISONS,
     ERROR,
     EVENT_SUBJECTS,
+    LetInfo,
     Scope,
     compatible,
     describe,
@@ -30,38 +33,45 @@ from inspectlang.expression_types import (
     is_iso_date,
     list_of,
 )
-from inspectlang.manifest import CONSUMER_FIELDS, IRNode
+from inspectlang.diagnostics import Reporter, did_you_mean
+from inspectlang.manifest import CONSUMER_FIELDS
+from inspectlang.patterns import pattern_problem
 from inspectlang.vocabulary import (
+    ARITHMETIC_OPERATORS,
     BOOLEAN,
     CHAIN_OPERATORS,
     DAMAGE,
     DATE,
+    EQUALITY_OPERATORS,
+    FUNCTIONS,
     IMAGE,
     INPUT_VALUE_TYPES,
     MAX_EXPRESSION_DEPTH,
     MAX_LIST_ITEMS,
+    MAX_NODES,
     MAX_NUMBER,
     MAX_QUANTIFIER_DEPTH,
     MAX_TEXT_LENGTH,
     NAME,
     NUMBER,
+    ORDER_OPERATORS,
     RECORD_FIELDS,
+    SIGNATURES,
     TEXT,
     VALIDATION,
+    accepts,
     chain_depth,
 )
 
-Report = Callable[..., None]
+Checked = tuple[str, ir.Expression]
 
 
 class ExpressionChecker:
-    """Types expressions in a `Scope` and emits IR; diagnostics go to `report(code, message, span,
-    suggestion=None)`."""
+    """Types expressions in a `Scope` and emits typed IR; diagnostics go to the `Reporter`."""
 
-    def __init__(self, scope: Scope, diagnostics: list[Diagnostic], filename: str) -> None:
+    def __init__(self, scope: Scope, reporter: Reporter) -> None:
         self.scope = scope
-        self.diagnostics = diagnostics
-        self.filename = filename
+        self.reporter = reporter
         self.depth = 0
         #: Quantifier bodies the checked expression stands in (each is a loop at run time).
         self.loops = 0
@@ -73,25 +83,18 @@ class ExpressionChecker:
         span: ast.Span,
         suggestion: str | None = None,
         notes: tuple[str, ...] = (),
-    ) -> tuple[str, IRNode]:
-        self.diagnostics.append(
-            Diagnostic(code, message, span, self.filename, suggestion=suggestion, notes=notes)
-        )
-        return ERROR, {"op": "literal", "value": None, "type": TEXT, "span": span.as_list()}
+    ) -> Checked:
+        self.reporter.report(code, message, span, suggestion, notes=notes)
+        return ERROR, ir.Literal(None, TEXT, span.as_tuple())
 
-    def _report(
-        self, code: str, message: str, span: ast.Span, suggestion: str | None = None
-    ) -> None:
-        self.error(code, message, span, suggestion)
-
-    def condition(self, expr: ast.Expr, what: str) -> IRNode:
+    def condition(self, expr: ast.Expr, what: str) -> ir.Expression:
         """Check an expression used as a condition: it must be boolean."""
         type_, node = self.check(expr)
         if type_ not in (BOOLEAN, ERROR):
             self.error("E023", f"{what} must be a boolean, not {describe(type_)}", expr.span)
         return node
 
-    def check(self, expr: ast.Expr) -> tuple[str, IRNode]:
+    def check(self, expr: ast.Expr) -> Checked:
         self.depth += 1
         try:
             if self.depth > MAX_EXPRESSION_DEPTH:
@@ -107,7 +110,7 @@ class ExpressionChecker:
 
     # -- leaves ------------------------------------------------------------------------------
 
-    def _literal(self, expr: ast.Literal) -> tuple[str, IRNode]:
+    def literal(self, expr: ast.Literal) -> Checked:
         value = expr.value
         if isinstance(value, bool):
             type_ = BOOLEAN
@@ -121,13 +124,13 @@ class ExpressionChecker:
                 return self.error(
                     "E037", f"text longer than {MAX_TEXT_LENGTH} characters", expr.span
                 )
-        return type_, {"op": "literal", "value": value, "type": type_, "span": expr.span.as_list()}
+        return type_, ir.Literal(value, type_, expr.span.as_tuple())
 
-    def _listexpr(self, expr: ast.ListExpr) -> tuple[str, IRNode]:
+    def list_literal(self, expr: ast.ListExpr) -> Checked:
         if len(expr.items) > MAX_LIST_ITEMS:
             return self.error("E037", f"a list has at most {MAX_LIST_ITEMS} items", expr.span)
         element = ANY
-        items: list[IRNode] = []
+        items: list[ir.Expression] = []
         for item in expr.items:
             type_, node = self.check(item)
             items.append(node)
@@ -140,18 +143,13 @@ class ExpressionChecker:
                     item.span,
                 )
         type_ = list_of(element)
-        return type_, {
-            "op": "list",
-            "items": items,
-            "type": ir_type(type_),
-            "span": expr.span.as_list(),
-        }
+        return type_, ir.ListLiteral(tuple(items), ir_type(type_), expr.span.as_tuple())
 
-    def _name(self, expr: ast.Name) -> tuple[str, IRNode]:
-        name, span, scope = expr.name, expr.span.as_list(), self.scope
+    def name(self, expr: ast.Name) -> Checked:
+        name, span, scope = expr.name, expr.span.as_tuple(), self.scope
         if name in scope.locals:
             type_ = scope.locals[name]
-            return type_, {"op": "local", "name": name, "type": ir_type(type_), "span": span}
+            return type_, ir.Local(name, ir_type(type_), span)
         if name in EVENT_SUBJECTS:
             subject_type, events = EVENT_SUBJECTS[name]
             if scope.event in events:
@@ -163,57 +161,48 @@ class ExpressionChecker:
                             expr.span,
                         )
                     subject_type = scope.value_type
-                return subject_type, {
-                    "op": "event",
-                    "field": name,
-                    "type": ir_type(subject_type),
-                    "span": span,
-                }
+                return subject_type, ir.EventSubject(name, ir_type(subject_type), span)
             if name not in scope.variables:
                 where = " or ".join(f"`on {e.replace('_', ' ')}`" for e in events)
                 return self.error("E036", f"`{name}` exists only inside a rule {where}", expr.span)
         if name in scope.let_sources and name not in scope.variables:
-            return lets.use_let(self, expr)
+            return self.let(expr)
         if name in scope.variables:
             scope.used_variables.add(name)
             type_ = NUMBER if scope.variables[name] == "numeric" else TEXT
-            return type_, {"op": "var", "name": name, "type": type_, "span": span}
+            return type_, ir.Variable(name, type_, span)
         if name == "images":
-            return list_of(IMAGE), {"op": "images", "type": "list<image>", "span": span}
+            return list_of(IMAGE), ir.Images("list<image>", span)
         if name == "damages":
-            return list_of(DAMAGE), {"op": "damages", "type": "list<damage>", "span": span}
+            return list_of(DAMAGE), ir.Damages("list<damage>", span)
         if name == "validations":
-            return list_of(VALIDATION), {
-                "op": "validations",
-                "type": "list<validation>",
-                "span": span,
-            }
-        if name in self._namespaces():
+            return list_of(VALIDATION), ir.Validations("list<validation>", span)
+        if name in self.namespaces():
             return self.error("E020", f"`{name}` needs a field: `{name}.NAME`", expr.span)
         return self.error(
             "E020",
             f"unknown name `{name}`",
             expr.span,
-            did_you_mean(name, self._known_names()),
+            did_you_mean(name, self.known_names()),
         )
 
-    def _namespaces(self) -> set[str]:
+    def namespaces(self) -> set[str]:
         names = {"inputs", "checks", "consumer"}
         if self.scope.product_fields:
             names.update({self.scope.inspection_type, "product"})
         return names
 
-    def _known_names(self) -> list[str]:
+    def known_names(self) -> list[str]:
         scope = self.scope
         names = [*scope.locals, *scope.variables, "images", "damages", "validations"]
-        names.extend(self._namespaces())
+        names.extend(self.namespaces())
         names.extend(n for n, (_, events) in EVENT_SUBJECTS.items() if scope.event in events)
         return names
 
     # -- member access -----------------------------------------------------------------------
 
-    def _attribute(self, expr: ast.Attribute) -> tuple[str, IRNode]:
-        scope, span = self.scope, expr.span.as_list()
+    def attribute(self, expr: ast.Attribute) -> Checked:
+        scope, span = self.scope, expr.span.as_tuple()
         name_span = expr.name_span if expr.name_span.line else expr.span
         base = expr.value
         if isinstance(base, ast.Name) and base.name not in scope.locals:
@@ -228,7 +217,7 @@ class ExpressionChecker:
                         did_you_mean(expr.name, scope.inputs),
                     )
                 type_ = INPUT_VALUE_TYPES.get(ref.input_type, ERROR)
-                return type_, {"op": "input", "id": ref.identifier, "type": type_, "span": span}
+                return type_, ir.InputValue(ref.identifier, type_, span)
             if namespace == "images" and not (
                 expr.name in RECORD_FIELDS[IMAGE] and expr.name not in scope.images
             ):
@@ -240,7 +229,7 @@ class ExpressionChecker:
                         name_span,
                         did_you_mean(expr.name, scope.images),
                     )
-                return IMAGE, {"op": "image", "id": image.identifier, "type": IMAGE, "span": span}
+                return IMAGE, ir.ImageValue(image.identifier, IMAGE, span)
             if namespace == "checks":
                 check_id = scope.checks.get(expr.name)
                 if check_id is None:
@@ -251,9 +240,17 @@ class ExpressionChecker:
                         did_you_mean(expr.name, scope.checks),
                     )
                 scope.used_checks.setdefault(expr.name, expr.span)
-                return BOOLEAN, {"op": "check", "id": check_id, "type": BOOLEAN, "span": span}
+                return BOOLEAN, ir.CheckValue(check_id, BOOLEAN, span)
             if namespace == "consumer":
-                return self._field_of_table("consumer", CONSUMER_FIELDS, expr.name, name_span, span)
+                field = CONSUMER_FIELDS.get(expr.name)
+                if field is None:
+                    return self.error(
+                        "E021",
+                        f"unknown consumer field `{expr.name}`",
+                        name_span,
+                        did_you_mean(expr.name, CONSUMER_FIELDS),
+                    )
+                return field, ir.ConsumerField(expr.name, field, span)
             if namespace in (scope.inspection_type, "product") and (
                 namespace not in scope.variables
             ):
@@ -263,9 +260,15 @@ class ExpressionChecker:
                         f"a {scope.inspection_type} inspection has no product fields",
                         expr.span,
                     )
-                return self._field_of_table(
-                    "product", scope.product_fields, expr.name, name_span, span
-                )
+                field = scope.product_fields.get(expr.name)
+                if field is None:
+                    return self.error(
+                        "E021",
+                        f"unknown {scope.inspection_type} field `{expr.name}`",
+                        name_span,
+                        did_you_mean(expr.name, scope.product_fields),
+                    )
+                return field, ir.ProductField(expr.name, field, span)
         base_type, base_node = self.check(base)
         if base_type == ERROR:
             return base_type, base_node
@@ -276,7 +279,7 @@ class ExpressionChecker:
             )
         field_type = fields.get(expr.name)
         if field_type is None and expr.name in scope.unknown_validations:
-            return ERROR, {"op": "literal", "value": None, "type": TEXT, "span": span}
+            return ERROR, ir.Literal(None, TEXT, span)
         if field_type is None:
             return self.error(
                 "E021",
@@ -284,9 +287,9 @@ class ExpressionChecker:
                 name_span,
                 did_you_mean(expr.name, fields),
             )
-        if base_node["op"] == "image" and field_type == VALIDATION:
+        if isinstance(base_node, ir.ImageValue) and field_type == VALIDATION:
             declared = next(
-                (i.validations for i in scope.images.values() if i.identifier == base_node["id"]),
+                (i.validations for i in scope.images.values() if i.identifier == base_node.name),
                 frozenset(),
             )
             if expr.name not in declared:
@@ -296,28 +299,11 @@ class ExpressionChecker:
                     name_span,
                     did_you_mean(expr.name, declared),
                 )
-        return field_type, {
-            "op": "field",
-            "of": base_node,
-            "name": expr.name,
-            "type": field_type,
-            "span": span,
-        }
-
-    def _field_of_table(
-        self, op: str, table: dict[str, str], name: str, name_span: ast.Span, span: list[int]
-    ) -> tuple[str, IRNode]:
-        type_ = table.get(name)
-        if type_ is None:
-            what = "consumer" if op == "consumer" else self.scope.inspection_type
-            return self.error(
-                "E021", f"unknown {what} field `{name}`", name_span, did_you_mean(name, table)
-            )
-        return type_, {"op": op, "field": name, "type": type_, "span": span}
+        return field_type, ir.RecordField(base_node, expr.name, field_type, span)
 
     # -- operators ---------------------------------------------------------------------------
 
-    def _unary(self, expr: ast.Unary) -> tuple[str, IRNode]:
+    def unary(self, expr: ast.Unary) -> Checked:
         type_, operand = self.check(expr.operand)
         wanted = BOOLEAN if expr.operator == "not" else NUMBER
         if type_ not in (wanted, ERROR):
@@ -326,15 +312,9 @@ class ExpressionChecker:
                 f"`{expr.operator}` needs a {wanted}, not {describe(type_)}",
                 expr.operand.span,
             )
-        return wanted, {
-            "op": "unary",
-            "operator": expr.operator,
-            "operand": operand,
-            "type": wanted,
-            "span": expr.span.as_list(),
-        }
+        return wanted, ir.Unary(expr.operator, operand, wanted, expr.span.as_tuple())
 
-    def _chain(self, expr: ast.Binary) -> tuple[str, IRNode]:
+    def chain(self, expr: ast.Binary) -> Checked:
         """An `and`/`or` chain (both sides, however grouped): its operands are checked one
         level below `chain_depth(operands)` and joined as a balanced tree, so a flat chain of
         64 conditions is as shallow as the parser and the runtime's verifier count it."""
@@ -358,28 +338,21 @@ class ExpressionChecker:
                 self.error("E023", f"`{op}` needs booleans, not {describe(type_)}", operand.span)
         return BOOLEAN, _balanced(op, [node for _, node in checked], operands)
 
-    def _binary(self, expr: ast.Binary) -> tuple[str, IRNode]:
+    def binary(self, expr: ast.Binary) -> Checked:
         op = expr.operator
         if op in CHAIN_OPERATORS:
-            return self._chain(expr)
+            return self.chain(expr)
         left_type, left = self.check(expr.left)
         right_type, right = self.check(expr.right)
-        result = self._binary_type(expr, left_type, right_type)
-        if op in ("=", "!=", "in"):
-            choices.check_comparison(self._report, self.scope, expr, left, right)
+        result = self.binary_type(expr, left_type, right_type)
+        if op in EQUALITY_OPERATORS or op == "in":
+            choices.check_comparison(self.reporter, self.scope, expr, left, right)
         if op == "/" and constant_number(expr.right) == 0:
             self.error("E030", "division by zero", expr.right.span)
-        return result, {
-            "op": "binary",
-            "operator": op,
-            "left": left,
-            "right": right,
-            "type": ir_type(result),
-            "span": expr.span.as_list(),
-        }
+        return result, ir.Binary(op, left, right, ir_type(result), expr.span.as_tuple())
 
     @staticmethod
-    def _date_hint(expr: ast.Binary, left: str, right: str) -> tuple[str, ...]:
+    def date_hint(expr: ast.Binary, left: str, right: str) -> tuple[str, ...]:
         """A note when a date meets a text that looks like a date: `date("...")` was meant."""
         for type_, other, side in ((left, right, expr.right), (right, left, expr.left)):
             if (
@@ -392,24 +365,19 @@ class ExpressionChecker:
                 return (f'write `date("{side.value}")` for a date',)
         return ()
 
-    def _binary_type(self, expr: ast.Binary, left: str, right: str) -> str:
+    def binary_type(self, expr: ast.Binary, left: str, right: str) -> str:
         op = expr.operator
         both = f"{describe(left)} and {describe(right)}"
-        if op in ("and", "or"):
-            for type_, side in ((left, expr.left), (right, expr.right)):
-                if type_ not in (BOOLEAN, ERROR):
-                    self.error("E023", f"`{op}` needs booleans, not {describe(type_)}", side.span)
-            return BOOLEAN
-        if op in ("=", "!="):
+        if op in EQUALITY_OPERATORS:
             if not compatible(left, right):
                 self.error(
                     "E023",
                     f"cannot compare {both} with `{op}`",
                     expr.span,
-                    notes=self._date_hint(expr, left, right),
+                    notes=self.date_hint(expr, left, right),
                 )
             return BOOLEAN
-        if op in COMPARISONS:
+        if op in ORDER_OPERATORS:
             if not compatible(left, right) or (
                 left not in (NUMBER, DATE, TEXT, ERROR) or right not in (NUMBER, DATE, TEXT, ERROR)
             ):
@@ -417,7 +385,7 @@ class ExpressionChecker:
                     "E023",
                     f"`{op}` compares two numbers, dates or texts, not {both}",
                     expr.span,
-                    notes=self._date_hint(expr, left, right),
+                    notes=self.date_hint(expr, left, right),
                 )
             return BOOLEAN
         if op == "in":
@@ -440,7 +408,7 @@ class ExpressionChecker:
                 return left
             self.error("E023", f"`+` adds two numbers or joins two texts, not {both}", expr.span)
             return ERROR
-        if op in ARITHMETIC:
+        if op in ARITHMETIC_OPERATORS:
             for type_, side in ((left, expr.left), (right, expr.right)):
                 if type_ not in (NUMBER, ERROR):
                     self.error("E023", f"`{op}` needs numbers, not {describe(type_)}", side.span)
@@ -448,12 +416,142 @@ class ExpressionChecker:
         self.error("E001", f"unknown operator `{op}`", expr.span)
         return ERROR
 
-    # -- calls and quantifiers ---------------------------------------------------------------
+    # -- calls -------------------------------------------------------------------------------
 
-    def _call(self, expr: ast.Call) -> tuple[str, IRNode]:
-        return calls.check_call(self, expr)
+    def call(self, expr: ast.Call) -> Checked:
+        name, args = expr.function, expr.arguments
+        function_span = expr.function_span if expr.function_span.line else expr.span
+        if name in ir.QUANTIFIERS:
+            if len(args) != 1:
+                return self.error(
+                    "E022",
+                    f"`{name}` takes a list: `{name}(x in LIST where CONDITION)`",
+                    expr.span,
+                )
+            return self.quantifier(ast.Quantifier(name, None, args[0], span=expr.span))
+        arity = FUNCTIONS.get(name)
+        if arity is None:
+            return self.error(
+                "E022",
+                f"unknown function `{name}`",
+                function_span,
+                did_you_mean(name, [*FUNCTIONS, *ir.QUANTIFIERS]),
+            )
+        low, high = arity
+        if len(args) < low or (high is not None and len(args) > high):
+            wanted = (
+                str(low)
+                if low == high
+                else f"{low} or more"
+                if high is None
+                else f"{low} to {high}"
+            )
+            return self.error(
+                "E022",
+                f"`{name}` takes {wanted} argument{'s' if wanted != '1' else ''}, not {len(args)}",
+                expr.span,
+            )
+        if name == "date" and isinstance(args[0], ast.Literal) and isinstance(args[0].value, str):
+            if not is_iso_date(args[0].value):
+                return self.error(
+                    "E019", f"`{args[0].value}` is not a date of the form YYYY-MM-DD", args[0].span
+                )
+            return DATE, ir.Literal(args[0].value, DATE, expr.span.as_tuple())
+        typed = [self.check(arg) for arg in args]
+        result = self.call_type(expr, [t for t, _ in typed])
+        nodes = tuple(node for _, node in typed)
+        choices.check_call(self.reporter, self.scope, expr, nodes)
+        if (
+            name in ("matches", "extract")
+            and isinstance(args[1], ast.Literal)
+            and isinstance(args[1].value, str)
+        ):
+            problem = pattern_problem(args[1].value)
+            if problem is not None:
+                self.error("E029", problem, args[1].span)
+        return result, ir.Call(name, nodes, ir_type(result), expr.span.as_tuple())
 
-    def _quantifier(self, expr: ast.Quantifier) -> tuple[str, IRNode]:
+    def expect(self, expr: ast.Call, index: int, actual: str, *wanted: str) -> None:
+        if (
+            actual != ERROR
+            and actual not in wanted
+            and not (ANY in (element_of(actual) or "") and any(element_of(w) for w in wanted))
+        ):
+            names = " or ".join(describe(w) for w in wanted)
+            self.error(
+                "E023",
+                f"argument {index + 1} of `{expr.function}` must be a {names}, "
+                f"not {describe(actual)}",
+                expr.arguments[index].span,
+            )
+
+    def call_type(self, expr: ast.Call, types: list[str]) -> str:
+        """The result type of a library call, after a diagnostic per ill-typed argument. The
+        functions of one signature are `vocabulary.SIGNATURES`; the older ones are checked case
+        by case, as `runtime.verify` does."""
+        name, expect = expr.function, self.expect
+        if name in SIGNATURES:
+            wanted, result = SIGNATURES[name]
+            for index, (want, actual) in enumerate(zip(wanted, types, strict=False)):
+                if actual != ERROR and not accepts(want, actual):
+                    what = "number, text, boolean, date or list" if want == "value" else want
+                    self.error(
+                        "E023",
+                        f"argument {index + 1} of `{name}` must be a {what}, "
+                        f"not {describe(actual)}",
+                        expr.arguments[index].span,
+                    )
+            return result
+        if name in ("lower", "upper", "trim"):
+            expect(expr, 0, types[0], TEXT)
+            return TEXT
+        if name == "length":
+            if element_of(types[0]) is None:
+                expect(expr, 0, types[0], TEXT)
+            return NUMBER
+        if name == "contains":
+            element = element_of(types[0])
+            if element is not None:
+                if not compatible(element, types[1]):
+                    expect(expr, 1, types[1], element)
+            else:
+                expect(expr, 0, types[0], TEXT)
+                expect(expr, 1, types[1], TEXT)
+            return BOOLEAN
+        if name in ("starts_with", "ends_with", "matches"):
+            expect(expr, 0, types[0], TEXT)
+            expect(expr, 1, types[1], TEXT)
+            return BOOLEAN
+        if name in ("round", "abs"):
+            for index, type_ in enumerate(types):
+                expect(expr, index, type_, NUMBER)
+            return NUMBER
+        if name in ("min", "max"):
+            if len(types) == 1:
+                expect(expr, 0, types[0], list_of(NUMBER))
+            else:
+                for index, type_ in enumerate(types):
+                    expect(expr, index, type_, NUMBER)
+            return NUMBER
+        if name == "defined":
+            return BOOLEAN
+        if name == "date":
+            expect(expr, 0, types[0], TEXT)
+            return DATE
+        if name == "today":
+            return DATE
+        if name == "add_days":
+            expect(expr, 0, types[0], DATE)
+            expect(expr, 1, types[1], NUMBER)
+            return DATE
+        # days_between, years_between
+        expect(expr, 0, types[0], DATE)
+        expect(expr, 1, types[1], DATE)
+        return NUMBER
+
+    # -- quantifiers -------------------------------------------------------------------------
+
+    def quantifier(self, expr: ast.Quantifier) -> Checked:
         kind = expr.kind
         if self.loops >= MAX_QUANTIFIER_DEPTH:
             return self.error(
@@ -477,13 +575,13 @@ class ExpressionChecker:
                 "letters, digits or `_`, at most 64 characters",
                 expr.span,
             )
-        node: IRNode = {"op": kind, "var": expr.variable, "over": over}
         if expr.variable is None and kind in ("any", "all"):
             self.error("E022", f"`{kind}` needs `x in LIST where CONDITION`", expr.span)
         saved = self.scope.locals.get(expr.variable) if expr.variable else None
         if expr.variable is not None:
             self.scope.locals[expr.variable] = element
         self.loops += 1
+        body: ir.Expression | None = None
         try:
             if kind == "sum":
                 if expr.value is None:
@@ -493,21 +591,16 @@ class ExpressionChecker:
                             "`sum(LIST)` adds a list of numbers; write `sum(x in LIST of VALUE)`",
                             expr.span,
                         )
-                    node["value"] = None
                 else:
-                    value_type, node["value"] = self.check(expr.value)
+                    value_type, body = self.check(expr.value)
                     if value_type not in (NUMBER, ERROR):
                         self.error(
                             "E023",
                             f"`sum` adds numbers, not {describe(value_type)}",
                             expr.value.span,
                         )
-            else:
-                node["where"] = (
-                    self.condition(expr.condition, f"the condition of `{kind}`")
-                    if expr.condition is not None
-                    else None
-                )
+            elif expr.condition is not None:
+                body = self.condition(expr.condition, f"the condition of `{kind}`")
         finally:
             self.loops -= 1
             if expr.variable is not None:
@@ -516,42 +609,121 @@ class ExpressionChecker:
                 else:
                     self.scope.locals[expr.variable] = saved
         result = BOOLEAN if kind in ("any", "all") else NUMBER
-        node["type"] = result
-        node["span"] = expr.span.as_list()
+        node = ir.QUANTIFIERS[kind](expr.variable, over, body, result, expr.span.as_tuple())
         return result, node
 
+    # -- lets --------------------------------------------------------------------------------
 
-def _balanced(op: str, nodes: list[IRNode], operands: list[ast.Expr]) -> IRNode:
+    def let(self, expr: ast.Name) -> Checked:
+        """The IR of a use of a let: a copy of its IR marked with its name."""
+        scope, name = self.scope, expr.name
+        info = scope.lets.get(name)
+        if info is None:
+            if name in scope.lets_in_progress:
+                return self.error("E041", f"`let {name}` depends on itself", expr.span)
+            info = self.check_let(scope.let_sources[name])
+            if info is None:
+                return ERROR, _nothing(expr.span)
+        if info.type == ERROR:
+            return ERROR, _nothing(expr.span)
+        if self.depth - 1 + info.depth > MAX_EXPRESSION_DEPTH:
+            return self.error(
+                "E004",
+                f"`{name}` here nests its expression deeper than {MAX_EXPRESSION_DEPTH}",
+                expr.span,
+            )
+        if self.loops + info.loops > MAX_QUANTIFIER_DEPTH:
+            return self.error(
+                "E004",
+                f"`{name}` here nests more than {MAX_QUANTIFIER_DEPTH} count/any/all/sum",
+                expr.span,
+            )
+        use = copy.copy(info.node)
+        use.let = name
+        return info.type, use
+
+    def check_let(self, decl: ast.LetDecl) -> LetInfo | None:
+        """Check a let on its own (no event subject, no bound item); None when it has errors
+        (its uses then report nothing more)."""
+        scope = self.scope
+        saved = (self.depth, self.loops, dict(scope.locals))
+        saved_event = (scope.event, scope.value_type, scope.value_input)
+        self.depth, self.loops = 0, 0
+        scope.locals.clear()
+        scope.event, scope.value_type, scope.value_input = None, None, None
+        scope.lets_in_progress.add(decl.name)
+        try:
+            type_, node = self.check(decl.value)
+        finally:
+            scope.lets_in_progress.discard(decl.name)
+            self.depth, self.loops = saved[0], saved[1]
+            scope.locals.clear()
+            scope.locals.update(saved[2])
+            scope.event, scope.value_type, scope.value_input = saved_event
+        depth, loops, size = measure(node, scope.lets)
+        if type_ != ERROR and size > MAX_NODES:
+            self.error(
+                "E037", f"`let {decl.name}` expands to more than {MAX_NODES} nodes", decl.span
+            )
+            type_ = ERROR
+        if type_ == ERROR:  # reported once: its uses are quiet
+            scope.lets[decl.name] = LetInfo(ERROR, _nothing(decl.span), 1, 0, 1)
+            return None
+        info = LetInfo(type_, node, depth, loops, size)
+        scope.lets[decl.name] = info
+        return info
+
+
+def measure(node: ir.Node | None, lets: dict[str, LetInfo]) -> tuple[int, int, int]:
+    """(depth, quantifier nesting, nodes) of IR, as `ir.measure`, with a let's copy counted
+    as the let was measured (so a let used many times is not walked again at each use)."""
+    if node is None:
+        return 0, 0, 0
+    if isinstance(node, ir.Expression) and node.let is not None and node.let in lets:
+        info = lets[node.let]
+        return info.depth, info.loops, info.size
+    depth = loops = 0
+    size = 1
+    for child in ir.child_nodes(node):
+        d, q, n = measure(child, lets)
+        depth, loops, size = max(depth, d), max(loops, q), size + n
+    if isinstance(node, ir.Expression):
+        depth += 1
+        if isinstance(node, ir.Quantifier):
+            loops += 1
+    return depth, loops, size
+
+
+def _nothing(span: ast.Span) -> ir.Expression:
+    return ir.Literal(None, TEXT, span.as_tuple())
+
+
+def _balanced(op: str, nodes: list[ir.Expression], operands: list[ast.Expr]) -> ir.Expression:
     """`nodes` joined by `op` as a balanced tree (left half, right half), left to right."""
     if len(nodes) == 1:
         return nodes[0]
     middle = len(nodes) // 2
-    span = ast.Span(
-        operands[0].span.line,
-        operands[0].span.column,
-        operands[-1].span.end_line,
-        operands[-1].span.end_column,
+    first, last = operands[0].span, operands[-1].span
+    span = (first.line, first.column, last.end_line, last.end_column)
+    return ir.Binary(
+        op,
+        _balanced(op, nodes[:middle], operands[:middle]),
+        _balanced(op, nodes[middle:], operands[middle:]),
+        BOOLEAN,
+        span,
     )
-    return {
-        "op": "binary",
-        "operator": op,
-        "left": _balanced(op, nodes[:middle], operands[:middle]),
-        "right": _balanced(op, nodes[middle:], operands[middle:]),
-        "type": BOOLEAN,
-        "span": span.as_list(),
-    }
 
 
 #: Expression node type -> the ExpressionChecker method that checks it (one dict lookup per node).
-_DISPATCH: dict[type, Callable[[ExpressionChecker, Any], tuple[str, IRNode]]] = {
-    ast.Literal: ExpressionChecker._literal,
-    ast.ListExpr: ExpressionChecker._listexpr,
-    ast.Name: ExpressionChecker._name,
-    ast.Attribute: ExpressionChecker._attribute,
-    ast.Call: ExpressionChecker._call,
-    ast.Quantifier: ExpressionChecker._quantifier,
-    ast.Unary: ExpressionChecker._unary,
-    ast.Binary: ExpressionChecker._binary,
+_DISPATCH: dict[type, Callable[[ExpressionChecker, Any], Checked]] = {
+    ast.Literal: ExpressionChecker.literal,
+    ast.ListExpr: ExpressionChecker.list_literal,
+    ast.Name: ExpressionChecker.name,
+    ast.Attribute: ExpressionChecker.attribute,
+    ast.Call: ExpressionChecker.call,
+    ast.Quantifier: ExpressionChecker.quantifier,
+    ast.Unary: ExpressionChecker.unary,
+    ast.Binary: ExpressionChecker.binary,
 }
 
 
@@ -565,7 +737,7 @@ def constant_boolean(expr: ast.Expr, depth: int = 0) -> bool | None:
     if isinstance(expr, ast.Unary) and expr.operator == "not":
         inner = constant_boolean(expr.operand, depth + 1)
         return None if inner is None else not inner
-    if isinstance(expr, ast.Binary) and expr.operator in ("and", "or"):
+    if isinstance(expr, ast.Binary) and expr.operator in CHAIN_OPERATORS:
         left = constant_boolean(expr.left, depth + 1)
         right = constant_boolean(expr.right, depth + 1)
         if expr.operator == "and":

@@ -9,55 +9,44 @@ depend on itself through other inputs' conditions (E041).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any
+from inspectlang import ast, ir
+from inspectlang.checker.context import Run
 
-from inspectlang.ast import Span
-from inspectlang.checked import CheckedInput
-from inspectlang.expression_types import ExpressionChecking
-from inspectlang.manifest import IRNode
-
-#: IR operations an `ask when` condition may not read (they exist only once the inspection runs).
-LATER = frozenset({"var", "images", "image", "damages", "validations", "check", "event"})
-
-
-def walk(node: Any) -> Iterator[IRNode]:
-    """Every IR node under `node` (itself included)."""
-    if isinstance(node, dict):
-        if "op" in node:
-            yield node
-        for value in node.values():
-            yield from walk(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from walk(item)
+#: IR nodes an `ask when` condition may not read (they exist only once the inspection runs).
+LATER = (
+    ir.Variable,
+    ir.Images,
+    ir.ImageValue,
+    ir.Damages,
+    ir.Validations,
+    ir.CheckValue,
+    ir.EventSubject,
+)
 
 
-def check_ask_when(
-    inputs: list[CheckedInput],
-    expressions: ExpressionChecking,
-    report: Callable[[str, str, Span], object],
-) -> None:
+def check_ask_when(run: Run) -> None:
     """Check each input's `ask when` and store its IR on the checked input."""
+    report, inputs = run.reporter.report, run.template.inputs
     by_identifier = {i.identifier: i for i in inputs}
     for checked in inputs:
         expr = checked.ask_when_source
         if expr is None:
             continue
-        node = expressions.condition(expr, "`ask when`")
-        later = next((n for n in walk(node) if n["op"] in LATER), None)
+        node = run.expressions.condition(expr, "`ask when`")
+        later = next((n for n in ir.walk(node) if isinstance(n, LATER)), None)
         if later is not None:
-            span = later.get("span") or []
+            span = later.span if isinstance(later, ir.Expression) else ir.NO_SPAN
             report(
                 "E036",
                 "`ask when` reads what is known when the inspection is created or updated: "
                 "inputs, product and consumer fields, today()",
-                Span(*span) if len(span) == 4 else expr.span,
+                ast.Span(*span) if span[0] else expr.span,
             )
             continue
         checked.ask_when = node
     depends = {
-        i.identifier: {n["id"] for n in walk(i.ask_when) if n["op"] == "input"} for i in inputs
+        i.identifier: {n.name for n in ir.walk(i.ask_when) if isinstance(n, ir.InputValue)}
+        for i in inputs
     }
     state: dict[str, int] = {}  # 1 visiting, 2 done
 

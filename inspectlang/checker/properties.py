@@ -1,6 +1,5 @@
-"""The checker's base: diagnostics and reading declaration properties (texts, numbers,
-quantities, sizes, locales, identifiers). `DeclarationChecker` and `Checker` build on it; split
-from `inspectlang.checker`."""
+"""Reading declaration properties: `key: value` items by key, texts, numbers, quantities,
+sizes, locales and written ids, each wrong value reported where it stands."""
 
 from __future__ import annotations
 
@@ -10,77 +9,48 @@ from dataclasses import replace
 from typing import Any
 
 from inspectlang import ast
-from inspectlang.checked import (
-    DEFAULT_LOCALE,
-    HOURS,
-    LOCALE,
-    METERS,
-    CheckedImage,
-    CheckedInput,
-)
-from inspectlang.diagnostics import Diagnostic, Severity, did_you_mean
-from inspectlang.expression_types import Scope
-from inspectlang.manifest import (
-    PRODUCT_FIELDS,
-)
+from inspectlang.diagnostics import Reporter, did_you_mean
 from inspectlang.property_values import norm, number, span_of, text
-from inspectlang.types import ExpressionChecker
-from inspectlang.vocabulary import (
-    MAX_NUMBER,
-    MAX_TEXT_LENGTH,
-)
+from inspectlang.vocabulary import MAX_NUMBER, MAX_TEXT_LENGTH
 
+#: A locale as the language writes it: `en_US`.
+LOCALE = re.compile(r"^[a-z]{2}_[A-Z]{2}$")
+DEFAULT_LOCALE = "en_US"
 #: A locale written with the wrong separator or case: `es-AR`, `es_ar`, `ES_AR`.
 MISCASED_LOCALE = re.compile(r"[A-Za-z]{2}[-_][A-Za-z]{2}")
 #: Keywords that start a line inside a block, offered for a misspelt one.
 LINE_KEYWORDS = ("approve", "disapprove", "otherwise", "require", "validate", "option", "feature")
+#: Hours per time unit and meters per distance unit accepted in quantities.
+HOURS = {
+    "hour": 1.0,
+    "hours": 1.0,
+    "h": 1.0,
+    "day": 24.0,
+    "days": 24.0,
+    "week": 168.0,
+    "weeks": 168.0,
+    "minute": 1 / 60,
+    "minutes": 1 / 60,
+}
+METERS = {
+    "meter": 1.0,
+    "meters": 1.0,
+    "m": 1.0,
+    "kilometer": 1000.0,
+    "kilometers": 1000.0,
+    "km": 1000.0,
+}
 
 
-class PropertyChecker:
-    """Per-module checker state, diagnostics and the property readers every stage uses."""
+class PropertyReader:
+    """Reads property values of one template, reporting each wrong one. It knows the template's
+    locales (set by the header stage) and every id written or derived so far (ids are unique)."""
 
-    def __init__(self, module: ast.Module, template_kind: str = "created") -> None:
-        self.module = module
-        self.filename = module.filename
-        self.template_kind = template_kind
-        self.diagnostics: list[Diagnostic] = []
+    def __init__(self, reporter: Reporter) -> None:
+        self.reporter = reporter
+        self.report = reporter.report
         self.locales = [DEFAULT_LOCALE]
-        self.template_id = ""
-        self.inspection_type = "car"
-        self.name = ""
-        self.parameters: dict[str, Any] = {}
-        self.scope = Scope(inspection_type="car", product_fields=PRODUCT_FIELDS["car"])
-        self.expressions = ExpressionChecker(self.scope, self.diagnostics, self.filename)
-        self.images: list[CheckedImage] = []
-        self.inputs: list[CheckedInput] = []
-        self.features: dict[str, tuple[bool, str]] = {}
-        self.variables: list[tuple[str, str, int | float | str]] = []
-        self.set_variables: set[str] = set()
         self.identifiers: dict[str, ast.Span] = {}
-
-    # -- diagnostics -------------------------------------------------------------------------
-
-    def report(
-        self,
-        code: str,
-        message: str,
-        span: ast.Span,
-        suggestion: str | None = None,
-        severity: Severity = "error",
-        notes: tuple[str, ...] = (),
-    ) -> None:
-        self.diagnostics.append(
-            Diagnostic(code, message, span, self.filename, severity, suggestion, notes)
-        )
-
-    def warn(self, code: str, message: str, span: ast.Span) -> None:
-        self.report(code, message, span, severity="warning")
-
-    def limit(self, count: int, maximum: int, what: str, span: ast.Span) -> bool:
-        if count > maximum:
-            self.report("E037", f"too many {what}: {count} (at most {maximum})", span)
-            return False
-        return True
 
     # -- properties --------------------------------------------------------------------------
 

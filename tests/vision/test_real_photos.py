@@ -1,0 +1,125 @@
+"""Each analyzer on a few real photographs from `../shared/vision-real/` (labels.json).
+
+The folder lies beside the project (CI lays shared/ beside its clone); it is read in place,
+never copied into the repository. The full figures are `benchmarks/bench_vision.py`'s; these
+are a few photos per analyzer so that `make test` notices a regression on real photos.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+pytest.importorskip("dlib", reason="the vision extra is not installed")
+
+from benchmarks.vision import real
+from runtime.vision import AnalysisSubject, analyze
+from runtime.vision.faces import DEFAULT_MAX_DISTANCE, compare
+
+needs_real = pytest.mark.skipif(
+    not real.available(),
+    reason=f"the real photographs are not at {real.REAL} (shared/vision-real beside the project)",
+)
+
+NOW = dt.datetime(2026, 11, 25, tzinfo=dt.UTC)
+
+
+def photo(file: str) -> bytes:
+    return (real.REAL / file).read_bytes()
+
+
+@pytest.mark.parametrize("plate", ["AYO9034", "NZO6276", "JOG9221"])
+@needs_real
+def test_plates_read_exactly_with_no_country_and_a_wrong_one_refused(plate: str) -> None:
+    """AYO9034 and NZO6276 were read AY09034 / NZ06276 with no country; JOG9221's photo
+    also shows a distant PYA2979 that was read instead."""
+    data = photo(f"plate/{plate}.jpg")
+    read = analyze("plate", AnalysisSubject(data=data))
+    assert read is not None and read.valid and read.result == plate
+    wrong = analyze(
+        "plate",
+        AnalysisSubject(data=data, country="BR", declared={"plate": real.wrong_plate(plate)}),
+    )
+    assert wrong is not None and not wrong.valid
+
+
+def test_registry_plates_of_argentina_and_the_czech_republic() -> None:
+    """The ALPR packages' own test photos (`make vision-data` extracts them)."""
+    from benchmarks.vision import registry_photos
+
+    found = registry_photos.present()
+    if not found:
+        pytest.fail(
+            f"the registry photos are missing from {registry_photos.FOLDER}: run `make vision-data`"
+        )
+    for photo in found:
+        data = (registry_photos.FOLDER / photo["file"]).read_bytes()
+        outcome = analyze("plate", AnalysisSubject(data=data))
+        assert outcome is not None and outcome.valid, photo["file"]
+        assert outcome.result == photo["truth"]["text"]
+
+
+@pytest.mark.parametrize(
+    ("file", "color"),
+    [("color/us_car13.jpg", "blue"), ("color/us_car5.jpg", "red"), ("plate/NTV0498.jpg", "yellow")],
+)
+@needs_real
+def test_body_colors_of_real_cars(file: str, color: str) -> None:
+    outcome = analyze("color", AnalysisSubject(data=photo(file), declared={"color": color}))
+    assert outcome is not None and outcome.valid and outcome.result == color
+    other = analyze("color", AnalysisSubject(data=photo(file), declared={"color": "green"}))
+    assert other is not None and not other.valid
+
+
+@needs_real
+def test_a_holder_born_in_1911_is_not_read_as_born_in_2011() -> None:
+    """The Czech specimen's MRZ says 110101; the passport prints 01.01.1911."""
+    data = photo("document/100_pass-cze.jpg")
+    born = analyze("birthdate", AnalysisSubject(data=data, declared={"birthdate": "1911-01-01"}))
+    assert born is not None and born.valid and born.result == "1911-01-01"
+    age = analyze("age", AnalysisSubject(data=data, now=NOW))
+    assert age is not None and age.result == 115
+
+
+@needs_real
+def test_an_icelandic_name_matches_its_mrz_transliteration() -> None:
+    """The MRZ spells ÆVARSDÓTTIR<<ÞURÍÐUR<ÖSP as AEVARSDOTTIR<<THURIDUR<OESP."""
+    data = photo("document/100_pass-isl.png")
+    declared = {"firstName": "Þuríður Ösp", "lastName": "Ævarsdóttir"}
+    outcome = analyze("full_name", AnalysisSubject(data=data, declared=declared))
+    assert outcome is not None and outcome.valid, outcome
+    other = analyze(
+        "full_name",
+        AnalysisSubject(data=data, declared={"firstName": "Þuríður", "lastName": "Ævarsdóttir"}),
+    )
+    assert other is not None and not other.valid
+
+
+@needs_real
+def test_faces_same_person_accepted_a_passport_portrait_of_another_refused() -> None:
+    same = compare(
+        photo("face/matt_damon__img29.jpg"),
+        photo("face/matt_damon__img30.jpg"),
+        DEFAULT_MAX_DISTANCE,
+    )
+    assert same.valid, same
+    for document in ("document/100_pass-fin.png", "document/100_pass-hrv.jpg"):
+        other = compare(
+            photo("face/angelina_jolie__img1.jpg"), photo(document), DEFAULT_MAX_DISTANCE
+        )
+        assert not other.valid and isinstance(other.result, float), other
+
+
+@needs_real
+def test_no_good_real_photo_refused_for_blur_or_exposure() -> None:
+    """The vehicles, documents and genuine photos of the set (phone photos and scans)."""
+    from runtime.vision.quality import assess
+
+    refused = []
+    for kind in ("plate", "color", "document"):
+        for entry in real.entries(kind):
+            problems = {p.code for p in assess(entry.data()).problems}
+            if problems & {"too_blurry", "too_dark", "too_bright"}:
+                refused.append((entry.file, problems))
+    assert refused == []
