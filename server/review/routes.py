@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from server.dashboard.accounts import SESSION_KIND
 from server.dashboard.web import EXCEPTION_HANDLERS, PREFIX
 from server.review.pages import ROUTES
 from server.web.routes import PageArea
@@ -14,5 +15,10 @@ REVIEW_AREA = PageArea(
     name="review",
     templates=Path(__file__).parent / "templates",
     static=Path(__file__).parent / "static",
-    routes=[page_router(PREFIX, ROUTES, exception_handlers=EXCEPTION_HANDLERS)],
+    # The member's session binds the CSRF token, as on every dashboard page.
+    routes=[
+        page_router(
+            PREFIX, ROUTES, exception_handlers=EXCEPTION_HANDLERS, session_kind=SESSION_KIND
+        )
+    ],
 )
