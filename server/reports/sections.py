@@ -114,7 +114,7 @@ CONSUMER_FIELD_LABELS: list[tuple[str, str]] = [
     ("birthdate", _("Birthdate")),
     ("address", _("Address")),
     ("city", _("City")),
-    ("state", _("State")),
+    ("state", _("State or province")),
     ("country", _("Country")),
 ]
 

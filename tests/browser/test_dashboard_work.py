@@ -161,3 +161,10 @@ def test_spanish_pages_and_the_simulator(
     assert "first event must be create" not in result.inner_text()
     assert "Verdict:" in result.inner_text() or "veredict" in result.inner_text().lower()
     look(page, "es-03-editor-simulated", 360, screenshot, axe_check)
+    for path, heading, name in (
+        ("members", "Miembros", "es-04-members"),
+        ("developers", "Desarrolladores", "es-05-developers"),
+    ):
+        page.goto(f"{live_server}/dashboard/{path}")
+        assert page.locator("h1").inner_text() == heading
+        look(page, name, 360, screenshot, axe_check)
