@@ -152,6 +152,12 @@ def test_spanish_pages_and_the_simulator(
     from inspectlang.builtins import ALIAS_TABLE
 
     page.goto(f"{live_server}/dashboard/templates/new?start={ALIAS_TABLE['easy']['car']}")
+    # The editor's script speaks the page's language too.
+    page.locator("#source").press("End")
+    page.locator("#source").type(" ")
+    page.wait_for_function(
+        "() => document.querySelector('#check-status').textContent.includes('Sin problemas')"
+    )
     page.locator("#simulate-button").click()
     result = page.locator("#simulate-result")
     result.wait_for(state="visible")
