@@ -1,4 +1,5 @@
-"""`python -m inspectlang ...`: the `inspectlang` command, for environments without its script."""
+"""`python -m inspectlang ...`: the language's commands (check, compile, decompile, fmt, lsp); the
+whole program, with `simulate`, `serve` and the rest, is `python -m server` (`server.main`)."""
 
 import sys
 

@@ -115,6 +115,16 @@ class Unary:
 
 
 @dataclass(frozen=True, slots=True)
+class Conditional:
+    """`if CONDITION then A else B`: A when the condition holds, B otherwise (missing too)."""
+
+    condition: Expr
+    then: Expr
+    otherwise: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
 class Binary:
     """`left OP right` with OP one of `or and = != < <= > >= in + - * /`."""
 
@@ -124,7 +134,9 @@ class Binary:
     span: Span = _span()
 
 
-Expr: TypeAlias = Literal | ListExpr | Name | Attribute | Call | Quantifier | Unary | Binary
+Expr: TypeAlias = (
+    Literal | ListExpr | Name | Attribute | Call | Quantifier | Unary | Binary | Conditional
+)
 
 # --------------------------------------------------------------------------------------------
 # Statements (rule bodies)
@@ -277,6 +289,19 @@ class Disapprove:
 
 
 @dataclass(frozen=True, slots=True)
+class Review:
+    """`review "REASON" when CONDITION` inside `verdict`: when it holds at the finish, a person
+    decides (the inspection waits in `review`, docs/review.md)."""
+
+    reason: str
+    condition: Expr
+    span: Span = _span()
+    reason_span: Span = _span()
+    comments: tuple[str, ...] = _comments()
+    trailing_comment: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
 class Approve:
     """`approve when CONDITION` inside `verdict`."""
 
@@ -298,7 +323,16 @@ class Otherwise:
 
 
 Item: TypeAlias = (
-    Property | Flag | Option | Validate | FeatureUse | Require | Disapprove | Approve | Otherwise
+    Property
+    | Flag
+    | Option
+    | Validate
+    | FeatureUse
+    | Require
+    | Disapprove
+    | Review
+    | Approve
+    | Otherwise
 )
 
 # --------------------------------------------------------------------------------------------

@@ -1,59 +1,70 @@
-"""The `inspectlang` command: one entry point, subcommands registered by the package that owns them.
+"""The `inspectlang` command's machinery and the language's own subcommands.
 
-Language commands (check, compile, decompile, fmt) live in `inspectlang.commands`, the language
-server (lsp) in `inspectlang.lsp`; `simulate` in
-`runtime.cli`; `serve`, `worker` and `admin` in `server.cli`. Those are imported only when their
-command runs, so the language works without the runtime or the server installed.
+Each package registers its subcommands with a `register(subparsers)` function; the program is
+composed where every package may be named, at the top layer: `server.main` (the `inspectlang`
+script, `python -m server`) adds the runtime's `simulate` and the server's `serve`, `worker`,
+`admin` and `outbox` to the language's commands below. `python -m inspectlang` runs the
+language's commands alone, so the language works without the runtime or the server. A command's
+module is imported only when that command runs.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
-#: command -> "module" that defines `register(subparsers)`; each registered parser sets
-#: `handler` (a function from the parsed arguments to an exit code).
-COMMAND_MODULES: dict[str, str] = {
-    "check": "inspectlang.commands",
-    "compile": "inspectlang.commands",
-    "decompile": "inspectlang.commands",
-    "fmt": "inspectlang.commands",
-    "lsp": "inspectlang.lsp.command",
-    "simulate": "runtime.cli",
-    "serve": "server.cli",
-    "worker": "server.cli",
-    "admin": "server.cli",
-    "outbox": "server.cli",
+#: Adds one package's subcommands to the parser; each registered parser sets `handler` (a
+#: function from the parsed arguments to an exit code).
+Registration = Callable[[Any], None]
+
+
+def _language(subparsers: Any) -> None:
+    from inspectlang import commands
+
+    commands.register(subparsers)
+
+
+def _language_server(subparsers: Any) -> None:
+    from inspectlang.lsp import command
+
+    command.register(subparsers)
+
+
+#: The language's commands: command -> its registration.
+LANGUAGE_COMMANDS: dict[str, Registration] = {
+    "check": _language,
+    "compile": _language,
+    "decompile": _language,
+    "fmt": _language,
+    "lsp": _language_server,
 }
 
 
-def build_parser(command: str | None) -> argparse.ArgumentParser:
+def build_parser(
+    command: str | None, commands: Mapping[str, Registration] = LANGUAGE_COMMANDS
+) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="inspectlang",
         description="Template language, rules engine and service for inspections.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    modules = sorted(set(COMMAND_MODULES.values()))
-    if command in COMMAND_MODULES:
-        modules = [COMMAND_MODULES[command]]
-    for module_name in modules:
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            if command in COMMAND_MODULES:
-                raise
-            continue  # an optional part that is not installed: its commands are not listed
-        module.register(subparsers)
+    chosen = commands.get(command) if command is not None else None
+    registrations = [chosen] if chosen is not None else list(dict.fromkeys(commands.values()))
+    for register in registrations:
+        register(subparsers)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None, commands: Mapping[str, Registration] = LANGUAGE_COMMANDS
+) -> int:
+    """Run one subcommand of `commands` (the language's own by default); its exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in args_list if not a.startswith("-")), None)
-    parser = build_parser(command)
+    parser = build_parser(command, commands)
     args = parser.parse_args(args_list)
     handler = getattr(args, "handler", None)
     if handler is None:

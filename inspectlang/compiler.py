@@ -8,8 +8,6 @@ body's JSON Schema (`inspectlang.schema`) and the `logic` the runtime runs (docs
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -54,6 +52,7 @@ from inspectlang.manifest import (
     VariableSpec,
     VariableType,
     Verdict,
+    with_revision,
 )
 from inspectlang.schema import creation_schema
 from inspectlang.timestamps import utc_timestamp
@@ -160,53 +159,6 @@ def timestamp(now: datetime | None = None) -> str:
     return utc_timestamp(now or datetime.now(UTC), milliseconds=True)
 
 
-def revision_of(template: Template) -> str:
-    """sha256 of the manifest's compact JSON (the models' field order, by alias, without None,
-    dict keys in the order the compiler wrote them) minus `createdAt`, `updatedAt` and
-    `logic.revision`: the same text as `model_dump_json(by_alias=True, exclude_none=True)`, but
-    built from the models' fields directly (`_plain`) so that compiling never builds pydantic's
-    serializer. The compiler's models hold the same values as validated ones (`_construct`), so a
-    compiled manifest and the same manifest loaded from JSON get the same revision."""
-    data = _plain(template)
-    data.pop("createdAt", None)
-    data.pop("updatedAt", None)
-    data["logic"].pop("revision", None)
-    content = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(content.encode("utf-8")).hexdigest()
-
-
-def _plain(value: Any) -> Any:
-    """A model as JSON-ready data: fields by alias in declaration order, None fields left out.
-    Fields that hold plain JSON (IR nodes, the schema) are passed through without a walk."""
-    if isinstance(value, BaseModel):
-        data = {}
-        for name, key, walk in _fields(type(value)):
-            item = getattr(value, name)
-            if item is not None:
-                data[key] = _plain(item) if walk else item
-        return data
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(item) for item in value]
-    return value
-
-
-@cache
-def _fields(model: type[BaseModel]) -> tuple[tuple[str, str, bool], ...]:
-    """(name, JSON key, whether the value holds models) of each field of `model`."""
-    return tuple(
-        (name, info.alias or name, _holds_models(info.annotation))
-        for name, info in model.__pydantic_fields__.items()
-    )
-
-
-def _holds_models(annotation: Any) -> bool:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return True
-    return any(_holds_models(argument) for argument in get_args(annotation))
-
-
 _Model = TypeVar("_Model", bound=BaseModel)
 
 
@@ -274,11 +226,16 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
                 labels=image.labels,
                 validations={
                     v.name: _construct(
-                        ValidationLogic, minConfidence=v.min_confidence, options=v.options
+                        ValidationLogic,
+                        minConfidence=v.min_confidence,
+                        reviewBelow=v.review_below,
+                        options=v.options,
                     )
                     for v in image.validations
                 },
                 features=image.features,
+                optional=image.optional or None,
+                askWhen=_json(image.ask_when),
             )
             for image in checked.images
         },
@@ -350,6 +307,17 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
             ],
             otherwise=checked.verdict.otherwise,
             otherwiseMessage=_json(checked.verdict.otherwise_message),
+            review=[
+                _construct(
+                    Disapproval,
+                    reason=reason,
+                    when=ir.to_json(when),
+                    span=span.as_list(),
+                    message=_json(message),
+                )
+                for reason, when, span, message in checked.verdict.review
+            ]
+            or None,
             span=checked.verdict.span.as_list() if checked.verdict.span else None,
         ),
     )
@@ -402,14 +370,6 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
 
 def _json(node: ir.Expression | None) -> IRNode | None:
     return None if node is None else ir.to_json(node)
-
-
-def with_revision(template: Template) -> Template:
-    """The template with `logic.revision` set to the hash of its content."""
-    revision = revision_of(template)
-    return template.model_copy(
-        update={"logic": template.logic.model_copy(update={"revision": revision})}
-    )
 
 
 # -- standalone expressions -------------------------------------------------------------------

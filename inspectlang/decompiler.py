@@ -176,6 +176,9 @@ class Decompiler(ir.NodeVisitor):
                 if extra.minConfidence != default_confidence:
                     confidence = _number(extra.minConfidence)
                     modifiers.append(ast.Modifier("minimum confidence", confidence))
+                if extra.reviewBelow is not None:
+                    below = _number(extra.reviewBelow)
+                    modifiers.append(ast.Modifier("review below confidence", below))
                 options = extra.options
                 if "maxAgeHours" in options:
                     hours = ast.Quantity(_number(options["maxAgeHours"]), "hours")
@@ -192,6 +195,10 @@ class Decompiler(ir.NodeVisitor):
             items.append(ast.Validate(validation.validation, tuple(modifiers)))
         if logic is not None:
             items.extend(ast.FeatureUse(feature) for feature in logic.features)
+            if logic.optional:
+                items.append(ast.Flag("optional"))
+            if logic.askWhen is not None:
+                items.append(_prop("ask when", self.expression(logic.askWhen)))
         return ast.ImageDecl(name, tuple(items))
 
     def input(self, spec: Any) -> ast.InputDecl:
@@ -322,6 +329,10 @@ class Decompiler(ir.NodeVisitor):
             ast.Disapprove(_reason(d.reason, d.message), self.expression(d.when))
             for d in verdict.disapprove
         ]
+        items += [
+            ast.Review(_reason(r.reason, r.message), self.expression(r.when))
+            for r in verdict.review or ()
+        ]
         if verdict.approveWhen is not None:
             items.append(ast.Approve(self.expression(verdict.approveWhen)))
         if verdict.otherwise is not None:
@@ -401,6 +412,11 @@ class Decompiler(ir.NodeVisitor):
         for operand in operands[1:]:
             chain = ast.Binary(node.operator, chain, self.visit(operand))
         return chain
+
+    def visit_Conditional(self, node: ir.Conditional) -> ast.Expr:
+        return ast.Conditional(
+            self.visit(node.condition), self.visit(node.then), self.visit(node.otherwise)
+        )
 
     def visit_Call(self, node: ir.Call) -> ast.Expr:
         return ast.Call(node.function, tuple(self.visit(a) for a in node.args))

@@ -177,8 +177,11 @@ CODES: dict[str, str] = {
     "E039": "the runtime cannot run what the checker accepted (a bug: please report it)",
     "E040": "a select or multiselect compared with a text that is not one of its option keys",
     "E041": "a definition depends on itself (an input's `ask when`, a derived value)",
+    "E042": "an input asked only at create whose `ask when` reads an input asked only later",
     "W001": "condition is always true or always false",
     "W002": "variable is never used",
-    "W003": "disapproval can never match",
+    "W003": "a disapproval or review line can never match",
     "W004": "the verdict is empty",
+    "W005": "a divisor may be 0",
+    "W006": "a `let` is never used",
 }

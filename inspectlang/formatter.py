@@ -43,6 +43,8 @@ _BINARY_PRECEDENCE = {
     "/": 6,
 }
 _NOT, _SUM, _UNARY_MINUS, _POSTFIX, _ATOM = 3, 5, 7, 8, 9
+#: `if C then A else B` binds loosest: as an operand it is always bracketed.
+_CONDITIONAL = 0
 
 
 def format_source(source: str, filename: str = "<template>") -> str:
@@ -189,6 +191,8 @@ def _item(item: ast.Item) -> str:
             return "require " + ", ".join(fields)
         case ast.Disapprove(reason=reason, condition=condition):
             return f"disapprove {quote_text(reason)} when {format_expression(condition)}"
+        case ast.Review(reason=reason, condition=condition):
+            return f"review {quote_text(reason)} when {format_expression(condition)}"
         case ast.Approve(condition=condition):
             return f"approve when {format_expression(condition)}"
         case ast.Otherwise(reason=reason):
@@ -281,6 +285,8 @@ def _number(value: int | float) -> str:
 
 def _precedence(expression: ast.Expr) -> int:
     match expression:
+        case ast.Conditional():
+            return _CONDITIONAL
         case ast.Binary(operator=operator):
             return _BINARY_PRECEDENCE.get(operator, 0)
         case ast.Unary(operator="not"):
@@ -330,6 +336,13 @@ def _format_unary(expression: ast.Unary) -> str:
     raise ValueError(f"unknown operator {expression.operator!r}")
 
 
+def _format_conditional(expression: ast.Conditional) -> str:
+    # Its parts may be any expression; a conditional inside the first two is bracketed to read.
+    condition = _wrapped(expression.condition, _CONDITIONAL + 1)
+    then = _wrapped(expression.then, _CONDITIONAL + 1)
+    return f"if {condition} then {then} else {format_expression(expression.otherwise)}"
+
+
 def _format_quantifier(expression: ast.Quantifier) -> str:
     if expression.variable is None:
         return f"{expression.kind}({format_expression(expression.collection)})"
@@ -350,6 +363,7 @@ _EXPRESSION_FORMATTERS: dict[type, Callable[[Any], str]] = {
     ast.Binary: _format_binary,
     ast.Unary: _format_unary,
     ast.Quantifier: _format_quantifier,
+    ast.Conditional: _format_conditional,
 }
 
 

@@ -15,7 +15,7 @@ build, and a compile builds thousands of nodes (benchmarks/bench_compile.py, col
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 from inspectlang.errors import InspectlangError
@@ -259,6 +259,32 @@ class Binary(Expression):
         self.type, self.span, self.let = type, span, let
 
 
+class Conditional(Expression):
+    """`if condition then then else otherwise`: `then` when the condition is true, `otherwise`
+    when it is false or missing; only the chosen side is evaluated."""
+
+    __slots__ = ("condition", "otherwise", "then")
+    fields = ("condition", "then", "otherwise", "type", "span", "let")
+    children = ("condition", "then", "otherwise")
+    op: ClassVar[str] = "conditional"
+    condition: Expression
+    then: Expression
+    otherwise: Expression
+
+    def __init__(
+        self,
+        condition: Expression,
+        then: Expression,
+        otherwise: Expression,
+        type: str,
+        span: Span,
+        *,
+        let: str | None = None,
+    ) -> None:
+        self.condition, self.then, self.otherwise = condition, then, otherwise
+        self.type, self.span, self.let = type, span, let
+
+
 class Call(Expression):
     """A library function call (`fn` in JSON)."""
 
@@ -414,16 +440,26 @@ def describe(node: object) -> str:
 
 class NodeVisitor:
     """Walks IR nodes: `visit(node, *args)` calls `visit_<ClassName>(node, *args)` (jinja's
-    `NodeVisitor`). A node without a method is refused with `UnknownNode`."""
+    `NodeVisitor`). A node without a method is refused with `UnknownNode`. The method found for
+    a node class is kept per visitor class, so a visit costs one dict lookup (the reference
+    evaluator visits every node of every evaluation)."""
 
     #: How `UnknownNode` names this walker.
     walker: ClassVar[str] = "IR walker"
+    _methods: ClassVar[dict[type, Callable[..., Any]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._methods = {}
 
     def visit(self, node: Any, *args: Any) -> Any:
-        method = getattr(self, f"visit_{type(node).__name__}", None)
+        method = self._methods.get(node.__class__)
         if method is None:
-            raise UnknownNode(node, self.walker)
-        return method(node, *args)
+            method = getattr(type(self), f"visit_{type(node).__name__}", None)
+            if method is None:
+                raise UnknownNode(node, self.walker)
+            self._methods[node.__class__] = method
+        return method(self, node, *args)
 
 
 def child_nodes(node: Node) -> Iterator[Node]:
@@ -520,6 +556,17 @@ class _JsonWriter(NodeVisitor):
                 "operator": node.operator,
                 "left": self.visit(node.left),
                 "right": self.visit(node.right),
+            },
+        )
+
+    def visit_Conditional(self, node: Conditional) -> JsonNode:
+        return self.expression(
+            node,
+            {
+                "op": "conditional",
+                "cond": self.visit(node.condition),
+                "then": self.visit(node.then),
+                "else": self.visit(node.otherwise),
             },
         )
 
@@ -681,6 +728,15 @@ class Decoder:
         right = self.expression(node.get("right"), f"{where}.right", depth)
         return Binary(operator, left, right, "", NO_SPAN)
 
+    def conditional(self, node: JsonNode, where: str, depth: int) -> Expression:
+        return Conditional(
+            self.expression(node.get("cond"), f"{where}.cond", depth),
+            self.expression(node.get("then"), f"{where}.then", depth),
+            self.expression(node.get("else"), f"{where}.else", depth),
+            "",
+            NO_SPAN,
+        )
+
     def call(self, node: JsonNode, where: str, depth: int) -> Expression:
         function = _text(node.get("fn"), "no function {!r}", where)
         args = node.get("args")
@@ -737,6 +793,7 @@ _EXPRESSIONS: dict[str, Any] = {
     "unary": Decoder.unary,
     "binary": Decoder.binary,
     "call": Decoder.call,
+    "conditional": Decoder.conditional,
     **dict.fromkeys(QUANTIFIERS, Decoder.quantifier),
 }
 

@@ -14,7 +14,10 @@ A manifest is immutable once compiled: a changed template is a new revision with
 # compile every field's annotation from its text when the models are created at import, which
 # costs about a millisecond of every cold start. All names used in annotations are defined above
 # their use.
-from typing import Any, Literal, Self
+import hashlib
+import json
+from functools import cache
+from typing import Any, Literal, Self, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -68,6 +71,9 @@ VALIDATION_NAMES: tuple[str, ...] = (
     "type",
     "purpose",
     "use",
+    # Fraud signals run at upload (runtime.evidence): the photo already used, the photo edited.
+    "duplicate",
+    "edited",
 )
 
 #: Known features. `damage_declaration` is the spec's; the others are the ones a product needs.
@@ -344,6 +350,11 @@ class ImageLogic(_Model):
     labels: dict[str, str] = Field(default_factory=dict)
     validations: dict[str, ValidationLogic] = Field(default_factory=dict)
     features: list[str] = Field(default_factory=list)
+    #: `optional`: the photo is not required (a missing one adds no reason); None: required.
+    optional: bool | None = None
+    #: `ask when: CONDITION`: the photo is asked only while this holds (over inputs, product
+    #: and consumer fields); not asked, it is not required. None: always asked.
+    askWhen: IRNode | None = None
 
 
 class InputTranslation(_Model):
@@ -494,3 +505,62 @@ class Template(_Model):
     def from_api(cls, data: dict[str, Any]) -> Self:
         """Load a manifest from its JSON form (the inverse of `to_api`)."""
         return cls.model_validate(data)
+
+
+# -- the manifest's identity ---------------------------------------------------------------------
+
+
+def revision_of(template: Template) -> str:
+    """A manifest's one identity, `logic.revision` (the compiler sets it; the runtime caches
+    programs by it): sha256 of the manifest's compact JSON (the models' field order, by alias,
+    without None, dict keys in the order the compiler wrote them) minus `createdAt`, `updatedAt`
+    and `logic.revision`: the same text as `model_dump_json(by_alias=True, exclude_none=True)`,
+    but built from the models' fields directly (`_plain`) so that compiling never builds
+    pydantic's serializer. The compiler's models hold the same values as validated ones, so a
+    compiled manifest and the same manifest loaded from JSON get the same revision."""
+    data = _plain(template)
+    data.pop("createdAt", None)
+    data.pop("updatedAt", None)
+    data["logic"].pop("revision", None)
+    content = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+def _plain(value: Any) -> Any:
+    """A model as JSON-ready data: fields by alias in declaration order, None fields left out.
+    Fields that hold plain JSON (IR nodes, the schema) are passed through without a walk."""
+    if isinstance(value, BaseModel):
+        data = {}
+        for name, key, walk in _fields(type(value)):
+            item = getattr(value, name)
+            if item is not None:
+                data[key] = _plain(item) if walk else item
+        return data
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
+@cache
+def _fields(model: type[BaseModel]) -> tuple[tuple[str, str, bool], ...]:
+    """(name, JSON key, whether the value holds models) of each field of `model`."""
+    return tuple(
+        (name, info.alias or name, _holds_models(info.annotation))
+        for name, info in model.__pydantic_fields__.items()
+    )
+
+
+def _holds_models(annotation: Any) -> bool:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return True
+    return any(_holds_models(argument) for argument in get_args(annotation))
+
+
+def with_revision(template: Template) -> Template:
+    """The template with `logic.revision` set to the hash of its content."""
+    revision = revision_of(template)
+    return template.model_copy(
+        update={"logic": template.logic.model_copy(update={"revision": revision})}
+    )

@@ -7,6 +7,8 @@ for the language server); the checker's verdict stage checks them (`inspectlang.
 
 from __future__ import annotations
 
+import itertools
+
 from inspectlang import ast
 
 #: A literal piece of a reason, or an expression's source and its index in the reason.
@@ -51,8 +53,19 @@ def split(reason: str) -> tuple[list[Piece], list[tuple[str, int]]]:
 def column_of(reason: str, index: int, span: ast.Span) -> int:
     """The source column of `reason[index]`: after the opening quote, counting the escapes
     `\\"` and `\\n` as the two characters they are written with."""
-    escapes = sum(1 for char in reason[:index] if char in '"\n')
-    return span.column + 1 + index + escapes
+    return Columns(reason, span)(index)
+
+
+class Columns:
+    """`column_of` for every index of one reason, each in constant time (the escapes before
+    each character counted once): a reason with many values stays linear."""
+
+    def __init__(self, reason: str, span: ast.Span) -> None:
+        self.start = span.column + 1
+        self.escapes = [0, *itertools.accumulate(char in '"\n' for char in reason)]
+
+    def __call__(self, index: int) -> int:
+        return self.start + index + self.escapes[index]
 
 
 def values_in(reason: str, span: ast.Span, filename: str) -> list[ast.Expr]:
@@ -63,12 +76,11 @@ def values_in(reason: str, span: ast.Span, filename: str) -> list[ast.Expr]:
     from inspectlang.parser import parse_expression_at
 
     found: list[ast.Expr] = []
+    column_of = Columns(reason, span)
     for piece in split(reason)[0]:
         if isinstance(piece, tuple) and piece[0].strip():
             source, index = piece
-            expr, _problems = parse_expression_at(
-                source, span.line, column_of(reason, index, span), filename
-            )
+            expr, _problems = parse_expression_at(source, span.line, column_of(index), filename)
             if expr is not None:
                 found.append(expr)
     return found

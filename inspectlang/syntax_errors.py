@@ -266,7 +266,7 @@ def _foreign_character(char: str, text: str, column: int, span: Span, filename: 
 
 
 #: Keywords followed by a text (a reason), for "did you mean" on a misspelt one.
-_TEXT_KEYWORDS = ("disapprove", "otherwise")
+_TEXT_KEYWORDS = ("disapprove", "review", "otherwise")
 _LOCALE_WRITTEN = re.compile(r"^\s*[a-z][a-z ]*?\s+(?P<locale>[A-Za-z]{2}[-_][A-Za-z]{2})\s*:")
 
 

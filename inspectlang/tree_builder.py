@@ -223,9 +223,11 @@ def parsing(state: ParseState) -> Iterator[None]:
         _STATE.reset(token)
 
 
-def current_state() -> ParseState:
-    """The state of the parse running in this thread or task."""
-    return _STATE.get()
+def line_offset() -> int:
+    """The line the text of the parse running in this thread or task starts after (0 outside
+    one of our parses: the postlexer also serves a plain Lark parser in the benchmark)."""
+    state = _STATE.get(None)
+    return 0 if state is None else state.line_offset
 
 
 class AstBuilder:
@@ -397,6 +399,12 @@ class AstBuilder:
         text = unescape_text(reason.value)
         return self.item(ast.Disapprove(text, condition, span=span, reason_span=token_span(reason)))
 
+    def review(self, children: _Children) -> Any:
+        keyword, reason, _when, condition = children
+        span = _from_token(keyword, condition.span)
+        text = unescape_text(reason.value)
+        return self.item(ast.Review(text, condition, span=span, reason_span=token_span(reason)))
+
     def approve(self, children: _Children) -> Any:
         keyword, _when, condition = children
         return self.item(ast.Approve(condition, span=_from_token(keyword, condition.span)))
@@ -469,6 +477,13 @@ class AstBuilder:
             raise SyntaxProblem("E004", message, node.span)
         state.depth[id(node)] = depth
         return node
+
+    def conditional(self, children: _Children) -> ast.Expr:
+        keyword, condition, _then, then, _else, otherwise = children
+        node = ast.Conditional(
+            condition, then, otherwise, span=_from_token(keyword, otherwise.span)
+        )
+        return self.nested(node, condition, then, otherwise)
 
     def unary(self, children: _Children) -> ast.Expr:
         operator, operand = children

@@ -1,11 +1,12 @@
-"""What the checker and the runtime must agree on, defined once.
+"""What the parser, the checker and the runtime must agree on, defined once.
 
 A template the checker accepts must load and run: two copies of a rule drift (the checker once
 allowed expressions 64 levels deep and the runtime 40, so a template saved with 201 made every
-create a 500). Every table and limit here is imported by the checker (`inspectlang.types`,
-`inspectlang.expression_types`, `inspectlang.checked`, `inspectlang.tree_builder`), the
-runtime's verifier, value limits and evaluators (`runtime.verify`, `runtime.values`,
-`runtime.codegen`, `runtime.reference`) and the server's schemas; nothing else defines them.
+create a 500). Every operator table and limit here is imported by the parser
+(`inspectlang.tree_builder`), the checker (`inspectlang.checker`), the runtime's verifier,
+value limits and evaluators (`runtime.verify`, `runtime.values`, `runtime.codegen`,
+`runtime.reference`) and the server's schemas; nothing else defines them
+(tests/runtime/test_runtime_vocabulary_agreement.py checks that they agree).
 The inspection types, product and consumer fields, validation names and events live in
 `inspectlang.manifest` (the public Template's vocabulary) and are re-exported here.
 """
@@ -30,6 +31,7 @@ __all__ = [
     "CHAIN_OPERATORS",
     "CONSUMER_FIELDS",
     "EQUALITY_OPERATORS",
+    "EQUALITY_TYPES",
     "FUNCTIONS",
     "INPUT_TYPES",
     "INPUT_VALUE_TYPES",
@@ -79,6 +81,8 @@ ORDER_OPERATORS = ("<", "<=", ">", ">=")
 EQUALITY_OPERATORS = ("=", "!=")
 #: Every binary operator of the language (`and`/`or` are also `CHAIN_OPERATORS`).
 BINARY_OPERATORS = (*ARITHMETIC_OPERATORS, *ORDER_OPERATORS, *EQUALITY_OPERATORS, "and", "or", "in")
+#: The types `=` and `!=` compare, two values of one type: plain values, never records.
+EQUALITY_TYPES = frozenset({NUMBER, TEXT, BOOLEAN, DATE, "list<number>", "list<text>"})
 #: `not` takes a boolean, `-` a number.
 UNARY_OPERATORS = ("not", "-")
 
@@ -113,10 +117,11 @@ MAX_NUMBER = 1e15
 #: fails. A literal with more is read as infinite and refused as too large (E019), as any
 #: literal over `MAX_NUMBER` is; the digits after the point may be as many as the author likes.
 MAX_LITERAL_INTEGER_DIGITS = 300
-#: Deepest nesting of parentheses, brackets, unary operators and operator chains the parser
-#: reads in one expression, and of indented blocks (E004): deeper input is refused before any
-#: later pass could hit Python's recursion limit.
-MAX_NESTING = 64
+#: Deepest nesting the parser reads (E004): parentheses, brackets, unary operators and operator
+#: chains in one expression, and indented blocks. The same limit as the checker's and the
+#: runtime's, so what parses is never refused later for its depth alone; deeper input is refused
+#: before any later pass could hit Python's recursion limit.
+MAX_NESTING = MAX_EXPRESSION_DEPTH
 #: Largest template accepted (E005): a real template is a few kilobytes.
 MAX_SOURCE_BYTES = 1_000_000
 #: Most declarations of each kind in one template (E037): past them a template is refused,
@@ -260,7 +265,7 @@ SIGNATURES: dict[str, tuple[tuple[str, ...], str]] = {
     "substring": ((TEXT, NUMBER, NUMBER), TEXT),
     "normalize": ((TEXT,), TEXT),
     "extract": ((TEXT, TEXT), TEXT),
-    "number": ((TEXT,), NUMBER),
+    "number": ((f"{TEXT}|{BOOLEAN}",), NUMBER),
     "floor": ((NUMBER,), NUMBER),
     "mod": ((NUMBER, NUMBER), NUMBER),
 }
@@ -272,4 +277,6 @@ def accepts(wanted: str, actual: str) -> bool:
         return actual not in (IMAGE, VALIDATION, DAMAGE) and not (
             actual.startswith("list<") and actual[5:-1] in (IMAGE, VALIDATION, DAMAGE)
         )
+    if "|" in wanted:  # one of several types: `text|boolean`
+        return actual in wanted.split("|")
     return actual == wanted

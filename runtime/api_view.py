@@ -54,6 +54,21 @@ def damage_view(damage: DamageRecord) -> dict[str, Any]:
     }
 
 
+def capture_view(image: ImageRecord) -> dict[str, Any]:
+    """What the photo was judged on: capture time and place, where each came from, the device
+    (`docs/api.md`, "What a photo was judged on")."""
+    source = image.takenAtSource or ("browser" if image.takenAt else "upload")
+    located = image.latitude is not None and image.longitude is not None
+    return {
+        "takenAt": image.takenAt if source != "upload" else image.uploadedAt,
+        "takenAtSource": source,
+        "latitude": image.latitude,
+        "longitude": image.longitude,
+        "locationSource": (image.locationSource or "browser") if located else None,
+        "device": dict(image.device) if image.device else None,
+    }
+
+
 def image_view(program: Program, image: ImageRecord, locale: str) -> dict[str, Any]:
     view: dict[str, Any] = {
         "_id": image.id,
@@ -67,6 +82,8 @@ def image_view(program: Program, image: ImageRecord, locale: str) -> dict[str, A
         "src": image.src,
         "validations": [validation_view(v) for v in image.validations if v.run and v.reported],
         "damages": [damage_view(d) for d in image.damages],
+        "attempt": image.attempt,
+        "capture": capture_view(image),
     }
     if image.entities:
         view["entities"] = [dict(entity) for entity in image.entities]
@@ -126,6 +143,7 @@ def extra_image_view(image: ImageRecord) -> dict[str, Any]:
         "src": image.src,
         "productInspectionId": image.productInspectionId,
         "templateImageIdentifier": image.templateImageIdentifier,
+        "capture": capture_view(image),
     }
 
 

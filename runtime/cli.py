@@ -25,7 +25,7 @@ from PIL import Image, ImageDraw
 from runtime import engine
 from runtime.api_view import to_api
 from runtime.errors import InspectionError, InspectionRuntimeError, InvalidProgram
-from runtime.explain import explain, render_text
+from runtime.explain import explain, render_text, shown
 from runtime.program import Program, load_program
 from runtime.state import InspectionState
 from runtime.validators import ImageUpload
@@ -297,5 +297,5 @@ def _line(step: dict[str, Any]) -> str:
         return f"{head} REFUSED {refused['code']}: {refused['description']}"
     if "status" not in step:
         return head
-    variables = ", ".join(f"{k}={v!r}" for k, v in step["variables"].items())
+    variables = ", ".join(f"{k}={shown(v)}" for k, v in step["variables"].items())
     return f"{head} status={step['status']} veredict={step['veredict']} {variables}"

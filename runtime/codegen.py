@@ -303,6 +303,20 @@ class CodeGenerator(ir.NodeVisitor):
                 )
         return target, left_missing or right_missing
 
+    def visit_Conditional(self, node: ir.Conditional) -> tuple[str, bool]:
+        """Only the chosen side runs (missing counts as false, as in every condition)."""
+        target = self.temp()
+        condition, _ = self.expression(node.condition)
+        self.emit(f"if {condition} is True:")
+        with self.indented():
+            then, then_missing = self.expression(node.then)
+            self.emit(f"{target} = {then}")
+        self.emit("else:")
+        with self.indented():
+            otherwise, otherwise_missing = self.expression(node.otherwise)
+            self.emit(f"{target} = {otherwise}")
+        return target, then_missing or otherwise_missing
+
     def visit_Call(self, node: ir.Call) -> tuple[str, bool]:
         target = self.temp()
         span = repr(node.span)

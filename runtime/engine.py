@@ -17,6 +17,7 @@ from typing import Any
 
 from inspectlang.manifest import Template
 from runtime import evaldata, intake
+from runtime import evidence as _evidence  # noqa: F401  (registers duplicate and edited)
 from runtime.errors import InspectionError
 from runtime.imagemeta import read_meta
 from runtime.program import Program
@@ -29,7 +30,7 @@ from runtime.state import (
     ValidationRecord,
 )
 from runtime.transitions import apply_event, find_product, iso, settle
-from runtime.validators import REGISTRY, ImageUpload, ValidationContext
+from runtime.validators import REGISTRY, ImageUpload, ValidationContext, capture_fields
 
 Ids = Callable[[], str]
 EDITABLE = ("created", "started", "processing")
@@ -322,9 +323,7 @@ def add_image(
         size=len(upload.data),
         width=meta.width,
         height=meta.height,
-        takenAt=_iso_or_none(meta.taken_at) or upload.date,
-        latitude=meta.latitude if meta.latitude is not None else upload.latitude,
-        longitude=meta.longitude if meta.longitude is not None else upload.longitude,
+        **capture_fields(upload, meta),
     )
     if spec is None:
         if len(product.extraImages) >= MAX_EXTRA_IMAGES:
@@ -358,7 +357,13 @@ def add_image(
         if item.run and validator is not None:
             options = validation_options(program, spec.identifier, validation.validation)
             context = ValidationContext(
-                now=now, options=options, first_location=first, meta=meta, locations=located
+                now=now,
+                options=options,
+                first_location=first,
+                meta=meta,
+                locations=located,
+                inspection_id=state.id,
+                photo_hashes=_photo_hashes(state, spec.identifier),
             )
             outcome = validator.validate(upload, context)
             item.confidence = outcome.confidence
@@ -617,10 +622,6 @@ def _dump(model: Any) -> dict[str, Any]:
     return dict(model.model_dump(mode="json", by_alias=True))
 
 
-def _iso_or_none(moment: dt.datetime | None) -> str | None:
-    return None if moment is None else iso(moment)
-
-
 def validation_options(program: Program, identifier: str, validation: str) -> dict[str, float]:
     options = program.validator_options(identifier, validation)
     parameters = program.manifest.parameters
@@ -643,6 +644,17 @@ def _locations(state: InspectionState) -> tuple[tuple[float, float], ...]:
         for product in state.products
         for image in [*product.images, *product.extraImages]
         if image.latitude is not None and image.longitude is not None
+    )
+
+
+def _photo_hashes(state: InspectionState, identifier: str) -> tuple[tuple[int, int], ...]:
+    """The perceptual hashes (whole, central crop) of the inspection's photos outside the slot
+    `identifier` (a retake replaces its own slot's photo: not a duplicate of it)."""
+    return tuple(
+        (int(image.phash, 16), int(image.phashCenter, 16))
+        for product in state.products
+        for image in [*product.images, *product.extraImages]
+        if image.phash and image.phashCenter and image.templateImageIdentifier != identifier
     )
 
 

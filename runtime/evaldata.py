@@ -168,6 +168,17 @@ def intake_env(
     return env
 
 
+def asked_images(program: Program, env: dict[str, Any]) -> list[str]:
+    """The template images asked on `env`, in template order: those whose `ask when` holds (or
+    that have none). `images` in expressions lists these, less the optional ones not uploaded:
+    `all(i in images where i.approved)` does not wait for a photo nobody had to take."""
+    return [
+        spec.identifier
+        for spec in program.manifest.images
+        if spec.identifier not in program.asks or program.input_asked(spec.identifier, env)
+    ]
+
+
 def unasked(program: Program, env: dict[str, Any]) -> frozenset[str]:
     """The inputs whose `ask when` does not hold on `env`: not asked, so never required."""
     if not program.asks:
@@ -209,8 +220,14 @@ def build_env(
         damages.extend(record["damages"])
         env["validations"].extend(record["validations"])
     env["images"] = images
-    env["image_list"] = list(images.values())
     env["damages"] = damages
     env["checks"] = {g.id: g.valid for g in state.globalValidations}
     env["event"] = event or {}
+    # `ask when` of images reads inputs, product and consumer fields only (the checker's E036):
+    # decided on the data above
+    env["image_list"] = [
+        images[identifier]
+        for identifier in asked_images(program, env)
+        if images[identifier]["uploaded"] or not program.image_optional(identifier)
+    ]
     return env

@@ -229,6 +229,12 @@ def _where(span: list[int]) -> str:
     return f"line {span[0]}" if span and span[0] else "built in"
 
 
+def shown(value: Any) -> str:
+    """A value as the text explanation writes it: a missing one is `missing` (never Python's
+    `None`), a text in quotes, anything else as Python writes it."""
+    return "missing" if value is None else repr(value)
+
+
 def render_text(explanation: Explanation, source: str | None = None) -> str:
     """A readable rendering for the CLI. With the template's `source`, each value is shown
     next to the text it was computed from (`inputs.km = 42`), else next to its position."""
@@ -238,7 +244,7 @@ def render_text(explanation: Explanation, source: str | None = None) -> str:
     source_lines = source.splitlines() if source is not None else None
 
     def value_lines(values: list[SeenValue]) -> list[str]:
-        return [f"      {_written(v, source_lines)} = {v.value!r}" for v in values]
+        return [f"      {_written(v, source_lines)} = {shown(v.value)}" for v in values]
 
     if explanation.verdict:
         lines.append("Verdict lines:")
@@ -255,15 +261,16 @@ def render_text(explanation: Explanation, source: str | None = None) -> str:
     if explanation.checks:
         lines.append("Checks:")
     for item in explanation.checks:
-        lines.append(f"   {item.label} [{_where(item.span)}]: {item.holds}")
+        lines.append(f"   {item.label} [{_where(item.span)}]: {shown(item.holds)}")
         lines += value_lines(item.values)
     if explanation.validations:
         lines.append("Validations:")
     for v in explanation.validations:
         state = "pending" if not v.reported else ("valid" if v.valid else "NOT valid")
         mark = "*" if v.decided else " "
+        confidence = "" if v.confidence is None else f"confidence {v.confidence}, "
         lines.append(
-            f" {mark} {v.side}.{v.validation}: {state} (confidence {v.confidence}, "
+            f" {mark} {v.side}.{v.validation}: {state} ({confidence}"
             f"threshold {v.threshold}{', required' if v.required else ''})"
         )
     if explanation.rules:
@@ -273,7 +280,7 @@ def render_text(explanation: Explanation, source: str | None = None) -> str:
         count = len(rule.events)
         lines.append(f"   on {rule.on} [{_where(rule.span)}]: ran {count} time(s), sets {sets}")
     lines.append(
-        "Variables: " + ", ".join(f"{k} = {v!r}" for k, v in explanation.variables.items())
+        "Variables: " + ", ".join(f"{k} = {shown(v)}" for k, v in explanation.variables.items())
     )
     for error in explanation.ruleErrors:
         lines.append(f"Rule error {error['code']} at {_where(error['span'])} ({error['source']})")

@@ -1,8 +1,8 @@
 """What an inspection still lacks: template photos never uploaded, required inputs never filled.
 
 Every image a template declares is one the consumer must upload (the spec's "images the user
-must upload"); an input is required when its `validationSchema.required` is true and its
-`ask when` (if any) holds. At `finish`
+must upload") unless it is `optional` or its `ask when` does not hold; an input is required when
+its `validationSchema.required` is true and its `ask when` (if any) holds. At `finish`
 each missing item becomes a reason of the verdict, before the template's own reasons, and the
 verdict is `disapproved` whatever the template's verdict lines say: an inspection finished
 without its evidence must not look complete. The same list feeds the explanation and the report.
@@ -47,18 +47,20 @@ def missing_items(program: Program, state: InspectionState) -> list[MissingItem]
     uploaded = {
         image.templateImageIdentifier for product in state.products for image in product.images
     }
+    skipped = (
+        unasked(program, build_env(program, state, state.completedAt or state.updatedAt))
+        if program.asks
+        else frozenset()
+    )
     photos = [
         MissingItem(
             "photo", spec.identifier, image_label(program, spec.identifier, locale) or spec.side
         )
         for spec in program.manifest.images
         if spec.identifier not in uploaded
+        and spec.identifier not in skipped
+        and not program.image_optional(spec.identifier)
     ]
-    skipped = (
-        unasked(program, build_env(program, state, state.completedAt or state.updatedAt))
-        if program.asks
-        else frozenset()
-    )
     inputs = [
         MissingItem("input", spec.identifier, input_label(program, spec, locale))
         for spec in program.manifest.inputs

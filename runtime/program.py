@@ -8,8 +8,6 @@ immutable and holds no inspection data, so any number of inspections can share i
 
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -19,6 +17,7 @@ from cachetools import LRUCache
 
 from inspectlang import ir
 from inspectlang.manifest import ImageSpec, InputSpec, Template, ValidationSpec
+from inspectlang.manifest import revision_of as content_revision
 from runtime import codegen
 from runtime.errors import InvalidProgram, StepLimitExceeded
 from runtime.reference import Reason, ReferenceEvaluator
@@ -67,7 +66,7 @@ class Program:
     source: str
     functions: dict[str, Callable[..., Any]] = field(repr=False)
     path: EvaluationPath = "compiled"
-    #: Input identifier -> (function name, verified `ask when` condition).
+    #: Input or image identifier -> (function name, verified `ask when` condition).
     asks: dict[str, tuple[str, ir.Expression]] = field(default_factory=dict)
     #: The verdict block's `review "reason" when ...` rules (reason, condition, span), in
     #: source order; each compiled as `review_<i>`. Empty until the language writes them.
@@ -124,8 +123,14 @@ class Program:
             return bool(self.functions[f"check_{index}"](env))
         return ReferenceEvaluator().condition(self.checks[index].valid, env) is True
 
+    def image_optional(self, identifier: str) -> bool:
+        """The image is `optional`: a photo the consumer may leave out."""
+        logic = self.manifest.logic.images.get(identifier)
+        return bool(logic is not None and logic.optional)
+
     def input_asked(self, identifier: str, env: dict[str, Any]) -> bool:
-        """Whether the input is asked on this data: it has no `ask when`, or it holds."""
+        """Whether the input (or image) is asked on this data: it has no `ask when`, or it
+        holds."""
         ask = self.asks.get(identifier)
         if ask is None:
             return True
@@ -178,13 +183,9 @@ _CACHE_LOCK = threading.Lock()
 
 
 def revision_of(manifest: Template) -> str:
-    """`logic.revision`, or a content hash when the manifest carries none."""
-    if manifest.logic.revision:
-        return manifest.logic.revision
-    data = manifest.to_api()
-    data.pop("createdAt", None)
-    data.pop("updatedAt", None)
-    return "sha256:" + hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+    """`logic.revision`, or, for a manifest that carries none, the hash the compiler would have
+    written there (`inspectlang.manifest.revision_of`: one identity for a manifest)."""
+    return manifest.logic.revision or content_revision(manifest)
 
 
 def load_program(manifest: Template) -> Program:
@@ -289,6 +290,13 @@ def build_program(manifest: Template, revision: str | None = None) -> Program:
             node = verifier.condition(input_logic.askWhen, verifier.base, where)
             asks[spec.identifier] = (f"ask_{index}", node)
             parts.append(codegen.generate_check(f"ask_{index}", node))
+    for index, image in enumerate(manifest.images):
+        image_logic = logic.images.get(image.identifier)
+        if image_logic is not None and image_logic.askWhen is not None:
+            where = f"logic.images.{image.identifier}.askWhen"
+            node = verifier.condition(image_logic.askWhen, verifier.base, where)
+            asks[image.identifier] = (f"ask_image_{index}", node)
+            parts.append(codegen.generate_check(f"ask_image_{index}", node))
     parts.append(
         codegen.generate_verdict(
             "verdict", [(reason, when) for reason, when, _ in disapprovals], approve_when, otherwise

@@ -172,6 +172,11 @@ class ReferenceEvaluator(ir.NodeVisitor):
             return check_number(env["errors"], span, value)
         return value
 
+    def visit_Conditional(self, node: ir.Conditional, env: Env) -> Any:
+        # missing counts as false, as in every condition; only the chosen side is evaluated
+        chosen = node.then if self.evaluate(node.condition, env) is True else node.otherwise
+        return self.evaluate(chosen, env)
+
     def visit_Call(self, node: ir.Call, env: Env) -> Any:
         if node.function == "today":
             return env["now"]

@@ -29,7 +29,7 @@ from typing import Any
 
 from runtime.errors import StepLimitExceeded
 from runtime.program import Program
-from runtime.state import ImageRecord, InspectionState, Route, ValidationRecord
+from runtime.state import ImageRecord, InspectionState, RetakeState, Route, ValidationRecord
 from runtime.validators import REGISTRY
 
 #: Reason codes of `review.reasons[].code`, with what each means (docs/review.md).
@@ -39,6 +39,7 @@ REVIEW_REASON_CODES: dict[str, str] = {
     "low_confidence": "a machine result below the validation's review confidence",
     "rule": "a `review ... when` rule of the template holds",
     "rule_error": "a rule of the verdict could not be evaluated (fail closed)",
+    "retake": "photos retaken at a reviewer's request: the reviewer looks at them",
 }
 
 
@@ -103,7 +104,8 @@ def _validation_reasons(program: Program, state: InspectionState) -> list[dict[s
     reasons: list[dict[str, Any]] = []
     for product in state.products:
         for image in product.images:
-            label = image.templateImageIdentifier or image.side
+            logic = program.manifest.logic.images.get(image.templateImageIdentifier or "")
+            label = logic.name if logic is not None else image.side  # the name in the source
             for record in image.validations:
                 if not waits_for_person(program, image, record):
                     continue
@@ -156,6 +158,12 @@ def error_reasons(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
         message = f"A rule of the verdict (line {line}) could not be evaluated: {error['code']}"
         reasons.append(_reason("rule_error", message, span=list(error["span"])))
     return reasons
+
+
+def retake_reason(retake: RetakeState) -> dict[str, Any]:
+    """Why a finish after a reviewer's retake goes back to the reviewer."""
+    message = f"Photos retaken at {retake.by['name']}'s request: {retake.message}"
+    return _reason("retake", message)
 
 
 def review_reasons(

@@ -76,9 +76,20 @@ class ImageRecord(_Model):
     size: int = 0
     width: int | None = None
     height: int | None = None
+    #: When and where the photo was taken, as `date` and `distance` judged it, and where each
+    #: came from: `exif` (the photo's own data), `browser` (what the uploading client declared),
+    #: `upload` (no capture time: `takenAt` is empty and only `uploadedAt` is known).
     takenAt: str | None = None
+    takenAtSource: str | None = None
     latitude: float | None = None
     longitude: float | None = None
+    locationSource: str | None = None
+    #: The camera and the software of the file (EXIF Make, Model, Software), when it says.
+    device: dict[str, str] | None = None
+    #: The photo's 64-bit perceptual hashes in hex, whole and central crop (`runtime.photohash`),
+    #: for `duplicate`.
+    phash: str | None = None
+    phashCenter: str | None = None
     validations: list[ValidationRecord] = Field(default_factory=list)
     damages: list[DamageRecord] = Field(default_factory=list)
     #: Fields read from an identity document (`{entity, valid, result}`), by the validations

@@ -19,7 +19,7 @@ from runtime.errors import InspectionError, StepLimitExceeded
 from runtime.evaldata import build_env, damage_record, input_value, validation_record
 from runtime.missing import missing_items
 from runtime.program import Program
-from runtime.routing import error_reasons, pending, review_reasons
+from runtime.routing import error_reasons, pending, retake_reason, review_reasons
 from runtime.state import (
     DamageRecord,
     EventRecord,
@@ -310,7 +310,6 @@ def _apply_finish(program: Program, state: InspectionState, event: EventRecord) 
     state.status = "completed"
     state.completedBy = event.data["completedBy"]
     state.completedAt = event.at
-    state.retake = None
     return [("finish", {}, {})]
 
 
@@ -643,6 +642,10 @@ def _verdict(
         if state.completedBy != "expiration"
         else []
     )
+    if state.retake is not None and state.completedBy != "expiration":
+        # The reviewer who asked for new photos looks at them before any verdict.
+        found.append(retake_reason(state.retake))
+    state.retake = None
     if found:
         _send_to_review(state, event, found, machine, missing + reasons)
     else:

@@ -9,13 +9,13 @@ reported from outside through `record_validation`.
 from __future__ import annotations
 
 import datetime as dt
-import io
 import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from PIL import Image, ImageStat
 
+from inspectlang.timestamps import utc_timestamp
 from runtime.imagemeta import ImageMeta, parse_timestamp, read_meta
 
 EARTH_RADIUS_METERS = 6_371_000.0
@@ -61,6 +61,10 @@ class ImageUpload:
     #: What decoding the bytes found, when the caller already decoded them (the server does,
     #: to refuse what is not a photo): the engine then does not decode them again.
     meta: ImageMeta | None = None
+    #: Earlier photos of the company's other inspections near this one, as the caller's
+    #: history found them (`runtime.evidence.DuplicateMatch`; the server's look-up is
+    #: `server/images/duplicates.py`): `duplicate` fails on them.
+    duplicates: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,10 @@ class ValidationContext:
     meta: ImageMeta | None = None
     #: Positions of every located photo the inspection already has (the first one included).
     locations: tuple[tuple[float, float], ...] = ()
+    #: The inspection's id, and the perceptual hashes (whole, central crop) of its photos in
+    #: other slots: `duplicate` compares with them.
+    inspection_id: str | None = None
+    photo_hashes: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -128,13 +136,12 @@ def near_uniform(picture: Image.Image) -> bool:
     return max(ImageStat.Stat(thumbnail).stddev) < BLANK_MAX_DEVIATION
 
 
-def is_blank(data: bytes) -> bool:
-    """Whether the (decodable, size-checked) photo is near-uniform. JPEGs are decoded at 1/8
-    size (`draft`), so this costs a few milliseconds."""
-    with Image.open(io.BytesIO(data)) as opened:
-        opened.draft("RGB", (64, 64))
-        picture = opened.convert("RGB")
-    return near_uniform(picture)
+def is_blank(meta: ImageMeta) -> bool:
+    """Whether the decoded photo is near-uniform, on the upload's shared reduced copy
+    (`runtime.imagemeta`: nothing is decoded again)."""
+    if meta.picture is None:
+        raise ValueError("the photo did not decode")
+    return near_uniform(meta.picture)
 
 
 @register
@@ -149,7 +156,7 @@ class CompleteValidator:
         if not meta.decoded or meta.width is None or meta.height is None:
             return _outcome(False, "not an image")
         try:
-            blank = is_blank(image.data)
+            blank = is_blank(meta)
         except Exception:  # untrusted bytes the size check let through but that do not decode
             return _outcome(False, "not an image")
         if blank:
@@ -161,7 +168,36 @@ class CompleteValidator:
 
 
 def taken_at(image: ImageUpload, meta: ImageMeta) -> dt.datetime | None:
-    return meta.taken_at or parse_timestamp(image.date)
+    """When the photo was taken: its EXIF time first, else the time the client declared.
+
+    An EXIF time without its own offset (OffsetTimeOriginal) is the camera's local clock: it is
+    read in the UTC offset of the declared `date` when that has one (the consumer's page sends
+    the phone's local time with its offset), else as UTC."""
+    declared = parse_timestamp(image.date)
+    moment = meta.taken_at
+    if moment is None:
+        return declared
+    if not meta.taken_at_has_offset and isinstance(image.date, str):
+        offset = _declared_offset(image.date)
+        if offset is not None:
+            moment = moment.replace(tzinfo=dt.timezone(offset)).astimezone(dt.UTC)
+    return moment
+
+
+def _declared_offset(text: str) -> dt.timedelta | None:
+    try:
+        moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment.utcoffset()
+
+
+def taken_at_source(image: ImageUpload, meta: ImageMeta) -> str:
+    """Where the capture time judged comes from: `exif` (the photo's own data), `browser` (the
+    `date` the uploading client declared), `upload` (neither: only the upload time is known)."""
+    if meta.taken_at is not None:
+        return "exif"
+    return "browser" if parse_timestamp(image.date) is not None else "upload"
 
 
 @register
@@ -185,11 +221,43 @@ class DateValidator:
 
 
 def location(image: ImageUpload, meta: ImageMeta) -> tuple[float, float] | None:
+    """Where the photo was taken: its EXIF GPS position first, else the client's."""
     if meta.latitude is not None and meta.longitude is not None:
         return meta.latitude, meta.longitude
     if image.latitude is not None and image.longitude is not None:
         return float(image.latitude), float(image.longitude)
     return None
+
+
+def location_source(image: ImageUpload, meta: ImageMeta) -> str | None:
+    """`exif`, `browser` (the client's `coordinates`) or None (no position)."""
+    if meta.latitude is not None and meta.longitude is not None:
+        return "exif"
+    if image.latitude is not None and image.longitude is not None:
+        return "browser"
+    return None
+
+
+def capture_fields(image: ImageUpload, meta: ImageMeta) -> dict[str, Any]:
+    """What the image record keeps of the capture: the time and place `date` and `distance`
+    judge, where each came from, the device, and the perceptual hash `duplicate` compares."""
+    moment = taken_at(image, meta)
+    here = location(image, meta)
+    device = {
+        name: value
+        for name, value in (("make", meta.make), ("model", meta.model), ("software", meta.software))
+        if value
+    }
+    return {
+        "takenAt": utc_timestamp(moment, milliseconds=True) if moment is not None else None,
+        "takenAtSource": taken_at_source(image, meta),
+        "latitude": here[0] if here is not None else None,
+        "longitude": here[1] if here is not None else None,
+        "locationSource": location_source(image, meta),
+        "device": device or None,
+        "phash": f"{meta.phash:016x}" if meta.phash is not None else None,
+        "phashCenter": f"{meta.phash_center:016x}" if meta.phash_center is not None else None,
+    }
 
 
 def haversine_meters(a: tuple[float, float], b: tuple[float, float]) -> float:

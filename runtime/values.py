@@ -270,9 +270,12 @@ _DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
 
 def fn_number(errors: Errors, span: Span, text: Any) -> Any:
     """The number a text writes (`" 042 "` is 42, `"3.5"` 3.5); missing when it writes none or
-    one beyond the number range (that records `number_too_large`)."""
+    one beyond the number range (that records `number_too_large`). A boolean is 1 or 0 (for
+    weights and scores: `number(inputs.cracked) * 20`)."""
     if text is None:
         return None
+    if isinstance(text, bool):
+        return 1 if text else 0
     written = text.strip()
     if _DECIMAL.fullmatch(written) is None:
         return None

@@ -25,6 +25,7 @@ from inspectlang.vocabulary import (
     BINARY_OPERATORS,
     CONSUMER_FIELDS,
     EQUALITY_OPERATORS,
+    EQUALITY_TYPES,
     FUNCTIONS,
     INPUT_VALUE_TYPES,
     MAX_NUMBER,
@@ -341,6 +342,18 @@ class Verifier(ir.NodeVisitor):
             raise InvalidProgram(f"operator {operator!r} on {left.type} and {right.type}", where)
         return ir.Binary(operator, left, right, kind, node.span)
 
+    def visit_Conditional(
+        self, node: ir.Conditional, scope: Scope, where: str, q: int
+    ) -> ir.Expression:
+        condition = self.verify(node.condition, scope, f"{where}.cond", q)
+        if condition.type != "boolean":
+            raise InvalidProgram(f"the condition of `if` is {condition.type}", where)
+        then = self.verify(node.then, scope, f"{where}.then", q)
+        otherwise = self.verify(node.otherwise, scope, f"{where}.else", q)
+        if then.type != otherwise.type:
+            raise InvalidProgram(f"`if` sides of {then.type} and {otherwise.type}", where)
+        return ir.Conditional(condition, then, otherwise, then.type, node.span)
+
     def visit_Call(self, node: ir.Call, scope: Scope, where: str, q: int) -> ir.Expression:
         name = node.function
         args = tuple(
@@ -396,7 +409,7 @@ def _binary_type(operator: str, left: str, right: str) -> str | None:
         return left
     if operator in ARITHMETIC_OPERATORS and left == right == "number":
         return "number"
-    if operator in EQUALITY_OPERATORS and left == right and left in (*SCALAR_TYPES, "list<text>"):
+    if operator in EQUALITY_OPERATORS and left == right and left in EQUALITY_TYPES:
         return "boolean"
     if operator in ORDER_OPERATORS and left == right and left in ("number", "text", "date"):
         return "boolean"

@@ -26,6 +26,7 @@ TABLE_MODULES = [
     "server.tables",
     "server.templates.tables",
     "server.inspections.tables",
+    "server.images.tables",
     "server.delivery.tables",
     "server.reports.tables",
     "server.webhooks.tables",

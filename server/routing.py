@@ -105,3 +105,28 @@ def person_routed_warnings(
                 }
             )
     return warnings
+
+
+def locate(source: str, warning: dict[str, Any]) -> dict[str, int]:
+    """Where a `W900` warning points in the source: the `validate NAME` line of its image's
+    block (`image SIDE`), else the image line, else line 1."""
+    lines = source.splitlines()
+    image_line = next(
+        (
+            number
+            for number, text in enumerate(lines, start=1)
+            if text.split()[:2] == ["image", str(warning.get("image"))]
+        ),
+        None,
+    )
+    if image_line is None:
+        return {"line": 1, "column": 1}
+    for number in range(image_line + 1, len(lines) + 1):
+        text = lines[number - 1]
+        if text.strip() and not text.startswith((" ", "\t")):
+            break  # the next top-level block
+        words = text.replace(",", " ").split()
+        if words[:2] == ["validate", str(warning.get("validation"))]:
+            column = len(text) - len(text.lstrip()) + 1
+            return {"line": number, "column": column, "endLine": number, "endColumn": len(text) + 1}
+    return {"line": image_line, "column": 1}

@@ -24,6 +24,7 @@ from inspectlang.checker import (
     images,
     inputs,
     lets,
+    ranges,
     rules,
     totals,
     verdict,
@@ -51,8 +52,10 @@ STAGES: tuple[tuple[str, Stage], ...] = (
     ("checks", checks.declare_checks),
     ("rules", rules.check_rules),
     ("verdict", verdict.check_verdict),
+    ("divisors that may be 0", ranges.warn_divisors),
     ("check order", checks.order_checks),
     ("unused variables", totals.unused_variables),
+    ("unused lets", totals.unused_lets),
     ("logic size", totals.count_nodes),
     ("lets for the manifest", lets.collect_lets),
 )

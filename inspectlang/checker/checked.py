@@ -22,6 +22,8 @@ class CheckedValidation:
     required: bool
     min_confidence: float
     options: dict[str, float]
+    #: `review below confidence N`: a machine result under N goes to a person (None: never).
+    review_below: float | None = None
 
 
 @dataclass(slots=True)
@@ -34,6 +36,11 @@ class CheckedImage:
     labels: dict[str, str]
     validations: list[CheckedValidation]
     features: list[str]
+    #: `optional`: a photo the consumer may leave out.
+    optional: bool = False
+    #: `ask when: CONDITION` as written, checked with the inputs' (`inspectlang.checker.ask`).
+    ask_when_source: ast.Expr | None = None
+    ask_when: ir.Expression | None = None
 
 
 @dataclass(slots=True)
@@ -64,7 +71,8 @@ class CheckedCheck:
 
 @dataclass(slots=True)
 class CheckedVerdict:
-    """The `verdict`: disapprovals in order, the approval condition, the fallback reason."""
+    """The `verdict`: disapprovals in order, the approval condition, the fallback reason, and
+    the lines that send an inspection to a person."""
 
     approve_when: ir.Expression | None = None
     #: (reason as written, condition, span, the reason's text node when it shows values).
@@ -73,6 +81,10 @@ class CheckedVerdict:
     )
     otherwise: str | None = None
     otherwise_message: ir.Expression | None = None
+    #: `review "REASON" when CONDITION` lines, as `disapprove`'s.
+    review: list[tuple[str, ir.Expression, ast.Span, ir.Expression | None]] = field(
+        default_factory=list
+    )
     span: ast.Span | None = None
 
 

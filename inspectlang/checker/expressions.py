@@ -43,6 +43,7 @@ from inspectlang.vocabulary import (
     DAMAGE,
     DATE,
     EQUALITY_OPERATORS,
+    EQUALITY_TYPES,
     FUNCTIONS,
     IMAGE,
     INPUT_VALUE_TYPES,
@@ -166,6 +167,7 @@ class ExpressionChecker:
                 where = " or ".join(f"`on {e.replace('_', ' ')}`" for e in events)
                 return self.error("E036", f"`{name}` exists only inside a rule {where}", expr.span)
         if name in scope.let_sources and name not in scope.variables:
+            scope.used_lets.add(name)
             return self.let(expr)
         if name in scope.variables:
             scope.used_variables.add(name)
@@ -194,7 +196,8 @@ class ExpressionChecker:
 
     def known_names(self) -> list[str]:
         scope = self.scope
-        names = [*scope.locals, *scope.variables, "images", "damages", "validations"]
+        names = [*scope.locals, *scope.variables, *scope.let_sources]
+        names += ["images", "damages", "validations"]
         names.extend(self.namespaces())
         names.extend(n for n, (_, events) in EVENT_SUBJECTS.items() if scope.event in events)
         return names
@@ -369,7 +372,7 @@ class ExpressionChecker:
         op = expr.operator
         both = f"{describe(left)} and {describe(right)}"
         if op in EQUALITY_OPERATORS:
-            if not compatible(left, right):
+            if not compatible(left, right) or not (comparable(left) and comparable(right)):
                 self.error(
                     "E023",
                     f"cannot compare {both} with `{op}`",
@@ -415,6 +418,32 @@ class ExpressionChecker:
             return NUMBER
         self.error("E001", f"unknown operator `{op}`", expr.span)
         return ERROR
+
+    def conditional(self, expr: ast.Conditional) -> Checked:
+        """`if C then A else B`: C a boolean, A and B of one type (the result's)."""
+        condition_type, condition = self.check(expr.condition)
+        if condition_type not in (BOOLEAN, ERROR):
+            self.error(
+                "E023",
+                f"`if` needs a boolean condition, not {describe(condition_type)}",
+                expr.condition.span,
+            )
+        then_type, then = self.check(expr.then)
+        else_type, otherwise = self.check(expr.otherwise)
+        if then_type == ERROR or (then_type == ANY and else_type != ERROR):
+            result = else_type
+        else:
+            result = then_type
+        if not compatible(then_type, else_type):
+            self.error(
+                "E023",
+                f"both sides of `if ... then ... else` give one type: "
+                f"{describe(then_type)} after `then`, {describe(else_type)} after `else`",
+                expr.otherwise.span,
+            )
+            result = ERROR
+        node = ir.Conditional(condition, then, otherwise, ir_type(result), expr.span.as_tuple())
+        return result, node
 
     # -- calls -------------------------------------------------------------------------------
 
@@ -494,7 +523,11 @@ class ExpressionChecker:
             wanted, result = SIGNATURES[name]
             for index, (want, actual) in enumerate(zip(wanted, types, strict=False)):
                 if actual != ERROR and not accepts(want, actual):
-                    what = "number, text, boolean, date or list" if want == "value" else want
+                    what = (
+                        "number, text, boolean, date or list"
+                        if want == "value"
+                        else want.replace("|", " or ")
+                    )
                     self.error(
                         "E023",
                         f"argument {index + 1} of `{name}` must be a {what}, "
@@ -674,6 +707,12 @@ class ExpressionChecker:
         return info
 
 
+def comparable(type_: str) -> bool:
+    """Whether `=`/`!=` take a value of this type (`vocabulary.EQUALITY_TYPES`; a type that
+    already has a diagnostic, or the element type of `[]`, fits)."""
+    return type_ in EQUALITY_TYPES or type_ == ERROR or element_of(type_) in (ANY, ERROR)
+
+
 def measure(node: ir.Node | None, lets: dict[str, LetInfo]) -> tuple[int, int, int]:
     """(depth, quantifier nesting, nodes) of IR, as `ir.measure`, with a let's copy counted
     as the let was measured (so a let used many times is not walked again at each use)."""
@@ -724,6 +763,7 @@ _DISPATCH: dict[type, Callable[[ExpressionChecker, Any], Checked]] = {
     ast.Quantifier: ExpressionChecker.quantifier,
     ast.Unary: ExpressionChecker.unary,
     ast.Binary: ExpressionChecker.binary,
+    ast.Conditional: ExpressionChecker.conditional,
 }
 
 

@@ -14,12 +14,13 @@ from inspectlang.manifest import FEATURE_NAMES, VALIDATION_NAMES
 from inspectlang.property_values import norm, span_of
 from inspectlang.vocabulary import MAX_IMAGES, VALIDATION_NUMBER_OPTIONS
 
-IMAGE_PROPERTIES = ("side", "id", "label")
+IMAGE_PROPERTIES = ("side", "id", "label", "ask when")
 VALIDATION_MODIFIERS = (
     "required",
     "optional",
     "not run",
     "minimum confidence",
+    "review below confidence",
     "within",
     "minimum size",
     "minimum age",
@@ -46,8 +47,14 @@ def _declare(run: Run, decls: list[ast.ImageDecl]) -> None:
                 notes=(first_declared(decls, decl),),
             )
             continue
+        optional = any(isinstance(i, ast.Flag) and norm(i.words) == "optional" for i in decl.items)
         props = properties.properties(
-            tuple(i for i in decl.items if not isinstance(i, (ast.Validate, ast.FeatureUse))),
+            tuple(
+                i
+                for i in decl.items
+                if not isinstance(i, (ast.Validate, ast.FeatureUse))
+                and not (isinstance(i, ast.Flag) and norm(i.words) == "optional")
+            ),
             IMAGE_PROPERTIES,
             f"image `{decl.name}`",
             translatable=("label",),
@@ -95,9 +102,26 @@ def _declare(run: Run, decls: list[ast.ImageDecl]) -> None:
                     report("E012", f"feature `{item.name}` is given twice", item.span)
                 else:
                     features.append(item.name)
+        ask_when: ast.Expr | None = None
+        ask_prop = props.get("ask when")
+        if ask_prop is not None:
+            value = properties.single(ask_prop, "condition")
+            if isinstance(value, ast.Quantity | ast.Size):
+                report("E019", "`ask when` takes a condition", value.span)
+            elif value is not None:
+                ask_when = value
         scope.images[decl.name] = ImageRef(identifier, frozenset(v.name for v in validations))
         run.template.images.append(
-            CheckedImage(decl.name, side, identifier, labels, validations, features)
+            CheckedImage(
+                decl.name,
+                side,
+                identifier,
+                labels,
+                validations,
+                features,
+                optional=optional,
+                ask_when_source=ask_when,
+            )
         )
 
 
@@ -122,6 +146,7 @@ def _validation(
     runs, required = True, True
     confidence = float(run.template.parameters.get("minConfidence", 80))
     options: dict[str, float] = {}
+    review_below: float | None = None
     seen: set[str] = set()
     for modifier in item.modifiers:
         words = norm(modifier.words)
@@ -148,6 +173,16 @@ def _validation(
                 confidence = float(value)
             else:
                 report("E019", "`minimum confidence` takes a number from 0 to 100", modifier.span)
+        elif words == "review below confidence":
+            if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value <= 100:
+                review_below = float(value)
+            else:
+                report(
+                    "E019",
+                    "`review below confidence` takes a number above 0, at most 100: a machine "
+                    "result under it is decided by a person",
+                    modifier.span,
+                )
         elif words == "within":
             unit = value.unit.lower() if isinstance(value, ast.Quantity) else ""
             if unit in HOURS:
@@ -191,4 +226,5 @@ def _validation(
         required,
         confidence,
         options,
+        review_below,
     )

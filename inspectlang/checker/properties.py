@@ -120,6 +120,7 @@ class PropertyReader:
             ast.Require: "`require`",
             ast.Option: "`option`",
             ast.Disapprove: "`disapprove`",
+            ast.Review: "`review`",
             ast.Approve: "`approve`",
             ast.Otherwise: "`otherwise`",
             ast.Property: "a property",

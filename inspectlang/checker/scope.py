@@ -130,3 +130,5 @@ class Scope:
     let_sources: dict[str, ast.LetDecl] = field(default_factory=dict)
     lets: dict[str, LetInfo] = field(default_factory=dict)
     lets_in_progress: set[str] = field(default_factory=set)
+    #: Lets read somewhere (a check, a rule, the verdict, a reason, an `ask when`, another let).
+    used_lets: set[str] = field(default_factory=set)

@@ -11,7 +11,7 @@ from inspectlang.checker.context import Run
 from inspectlang.checker.expressions import constant_boolean
 from inspectlang.checker.scope import ERROR, describe
 from inspectlang.diagnostics import did_you_mean
-from inspectlang.reasons import column_of, split
+from inspectlang.reasons import Columns, split
 from inspectlang.vocabulary import MAX_TEXT_LENGTH, PLAIN_VALUE, TEXT, accepts, chain_depth
 
 
@@ -50,6 +50,18 @@ def check_verdict(run: Run) -> None:
                     "this disapproval always matches: every inspection is disapproved",
                     item.condition.span,
                 )
+        elif isinstance(item, ast.Review):
+            node = expressions.condition(item.condition, "a review condition")
+            verdict.review.append(
+                (
+                    _reason(run, item.reason, item.span),
+                    node,
+                    item.span,
+                    message(run, item.reason, item.reason_span),
+                )
+            )
+            if constant_boolean(item.condition) is False:
+                warn("W003", "this review can never match", item.condition.span)
         elif isinstance(item, ast.Approve):
             if approve_seen is not None:
                 report("E012", "`approve` is given twice", item.span)
@@ -81,7 +93,7 @@ def check_verdict(run: Run) -> None:
                 "E010",
                 f"{run.properties.describe_item(item)} is not allowed in `verdict`",
                 item.span,
-                did_you_mean(first, ("approve", "disapprove", "otherwise")),
+                did_you_mean(first, ("approve", "disapprove", "review", "otherwise")),
             )
     if not decl.items:
         warn(
@@ -110,9 +122,10 @@ def message(run: Run, reason: str, span: ast.Span) -> ir.Expression | None:
     expressions, reporter = run.expressions, run.reporter
     filename = reporter.filename
     pieces, problems = split(reason)
+    column_of = Columns(reason, span)
     where = span.as_tuple()
     for text, index in problems:
-        column = column_of(reason, index, span)
+        column = column_of(index)
         reporter.report("E001", text, ast.Span(span.line, column, span.line, column + 1))
     nodes: list[ir.Expression] = []
     for piece in pieces:
@@ -120,7 +133,7 @@ def message(run: Run, reason: str, span: ast.Span) -> ir.Expression | None:
             nodes.append(ir.Literal(piece, TEXT, where))
             continue
         source, index = piece
-        column = column_of(reason, index, span)
+        column = column_of(index)
         if not source.strip():
             reporter.report(
                 "E001",

@@ -295,7 +295,7 @@ class _Indexer:
             for value in _children(item):
                 if _is_expression(value):
                     self.expression(value, frozenset())
-            if isinstance(item, ast.Disapprove | ast.Otherwise):
+            if isinstance(item, ast.Disapprove | ast.Review | ast.Otherwise):
                 for value in reasons.values_in(item.reason, item.reason_span, "<template>"):
                     self.expression(value, frozenset())
 
@@ -374,6 +374,7 @@ _EXPRESSIONS = (
     ast.Quantifier,
     ast.Unary,
     ast.Binary,
+    ast.Conditional,
 )
 
 

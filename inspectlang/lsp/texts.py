@@ -63,9 +63,9 @@ FUNCTIONS: dict[str, tuple[str, str]] = {
         "The first match of the RE2 pattern (its first group when it has one); missing if none.",
     ),
     "number": (
-        "number(t: text) -> number",
+        "number(t: text | boolean) -> number",
         'The number a text writes (`" 042 "` is 42, `"3.5"` 3.5: sign, digits, one point); '
-        "missing when it writes none.",
+        "missing when it writes none. A boolean is 1 or 0.",
     ),
     "floor": ("floor(n: number) -> number", "The largest whole number not above `n`."),
     "mod": (
@@ -98,6 +98,8 @@ VALIDATIONS: dict[str, str] = {
     "type": "The machine's kind recognised from the photo matches the declared type.",
     "purpose": "The machine's purpose (Agrícola, Vial, Industrial) matches the declared one.",
     "use": "The vehicle's or machine's use matches the declared use.",
+    "duplicate": "The photo is not already used in this inspection or another of the company.",
+    "edited": "The photo shows no sign of editing (editor software, thumbnail, screenshot).",
 }
 
 #: Features a template can switch on.
@@ -128,8 +130,8 @@ PROPERTIES: dict[str, str] = {
     "label": "What the consumer is asked (per locale with `label LOCALE:`).",
     "help": "A hint shown under the field (per locale with `help LOCALE:`).",
     "asked at": "When the field is requested: `create` (company), `update` (consumer).",
-    "ask when": "Ask the input only while this condition (over inputs, product and consumer "
-    "fields) holds; a required input not asked is not required.",
+    "ask when": "Ask the input (or photo) only while this condition (over inputs, product and "
+    "consumer fields) holds; a required input or a photo not asked is not required.",
     "for image": "A per-image input, asked next to that image.",
     "minimum": "The smallest number accepted.",
     "maximum": "The largest number accepted.",
@@ -167,10 +169,12 @@ INNER_KEYWORDS = (
     "set",
     "to",
     "if",
+    "then",
     "else",
     "else if",
     "approve when",
     "disapprove",
+    "review",
     "otherwise",
     "validate",
     "require",

@@ -143,9 +143,9 @@ def _continue_url(visit: Visit, now: datetime) -> str:
 
 
 def _common(visit: Visit, step: flow.Step) -> dict[str, Any]:
-    all_steps = flow.steps(visit.view.program)
-    index = next(i for i, s in enumerate(all_steps) if s.key == step.key)
-    previous, following = flow.neighbours(visit.view.program, step.key)
+    all_steps = flow.steps(visit.view.program, visit.view.state)
+    index = next((i for i, s in enumerate(all_steps) if s.key == step.key), 0)
+    previous, following = flow.neighbours(visit.view.program, step.key, visit.view.state)
     return {
         "company": visit.view.company_name,
         "template_name": visit.view.state.template.name,
@@ -235,6 +235,7 @@ def _render_step(
         context["location"] = bool(visit.flags.get("location"))
     elif step.kind == "review":
         context["fields"] = flow.fields(program, state, locale)
+        shown = {s.image.identifier for s in flow.steps(program, state) if s.image is not None}
         context["photos"] = [
             (
                 image,
@@ -242,11 +243,14 @@ def _render_step(
                 flow.photo_of(state, image.identifier),
             )
             for image in program.manifest.images
+            if image.identifier in shown or flow.photo_of(state, image.identifier) is not None
         ]
         context["missing_photos"] = [
             flow.photo_label(program, image, locale)
             for image in program.manifest.images
             if flow.photo_of(state, image.identifier) is None
+            and image.identifier in shown
+            and not program.image_optional(image.identifier)
         ]
         context["missing_inputs"] = [
             item.label for item in context["fields"] if item.required and item.value is None
@@ -273,7 +277,7 @@ async def accept_welcome(request: Request[Any, Any, Any], inspection_id: FromPat
         step = flow.Step("welcome", "welcome")
         return await in_thread(_render_step, visit, step, status=400)
     await in_thread(set_flags, visit, consent=True, location=form.get("location") == "yes")
-    _previous, following = flow.neighbours(visit.view.program, "welcome")
+    _previous, following = flow.neighbours(visit.view.program, "welcome", visit.view.state)
     return redirect(step_url(inspection_id, following.key if following else "review"))
 
 
@@ -363,7 +367,10 @@ async def submit_details(request: Request[Any, Any, Any], inspection_id: FromPat
     if image is not None:
         return redirect(step_url(inspection_id, step.key))
     await in_thread(set_flags, visit, details=True)
-    _previous, following = flow.neighbours(visit.view.program, "details")
+    # The answers just saved decide which photos are asked (`ask when` of images).
+    current = await in_thread(visit_of, request, inspection_id) if visit.view.program.asks else None
+    state = (current or visit).view.state
+    _previous, following = flow.neighbours(visit.view.program, "details", state)
     return redirect(step_url(inspection_id, following.key if following else "review"))
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from inspectlang.manifest import ImageSpec, InputSpec, Template
 from runtime import InspectionState, Program
 from runtime.api_view import image_label, input_label, localized_value
-from runtime.evaldata import build_env, unasked
+from runtime.evaldata import asked_images, build_env, unasked
 from server.consumer.messages import field_messages
 
 #: Validations whose name says the photo is of the person (front camera).
@@ -97,12 +97,21 @@ def damage_enabled(program: Program) -> bool:
     return program.feature_enabled("damage_declaration")
 
 
-def steps(program: Program) -> list[Step]:
+def steps(program: Program, state: InspectionState | None = None) -> list[Step]:
+    """The pages in order. With the inspection's `state`, a photo whose `ask when` does not hold
+    on the values saved so far is left out (its step keeps its number: links stay valid)."""
     manifest = program.manifest
     found = [Step("welcome", "welcome")]
     if update_inputs(manifest, None):
         found.append(Step("details", "details"))
+    asked = (
+        set(asked_images(program, build_env(program, state, state.updatedAt)))
+        if state is not None and program.asks
+        else None
+    )
     for number, image in enumerate(manifest.images, start=1):
+        if asked is not None and image.identifier not in asked:
+            continue
         found.append(Step(f"photo-{number}", "photo", image, number))
     if damage_enabled(program):
         found.append(Step("damage", "damage"))
@@ -119,8 +128,8 @@ def photo_of(state: InspectionState, identifier: str) -> Any | None:
 
 
 def resume_step(program: Program, state: InspectionState, flags: dict[str, Any]) -> Step:
-    """The first step not yet done."""
-    for step in steps(program):
+    """The first step not yet done (an optional photo left out counts as done)."""
+    for step in steps(program, state):
         if step.kind == "welcome" and not flags.get("consent"):
             return step
         unanswered = any(
@@ -133,6 +142,7 @@ def resume_step(program: Program, state: InspectionState, flags: dict[str, Any])
             step.kind == "photo"
             and step.image is not None
             and photo_of(state, step.image.identifier) is None
+            and not program.image_optional(step.image.identifier)
         ):
             return step
         if step.kind == "damage" and not flags.get("damage"):
@@ -144,8 +154,20 @@ def step_by_key(program: Program, key: str) -> Step | None:
     return next((step for step in steps(program) if step.key == key), None)
 
 
-def neighbours(program: Program, key: str) -> tuple[Step | None, Step | None]:
-    found = steps(program)
+def neighbours(
+    program: Program, key: str, state: InspectionState | None = None
+) -> tuple[Step | None, Step | None]:
+    """The steps before and after `key` among those shown (`steps(program, state)`); a step
+    not shown any more is placed where it stands in the template."""
+    every = steps(program)
+    shown = steps(program, state)
+    keys = {step.key for step in shown}
+    if key not in keys:
+        index = next(i for i, step in enumerate(every) if step.key == key)
+        before = [s for s in every[:index] if s.key in keys]
+        after = [s for s in every[index + 1 :] if s.key in keys]
+        return (before[-1] if before else None, after[0] if after else None)
+    found = shown
     index = next(i for i, step in enumerate(found) if step.key == key)
     return (
         found[index - 1] if index > 0 else None,

@@ -89,7 +89,7 @@ async def sign_in(request: Request[Any, Any, Any]) -> Any:
             {"email": email, "error": str(error), "code": error.code},
             status_code=error.status,
         )
-    response = redirect(f"{PREFIX}/inspections")
+    response = redirect(f"{PREFIX}/")  # home sends each role to its first page
     web_sessions.set_session_cookie(
         response, request, accounts.SESSION_KIND, token,
         lifetime=accounts.SESSION_LIFETIME, path=PREFIX,

@@ -15,17 +15,26 @@ from litestar.response import Stream
 from runtime.explain import _written as written_text
 from runtime.explain import explain
 from server.common import in_thread
-from server.dashboard.web import Member, NotFound, app_services, render, require, signed_in
+from server.dashboard.web import (
+    Member,
+    NotFound,
+    app_services,
+    member_locale,
+    render,
+    require,
+    signed_in,
+)
 from server.deps import Services
 from server.errors import ApiError
+from server.images import service as images
 from server.inspections import deliveries, listing, search, shares
 from server.inspections import service as inspections
-from server.inspections.tables import ImageRecord
 from server.reports import service as reports
 from server.reports.schemas import ReportRequestBody
 from server.reports.thumbnails import thumbnail_jpeg
 from server.stored_files import stored_file_response
 from server.templates import service as templates
+from server.web import capture
 
 
 @get("/inspections")
@@ -212,6 +221,7 @@ def _detail_page(
     status_code: int = 200,
 ) -> Any:
     context = _detail(app_services(request), member, inspection_id)
+    context["captures"] = capture.by_image(context["state"], member_locale(request, member))
     return render(
         request,
         "inspection.html",
@@ -318,21 +328,18 @@ async def photo(
     app = app_services(request)
 
     def read() -> tuple[bytes, str | None]:
-        with app.db.session() as session:
-            row = session.get(ImageRecord, image_id)
-        if (
-            row is None
-            or row.inspection_id != inspection_id
-            or row.company_id != member.actor.company_id
-            or row.testing != (member.mode == "test")
-        ):
-            raise NotFound(f"photo {image_id}")
-        content = app.blobs.get(row.blob_key)
+        try:
+            content, filename = images.image_content(
+                app.db, app.blobs, image_id, auth=member.auth, token=None,
+                inspection_id=inspection_id,
+            )  # fmt: skip
+        except ApiError as error:
+            raise NotFound(f"photo {image_id}") from error
         if size == "thumb":
             small = thumbnail_jpeg(content)
             if small is not None:
                 return small, None
-        return content, row.filename
+        return content, filename
 
     content, filename = await in_thread(read)
     # Never the uploader's declared type: a consumer's `x.html` would run as this member.

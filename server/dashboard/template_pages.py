@@ -8,7 +8,7 @@ import difflib
 import json
 import re
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from litestar import Request, get, post
 from litestar.params import FromPath, FromQuery
@@ -21,6 +21,7 @@ from runtime.cli import ScriptError, Simulation, summary
 from runtime.errors import InspectionError
 from runtime.explain import explain, render_text
 from runtime.program import load_program
+from server import routing
 from server.common import in_thread
 from server.dashboard.starter_events import starter_events
 from server.dashboard.web import (
@@ -35,7 +36,9 @@ from server.dashboard.web import (
 )
 from server.errors import ApiError
 from server.templates import service as templates
-from server.templates.tables import TemplateRevisionRecord
+
+if TYPE_CHECKING:
+    from server.templates.tables import TemplateRevisionRecord
 
 #: The simulate panel's starting script: create, start and finish with nothing uploaded.
 DEFAULT_EVENTS = {
@@ -91,15 +94,23 @@ def _builtin_copy(builtin_id: str) -> str | None:
 # --- diagnostics ---------------------------------------------------------------------------------
 
 
-def diagnostics_of(source: str, now: datetime) -> list[dict[str, Any]]:
+def diagnostics_of(
+    source: str, now: datetime, machine: frozenset[str] | None = None
+) -> list[dict[str, Any]]:
     """The API's diagnostics for `source` (empty when it would be saved), each with the source
-    line and a caret under its span for display."""
+    line and a caret under its span for display. With `machine` (the validations this
+    deployment decides), a source that compiles gets the save's `W900` warnings."""
     try:
-        templates.compile_template(source, template_id=new_object_id(), created_at=now, now=now)
+        manifest = templates.compile_template(
+            source, template_id=new_object_id(), created_at=now, now=now
+        )
     except ApiError as error:
         found = list(error.errors or [{"message": error.description, "line": 1, "column": 1}])
         return [_with_caret(item, source) for item in found]
-    return []
+    if machine is None:
+        return []
+    warnings = routing.person_routed_warnings(manifest.to_api(with_logic=False), machine)
+    return [_with_caret({**w, **routing.locate(source, w)}, source) for w in warnings]
 
 
 def _with_caret(item: dict[str, Any], source: str) -> dict[str, Any]:
@@ -216,7 +227,9 @@ async def check(request: Request[Any, Any, Any]) -> dict[str, Any]:
     member = signed_in(request)
     require(member, "templates.view")
     source = _text(await _json_body(request), "source")
-    found = await in_thread(diagnostics_of, source, app_services(request).clock())
+    app = app_services(request)
+    machine = routing.machine_validations(app.settings)
+    found = await in_thread(diagnostics_of, source, app.clock(), machine)
     return {"diagnostics": found}
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from runtime.imagemeta import ImageMeta
 from server.web.templating import gettext
 
 
@@ -23,11 +24,12 @@ def messages(locale: str) -> dict[str, str]:
     }
 
 
-def check(data: bytes, locale: str) -> dict[str, Any]:
-    """`{passed, problems: [{code, message}], measures}` for the upload answer."""
+def check(data: bytes, locale: str, meta: ImageMeta | None = None) -> dict[str, Any]:
+    """`{passed, problems: [{code, message}], measures}` for the upload answer; `meta` is the
+    upload's one decode of `data` (`runtime.imagemeta.read_meta`), shared, not repeated."""
     from runtime.vision.quality import assess
 
-    report = assess(data)
+    report = assess(data, meta)
     words = messages(locale)
     measures = report.measures
     if dataclasses.is_dataclass(measures) and not isinstance(measures, type):

@@ -25,7 +25,7 @@ from server.bodies import decode
 from server.common import CONTENT_TOKEN_KIND, content_url, run_runtime
 from server.db import Database
 from server.errors import ApiError
-from server.images import analysis
+from server.images import analysis, duplicates
 from server.images import quality as photo_quality
 from server.images.content import IMAGE_FORMATS, inspect_photo
 from server.images.schemas import UNSET, Coordinates, ImageData, UploadToken
@@ -117,10 +117,21 @@ def upload_image(
     _check_consumer(auth, product.inspection_id)
     blob_key = f"images/{auth.company_id}/{new_object_id()}"
     image_id = new_object_id()
+    found: list[Any] = []
+    if meta.phash is not None and meta.phash_center is not None:
+        with db.session() as session:
+            found = duplicates.find(
+                session,
+                auth.company_id,
+                auth.testing,
+                product.inspection_id,
+                (meta.phash, meta.phash_center),
+            )
     upload = ImageUpload(
         data=image.data,
         content_type=content_type,
         meta=meta,
+        duplicates=tuple(found),
         src=content_url(settings.public_url, image_id),
         **{name: value for name, value in fields.items() if value is not None},
     )
@@ -172,6 +183,18 @@ def upload_image(
                 created_at=now,
             )
         )
+        if meta.phash is not None and meta.phash_center is not None:
+            session.add(
+                duplicates.row(
+                    auth.company_id,
+                    auth.testing,
+                    loaded.record.id,
+                    added[0],
+                    meta.phash,
+                    meta.phash_center,
+                    now,
+                )
+            )
 
     blobs.put(blob_key, image.data)
     try:
@@ -185,7 +208,7 @@ def upload_image(
     view = _find_view(document, added[0])
     if view is None:
         raise ApiError.of("internal_error", "The uploaded image is missing from the inspection.")
-    view["quality"] = photo_quality.check(image.data, state.locale)
+    view["quality"] = photo_quality.check(image.data, state.locale, meta)
     warning = _unknown_side(loaded.manifest, view)
     if warning is not None:
         view["warnings"] = [warning]
@@ -244,10 +267,11 @@ def image_content(
     *,
     auth: AuthContext | None,
     token: str | None,
+    inspection_id: str | None = None,
 ) -> tuple[bytes, str | None]:
     """The bytes of an image or file input and its upload's file name (served by
     `server.stored_files.stored_file_response`), for its company's key or a valid content
-    token."""
+    token; with `inspection_id`, only a file of that inspection (the dashboard's photo route)."""
     if auth is None:
         if not token:
             raise ApiError.of("unauthorized", "Send the x-api-key header or a `token` parameter.")
@@ -263,7 +287,12 @@ def image_content(
         company_id, testing = auth.company_id, auth.testing
     with db.session() as session:
         record = _image_record(session, image_id)
-    if record is None or record.company_id != company_id or record.testing != testing:
+    if (
+        record is None
+        or record.company_id != company_id
+        or record.testing != testing
+        or (inspection_id is not None and record.inspection_id != inspection_id)
+    ):
         raise ApiError.of("image_not_found", "No image with that id.")
     try:
         data = blobs.get(record.blob_key)

@@ -28,7 +28,7 @@ from server.delivery.destinations import (
     available_channels,
     parse_destination,
 )
-from server.delivery.messages import compose
+from server.delivery.messages import Message, compose
 from server.delivery.providers.base import Outgoing, PermanentFailure, Provider, TransientFailure
 from server.delivery.providers.choice import choose
 from server.delivery.service import (
@@ -331,3 +331,21 @@ def deliver_retake(
     expires_at = link_expiry(loaded.manifest, state, now)
     delivery = _queue(session, record, state.locale, destination, link, expires_at, now, note=note)
     return link, view(delivery)
+
+
+def retake_message(
+    db: Database,
+    settings: Settings,
+    auth: AuthContext,
+    inspection_id: str,
+    note: str,
+    now: datetime,
+) -> Message:
+    """The message a retake would send now (`deliver_retake`), for the reviewer's preview: the
+    same composition, in the inspection's locale, with a placeholder instead of the new code."""
+    with db.session() as session:
+        loaded = load(session, find_inspection(session, auth, inspection_id, lock=False))
+        company = _company_name(session, auth.company_id)
+    link = f"{settings.public_url}/i/{inspection_id}?code=…"
+    expires_at = link_expiry(loaded.manifest, loaded.state, now)
+    return compose(loaded.state.locale, company, link, expires_at, note)

@@ -7,7 +7,10 @@ assignee, and each new decision gets a `review_decisions` row. Nothing else writ
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any, cast
 
 from sqlalchemy import func, select
 from sqlmodel import Session
@@ -98,3 +101,57 @@ def count_waiting(db: Database, auth: AuthContext) -> int:
                 )
             ).scalar_one()
         )
+
+
+@dataclass(frozen=True, slots=True)
+class QueuePage:
+    """One page of the queue, oldest first, with the totals the page shows."""
+
+    items: list[ReviewQueueRecord]
+    total: int
+    mine: int
+    page: int
+    pages: int
+
+
+def _mine(auth: AuthContext) -> Any:
+    return (
+        cast(Any, ReviewQueueRecord.company_id) == auth.company_id,
+        cast(Any, ReviewQueueRecord.testing) == auth.testing,
+    )
+
+
+def queue_page(db: Database, auth: AuthContext, who_id: str, page: int, size: int) -> QueuePage:
+    """The company's inspections in `review`, oldest first (index `ix_review_queue_oldest`)."""
+    table = cast(Any, ReviewQueueRecord)
+    total = count_waiting(db, auth)
+    pages = max(1, -(-total // size))
+    page = min(max(page, 1), pages)
+    with db.session() as session:
+        held = session.execute(
+            select(func.count()).where(*_mine(auth), table.assignee_id == who_id)
+        ).scalar_one()
+        items = list(
+            session.execute(
+                select(ReviewQueueRecord)
+                .where(*_mine(auth))
+                .order_by(table.since, table.inspection_id)
+                .offset((page - 1) * size)
+                .limit(size)
+            )
+            .scalars()
+            .all()
+        )
+    return QueuePage(items, total, int(held), page, pages)
+
+
+def decisions(db: Database, auth: AuthContext, limit: int) -> Iterator[ReviewDecisionRecord]:
+    """The company's decisions, newest first (streamed while the caller reads them)."""
+    table = cast(Any, ReviewDecisionRecord)
+    with db.session() as session:
+        yield from session.execute(
+            select(ReviewDecisionRecord)
+            .where(table.company_id == auth.company_id, table.testing == auth.testing)
+            .order_by(table.decided_at.desc(), table.id.desc())
+            .limit(limit)
+        ).scalars()

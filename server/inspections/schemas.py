@@ -74,6 +74,28 @@ class Quality(ResponseBody):
     measures: dict[str, float | int]
 
 
+class Device(ResponseBody):
+    """The camera and the software that wrote the file, as its EXIF says (absent when silent)."""
+
+    make: str | Unset = UNSET
+    model: str | Unset = UNSET
+    software: str | Unset = UNSET
+
+
+class Capture(ResponseBody):
+    """What the photo was judged on (`date`, `distance`, `duplicate`, `edited`): when and where
+    it was taken and where each came from (`exif`: the photo's own data; `browser`: what the
+    uploading client declared; `upload`: no capture time known, `takenAt` is the upload's),
+    and the device."""
+
+    takenAt: Nullable
+    takenAtSource: Literal["exif", "browser", "upload"]
+    latitude: float | None
+    longitude: float | None
+    locationSource: Literal["exif", "browser"] | None
+    device: Device | None
+
+
 class UploadWarning(ResponseBody):
     """Something an upload was accepted with but the client should know (upload answers only)."""
 
@@ -97,6 +119,10 @@ class Image(ResponseBody):
     productInspectionId: Nullable | Unset = UNSET
     validations: list[ImageValidation] | Unset = UNSET
     damages: list[dict[str, Any]] | Unset = UNSET
+    #: This photo's upload number in its slot: 1, then 2, 3... for each retake.
+    attempt: int | Unset = UNSET
+    #: What the photo was judged on: capture time, place, their sources, the device.
+    capture: Capture | Unset = UNSET
     #: Identity images: the fields read from the document.
     entities: list[Entity] | Unset = UNSET
     #: Upload answers only: the photo quality check (blur, exposure, size).

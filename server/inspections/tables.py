@@ -41,7 +41,7 @@ class InspectionRecord(SQLModel, table=True):
         # The expiry sweep's query: `status IN (expirable) AND expires_at <= now`.
         Index("ix_inspections_expiry", "status", "expires_at"),
         # The dashboard's search has a trigram index on PostgreSQL, made by its migration
-        # (0008_search: it needs the pg_trgm extension): `migrate.MIGRATION_ONLY_INDEXES`.
+        # (0006_search: it needs the pg_trgm extension): `migrate.MIGRATION_ONLY_INDEXES`.
     )
 
     id: str = Field(primary_key=True, max_length=24)

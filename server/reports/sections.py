@@ -17,7 +17,7 @@ from babel import dates as babel_dates
 from babel import numbers as babel_numbers
 
 from server.reports.data import ReportData, ReportImage
-from server.web import i18n
+from server.web import capture, i18n
 from server.web.validations import validation_label
 
 
@@ -468,36 +468,6 @@ def global_validations_section(report: ReportData) -> Section | None:
     return Section(w(_("Global validations")), tables=[table])
 
 
-def capture_rows(record: dict[str, Any], w: Words) -> list[tuple[str, str]]:
-    """Where and when the photo was taken, when the upload carried it (`capture`: the
-    evidence feature's fields, shown as they come: moments in the zone, numbers rounded)."""
-    capture = record.get("capture")
-    if not isinstance(capture, dict):
-        return []
-    rows = []
-    for key, value in capture.items():
-        if value in (None, "", [], {}):
-            continue
-        if key.endswith(("At", "Time", "time")):
-            shown = w.moment(value)
-        else:  # a coordinate keeps 5 decimals (about a metre)
-            shown = w.value(value, 5 if key in ("latitude", "longitude") else DECIMALS)
-        rows.append((w(CAPTURE_WORDS.get(key) or str(key)), shown))
-    return rows
-
-
-#: Capture fields in words (the fields the evidence feature reports; others show their name).
-CAPTURE_WORDS = {
-    "takenAt": _("Taken"),
-    "latitude": _("Latitude"),
-    "longitude": _("Longitude"),
-    "distanceMeters": _("Distance from the declared place (m)"),
-    "device": _("Device"),
-    "retakes": _("Retakes"),
-    "warnings": _("Quality warnings"),
-}
-
-
 def image_block(report: ReportData, image: ReportImage, locale: str) -> ImageBlock:
     record = image.record
     w = words(report)
@@ -507,7 +477,14 @@ def image_block(report: ReportData, image: ReportImage, locale: str) -> ImageBlo
         (w(_("Approved")), w.value(record.get("approved"))),
         (w(_("Uploaded")), w.moment(record.get("uploadedAt"))),
     ]
-    facts += capture_rows(record, w)
+    # What the photo was judged on (`server.web.capture`: time, place, device, attempt), its
+    # capture time written as the report writes moments (language, time zone).
+    raw = record.get("capture")
+    taken = raw.get("takenAt") if isinstance(raw, dict) else None
+    for label, value in capture.of_record(record, w.locale):
+        if isinstance(taken, str) and taken:
+            value = value.replace(taken, w.moment(taken))
+        facts.append((label, value))
     # Fields read from an identity document (`entities`), each with whether it matched.
     facts += [
         (

@@ -15,6 +15,7 @@ from litestar.response import Stream
 
 from server.common import in_thread
 from server.dashboard.web import Member, app_services, redirect, render, require, signed_in
+from server.delivery.messages import Message
 from server.errors import ApiError
 from server.review import service
 
@@ -87,7 +88,7 @@ def _page(
     *,
     error: ApiError | None = None,
     notice: str | None = None,
-    preview: service.RetakePreview | None = None,
+    preview: Message | None = None,
     form: dict[str, Any] | None = None,
 ) -> Any:
     app = app_services(request)
@@ -197,7 +198,13 @@ async def ask_retake(request: Request[Any, Any, Any], inspection_id: FromPath[st
     body = {"images": images, "message": message}
     if form.get("action") == "preview":
         preview = await in_thread(
-            service.retake_preview, app.db, app.settings, member.auth, inspection_id, message
+            service.retake_preview,
+            app.db,
+            app.settings,
+            member.auth,
+            inspection_id,
+            message,
+            app.clock(),
         )
         values = {"retake_images": images, "retake_message": message}
         return await in_thread(_page, request, member, inspection_id, preview=preview, form=values)

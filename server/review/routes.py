@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from server.dashboard.accounts import SESSION_KIND
+from server.dashboard import accounts
 from server.dashboard.web import EXCEPTION_HANDLERS, PREFIX
 from server.review.pages import ROUTES
 from server.web.routes import PageArea
@@ -15,10 +15,13 @@ REVIEW_AREA = PageArea(
     name="review",
     templates=Path(__file__).parent / "templates",
     static=Path(__file__).parent / "static",
-    # The member's session binds the CSRF token, as on every dashboard page.
+    # CSRF bound to the member's session, like every signed-in dashboard page.
     routes=[
         page_router(
-            PREFIX, ROUTES, exception_handlers=EXCEPTION_HANDLERS, session_kind=SESSION_KIND
+            PREFIX,
+            ROUTES,
+            exception_handlers=EXCEPTION_HANDLERS,
+            session_kind=accounts.SESSION_KIND,
         )
     ],
 )

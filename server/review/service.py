@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import func, select
 from sqlmodel import Session
 
 from runtime import InspectionState
@@ -23,13 +22,11 @@ from runtime import review as runtime_review
 from server.auth import AuthContext
 from server.common import run_runtime
 from server.db import Database
-from server.delivery.messages import compose
+from server.delivery.messages import Message
 from server.inspections import review_queue
 from server.inspections import service as inspections
-from server.inspections.deliveries import deliver_retake
-from server.inspections.review_tables import ReviewDecisionRecord, ReviewQueueRecord
+from server.inspections.deliveries import deliver_retake, retake_message
 from server.settings import Settings
-from server.tables import Company
 
 #: Cases per page of the review queue.
 QUEUE_PAGE_SIZE = 50
@@ -265,68 +262,21 @@ def case(
     )
 
 
-@dataclass(frozen=True, slots=True)
-class RetakePreview:
-    """The retake's message as the consumer will receive it, in their locale."""
-
-    locale: str
-    subject: str
-    text: str
-    short: str
-
-
 def retake_preview(
-    db: Database, settings: Settings, auth: AuthContext, inspection_id: str, message: str
-) -> RetakePreview:
-    """Compose the retake's message (the link is a placeholder until it is sent)."""
-    with db.session() as session:
-        record = inspections.find_inspection(session, auth, inspection_id, lock=False)
-        company = session.get(Company, auth.company_id)
-        locale = str((record.state or {}).get("locale") or "en_US")
-    name = company.name if company is not None else "inspectlang"
-    link = f"{settings.public_url}/i/{inspection_id}?code=…"
-    composed = compose(locale, name, link, None, message.strip() or "…")
-    return RetakePreview(composed.locale, composed.subject, composed.text, composed.short)
+    db: Database,
+    settings: Settings,
+    auth: AuthContext,
+    inspection_id: str,
+    message: str,
+    now: datetime,
+) -> Message:
+    """The retake's message as the consumer will receive it, in their locale."""
+    return retake_message(db, settings, auth, inspection_id, message.strip() or "…", now)
 
 
-@dataclass(frozen=True, slots=True)
-class QueuePage:
-    items: list[ReviewQueueRecord]
-    total: int
-    mine: int
-    page: int
-    pages: int
-
-
-def _queue_filter(auth: AuthContext) -> Any:
-    return (
-        cast(Any, ReviewQueueRecord.company_id) == auth.company_id,
-        cast(Any, ReviewQueueRecord.testing) == auth.testing,
-    )
-
-
-def queue(db: Database, auth: AuthContext, who_id: str, page: int = 1) -> QueuePage:
+def queue(db: Database, auth: AuthContext, who_id: str, page: int = 1) -> review_queue.QueuePage:
     """The company's inspections in `review`, oldest first, one page."""
-    table = cast(Any, ReviewQueueRecord)
-    total = review_queue.count_waiting(db, auth)
-    with db.session() as session:
-        mine = session.execute(
-            select(func.count()).where(*_queue_filter(auth), table.assignee_id == who_id)
-        ).scalar_one()
-        pages = max(1, -(-total // QUEUE_PAGE_SIZE))
-        page = min(max(page, 1), pages)
-        items = list(
-            session.execute(
-                select(ReviewQueueRecord)
-                .where(*_queue_filter(auth))
-                .order_by(table.since, table.inspection_id)
-                .offset((page - 1) * QUEUE_PAGE_SIZE)
-                .limit(QUEUE_PAGE_SIZE)
-            )
-            .scalars()
-            .all()
-        )
-    return QueuePage(items, total, int(mine), page, pages)
+    return review_queue.queue_page(db, auth, who_id, page, QUEUE_PAGE_SIZE)
 
 
 CSV_COLUMNS = (
@@ -344,7 +294,6 @@ CSV_COLUMNS = (
 
 def decisions_csv(db: Database, auth: AuthContext) -> Iterator[str]:
     """Every decision of the company (newest first) as CSV lines, header first."""
-    table = cast(Any, ReviewDecisionRecord)
     buffer = io.StringIO()
     writer = csv.writer(buffer)
 
@@ -355,27 +304,20 @@ def decisions_csv(db: Database, auth: AuthContext) -> Iterator[str]:
         return buffer.getvalue()
 
     yield line(list(CSV_COLUMNS))
-    with db.session() as session:
-        rows = session.execute(
-            select(ReviewDecisionRecord)
-            .where(table.company_id == auth.company_id, table.testing == auth.testing)
-            .order_by(table.decided_at.desc(), table.id.desc())
-            .limit(MAX_CSV_ROWS)
-        ).scalars()
-        for row in rows:
-            yield line(
-                [
-                    row.decided_at.isoformat(),
-                    row.inspection_id,
-                    row.type,
-                    row.template_name,
-                    row.veredict,
-                    row.reason,
-                    row.reviewer_id,
-                    row.reviewer_name,
-                    row.waited_seconds,
-                ]
-            )
+    for row in review_queue.decisions(db, auth, MAX_CSV_ROWS):
+        yield line(
+            [
+                row.decided_at.isoformat(),
+                row.inspection_id,
+                row.type,
+                row.template_name,
+                row.veredict,
+                row.reason,
+                row.reviewer_id,
+                row.reviewer_name,
+                row.waited_seconds,
+            ]
+        )
 
 
 def _cell(value: Any) -> Any:

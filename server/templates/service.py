@@ -31,9 +31,9 @@ from inspectlang.builtins import (
     get_builtin,
     get_builtin_by_id,
 )
-from inspectlang.compiler import compile_source, timestamp, with_revision
+from inspectlang.compiler import compile_source, timestamp
 from inspectlang.diagnostics import TemplateError
-from inspectlang.manifest import ALIASES, INSPECTION_TYPES, Template
+from inspectlang.manifest import ALIASES, INSPECTION_TYPES, Template, with_revision
 from runtime import Program, load_program, new_object_id
 from runtime.errors import InvalidProgram
 from server.boundary import name_problem
@@ -51,11 +51,11 @@ CACHE_SIZE = 512
 TEMPLATE_KINDS = ("created", "built-in")
 
 
-#: Parsed manifests and compiled programs by content key, the least recently used dropped past
-#: `CACHE_SIZE` (values never change for a key). cachetools objects are not thread-safe: every
-#: access holds `_cache_lock`, which `cached` takes too.
+#: Parsed manifests by content key, the least recently used dropped past `CACHE_SIZE` (values
+#: never change for a key). cachetools objects are not thread-safe: every access holds
+#: `_cache_lock`, which `cached` takes too. (Programs have one cache, the runtime's, by
+#: revision: `runtime.load_program`.)
 _manifests: LRUCache[str, Template] = LRUCache(maxsize=CACHE_SIZE)
-_programs: LRUCache[str, Program] = LRUCache(maxsize=CACHE_SIZE)
 _cache_lock = threading.Lock()
 #: Content key of each built-in manifest, by its compiler revision (hashing a manifest costs).
 _builtin_keys: dict[str, str] = {}
@@ -69,9 +69,9 @@ def manifest_key(manifest: Template) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-@cached(_programs, key=lambda key, manifest: key, lock=_cache_lock)
 def program_for(key: str, manifest: Template) -> Program:
-    """The runtime program of a stored manifest, compiled once per content key."""
+    """The runtime program of a stored manifest (`key`), compiled once per revision by the
+    runtime's cache."""
     return load_program(manifest)
 
 

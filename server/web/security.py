@@ -36,8 +36,17 @@ from litestar.utils.scope.state import ScopeState
 
 from server.common import in_thread
 from server.deps import PUBLIC_OPT, services
+from server.errors import EXCEPTION_HANDLERS, api_error_for, infrastructure_fault
 from server.settings import Settings
-from server.web.sessions import cookie_is_secure, csrf_token_of, load_session, session_token
+from server.web.i18n import negotiate
+from server.web.sessions import (
+    COOKIE_NAMES,
+    cookie_is_secure,
+    csrf_token_of,
+    load_session,
+    session_token,
+)
+from server.web.templating import gettext, page
 
 CONTENT_SECURITY_POLICY = "; ".join(
     [
@@ -136,15 +145,20 @@ class PageCSRFMiddleware:
         await self.app(scope, receive, send)
 
     async def _session_token(self, request: Request[Any, Any, Any]) -> str | None:
-        """The token stored with the request's live session of this router's kind, if any."""
-        if self.session_kind is None:
-            return None
-        token = session_token(request, self.session_kind)
-        if not token:
-            return None
+        """The token stored with the request's live session: of this router's kind, or, for a
+        router that names none, of any kind whose cookie the request carries (the member
+        cookie is sent under `/dashboard`, the consumer's under `/i/<id>`), so pages that
+        other areas mount under those paths are bound to the session too."""
+        kinds = [self.session_kind] if self.session_kind else list(COOKIE_NAMES)
         app = services(request)
-        row = await in_thread(load_session, app.db, token, self.session_kind, app.clock())
-        return csrf_token_of(row) if row is not None else None
+        for kind in kinds:
+            token = session_token(request, kind)
+            if not token:
+                continue
+            row = await in_thread(load_session, app.db, token, kind, app.clock())
+            if row is not None:
+                return csrf_token_of(row)
+        return None
 
 
 def _presession_token(secret: str, cookie: str) -> str:
@@ -185,16 +199,43 @@ def _setting_cookie(send: Send, config: CSRFConfig, value: str, secure: bool) ->
     return wrapped
 
 
+def unavailable_page(request: Request[Any, Any, Any], exc: Exception) -> Any:
+    """A page's failure: the storage or a service unavailable is a 503 page (with
+    `Retry-After`) in the browser's language for a navigation (`Accept: text/html`), where the
+    API's 503s are JSON; anything else, and the pages' scripts' requests, are answered as by
+    the app (`server.errors`)."""
+    navigation = "text/html" in request.headers.get("accept", "")
+    if infrastructure_fault(exc) is None or not navigation:  # the pages' scripts read JSON
+        return EXCEPTION_HANDLERS[Exception](request, exc)
+    error = api_error_for(exc)  # logs it as such
+    locale = negotiate(request.headers.get("accept-language"))
+    return page(
+        "web/message.html",
+        locale=locale,
+        status_code=error.status,
+        headers=error.headers,
+        context={
+            "heading": gettext(locale, "This service is briefly unavailable"),
+            "text": gettext(locale, "Try again in a minute. What you saved before is kept."),
+            "tone": "bad",
+        },
+    )
+
+
 def page_router(
     path: str, route_handlers: list[Any], *, session_kind: str | None = None, **options: Any
 ) -> Router:
     """A router of pages: no API key (pages use browser sessions), CSRF protection bound to
-    the `session_kind` session when there is one, the page headers on every response, left out
-    of the OpenAPI document."""
+    the `session_kind` session when there is one, the page headers on every response, a 503
+    page when the storage or a service is unavailable, left out of the OpenAPI document."""
     middleware = [
         DefineMiddleware(PageCSRFMiddleware, session_kind=session_kind),
         *options.pop("middleware", []),
     ]
+    options["exception_handlers"] = {
+        Exception: unavailable_page,
+        **options.pop("exception_handlers", {}),
+    }
     return Router(
         path=path,
         route_handlers=route_handlers,

@@ -58,6 +58,14 @@ VALIDATIONS: dict[str, tuple[str, str]] = {
     "type": (_("Type matches"), _("The type read from the object is the declared one.")),
     "purpose": (_("Purpose matches"), _("The purpose read from the document is the declared one.")),
     "use": (_("Use matches"), _("The use read from the document is the declared one.")),
+    "duplicate": (
+        _("Photo not used before"),
+        _("The same photo is not already in this inspection or in another one."),
+    ),
+    "edited": (
+        _("Photo not edited"),
+        _("The photo shows no sign of an editing program, a screenshot or removed camera data."),
+    ),
 }
 
 

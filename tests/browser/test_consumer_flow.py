@@ -607,3 +607,50 @@ def fill_details_es(page: Any, photos: dict[str, Path]) -> None:
     field(page, "Estado de los paquetes").select_option("Intact")
     field(page, "Recibí los paquetes").check()
     field(page, "Firma de quien recibe").set_input_files(str(photos["signature"]))
+
+
+def test_the_photo_keeps_its_exif_through_the_page_and_date_judges_it(
+    api: dict[str, Any],
+    photos: dict[str, Path],
+    new_phone: Any,
+    tmp_path: Path,
+) -> None:
+    """Issue 23 §1: the page re-encodes a camera-sized photo through a canvas; it used to drop
+    EXIF and send `date: now`, so a photo taken in 2012 passed "Photo is recent". The page now
+    carries the original's EXIF into the downscaled JPEG: `date` fails on the photo's own
+    capture time, and the image record says so (source `exif`, the camera, the GPS position)."""
+    from tests.evidence_photos import camera_jpeg, scene
+
+    old = tmp_path / "old.jpg"
+    old.write_bytes(
+        camera_jpeg(
+            scene(3000, 2250),
+            taken=datetime(2012, 5, 14, 16, 20, 5),
+            offset="-03:00",
+            gps=(-31.4201, -64.1888),
+            make="Apple",
+            model="iPhone 4S",
+            software="5.1.1",
+        )
+    )
+    inspection_id, link = create(api)
+    context, page, _log = new_phone()
+    context.grant_permissions(["geolocation"])
+    context.set_geolocation({"latitude": -34.6037, "longitude": -58.3816})
+    _open_to_first_photo(page, link, photos)
+    take_photo(page, old)
+    document = inspection(api, inspection_id)
+    image = next(i for i in document["products"][0]["images"] if i["side"] == "front")
+    date = next(v for v in image["validations"] if v["validation"] == "date")
+    assert date["valid"] is False
+    assert date["result"] > 24 * 365 * 10  # hours: the photo is over ten years old
+    capture = image["capture"]
+    assert capture["takenAt"] == "2012-05-14T19:20:05.000Z"
+    assert capture["takenAtSource"] == "exif"
+    assert (round(capture["latitude"], 3), round(capture["longitude"], 3)) == (-31.42, -64.189)
+    assert capture["locationSource"] == "exif"  # the photo's own GPS, not the browser's
+    assert capture["device"] == {"make": "Apple", "model": "iPhone 4S", "software": "5.1.1"}
+    assert image["attempt"] == 1
+    stored = Image.open(io.BytesIO(httpx.get(image["src"]).content))
+    assert max(stored.size) == 2048  # the page's downscale, not the original
+    assert stored.getexif()[272] == "iPhone 4S"

@@ -187,3 +187,25 @@ def test_fmt_refuses_a_number_too_long_to_write_as_check_does(
     assert f"{path}:6:14: error[E019]" in formatted.out + formatted.err
     assert "Traceback" not in formatted.err
     assert path.read_text(encoding="utf-8") == text
+
+
+def test_the_language_command_names_no_other_package(capsys: pytest.CaptureFixture[str]) -> None:
+    """`inspectlang.cli` knows the language's commands only; the program with the runtime's and
+    the server's commands is composed at the top layer (`server.main`), where import-linter
+    sees every package it names."""
+    from inspectlang import cli
+    from server import main as program
+
+    assert set(cli.LANGUAGE_COMMANDS) == {"check", "compile", "decompile", "fmt", "lsp"}
+    assert set(program.COMMANDS) == set(cli.LANGUAGE_COMMANDS) | {
+        "simulate",
+        "serve",
+        "worker",
+        "admin",
+        "outbox",
+    }
+    source = Path(cli.__file__).read_text(encoding="utf-8")
+    assert "server.cli" not in source and "runtime.cli" not in source  # named by no string
+    with pytest.raises(SystemExit):
+        cli.main(["simulate", "x.insp", "events.json"])
+    assert "invalid choice: 'simulate'" in capsys.readouterr().err

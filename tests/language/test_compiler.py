@@ -15,15 +15,9 @@ from pathlib import Path
 import pytest
 
 import inspectlang
-from inspectlang.compiler import (
-    check_source,
-    compile_expression,
-    compile_source,
-    revision_of,
-    with_revision,
-)
+from inspectlang.compiler import check_source, compile_expression, compile_source
 from inspectlang.diagnostics import TemplateError
-from inspectlang.manifest import Template
+from inspectlang.manifest import Template, revision_of, with_revision
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = datetime(2026, 3, 4, 5, 6, 7, 891000, tzinfo=UTC)

@@ -305,10 +305,16 @@ TRIGGERS: dict[str, str] = {
         "input a\n    type: text\n    ask when: defined(inputs.b)\n"
         "input b\n    type: text\n    ask when: defined(inputs.a)\n"
     ),
+    "E042": _bike(
+        "input use\n    type: text\n    asked at: update\n"
+        "input company\n    type: text\n    asked at: create\n    ask when: defined(inputs.use)\n"
+    ),
     "W001": _bike("check always\n    valid when: true\n"),
     "W002": _bike("variable unused: numeric = 0\n"),
     "W003": _bike(verdict='    disapprove "Never" when false\n'),
     "W004": 'template "Bike"\n    type: bike\n\nverdict\n',
+    "W005": _bike("input km\n    type: numeric\ncheck near\n    valid when: 100 / inputs.km > 2\n"),
+    "W006": _bike("let unused = 1\n"),
 }
 
 

@@ -51,3 +51,23 @@ def test_a_reason_that_does_not_parse_adds_nothing() -> None:
     broken = SOURCE.replace("{inputs.km} km is", "{inputs.} km is")
     index = build_index(broken)
     assert len(index.references(Symbol("input", "km"))) == 3
+
+
+def test_a_review_line_is_indexed_like_a_disapproval() -> None:
+    """`review "REASON" when CONDITION`: names in its reason and its condition are uses, and
+    `review` is offered as a keyword inside the verdict."""
+    source = SOURCE.replace(
+        "    approve when true\n",
+        '    review "A person checks {inputs.km} km" when inputs.km > 50\n    approve when true\n',
+    )
+    index = build_index(source)
+    line = 11
+    content = source.splitlines()[line - 1]
+    in_reason = content.index("km}") + 1
+    in_condition = content.index("km >") + 1
+    for column in (in_reason, in_condition):
+        found = index.occurrence_at(line, column)
+        assert found is not None and found.symbol == Symbol("input", "km"), column
+    assert len(index.references(Symbol("input", "km"))) == 6
+    keywords = {label for label, kind, _ in index.completions(line, 5) if kind == "keyword"}
+    assert "review" in keywords

@@ -59,6 +59,18 @@ def image_record(index: int, validations_per_image: int) -> dict[str, Any]:
         "damages": [{"part": "trunk", "percentage": 12, "damage": "dent", "severity": "minor"}]
         if index == 1
         else [],
+        "attempt": 2 if index == 1 else 1,
+        # What the photo was judged on (issue 23): photo 0 from its EXIF, the others declared.
+        "capture": {
+            "takenAt": f"2026-11-20T09:5{index}:00.000Z",
+            "takenAtSource": "exif" if index == 0 else "browser",
+            "latitude": -34.6037,
+            "longitude": -58.3816,
+            "locationSource": "exif" if index == 0 else "browser",
+            "device": {"make": "samsung", "model": "SM-A515F", "software": "A515FXXU4CTJ1"}
+            if index == 0
+            else None,
+        },
     }
 
 

@@ -211,7 +211,7 @@ class SlowRenderer:
 
 service.RENDERER_FACTORY = SlowRenderer
 jobs.DEFAULT_LEASE_SECONDS = 2.0
-from inspectlang.cli import main
+from server.main import main
 sys.exit(main(["worker"]))
 """
 

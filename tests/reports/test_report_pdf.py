@@ -44,6 +44,17 @@ def test_pdf_shows_verdict_reasons_and_car(pdf_text: str) -> None:
     assert "6650f1c2a1b2c3d4e5f60718" in pdf_text
 
 
+def test_pdf_shows_what_each_photo_was_judged_on(pdf_text: str) -> None:
+    """Issue 23 §1: capture time and its source, place and its source, device, attempt."""
+    flat = " ".join(pdf_text.split())
+    assert "2026-11-20T09:50:00.000Z · from the photo (EXIF)" in flat
+    assert "2026-11-20T09:51:00.000Z · declared by the uploading device" in flat
+    assert "-34.60370, -58.38160 · from the photo (EXIF)" in flat
+    assert "samsung SM-A515F · software A515FXXU4CTJ1" in flat
+    assert "not stated in the photo" in flat
+    assert "Upload attempt 2" in flat
+
+
 def test_pdf_masks_identification(pdf_text: str) -> None:
     assert "****5678" in pdf_text
     assert "30125678" not in pdf_text

@@ -394,8 +394,9 @@ def test_a_retake_reopens_the_slot_keeps_the_old_photo_and_takes_one_more_upload
         upload(program, state, ident(program, "front"), minutes=8)
     assert refused.value.code == "max_attempts_exceeded"
     state = rt.finish(program, state, completed_by="consumer", now=at(9))
-    assert state.status == "review"  # recaptured still has no machine here
+    assert state.status == "review"  # the reviewer who asked looks at the new photo
     assert state.retake is None
+    assert [r["code"] for r in state.review.reasons] == ["no_machine_route", "retake"]  # type: ignore[union-attr]
     state = rv.review(
         program,
         state,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from rt_support import ROOT
 
-from inspectlang.cli import main
+from server.main import main
 
 EXAMPLES = ROOT / "examples"
 EXPECTED = {
@@ -182,3 +182,72 @@ def test_simulate_a_create_without_locale_and_an_age_under_the_minimum(
     assert output["inspection"]["veredict"] == veredict
     assert main(["simulate", str(template), str(events)]) == 0
     assert f"dni.age: {shown} (confidence 95.0" in capsys.readouterr().out
+
+
+NEVER_NONE = """\
+template "Pending"
+    type: car
+
+image front
+    label: "Front"
+    validate plate
+
+input notes
+    type: text
+    label: "Notes"
+    asked at: update
+
+check noted
+    valid when: length(inputs.notes) > 0
+
+verdict
+    disapprove "No notes: {inputs.notes}" when not defined(inputs.notes)
+    approve when images.front.plate.valid
+"""
+
+
+def test_simulate_explanations_never_print_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A missing value, a check without a value and a validation without a result read
+    `missing` or leave the confidence out; Python's `None` never shows (it did)."""
+    template = tmp_path / "pending.insp"
+    template.write_text(NEVER_NONE, encoding="utf-8")
+    events = tmp_path / "pending.events.json"
+    script = {
+        "events": [
+            {
+                "event": "create",
+                "body": {"delivery": {"channel": "email", "destination": "a@b.co"}},
+            },
+            {"event": "start"},
+            {"event": "image", "image": "front"},
+        ]
+    }
+    events.write_text(json.dumps(script), encoding="utf-8")
+    assert main(["simulate", str(template), str(events)]) == 0
+    out = capsys.readouterr().out
+    assert "None" not in out
+    assert "inputs.notes = missing" in out
+    assert "front.plate: pending (threshold 80.0, required)" in out
+
+
+@pytest.mark.parametrize(("confidence", "status"), [(87, "review"), (93, "completed")])
+def test_review_below_confidence_sends_an_uncertain_plate_to_a_person(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], confidence: int, status: str
+) -> None:
+    """motor_insurance.insp reads the front plate with `minimum confidence 85, review below
+    confidence 90`: 87 is valid but a person decides first (low_confidence); 93 is not."""
+    script = json.loads((EXAMPLES / "motor_insurance.events.json").read_text(encoding="utf-8"))
+    front = next(e for e in script["events"] if e.get("image") == "front")
+    plate = next(v for v in front["validations"] if v["validation"] == "plate")
+    plate["confidence"] = confidence
+    events = tmp_path / "events.json"
+    events.write_text(json.dumps(script), encoding="utf-8")
+    template = str(EXAMPLES / "motor_insurance.insp")
+    assert main(["simulate", template, str(events), "--format", "json"]) == 0
+    inspection = json.loads(capsys.readouterr().out)["inspection"]
+    assert inspection["status"] == status
+    if status == "review":
+        (reason,) = inspection["review"]["reasons"]
+        assert reason["code"] == "low_confidence" and "plate" in reason["message"]

@@ -3,7 +3,8 @@
 Vectors live in tests/conformance/templates/<area>.json: each test has a name, a `source`
 (a whole template), `create` (input values by input name, sent at creation; `locale` optional),
 optional `update` (input values by name, sent after start) and exactly one of
-`expect` (`{"veredict", "reasons"?, "variables"?}` after finish) or `refused` (the runtime
+`expect` (`{"veredict", "reasons"?, "variables"?, "status"?, "review"?}` after finish; `review`
+lists the `{code, message}` of the reasons a person decides) or `refused` (the runtime
 error code a creation or update answers with). Features whose meaning spans a template (select
 keys, reasons with values, conditional inputs) are pinned here, expression semantics in
 tests/conformance/evaluation.
@@ -79,3 +80,9 @@ def test_template_vector(test: dict[str, Any], path: str) -> None:
         assert state.reasons == expect["reasons"]
     for name, value in expect.get("variables", {}).items():
         assert state.variables[name] == value
+    if "status" in expect:
+        assert state.status == expect["status"]
+    if "review" in expect:  # why a person decides: [{code, message}] of review.reasons
+        assert state.review is not None
+        found = [{"code": r["code"], "message": r["message"]} for r in state.review.reasons]
+        assert found == expect["review"]

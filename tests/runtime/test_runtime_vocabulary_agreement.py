@@ -15,7 +15,14 @@ import pytest
 
 import runtime as rt
 from inspectlang import check_source, compile_source
-from inspectlang.vocabulary import MAX_EXPRESSION_DEPTH, MAX_QUANTIFIER_DEPTH
+from inspectlang.vocabulary import (
+    ARITHMETIC_OPERATORS,
+    BINARY_OPERATORS,
+    CHAIN_OPERATORS,
+    MAX_EXPRESSION_DEPTH,
+    MAX_QUANTIFIER_DEPTH,
+    UNARY_OPERATORS,
+)
 from runtime import load_program
 from runtime.program import Program
 from tests.runtime.rt_support import NOW, ids
@@ -227,3 +234,84 @@ def test_the_deepest_value_a_reason_may_show_loads_and_runs() -> None:
         assert levels < 2 * MAX_EXPRESSION_DEPTH
     run_both_paths(source(levels))
     assert [code for code, _ in errors_of(source(levels + 1))] == ["E004"]
+
+
+# -- one operator table: the checker, the verifier and both evaluation paths read it -----------
+
+#: An expression of each type the operators meet (no literal zero: `/ 0` is E030 on its own).
+EXEMPLARS = {
+    "number": "2",
+    "text": '"a"',
+    "boolean": "true",
+    "date": 'date("2024-01-31")',
+    "list<number>": "[1, 2]",
+    "list<text>": '["a", "b"]',
+}
+
+
+def _checker_accepts(source: str) -> Any:
+    from inspectlang.compiler import compile_expression
+    from inspectlang.diagnostics import TemplateError
+
+    try:
+        return compile_expression(source)
+    except TemplateError:
+        return None
+
+
+@pytest.mark.parametrize("operator", sorted(BINARY_OPERATORS))
+def test_the_checker_and_the_runtime_accept_the_same_operands(operator: str) -> None:
+    """For every operator of the vocabulary and every pair of operand types: the checker
+    accepts exactly what the runtime's verifier accepts, and what both accept gives the same
+    value on both evaluation paths."""
+    from runtime.errors import InvalidProgram
+    from runtime.expression import compile_ir
+
+    disagreements = []
+    for left_type, left in EXEMPLARS.items():
+        for right_type, right in EXEMPLARS.items():
+            node = _checker_accepts(f"{left} {operator} {right}")
+            if node is None:
+                continue  # refused with a diagnostic: nothing reaches the runtime
+            try:
+                expression = compile_ir(node)
+            except InvalidProgram as error:
+                disagreements.append((left_type, right_type, error.message))
+                continue
+            assert expression.run({}, path="compiled") == expression.run({}, path="reference")
+    assert disagreements == []
+
+
+def test_every_operator_has_one_meaning_on_each_evaluation_path() -> None:
+    """The evaluators translate the vocabulary's operators; they define none of their own."""
+    from runtime import codegen, reference
+
+    chains = CHAIN_OPERATORS
+    assert set(codegen.COMPARE) | set(codegen.ARITHMETIC) | {"in"} | chains == set(BINARY_OPERATORS)
+    assert set(codegen.ARITHMETIC) == set(ARITHMETIC_OPERATORS)
+    leaves = set(reference._LEAF_SOURCES) - {"-unary"}
+    assert leaves | chains == set(BINARY_OPERATORS) | {"not"}
+    assert set(UNARY_OPERATORS) == {"not", "-"}
+
+
+def test_what_the_parser_reads_the_checker_and_the_runtime_accept_for_its_depth() -> None:
+    """One depth limit (`vocabulary.MAX_NESTING` is `MAX_EXPRESSION_DEPTH`): the deepest `-`
+    nesting the parser reads is checked without E004, loads and runs alike on both paths; one
+    more is refused, by the parser."""
+    from inspectlang import parser
+
+    assert parser.MAX_NESTING == MAX_EXPRESSION_DEPTH
+
+    def source(minuses: int) -> str:
+        return with_check("-" * minuses + "inputs.km > 0")
+
+    deepest = max(
+        n
+        for n in range(MAX_EXPRESSION_DEPTH + 2)
+        if parser.parse_with_diagnostics(source(n))[1] == []
+    )
+    assert deepest >= MAX_EXPRESSION_DEPTH - 4
+    assert errors_of(source(deepest)) == []
+    compiled, reference = run_both_paths(source(deepest))
+    assert compiled == reference
+    assert [code for code, _ in errors_of(source(deepest + 1))] == ["E004"]

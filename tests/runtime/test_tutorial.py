@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from rt_support import ROOT
 
-from inspectlang.cli import main
 from inspectlang.compiler import check_source
+from server.main import main
 
 TUTORIAL = ROOT / "docs" / "tutorial.md"
 TEXT = TUTORIAL.read_text(encoding="utf-8")

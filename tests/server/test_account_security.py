@@ -88,7 +88,10 @@ def test_a_csrf_token_is_bound_to_its_session(
                 "/dashboard/members/invite",
                 data={"email": "attacker@evil.example", "role": "admin", "_csrf_token": token},
             )
+            # Pages another area mounts under /dashboard (the review queue) are bound too.
+            claim = victim.post(f"/dashboard/review/{'0' * 24}/claim", data={"_csrf_token": token})
         assert forged.status_code == 403, forged.text
+        assert claim.status_code == 403, claim.text
     assert members_of(db, team) == before
 
     # A cross-site post is refused even with the right token (Origin / Sec-Fetch-Site).

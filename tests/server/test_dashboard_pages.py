@@ -363,3 +363,47 @@ def test_webhook_deliveries_listed_and_retried(
     client.post("/dashboard/mode", data={"mode": "live"})
     live_page = client.get("/dashboard/developers").text
     assert url not in live_page and delivery_id.group(1) not in live_page
+
+
+def test_a_photo_shows_what_it_was_judged_on(
+    live_server: str, team: dict[str, Any], browser_for: Callable[[str], Browserish]
+) -> None:
+    """Issue 23 §1: the inspection page shows each photo's capture time and its source, its
+    place and its source, the device and the upload attempt (the `capture.html` partial)."""
+    import datetime as dt
+    import json
+
+    from tests.evidence_photos import camera_jpeg, scene
+
+    headers = {"x-api-key": team["testKey"]}
+    body = {
+        "templateId": "easy",
+        "locale": "en_US",
+        "delivery": {"channel": "email", "destination": "a@example.com"},
+        "car": {"plate": "AB123CD"},
+    }
+    created = httpx.post(f"{live_server}/v1/inspection/car", json=body, headers=headers).json()
+    photo = camera_jpeg(
+        taken=dt.datetime(2026, 11, 20, 9, 50), offset="-03:00", gps=(-34.6037, -58.3816)
+    )
+    for data, declared in (
+        (scene(seed=4), {"side": "back", "date": "2026-11-20T12:40:00Z"}),
+        (photo, {"side": "front"}),
+        (photo, {"side": "front"}),  # a retake: attempt 2
+    ):
+        content = data if isinstance(data, bytes) else camera_jpeg(data, make=None, model=None)
+        answer = httpx.post(
+            f"{live_server}/v1/inspection/image/{created['productId']}",
+            files={"image": ("p.jpg", content, "image/jpeg"), "data": (None, json.dumps(declared))},
+            headers=headers,
+        )
+        assert answer.status_code == 201, answer.text
+    page = browser_for("viewer").get(f"/dashboard/inspections/{created['inspectionId']}").text
+    flat = " ".join(re.sub(r"<[^>]+>", " ", page).split())
+    assert "Taken 2026-11-20T12:50:00.000Z · from the photo (EXIF)" in flat
+    assert "Place -34.60370, -58.38160 · from the photo (EXIF)" in flat
+    assert "Device Motorola moto g(8)" in flat
+    assert "Upload attempt 2" in flat
+    assert "Taken 2026-11-20T12:40:00.000Z · declared by the uploading device" in flat
+    assert "Place not known" in flat
+    assert "Device not stated in the photo" in flat

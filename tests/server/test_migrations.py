@@ -209,3 +209,24 @@ def test_admin_migrate_and_serve_in_production(empty_db: Database, tmp_path: Pat
     )  # fmt: skip
     assert migrated.returncode == 0, migrated.stderr
     assert json.loads(migrated.stdout) == {"from": None, "to": migrate.head()}
+
+
+#: Revisions named before files were numbered in chain order (deployed databases record these
+#: ids in `alembic_version`, so they keep their names).
+HISTORICAL_NAMES = {"0001", "0002_consumer", "0002_dashboard", "0003_delivery", "0003_scale"}
+
+
+def test_revisions_form_one_chain_numbered_in_order() -> None:
+    """One head, no branches, each file named after its revision, and the numbers of the
+    revisions written since the historical ones increase along the chain (issue 26: files
+    numbered like parallel branches)."""
+    from alembic.script import ScriptDirectory
+
+    scripts = ScriptDirectory.from_config(migrate._config())
+    assert len(scripts.get_heads()) == 1
+    chain = list(reversed(list(scripts.walk_revisions())))
+    assert all(len(script.nextrev) <= 1 for script in chain)
+    for script in chain:
+        assert script.path is not None and Path(script.path).stem.startswith(script.revision)
+    numbered = [int(s.revision[:4]) for s in chain if s.revision not in HISTORICAL_NAMES]
+    assert numbered == list(range(numbered[0], numbered[0] + len(numbered)))

@@ -39,7 +39,7 @@ def test_admin_create_company_refuses_control_characters(
 ) -> None:
     done = subprocess.run(
         [
-            *(sys.executable, "-m", "inspectlang", "admin", "create-company", name),
+            *(sys.executable, "-m", "server", "admin", "create-company", name),
             *("--database-url", database_url, "--data-dir", str(data_dir)),
         ],
         capture_output=True,

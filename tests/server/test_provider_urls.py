@@ -78,7 +78,7 @@ def test_the_worker_command_refuses_to_start(tmp_path: Path) -> None:
         INSPECTLANG_VALIDATION_PROVIDER_SECRET="k",
     )
     done = subprocess.run(
-        [sys.executable, "-m", "inspectlang", "worker", "--data-dir", str(tmp_path)],
+        [sys.executable, "-m", "server", "worker", "--data-dir", str(tmp_path)],
         capture_output=True,
         text=True,
         env=env,

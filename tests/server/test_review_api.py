@@ -224,12 +224,20 @@ def test_the_whole_review_through_the_api(
     )
     assert again.status_code == 201, again.text
     finished = client.post(f"/v1/inspection/finish/{inspection_id}", headers=test_headers)
-    # The person's result on the front photo stands: nothing waits for a person any more.
-    assert finished.json()["status"] == "completed", finished.json()["review"]
-    assert finished.json()["completedBy"] == "client"
+    # The person's result on the front photo stands; the reviewer who asked for the new back
+    # photo looks at it before any verdict.
+    back_again = finished.json()
+    assert back_again["status"] == "review", back_again["review"]
+    assert [r["code"] for r in back_again["review"]["reasons"]] == ["retake"]
+    assert back_again["review"]["pending"] == []
+    decided = client.post(
+        url, json={"veredict": "approved", "reason": "New back photo is fine"}, headers=test_headers
+    )
+    assert decided.json()["completedBy"] == "reviewer"
+    # Decided by a person: another decision is a conflict with theirs.
     assert error_of(
         client.post(url, json={"veredict": "approved", "reason": "x"}, headers=test_headers)
-    ) == (409, "inspection_not_in_review")
+    ) == (409, "review_conflict")
     assert error_of(
         client.post(
             f"/v1/inspection/{inspection_id}/retake",
@@ -333,3 +341,24 @@ def test_two_reviewers_deciding_at_once_one_wins_the_other_gets_review_conflict(
             .all()
         )
         assert len(rows) == 1
+
+
+def test_capabilities_name_each_route_of_the_deployment(settings: Any) -> None:
+    from server import routing
+
+    configured = settings.model_copy(
+        update={
+            "validation_providers": {"make": "https://provider.example/make"},
+            "validation_provider_secret": "s" * 32,
+            "posted_validations": frozenset({"damage"}),
+        }
+    )
+    routes = routing.capabilities(configured)["validations"]
+    assert (routes["make"], routes["damage"], routes["date"], routes["recaptured"]) == (
+        "provider",
+        "api",
+        "local",
+        "person",
+    )
+    machine = routing.machine_validations(configured)
+    assert {"make", "damage", "date"} <= machine and "recaptured" not in machine

@@ -213,3 +213,32 @@ def test_the_pdf_says_who_reviewed_and_why() -> None:
         "Reviewed by ana@example.com on Nov 25, 2026, 4:00:00\u202fPM (GMT+00:00): "
         "Checked every photo (Approved)"
     ]
+
+
+def test_the_editor_warns_for_a_required_validation_that_goes_to_a_person(
+    browsers: Callable[[str], Browserish], team: dict[str, Any]
+) -> None:
+    owner = browsers(team["emails"]["owner"])
+    owner.get("/dashboard/templates")
+    found = owner.post(
+        "/dashboard/templates/check", json={"source": SOURCE.replace("{n}", "editor")}
+    )
+    assert found.status_code == 200, found.text
+    warnings = [d for d in found.json()["diagnostics"] if d["code"] == "W900"]
+    assert [(w["severity"], w["line"], w["sourceLine"].strip()) for w in warnings] == [
+        ("warning", 12, "validate recaptured")
+    ]  # `damage, optional` on the back photo gets none
+
+
+def test_review_forms_need_the_sessions_csrf_token(
+    client: httpx.Client, browsers: Callable[[str], Browserish], team: dict[str, Any]
+) -> None:
+    inspection_id = in_review(client, {"x-api-key": team["testKey"]}, secrets.token_hex(3))["_id"]
+    reviewer = browsers(team["emails"]["reviewer"])
+    reviewer.get("/dashboard/review")
+    forged = reviewer.http.post(
+        f"/dashboard/review/{inspection_id}/claim", headers={"x-csrftoken": "not-the-token"}
+    )
+    assert forged.status_code == 403
+    state = client.get(f"/v1/inspection/{inspection_id}", headers={"x-api-key": team["testKey"]})
+    assert state.json()["review"]["assignee"] is None  # nothing claimed

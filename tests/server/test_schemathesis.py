@@ -45,7 +45,12 @@ INSP_SOURCES = st.one_of(
             f'template "{name}"\n    type: {kind}\n\nverdict\n    approve when true\n'
         ),
         st.text(
-            st.characters(codec="utf-8", exclude_characters='"\\\n\r\x00'), min_size=1, max_size=40
+            # A name is one line of printable text (`server.boundary.name_problem`).
+            st.characters(
+                codec="utf-8", exclude_categories=("Cc", "Zl", "Zp"), exclude_characters='"\\'
+            ),
+            min_size=1,
+            max_size=40,
         ).filter(str.strip),
         st.sampled_from(sorted(INSPECTION_TYPES)),
     ),

@@ -86,7 +86,7 @@ def served(tmp_path: Path) -> Iterator[dict[str, Any]]:
         process = subprocess.Popen(
             [
                 *_unprivileged(),
-                *(sys.executable, "-m", "inspectlang", "serve", "--demo", "--no-worker"),
+                *(sys.executable, "-m", "server", "serve", "--demo", "--no-worker"),
                 *("--port", str(port), "--data-dir", str(data)),
             ],
             stdout=log,
@@ -328,3 +328,57 @@ def test_a_lost_postgresql_connection_answers_503_service_unavailable(
         database.dispose()
     assert any("service_unavailable while handling a request" in line for line in logged)
     assert not any("unhandled error" in line for line in logged)
+
+
+class UnreachableBlobs:
+    """A blob store whose every call fails as an unreachable service would."""
+
+    def __getattr__(self, name: str) -> Any:
+        from server.errors import ServiceUnavailable
+
+        def fail(*args: Any, **kwargs: Any) -> Any:
+            raise ServiceUnavailable(f"blob store {name}: connection refused")
+
+        return fail
+
+
+def test_a_page_answers_a_503_page_in_the_browsers_language(
+    settings: Any, db: Any, serve_app: Any, client: httpx.Client, company: dict[str, Any]
+) -> None:
+    """The dashboard's photo route with the blob store gone: a page (not JSON), 503, with
+    `Retry-After`, in Spanish for a browser that asks for it."""
+    from server.app import create_app
+    from server.dashboard import accounts
+
+    headers = {"x-api-key": company["testKey"]}
+    created = client.post("/v1/inspection/car", json=CREATE, headers=headers).json()
+    assert client.post(f"/v1/inspection/{created['inspectionId']}/start", headers=headers)
+    with httpx.Client(base_url=str(client.base_url), headers=headers, timeout=60) as api:
+        uploaded = _upload(api, created["productId"])
+    assert uploaded.status_code == 201, uploaded.text
+    email = f"owner-{company['companyId'][:6]}@example.com"
+    accounts.create_account(db, company["companyId"], email, "owner", "owner password 1")
+    app = create_app(settings, db=db, blobs=UnreachableBlobs())  # type: ignore[arg-type]
+    with serve_app(app) as base, httpx.Client(base_url=base, timeout=60) as browser:
+        form = browser.get("/dashboard/sign-in").text
+        token = re.search(r'name="_csrf_token" value="([^"]+)"', form)
+        assert token is not None
+        signed = browser.post(
+            "/dashboard/sign-in",
+            data={"email": email, "password": "owner password 1", "_csrf_token": token[1]},
+        )
+        assert signed.status_code in (200, 303), signed.text
+        photo = browser.get(
+            f"/dashboard/inspections/{created['inspectionId']}/photos/{uploaded.json()['_id']}",
+            headers={"accept-language": "es-AR,es;q=0.9", "accept": "text/html,*/*;q=0.8"},
+        )
+        fetched = browser.get(  # a page's script asking (consumer.js): the JSON error
+            f"/dashboard/inspections/{created['inspectionId']}/photos/{uploaded.json()['_id']}",
+            headers={"accept": "application/json"},
+        )
+    assert photo.status_code == 503
+    assert photo.headers["content-type"].startswith("text/html")
+    assert photo.headers["retry-after"] == str(UNAVAILABLE_RETRY_AFTER_SECONDS)
+    assert "El servicio no está disponible por un momento" in photo.text
+    assert fetched.status_code == 503
+    assert fetched.json()["code"] == "service_unavailable"

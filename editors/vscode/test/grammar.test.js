@@ -77,8 +77,23 @@ function checkFile(grammar, file) {
       if (!has(at, "support.constant.validation")) problems.push(`${where}: validation '${validate[1]}' not scoped`);
       counts.validation++;
     }
+    // Each option after a comma on a `validate` line is a modifier (`review below confidence 90`).
+    if (validate) {
+      const options = /,\s*([a-z][a-z ]*[a-z])/g;
+      let option;
+      while ((option = options.exec(line)) !== null) {
+        if (has(option.index, "comment")) break;
+        const at = option.index + option[0].indexOf(option[1]);
+        if (!has(at, "storage.modifier")) problems.push(`${where}: option '${option[1]}' not scoped`);
+        counts.modifier = (counts.modifier || 0) + 1;
+      }
+    }
+    const verdictLine = /^\s+(disapprove|review|approve|otherwise)\b/.exec(line);
+    if (verdictLine && !has(line.indexOf(verdictLine[1]), "keyword.control.verdict")) {
+      problems.push(`${where}: '${verdictLine[1]}' is not a verdict keyword`);
+    }
     // A reason's `{VALUE}` is an expression inside the string (`{{` writes a brace).
-    const reason = /^\s+(disapprove|otherwise)\s+"/.exec(line);
+    const reason = /^\s+(disapprove|review|otherwise)\s+"/.exec(line);
     if (reason) {
       const open = line.search(/(?<!\{)\{(?!\{)/);
       if (open >= 0 && !has(open + 1, "meta.embedded.expression")) {
@@ -105,6 +120,13 @@ function checkFile(grammar, file) {
         if (!has(i, "constant.numeric")) problems.push(`${where}:${i + 1}: number ${match[0]} not scoped`);
         counts.number++;
       }
+    }
+    // `if C then A else B` inside an expression: its words are keywords.
+    const conditional = /\b(then|else)\b/g;
+    while ((match = conditional.exec(line)) !== null) {
+      if (has(match.index, "comment") || has(match.index, "string")) continue;
+      if (!has(match.index, "keyword.control")) problems.push(`${where}: '${match[1]}' not scoped`);
+      counts.conditional = (counts.conditional || 0) + 1;
     }
     const call = /\b([a-z_]+)\(/g;
     while ((match = call.exec(line)) !== null) {

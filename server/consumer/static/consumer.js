@@ -1,9 +1,12 @@
 /* The consumer's pages: checks of the answers before sending, and the camera uploads.
    Plain JavaScript, no dependencies; loaded as a same-origin file (the pages' CSP allows no
-   inline script). Photos are downscaled here (longest side 2048 px, JPEG) before upload. */
+   inline script). Photos are downscaled here (longest side 2048 px, JPEG) before upload; the
+   original's EXIF (capture time, GPS, camera, software) is carried into the downscaled JPEG,
+   and a JPEG already small enough is sent as it is (docs/consumer.md, "Photos"). */
 (function () {
   "use strict";
   var MAX_SIDE = 2048, QUALITY = 0.85, TRIES = 4, POLL_MS = 2000, POLLS = 60;
+  var ORIGINAL_MAX_BYTES = 3 * 1024 * 1024;
   var csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
   var EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 
@@ -89,18 +92,66 @@
   });
 
   /* ---- photos ---- */
+  /* The original's EXIF segment (APP1 "Exif"), or null. Its Orientation is set to 1 (the canvas
+     draws the photo upright) and its thumbnail (IFD1: the photo unturned, at full framing) is
+     unlinked, so the copy does not contradict its own pixels. */
+  function exifSegment(buffer) {
+    var bytes = new Uint8Array(buffer), i = 2;
+    if (bytes[0] !== 0xFF || bytes[1] !== 0xD8) return null;
+    while (i + 10 <= bytes.length && bytes[i] === 0xFF) {
+      var marker = bytes[i + 1], length = (bytes[i + 2] << 8) | bytes[i + 3];
+      if (marker === 0xDA || marker === 0xD9) break;
+      if (marker === 0xE1 && String.fromCharCode(bytes[i + 4], bytes[i + 5], bytes[i + 6], bytes[i + 7]) === "Exif") {
+        var segment = bytes.slice(i, i + 2 + length);
+        try { upright(new DataView(segment.buffer), 10); } catch (e) { return null; }
+        return segment;
+      }
+      i += 2 + length;
+    }
+    return null;
+  }
+  function upright(view, tiff) {
+    var little = view.getUint16(tiff) === 0x4949;
+    var ifd0 = tiff + view.getUint32(tiff + 4, little), count = view.getUint16(ifd0, little);
+    for (var k = 0; k < count; k++) {
+      var entry = ifd0 + 2 + k * 12;
+      if (view.getUint16(entry, little) === 0x0112) view.setUint16(entry + 8, 1, little);
+    }
+    view.setUint32(ifd0 + 2 + count * 12, 0, little);
+  }
+  /* The downscaled JPEG with the original's EXIF segment right after its start of image. */
+  function withExif(blob, segment) {
+    if (!segment || !blob.arrayBuffer) return Promise.resolve(blob);
+    return blob.arrayBuffer().then(function (buffer) {
+      var bytes = new Uint8Array(buffer);
+      return new Blob([bytes.subarray(0, 2), segment, bytes.subarray(2)], { type: "image/jpeg" });
+    });
+  }
   function downscale(file) {
     if (!window.createImageBitmap) return Promise.resolve(file);
-    return createImageBitmap(file, { imageOrientation: "from-image" }).then(function (bitmap) {
+    var original = file.arrayBuffer ? file.arrayBuffer().catch(function () { return null; }) : Promise.resolve(null);
+    return Promise.all([createImageBitmap(file, { imageOrientation: "from-image" }), original]).then(function (got) {
+      var bitmap = got[0], buffer = got[1];
+      var segment = buffer ? exifSegment(buffer) : null;
       var scale = Math.min(1, MAX_SIDE / Math.max(bitmap.width, bitmap.height));
+      if (scale === 1 && file.type === "image/jpeg" && file.size <= ORIGINAL_MAX_BYTES) return file;
       var canvas = document.createElement("canvas");
       canvas.width = Math.round(bitmap.width * scale);
       canvas.height = Math.round(bitmap.height * scale);
       canvas.getContext("2d").drawImage(bitmap, 0, 0, canvas.width, canvas.height);
       return new Promise(function (resolve) {
-        canvas.toBlob(function (blob) { resolve(blob || file); }, "image/jpeg", QUALITY);
+        canvas.toBlob(function (blob) { resolve(blob ? withExif(blob, segment) : file); }, "image/jpeg", QUALITY);
       });
     }, function () { return file; });
+  }
+  /* Now, in the phone's local time with its UTC offset: an EXIF time without an offset is read
+     in it (the camera's clock is local). */
+  function localNow() {
+    var now = new Date(), minutes = -now.getTimezoneOffset(), sign = minutes < 0 ? "-" : "+";
+    var local = new Date(now.getTime() + minutes * 60000).toISOString().slice(0, 19);
+    var abs = Math.abs(minutes);
+    function two(n) { return (n < 10 ? "0" : "") + n; }
+    return local + sign + two(Math.floor(abs / 60)) + ":" + two(abs % 60);
   }
   function locate(wanted) {
     if (!wanted || !navigator.geolocation) return Promise.resolve(null);
@@ -147,7 +198,7 @@
       notice.className = "notice" + (tone ? " " + tone : "");
     }
     function upload(blob, coordinates, attempt) {
-      var data = { date: new Date().toISOString() };
+      var data = { date: localNow() };
       if (box.dataset.identifier) data.identifier = box.dataset.identifier;
       else data.side = "extra";
       if (coordinates) data.coordinates = coordinates;

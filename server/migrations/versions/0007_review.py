@@ -1,8 +1,8 @@
 """The review (issue 22): the queue of inspections waiting for a person, their decisions, and
 the reviewer's message a retake's link carries.
 
-Revision ID: 0006_review
-Revises: 0008_search
+Revision ID: 0007_review
+Revises: 0006_search
 Create Date: 2026-11-25
 """
 
@@ -13,8 +13,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0006_review"
-down_revision: str | None = "0008_search"
+revision: str = "0007_review"
+down_revision: str | None = "0006_search"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -5,7 +5,7 @@ name, identification, email, id and metadata values; `server.inspections.searcht
 from the rows already there, and on PostgreSQL its trigram index (`pg_trgm`, GIN) so that
 `LIKE '%term%'` does not read the table.
 
-Revision ID: 0008_search
+Revision ID: 0006_search
 Revises: 0005_hour_counts
 Create Date: 2026-11-25
 """
@@ -21,7 +21,7 @@ from alembic import op
 from server.inspections.searchtext import search_text
 from server.tables import UtcDateTime
 
-revision: str = "0008_search"
+revision: str = "0006_search"
 down_revision: str | None = "0005_hour_counts"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None

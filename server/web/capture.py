@@ -1,0 +1,75 @@
+"""What a photo was judged on, in words, for the pages and the PDF report (issue 23 §1): the
+capture time and where it came from, the place and where it came from, the device, and the
+photo's upload attempt in its slot. One wording, used by the dashboard's partial
+(`dashboard/capture.html`) and the report's image facts; the values are the API's own
+(`runtime.api_view.capture_view`, `docs/api.md` "What a photo was judged on")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runtime.api_view import capture_view
+from runtime.state import ImageRecord, InspectionState
+from server.web.templating import gettext
+
+
+def _sources(locale: str) -> dict[str, str]:
+    return {
+        "exif": gettext(locale, "from the photo (EXIF)"),
+        "browser": gettext(locale, "declared by the uploading device"),
+        "upload": gettext(locale, "upload time: the photo states none"),
+    }
+
+
+def describe(capture: dict[str, Any], attempt: int | None, locale: str) -> list[tuple[str, str]]:
+    """Label and value pairs: Taken, Place, Device, Upload attempt."""
+    sources = _sources(locale)
+    taken = capture.get("takenAt") or "-"
+    facts = [
+        (
+            gettext(locale, "Taken"),
+            f"{taken} · {sources.get(capture.get('takenAtSource') or 'upload', '-')}",
+        )
+    ]
+    latitude, longitude = capture.get("latitude"), capture.get("longitude")
+    if latitude is not None and longitude is not None:
+        place = f"{latitude:.5f}, {longitude:.5f}"
+        place += f" · {sources.get(capture.get('locationSource') or 'browser', '-')}"
+    else:
+        place = gettext(locale, "not known")
+    facts.append((gettext(locale, "Place"), place))
+    device = capture.get("device") or {}
+    camera = " ".join(part for part in (device.get("make"), device.get("model")) if part)
+    software = device.get("software")
+    if camera or software:
+        said = camera or gettext(locale, "camera not stated")
+        if software:
+            said += f" · {gettext(locale, 'software')} {software}"
+    else:
+        said = gettext(locale, "not stated in the photo")
+    facts.append((gettext(locale, "Device"), said))
+    if attempt is not None:
+        facts.append((gettext(locale, "Upload attempt"), str(attempt)))
+    return facts
+
+
+def of_record(record: dict[str, Any], locale: str) -> list[tuple[str, str]]:
+    """The pairs for an image record of an Inspection object (`capture`, `attempt`)."""
+    capture = record.get("capture")
+    if not isinstance(capture, dict):
+        return []
+    attempt = record.get("attempt")
+    return describe(capture, attempt if isinstance(attempt, int) else None, locale)
+
+
+def by_image(state: InspectionState, locale: str) -> dict[str, list[tuple[str, str]]]:
+    """The pairs of every image of an inspection, by image id."""
+    images: list[ImageRecord] = [
+        image for product in state.products for image in [*product.images, *product.extraImages]
+    ]
+    return {
+        image.id: describe(
+            capture_view(image), image.attempt if image.templateImageIdentifier else None, locale
+        )
+        for image in images
+    }
