@@ -481,10 +481,10 @@ def image_block(report: ReportData, image: ReportImage, locale: str) -> ImageBlo
     # capture time written as the report writes moments (language, time zone).
     raw = record.get("capture")
     taken = raw.get("takenAt") if isinstance(raw, dict) else None
-    for label, value in capture.of_record(record, w.locale):
+    for name, said in capture.of_record(record, w.locale):
         if isinstance(taken, str) and taken:
-            value = value.replace(taken, w.moment(taken))
-        facts.append((label, value))
+            said = said.replace(taken, w.moment(taken))
+        facts.append((name, said))
     # Fields read from an identity document (`entities`), each with whether it matched.
     facts += [
         (

@@ -47,12 +47,13 @@ def test_pdf_shows_verdict_reasons_and_car(pdf_text: str) -> None:
 def test_pdf_shows_what_each_photo_was_judged_on(pdf_text: str) -> None:
     """Issue 23 §1: capture time and its source, place and its source, device, attempt."""
     flat = " ".join(pdf_text.split())
-    assert "2026-11-20T09:50:00.000Z · from the photo (EXIF)" in flat
-    assert "2026-11-20T09:51:00.000Z · declared by the uploading device" in flat
-    assert "-34.60370, -58.38160 · from the photo (EXIF)" in flat
+    # In the inspection's language and time zone (es_AR, Buenos Aires): the report's words.
+    assert "20 nov 2026, 6:50:00 a. m. (GMT-03:00) · de la foto (EXIF)" in flat
+    assert "20 nov 2026, 6:51:00 a. m. (GMT-03:00) · informado por el dispositivo" in flat
+    assert "-34.60370, -58.38160 · de la foto (EXIF)" in flat
     assert "samsung SM-A515F · software A515FXXU4CTJ1" in flat
-    assert "not stated in the photo" in flat
-    assert "Upload attempt 2" in flat
+    assert "la foto no lo indica" in flat
+    assert "Intento de carga 2" in flat
 
 
 def test_pdf_masks_identification(pdf_text: str) -> None:
@@ -291,7 +292,7 @@ def _adjuster_report(locale: str) -> Any:
     ("locale", "words"),
     [
         ("es_AR", ["Solicitante", "ACME Seguros - Carlos Díaz", "20 nov 2026", "GMT-03:00",
-                   "99,98", "Revisada por Laura Gómez el 20 nov 2026", "Tomada", "-34,60372",
+                   "99,98", "Revisada por Laura Gómez el 20 nov 2026", "Tomada", "-34.60372",
                    "Aprobada"]),
         ("pt_BR", ["Solicitante", "20 de nov. de 2026", "GMT-03:00", "99,98",
                    "Revisada por Laura Gómez em 20 de nov. de 2026", "Relatório de vistoria"]),
