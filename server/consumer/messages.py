@@ -16,7 +16,6 @@ from typing import Any
 from inspectlang.manifest import InputSpec, Template
 from runtime.errors import InspectionError
 from runtime.intake import check_input_value, check_inputs
-from server.web.i18n import DEFAULT_LOCALE
 from server.web.templating import gettext
 
 #: A text no option, pattern or email can be expected to accept.
@@ -120,9 +119,9 @@ def _catalog_wording(code: str, locale: str) -> str | None:
 
 
 def localized(spec: InputSpec, code: str, api_message: str, locale: str) -> str:
-    """The message shown for a problem: the API's own words in en_US, else the catalog's."""
-    if locale == DEFAULT_LOCALE:
-        return api_message
+    """The message shown for a problem: the catalog's words in the page's language (en_US
+    too: "This field is required.", not the API's "input 'Overall condition' is required"),
+    the API's own only for a problem the catalog has no words for."""
     wording = _catalog_wording(code, locale)
     if wording is None:
         return api_message

@@ -12,7 +12,7 @@ from litestar.response import Redirect
 
 from server.auth import MODES, recent_keys, revoke_key
 from server.common import in_thread
-from server.dashboard import accounts, mail
+from server.dashboard import accounts, labels, mail
 from server.dashboard.accounts import AccountError
 from server.dashboard.mail import Mail
 from server.dashboard.web import (
@@ -136,7 +136,10 @@ async def forgot(request: Request[Any, Any, Any]) -> Any:
 
 
 def _link_page(kind: str) -> tuple[Any, Any]:
-    title = "Choose your password" if kind == "invite" else "Choose a new password"
+    # Catalog messages: the page translates them (`_(title)`).
+    title = (
+        labels._("Choose your password") if kind == "invite" else labels._("Choose a new password")
+    )
     path = "/accept" if kind == "invite" else "/reset"
 
     async def show(request: Request[Any, Any, Any], token: FromQuery[str] = "") -> Any:

@@ -148,7 +148,9 @@ def readable_conditions(
     for index, item in enumerate(items):
         # The condition's own span (`when:` / `valid when:`), not its whole line or block.
         node = conditions[index] if conditions is not None and index < len(conditions) else None
-        span: Any = node.get("span") if isinstance(node, dict) and node.get("span") else item.span
+        # A typed IR node (`inspectlang.ir`) or, from older manifests, its dict form.
+        own = node.get("span") if isinstance(node, dict) else getattr(node, "span", None)
+        span: Any = list(own) if own else item.span
         values: list[dict[str, Any]] = []
         seen: set[str] = set()
         for value in item.values:

@@ -6,6 +6,7 @@ revoked links get a 403 page with the reason). In the inspection's language."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from litestar import Request, get
@@ -20,6 +21,7 @@ from server.inspections import shares
 from server.reports import service as reports
 from server.web import i18n
 from server.web.templating import page
+from server.web.validations import validation_label
 
 #: Messages of the refusals, by code (translated on the page).
 REFUSALS = {
@@ -61,6 +63,7 @@ def _shared(request: Request[Any, Any, Any], inspection_id: str, token: str) -> 
             f"{inspection_id}?token={token}",
             "status_label": labels.labeller(translations, labels.STATUSES),
             "verdict_label": labels.labeller(translations, labels.VERDICTS),
+            "validation_name": functools.partial(validation_label, locale=locale),
         },
         headers={"x-robots-tag": "noindex", "cache-control": "private, no-store"},
     )

@@ -7,7 +7,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from litestar import Request, get, post
@@ -23,6 +23,7 @@ from runtime.explain import explain, render_text
 from runtime.program import load_program
 from server import routing
 from server.common import in_thread
+from server.dashboard.starter_events import starter_events
 from server.dashboard.web import (
     PREFIX,
     Member,
@@ -173,7 +174,7 @@ def _editor(
             "error": error,
             "builtin": builtin,
             "builtins": _builtin_choices(),
-            "events": json.dumps(DEFAULT_EVENTS, indent=2),
+            "events": json.dumps(starter_script(source, datetime.now(UTC)), indent=2),
         },
         member=member,
         status_code=status_code,
@@ -313,6 +314,20 @@ async def revisions(
         {"template_id": template_id, "revisions": found, "a": a, "b": b, "diff": diff},
         member=member,
     )
+
+
+def starter_script(source: str, now: datetime) -> dict[str, Any]:
+    """The simulate panel's first script: made for the template when its source compiles (it
+    then passes: `starter_events`), else the plain create, start, finish."""
+    if not source.strip() or diagnostics_of(source, now):
+        return DEFAULT_EVENTS
+    try:
+        manifest = templates.compile_template(
+            source, template_id=new_object_id(), created_at=now, now=now
+        )
+    except ApiError:
+        return DEFAULT_EVENTS
+    return starter_events(manifest, now.date())
 
 
 def simulate_source(source: str, script: dict[str, Any], now: datetime) -> dict[str, Any]:

@@ -8,6 +8,7 @@ dashboard sees exactly what that API key sees.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,7 @@ from server.tables import Company
 from server.web import i18n
 from server.web import sessions as web_sessions
 from server.web.templating import page
+from server.web.validations import validation_label
 
 #: Session cookie of the dashboard: the web layer's `member` session cookie.
 COOKIE = web_sessions.COOKIE_NAMES[accounts.SESSION_KIND]
@@ -117,6 +119,7 @@ def render(
             "delivery_label": labels.labeller(translations, labels.DELIVERY),
             "languages": LANGUAGES,
             "role_label": labels.labeller(translations, labels.ROLES),
+            "validation_name": functools.partial(validation_label, locale=locale),
             **(context or {}),
         },
         status_code=status_code,

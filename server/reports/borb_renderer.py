@@ -221,11 +221,15 @@ class _Flow:
 
 
 class BorbRenderer:
+    none_text = "None."
+    no_image_text = "(image not available)"
     """`ReportRenderer` with borb: A4 portrait, one column, page numbers in the footer."""
 
     def render(self, report: ReportData) -> bytes:
         headline, sections = build_sections(report)
         with _render_lock:  # borb keeps module-level state; render one document at a time
+            # The report's words for an empty table and a missing image (its language).
+            self.none_text, self.no_image_text = headline.none_text, headline.no_image_text
             document = Document()
             page = Page()
             document.append_page(page)
@@ -242,11 +246,9 @@ class BorbRenderer:
 
     def _headline(self, layout: Any, headline: Headline) -> None:
         layout.append_layout_element(_paragraph(headline.company, size=11, color=_GREY))
-        layout.append_layout_element(
-            _paragraph(f"Inspection report - {headline.template}", size=16, bold=True)
-        )
-        layout.append_layout_element(_paragraph(f"Inspection {headline.inspection_id}", size=9))
-        verdict = headline.verdict.replace("_", " ").upper()
+        layout.append_layout_element(_paragraph(headline.title, size=16, bold=True))
+        layout.append_layout_element(_paragraph(headline.subtitle, size=9))
+        verdict = headline.verdict_text
         color = {"approved": _GREEN, "disapproved": _RED}.get(headline.verdict, _GREY)
         layout.append_layout_element(
             _paragraph(verdict, size=30, bold=True, color=color, margin_top=12)
@@ -272,7 +274,7 @@ class BorbRenderer:
     def _data_table(self, layout: Any, table: Table) -> None:
         widths = table.weights or [1] * len(table.header)  # borb scales them to the column
         if not table.rows:
-            layout.append_layout_element(_paragraph("None.", color=_GREY))
+            layout.append_layout_element(_paragraph(self.none_text, color=_GREY))
             return
         for chunk in _chunks(table.rows):
             _append_table(layout, table.header, chunk, widths)
@@ -287,7 +289,7 @@ class BorbRenderer:
             size = (max(1, int(picture.width * scale)), max(1, int(picture.height * scale)))
             visual: Any = Image(picture, size=size)
         else:
-            visual = _paragraph("(image not available)", color=_GREY)
+            visual = _paragraph(self.no_image_text, color=_GREY)
         facts = _table(None, [[k, v] for k, v in block.facts], [2, 3])
         row = FixedColumnWidthTable(
             number_of_rows=2, number_of_columns=2, column_widths=[1, 1], margin_top=10
@@ -310,7 +312,7 @@ class BorbRenderer:
             page = document.get_page(index)
             width, _ = page.get_size()
             _paragraph(
-                f"Inspection {headline.inspection_id} - page {index + 1} of {total}",
+                headline.footer % {"page": index + 1, "total": total},
                 size=8,
                 color=_GREY,
                 horizontal_alignment=LayoutElement.HorizontalAlignment.RIGHT,

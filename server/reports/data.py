@@ -33,3 +33,5 @@ class ReportData:
     #: When the report was generated (ISO 8601, UTC).
     generated_at: str = ""
     report_request_id: str = ""
+    #: The member who asked for the inspection (`producer.userId`), by name or email.
+    producer_name: str = ""

@@ -9,96 +9,117 @@ tested here without borb.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from babel import dates as babel_dates
+from babel import numbers as babel_numbers
 
 from server.reports.data import ReportData, ReportImage
-from server.web import capture
-from server.web.i18n import DEFAULT_LOCALE
+from server.web import capture, i18n
+from server.web.validations import validation_label
+
+
+def _(message: str) -> str:
+    """Marks a message for the catalog extraction (domain `reports`); `Words` translates."""
+    return message
+
+
+#: The time zone of an inspection's dates, by its locale (inspections carry no zone of their
+#: own): what a reader in that country reads on a clock.
+LOCALE_ZONES = {
+    "es_AR": "America/Argentina/Buenos_Aires",
+    "pt_BR": "America/Sao_Paulo",
+    "en_US": "UTC",
+}
+#: Decimals kept for numbers (a confidence of 99.97768539238172 prints as 99.98).
+DECIMALS = 2
 
 #: Product fields shown per inspection type, in this order, with their English label.
 PRODUCT_FIELD_LABELS: dict[str, list[tuple[str, str]]] = {
     "car": [
-        ("plate", "Plate"),
-        ("make", "Make"),
-        ("model", "Model"),
-        ("year", "Year"),
-        ("color", "Color"),
-        ("use", "Use"),
-        ("milage", "Mileage"),
-        ("vin", "VIN"),
-        ("chassis", "Chassis"),
+        ("plate", _("Plate")),
+        ("make", _("Make")),
+        ("model", _("Model")),
+        ("year", _("Year")),
+        ("color", _("Color")),
+        ("use", _("Use")),
+        ("milage", _("Mileage")),
+        ("vin", _("VIN")),
+        ("chassis", _("Chassis")),
     ],
     "moto": [
-        ("plate", "Plate"),
-        ("make", "Make"),
-        ("model", "Model"),
-        ("year", "Year"),
-        ("color", "Color"),
-        ("use", "Use"),
-        ("milage", "Mileage"),
-        ("chassis", "Chassis"),
+        ("plate", _("Plate")),
+        ("make", _("Make")),
+        ("model", _("Model")),
+        ("year", _("Year")),
+        ("color", _("Color")),
+        ("use", _("Use")),
+        ("milage", _("Mileage")),
+        ("chassis", _("Chassis")),
     ],
     "bike": [
-        ("make", "Make"),
-        ("model", "Model"),
-        ("color", "Color"),
-        ("year", "Year"),
-        ("serial", "Serial"),
-        ("serialNumber", "Serial number"),
-        ("price", "Price"),
+        ("make", _("Make")),
+        ("model", _("Model")),
+        ("color", _("Color")),
+        ("year", _("Year")),
+        ("serial", _("Serial")),
+        ("serialNumber", _("Serial number")),
+        ("price", _("Price")),
     ],
     "machinery": [
-        ("make", "Make"),
-        ("model", "Model"),
-        ("year", "Year"),
-        ("serial", "Serial"),
-        ("hours", "Hours"),
-        ("type", "Type"),
-        ("purpose", "Purpose"),
-        ("use", "Use"),
-        ("color", "Color"),
-        ("plate", "Plate"),
+        ("make", _("Make")),
+        ("model", _("Model")),
+        ("year", _("Year")),
+        ("serial", _("Serial")),
+        ("hours", _("Hours")),
+        ("type", _("Type")),
+        ("purpose", _("Purpose")),
+        ("use", _("Use")),
+        ("color", _("Color")),
+        ("plate", _("Plate")),
     ],
     "goods": [
-        ("description", "Description"),
-        ("quantity", "Quantity"),
-        ("value", "Value"),
-        ("serial", "Serial"),
-        ("make", "Make"),
-        ("model", "Model"),
-        ("type", "Type"),
-        ("category", "Category"),
-        ("serialNumber", "Serial number"),
-        ("price", "Price"),
+        ("description", _("Description")),
+        ("quantity", _("Quantity")),
+        ("value", _("Value")),
+        ("serial", _("Serial")),
+        ("make", _("Make")),
+        ("model", _("Model")),
+        ("type", _("Type")),
+        ("category", _("Category")),
+        ("serialNumber", _("Serial number")),
+        ("price", _("Price")),
     ],
-    "custom": [("description", "Description"), ("reference", "Reference")],
+    "custom": [("description", _("Description")), ("reference", _("Reference"))],
     "cellphone": [
-        ("make", "Make"),
-        ("model", "Model"),
-        ("color", "Color"),
-        ("imei", "IMEI"),
-        ("year", "Year"),
-        ("serialNumber", "Serial number"),
-        ("price", "Price"),
+        ("make", _("Make")),
+        ("model", _("Model")),
+        ("color", _("Color")),
+        ("imei", _("IMEI")),
+        ("year", _("Year")),
+        ("serialNumber", _("Serial number")),
+        ("price", _("Price")),
     ],
 }
 
 #: Consumer fields shown, with labels; identification-like fields are masked.
 CONSUMER_FIELD_LABELS: list[tuple[str, str]] = [
-    ("firstName", "First name"),
-    ("lastName", "Last name"),
-    ("identification", "Identification"),
-    ("email", "Email"),
-    ("phone", "Phone"),
-    ("birthdate", "Birthdate"),
-    ("address", "Address"),
-    ("city", "City"),
-    ("state", "State"),
-    ("country", "Country"),
+    ("firstName", _("First name")),
+    ("lastName", _("Last name")),
+    ("identification", _("Identification")),
+    ("email", _("Email")),
+    ("phone", _("Phone")),
+    ("birthdate", _("Birthdate")),
+    ("address", _("Address")),
+    ("city", _("City")),
+    ("state", _("State or province")),
+    ("country", _("Country")),
 ]
 
 #: How the explanation's missing items (`runtime.missing`) are named, by kind.
-MISSING_KINDS: dict[str, str] = {"photo": "Missing photo", "input": "Missing input"}
+MISSING_KINDS: dict[str, str] = {"photo": _("Missing photo"), "input": _("Missing input")}
 
 #: Fields whose value is masked but for the last four characters.
 MASKED_FIELDS: frozenset[str] = frozenset({"identification", "phone", "imei"})
@@ -141,24 +162,35 @@ class Headline:
     inspection_id: str
     verdict: str
     reasons: list[str]
+    #: The same, worded in the inspection's language for the page.
+    title: str = ""
+    subtitle: str = ""
+    verdict_text: str = ""
+    #: The footer of each page, with `%(page)s` and `%(total)s` left to fill.
+    footer: str = ""
+    #: "None." and "(image not available)" in the report's language.
+    none_text: str = "None."
+    no_image_text: str = "(image not available)"
     #: "Reviewed by … on …: reason", one per person's decision (docs/review.md).
     reviewed: list[str] = field(default_factory=list)
 
 
-def reviewed_lines(inspection: dict[str, Any]) -> list[str]:
-    """A person's decisions, as the report states them under the verdict."""
+def reviewed_lines(inspection: dict[str, Any], w: Words | None = None) -> list[str]:
+    """A person's decisions, as the report states them under the verdict, in the report's
+    language (moments in its time zone)."""
+    w = w or Words("en_US")
     review = inspection.get("review") or {}
     return [
-        f"Reviewed by {show((item.get('by') or {}).get('name'))} on {_minute(item.get('at'))}: "
-        f"{show(item.get('reason'))} ({show(item.get('veredict'))})"
+        w(_("Reviewed by %(who)s on %(when)s: %(reason)s (%(verdict)s)"))
+        % {
+            "who": show((item.get("by") or {}).get("name")),
+            "when": w.moment(item.get("at")),
+            "reason": show(item.get("reason")),
+            "verdict": w.verdict(item.get("veredict")),
+        }
         for item in review.get("decisions") or []
+        if isinstance(item, dict)
     ]
-
-
-def _minute(moment: Any) -> str:
-    """`2026-11-25T16:21:06.508Z` as `2026-11-25 16:21 UTC` (the state's moments are UTC)."""
-    text = show(moment)
-    return f"{text[:10]} {text[11:16]} UTC" if len(text) >= 16 and text[10] == "T" else text
 
 
 def mask(value: str, keep: int = 4) -> str:
@@ -181,6 +213,71 @@ def show(value: Any) -> str:
     if isinstance(value, dict):
         return ", ".join(f"{key}: {show(item)}" for key, item in value.items()) or "-"
     return str(value)
+
+
+class Words:
+    """The report's wording in the inspection's language: labels through the catalogs (domain
+    `reports`), numbers rounded and grouped by Babel, moments in the inspection's time zone."""
+
+    def __init__(self, locale: str) -> None:
+        self.locale = i18n.choose_locale(locale)
+        self.translations = i18n.translations(self.locale)
+        try:
+            self.zone: Any = ZoneInfo(LOCALE_ZONES.get(self.locale, "UTC"))
+        except ZoneInfoNotFoundError:
+            self.zone = UTC
+
+    def __call__(self, message: str) -> str:
+        return str(self.translations.gettext(message))
+
+    def value(self, value: Any, digits: int = DECIMALS) -> str:
+        """`show`, with yes/no in the language and numbers rounded to `digits` decimals."""
+        if isinstance(value, bool):
+            return self(_("Yes")) if value else self(_("No"))
+        if isinstance(value, float):
+            pattern = "#,##0." + "#" * digits
+            return babel_numbers.format_decimal(value, format=pattern, locale=self.locale)
+        if isinstance(value, list):
+            return ", ".join(self.value(item) for item in value) or "-"
+        if isinstance(value, dict):
+            return ", ".join(f"{k}: {self.value(item)}" for k, item in value.items()) or "-"
+        return show(value)
+
+    def moment(self, value: Any) -> str:
+        """An ISO 8601 moment as `25 nov 2026, 11:03 (GMT-03:00)` in the language and zone."""
+        if not isinstance(value, str) or not value:
+            return show(value)
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return value
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        local = moment.astimezone(self.zone)
+        text = babel_dates.format_datetime(local, "medium", tzinfo=self.zone, locale=self.locale)
+        return f"{text} ({babel_dates.get_timezone_gmt(local, locale=self.locale)})"
+
+    def status(self, code: Any) -> str:
+        return self(STATUS_WORDS.get(str(code), str(code)))
+
+    def verdict(self, code: Any) -> str:
+        return self(VERDICT_WORDS.get(str(code), str(code).replace("_", " ")))
+
+
+#: Status and verdict codes in words (translated by `Words`).
+STATUS_WORDS = {
+    "created": _("Created"),
+    "started": _("Started"),
+    "processing": _("Processing"),
+    "completed": _("Completed"),
+    "blocked": _("Blocked"),
+    "review": _("Needs review"),
+}
+VERDICT_WORDS = {
+    "approved": _("Approved"),
+    "disapproved": _("Disapproved"),
+    "not_defined": _("No verdict"),
+}
 
 
 def verdict_reasons(inspection: dict[str, Any], explanation: dict[str, Any]) -> list[str]:
@@ -206,6 +303,10 @@ def report_locale(report: ReportData) -> str:
     return str(locales[0])
 
 
+def words(report: ReportData) -> Words:
+    return Words(report_locale(report))
+
+
 def input_label(report: ReportData, identifier: str, fallback: str, locale: str) -> str:
     """The input's label in the inspection's locale, else its default label."""
     logic_input = report.template.get("logic", {}).get("inputs", {}).get(identifier, {})
@@ -224,52 +325,73 @@ def headline(report: ReportData) -> Headline:
     inspection = report.inspection
     template = inspection.get("template") or {}
     verdict = inspection.get("veredict") or report.explanation.get("veredict") or "not_defined"
+    w = words(report)
+    name = show(template.get("name") or report.template.get("name"))
+    inspection_id = show(inspection.get("_id"))
     return Headline(
         company=report.company_name,
-        template=show(template.get("name") or report.template.get("name")),
-        inspection_id=show(inspection.get("_id")),
+        template=name,
+        inspection_id=inspection_id,
         verdict=str(verdict),
         reasons=verdict_reasons(inspection, report.explanation),
-        reviewed=reviewed_lines(inspection),
+        title=w(_("Inspection report - %(template)s")) % {"template": name},
+        subtitle=w(_("Inspection %(id)s")) % {"id": inspection_id},
+        verdict_text=w.verdict(verdict).upper(),
+        footer=w(_("Inspection %(id)s - page %(page)s of %(total)s")).replace(
+            "%(id)s", inspection_id
+        ),
+        none_text=w(_("None.")),
+        no_image_text=w(_("(image not available)")),
+        reviewed=reviewed_lines(inspection, w),
     )
+
+
+def producer_text(report: ReportData) -> str:
+    """Who asked for the inspection: the company, and the member by name when one is known."""
+    if report.producer_name:
+        return f"{report.company_name} - {report.producer_name}"
+    return report.company_name
 
 
 def summary_section(report: ReportData) -> Section:
     inspection = report.inspection
-    producer = inspection.get("producer") or {}
+    w = words(report)
     rows = [
-        ("Inspection", show(inspection.get("_id"))),
-        ("Type", show(inspection.get("type"))),
-        ("Status", show(inspection.get("status"))),
-        ("Completed by", show(inspection.get("completedBy"))),
-        ("Template", show((inspection.get("template") or {}).get("name"))),
-        ("Locale", report_locale(report)),
-        ("Producer", show(producer.get("userId") or producer.get("companyId"))),
+        (w(_("Inspection")), show(inspection.get("_id"))),
+        (w(_("Type")), show(inspection.get("type"))),
+        (w(_("Status")), w.status(inspection.get("status"))),
+        (w(_("Completed by")), w.value(inspection.get("completedBy"))),
+        (w(_("Template")), show((inspection.get("template") or {}).get("name"))),
+        (w(_("Producer")), producer_text(report)),
     ]
     for key, label in (
-        ("createdAt", "Created"),
-        ("startedAt", "Started"),
-        ("completedAt", "Completed"),
-        ("expiresAt", "Expires"),
+        ("createdAt", _("Created")),
+        ("startedAt", _("Started")),
+        ("completedAt", _("Completed")),
+        ("expiresAt", _("Expires")),
     ):
         if inspection.get(key):
-            rows.append((label, show(inspection[key])))
-    rows.append(("Report generated", show(report.generated_at)))
+            rows.append((w(label), w.moment(inspection[key])))
+    rows.append((w(_("Report generated")), w.moment(report.generated_at)))
     if inspection.get("testing"):
-        rows.append(("Mode", "TEST (created with a test key)"))
-    return Section("Inspection", rows=rows)
+        rows.append((w(_("Mode")), w(_("TEST (created with a test key)"))))
+    return Section(w(_("Inspection")), rows=rows)
 
 
 def product_sections(report: ReportData) -> list[Section]:
     sections: list[Section] = []
-    for index, product in enumerate(report.inspection.get("products") or [], start=1):
+    w = words(report)
+    products = report.inspection.get("products") or []
+    for index, product in enumerate(products, start=1):
         kind = str(product.get("type") or report.inspection.get("type") or "custom")
         data = product.get(kind) if isinstance(product.get(kind), dict) else {}
-        rows = [("Product", show(product.get("_id"))), ("Type", kind)]
+        rows = [(w(_("Type")), kind)]
         for key, label in PRODUCT_FIELD_LABELS.get(kind, []):
             value = data.get(key) if key != "milage" else data.get("milage", data.get("mileage"))
-            shown = show(value)
-            rows.append((label, mask(shown) if key in MASKED_FIELDS and value else shown))
+            if value in (None, ""):
+                continue
+            shown = w.value(value) if not isinstance(value, int) else str(value)
+            rows.append((w(label), mask(shown) if key in MASKED_FIELDS else shown))
         for product_input in product.get("inputs") or []:
             label = input_label(
                 report,
@@ -277,8 +399,13 @@ def product_sections(report: ReportData) -> list[Section]:
                 show(product_input.get("label")),
                 report_locale(report),
             )
-            rows.append((label, show(product_input.get("value"))))
-        sections.append(Section(f"Product {index}", rows=rows))
+            rows.append((label, w.value(product_input.get("value"))))
+        title = (
+            w(_("Declared product"))
+            if len(products) == 1
+            else f"{w(_('Declared product'))} {index}"
+        )
+        sections.append(Section(title, rows=rows))
     return sections
 
 
@@ -286,103 +413,108 @@ def consumer_section(report: ReportData) -> Section | None:
     consumer = report.inspection.get("consumer") or report.inspection.get("identity") or {}
     if not consumer:
         return None
+    w = words(report)
     rows: list[tuple[str, str]] = []
     for key, label in CONSUMER_FIELD_LABELS:
         value = consumer.get(key)
         if value in (None, ""):
             continue
-        rows.append((label, mask(show(value)) if key in MASKED_FIELDS else show(value)))
-    return Section("Consumer", rows=rows) if rows else None
+        rows.append((w(label), mask(show(value)) if key in MASKED_FIELDS else w.value(value)))
+    return Section(w(_("Consumer")), rows=rows) if rows else None
 
 
 def inputs_section(report: ReportData, locale: str) -> Section | None:
     template_ref = report.inspection.get("template") or {}
     values = template_ref.get("inputs") or report.inspection.get("inputs") or []
+    w = words(report)
     rows = [
         (
             input_label(report, str(item.get("identifier", "")), show(item.get("label")), locale),
-            show(item.get("value")),
+            w.value(item.get("value")),
         )
         for item in values
         if isinstance(item, dict)
     ]
-    return Section("Inputs", rows=rows) if rows else None
+    return Section(w(_("Inputs")), rows=rows) if rows else None
 
 
 def metadata_section(report: ReportData) -> Section | None:
     """The client's key-value metadata (policy or claim numbers and the like)."""
     metadata = report.inspection.get("metadata") or {}
     rows = [(show(key), show(value)) for key, value in metadata.items()]
-    return Section("Metadata", rows=rows) if rows else None
+    return Section(words(report)(_("Metadata")), rows=rows) if rows else None
 
 
 def variables_section(report: ReportData) -> Section | None:
     variables = report.inspection.get("variables") or []
-    rows = [(show(item.get("name")), show(item.get("value"))) for item in variables]
-    return Section("Variables", rows=rows) if rows else None
+    w = words(report)
+    rows = [(show(item.get("name")), w.value(item.get("value"))) for item in variables]
+    return Section(w(_("Variables")), rows=rows) if rows else None
 
 
 def global_validations_section(report: ReportData) -> Section | None:
     checks = report.inspection.get("globalValidations") or []
     if not checks:
         return None
+    w = words(report)
     table = Table(
-        ["Validation", "Description", "Valid"],
+        [w(_("Validation")), w(_("Description")), w(_("Valid"))],
         [
-            [show(item.get("name")), show(item.get("description")), show(item.get("valid"))]
+            [show(item.get("name")), show(item.get("description")), w.value(item.get("valid"))]
             for item in checks
         ],
         weights=[3, 6, 2],
     )
-    return Section("Global validations", tables=[table])
+    return Section(w(_("Global validations")), tables=[table])
 
 
 def image_block(report: ReportData, image: ReportImage, locale: str) -> ImageBlock:
     record = image.record
+    w = words(report)
     side = show(record.get("side"))
     label = image_label(report, record.get("templateImageIdentifier"), side, locale)
     facts = [
-        ("Side", side),
-        ("Target", show(record.get("target") or image.target)),
-        ("Processed", show(record.get("processed"))),
-        ("Approved", show(record.get("approved"))),
-        ("Uploaded", show(record.get("uploadedAt"))),
+        (w(_("Approved")), w.value(record.get("approved"))),
+        (w(_("Uploaded")), w.moment(record.get("uploadedAt"))),
     ]
-    # What the photo was judged on: capture time, place, device, attempt (server.web.capture),
-    # in English like the report's other fixed labels (input labels follow the locale).
-    facts += capture.of_record(record, DEFAULT_LOCALE)
+    # What the photo was judged on (`server.web.capture`: time, place, device, attempt), its
+    # capture time written as the report writes moments (language, time zone).
+    facts += capture.of_record(record, w.locale, w.moment)
     # Fields read from an identity document (`entities`), each with whether it matched.
     facts += [
         (
-            f"Read: {show(entity.get('entity'))}",
-            f"{show(entity.get('result'))} ({'matches' if entity.get('valid') else 'no match'})",
+            w(_("Read: %(field)s")) % {"field": show(entity.get("entity"))},
+            w.value(entity.get("result"))
+            + " ("
+            + (w(_("matches")) if entity.get("valid") else w(_("no match")))
+            + ")",
         )
         for entity in record.get("entities") or []
         if isinstance(entity, dict)
     ]
     validations = Table(
-        ["Validation", "Confidence", "Value", "Valid"],
+        [w(_("Validation")), w(_("Confidence")), w(_("Value")), w(_("Valid"))],
         [
             [
-                show(item.get("validation")),
-                show(item.get("confidence")),
-                show(item.get("result")),
-                show(item.get("valid")),
+                validation_label(str(item.get("validation")), w.locale),
+                w.value(item.get("confidence")),
+                w.value(item.get("result")),
+                w(_("pending")) if item.get("valid") is None else w.value(item.get("valid")),
             ]
             for item in record.get("validations") or []
         ],
-        weights=[4, 2, 3, 2],
+        weights=[5, 2, 3, 2],
     )
     damages_raw = record.get("damages") or []
     damages = (
         Table(
-            ["Part", "Damage", "Severity", "Percentage"],
+            [w(_("Part")), w(_("Damage")), w(_("Severity")), w(_("Percentage"))],
             [
                 [
                     show(item.get("part")),
                     show(item.get("damage")),
                     show(item.get("severity")),
-                    show(item.get("percentage")),
+                    w.value(item.get("percentage")),
                 ]
                 for item in damages_raw
             ],
@@ -393,19 +525,21 @@ def image_block(report: ReportData, image: ReportImage, locale: str) -> ImageBlo
     return ImageBlock(label, image.content, facts, validations, damages)
 
 
-def condition_text(kind: str, label: str) -> str:
+def condition_text(kind: str, label: str, w: Words | None = None) -> str:
     """A verdict condition in words. The label of `approve_when` is the reason given when it
     does not hold, so it is shown as such."""
+    w = w or Words("en_US")
     if kind == "disapprove":
-        return f"Disapproval: {label}"
+        return w(_("Disapproval: %(reason)s")) % {"reason": label}
     if kind == "approve_when":
-        return f"Approval condition (if not met: {label})"
+        return w(_("Approval condition (if not met: %(reason)s)")) % {"reason": label}
     return f"{kind}: {label}"
 
 
 def explanation_section(report: ReportData) -> Section | None:
     """How the verdict was reached (the runtime's explanation): what is missing, conditions and
     rule errors."""
+    w = words(report)
     conditions = [
         item
         for item in report.explanation.get("verdict") or []
@@ -416,10 +550,10 @@ def explanation_section(report: ReportData) -> Section | None:
     if missing:
         tables.append(
             Table(
-                ["Missing (disapproves the inspection)", "Label"],
+                [w(_("Missing (disapproves the inspection)")), w(_("Label"))],
                 [
                     [
-                        MISSING_KINDS.get(str(item.get("kind")), "Missing item"),
+                        w(MISSING_KINDS.get(str(item.get("kind"))) or _("Missing item")),
                         show(item.get("label")),
                     ]
                     for item in missing
@@ -430,12 +564,12 @@ def explanation_section(report: ReportData) -> Section | None:
     if conditions:
         tables.append(
             Table(
-                ["Condition", "Holds", "Decided the verdict"],
+                [w(_("Condition")), w(_("Holds")), w(_("Decided the verdict"))],
                 [
                     [
-                        condition_text(str(item.get("kind")), show(item.get("label"))),
-                        show(item.get("holds")),
-                        show(item.get("decided")),
+                        condition_text(str(item.get("kind")), show(item.get("label")), w),
+                        w.value(item.get("holds")),
+                        w.value(item.get("decided")),
                     ]
                     for item in conditions
                 ],
@@ -445,10 +579,13 @@ def explanation_section(report: ReportData) -> Section | None:
     paragraphs: list[str] = []
     for error in report.explanation.get("ruleErrors") or []:
         if isinstance(error, dict):
-            paragraphs.append(f"Rule error {show(error.get('code'))}: {show(error.get('message'))}")
+            paragraphs.append(
+                w(_("Rule error %(code)s: %(message)s"))
+                % {"code": show(error.get("code")), "message": show(error.get("message"))}
+            )
     if not tables and not paragraphs:
         return None
-    return Section("How the verdict was reached", tables=tables, paragraphs=paragraphs)
+    return Section(w(_("How the verdict was reached")), tables=tables, paragraphs=paragraphs)
 
 
 def build_sections(report: ReportData) -> tuple[Headline, list[Section]]:
@@ -467,7 +604,10 @@ def build_sections(report: ReportData) -> tuple[Headline, list[Section]]:
             sections.append(optional)
     if report.images:
         sections.append(
-            Section("Images", images=[image_block(report, img, locale) for img in report.images])
+            Section(
+                words(report)(_("Photos")),
+                images=[image_block(report, img, locale) for img in report.images],
+            )
         )
     notes = explanation_section(report)
     if notes is not None:

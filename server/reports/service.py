@@ -46,7 +46,7 @@ from server.reports.schemas import (
 from server.reports.tables import ReportRequestRecord
 from server.reports.thumbnails import thumbnail_jpeg
 from server.settings import Settings
-from server.tables import Company, JobRecord
+from server.tables import Company, JobRecord, Member
 from server.urlsafety import check_endpoint
 from server.webhooks.service import deliver, enqueue_delivery
 
@@ -248,6 +248,8 @@ def build_report_data(
             raise LookupError(f"inspection {record.inspection_id} no longer exists")
         loaded = load(session, inspection)
         company = session.get(Company, record.company_id)
+        producer_id = (loaded.state.producer or {}).get("userId")
+        producer = session.get(Member, producer_id) if isinstance(producer_id, str) else None
         stored = {
             row.id: row
             for row in session.execute(
@@ -276,6 +278,7 @@ def build_report_data(
         template=loaded.manifest.to_api(),
         explanation=explanation,
         company_name=company.name if company is not None else record.company_id,
+        producer_name=(producer.name or producer.email or "") if producer is not None else "",
         images=images,
         generated_at=iso(now) or "",
         report_request_id=record.id,

@@ -6,6 +6,7 @@ photo's upload attempt in its slot. One wording, used by the dashboard's partial
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -38,10 +39,21 @@ def _moment(text: Any, locale: str) -> str:
     return f"{format_datetime(moment, 'medium', tzinfo=UTC, locale=locale)} UTC"
 
 
-def describe(capture: dict[str, Any], attempt: int | None, locale: str) -> list[tuple[str, str]]:
-    """Label and value pairs: Taken, Place, Device, Upload attempt."""
+#: Writes an ISO 8601 moment for people (the report passes its own: language and time zone).
+MomentWriter = Callable[[Any], str]
+
+
+def describe(
+    capture: dict[str, Any],
+    attempt: int | None,
+    locale: str,
+    moment: MomentWriter | None = None,
+) -> list[tuple[str, str]]:
+    """Label and value pairs: Taken, Place, Device, Upload attempt; the capture time written
+    by `moment` (default: in `locale`, in UTC)."""
     sources = _sources(locale)
-    taken = _moment(capture.get("takenAt"), locale)
+    raw = capture.get("takenAt")
+    taken = moment(raw) if moment is not None else _moment(raw, locale)
     facts = [
         (
             gettext(locale, "Taken"),
@@ -70,13 +82,15 @@ def describe(capture: dict[str, Any], attempt: int | None, locale: str) -> list[
     return facts
 
 
-def of_record(record: dict[str, Any], locale: str) -> list[tuple[str, str]]:
+def of_record(
+    record: dict[str, Any], locale: str, moment: MomentWriter | None = None
+) -> list[tuple[str, str]]:
     """The pairs for an image record of an Inspection object (`capture`, `attempt`)."""
     capture = record.get("capture")
     if not isinstance(capture, dict):
         return []
     attempt = record.get("attempt")
-    return describe(capture, attempt if isinstance(attempt, int) else None, locale)
+    return describe(capture, attempt if isinstance(attempt, int) else None, locale, moment)
 
 
 def by_image(state: InspectionState, locale: str) -> dict[str, list[tuple[str, str]]]:

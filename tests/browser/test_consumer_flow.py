@@ -220,12 +220,12 @@ def test_the_whole_flow_on_a_phone(
     assert heading(page) == "A few questions"
     step(page, "02-details", screenshot, axe_check)
 
-    # The page checks before sending, with the API's own words.
+    # The page checks before sending, with the catalog's words (the API's say the same rule).
     field(page, "Number of packages").fill("0")
     page.click("button[type=submit]")
     assert page.url.endswith("/step/details")
-    assert error_of(page, "Delivery date") == "input 'Delivery date' is required"
-    assert error_of(page, "Number of packages") == "must be at least 1"
+    assert error_of(page, "Delivery date") == "This field is required."
+    assert error_of(page, "Number of packages") == "Must be at least 1."
     step(page, "03-details-errors", screenshot, axe_check)
     api_words = api["client"].put(
         f"/v1/inspection/{inspection_id}",

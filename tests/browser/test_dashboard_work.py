@@ -115,6 +115,9 @@ def test_find_read_and_share(
     assert "Disapproved" in head or "Approved" in head
     assert "Núñez de la Cruz" in page.locator("#h-consumer + dl").inner_text()
     assert "AC456FG" in page.locator("#h-product + dl").inner_text()
+    # Validations by their names for people, not `complete` or `date`.
+    names = page.locator("table.validations tbody td:first-child").all_inner_texts()
+    assert "Photo opens and is large enough" in names and "complete" not in names, names
     # The template source keeps its indentation.
     lines = page.locator(".source li code").all_inner_texts()
     assert any(line.startswith("    ") and line.strip() for line in lines), lines[:10]
@@ -129,6 +132,45 @@ def test_find_read_and_share(
     _context, outsider, _log = new_phone(locale="es-AR", width=width)
     outsider.goto(url)
     assert "AC456FG" in outsider.content()
+    assert "La foto abre y es lo bastante grande" in outsider.content()  # es_AR inspection
     look(outsider, f"{size}-06-share-page", width, screenshot, axe_check)
     outsider.goto(f"{live_server}/")
     look(outsider, f"{size}-07-home", width, screenshot, axe_check)
+
+
+def test_spanish_pages_and_the_simulator(
+    new_phone: Any, live_server: str, team: dict[str, Any], screenshot: Any, axe_check: Any
+) -> None:
+    """A member whose browser speaks Spanish: the list, one inspection and the template editor
+    in es_AR; the simulator's first script runs to a verdict."""
+    page = signed_in_page(new_phone, live_server, team["email"], 360, locale="es-AR")
+    assert page.locator("h1").inner_text() == "Inspecciones"
+    look(page, "es-01-list", 360, screenshot, axe_check)
+    page.goto(f"{live_server}/dashboard/inspections/{team['ids'][-1]}")
+    assert page.get_by_role("heading", name="Por qué este veredicto").count() == 1
+    look(page, "es-02-detail", 360, screenshot, axe_check)
+    from inspectlang.builtins import ALIAS_TABLE
+
+    page.goto(f"{live_server}/dashboard/templates/new?start={ALIAS_TABLE['easy']['car']}")
+    # The editor's script speaks the page's language too.
+    page.locator("#source").press("End")
+    page.locator("#source").type(" ")
+    page.wait_for_function(
+        "() => document.querySelector('#check-status').textContent.includes('Sin problemas')"
+    )
+    page.locator("#simulate-button").click()
+    result = page.locator("#simulate-result")
+    result.wait_for(state="visible")
+    page.wait_for_function(
+        "() => document.querySelector('#simulate-result').textContent.length > 0"
+    )
+    assert "first event must be create" not in result.inner_text()
+    assert "Verdict:" in result.inner_text() or "veredict" in result.inner_text().lower()
+    look(page, "es-03-editor-simulated", 360, screenshot, axe_check)
+    for path, heading, name in (
+        ("members", "Miembros", "es-04-members"),
+        ("developers", "Desarrolladores", "es-05-developers"),
+    ):
+        page.goto(f"{live_server}/dashboard/{path}")
+        assert page.locator("h1").inner_text() == heading
+        look(page, name, 360, screenshot, axe_check)

@@ -90,7 +90,11 @@ def test_inspection_events_report_and_callback_over_http(
     assert pdf.status_code == 200 and pdf.headers["content-type"] == "application/pdf"
     reader = pypdf.PdfReader(io.BytesIO(pdf.content))
     text = "\n".join(page.extract_text() for page in reader.pages)
-    assert "HTTP123" in text and verdict.upper() in text
+    # In the inspection's language (es_AR): "DESAPROBADA" / "APROBADA".
+    assert (
+        "HTTP123" in text
+        and {"approved": "APROBADA", "disapproved": "DESAPROBADA"}[verdict] in text
+    )
     assert "Easy car inspection" in text
     assert "****3456" in text and "27123456" not in text
     assert len([image for page in reader.pages for image in page.images]) == 1

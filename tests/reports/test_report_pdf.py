@@ -7,7 +7,9 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pypdf
 import pytest
@@ -33,7 +35,7 @@ def pdf_text(pdf_bytes: bytes) -> str:
 
 
 def test_pdf_shows_verdict_reasons_and_car(pdf_text: str) -> None:
-    assert "DISAPPROVED" in pdf_text
+    assert "DESAPROBADA" in pdf_text  # the inspection's language (es_AR)
     assert "The plate does not match the photo" in pdf_text
     for value in ("AB123CD", "Toyota", "Corolla", "2019", "white", "private", "42000"):
         assert value in pdf_text, value
@@ -45,12 +47,13 @@ def test_pdf_shows_verdict_reasons_and_car(pdf_text: str) -> None:
 def test_pdf_shows_what_each_photo_was_judged_on(pdf_text: str) -> None:
     """Issue 23 §1: capture time and its source, place and its source, device, attempt."""
     flat = " ".join(pdf_text.replace("\u202f", " ").split())
-    assert "Nov 20, 2026, 9:50:00 AM UTC · from the photo (EXIF)" in flat
-    assert "Nov 20, 2026, 9:51:00 AM UTC · declared by the uploading device" in flat
-    assert "-34.60370, -58.38160 · from the photo (EXIF)" in flat
+    # In the inspection's language and time zone (es_AR, Buenos Aires): the report's words.
+    assert "20 nov 2026, 6:50:00 a. m. (GMT-03:00) · de la foto (EXIF)" in flat
+    assert "20 nov 2026, 6:51:00 a. m. (GMT-03:00) · informado por el dispositivo" in flat
+    assert "-34.60370, -58.38160 · de la foto (EXIF)" in flat
     assert "samsung SM-A515F · software A515FXXU4CTJ1" in flat
-    assert "not stated in the photo" in flat
-    assert "Upload attempt 2" in flat
+    assert "la foto no lo indica" in flat
+    assert "Intento de carga 2" in flat
 
 
 def test_pdf_masks_identification(pdf_text: str) -> None:
@@ -59,10 +62,13 @@ def test_pdf_masks_identification(pdf_text: str) -> None:
 
 
 def test_pdf_lists_every_validation_with_confidence(pdf_text: str) -> None:
+    from server.web.validations import validation_label
+
     report = car_report()
     for image in report.images:
         for validation in image.record["validations"]:
-            assert validation["validation"] in pdf_text
+            # Known validations by their name for people, custom ones by their own name.
+            assert validation_label(validation["validation"], "es_AR") in pdf_text
     assert "plate_matches" in pdf_text and "Plate read matches" in pdf_text
     assert "trunk" in pdf_text and "dent" in pdf_text and "minor" in pdf_text
     for side in ("front", "back", "left", "right", "dashboard"):
@@ -72,13 +78,13 @@ def test_pdf_lists_every_validation_with_confidence(pdf_text: str) -> None:
 def test_pdf_input_labels_in_the_inspection_locale(pdf_text: str) -> None:
     assert "Kilometraje" in pdf_text  # es_AR translation of input_1
     assert "Has GNC" in pdf_text  # no translation: the default label
-    assert "score" in pdf_text and "7.5" in pdf_text  # variables
+    assert "score" in pdf_text and "7,5" in pdf_text  # variables, a decimal comma in es_AR
     assert "policy P-1" in pdf_text  # metadata
 
 
 def test_pdf_explains_the_verdict(pdf_text: str) -> None:
-    assert "How the verdict was reached" in pdf_text
-    assert "Approval condition (if not met: Photos missing)" in pdf_text
+    assert "Cómo se llegó al veredicto" in pdf_text
+    assert "Condición de aprobación (si no se cumple: Photos missing)" in pdf_text
     assert "division_by_zero" in pdf_text
 
 
@@ -87,7 +93,7 @@ def test_pdf_page_numbers_and_metadata(pdf_bytes: bytes) -> None:
     total = len(reader.pages)
     assert total >= 2
     for number, page in enumerate(reader.pages, start=1):
-        assert f"page {number} of {total}" in page.extract_text()
+        assert f"página {number} de {total}" in page.extract_text()
     meta = reader.metadata
     assert meta is not None
     assert meta.title == "Inspection report 6650f1c2a1b2c3d4e5f60718"
@@ -154,7 +160,7 @@ def test_text_outside_latin1_is_transliterated_not_fatal() -> None:
     pdf = default_renderer().render(report)
     text = "\n".join(p.extract_text() for p in pypdf.PdfReader(io.BytesIO(pdf)).pages)
     assert "Lukasz ?? v EUR" in text
-    assert "(image not available)" in text
+    assert "(imagen no disponible)" in text
 
 
 def test_long_tables_are_split_over_pages() -> None:
@@ -162,7 +168,7 @@ def test_long_tables_are_split_over_pages() -> None:
     pdf = default_renderer().render(report)
     reader = pypdf.PdfReader(io.BytesIO(pdf))
     text = "\n".join(p.extract_text() for p in reader.pages)
-    assert text.count("Confidence") >= 120 // 22
+    assert text.count("Confianza") >= 120 // 22
     assert len(reader.pages) >= 3
 
 
@@ -176,7 +182,9 @@ def test_sections_do_not_need_borb(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "borb", None)
     headline, sections = build_sections(car_report(with_bytes=False))
     assert headline.verdict == "disapproved"
-    assert [s.title for s in sections][:4] == ["Inspection", "Product 1", "Consumer", "Metadata"]
+    assert [s.title for s in sections][:4] == [
+        "Inspección", "Producto declarado", "Cliente", "Metadatos",
+    ]  # fmt: skip
     with pytest.raises(ReportsUnavailableError) as caught:
         default_renderer()
     assert caught.value.code == "reports_unavailable"
@@ -255,5 +263,70 @@ def test_very_long_texts_never_fail_a_report() -> None:
     reader = pypdf.PdfReader(io.BytesIO(pdf))
     text = "\n".join(page.extract_text() for page in reader.pages)
     assert len(reader.pages) > 5
-    assert text.count("Description") >= 2  # the global validations table was split
-    assert "DISAPPROVED" in text
+    assert text.count("Descripción") >= 2  # the global validations table was split
+    assert "DESAPROBADA" in text
+
+
+ARTIFACTS = ROOT / "tests" / "artifacts" / "test_report_pdf"
+
+
+def _adjuster_report(locale: str) -> Any:
+    report = car_report()
+    report.inspection["locale"] = locale
+    report.inspection["createdAt"] = "2026-11-20T09:58:00.123Z"
+    report.inspection["completedAt"] = "2026-11-20T10:10:00Z"
+    first = report.images[0].record
+    first["validations"][0]["confidence"] = 99.97768539238172
+    first["capture"] = {"takenAt": "2026-11-20T10:01:00Z", "latitude": -34.603722,
+                        "longitude": -58.381592, "distanceMeters": 12.345678}  # fmt: skip
+    report.inspection["review"] = {
+        "decisions": [
+            {"at": "2026-11-20T11:00:00Z", "by": {"name": "Laura Gómez"},
+             "veredict": "approved", "reason": "Plate checked by phone"},
+        ]
+    }  # fmt: skip
+    return replace(report, producer_name="Carlos Díaz")
+
+
+@pytest.mark.parametrize(
+    ("locale", "words"),
+    [
+        ("es_AR", ["Solicitante", "ACME Seguros - Carlos Díaz", "20 nov 2026", "GMT-03:00",
+                   "99,98", "Revisada por Laura Gómez el 20 nov 2026", "Tomada", "-34.60372",
+                   "Aprobada"]),
+        ("pt_BR", ["Solicitante", "20 de nov. de 2026", "GMT-03:00", "99,98",
+                   "Revisada por Laura Gómez em 20 de nov. de 2026", "Relatório de vistoria"]),
+        ("en_US", ["Producer", "ACME Seguros - Carlos Díaz", "Nov 20, 2026", "GMT", "99.98",
+                   "Reviewed by Laura Gómez on Nov 20, 2026", "Inspection report"]),
+    ],
+)  # fmt: skip
+def test_what_an_adjuster_signs(locale: str, words: list[str], tmp_path: Path) -> None:
+    """Round values, dates in the inspection's language and zone, names not ids, translated
+    labels, the capture data and the people's decisions; every page rendered with pdftoppm
+    (the PNGs are kept under tests/artifacts/test_report_pdf/ to be looked at)."""
+    pdf = default_renderer().render(_adjuster_report(locale))
+    reader = pypdf.PdfReader(io.BytesIO(pdf))
+    text = "\n".join(page.extract_text() for page in reader.pages)
+    for word in words:
+        assert word in text, (locale, word)
+    assert "99.97768539238172" not in text and "99,97768539238172" not in text
+    assert "2026-11-20T" not in text  # no raw ISO timestamps
+    assert "u1" not in text.split()  # the producer by name, not its id
+    pdftoppm = shutil.which("pdftoppm")
+    assert pdftoppm is not None, "pdftoppm is missing: install poppler-utils"
+    source = tmp_path / "report.pdf"
+    source.write_bytes(pdf)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        [pdftoppm, "-png", "-r", "60", str(source), str(ARTIFACTS / f"{locale}-page")],
+        check=True,
+        timeout=120,
+    )
+    pages = sorted(ARTIFACTS.glob(f"{locale}-page-*.png"))
+    assert len(pages) == len(reader.pages)
+    from PIL import Image
+
+    for path in pages:
+        with Image.open(path) as picture:
+            assert picture.convert("L").getextrema()[0] < 100, f"{path} looks blank"
+

@@ -76,9 +76,10 @@ def test_report_lifecycle_and_pdf(
     assert pdf.status_code == 200
     assert pdf.headers["content-type"] == "application/pdf"
     text = "\n".join(page.extract_text() for page in pypdf.PdfReader(io.BytesIO(pdf.content)).pages)
-    assert "RPT001" in text and "APPROVED" in text
-    for validation in ("plate", "color", "recaptured"):
-        assert validation in text
+    assert "RPT001" in text and "APROBADA" in text  # the inspection's language (es_AR)
+    # Each validation by its name for people, in the inspection's language.
+    for label in ("Patente legible", "Color coincide", "No es foto de una pantalla"):
+        assert label in text
     assert "****5678" in text and "30125678" not in text
     assert "Foto front" in text  # image label in the inspection's locale (es_AR)
 

@@ -191,7 +191,8 @@ def test_answers_are_checked_by_the_server_with_the_api_words_then_finished(
             f"/i/{inspection_id}/details", data=answers, files=files, headers=csrf
         )
         assert refused.status_code == 400
-        assert "must be at most 50" in refused.text and "at least 3 characters" in refused.text
+        # The catalog's words (en_US too), with the input's own bounds.
+        assert "Must be at most 50." in refused.text and "At least 3 characters." in refused.text
         answers[ids["Name of the person who received it"]] = "Ana Pérez"
         answers[ids["Number of packages"]] = "1"
         accepted = browser.post(

@@ -9,6 +9,10 @@
   var list = document.getElementById("diagnostics");
   var status = document.getElementById("check-status");
   var token = document.querySelector('meta[name="csrf-token"]').getAttribute("content");
+  // The page's words, in its language (the template fills `data-words` from the catalog).
+  var form = document.getElementById("editor-form");
+  var words = JSON.parse((form && form.getAttribute("data-words")) || "{}");
+  function word(key, fallback) { return words[key] || fallback; }
   var timer = null;
   var sequence = 0;
   var marked = {};
@@ -57,7 +61,7 @@
       item.className = "diagnostic " + (d.severity || "error");
       var where = document.createElement("span");
       where.className = "where";
-      where.textContent = "line " + d.line + ":" + d.column;
+      where.textContent = word("line", "line") + " " + d.line + ":" + d.column;
       item.appendChild(where);
       item.appendChild(document.createTextNode(" " + d.severity + "[" + d.code + "]: " + d.message));
       var pre = document.createElement("pre");
@@ -75,14 +79,16 @@
         var button = document.createElement("button");
         button.type = "button";
         button.className = "apply";
-        button.textContent = "Apply “" + d.suggestion + "”";
+        button.textContent = word("apply", "Apply") + " “" + d.suggestion + "”";
         button.addEventListener("click", function () { apply(d); });
         hint.appendChild(button);
         item.appendChild(hint);
       }
       list.appendChild(item);
     });
-    status.textContent = diagnostics.length ? diagnostics.length + " problem(s)" : "No problems";
+    status.textContent = diagnostics.length
+      ? diagnostics.length + " " + (diagnostics.length === 1 ? word("problem", "problem") : word("problems", "problems"))
+      : word("noProblems", "No problems");
     drawGutter();
   }
 
@@ -127,14 +133,14 @@
   var simulateButton = document.getElementById("simulate-button");
   var result = document.getElementById("simulate-result");
   simulateButton.addEventListener("click", function () {
-    result.textContent = "Running…";
+    result.textContent = word("running", "Running…");
     post("/dashboard/templates/simulate", {
       source: source.value,
       events: document.getElementById("events").value
     }).then(function (data) {
       if (data.diagnostics) {
         show(data.diagnostics);
-        result.textContent = "The template does not compile: fix the problems above first.";
+        result.textContent = word("noCompile", "The template does not compile: fix the problems above first.");
         return;
       }
       var lines = [];
@@ -144,7 +150,7 @@
         else if (step.status) line += "  status=" + step.status + " verdict=" + step.veredict;
         lines.push(line);
       });
-      if (data.problem) lines.push("Problem: " + data.problem);
+      if (data.problem) lines.push(word("problemLabel", "Problem:") + " " + data.problem);
       if (data.explanation) lines.push("", data.explanation);
       result.textContent = lines.join("\n");
     });
