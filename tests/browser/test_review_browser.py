@@ -276,4 +276,5 @@ def test_review_claim_result_damage_retake_and_approve(
     # Lines wrap, and a long address may be cut inside a word: compare without spaces.
     text = "".join("".join(page.extract_text() for page in pages).split())
     assert f"Reviewedby{team['reviewer']}on" in text
-    assert "Retakenbackphotoshowstheplate;damageisminor(approved)" in text
+    # The verdict in the report's words ("(Approved)" in en_US).
+    assert "Retakenbackphotoshowstheplate;damageisminor(Approved)" in text
