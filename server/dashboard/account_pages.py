@@ -18,6 +18,8 @@ from server.dashboard.mail import Mail
 from server.dashboard.web import (
     PREFIX,
     Member,
+    account_error,
+    action_message,
     app_services,
     redirect,
     render,
@@ -86,7 +88,7 @@ async def sign_in(request: Request[Any, Any, Any]) -> Any:
         return render(
             request,
             "sign_in.html",
-            {"email": email, "error": str(error), "code": error.code},
+            {"email": email, "error": account_error(request, None, error), "code": error.code},
             status_code=error.status,
         )
     response = redirect(f"{PREFIX}/")  # home sends each role to its first page
@@ -166,7 +168,7 @@ def _link_page(kind: str) -> tuple[Any, Any]:
                     "title": title,
                     "token": token,
                     "account": account,
-                    "error": str(error),
+                    "error": account_error(request, None, error),
                     "action": path,
                 },
                 status_code=error.status,
@@ -228,8 +230,11 @@ async def invite(request: Request[Any, Any, Any]) -> Any:
             mail_sender(app),
         )
     except AccountError as error:
-        return _members_page(request, member, error=str(error), status_code=error.status)
-    return _members_page(request, member, message=f"Invitation sent to {row['email']}.")
+        return _members_page(
+            request, member, error=account_error(request, member, error), status_code=error.status
+        )
+    said = action_message(request, member, "invited", email=row["email"])
+    return _members_page(request, member, message=said)
 
 
 @post("/members/{account_id:str}/role", status_code=200)
@@ -242,8 +247,11 @@ async def change_role(request: Request[Any, Any, Any], account_id: FromPath[str]
             app_services(request).db, member.actor, account_id, form.get("role", "")
         )
     except AccountError as error:
-        return _members_page(request, member, error=str(error), status_code=error.status)
-    return _members_page(request, member, message=f"{row['email']} is now {row['role']}.")
+        return _members_page(
+            request, member, error=account_error(request, member, error), status_code=error.status
+        )
+    said = action_message(request, member, "role_changed", email=row["email"], role=row["role"])
+    return _members_page(request, member, message=said)
 
 
 @post("/members/{account_id:str}/remove", status_code=200)
@@ -253,8 +261,10 @@ async def remove_member(request: Request[Any, Any, Any], account_id: FromPath[st
     try:
         accounts.remove(app_services(request).db, member.actor, account_id)
     except AccountError as error:
-        return _members_page(request, member, error=str(error), status_code=error.status)
-    return _members_page(request, member, message="The member was removed and signed out.")
+        return _members_page(
+            request, member, error=account_error(request, member, error), status_code=error.status
+        )
+    return _members_page(request, member, message=action_message(request, member, "removed"))
 
 
 # --- developers ----------------------------------------------------------------------------------
@@ -334,7 +344,8 @@ async def retry_delivery(request: Request[Any, Any, Any], delivery_id: FromPath[
     queued = await in_thread(
         deliveries.retry, app.db, member.actor.company_id, member.mode == "test", delivery_id
     )
-    message = "The delivery is queued again." if queued else "That delivery cannot be retried now."
+    key = "delivery_queued" if queued else "delivery_not_retried"
+    message = action_message(request, member, key)
     return await in_thread(_developers_page, request, member, message=message)
 
 

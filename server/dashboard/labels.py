@@ -44,6 +44,33 @@ DELIVERY = {
 }
 
 
+#: What a refused account operation says, by `AccountError.code`, in the page's language (an
+#: unknown code keeps the service's own English text).
+ACCOUNT_ERRORS = {
+    "invalid_email": _("That is not a valid email address."),
+    "invalid_password": _("That password cannot be used: choose one of at least 10 characters."),
+    "invalid_role": _("That role does not exist."),
+    "forbidden": _("Your role may not do that."),
+    "company_not_found": _("That company does not exist."),
+    "email_taken": _("That address already has an account."),
+    "locked_out": _("Too many failed sign-ins: try again in 15 minutes."),
+    "invalid_credentials": _("Wrong email or password."),
+    "invalid_mode": _("The data mode is test or live."),
+    "invalid_link": _("This link is not valid any more: ask for a new one."),
+    "account_not_found": _("That member is not in this company."),
+    "last_owner": _("A company keeps at least one owner."),
+    "mail_not_sent": _("The email could not be sent; try again later."),
+}
+#: What the members and developers pages say after an action (`%(...)s` values filled in).
+ACTION_MESSAGES = {
+    "invited": _("Invitation sent to %(email)s."),
+    "role_changed": _("%(email)s is now %(role)s."),
+    "removed": _("The member was removed and signed out."),
+    "delivery_queued": _("The delivery is queued again."),
+    "delivery_not_retried": _("That delivery cannot be retried now."),
+}
+
+
 def labeller(translations: NullTranslations, table: dict[str, str]) -> Callable[[str], str]:
     """`code -> its word in the page's language`; an unknown code shows as itself."""
 

@@ -137,6 +137,27 @@ def member_locale(request: Request[Any, Any, Any], member: Member | None) -> str
     return i18n.negotiate(request.headers.get("accept-language"))
 
 
+def account_error(
+    request: Request[Any, Any, Any], member: Member | None, error: accounts.AccountError
+) -> str:
+    """A refused account operation in the page's language (`labels.ACCOUNT_ERRORS`)."""
+    message = labels.ACCOUNT_ERRORS.get(error.code)
+    if message is None:
+        return str(error)
+    return i18n.translations(member_locale(request, member)).gettext(message)
+
+
+def action_message(
+    request: Request[Any, Any, Any], member: Member | None, key: str, **values: str
+) -> str:
+    """What a page says after an action (`labels.ACTION_MESSAGES`), in the page's language;
+    a role is written as its word."""
+    translations = i18n.translations(member_locale(request, member))
+    if "role" in values:
+        values["role"] = labels.labeller(translations, labels.ROLES)(values["role"])
+    return translations.gettext(labels.ACTION_MESSAGES[key]) % values
+
+
 def _nav(
     request: Request[Any, Any, Any], member: Member | None, translations: Any
 ) -> list[tuple[str, str]]:

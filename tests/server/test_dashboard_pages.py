@@ -226,6 +226,22 @@ def test_wrong_password_shows_the_form_again(live_server: str, team: dict[str, A
     assert 'for="email">Email<' in response.text and 'for="password">Password<' in response.text
 
 
+def test_account_answers_speak_the_page_language(live_server: str, team: dict[str, Any]) -> None:
+    """Issue 24: what the account services refuse, and what a page says after an action, come
+    from the catalog in the member's (or the browser's) language, not the service's English."""
+    client = Browserish(live_server)
+    client.http.headers["accept-language"] = "es-AR,es;q=0.9"
+    refused = client.sign_in(team["emails"]["viewer"], "not the password")
+    assert refused.status_code == 401 and "Correo o contraseña incorrectos." in refused.text
+    client.http.headers["accept-language"] = "pt-BR"
+    client.sign_in(team["emails"]["owner"])
+    invited = client.post(
+        "/dashboard/members/invite", data={"email": "not an address", "role": "viewer"}
+    )
+    client.http.close()
+    assert "Esse não é um endereço de e-mail válido." in invited.text
+
+
 def test_sign_out_revokes_the_session(browser_for: Callable[[str], Browserish]) -> None:
     client = browser_for("editor")
     assert client.get("/dashboard/inspections").status_code == 200
