@@ -115,10 +115,25 @@ def cell_text(text: str) -> str:
     words = []
     for word in text.split(" "):
         while len(word) > MAX_WORD_CHARS:
-            words.append(word[:MAX_WORD_CHARS])
-            word = word[MAX_WORD_CHARS:]
+            cut = _break_point(word)
+            words.append(word[:cut])
+            word = word[cut:]
         words.append(word)
     return " ".join(words)
+
+
+#: Where a long word (an email, a URL, a file name) reads best broken: before "@", after these.
+_BREAK_AFTER = "./-_?&=,;:"
+
+
+def _break_point(word: str) -> int:
+    """Where to break a word longer than MAX_WORD_CHARS: the last natural break within the
+    limit ("maria.gonzalez" | "@aseguradora.com.ar", "…/reports/" | "…"), else the limit.
+    Never a break in the first third, which would leave a stub of a line."""
+    for cut in range(MAX_WORD_CHARS, MAX_WORD_CHARS // 3, -1):
+        if word[cut] == "@" or word[cut - 1] in _BREAK_AFTER:
+            return cut
+    return MAX_WORD_CHARS
 
 
 @functools.cache

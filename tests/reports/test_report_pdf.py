@@ -163,6 +163,30 @@ def test_text_outside_latin1_is_transliterated_not_fatal() -> None:
     assert "(imagen no disponible)" in text
 
 
+@pytest.mark.parametrize(
+    ("text", "lines"),
+    [
+        # An email breaks before its "@", a URL after a "/", not in the middle of a name.
+        (
+            "maria.gonzalez.perez@aseguradora-ejemplo.com.ar",
+            ["maria.gonzalez.perez", "@aseguradora-ejemplo.com.ar"],
+        ),
+        (
+            "https://example.com/reports/inspections/2026",
+            ["https://example.com/reports/", "inspections/2026"],
+        ),
+        # No natural break point: cut at the limit rather than overflow the column.
+        ("x" * 40, ["x" * 28, "x" * 12]),
+        ("short words stay whole", ["short", "words", "stay", "whole"]),
+    ],
+)
+def test_long_words_break_where_a_reader_expects(text: str, lines: list[str]) -> None:
+    from server.reports.borb_renderer import MAX_WORD_CHARS, cell_text
+
+    assert MAX_WORD_CHARS == 28
+    assert cell_text(text).split(" ") == lines
+
+
 def test_long_tables_are_split_over_pages() -> None:
     report = car_report(images=1, validations=120, with_bytes=False)
     pdf = default_renderer().render(report)
@@ -329,4 +353,3 @@ def test_what_an_adjuster_signs(locale: str, words: list[str], tmp_path: Path) -
     for path in pages:
         with Image.open(path) as picture:
             assert picture.convert("L").getextrema()[0] < 100, f"{path} looks blank"
-
