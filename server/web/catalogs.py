@@ -25,7 +25,7 @@ from server.web.i18n import DEFAULT_LOCALE, LOCALE_DIRECTORY, SUPPORTED_LOCALES
 SERVER_PACKAGE = LOCALE_DIRECTORY.parent.parent
 EXTRACTION_METHODS = [("**/templates/**.html", "jinja2"), ("**.py", "python")]
 #: `gettext(locale, message)` in Python: the message is the second argument.
-KEYWORDS = {"_": None, "gettext": (2,), "ngettext": (1, 2)}
+KEYWORDS = {"_": None, "gettext": (2,), "ngettext": (1, 2), "pgettext": ((1, "c"), 2)}
 OPTIONS = {"**/templates/**.html": {"extensions": "jinja2.ext.i18n", "trimmed": "true"}}
 
 
@@ -59,7 +59,7 @@ def extract_domain(domain: str) -> Catalog:
     """Every message the package `server/<domain>/` asks for."""
     catalog = Catalog(locale=DEFAULT_LOCALE, domain=domain)
     source = SERVER_PACKAGE / domain
-    for filename, lineno, message, comments, _context in extract_from_dir(
+    for filename, lineno, message, comments, context in extract_from_dir(
         str(source),
         EXTRACTION_METHODS,
         options_map=OPTIONS,
@@ -67,7 +67,10 @@ def extract_domain(domain: str) -> Catalog:
         strip_comment_tags=True,
     ):
         catalog.add(
-            message, locations=[(f"server/{domain}/{filename}", lineno)], auto_comments=comments
+            message,
+            locations=[(f"server/{domain}/{filename}", lineno)],
+            auto_comments=comments,
+            context=context,
         )
     return catalog
 

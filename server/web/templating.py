@@ -77,6 +77,14 @@ def _ngettext(context: Context, singular: str, plural: str, count: int) -> str:
     return context["translations"].ngettext(singular, plural, count)  # type: ignore[no-any-return]
 
 
+@pass_context
+def _pgettext(context: Context, message_context: str, message: str) -> str:
+    """A message whose translation depends on where it is (`Why` as a heading of purpose on the
+    consumer's welcome page, `Por qué` as a review column): catalogs of every area are merged,
+    so the same English word with two meanings needs a context."""
+    return context["translations"].pgettext(message_context, message)  # type: ignore[no-any-return]
+
+
 class StaticAssets:
     """Resolves `area/file` to `/static/area/file?v=<hash>` over the registered folders."""
 
@@ -117,7 +125,9 @@ def environment(templates: TemplateFolders, assets: StaticAssets) -> Environment
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.install_gettext_callables(_gettext, _ngettext, newstyle=True)  # type: ignore[attr-defined]
+    env.install_gettext_callables(  # type: ignore[attr-defined]
+        _gettext, _ngettext, newstyle=True, pgettext=_pgettext
+    )
     env.globals["static"] = assets.url
     env.globals["when"] = _when
     env.globals["number"] = _number

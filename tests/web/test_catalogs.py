@@ -31,12 +31,14 @@ def test_mo_agrees_with_po(po: object) -> None:
 
 @pytest.mark.parametrize("domain", i18n.domains())
 def test_catalogs_hold_every_extracted_message_translated(domain: str) -> None:
-    wanted = {message.id for message in catalogs.extract_domain(domain) if message.id}
+    wanted = {
+        (message.id, message.context) for message in catalogs.extract_domain(domain) if message.id
+    }
     assert wanted, f"no message extracted for {domain}"
     for locale in i18n.SUPPORTED_LOCALES:
         path = i18n.LOCALE_DIRECTORY / locale / "LC_MESSAGES" / f"{domain}.po"
         catalog = catalogs.read_catalog(path)
-        present = {message.id for message in catalog if message.id}
+        present = {(message.id, message.context) for message in catalog if message.id}
         missing = sorted(str(item) for item in wanted - present)
         assert not missing, (
             f"{locale}/{domain}.po lacks {missing}: "
@@ -55,6 +57,33 @@ def test_catalogs_hold_every_extracted_message_translated(domain: str) -> None:
         assert not [m.id for m in catalog if m.id and m.fuzzy], (
             f"{locale}/{domain}.po has fuzzy entries"
         )
+
+
+@pytest.mark.parametrize("locale", i18n.SUPPORTED_LOCALES)
+def test_one_message_one_translation_across_domains(locale: str) -> None:
+    """A locale's domains are merged into one catalog, so the same message (English text and
+    context) translated two ways would show one area the other's word (the review's "Daño"
+    as the consumer's page title). Two meanings of one word take a `pgettext` context."""
+    seen: dict[tuple[object, object], tuple[str, object]] = {}
+    clashes = []
+    for domain in i18n.domains():
+        path = i18n.LOCALE_DIRECTORY / locale / "LC_MESSAGES" / f"{domain}.po"
+        for message in catalogs.read_catalog(path):
+            if not message.id:
+                continue
+            key = (message.id, message.context)
+            first = seen.setdefault(key, (domain, message.string))
+            if first[1] != message.string:
+                clashes.append(f"{key}: {first[0]} {first[1]!r} vs {domain} {message.string!r}")
+    assert not clashes, clashes
+
+
+def test_a_context_tells_two_meanings_of_one_word_apart() -> None:
+    translations = i18n.translations("es_AR")
+    assert translations.gettext("Why") == "Por qué"
+    assert translations.pgettext("purpose", "Why") == "Para qué"
+    assert translations.gettext("Damage") == "Daño"
+    assert translations.pgettext("page title: the damages", "Damage") == "Daños"
 
 
 def test_translations_merge_domains_and_fall_back() -> None:
