@@ -28,7 +28,13 @@ from runtime.intake import email_address
 from server.auth import AdminError
 from server.dashboard.mail import Mail, Sender
 from server.dashboard.permissions import ROLES, allowed
-from server.dashboard.tables import Account, AccountToken, LoginThrottle, MemberPreference
+from server.dashboard.tables import (
+    Account,
+    AccountToken,
+    LoginThrottle,
+    MemberPreference,
+    PendingInvitation,
+)
 from server.db import Database
 from server.tables import Company, utcnow
 from server.tokens import hash_token
@@ -135,6 +141,27 @@ def _account_row(account: Account) -> dict[str, Any]:
         "active": account.password_hash is not None,
         "createdAt": account.created_at.isoformat(),
     }
+
+
+def _invitation_row(invitation: PendingInvitation) -> dict[str, Any]:
+    """An invitation to an address taken by another company, shaped as an invited account
+    (no password yet): the inviter cannot tell the two apart."""
+    return {
+        "id": invitation.id,
+        "companyId": invitation.company_id,
+        "email": invitation.email,
+        "role": invitation.role,
+        "active": False,
+        "createdAt": invitation.created_at.isoformat(),
+    }
+
+
+def _pending(session: Session, company_id: str, address: str) -> PendingInvitation | None:
+    statement = select(PendingInvitation).where(
+        cast(Any, PendingInvitation.company_id) == company_id,
+        cast(Any, PendingInvitation.email) == address,
+    )
+    return session.execute(statement).scalars().first()
 
 
 # --- creating accounts ---------------------------------------------------------------------------
@@ -313,15 +340,27 @@ def invite(
         except IntegrityError:
             session.rollback()
             existing = _by_email(session, address)
-            if existing is not None and existing.company_id == actor.company_id:
-                # One of the actor's own members (listed on their page already).
+            listed = existing is not None and existing.company_id == actor.company_id
+            if listed or _pending(session, actor.company_id, address) is not None:
+                # On the actor's page already: a member, or an invitation not accepted yet.
                 raise AccountError("email_taken", f"{address} already has an account") from None
-            # Another company's member: the inviter is answered as for any invitation (which
-            # addresses have accounts elsewhere is not theirs to learn); the address's owner is
-            # told, since no account can be made for it.
+            # Another company's member: the inviter is answered, and sees the row on their
+            # page, as for any invitation (which addresses have accounts elsewhere is not
+            # theirs to learn); the address's owner is told, since no account can be made.
+            invitation = PendingInvitation(company_id=actor.company_id, email=address, role=role)
+            session.add(invitation)
+            try:
+                session.commit()
+            except IntegrityError:  # the same invitation, sent twice at once
+                raise AccountError("email_taken", f"{address} already has an account") from None
+            row = _invitation_row(invitation)
             _tell_already_elsewhere(send, actor, address, role, name)
-            return _account_row(Account(company_id=actor.company_id, email=address, role=role))
+            return row
         token = _issue_link(session, account.id, "invite", INVITE_LIFETIME)
+        # The address was taken elsewhere when last invited and is free now: one row, the account.
+        stale = _pending(session, actor.company_id, address)
+        if stale is not None:
+            session.delete(stale)
         session.commit()
     link = f"{base_url.rstrip('/')}/dashboard/accept?token={token}"
     send(
@@ -441,7 +480,19 @@ def list_accounts(db: Database, actor: Actor) -> list[dict[str, Any]]:
             .where(cast(Any, Account.company_id) == actor.company_id)
             .order_by(cast(Any, Account.created_at), cast(Any, Account.email))
         )
-        return [_account_row(account) for account in session.execute(statement).scalars()]
+        rows = [_account_row(account) for account in session.execute(statement).scalars()]
+        pending = select(PendingInvitation).where(
+            cast(Any, PendingInvitation.company_id) == actor.company_id
+        )
+        rows += [_invitation_row(row) for row in session.execute(pending).scalars()]
+    return sorted(rows, key=lambda row: (row["createdAt"], row["email"]))
+
+
+def _target_invitation(session: Session, actor: Actor, row_id: str) -> PendingInvitation | None:
+    invitation = session.get(PendingInvitation, row_id)
+    if invitation is None or invitation.company_id != actor.company_id:
+        return None
+    return invitation
 
 
 def _target(session: Session, actor: Actor, account_id: str) -> Account:
@@ -462,6 +513,14 @@ def change_role(db: Database, actor: Actor, account_id: str, role: str) -> dict[
     _require(actor, "members.manage")
     _check_role(role)
     with db.session(immediate=True) as session:
+        invitation = _target_invitation(session, actor, account_id)
+        if invitation is not None:
+            if "owner" in (role, invitation.role):
+                _require(actor, "members.manage_owners")
+            invitation.role = role
+            session.add(invitation)
+            session.commit()
+            return _invitation_row(invitation)
         account = _target(session, actor, account_id)
         if "owner" in (role, account.role):
             _require(actor, "members.manage_owners")
@@ -477,6 +536,13 @@ def remove(db: Database, actor: Actor, account_id: str) -> None:
     """Delete the account, its sessions (signed out at once) and its pending links."""
     _require(actor, "members.manage")
     with db.session(immediate=True) as session:
+        invitation = _target_invitation(session, actor, account_id)
+        if invitation is not None:
+            if invitation.role == "owner":
+                _require(actor, "members.manage_owners")
+            session.delete(invitation)
+            session.commit()
+            return
         account = _target(session, actor, account_id)
         if account.role == "owner":
             _require(actor, "members.manage_owners")

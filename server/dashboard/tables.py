@@ -30,6 +30,26 @@ class Account(SQLModel, table=True):
     )
 
 
+class PendingInvitation(SQLModel, table=True):
+    """An invitation to an address that already has an account with another company (an
+    address belongs to one company's dashboard). No account can be made for it, but the inviter
+    sees it on the members page like any invitation not yet accepted, and can change its role or
+    withdraw it: a missing row would tell them the address is taken elsewhere."""
+
+    __tablename__ = "dashboard_pending_invitations"
+    __table_args__ = (
+        UniqueConstraint("company_id", "email", name="uq_dashboard_pending_invitations_email"),
+    )
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    company_id: str = Field(foreign_key="companies.id", index=True, max_length=32)
+    email: str = Field(max_length=320)
+    role: str = Field(max_length=16)
+    created_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(UtcDateTime(), nullable=False)
+    )
+
+
 class AccountToken(SQLModel, table=True):
     """A one-time link sent by email: an invitation (`kind="invite"`) or a password reset."""
 

@@ -168,6 +168,32 @@ def test_inviting_another_companys_member_answers_as_any_invitation(
     # One of the team's own members is still refused: they are on the team's page anyway.
     again = invite(team["owner"])
     assert again.status_code == 409 and "already has an account" in again.text
+    # Both invitations are listed alike (a missing row would tell the address is taken
+    # elsewhere), and the taken one answers a second invitation as the fresh one does.
+    page = browser.get("/dashboard/members").text
+    for address in (fresh, taken):
+        row = page.split(f"<strong>{address}</strong>", 1)[1].split("</p>", 1)[0]
+        assert "invited, no password yet" in row, row
+    assert [invite(address).status_code for address in (fresh, taken)] == [409, 409]
+    # The inviter can change the pending invitation's role and withdraw it like any other.
+    owner = accounts.Actor(account_id="", company_id=team["companyId"], email="", role="owner")
+    rows = {row["email"]: row for row in accounts.list_accounts(db, owner)}
+    assert rows[taken]["active"] is False and rows[taken]["role"] == "viewer"
+    changed = browser.post(
+        f"/dashboard/members/{rows[taken]['id']}/role",
+        data={"role": "editor", "_csrf_token": page_token(browser)},
+    )
+    assert changed.status_code == 200, changed.text
+    assert {r["email"]: r["role"] for r in accounts.list_accounts(db, owner)}[taken] == "editor"
+    removed = browser.post(
+        f"/dashboard/members/{rows[taken]['id']}/remove",
+        data={"_csrf_token": page_token(browser)},
+    )
+    assert removed.status_code == 200, removed.text
+    assert taken not in {r["email"] for r in accounts.list_accounts(db, owner)}
+    # The other company's account is untouched by all this.
+    found = accounts.find_account(db, taken)
+    assert found is not None and found["companyId"] == other["companyId"]
 
 
 def test_link_codes_are_throttled_per_inspection_and_per_address(
