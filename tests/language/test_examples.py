@@ -360,9 +360,7 @@ def test_every_diagnostic_code_has_a_trigger() -> None:
 @pytest.mark.parametrize("code", sorted(TRIGGERS))
 def test_the_documented_example_triggers_its_code(code: str) -> None:
     kind = "built-in" if code == "E031" else "created"
-    found = check_source(
-        TRIGGERS[code], "bike.insp", template_kind=kind, includes=TRIGGER_INCLUDES
-    )
+    found = check_source(TRIGGERS[code], "bike.insp", template_kind=kind, includes=TRIGGER_INCLUDES)
     assert code in [d.code for d in found]
     expected = "warning" if code.startswith("W") else "error"
     assert {d.severity for d in found if d.code == code} == {expected}
