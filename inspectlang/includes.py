@@ -38,6 +38,7 @@ __all__ = [
     "Expansion",
     "IncludeResolver",
     "MappingResolver",
+    "check_shared_file",
     "expand",
     "resolver_of",
 ]
@@ -416,6 +417,28 @@ class _Expander:
 
 def _file_of(decl: Any) -> int:
     return int(decl.span.line // INCLUDE_LINES)
+
+
+def check_shared_file(source: str, name: str) -> list[Diagnostic]:
+    """The problems a file has on its own, as an included file: syntax, a bad name (E043), a
+    declaration it may not hold (E047), an `include` after another declaration (E046). Its
+    names are checked in each template that includes it (they may use the template's)."""
+    from inspectlang.parser import parse_with_diagnostics
+
+    if INCLUDE_NAME.fullmatch(name) is None or ".." in name:
+        message = (
+            f"`{name}` cannot name an included file: letters, digits, `_`, `-`, `.` and "
+            "spaces, at most 100 characters, no folders"
+        )
+        return [Diagnostic("E043", message, Span(1, 1, 1, 2), name)]
+    module, found = parse_with_diagnostics(source, name)
+    if module is None:
+        return found
+    expander = _Expander(ast.Module((), filename=name), None, parse_with_diagnostics)
+    expander.visit(module, 1, (name,), None)
+    problems = [d for d in expander.result.diagnostics if d.code in ("E046", "E047")]
+    placed = [dataclasses.replace(d, filename=name) for d in problems]
+    return sorted([*found, *placed], key=lambda d: (d.span.line, d.span.column))
 
 
 def expand(module: ast.Module, resolver: IncludeResolver | None, parse: Parse) -> Expansion:

@@ -137,3 +137,11 @@ class Template(ResponseBody):
             "(`W900`: its inspections wait for a person, docs/review.md)."
         ),
     ] = msgspec.UNSET
+
+
+class SharedFile(ResponseBody):
+    """A company's shared file: lets, checks and inputs its templates `include "NAME"`."""
+
+    name: str
+    createdAt: str
+    updatedAt: str
