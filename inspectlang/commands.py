@@ -141,7 +141,7 @@ def run_check(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps([d.to_dict() for d in found], indent=2, ensure_ascii=False))
     else:
-        _print_diagnostics(found, sources)
+        _print_diagnostics(found, dict(sources))
         warnings = len(found) - errors
         print(
             f"{len(sources)} file(s) checked: {errors} error(s), {warnings} warning(s)",

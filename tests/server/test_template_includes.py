@@ -154,3 +154,7 @@ def test_a_shared_file_that_is_not_one_is_refused_with_its_diagnostics(
     assert (bad_name.status_code, bad_name.json()["errors"][0]["code"]) == (422, "E043")
     empty = _share(client, test_headers, "empty", "  ")
     assert (empty.status_code, empty.json()["code"]) == (400, "invalid_body")
+    nul = _share(client, test_headers, "nul", 'let a = "\x00"\n')
+    assert nul.status_code == 400, nul.text  # refused at the boundary, never stored
+    long_name = _share(client, test_headers, "n" * 101, "let a = 1\n")
+    assert (long_name.status_code, long_name.json()["errors"][0]["code"]) == (422, "E043")
