@@ -151,15 +151,77 @@ async def template_list(request: Request[Any, Any, Any]) -> Any:
     found = await in_thread(
         templates.list_templates, app.db, member.actor.company_id, inspection_type=None, kind=None
     )
+    shared = await in_thread(templates.list_shared_files, app.db, member.actor.company_id)
     return render(
         request,
         "templates.html",
         {
             "created": [t for t in found if t.get("type") == "created"],
             "builtins": [t for t in found if t.get("type") != "created"],
+            "shared": shared,
         },
         member=member,
     )
+
+
+@get("/templates/shared")
+async def shared_file(request: Request[Any, Any, Any], name: FromQuery[str] = "") -> Any:
+    """One of the company's shared files (`include "NAME"`), or an empty one to write."""
+    member = signed_in(request)
+    require(member, "templates.view")
+    app = app_services(request)
+    name = name.strip()
+    try:
+        source = await in_thread(templates.get_shared_file, app.db, member.actor.company_id, name)
+    except ApiError:
+        source = ""
+    return _shared_page(request, member, name=name, source=source)
+
+
+def _shared_page(
+    request: Request[Any, Any, Any],
+    member: Member,
+    *,
+    name: str,
+    source: str,
+    diagnostics: list[dict[str, Any]] | None = None,
+    error: str | None = None,
+    saved: bool = False,
+    empty: bool = False,
+    status_code: int = 200,
+) -> Any:
+    return render(
+        request,
+        "shared_file.html",
+        {"name": name, "source": source, "diagnostics": diagnostics or [], "error": error,
+         "saved": saved, "empty": empty},
+        member=member,
+        status_code=status_code,
+    )  # fmt: skip
+
+
+@post("/templates/shared", status_code=200)
+async def save_shared_file(request: Request[Any, Any, Any]) -> Any:
+    """Save a shared file (the API's rules); templates pick it up when they are saved again."""
+    member = signed_in(request)
+    require(member, "templates.edit")
+    app = app_services(request)
+    form = await request.form()
+    name = str(form.get("name", "")).strip()
+    source = str(form.get("source", "")).replace("\r\n", "\n")
+    if not source.strip():
+        return _shared_page(request, member, name=name, source=source, status_code=400, empty=True)
+    try:
+        await in_thread(
+            templates.save_shared_file, app.db, member.actor.company_id, name, source, app.clock()
+        )
+    except ApiError as error:
+        found = [_with_caret({**item, "file": None}, source) for item in (error.errors or [])]
+        return _shared_page(
+            request, member, name=name, source=source, diagnostics=found,
+            error=error.description, status_code=error.status,
+        )  # fmt: skip
+    return _shared_page(request, member, name=name, source=source, saved=True)
 
 
 def _editor(
@@ -411,6 +473,8 @@ async def simulate(request: Request[Any, Any, Any]) -> dict[str, Any]:
 
 ROUTES: list[Any] = [
     template_list,
+    shared_file,
+    save_shared_file,
     new_template,
     check,
     format_template,

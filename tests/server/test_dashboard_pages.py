@@ -466,3 +466,43 @@ def test_the_editor_checks_and_saves_a_template_that_includes_a_shared_file(
     assert found["message"].startswith("in the shared file editor-broken:1:")
     assert found["sourceLine"] == ""
     api.close()
+
+
+def test_the_shared_files_page_lists_opens_and_saves_a_companys_shared_file(
+    browser_for: Callable[[str], Browserish], team: dict[str, Any], live_server: str
+) -> None:
+    editor = browser_for("editor")
+    new = editor.get("/dashboard/templates/shared?name=page-common")
+    assert new.status_code == 200 and "Shared file: page-common" in new.text
+    saved = editor.post(
+        "/dashboard/templates/shared",
+        data={"name": "page-common", "source": "let page_limit = 3\n"},
+    )
+    assert saved.status_code == 200 and "Saved." in saved.text
+    listing = editor.get("/dashboard/templates").text
+    assert "Shared files" in listing
+    assert 'href="/dashboard/templates/shared?name=page-common"' in listing
+    opened = editor.get("/dashboard/templates/shared?name=page-common").text
+    assert "let page_limit = 3" in opened
+    # The API reads what the page saved.
+    with httpx.Client(base_url=live_server, headers={"x-api-key": team["testKey"]}) as api:
+        assert api.get("/v1/inspection/shared/page-common").text == "let page_limit = 3\n"
+
+    refused = editor.post(
+        "/dashboard/templates/shared",
+        data={"name": "page-photos", "source": 'image front\n    label: "Front"\n'},
+    )
+    assert refused.status_code == 422
+    assert "[E047]" in refused.text and "image front" in refused.text
+    empty = editor.post("/dashboard/templates/shared", data={"name": "x", "source": " "})
+    assert empty.status_code == 400 and "The shared file is empty." in empty.text
+
+    viewer = browser_for("viewer")
+    assert viewer.get("/dashboard/templates/shared?name=page-common").status_code == 200
+    assert "Save the shared file" not in viewer.get(
+        "/dashboard/templates/shared?name=page-common"
+    ).text
+    denied = viewer.post(
+        "/dashboard/templates/shared", data={"name": "page-common", "source": "let a = 1\n"}
+    )
+    assert denied.status_code == 403
