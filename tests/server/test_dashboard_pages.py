@@ -499,9 +499,10 @@ def test_the_shared_files_page_lists_opens_and_saves_a_companys_shared_file(
 
     viewer = browser_for("viewer")
     assert viewer.get("/dashboard/templates/shared?name=page-common").status_code == 200
-    assert "Save the shared file" not in viewer.get(
-        "/dashboard/templates/shared?name=page-common"
-    ).text
+    assert (
+        "Save the shared file"
+        not in viewer.get("/dashboard/templates/shared?name=page-common").text
+    )
     denied = viewer.post(
         "/dashboard/templates/shared", data={"name": "page-common", "source": "let a = 1\n"}
     )
