@@ -52,8 +52,15 @@ assert INCLUDE_LINES > MAX_SOURCE_BYTES
 #: (Its own header, settings, photos, variables, rules or verdict would make it a template.)
 ALLOWED: tuple[type, ...] = (ast.IncludeDecl, ast.LetDecl, ast.CheckDecl, ast.InputDecl)
 
-#: An include name: a file name without folders (`vehicle-common`), at most 100 characters.
-INCLUDE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_ .-]{0,99}")
+#: An include name: a file name without folders or extension (`vehicle-common`): letters,
+#: digits, `_` and `-`, with single spaces inside, at most 100 characters. (No `.`: nothing
+#: like `..` can name a file outside the folder, and the server's URL path is the name.)
+INCLUDE_NAME = re.compile(r"[A-Za-z0-9_-](?:[A-Za-z0-9_ -]{0,98}[A-Za-z0-9_-])?")
+#: What an E043 says of a name that cannot be one.
+_NAME_RULE = (
+    "letters, digits, `_` and `-`, spaces inside, at most 100 characters, no folders and no "
+    "extension"
+)
 
 #: The words a declaration of each kind is called in messages.
 _KIND = {
@@ -106,9 +113,11 @@ class DirectoryResolver:
     folder: Path
 
     def path(self, name: str) -> Path:
-        return self.folder / (name if name.endswith(".insp") else f"{name}.insp")
+        return self.folder / f"{name}.insp"
 
     def source(self, name: str) -> str | None:
+        if INCLUDE_NAME.fullmatch(name) is None:
+            return None  # never a path out of the folder, whoever asks
         path = self.path(name)
         try:
             if not path.is_file() or path.stat().st_size > MAX_SOURCE_BYTES:
@@ -336,13 +345,9 @@ class _Expander:
                 decl.name_span,
             )
             return
-        if INCLUDE_NAME.fullmatch(name) is None or ".." in name:
-            self.report(
-                "E043",
-                f"`{name}` cannot name an included file: letters, digits, `_`, `-`, `.` and "
-                "spaces, at most 100 characters, no folders",
-                decl.name_span,
-            )
+        if INCLUDE_NAME.fullmatch(name) is None:
+            message = f"`{name}` cannot name an included file: {_NAME_RULE}"
+            self.report("E043", message, decl.name_span)
             return
         source = self.resolver.source(name)
         if source is None:
@@ -425,11 +430,8 @@ def check_shared_file(source: str, name: str) -> list[Diagnostic]:
     names are checked in each template that includes it (they may use the template's)."""
     from inspectlang.parser import parse_with_diagnostics
 
-    if INCLUDE_NAME.fullmatch(name) is None or ".." in name:
-        message = (
-            f"`{name}` cannot name an included file: letters, digits, `_`, `-`, `.` and "
-            "spaces, at most 100 characters, no folders"
-        )
+    if INCLUDE_NAME.fullmatch(name) is None:
+        message = f"`{name}` cannot name an included file: {_NAME_RULE}"
         return [Diagnostic("E043", message, Span(1, 1, 1, 2), name)]
     module, found = parse_with_diagnostics(source, name)
     if module is None:

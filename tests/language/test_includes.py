@@ -176,7 +176,8 @@ def test_the_directory_resolver_reads_insp_files_of_one_folder(tmp_path: Path) -
     (tmp_path / "other.insp").write_text("", encoding="utf-8")
     resolver = DirectoryResolver(tmp_path)
     assert resolver.source("common") == COMMON
-    assert resolver.source("common.insp") == COMMON
+    assert resolver.source("common.insp") is None  # a name has no extension
+    assert resolver.source("../common") is None
     assert resolver.source("missing") is None
     assert sorted(resolver.names()) == ["common", "other"]
     found = check_source(TEMPLATE.replace('"common"', '"comon"'), "t.insp", includes=resolver)
