@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from inspectlang.diagnostics import Diagnostic, TemplateError
-from inspectlang.includes import DirectoryResolver
+from inspectlang.includes import DirectoryResolver, check_file
 
 
 def register(subparsers: Any) -> None:
@@ -132,11 +132,11 @@ def run_check(args: argparse.Namespace) -> int:
     for filename, source in sources.items():
         if filename in shared:
             continue
-        found.extend(
-            check_source(
-                source, filename, template_kind=args.kind, includes=_resolver(names[filename])
-            )
-        )
+        if filename == "<stdin>":
+            resolver = _resolver("-")
+            found.extend(check_source(source, filename, template_kind=args.kind, includes=resolver))
+        else:
+            found.extend(check_file(source, filename, template_kind=args.kind))
     errors = sum(1 for d in found if d.severity == "error")
     if args.format == "json":
         print(json.dumps([d.to_dict() for d in found], indent=2, ensure_ascii=False))

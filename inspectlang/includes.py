@@ -38,8 +38,11 @@ __all__ = [
     "Expansion",
     "IncludeResolver",
     "MappingResolver",
+    "check_file",
     "check_shared_file",
     "expand",
+    "includers",
+    "is_shared_file",
     "resolver_of",
 ]
 
@@ -441,6 +444,77 @@ def check_shared_file(source: str, name: str) -> list[Diagnostic]:
     problems = [d for d in expander.result.diagnostics if d.code in ("E046", "E047")]
     placed = [dataclasses.replace(d, filename=name) for d in problems]
     return sorted([*found, *placed], key=lambda d: (d.span.line, d.span.column))
+
+
+def is_shared_file(module: ast.Module) -> bool:
+    """A file with no `template` header whose declarations an included file may all hold: a
+    shared file (checked through the templates that include it), not a broken template."""
+    declarations = module.declarations
+    return bool(declarations) and all(isinstance(d, ALLOWED) for d in declarations)
+
+
+@dataclass(frozen=True)
+class _Overlay:
+    """A folder's files, with one of them as the editor holds it (not yet saved)."""
+
+    folder: DirectoryResolver
+    name: str
+    text: str
+
+    def source(self, name: str) -> str | None:
+        return self.text if name == self.name else self.folder.source(name)
+
+    def filename(self, name: str) -> str:
+        return self.folder.filename(name)
+
+    def names(self) -> Collection[str]:
+        return self.folder.names()
+
+
+_INCLUDE_LINE = re.compile(r'^include[ \t]+"([^"\n]*)"', re.MULTILINE)
+
+
+def includers(path: Path) -> list[Path]:
+    """The `.insp` files of `path`'s folder whose `include` lines name it, by name."""
+    found = []
+    try:
+        candidates = sorted(path.parent.glob("*.insp"))
+    except OSError:
+        return []
+    for candidate in candidates:
+        if candidate == path:
+            continue
+        try:
+            text = candidate.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if path.stem in _INCLUDE_LINE.findall(text):
+            found.append(candidate)
+    return found
+
+
+def check_file(source: str, path: str, *, template_kind: str = "created") -> list[Diagnostic]:
+    """What `inspectlang check` and the editor report for a file on disk. A template is checked
+    with its includes resolved in its folder. A shared file (`is_shared_file`) is checked as
+    part of the first template of its folder that includes it (its own problems only, names
+    included), else on its own (`check_shared_file`)."""
+    from inspectlang.compiler import check_source
+    from inspectlang.parser import parse_with_diagnostics
+
+    file = Path(path)
+    folder = DirectoryResolver(file.parent)
+    module, syntax = parse_with_diagnostics(source, path)
+    if module is None or syntax or not is_shared_file(module):
+        return check_source(source, path, template_kind=template_kind, includes=folder)
+    for includer in includers(file):
+        text = folder.source(includer.stem)
+        if text is None:
+            continue
+        overlay = _Overlay(folder, file.stem, source)
+        found = check_source(text, str(includer), template_kind=template_kind, includes=overlay)
+        own = [d for d in found if d.filename == folder.filename(file.stem)]
+        return [dataclasses.replace(d, filename=path) for d in own]
+    return [dataclasses.replace(d, filename=path) for d in check_shared_file(source, file.stem)]
 
 
 def expand(module: ast.Module, resolver: IncludeResolver | None, parse: Parse) -> Expansion:

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from inspectlang import ast, reasons
 from inspectlang.compiler import check_source
 from inspectlang.diagnostics import Diagnostic
-from inspectlang.includes import DirectoryResolver, IncludeResolver
+from inspectlang.includes import DirectoryResolver, IncludeResolver, check_file
 from inspectlang.ir import QUANTIFIERS
 from inspectlang.lsp import texts
 from inspectlang.manifest import FEATURE_NAMES, VALIDATION_NAMES
@@ -276,7 +276,11 @@ def diagnostics(source: str, filename: str = "<template>") -> list[Diagnostic]:
     """Every diagnostic of the text, as `inspectlang check` reports them. A problem inside an
     included file is shown on the `include` line that brings it in (the editor shows the
     document's diagnostics), its message naming the file, line and column."""
-    found = check_source(source, filename, includes=resolver_for(filename))
+    if resolver_for(filename) is None:
+        return check_source(source, filename)
+    # A file: its includes resolve in its folder; a shared file is checked through a template
+    # of the folder that includes it.
+    found = check_file(source, filename)
     if all(d.filename == filename for d in found):
         return found
     module, _ = parse_with_diagnostics(source, filename)

@@ -246,3 +246,18 @@ def test_a_problem_in_an_included_file_is_shown_in_that_file(
     write(tmp_path, "including.insp", INCLUDING.replace('"shared"', '"sharde"'))
     assert main(["check", str(path)]) == 1
     assert "did you mean `shared`?" in capsys.readouterr().out
+
+
+def test_checking_a_shared_file_checks_it_through_a_template_that_includes_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shared = write(tmp_path, "shared.insp", SHARED.replace("inputs.km >", "inputs.kms >"))
+    assert main(["check", str(shared)]) == 0  # alone: only what it may hold is checked
+    capsys.readouterr()
+    write(tmp_path, "including.insp", INCLUDING)
+    assert main(["check", str(shared)]) == 1  # its names, in the template that includes it
+    out = capsys.readouterr().out
+    assert f"{shared}:3:" in out and "E011" not in out
+    write(tmp_path, "shared.insp", SHARED + "verdict\n")
+    assert main(["check", str(shared)]) == 1  # a verdict makes it a (broken) template
+    assert "E011" in capsys.readouterr().out

@@ -460,3 +460,13 @@ async def test_an_include_has_completion_hover_definition_and_its_files_diagnost
     assert [d.code for d in found] == ["E020"]
     assert "vehicle-common.insp:" in found[0].message and "odometr" in found[0].message
     assert found[0].range.start == at(text, '"vehicle-common"', offset=0)
+
+    # The shared file itself, opened and edited: checked through the template that includes
+    # it (its names too), never as a template missing its header.
+    broken = (tmp_path / "vehicle-common.insp").read_text(encoding="utf-8")
+    own = await editor.open((tmp_path / "vehicle-common.insp").as_uri(), broken)
+    assert [(d.code, d.range.start) for d in own] == [
+        ("E020", at(broken, "odometr >", offset=0))
+    ]
+    fixed = await editor.change((tmp_path / "vehicle-common.insp").as_uri(), shared, version=2)
+    assert not fixed  # the unsaved text is what is checked
