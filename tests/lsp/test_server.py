@@ -465,8 +465,6 @@ async def test_an_include_has_completion_hover_definition_and_its_files_diagnost
     # it (its names too), never as a template missing its header.
     broken = (tmp_path / "vehicle-common.insp").read_text(encoding="utf-8")
     own = await editor.open((tmp_path / "vehicle-common.insp").as_uri(), broken)
-    assert [(d.code, d.range.start) for d in own] == [
-        ("E020", at(broken, "odometr >", offset=0))
-    ]
+    assert [(d.code, d.range.start) for d in own] == [("E020", at(broken, "odometr >", offset=0))]
     fixed = await editor.change((tmp_path / "vehicle-common.insp").as_uri(), shared, version=2)
     assert not fixed  # the unsaved text is what is checked
