@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from inspectlang.diagnostics import Diagnostic, TemplateError
-from inspectlang.includes import DirectoryResolver, check_file
+from inspectlang.includes import DirectoryResolver
 
 
 def register(subparsers: Any) -> None:
@@ -114,7 +114,7 @@ def _included_by_others(sources: dict[str, str]) -> set[str]:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from inspectlang.compiler import check_source
+    from inspectlang.compiler import check_file, check_source
 
     found: list[Diagnostic] = []
     sources: dict[str, str] = {}

@@ -8,10 +8,12 @@ body's JSON Schema (`inspectlang.schema`) and the `logic` the runtime runs (docs
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from functools import cache
+from pathlib import Path
 from typing import Any, TypeVar, cast, get_args, get_origin
 
 from pydantic import BaseModel
@@ -21,7 +23,17 @@ from inspectlang.checker import CheckedTemplate, check_module
 from inspectlang.checker.expressions import ExpressionChecker
 from inspectlang.checker.scope import Scope
 from inspectlang.diagnostics import Diagnostic, Reporter, TemplateError
-from inspectlang.includes import Expansion, IncludeResolver, expand, resolver_of
+from inspectlang.includes import (
+    DirectoryResolver,
+    Expansion,
+    IncludeResolver,
+    Overlay,
+    check_shared_file,
+    expand,
+    includers,
+    is_shared_file,
+    resolver_of,
+)
 from inspectlang.manifest import (
     INSPECTION_TYPES,
     PRODUCT_FIELDS,
@@ -161,6 +173,27 @@ def check_source(
     lines). An empty list means the file compiles without warnings. `includes` resolves the
     names of `include` lines (a mapping name -> source, or an `IncludeResolver`)."""
     return _check(source, filename, template_kind, includes)[1]
+
+
+def check_file(source: str, path: str, *, template_kind: str = "created") -> list[Diagnostic]:
+    """What `inspectlang check` and the editor report for a file on disk. A template is checked
+    with its includes resolved in its folder. A shared file (`is_shared_file`) is checked as
+    part of the first template of its folder that includes it (its own problems only, names
+    included), else on its own (`check_shared_file`)."""
+    file = Path(path)
+    folder = DirectoryResolver(file.parent)
+    module, syntax = _parse(source, path)
+    if module is None or syntax or not is_shared_file(module):
+        return check_source(source, path, template_kind=template_kind, includes=folder)
+    for includer in includers(file):
+        text = folder.source(includer.stem)
+        if text is None:
+            continue
+        overlay = Overlay(folder, file.stem, source)
+        found = check_source(text, str(includer), template_kind=template_kind, includes=overlay)
+        own = [d for d in found if d.filename == folder.filename(file.stem)]
+        return [dataclasses.replace(d, filename=path) for d in own]
+    return [dataclasses.replace(d, filename=path) for d in check_shared_file(source, file.stem)]
 
 
 def compile_source(

@@ -38,7 +38,7 @@ __all__ = [
     "Expansion",
     "IncludeResolver",
     "MappingResolver",
-    "check_file",
+    "Overlay",
     "check_shared_file",
     "expand",
     "includers",
@@ -454,7 +454,7 @@ def is_shared_file(module: ast.Module) -> bool:
 
 
 @dataclass(frozen=True)
-class _Overlay:
+class Overlay:
     """A folder's files, with one of them as the editor holds it (not yet saved)."""
 
     folder: DirectoryResolver
@@ -491,30 +491,6 @@ def includers(path: Path) -> list[Path]:
         if path.stem in _INCLUDE_LINE.findall(text):
             found.append(candidate)
     return found
-
-
-def check_file(source: str, path: str, *, template_kind: str = "created") -> list[Diagnostic]:
-    """What `inspectlang check` and the editor report for a file on disk. A template is checked
-    with its includes resolved in its folder. A shared file (`is_shared_file`) is checked as
-    part of the first template of its folder that includes it (its own problems only, names
-    included), else on its own (`check_shared_file`)."""
-    from inspectlang.compiler import check_source
-    from inspectlang.parser import parse_with_diagnostics
-
-    file = Path(path)
-    folder = DirectoryResolver(file.parent)
-    module, syntax = parse_with_diagnostics(source, path)
-    if module is None or syntax or not is_shared_file(module):
-        return check_source(source, path, template_kind=template_kind, includes=folder)
-    for includer in includers(file):
-        text = folder.source(includer.stem)
-        if text is None:
-            continue
-        overlay = _Overlay(folder, file.stem, source)
-        found = check_source(text, str(includer), template_kind=template_kind, includes=overlay)
-        own = [d for d in found if d.filename == folder.filename(file.stem)]
-        return [dataclasses.replace(d, filename=path) for d in own]
-    return [dataclasses.replace(d, filename=path) for d in check_shared_file(source, file.stem)]
 
 
 def expand(module: ast.Module, resolver: IncludeResolver | None, parse: Parse) -> Expansion:

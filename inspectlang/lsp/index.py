@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from inspectlang import ast, reasons
-from inspectlang.compiler import check_source
+from inspectlang.compiler import check_file, check_source
 from inspectlang.diagnostics import Diagnostic
-from inspectlang.includes import DirectoryResolver, IncludeResolver, check_file
+from inspectlang.includes import DirectoryResolver, IncludeResolver
 from inspectlang.ir import QUANTIFIERS
 from inspectlang.lsp import texts
 from inspectlang.manifest import FEATURE_NAMES, VALIDATION_NAMES
