@@ -595,17 +595,24 @@ def save_shared_file(
             f"The shared file is not valid: {len(problems)} problem(s).",
             [d.to_dict() for d in problems],
         )
+    table = cast(Any, SharedFileRecord).__table__
     with db.session(immediate=True) as session:
-        record = _shared_record(session, company_id, name)
-        if record is None:
-            record = SharedFileRecord(
-                company_id=company_id, name=name, source=source, created_at=now, updated_at=now
+        # One statement, so two saves of a new name at once never collide (the later wins).
+        dialect = session.get_bind().dialect.name
+        insert = postgresql_insert if dialect == "postgresql" else sqlite_insert
+        statement = insert(table).values(
+            company_id=company_id, name=name, source=source, created_at=now, updated_at=now
+        )
+        session.execute(
+            statement.on_conflict_do_update(
+                index_elements=["company_id", "name"],
+                set_={"source": source, "updated_at": now},
             )
-        else:
-            record.source = source
-            record.updated_at = now
-        session.add(record)
+        )
         session.commit()
+        record = _shared_record(session, company_id, name)
+        if record is None:  # deleted in between: nothing deletes shared files today
+            raise shared_file_not_found()
         return _shared_api(record)
 
 

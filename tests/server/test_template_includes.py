@@ -158,3 +158,20 @@ def test_a_shared_file_that_is_not_one_is_refused_with_its_diagnostics(
     assert nul.status_code == 400, nul.text  # refused at the boundary, never stored
     long_name = _share(client, test_headers, "n" * 101, "let a = 1\n")
     assert (long_name.status_code, long_name.json()["errors"][0]["code"]) == (422, "E043")
+
+
+def test_two_saves_of_a_new_shared_file_at_once_both_succeed(
+    client: httpx.Client, test_headers: dict[str, str], live_server: str
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def save(value: int) -> int:
+        with httpx.Client(base_url=live_server, timeout=30) as own:
+            return _share(own, test_headers, "raced", f"let raced = {value}\n").status_code
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        assert list(pool.map(save, range(4))) == [200] * 4
+    kept = client.get("/v1/inspection/shared/raced", headers=test_headers).text
+    assert kept in {f"let raced = {value}\n" for value in range(4)}
+    listed = client.get("/v1/inspection/shared", headers=test_headers).json()
+    assert [item["name"] for item in listed].count("raced") == 1
