@@ -24,6 +24,7 @@ from inspectlang.checker.expressions import ExpressionChecker
 from inspectlang.checker.scope import Scope
 from inspectlang.diagnostics import Diagnostic, Reporter, TemplateError
 from inspectlang.includes import (
+    INCLUDE_LINES,
     DirectoryResolver,
     Expansion,
     IncludeResolver,
@@ -106,6 +107,9 @@ def _check(
             broken |= _broken_declarations(file.source, expansion.syntax[file.filename])
     if any(d.code in ("E043", "E044") for d in expansion.diagnostics):
         broken.add(("?", None))  # what is missing may be what the unread file defines
+    # A shared file's let that this template does not read is no warning: other templates
+    # that include the file may read it.
+    found = [d for d in found if not (d.code == "W006" and d.span.line >= INCLUDE_LINES)]
     found = [*expansion.diagnostics, *found]
     if broken:
         found = [d for d in found if not _hidden_by(d, broken)]
