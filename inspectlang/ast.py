@@ -345,6 +345,19 @@ Item: TypeAlias = (
 
 
 @dataclass(frozen=True, slots=True)
+class IncludeDecl:
+    """`include "NAME"`: the lets, checks and inputs of another file of the company, inlined
+    when the template is compiled (`inspectlang.includes`)."""
+
+    name: str
+    span: Span = _span()
+    #: Where the name's text (with its quotes) is.
+    name_span: Span = _span()
+    comments: tuple[str, ...] = _comments()
+    trailing_comment: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
 class TemplateDecl:
     """`template "NAME"` with `type`, `id`, `locales` properties."""
 
@@ -494,7 +507,8 @@ class VerdictDecl:
 
 
 Declaration: TypeAlias = (
-    TemplateDecl
+    IncludeDecl
+    | TemplateDecl
     | SettingsDecl
     | VariableDecl
     | LetDecl

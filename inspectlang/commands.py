@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
 from inspectlang.diagnostics import Diagnostic, TemplateError
+from inspectlang.includes import DirectoryResolver
 
 
 def register(subparsers: Any) -> None:
@@ -86,15 +88,38 @@ def _expand(names: list[str]) -> list[str]:
 
 def _print_diagnostics(diagnostics: list[Diagnostic], sources: dict[str, str]) -> None:
     for diagnostic in diagnostics:
+        if diagnostic.filename not in sources and Path(diagnostic.filename).is_file():
+            # an included file's problem: its line is shown from the file
+            sources[diagnostic.filename] = _read(diagnostic.filename) or ""
         print(diagnostic.render(sources.get(diagnostic.filename)), end="\n\n")
 
 
+def _resolver(name: str) -> DirectoryResolver:
+    """Included files are `.insp` files in the including file's folder (stdin: the current)."""
+    return DirectoryResolver(Path.cwd() if name == "-" else Path(name).parent)
+
+
+_INCLUDE_LINE = re.compile(r'^include[ \t]+"([^"\n]*)"', re.MULTILINE)
+
+
+def _included_by_others(sources: dict[str, str]) -> set[str]:
+    """The files of a run that another file of the run includes (shared files are checked as
+    part of the templates that include them, not as templates of their own)."""
+    included: set[str] = set()
+    for name, source in sources.items():
+        folder = Path(name).parent
+        for match in _INCLUDE_LINE.finditer(source):
+            included.add(str(DirectoryResolver(folder).path(match.group(1))))
+    return included
+
+
 def run_check(args: argparse.Namespace) -> int:
-    from inspectlang.compiler import check_source
+    from inspectlang.compiler import check_file, check_source
 
     found: list[Diagnostic] = []
     sources: dict[str, str] = {}
     unreadable = False
+    names: dict[str, str] = {}
     for name in _expand(args.files):
         source = _read(name)
         if source is None:
@@ -102,12 +127,21 @@ def run_check(args: argparse.Namespace) -> int:
             continue
         filename = "<stdin>" if name == "-" else name
         sources[filename] = source
-        found.extend(check_source(source, filename, template_kind=args.kind))
+        names[filename] = name
+    shared = _included_by_others(sources)
+    for filename, source in sources.items():
+        if filename in shared:
+            continue
+        if filename == "<stdin>":
+            resolver = _resolver("-")
+            found.extend(check_source(source, filename, template_kind=args.kind, includes=resolver))
+        else:
+            found.extend(check_file(source, filename, template_kind=args.kind))
     errors = sum(1 for d in found if d.severity == "error")
     if args.format == "json":
         print(json.dumps([d.to_dict() for d in found], indent=2, ensure_ascii=False))
     else:
-        _print_diagnostics(found, sources)
+        _print_diagnostics(found, dict(sources))
         warnings = len(found) - errors
         print(
             f"{len(sources)} file(s) checked: {errors} error(s), {warnings} warning(s)",
@@ -126,7 +160,9 @@ def run_compile(args: argparse.Namespace) -> int:
         return 2
     filename = "<stdin>" if args.file == "-" else args.file
     try:
-        template = compile_source(source, filename, template_kind=args.kind)
+        template = compile_source(
+            source, filename, template_kind=args.kind, includes=_resolver(args.file)
+        )
     except TemplateError as error:
         if args.format == "json":
             print(json.dumps(error.to_list(), indent=2, ensure_ascii=False))

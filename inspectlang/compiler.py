@@ -8,10 +8,12 @@ body's JSON Schema (`inspectlang.schema`) and the `logic` the runtime runs (docs
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from functools import cache
+from pathlib import Path
 from typing import Any, TypeVar, cast, get_args, get_origin
 
 from pydantic import BaseModel
@@ -21,6 +23,18 @@ from inspectlang.checker import CheckedTemplate, check_module
 from inspectlang.checker.expressions import ExpressionChecker
 from inspectlang.checker.scope import Scope
 from inspectlang.diagnostics import Diagnostic, Reporter, TemplateError
+from inspectlang.includes import (
+    INCLUDE_LINES,
+    DirectoryResolver,
+    Expansion,
+    IncludeResolver,
+    Overlay,
+    check_shared_file,
+    expand,
+    includers,
+    is_shared_file,
+    resolver_of,
+)
 from inspectlang.manifest import (
     INSPECTION_TYPES,
     PRODUCT_FIELDS,
@@ -69,18 +83,46 @@ def _parse(source: str, filename: str) -> tuple[ast.Module | None, list[Diagnost
     return parse_with_diagnostics(source, filename)
 
 
+Includes = IncludeResolver | Mapping[str, str] | None
+
+
 def _check(
-    source: str, filename: str, template_kind: str
-) -> tuple[CheckedTemplate | None, list[Diagnostic]]:
+    source: str, filename: str, template_kind: str, includes: Includes = None
+) -> tuple[CheckedTemplate | None, list[Diagnostic], Expansion | None]:
     module, diagnostics = _parse(source, filename)
     if module is None:
-        return None, diagnostics
-    checked, found = check_module(module, template_kind=template_kind)
-    if diagnostics:
-        broken = _broken_declarations(source, diagnostics)
+        return None, diagnostics, None
+    expansion = expand(module, resolver_of(includes), _parse)
+    checked, found = check_module(expansion.module, template_kind=template_kind)
+    if not expansion.files and not expansion.diagnostics:
+        if diagnostics:
+            broken = _broken_declarations(source, diagnostics)
+            found = [d for d in found if not _hidden_by(d, broken)]
+            return None, _in_order([*diagnostics, *found]), None
+        return checked, found, expansion
+    # Included files: their diagnostics go back to their own files and lines.
+    broken = _broken_declarations(source, diagnostics) if diagnostics else set()
+    for file in expansion.files:
+        if file.filename in expansion.syntax:
+            broken |= _broken_declarations(file.source, expansion.syntax[file.filename])
+    if any(d.code in ("E043", "E044") for d in expansion.diagnostics):
+        broken.add(("?", None))  # what is missing may be what the unread file defines
+    # A shared file's let that this template does not read is no warning: other templates
+    # that include the file may read it.
+    found = [d for d in found if not (d.code == "W006" and d.span.line >= INCLUDE_LINES)]
+    found = [*expansion.diagnostics, *found]
+    if broken:
         found = [d for d in found if not _hidden_by(d, broken)]
-        return None, sorted([*diagnostics, *found], key=lambda d: (d.span.line, d.span.column))
-    return checked, found
+    order = {file.filename: number for number, file in enumerate(expansion.files, 1)}
+    placed = [*diagnostics, *(expansion.place(d) for d in found)]
+    placed.sort(key=lambda d: (order.get(d.filename, 0), d.span.line, d.span.column))
+    if diagnostics or any(d.severity == "error" for d in placed):
+        return None, placed, expansion
+    return checked, placed, expansion
+
+
+def _in_order(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    return sorted(diagnostics, key=lambda d: (d.span.line, d.span.column))
 
 
 _HEADER = re.compile(r"^(?P<keyword>[a-z]+)\b(?:\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*))?")
@@ -124,11 +166,38 @@ def _hidden_by(diagnostic: Diagnostic, broken: set[tuple[str, str | None]]) -> b
 
 
 def check_source(
-    source: str, filename: str = "<template>", *, template_kind: str = "created"
+    source: str,
+    filename: str = "<template>",
+    *,
+    template_kind: str = "created",
+    includes: Includes = None,
 ) -> list[Diagnostic]:
     """Every diagnostic of a template (syntax, then names, types and logic), errors and
-    warnings, in source order. An empty list means the file compiles without warnings."""
-    return _check(source, filename, template_kind)[1]
+    warnings, in source order (an included file's after the template's, in its own file and
+    lines). An empty list means the file compiles without warnings. `includes` resolves the
+    names of `include` lines (a mapping name -> source, or an `IncludeResolver`)."""
+    return _check(source, filename, template_kind, includes)[1]
+
+
+def check_file(source: str, path: str, *, template_kind: str = "created") -> list[Diagnostic]:
+    """What `inspectlang check` and the editor report for a file on disk. A template is checked
+    with its includes resolved in its folder. A shared file (`is_shared_file`) is checked as
+    part of the first template of its folder that includes it (its own problems only, names
+    included), else on its own (`check_shared_file`)."""
+    file = Path(path)
+    folder = DirectoryResolver(file.parent)
+    module, syntax = _parse(source, path)
+    if module is None or syntax or not is_shared_file(module):
+        return check_source(source, path, template_kind=template_kind, includes=folder)
+    for includer in includers(file):
+        text = folder.source(includer.stem)
+        if text is None:
+            continue
+        overlay = Overlay(folder, file.stem, source)
+        found = check_source(text, str(includer), template_kind=template_kind, includes=overlay)
+        own = [d for d in found if d.filename == folder.filename(file.stem)]
+        return [dataclasses.replace(d, filename=path) for d in own]
+    return [dataclasses.replace(d, filename=path) for d in check_shared_file(source, file.stem)]
 
 
 def compile_source(
@@ -137,12 +206,43 @@ def compile_source(
     *,
     template_kind: str = "created",
     now: datetime | None = None,
+    includes: Includes = None,
 ) -> Template:
-    """Compile `.insp` text to a Template manifest; raises `TemplateError` with every error."""
-    checked, diagnostics = _check(source, filename, template_kind)
+    """Compile `.insp` text to a Template manifest; raises `TemplateError` with every error.
+
+    `includes` resolves `include` lines (see `check_source`). The manifest is self-contained:
+    the included lets, checks and inputs are in it as if written in the file, and the spans
+    it records for them are the span of the `include` line that brought them in."""
+    checked, diagnostics, expansion = _check(source, filename, template_kind, includes)
     if checked is None:
-        raise TemplateError([d for d in diagnostics if d.severity == "error"], source)
-    return build_manifest(checked, now=now)
+        sources = {file.filename: file.source for file in expansion.files} if expansion else {}
+        errors = [d for d in diagnostics if d.severity == "error"]
+        raise TemplateError(errors, source, {filename: source, **sources})
+    template = build_manifest(checked, now=now)
+    if expansion is not None and expansion.files:
+        _respan(template.logic, expansion)
+        template = with_revision(template)
+    return template
+
+
+def _respan(value: Any, expansion: Expansion) -> None:
+    """Replace, in place, every span of an included file in the manifest's logic (freshly built
+    by `build_manifest`, so nothing else holds these lists) by `Expansion.manifest_span`."""
+    if isinstance(value, BaseModel):
+        items: Any = value.__dict__.items()
+    elif isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list):
+        for item in value:
+            _respan(item, expansion)
+        return
+    else:
+        return
+    for key, item in items:
+        if key == "span" and isinstance(item, list) and len(item) == 4:
+            item[:] = expansion.manifest_span(item)
+        else:
+            _respan(item, expansion)
 
 
 def compile_module(

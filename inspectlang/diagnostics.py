@@ -8,7 +8,7 @@ The table of codes is `CODES`; `docs/language.md` documents each one.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -76,16 +76,25 @@ class Diagnostic:
 class TemplateError(InspectlangError):
     """Raised when a template cannot be compiled; carries every diagnostic of the file."""
 
-    def __init__(self, diagnostics: Sequence[Diagnostic], source: str | None = None) -> None:
+    def __init__(
+        self,
+        diagnostics: Sequence[Diagnostic],
+        source: str | None = None,
+        sources: Mapping[str, str] | None = None,
+    ) -> None:
         self.diagnostics = list(diagnostics)
         self.source = source
+        #: The text of each file by name, when diagnostics are in included files too.
+        self.sources = dict(sources or {})
         first = self.diagnostics[0] if self.diagnostics else None
         summary = first.render() if first else "template error"
         more = len(self.diagnostics) - 1
         super().__init__(summary + (f" (and {more} more)" if more > 0 else ""))
 
     def render(self) -> str:
-        return "\n\n".join(d.render(self.source) for d in self.diagnostics)
+        return "\n\n".join(
+            d.render(self.sources.get(d.filename, self.source)) for d in self.diagnostics
+        )
 
     def to_list(self) -> list[dict[str, Any]]:
         return [d.to_dict() for d in self.diagnostics]
@@ -178,6 +187,11 @@ CODES: dict[str, str] = {
     "E040": "a select or multiselect compared with a text that is not one of its option keys",
     "E041": "a definition depends on itself (an input's `ask when`, a derived value)",
     "E042": "an input asked only at create whose `ask when` reads an input asked only later",
+    "E043": "an included file that cannot be found (or a name that cannot name one)",
+    "E044": "a file that includes itself, directly or through other files",
+    "E045": "a name declared both in the template and in an included file (or in two)",
+    "E046": "an `include` line after another declaration",
+    "E047": "a declaration an included file may not hold (only `let`, `check`, `input`)",
     "W001": "condition is always true or always false",
     "W002": "variable is never used",
     "W003": "a disapproval or review line can never match",

@@ -102,7 +102,7 @@ def format_module(module: ast.Module) -> str:
 
 
 def _stays_together(previous: ast.Declaration, current: ast.Declaration) -> bool:
-    one_liners = (ast.VariableDecl, ast.LetDecl, ast.FeatureDecl)
+    one_liners = (ast.IncludeDecl, ast.VariableDecl, ast.LetDecl, ast.FeatureDecl)
     return (
         isinstance(current, one_liners) and type(previous) is type(current) and not current.comments
     )
@@ -128,6 +128,8 @@ def _lines(node: Any, text: str, indent: str) -> list[str]:
 
 def _header(declaration: ast.Declaration) -> str:
     match declaration:
+        case ast.IncludeDecl(name=name):
+            return f"include {quote_text(name)}"
         case ast.TemplateDecl(name=name):
             return f"template {quote_text(name)}"
         case ast.SettingsDecl():
@@ -159,7 +161,9 @@ def _declaration(declaration: ast.Declaration) -> list[str]:
     lines = _lines(declaration, _header(declaration), "")
     if isinstance(declaration, ast.RuleDecl):
         lines.extend(_statements(declaration.body, INDENT))
-    elif not isinstance(declaration, ast.VariableDecl | ast.LetDecl | ast.FeatureDecl):
+    elif not isinstance(
+        declaration, ast.IncludeDecl | ast.VariableDecl | ast.LetDecl | ast.FeatureDecl
+    ):
         for item in declaration.items:
             lines.extend(_lines(item, _item(item), INDENT))
     return lines

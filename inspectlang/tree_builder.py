@@ -278,6 +278,13 @@ class AstBuilder:
     input_decl = _items_declaration(ast.InputDecl, named=True)
     check_decl = _items_declaration(ast.CheckDecl, named=True)
 
+    def include_decl(self, children: _Children) -> Any:
+        keyword, name = children
+        node = ast.IncludeDecl(
+            unescape_text(name.value), span=_between(keyword, name), name_span=token_span(name)
+        )
+        return self.with_comments(node, keyword.line)
+
     def template_decl(self, children: _Children) -> Any:
         keyword, name, items = children[0], children[1], children[2] or ()
         end = items[-1].span if items else token_span(name)

@@ -39,6 +39,7 @@ __all__ = [
     "MAX_CHECKS",
     "MAX_EXPRESSION_DEPTH",
     "MAX_IMAGES",
+    "MAX_INCLUDED_FILES",
     "MAX_INPUTS",
     "MAX_LIST_ITEMS",
     "MAX_LITERAL_INTEGER_DIGITS",
@@ -124,6 +125,8 @@ MAX_LITERAL_INTEGER_DIGITS = 300
 MAX_NESTING = MAX_EXPRESSION_DEPTH
 #: Largest template accepted (E005): a real template is a few kilobytes.
 MAX_SOURCE_BYTES = 1_000_000
+#: Most files one template includes, directly or through other included files (E037).
+MAX_INCLUDED_FILES = 32
 #: Most declarations of each kind in one template (E037): past them a template is refused,
 #: never slow.
 MAX_IMAGES = 100

@@ -238,10 +238,13 @@ def summary(index: int, event: dict[str, Any], state: InspectionState | None) ->
 def run(args: argparse.Namespace) -> int:
     from inspectlang.compiler import compile_source
     from inspectlang.diagnostics import TemplateError
+    from inspectlang.includes import DirectoryResolver
 
     try:
         source = args.template.read_text(encoding="utf-8")
-        manifest = compile_source(source, str(args.template))
+        # `include "NAME"` reads NAME.insp beside the template, as `inspectlang check` does.
+        includes = DirectoryResolver(args.template.parent)
+        manifest = compile_source(source, str(args.template), includes=includes)
         program = load_program(manifest)
     except TemplateError as error:
         print(error.render(), file=sys.stderr)

@@ -220,6 +220,10 @@ def _written(value: SeenValue, source_lines: list[str] | None) -> str:
     if source_lines is not None and len(span) == 4 and span[0] == span[2] and span[0] > 0:
         line = source_lines[span[0] - 1] if span[0] <= len(source_lines) else ""
         text = line[span[1] - 1 : span[3] - 1]
+        if text.startswith('include "'):
+            # A node of an included file: the manifest points it at the `include` line
+            # (docs/design/ir.md); say what it is and where it came from.
+            return f"{value.op} from {text}"
         if text:
             return text
     return f"{value.op} at {_where(span)} col {span[1] if span else '?'}"

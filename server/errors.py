@@ -54,6 +54,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "invalid_template_id": 400,
     "wrong_template_provided": 400,
     "not_found_template": 404,
+    "not_found_shared_file": 404,
     "input_value_not_provided": 400,
     "invalid_input_value": 400,
     "not_found_user": 404,
@@ -79,6 +80,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "validation_not_found": 404,
     # S2: templates, inspections, listing, images, presigned links (docs/api.md)
     "invalid_template": 422,
+    "invalid_shared_file": 422,
     "template_name_taken": 409,
     "template_not_editable": 409,
     "template_type_changed": 409,

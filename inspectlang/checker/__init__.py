@@ -39,6 +39,7 @@ Stage = Callable[[Run], None]
 
 #: The checker's stages, in the order they run (each may use what the earlier ones declared).
 STAGES: tuple[tuple[str, Stage], ...] = (
+    ("includes resolved", header.check_includes_resolved),
     ("header", header.check_header),
     ("blocks given once", header.check_single_blocks),
     ("settings", header.check_settings),

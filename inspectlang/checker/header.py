@@ -23,6 +23,18 @@ SETTINGS: dict[str, str] = {
 }
 
 
+def check_includes_resolved(run: Run) -> None:
+    """`include` lines are inlined before checking (`inspectlang.includes`, by `check_source`
+    and `compile_source`); one still here reached the checker unresolved."""
+    for decl in run.declared(ast.IncludeDecl):
+        run.reporter.report(
+            "E043",
+            f'`include "{decl.name}"` was not resolved: compile the source with a resolver '
+            "(`compile_source(..., includes=...)`)",
+            decl.name_span,
+        )
+
+
 def check_header(run: Run) -> None:
     """Name, id, inspection type and locales; the scope learns the product's fields."""
     report, template, properties = run.reporter.report, run.template, run.properties

@@ -13,11 +13,13 @@ import dataclasses
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from inspectlang import ast, reasons
-from inspectlang.compiler import check_source
+from inspectlang.compiler import check_file, check_source
 from inspectlang.diagnostics import Diagnostic
+from inspectlang.includes import DirectoryResolver, IncludeResolver
 from inspectlang.ir import QUANTIFIERS
 from inspectlang.lsp import texts
 from inspectlang.manifest import FEATURE_NAMES, VALIDATION_NAMES
@@ -62,9 +64,19 @@ class Occurrence:
 class Word:
     """A word with a documented meaning: a function, a validation, a feature or a property."""
 
-    kind: Literal["function", "validation", "feature", "property", "keyword"]
+    kind: Literal["function", "validation", "feature", "property", "keyword", "include"]
     name: str
     span: ast.Span
+
+
+@dataclass(frozen=True, slots=True)
+class Included:
+    """A declaration of an included file: the file's name (a path in the editor), its text, and
+    the declaration (spans in that file)."""
+
+    filename: str
+    source: str
+    declaration: ast.Declaration
 
 
 @dataclass
@@ -74,6 +86,12 @@ class DocumentIndex:
     occurrences: list[Occurrence] = field(default_factory=list)
     words: list[Word] = field(default_factory=list)
     declarations: dict[Symbol, ast.Declaration] = field(default_factory=dict)
+    #: What the file's `include` lines bring in (directly): by symbol, and by include name the
+    #: file read (None when the resolver does not know the name).
+    included: dict[Symbol, Included] = field(default_factory=dict)
+    include_files: dict[str, str | None] = field(default_factory=dict)
+    resolver: IncludeResolver | None = None
+    filename: str = "<template>"
 
     # --- queries ------------------------------------------------------------------------------
 
@@ -90,11 +108,20 @@ class DocumentIndex:
         return [o for o in self.occurrences if o.symbol == symbol]
 
     def names(self, kind: SymbolKind) -> list[str]:
-        return [s.name for s in self.declarations if s.kind == kind]
+        local = [s.name for s in self.declarations if s.kind == kind]
+        return local + [s.name for s in self.included if s.kind == kind and s.name not in local]
+
+    def include_names(self) -> list[str]:
+        """The names an `include` line may give here (the files the resolver knows, not this
+        file itself)."""
+        if self.resolver is None:
+            return []
+        own = Path(self.filename).stem
+        return [name for name in self.resolver.names() if name != own]
 
     def options(self, input_name: str) -> list[tuple[str, str]]:
         """The (key, label) options of a select or multiselect input, default locale."""
-        declaration = self.declarations.get(Symbol("input", input_name))
+        declaration = self._declaration(Symbol("input", input_name))
         if not isinstance(declaration, ast.InputDecl):
             return []
         return [
@@ -123,7 +150,31 @@ class DocumentIndex:
             return f"```insp\n{signature}\n```\n{meaning}"
         if word.kind == "property" and word.name in texts.PROPERTIES:
             return f"**{word.name}**\n\n{texts.PROPERTIES[word.name]}"
+        if word.kind == "include":
+            return self._describe_include(word.name)
         return None
+
+    def _declaration(self, symbol: Symbol) -> ast.Declaration | None:
+        declaration = self.declarations.get(symbol)
+        if declaration is None and symbol in self.included:
+            return self.included[symbol].declaration
+        return declaration
+
+    def _describe_include(self, name: str) -> str:
+        filename = self.include_files.get(name)
+        parts = [f'```insp\ninclude "{name}"\n```', texts.INCLUDE]
+        if filename is None:
+            parts.append("no such file here")
+            return "\n\n".join(parts)
+        parts.append(f"file: `{filename}`")
+        brought = [
+            f"{symbol.kind if symbol.kind != 'variable' else 'let'} `{symbol.name}`"
+            for symbol, found in self.included.items()
+            if found.filename == filename
+        ]
+        if brought:
+            parts.append("declares: " + ", ".join(brought))
+        return "\n\n".join(parts)
 
     def _image_fields(self, name: str) -> list[tuple[str, str, str]]:
         """An image's fields, and as validations only those the image declares (an unknown
@@ -139,9 +190,15 @@ class DocumentIndex:
         return fields
 
     def _describe(self, symbol: Symbol) -> str:
-        declaration = self.declarations.get(symbol)
-        first_line = _line_of(self.source, declaration.span.line) if declaration else symbol.name
+        declaration = self._declaration(symbol)
+        source = self.source
+        included = self.included.get(symbol) if symbol not in self.declarations else None
+        if included is not None:
+            source = included.source
+        first_line = _line_of(source, declaration.span.line) if declaration else symbol.name
         parts = [f"```insp\n{first_line.strip()}\n```"]
+        if included is not None:
+            parts.append(f"from the included file `{included.filename}`")
         if isinstance(declaration, ast.InputDecl):
             kind = _property(declaration.items, "type")
             if kind:
@@ -177,6 +234,8 @@ class DocumentIndex:
         """(label, kind, detail) of what may be typed at a position; kind is one of keyword,
         function, variable, input, image, check, field, validation, feature, option."""
         text = _line_of(self.source, line)[: max(column - 1, 0)]
+        if re.fullmatch(r'include\s+"[^"]*', text):
+            return [(name, "file", "included file") for name in self.include_names()]
         if re.search(r"\bimages\.\w+\.\w+\.\w*$", text):
             return [(f, "field", t) for f, t in RECORD_FIELDS[VALIDATION].items()]
         if match := re.search(r"\bimages\.(\w+)\.\w*$", text):
@@ -205,18 +264,98 @@ class DocumentIndex:
 # --- building ---------------------------------------------------------------------------------
 
 
+def resolver_for(filename: str) -> IncludeResolver | None:
+    """Included files are `.insp` files in the document's folder (as on the command line); a
+    document that is no file (untitled) has none."""
+    if filename.startswith("<") or not Path(filename).is_absolute():
+        return None
+    return DirectoryResolver(Path(filename).parent)
+
+
 def diagnostics(source: str, filename: str = "<template>") -> list[Diagnostic]:
-    """Every diagnostic of the text, as `inspectlang check` reports them."""
-    return check_source(source, filename)
+    """Every diagnostic of the text, as `inspectlang check` reports them. A problem inside an
+    included file is shown on the `include` line that brings it in (the editor shows the
+    document's diagnostics), its message naming the file, line and column."""
+    if resolver_for(filename) is None:
+        return check_source(source, filename)
+    # A file: its includes resolve in its folder; a shared file is checked through a template
+    # of the folder that includes it.
+    found = check_file(source, filename)
+    if all(d.filename == filename for d in found):
+        return found
+    module, _ = parse_with_diagnostics(source, filename)
+    includes = [
+        d for d in (module.declarations if module else ()) if isinstance(d, ast.IncludeDecl)
+    ]
+    resolver = resolver_for(filename)
+    placed: list[Diagnostic] = []
+    for diagnostic in found:
+        if diagnostic.filename == filename or not includes:
+            placed.append(diagnostic)
+            continue
+        line = next(
+            (
+                decl
+                for decl in includes
+                if resolver is not None and resolver.filename(decl.name) == diagnostic.filename
+            ),
+            includes[0],
+        )
+        where = f"{diagnostic.filename}:{diagnostic.span.line}:{diagnostic.span.column}"
+        placed.append(
+            dataclasses.replace(
+                diagnostic,
+                message=f"in {where}: {diagnostic.message}",
+                span=line.name_span,
+                filename=filename,
+            )
+        )
+    return placed
 
 
 def build_index(source: str, filename: str = "<template>") -> DocumentIndex:
     module, _ = parse_with_diagnostics(source, filename)
-    index = DocumentIndex(source=source, module=module)
+    index = DocumentIndex(
+        source=source, module=module, resolver=resolver_for(filename), filename=filename
+    )
     if module is None:
         return index
+    _read_includes(index, module)
     _Indexer(index).run(module)
     return index
+
+
+def _read_includes(index: DocumentIndex, module: ast.Module) -> None:
+    """What the file's own `include` lines declare (not what those files include in turn: the
+    editor follows them from the included file). A file that cannot be read or parsed brings
+    nothing; the diagnostics say why."""
+    for declaration in module.declarations:
+        if not isinstance(declaration, ast.IncludeDecl):
+            continue
+        index.words.append(Word("include", declaration.name, declaration.name_span))
+        resolver = index.resolver
+        source = resolver.source(declaration.name) if resolver is not None else None
+        if resolver is None or source is None:
+            index.include_files[declaration.name] = None
+            continue
+        filename = resolver.filename(declaration.name)
+        index.include_files[declaration.name] = filename
+        included, _ = parse_with_diagnostics(source, filename)
+        for inner in included.declarations if included is not None else ():
+            kind = _KINDS.get(type(inner))
+            if kind is not None and kind in ("variable", "input", "check"):
+                symbol = Symbol(kind, inner.name)  # type: ignore[union-attr]
+                index.included.setdefault(symbol, Included(filename, source, inner))
+
+
+_KINDS: dict[type, SymbolKind] = {
+    ast.VariableDecl: "variable",
+    ast.LetDecl: "variable",  # a name expressions read, as a variable's
+    ast.InputDecl: "input",
+    ast.ImageDecl: "image",
+    ast.CheckDecl: "check",
+    ast.FeatureDecl: "feature",
+}
 
 
 def is_name(text: str) -> bool:
@@ -237,16 +376,9 @@ class _Indexer:
             self.index.words.append(Word(kind, name, span))
 
     def run(self, module: ast.Module) -> None:
-        kinds: dict[type, SymbolKind] = {
-            ast.VariableDecl: "variable",
-            ast.LetDecl: "variable",  # a name expressions read, as a variable's
-            ast.InputDecl: "input",
-            ast.ImageDecl: "image",
-            ast.CheckDecl: "check",
-            ast.FeatureDecl: "feature",
-        }
+        self.variables.update(s.name for s in self.index.included if s.kind == "variable")
         for declaration in module.declarations:
-            kind = kinds.get(type(declaration))
+            kind = _KINDS.get(type(declaration))
             if kind is not None:
                 name = declaration.name  # type: ignore[union-attr]
                 symbol = Symbol(kind, name)

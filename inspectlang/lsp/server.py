@@ -15,6 +15,7 @@ import os
 import select
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
@@ -28,7 +29,7 @@ from inspectlang.ast import Span
 from inspectlang.diagnostics import Diagnostic
 from inspectlang.errors import InspectlangError
 from inspectlang.formatter import format_source
-from inspectlang.lsp.index import DocumentIndex, build_index, diagnostics, is_name
+from inspectlang.lsp.index import DocumentIndex, Symbol, build_index, diagnostics, is_name
 
 SOURCE = "inspectlang"
 
@@ -43,6 +44,7 @@ _KINDS = {
     "validation": types.CompletionItemKind.EnumMember,
     "feature": types.CompletionItemKind.EnumMember,
     "option": types.CompletionItemKind.EnumMember,
+    "file": types.CompletionItemKind.File,
 }
 
 
@@ -177,7 +179,7 @@ class InspServer(LanguageServer):
         document = self.document(uri)
         index = self.indexes.get(uri)
         if index is None or index.source != document.source:
-            index = build_index(document.source)
+            index = build_index(document.source, _name(document))
             self.indexes[uri] = index
         return document, index
 
@@ -235,7 +237,27 @@ def safe_diagnostics(source: str, filename: str) -> list[Diagnostic]:
 
 
 def _name(document: TextDocument) -> str:
+    """The document's path when it is a file (its `include` lines resolve in its folder)."""
+    if document.uri.startswith("file:") and document.path:
+        return document.path
     return document.filename or "<template>"
+
+
+def _included_definition(index: DocumentIndex, symbol: Symbol) -> types.Location | None:
+    """Where a name an included file declares is declared, in that file (not open in the
+    editor: its columns are counted in characters)."""
+    found = index.included.get(symbol)
+    if found is None:
+        return None
+    declaration = found.declaration
+    span = getattr(declaration, "name_span", declaration.span)
+    return types.Location(
+        uri=Path(found.filename).as_uri(),
+        range=types.Range(
+            types.Position(span.line - 1, span.column - 1),
+            types.Position(span.end_line - 1, span.end_column - 1),
+        ),
+    )
 
 
 def create_server() -> InspServer:
@@ -280,12 +302,19 @@ def create_server() -> InspServer:
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     def definition(ls: InspServer, params: types.DefinitionParams) -> types.Location | None:
         document, index = ls.index(params.text_document.uri)
-        occurrence = index.occurrence_at(*_from_position(document, params.position))
+        position = _from_position(document, params.position)
+        occurrence = index.occurrence_at(*position)
         if occurrence is None:
-            return None
+            word = index.word_at(*position)
+            is_include = word is not None and word.kind == "include"
+            filename = index.include_files.get(word.name) if word and is_include else None
+            if filename is None:
+                return None
+            start = types.Position(0, 0)
+            return types.Location(uri=Path(filename).as_uri(), range=types.Range(start, start))
         target = index.definition(occurrence.symbol)
         if target is None:
-            return None
+            return _included_definition(index, occurrence.symbol)
         return types.Location(uri=document.uri, range=_to_range(document, target.span))
 
     @server.feature(types.TEXT_DOCUMENT_REFERENCES)

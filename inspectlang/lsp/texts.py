@@ -193,8 +193,17 @@ PROPERTIES: dict[str, str] = {
     "valid when": "The condition under which the check is valid.",
 }
 
+#: What an `include` line does (its hover).
+INCLUDE = (
+    "Takes the `let`s, `check`s and `input`s of another `.insp` file of the company (here: "
+    "in this file's folder), as if written in this template. Resolved when the template is "
+    "compiled or saved: the manifest holds them, so a later change of the file changes no "
+    "saved template until it is saved again."
+)
+
 #: Words that start a declaration at the left margin.
 DECLARATION_KEYWORDS = (
+    "include",
     "template",
     "settings",
     "variable",

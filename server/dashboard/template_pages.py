@@ -16,6 +16,7 @@ from litestar.params import FromPath, FromQuery
 from inspectlang.builtins import ALIAS_TABLE, builtin_source
 from inspectlang.diagnostics import TemplateError
 from inspectlang.formatter import format_source
+from inspectlang.includes import IncludeResolver
 from runtime import new_object_id
 from runtime.cli import ScriptError, Simulation, summary
 from runtime.errors import InspectionError
@@ -95,14 +96,18 @@ def _builtin_copy(builtin_id: str) -> str | None:
 
 
 def diagnostics_of(
-    source: str, now: datetime, machine: frozenset[str] | None = None
+    source: str,
+    now: datetime,
+    machine: frozenset[str] | None = None,
+    includes: IncludeResolver | None = None,
 ) -> list[dict[str, Any]]:
     """The API's diagnostics for `source` (empty when it would be saved), each with the source
     line and a caret under its span for display. With `machine` (the validations this
-    deployment decides), a source that compiles gets the save's `W900` warnings."""
+    deployment decides), a source that compiles gets the save's `W900` warnings. `includes`:
+    the company's shared files (`templates.CompanyFiles`), as the save reads them."""
     try:
         manifest = templates.compile_template(
-            source, template_id=new_object_id(), created_at=now, now=now
+            source, template_id=new_object_id(), created_at=now, now=now, includes=includes
         )
     except ApiError as error:
         found = list(error.errors or [{"message": error.description, "line": 1, "column": 1}])
@@ -114,6 +119,12 @@ def diagnostics_of(
 
 
 def _with_caret(item: dict[str, Any], source: str) -> dict[str, Any]:
+    if item.get("file") not in (None, "<template>"):
+        # A problem inside an included shared file: its place is named, not shown.
+        where = f"{item['file']}:{item.get('line', 1)}:{item.get('column', 1)}"
+        message = f"in the shared file {where}: {item.get('message', '')}"
+        return {**item, "message": message, "severity": item.get("severity", "error"),
+                "sourceLine": "", "caret": ""}  # fmt: skip
     lines = source.splitlines()
     line = int(item.get("line") or 1)
     column = max(int(item.get("column") or 1), 1)
@@ -140,15 +151,77 @@ async def template_list(request: Request[Any, Any, Any]) -> Any:
     found = await in_thread(
         templates.list_templates, app.db, member.actor.company_id, inspection_type=None, kind=None
     )
+    shared = await in_thread(templates.list_shared_files, app.db, member.actor.company_id)
     return render(
         request,
         "templates.html",
         {
             "created": [t for t in found if t.get("type") == "created"],
             "builtins": [t for t in found if t.get("type") != "created"],
+            "shared": shared,
         },
         member=member,
     )
+
+
+@get("/templates/shared")
+async def shared_file(request: Request[Any, Any, Any], name: FromQuery[str] = "") -> Any:
+    """One of the company's shared files (`include "NAME"`), or an empty one to write."""
+    member = signed_in(request)
+    require(member, "templates.view")
+    app = app_services(request)
+    name = name.strip()
+    try:
+        source = await in_thread(templates.get_shared_file, app.db, member.actor.company_id, name)
+    except ApiError:
+        source = ""
+    return _shared_page(request, member, name=name, source=source)
+
+
+def _shared_page(
+    request: Request[Any, Any, Any],
+    member: Member,
+    *,
+    name: str,
+    source: str,
+    diagnostics: list[dict[str, Any]] | None = None,
+    error: str | None = None,
+    saved: bool = False,
+    empty: bool = False,
+    status_code: int = 200,
+) -> Any:
+    return render(
+        request,
+        "shared_file.html",
+        {"name": name, "source": source, "diagnostics": diagnostics or [], "error": error,
+         "saved": saved, "empty": empty},
+        member=member,
+        status_code=status_code,
+    )  # fmt: skip
+
+
+@post("/templates/shared", status_code=200)
+async def save_shared_file(request: Request[Any, Any, Any]) -> Any:
+    """Save a shared file (the API's rules); templates pick it up when they are saved again."""
+    member = signed_in(request)
+    require(member, "templates.edit")
+    app = app_services(request)
+    form = await request.form()
+    name = str(form.get("name", "")).strip()
+    source = str(form.get("source", "")).replace("\r\n", "\n")
+    if not source.strip():
+        return _shared_page(request, member, name=name, source=source, status_code=400, empty=True)
+    try:
+        await in_thread(
+            templates.save_shared_file, app.db, member.actor.company_id, name, source, app.clock()
+        )
+    except ApiError as error:
+        found = [_with_caret({**item, "file": None}, source) for item in (error.errors or [])]
+        return _shared_page(
+            request, member, name=name, source=source, diagnostics=found,
+            error=error.description, status_code=error.status,
+        )  # fmt: skip
+    return _shared_page(request, member, name=name, source=source, saved=True)
 
 
 def _editor(
@@ -174,7 +247,10 @@ def _editor(
             "error": error,
             "builtin": builtin,
             "builtins": _builtin_choices(),
-            "events": json.dumps(starter_script(source, datetime.now(UTC)), indent=2),
+            "events": json.dumps(
+                starter_script(source, datetime.now(UTC), _shared_files(request, member)),
+                indent=2,
+            ),
         },
         member=member,
         status_code=status_code,
@@ -229,8 +305,14 @@ async def check(request: Request[Any, Any, Any]) -> dict[str, Any]:
     source = _text(await _json_body(request), "source")
     app = app_services(request)
     machine = routing.machine_validations(app.settings)
-    found = await in_thread(diagnostics_of, source, app.clock(), machine)
+    shared = _shared_files(request, member)
+    found = await in_thread(diagnostics_of, source, app.clock(), machine, shared)
     return {"diagnostics": found}
+
+
+def _shared_files(request: Request[Any, Any, Any], member: Member) -> IncludeResolver:
+    """The company's shared files: what the editor's `include` lines read, as a save does."""
+    return templates.CompanyFiles(app_services(request).db, member.actor.company_id)
 
 
 @post("/templates/format", status_code=200)
@@ -316,28 +398,32 @@ async def revisions(
     )
 
 
-def starter_script(source: str, now: datetime) -> dict[str, Any]:
+def starter_script(
+    source: str, now: datetime, includes: IncludeResolver | None = None
+) -> dict[str, Any]:
     """The simulate panel's first script: made for the template when its source compiles (it
     then passes: `starter_events`), else the plain create, start, finish."""
-    if not source.strip() or diagnostics_of(source, now):
+    if not source.strip() or diagnostics_of(source, now, includes=includes):
         return DEFAULT_EVENTS
     try:
         manifest = templates.compile_template(
-            source, template_id=new_object_id(), created_at=now, now=now
+            source, template_id=new_object_id(), created_at=now, now=now, includes=includes
         )
     except ApiError:
         return DEFAULT_EVENTS
     return starter_events(manifest, now.date())
 
 
-def simulate_source(source: str, script: dict[str, Any], now: datetime) -> dict[str, Any]:
+def simulate_source(
+    source: str, script: dict[str, Any], now: datetime, includes: IncludeResolver | None = None
+) -> dict[str, Any]:
     """Run an events script against the source: steps, verdict and explanation (or the
     diagnostics when it does not compile, or the script's problem)."""
-    found = diagnostics_of(source, now)
+    found = diagnostics_of(source, now, includes=includes)
     if found:
         return {"diagnostics": found}
     manifest = templates.compile_template(
-        source, template_id=new_object_id(), created_at=now, now=now
+        source, template_id=new_object_id(), created_at=now, now=now, includes=includes
     )
     program = load_program(manifest)
     events = script.get("events")
@@ -381,11 +467,14 @@ async def simulate(request: Request[Any, Any, Any]) -> dict[str, Any]:
         return {"problem": f"The events are not JSON: {error}"}
     if not isinstance(script, dict):
         return {"problem": 'The events must be an object: {"events": [...]}'}
-    return await in_thread(simulate_source, source, script, app_services(request).clock())
+    clock, shared = app_services(request).clock(), _shared_files(request, member)
+    return await in_thread(simulate_source, source, script, clock, shared)
 
 
 ROUTES: list[Any] = [
     template_list,
+    shared_file,
+    save_shared_file,
     new_template,
     check,
     format_template,

@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from litestar import Request, get, post, put
-from litestar.params import FromPath, QueryParameter
+from litestar.params import FromPath, PathParameter, QueryParameter
 from litestar.response import Response
 
+from inspectlang.includes import INCLUDE_NAME
 from inspectlang.vocabulary import INSPECTION_TYPES
 from server import routing
 from server.bodies import decode_body
@@ -19,7 +20,13 @@ from server.multipart import TEMPLATE_BODY_BYTES, read_body
 from server.schemas import operation
 from server.settings import Settings
 from server.templates import service as templates
-from server.templates.schemas import SOURCE_MESSAGE, Template, TemplateSource
+from server.templates.schemas import (
+    SOURCE_MESSAGE,
+    SharedFile,
+    SharedFileSource,
+    Template,
+    TemplateSource,
+)
 
 TAGS = ["templates"]
 
@@ -194,6 +201,63 @@ def _with_warnings(saved: dict[str, Any], settings: Settings) -> dict[str, Any]:
     return {**saved, "warnings": routing.person_routed_warnings(saved, machine)}
 
 
+#: A shared file's name in the path, with its rule in the document (`INCLUDE_NAME`).
+SharedName = Annotated[
+    str,
+    PathParameter(
+        description='The name `include "NAME"` gives (no folders, no extension).',
+        schema_extra={"pattern": f"^{INCLUDE_NAME.pattern}$"},
+    ),
+]
+
+
+@get(
+    "/v1/inspection/shared",
+    operation_id="ListSharedFiles",
+    summary="List the company's shared template files",
+    tags=TAGS,
+    sync_to_thread=True,
+    operation_class=operation(write=False, status=200, response=list[SharedFile], errors=()),
+)
+def list_shared_files(request: Request[Any, Any, Any]) -> list[dict[str, Any]]:
+    """The company's shared files: what its templates may `include "NAME"`."""
+    return templates.list_shared_files(services(request).db, auth_of(request).company_id)
+
+
+@get(
+    "/v1/inspection/shared/{name:str}",
+    tags=TAGS,
+    media_type="text/plain",
+    operation_class=operation(write=False, status=200, response=None, errors=(404,)),
+)
+async def get_shared_file(request: Request[Any, Any, Any], name: SharedName) -> Response[str]:
+    """The `.insp` source of one of the company's shared files (text/plain). (Async like the
+    PUT on the same path: Litestar mixes up a sync and an async handler of one path.)"""
+    db, company_id = services(request).db, auth_of(request).company_id
+    source = await in_thread(templates.get_shared_file, db, company_id, name)
+    return Response(source, media_type="text/plain; charset=utf-8")
+
+
+@put(
+    "/v1/inspection/shared/{name:str}",
+    request_max_body_size=TEMPLATE_BODY_BYTES,
+    tags=TAGS,
+    status_code=200,
+    operation_class=operation(
+        status=200, response=SharedFile, errors=(422,), body=SharedFileSource, text=True
+    ),
+)
+async def save_shared_file(request: Request[Any, Any, Any], name: SharedName) -> dict[str, Any]:
+    """Create or replace a shared file (lets, checks and inputs the company's templates include).
+    Saved templates keep what they included; saving a template again picks up the change."""
+    app = services(request)
+    auth = auth_of(request)
+    source = await _source(request)
+    return await in_thread(
+        templates.save_shared_file, app.db, auth.company_id, name, source, app.clock()
+    )
+
+
 ROUTES: list[Any] = [
     list_templates,
     preview_templates,
@@ -201,4 +265,7 @@ ROUTES: list[Any] = [
     get_template_source,
     create_template,
     revise_template,
+    list_shared_files,
+    get_shared_file,
+    save_shared_file,
 ]

@@ -37,6 +37,27 @@ class TemplateSource(RequestBody):
     ]
 
 
+#: The JSON Schema `format` of a shared file's source: `.insp` text holding only `let`, `check`
+#: and `input` declarations (and `include` lines), docs/language.md "Reuse across files".
+SHARED_SOURCE_FORMAT = "insp-shared"
+
+
+class SharedFileSource(RequestBody):
+    """A shared file's source as JSON (it may come as text/plain instead)."""
+
+    field_codes = {"source": "invalid_body"}
+    field_messages = {"source": SOURCE_MESSAGE}
+
+    source: Annotated[
+        str,
+        msgspec.Meta(
+            pattern=r"\S",
+            description="The shared file's `.insp` source (not blank): lets, checks and inputs.",
+            extra_json_schema={"format": SHARED_SOURCE_FORMAT},
+        ),
+    ]
+
+
 class Validation(ResponseBody):
     id: str = msgspec.field(name="_id")
     run: bool
@@ -137,3 +158,11 @@ class Template(ResponseBody):
             "(`W900`: its inspections wait for a person, docs/review.md)."
         ),
     ] = msgspec.UNSET
+
+
+class SharedFile(ResponseBody):
+    """A company's shared file: lets, checks and inputs its templates `include "NAME"`."""
+
+    name: str
+    createdAt: str
+    updatedAt: str

@@ -33,13 +33,19 @@ from inspectlang.builtins import (
 )
 from inspectlang.compiler import compile_source, timestamp
 from inspectlang.diagnostics import TemplateError
+from inspectlang.includes import IncludeResolver, check_shared_file
 from inspectlang.manifest import ALIASES, INSPECTION_TYPES, Template, with_revision
 from runtime import Program, load_program, new_object_id
 from runtime.errors import InvalidProgram
 from server.boundary import name_problem
 from server.db import Database
 from server.errors import ApiError
-from server.templates.tables import TemplateManifestRecord, TemplateRecord, TemplateRevisionRecord
+from server.templates.tables import (
+    SharedFileRecord,
+    TemplateManifestRecord,
+    TemplateRecord,
+    TemplateRevisionRecord,
+)
 
 #: A template id as the spec shows them: 24 lowercase hex characters.
 TEMPLATE_ID = re.compile(r"[0-9a-f]{24}")
@@ -88,9 +94,16 @@ def name_key(name: str) -> str:
 
 
 def compile_template(
-    source: str, *, template_id: str, created_at: datetime, now: datetime
+    source: str,
+    *,
+    template_id: str,
+    created_at: datetime,
+    now: datetime,
+    includes: IncludeResolver | None = None,
 ) -> Template:
     """Compile `.insp` source into a custom template manifest with the server's id and times.
+    `includes` resolves its `include` lines (the company's shared files: `CompanyFiles`); the
+    manifest holds what they declare, so it never changes when a shared file does.
 
     422 `invalid_template` with every diagnostic in `errors` when it does not compile.
     """
@@ -105,7 +118,7 @@ def compile_template(
             f"The template source is longer than {MAX_SOURCE_CHARS} characters.",
         )
     try:
-        compiled = compile_source(source, now=now)
+        compiled = compile_source(source, now=now, includes=includes)
     except TemplateError as error:
         raise ApiError(
             "invalid_template",
@@ -252,7 +265,13 @@ def _name_taken(name: str) -> ApiError:
 def create_template(db: Database, company_id: str, source: str, now: datetime) -> dict[str, Any]:
     """Compile and store a new custom template (revision 1); the template object."""
     template_id = new_object_id()
-    manifest = compile_template(source, template_id=template_id, created_at=now, now=now)
+    manifest = compile_template(
+        source,
+        template_id=template_id,
+        created_at=now,
+        now=now,
+        includes=CompanyFiles(db, company_id),
+    )
     key = manifest_key(manifest)
     with db.session(immediate=True) as session:
         _check_name_free(session, company_id, manifest.name, None)
@@ -297,7 +316,11 @@ def revise_template(
             .with_for_update()
         ).scalar_one()
         manifest = compile_template(
-            source, template_id=template_id, created_at=record.created_at, now=now
+            source,
+            template_id=template_id,
+            created_at=record.created_at,
+            now=now,
+            includes=CompanyFiles(db, company_id),
         )
         if manifest.inspectionType != record.inspection_type:
             raise ApiError(
@@ -515,3 +538,107 @@ def _check_type(manifest: Template, inspection_type: str) -> None:
             "wrong_template_provided",
             f"The template is for {manifest.inspectionType} inspections, not {inspection_type}.",
         )
+
+
+# --- shared files ------------------------------------------------------------------------------
+
+
+class CompanyFiles:
+    """The company's shared files as the compiler's include resolver: `include "NAME"` reads the
+    company's file NAME; another company's files are never found (E043)."""
+
+    def __init__(self, db: Database, company_id: str) -> None:
+        self.db = db
+        self.company_id = company_id
+
+    def source(self, name: str) -> str | None:
+        with self.db.session() as session:
+            record = _shared_record(session, self.company_id, name)
+            return None if record is None else str(record.source)
+
+    def filename(self, name: str) -> str:
+        return name
+
+    def names(self) -> list[str]:
+        return [str(item["name"]) for item in list_shared_files(self.db, self.company_id)]
+
+
+def _shared_record(session: Session, company_id: str, name: str) -> SharedFileRecord | None:
+    statement = select(SharedFileRecord).where(
+        cast(Any, SharedFileRecord.company_id) == company_id,
+        cast(Any, SharedFileRecord.name) == name,
+    )
+    return session.execute(statement).scalars().first()
+
+
+def shared_file_not_found() -> ApiError:
+    return ApiError.of("not_found_shared_file", "No shared file with that name.")
+
+
+def save_shared_file(
+    db: Database, company_id: str, name: str, source: str, now: datetime
+) -> dict[str, Any]:
+    """Create or replace a shared file; 422 `invalid_shared_file` with its diagnostics when it is
+    not one (syntax, a bad name, a declaration only a template may hold). Saved templates keep
+    what they included: a template picks up the change when it is saved again."""
+    if len(source) > MAX_SOURCE_CHARS:
+        raise ApiError(
+            "invalid_shared_file",
+            422,
+            f"The shared file is longer than {MAX_SOURCE_CHARS} characters.",
+        )
+    problems = check_shared_file(source, name)
+    if problems:
+        raise ApiError(
+            "invalid_shared_file",
+            422,
+            f"The shared file is not valid: {len(problems)} problem(s).",
+            [d.to_dict() for d in problems],
+        )
+    table = cast(Any, SharedFileRecord).__table__
+    with db.session(immediate=True) as session:
+        # One statement, so two saves of a new name at once never collide (the later wins).
+        dialect = session.get_bind().dialect.name
+        insert = postgresql_insert if dialect == "postgresql" else sqlite_insert
+        statement = insert(table).values(
+            company_id=company_id, name=name, source=source, created_at=now, updated_at=now
+        )
+        session.execute(
+            statement.on_conflict_do_update(
+                index_elements=["company_id", "name"],
+                set_={"source": source, "updated_at": now},
+            )
+        )
+        session.commit()
+        record = _shared_record(session, company_id, name)
+        if record is None:  # deleted in between: nothing deletes shared files today
+            raise shared_file_not_found()
+        return _shared_api(record)
+
+
+def _shared_api(record: SharedFileRecord) -> dict[str, Any]:
+    return {
+        "name": record.name,
+        "createdAt": timestamp(record.created_at),
+        "updatedAt": timestamp(record.updated_at),
+    }
+
+
+def get_shared_file(db: Database, company_id: str, name: str) -> str:
+    """The source of one of the company's shared files; 404 otherwise."""
+    with db.session() as session:
+        record = _shared_record(session, company_id, name)
+        if record is None:
+            raise shared_file_not_found()
+        return str(record.source)
+
+
+def list_shared_files(db: Database, company_id: str) -> list[dict[str, Any]]:
+    """The company's shared files (name and times), by name."""
+    statement = (
+        select(SharedFileRecord)
+        .where(cast(Any, SharedFileRecord.company_id) == company_id)
+        .order_by(cast(Any, SharedFileRecord.name))
+    )
+    with db.session() as session:
+        return [_shared_api(record) for record in session.execute(statement).scalars()]

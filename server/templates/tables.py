@@ -64,3 +64,20 @@ class TemplateRevisionRecord(SQLModel, table=True):
     source: str
     manifest_key: str = Field(foreign_key="template_manifests.key", max_length=64)
     created_at: datetime = timestamp_field()
+
+
+class SharedFileRecord(SQLModel, table=True):
+    """A company's shared file: lets, checks and inputs its templates `include` by name. It is
+    read when a template including it is saved (the manifest then holds its declarations), so
+    changing it changes no saved revision (docs/language.md, "Reuse across files")."""
+
+    __tablename__ = "template_shared_files"
+    __table_args__ = (UniqueConstraint("company_id", "name", name="uq_template_shared_files_name"),)
+
+    pk: int | None = Field(default=None, primary_key=True)
+    company_id: str = Field(max_length=64)
+    #: The name `include "NAME"` gives, exactly (`inspectlang.includes.INCLUDE_NAME`).
+    name: str = Field(max_length=100)
+    source: str
+    created_at: datetime = timestamp_field()
+    updated_at: datetime = timestamp_field()

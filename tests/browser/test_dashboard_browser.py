@@ -194,6 +194,34 @@ def test_template_typo_diagnostic_apply_save_and_revisions(
     assert shown(dash.get_by_role("link", name="Fleet check"))
 
 
+def test_a_shared_file_written_then_included_by_a_template(
+    live_server: str, team: dict[str, Any], dash: Any, screenshot: Any, axe_check: Any
+) -> None:
+    """Issue 25: a shared file saved from its page, then `include`d by a template the editor
+    checks and saves; both pages fit 360 px and pass axe."""
+    sign_in(dash, live_server, team["emails"]["owner"])
+    dash.goto(f"{live_server}/dashboard/templates")
+    dash.get_by_label("File name").fill("fleet-common")
+    dash.get_by_role("button", name="Open or create").click()
+    dash.wait_for_url(re.compile(r"/dashboard/templates/shared\?name=fleet-common$"))
+    dash.get_by_label("Shared file source (.insp)").fill(
+        "let limit = 50\ncheck good_score\n    valid when: score > limit\n"
+    )
+    dash.get_by_role("button", name="Save the shared file").click()
+    dash.get_by_text("Saved.").wait_for()
+    look(dash, "13-shared-file-saved", screenshot, axe_check)
+    dash.goto(f"{live_server}/dashboard/templates/new")
+    editor = dash.get_by_label("Template source (.insp)")
+    including = 'include "fleet-common"\n' + TYPO.replace(
+        "\ncheck good_score\n    valid when: scor > 50\n", ""
+    )
+    editor.fill(including)
+    dash.get_by_text("No problems").wait_for()
+    dash.get_by_role("button", name="Save as a new template").click()
+    dash.wait_for_url(re.compile(r"/dashboard/templates/[0-9a-f]{24}\?saved=1$"))
+    look(dash, "14-template-with-include-saved", screenshot, axe_check)
+
+
 def test_inspection_listed_opened_and_pdf_downloaded(
     live_server: str,
     team: dict[str, Any],

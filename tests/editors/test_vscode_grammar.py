@@ -21,6 +21,7 @@ def test_the_grammar_scopes_every_template_we_ship() -> None:
     assert node, "Node.js runs the grammar test (it comes with the machine; see README)"
     assert (EXTENSION / "node_modules" / "vscode-textmate").is_dir(), "run `make editors-deps`"
     files = sorted(ROOT.glob("examples/*.insp")) + sorted(ROOT.glob("inspectlang/builtins/*.insp"))
+    files += sorted(ROOT.glob("examples/fleet/*.insp"))  # `include "vehicle-common"`
     files.append(FIXTURE)
     run = subprocess.run(
         [node, "test/grammar.test.js", *map(str, files)],

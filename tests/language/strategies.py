@@ -182,6 +182,7 @@ event_specs = st.builds(
 )
 
 declarations = st.one_of(
+    _commented(st.builds(ast.IncludeDecl, texts)),
     _commented(st.builds(ast.TemplateDecl, texts, item_lists)),
     _commented(st.builds(ast.SettingsDecl, item_lists)),
     _commented(

@@ -209,3 +209,55 @@ def test_the_language_command_names_no_other_package(capsys: pytest.CaptureFixtu
     with pytest.raises(SystemExit):
         cli.main(["simulate", "x.insp", "events.json"])
     assert "invalid choice: 'simulate'" in capsys.readouterr().err
+
+
+SHARED = "input km\n    type: numeric\nlet worn = inputs.km > 250000\n"
+INCLUDING = (
+    'include "shared"\ntemplate "Including"\n    type: car\nverdict\n'
+    '    disapprove "Worn" when worn\n'
+)
+
+
+def test_check_and_compile_resolve_includes_next_to_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(tmp_path, "shared.insp", SHARED)
+    path = write(tmp_path, "including.insp", INCLUDING)
+    assert main(["check", str(path)]) == 0
+    # A directory: the shared file is checked through the template that includes it.
+    assert main(["check", str(tmp_path)]) == 0
+    assert "0 error(s)" in capsys.readouterr().err
+    assert main(["compile", str(path)]) == 0
+    manifest = json.loads(capsys.readouterr().out)
+    assert [i["label"] for i in manifest["inputs"]] == ["km"]
+    assert "include" not in json.dumps(manifest["logic"])
+
+
+def test_a_problem_in_an_included_file_is_shown_in_that_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shared = write(tmp_path, "shared.insp", SHARED.replace("inputs.km >", "inputs.kms >"))
+    path = write(tmp_path, "including.insp", INCLUDING)
+    assert main(["check", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f"{shared}:3:" in out and "let worn = inputs.kms > 250000" in out
+    assert main(["compile", str(path)]) == 1
+    assert f"{shared}:3:" in capsys.readouterr().out
+    write(tmp_path, "including.insp", INCLUDING.replace('"shared"', '"sharde"'))
+    assert main(["check", str(path)]) == 1
+    assert "did you mean `shared`?" in capsys.readouterr().out
+
+
+def test_checking_a_shared_file_checks_it_through_a_template_that_includes_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shared = write(tmp_path, "shared.insp", SHARED.replace("inputs.km >", "inputs.kms >"))
+    assert main(["check", str(shared)]) == 0  # alone: only what it may hold is checked
+    capsys.readouterr()
+    write(tmp_path, "including.insp", INCLUDING)
+    assert main(["check", str(shared)]) == 1  # its names, in the template that includes it
+    out = capsys.readouterr().out
+    assert f"{shared}:3:" in out and "E011" not in out
+    write(tmp_path, "shared.insp", SHARED + "verdict\n")
+    assert main(["check", str(shared)]) == 1  # a verdict makes it a (broken) template
+    assert "E011" in capsys.readouterr().out

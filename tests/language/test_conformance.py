@@ -5,6 +5,8 @@ contain the fragment: objects by subset, lists item by item with equal length) o
 `{"name", "source", "diagnostics": [{"code", "line", "column", "suggestion"?,
 "messageIncludes"?}]}` (exactly these diagnostics, in order; `messageIncludes` is text the
 message or its notes must contain). `templateKind` optionally compiles as a built-in.
+`includes` (`{name: source}`) are the files the source's `include` lines may name; a
+diagnostic in one of them has `"file": NAME` (a diagnostic without `file` is in the source).
 """
 
 from __future__ import annotations
@@ -63,16 +65,22 @@ def mismatch(expected: Any, actual: Any, path: str = "$") -> str | None:
 @pytest.mark.parametrize(("name", "vector"), VECTORS, ids=[name for name, _ in VECTORS])
 def test_vector(name: str, vector: dict[str, Any]) -> None:
     kind = vector.get("templateKind", "created")
+    includes = vector.get("includes")
     if "expect" in vector:
-        template = compile_source(vector["source"], "t.insp", template_kind=kind, now=NOW)
+        template = compile_source(
+            vector["source"], "t.insp", template_kind=kind, now=NOW, includes=includes
+        )
         problem = mismatch(vector["expect"], template.to_api())
         assert problem is None, problem
         # A valid vector compiles without warnings too: warnings have their own vectors.
-        assert check_source(vector["source"], "t.insp", template_kind=kind) == []
+        assert check_source(vector["source"], "t.insp", template_kind=kind, includes=includes) == []
     else:
-        diagnostics = check_source(vector["source"], "t.insp", template_kind=kind)
+        diagnostics = check_source(
+            vector["source"], "t.insp", template_kind=kind, includes=includes
+        )
         found = [
             {
+                **({"file": d.filename} if d.filename != "t.insp" else {}),
                 "code": d.code,
                 "line": d.span.line,
                 "column": d.span.column,

@@ -16,12 +16,16 @@ from inspectlang import ast
 from inspectlang.compiler import check_source, compile_source
 from inspectlang.diagnostics import CODES
 from inspectlang.formatter import format_source
+from inspectlang.includes import DirectoryResolver
 from inspectlang.manifest import INPUT_TYPES, RULE_EVENTS, Template
 from inspectlang.parser import parse
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 EXAMPLE_FILES = sorted(EXAMPLES.glob("*.insp"))
+#: A template and the shared file it includes (`include "vehicle-common"`): a folder of their
+#: own, since the shared file is no template (the tests that compile every example skip it).
+FLEET = EXAMPLES / "fleet"
 
 #: The examples the documentation promises, with their inspection types.
 PROMISED = {
@@ -92,7 +96,24 @@ def walk(node: object) -> Iterator[object]:
 
 
 def all_nodes() -> list[object]:
-    return [node for path in EXAMPLE_FILES for node in walk(parse_file(path))]
+    files = [*EXAMPLE_FILES, *sorted(FLEET.glob("*.insp"))]
+    return [node for path in files for node in walk(parse_file(path))]
+
+
+def test_the_fleet_example_compiles_with_its_shared_file_inlined() -> None:
+    path = FLEET / "fleet_check.insp"
+    source = path.read_text(encoding="utf-8")
+    resolver = DirectoryResolver(FLEET)
+    assert check_source(source, str(path), includes=resolver) == []
+    template = compile_source(source, str(path), includes=resolver)
+    assert [i.label for i in template.inputs] == ["Kilometres on the odometer"]
+    assert [c.key for c in template.logic.checks] == ["plausible_mileage"]
+    assert [let.name for let in template.logic.lets] == ["thousands", "high_mileage"]
+    # The manifest points included things at the `include` line of the saved file.
+    assert {tuple(c.span) for c in template.logic.checks} == {(5, 1, 5, 25)}
+    # Without the shared file the names it defines are unknown: it is not silently skipped.
+    codes = [d.code for d in check_source(source, str(path), includes={})]
+    assert codes == ["E043"]
 
 
 def test_the_promised_examples_exist() -> None:
@@ -309,12 +330,25 @@ TRIGGERS: dict[str, str] = {
         "input use\n    type: text\n    asked at: update\n"
         "input company\n    type: text\n    asked at: create\n    ask when: defined(inputs.use)\n"
     ),
+    "E043": 'include "vehicle-comon"\n' + _bike(),
+    "E044": 'include "a"\n' + _bike(),
+    "E045": 'include "vehicle-common"\n' + _bike("input odometer\n    type: numeric\n"),
+    "E046": _bike() + 'include "vehicle-common"\n',
+    "E047": 'include "with-image"\n' + _bike(),
     "W001": _bike("check always\n    valid when: true\n"),
     "W002": _bike("variable unused: numeric = 0\n"),
     "W003": _bike(verdict='    disapprove "Never" when false\n'),
     "W004": 'template "Bike"\n    type: bike\n\nverdict\n',
     "W005": _bike("input km\n    type: numeric\ncheck near\n    valid when: 100 / inputs.km > 2\n"),
     "W006": _bike("let unused = 1\n"),
+}
+
+#: The files the triggers' `include` lines name (E043-E047).
+TRIGGER_INCLUDES = {
+    "vehicle-common": "input odometer\n    type: numeric\n",
+    "a": 'include "b"\n',
+    "b": 'include "a"\n',
+    "with-image": 'image other\n    label: "Other"\n',
 }
 
 
@@ -326,7 +360,7 @@ def test_every_diagnostic_code_has_a_trigger() -> None:
 @pytest.mark.parametrize("code", sorted(TRIGGERS))
 def test_the_documented_example_triggers_its_code(code: str) -> None:
     kind = "built-in" if code == "E031" else "created"
-    found = check_source(TRIGGERS[code], "bike.insp", template_kind=kind)
+    found = check_source(TRIGGERS[code], "bike.insp", template_kind=kind, includes=TRIGGER_INCLUDES)
     assert code in [d.code for d in found]
     expected = "warning" if code.startswith("W") else "error"
     assert {d.severity for d in found if d.code == code} == {expected}

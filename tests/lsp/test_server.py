@@ -401,3 +401,70 @@ def test_exit_status_follows_the_protocol(shutdown: bool, status: int) -> None:
     )
     assert done.returncode == status, done.stderr.decode()
     assert b"Traceback" not in done.stderr
+
+
+async def test_an_include_has_completion_hover_definition_and_its_files_diagnostics(
+    editor: Editor, tmp_path: Path
+) -> None:
+    """`include "NAME"` resolves in the document's folder, as `inspectlang check` does."""
+    fleet = ROOT / "examples" / "fleet"
+    shared = (fleet / "vehicle-common.insp").read_text(encoding="utf-8")
+    (tmp_path / "vehicle-common.insp").write_text(shared, encoding="utf-8")
+    (tmp_path / "other-shared.insp").write_text("let x = 1\n", encoding="utf-8")
+    text = (fleet / "fleet_check.insp").read_text(encoding="utf-8")
+    path = tmp_path / "fleet_check.insp"
+    path.write_text(text, encoding="utf-8")
+    uri = path.as_uri()
+    assert not await editor.open(uri, text)
+
+    hover = await editor.client.text_document_hover_async(
+        types.HoverParams(text_document=doc(uri), position=at(text, '"vehicle-common"', offset=3))
+    )
+    assert hover is not None
+    value = hover.contents.value  # type: ignore[union-attr]
+    assert "input `odometer`" in value and "check `plausible_mileage`" in value
+    assert "let `high_mileage`" in value
+
+    used = await editor.client.text_document_hover_async(
+        types.HoverParams(text_document=doc(uri), position=at(text, "high_mileage", offset=3))
+    )
+    assert used is not None and "included file" in used.contents.value  # type: ignore[union-attr]
+
+    definition = await editor.client.text_document_definition_async(
+        types.DefinitionParams(
+            text_document=doc(uri), position=at(text, "checks.plausible_mileage", offset=9)
+        )
+    )
+    assert isinstance(definition, types.Location)
+    assert definition.uri == (tmp_path / "vehicle-common.insp").as_uri()
+    assert definition.range.start == at(shared, "check plausible_mileage", offset=6)
+    into = await editor.client.text_document_definition_async(
+        types.DefinitionParams(text_document=doc(uri), position=at(text, '"vehicle-common"'))
+    )
+    assert isinstance(into, types.Location) and into.uri.endswith("/vehicle-common.insp")
+
+    writing = 'include "\n' + text
+    await editor.change(uri, writing, version=2)
+    completion = await editor.client.text_document_completion_async(
+        types.CompletionParams(text_document=doc(uri), position=types.Position(0, 9))
+    )
+    assert isinstance(completion, types.CompletionList)
+    labels = {item.label for item in completion.items}
+    assert labels == {"vehicle-common", "other-shared"}  # not the document itself
+
+    # A mistake in the included file: shown on the include line, naming the file; no crash.
+    (tmp_path / "vehicle-common.insp").write_text(
+        shared.replace("inputs.odometer > 250000", "inputs.odometr > 250000"), encoding="utf-8"
+    )
+    found = await editor.change(uri, text, version=3)
+    assert [d.code for d in found] == ["E020"]
+    assert "vehicle-common.insp:" in found[0].message and "odometr" in found[0].message
+    assert found[0].range.start == at(text, '"vehicle-common"', offset=0)
+
+    # The shared file itself, opened and edited: checked through the template that includes
+    # it (its names too), never as a template missing its header.
+    broken = (tmp_path / "vehicle-common.insp").read_text(encoding="utf-8")
+    own = await editor.open((tmp_path / "vehicle-common.insp").as_uri(), broken)
+    assert [(d.code, d.range.start) for d in own] == [("E020", at(broken, "odometr >", offset=0))]
+    fixed = await editor.change((tmp_path / "vehicle-common.insp").as_uri(), shared, version=2)
+    assert not fixed  # the unsaved text is what is checked

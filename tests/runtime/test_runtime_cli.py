@@ -251,3 +251,25 @@ def test_review_below_confidence_sends_an_uncertain_plate_to_a_person(
     if status == "review":
         (reason,) = inspection["review"]["reasons"]
         assert reason["code"] == "low_confidence" and "plate" in reason["message"]
+
+
+def test_simulate_reads_an_include_beside_the_template(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 25: `include "vehicle-common"` is `vehicle-common.insp` beside the template; the
+    explanation says which values came from the included file."""
+    events = tmp_path / "fleet.events.json"
+    create = {
+        "locale": "en_US",
+        "delivery": {"channel": "email", "destination": "a@example.com"},
+        "inputs": [{"input": "odometer", "value": 3000000}],
+    }
+    script = {"events": [{"event": "create", "body": create}, {"event": "start"}]}
+    script["events"].append({"event": "finish"})
+    events.write_text(json.dumps(script), encoding="utf-8")
+    code = main(["simulate", str(EXAMPLES / "fleet" / "fleet_check.insp"), str(events)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "'The odometer reading is not plausible' -> True" in out
+    assert "Plausible mileage [line 5]: False" in out
+    assert 'input from include "vehicle-common" = 3000000' in out

@@ -2,7 +2,8 @@
 
 Vectors live in tests/conformance/templates/<area>.json: each test has a name, a `source`
 (a whole template), `create` (input values by input name, sent at creation; `locale` optional),
-optional `update` (input values by name, sent after start) and exactly one of
+optional `update` (input values by name, sent after start), optional `includes` (`{name:
+source}`: the files the source's `include` lines name) and exactly one of
 `expect` (`{"veredict", "reasons"?, "variables"?, "status"?, "review"?, "checkNames"?}` after
 finish; `review`
 lists the `{code, message}` of the reasons a person decides) or `refused` (the runtime
@@ -51,7 +52,8 @@ def _inputs(program: Program, values: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def run(test: dict[str, Any], path: str) -> rt.InspectionState:
-    program = load_program(compile_source(test["source"], "t.insp")).with_path(path)  # type: ignore[arg-type]
+    manifest = compile_source(test["source"], "t.insp", includes=test.get("includes"))
+    program = load_program(manifest).with_path(path)  # type: ignore[arg-type]
     kind = program.manifest.inspectionType
     body = {
         "locale": test.get("locale", "en_US"),

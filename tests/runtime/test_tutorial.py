@@ -26,7 +26,9 @@ def blocks(text: str, language: str | None = None) -> list[str]:
     return [body for lang, body in found if language is None or lang == language]
 
 
+PART_3 = "## Part 3:"
 PART_1, PART_2_TEXT = TEXT.split(PART_2, 1)
+PART_2_TEXT, PART_3_TEXT = PART_2_TEXT.split(PART_3, 1)
 
 
 def part_1_template() -> str:
@@ -106,3 +108,29 @@ def test_part_2_uses_each_construct_it_teaches() -> None:
     for construct in ("ask when:", "let ", "trim(", "replace(", "matches(", "normalize(", '\\"'):
         assert construct in source, construct
     assert re.search(r'disapprove "[^"]*\{', source)  # a reason with a value
+
+
+def test_part_3_include_output_is_real(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Part 2's template with `include "bike-common"` on top says what the text shows; without
+    its own copies of the shared declarations it is clean."""
+    (shared,) = blocks(PART_3_TEXT, "insp")
+    (tmp_path / "bike-common.insp").write_text(shared, encoding="utf-8")
+    source = 'include "bike-common"\n\n' + part_2_template()
+    (tmp_path / "trade_in.insp").write_text(source, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "trade_in.insp"]) == 1
+    (shown,) = [b for b in blocks(PART_3_TEXT, "") if b.startswith("$ inspectlang check")]
+    assert capsys.readouterr().out.rstrip("\n") == shown.removeprefix(
+        "$ inspectlang check trade_in.insp\n"
+    ).rstrip("\n")
+    for declaration in (
+        source[source.index("input serial_number") : source.index("# The serial as")],
+        'let serial = upper(replace(trim(inputs.serial_number), " ", ""))\n',
+        'let serial_ok = matches(serial, "^[A-Z]{2}[0-9]{6}$")\n',
+    ):
+        source = source.replace(declaration, "", 1)
+    source = source.replace("# The serial as the shop files it: upper case, without spaces.\n", "")
+    (tmp_path / "trade_in.insp").write_text(source, encoding="utf-8")
+    assert main(["check", "trade_in.insp"]) == 0

@@ -425,3 +425,85 @@ def test_a_photo_shows_what_it_was_judged_on(
     assert re.search(declared, flat)
     assert "Place not known" in flat
     assert "Device not stated in the photo" in flat
+
+
+def test_the_editor_checks_and_saves_a_template_that_includes_a_shared_file(
+    browser_for: Callable[[str], Browserish], team: dict[str, Any], live_server: str
+) -> None:
+    """`include "NAME"` in the dashboard's editor reads the company's shared files, as the
+    API's save does (issue 25); a problem inside one names the file."""
+    api = httpx.Client(base_url=live_server, headers={"x-api-key": team["testKey"]})
+    shared = api.put(
+        "/v1/inspection/shared/editor-common",
+        content=b"let worn = inputs.km > 250000\ninput km\n    type: numeric\n",
+        headers={"content-type": "text/plain"},
+    )
+    assert shared.status_code == 200, shared.text
+    source = (
+        'include "editor-common"\ntemplate "Editor include"\n    type: car\n'
+        'image front\n    label: "Front"\nverdict\n    disapprove "Worn" when worn\n'
+    )
+    client = browser_for("editor")
+    assert client.post("/dashboard/templates/check", json={"source": source}).json() == {
+        "diagnostics": []
+    }
+    saved = client.post("/dashboard/templates/save", data={"source": source})
+    assert saved.status_code == 303, saved.text
+    template_id = saved.headers["location"].split("/templates/")[1].split("?")[0]
+    manifest = api.get(f"/v1/inspection/template/{template_id}").json()
+    assert [i["label"] for i in manifest["inputs"]] == ["km"]
+
+    api.put(
+        "/v1/inspection/shared/editor-broken",
+        content=b"let worn = inputs.kms > 1\n",
+        headers={"content-type": "text/plain"},
+    )
+    broken = source.replace("editor-common", "editor-broken")
+    [found] = client.post("/dashboard/templates/check", json={"source": broken}).json()[
+        "diagnostics"
+    ]
+    assert found["code"] == "E020" and found["file"] == "editor-broken"
+    assert found["message"].startswith("in the shared file editor-broken:1:")
+    assert found["sourceLine"] == ""
+    api.close()
+
+
+def test_the_shared_files_page_lists_opens_and_saves_a_companys_shared_file(
+    browser_for: Callable[[str], Browserish], team: dict[str, Any], live_server: str
+) -> None:
+    editor = browser_for("editor")
+    new = editor.get("/dashboard/templates/shared?name=page-common")
+    assert new.status_code == 200 and "Shared file: page-common" in new.text
+    saved = editor.post(
+        "/dashboard/templates/shared",
+        data={"name": "page-common", "source": "let page_limit = 3\n"},
+    )
+    assert saved.status_code == 200 and "Saved." in saved.text
+    listing = editor.get("/dashboard/templates").text
+    assert "Shared files" in listing
+    assert 'href="/dashboard/templates/shared?name=page-common"' in listing
+    opened = editor.get("/dashboard/templates/shared?name=page-common").text
+    assert "let page_limit = 3" in opened
+    # The API reads what the page saved.
+    with httpx.Client(base_url=live_server, headers={"x-api-key": team["testKey"]}) as api:
+        assert api.get("/v1/inspection/shared/page-common").text == "let page_limit = 3\n"
+
+    refused = editor.post(
+        "/dashboard/templates/shared",
+        data={"name": "page-photos", "source": 'image front\n    label: "Front"\n'},
+    )
+    assert refused.status_code == 422
+    assert "[E047]" in refused.text and "image front" in refused.text
+    empty = editor.post("/dashboard/templates/shared", data={"name": "x", "source": " "})
+    assert empty.status_code == 400 and "The shared file is empty." in empty.text
+
+    viewer = browser_for("viewer")
+    assert viewer.get("/dashboard/templates/shared?name=page-common").status_code == 200
+    assert (
+        "Save the shared file"
+        not in viewer.get("/dashboard/templates/shared?name=page-common").text
+    )
+    denied = viewer.post(
+        "/dashboard/templates/shared", data={"name": "page-common", "source": "let a = 1\n"}
+    )
+    assert denied.status_code == 403

@@ -25,7 +25,7 @@ from schemathesis.checks import load_all_checks
 
 from inspectlang.manifest import INSPECTION_TYPES
 from server.images.content import IMAGE_FORMATS
-from server.templates.schemas import SOURCE_FORMAT
+from server.templates.schemas import SHARED_SOURCE_FORMAT, SOURCE_FORMAT
 from tests.server.test_images import PHOTO
 
 load_all_checks()
@@ -56,6 +56,16 @@ INSP_SOURCES = st.one_of(
     ),
 )
 schemathesis.openapi.format(SOURCE_FORMAT, INSP_SOURCES)
+
+#: Shared files, for `format: insp-shared` (what `include "NAME"` reads): the fleet example's,
+#: and lets of any valid name.
+SHARED_SOURCES = st.one_of(
+    st.just(
+        (Path(__file__).resolve().parents[2] / "examples/fleet/vehicle-common.insp").read_text()
+    ),
+    st.from_regex(r"[a-z][a-z0-9_]{0,20}", fullmatch=True).map(lambda name: f"let {name} = 1\n"),
+)
+schemathesis.openapi.format(SHARED_SOURCE_FORMAT, SHARED_SOURCES)
 
 
 def _photo(kind: str, width: int, height: int, color: tuple[int, int, int]) -> bytes:

@@ -39,7 +39,7 @@ function scopesOf(grammar, line, state) {
   return { scopes, state: result.ruleStack, tokens: result.tokens };
 }
 
-const DECLARATION = /^(template|settings|variable|product|consumer|image|input|feature|on|check|verdict|let)\b/;
+const DECLARATION = /^(include|template|settings|variable|product|consumer|image|input|feature|on|check|verdict|let)\b/;
 
 function checkFile(grammar, file) {
   const problems = [];

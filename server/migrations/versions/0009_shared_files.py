@@ -1,0 +1,38 @@
+"""Companies' shared template files (`template_shared_files`): the lets, checks and inputs their
+templates `include "NAME"`, read when a template is saved (server/templates/service.py).
+
+Revision ID: 0009_shared_files
+Revises: 0008_photo_hashes
+Create Date: 2026-11-25
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+from server.tables import UtcDateTime
+
+revision: str = "0009_shared_files"
+down_revision: str | None = "0008_photo_hashes"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    op.create_table(
+        "template_shared_files",
+        sa.Column("pk", sa.Integer(), primary_key=True),
+        sa.Column("company_id", sa.String(length=64), nullable=False),
+        sa.Column("name", sa.String(length=100), nullable=False),
+        sa.Column("source", sa.String(), nullable=False),
+        sa.Column("created_at", UtcDateTime(), nullable=False),
+        sa.Column("updated_at", UtcDateTime(), nullable=False),
+        sa.UniqueConstraint("company_id", "name", name="uq_template_shared_files_name"),
+    )
+
+
+def downgrade() -> None:
+    op.drop_table("template_shared_files")
