@@ -1,8 +1,8 @@
 """Companies' shared template files (`template_shared_files`): the lets, checks and inputs their
 templates `include "NAME"`, read when a template is saved (server/templates/service.py).
 
-Revision ID: 0009_shared_files
-Revises: 0008_photo_hashes
+Revision ID: 0010_shared_files
+Revises: 0009_pending_invitations
 Create Date: 2026-11-25
 """
 
@@ -15,8 +15,8 @@ from alembic import op
 
 from server.tables import UtcDateTime
 
-revision: str = "0009_shared_files"
-down_revision: str | None = "0008_photo_hashes"
+revision: str = "0010_shared_files"
+down_revision: str | None = "0009_pending_invitations"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
