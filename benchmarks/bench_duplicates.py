@@ -2,7 +2,7 @@
 under 20 ms a look-up), against a sequential scan measuring every stored hash (the look-up
 without the band index), in the same run.
 
-It migrates a throwaway schema (`photo_hashes` with its eight band indexes, migration 0007),
+It migrates a throwaway schema (`photo_hashes` with its eight band indexes, migration 0008),
 loads `BENCH_PHOTOS` (default 1,000,000) hash rows for one company through `COPY` (indexes
 built after the load, then `ANALYZE`), and times `server.images.duplicates.find`, the code the
 upload runs, through a SQLAlchemy session:
@@ -19,7 +19,9 @@ follows what the 106 real photos show (docs/vision.md, "duplicate"). The last li
 object: `lookup_p50_ms`, `lookup_p95_ms` (target < 20; the whole call, from Python),
 `database_p50_ms` (the database's own planning and execution of the look-up, EXPLAIN ANALYZE),
 `scan_p50_ms` (a sequential scan measuring every stored hash), `speedup_vs_scan`,
-`recall_0_7_bits` (must be 1.0), `recall_8_10_bits`, `photos`.
+`recall_0_7_bits` (must be 1.0), `recall_8_10_bits`, `candidates_p50` (band candidates the
+index scans read per look-up; only those within `NEAR_BITS` leave the database), `load_1min`
+(the machine's one-minute load average before and after the timed look-ups), `photos`.
 """
 
 from __future__ import annotations
@@ -133,6 +135,7 @@ def main() -> None:
             crowded = flip(rng.choice(scenes), rng.randint(12, 24), rng)
             queries.append(("crowded", (crowded, flip(crowded, 6, rng)), None))
         rng.shuffle(queries)
+        load_before = os.getloadavg()[0]
         times: dict[str, list[float]] = {"near": [], "new": [], "crowded": []}
         found = {"0-7": [0, 0], "8-10": [0, 0]}
         with database.session() as session:
@@ -152,6 +155,7 @@ def main() -> None:
             # What the database itself spends (planning + execution, EXPLAIN ANALYZE), apart
             # from the round trip and Python: on a loaded machine the two differ most.
             inside = []
+            candidates = []
             arguments = duplicates.postgres_arguments(COMPANY, True, "none")
             for _, hashes, _ in queries[:40]:
                 lookup = duplicates.postgres_lookup(hashes).text
@@ -159,6 +163,9 @@ def main() -> None:
                 plan = session.execute(explain, arguments).scalar()
                 top = plan[0] if isinstance(plan, list) else json.loads(plan)[0]
                 inside.append(top["Planning Time"] + top["Execution Time"])
+                # The band candidates the index scans read (before measuring their distance).
+                unmeasured = duplicates.postgres_lookup(hashes, measured=False)
+                candidates.append(len(session.execute(unmeasured, arguments).all()))
             # The same question without the band index: measure every stored hash.
             scan = []
             for _, hashes, _ in queries[:7]:
@@ -174,6 +181,7 @@ def main() -> None:
                     lambda query=statement, values=arguments: session.execute(query, values).all()
                 )
                 scan.append(elapsed)
+        load_after = os.getloadavg()[0]
         database.dispose()
     every = sorted(t for values in times.values() for t in values)
     for kind, values in times.items():
@@ -195,6 +203,8 @@ def main() -> None:
         "speedup_vs_scan": round(scan_p50 / p50, 1),
         "recall_0_7_bits": round(found["0-7"][0] / max(1, found["0-7"][1]), 3),
         "recall_8_10_bits": round(found["8-10"][0] / max(1, found["8-10"][1]), 3),
+        "candidates_p50": statistics.median(candidates),
+        "load_1min": [round(load_before, 2), round(load_after, 2)],
         "target_ms": 20,
     }
     print(json.dumps(result))

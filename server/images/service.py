@@ -117,27 +117,34 @@ def upload_image(
     _check_consumer(auth, product.inspection_id)
     blob_key = f"images/{auth.company_id}/{new_object_id()}"
     image_id = new_object_id()
-    found: list[Any] = []
-    if meta.phash is not None and meta.phash_center is not None:
-        with db.session() as session:
-            found = duplicates.find(
-                session,
-                auth.company_id,
-                auth.testing,
-                product.inspection_id,
-                (meta.phash, meta.phash_center),
-            )
-    upload = ImageUpload(
-        data=image.data,
-        content_type=content_type,
-        meta=meta,
-        duplicates=tuple(found),
-        src=content_url(settings.public_url, image_id),
-        **{name: value for name, value in fields.items() if value is not None},
+    hashes = (
+        (meta.phash, meta.phash_center)
+        if meta.phash is not None and meta.phash_center is not None
+        else None
     )
+    found: list[Any] = []
+
+    def find_duplicates(session: Session, loaded: inspections.Loaded) -> None:
+        """In the change's transaction, under a lock on the company's photo hashes held until
+        it commits (with this photo's row): two uploads of one photo at the same moment cannot
+        both miss each other, the second waits for the first's row (issue 23)."""
+        if hashes is not None:
+            duplicates.lock(session, auth.company_id, auth.testing)
+            found[:] = duplicates.find(
+                session, auth.company_id, auth.testing, loaded.record.id, hashes
+            )
+
     added: list[str] = []
 
     def operation(loaded: inspections.Loaded) -> InspectionState:
+        upload = ImageUpload(
+            data=image.data,
+            content_type=content_type,
+            meta=meta,
+            duplicates=tuple(found),
+            src=content_url(settings.public_url, image_id),
+            **{name: value for name, value in fields.items() if value is not None},
+        )
         fresh = iter([image_id])
         state, record = run_runtime(
             runtime.add_image,
@@ -183,23 +190,24 @@ def upload_image(
                 created_at=now,
             )
         )
-        if meta.phash is not None and meta.phash_center is not None:
+        if hashes is not None:
             session.add(
                 duplicates.row(
-                    auth.company_id,
-                    auth.testing,
-                    loaded.record.id,
-                    added[0],
-                    meta.phash,
-                    meta.phash_center,
-                    now,
+                    auth.company_id, auth.testing, loaded.record.id, added[0], *hashes, now
                 )
             )
 
     blobs.put(blob_key, image.data)
     try:
         loaded, state = inspections.change(
-            db, auth, product.inspection_id, operation, now, events=events, after=add_row
+            db,
+            auth,
+            product.inspection_id,
+            operation,
+            now,
+            events=events,
+            after=add_row,
+            before=find_duplicates,
         )
     except BaseException:
         blobs.delete(blob_key)

@@ -254,6 +254,7 @@ def stored_document(session: Session, inspection_id: str) -> dict[str, Any]:
 Change = Callable[[Loaded], InspectionState]
 Events = Callable[[Loaded, InspectionState], list[tuple[str, dict[str, Any]]]]
 After = Callable[[Session, Loaded, InspectionState], None]
+Before = Callable[[Session, Loaded], None]
 
 
 def change(
@@ -265,10 +266,13 @@ def change(
     *,
     events: Events | None = None,
     after: After | None = None,
+    before: Before | None = None,
 ) -> tuple[Loaded, InspectionState]:
     """Run `operation` on the inspection under a write lock and save its result.
 
-    `events` names extra events to publish; `after` adds rows in the same transaction. An
+    `events` names extra events to publish; `before` reads what the operation needs in the
+    same transaction, under the write lock (and may take more locks); `after` adds rows in the
+    same transaction. An
     inspection past its `expiresAt` is blocked first (and the operation refused with 409
     `inspection_not_editable`): expiry is applied by the first change that notices it.
     """
@@ -281,6 +285,8 @@ def change(
                 "inspection_not_editable",
                 f"The inspection expired at {loaded.state.expiresAt} and is now blocked.",
             )
+        if before is not None:
+            before(session, loaded)
         new_state = operation(loaded)
         save(session, loaded, new_state, now, events(loaded, new_state) if events else [])
         if after is not None:

@@ -4,7 +4,10 @@ inspections, and the test/live split, are never searched; `edited` names an edit
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -107,3 +110,103 @@ def test_an_edited_photo_says_which_editor(
     checks = send(live_server, key, inspection["productId"], "front", photo)
     assert checks["edited"]["valid"] is False
     assert checks["edited"]["result"] == "software: Adobe Photoshop 25.0 (Macintosh)"
+
+
+# --- simultaneous uploads of one photo (issue 23) -----------------------------------------------
+
+
+def send_all(live_server: str, key: str, uploads: list[tuple[str, str]], data: bytes) -> list[Any]:
+    """Each (product, side) upload of `data` from its own thread, all at once."""
+    start = threading.Barrier(len(uploads))
+
+    def upload(target: tuple[str, str]) -> dict[str, str]:
+        start.wait(timeout=60)
+        return send(live_server, key, target[0], target[1], data)
+
+    with ThreadPoolExecutor(max_workers=len(uploads)) as pool:
+        return [checks["duplicate"] for checks in pool.map(upload, uploads)]
+
+
+def test_simultaneous_uploads_of_one_photo_to_eight_inspections_find_each_other(
+    live_server: str, company: dict[str, Any], template_id: str
+) -> None:
+    """Eight threads upload one photo to eight inspections of the company at once: exactly one
+    is the first (new), each of the seven others names an inspection that already had it."""
+    key = company["testKey"]
+    inspections = [new_inspection(live_server, key, template_id) for _ in range(8)]
+    results = send_all(
+        live_server,
+        key,
+        [(inspection["productId"], "front") for inspection in inspections],
+        camera_jpeg(scene(seed=31)),
+    )
+    assert sorted(result["valid"] for result in results) == [False] * 7 + [True]
+    ids = {inspection["inspectionId"] for inspection in inspections}
+    assert {result["result"] for result in results if not result["valid"]} <= ids
+
+
+@pytest.mark.parametrize("where", ["two inspections", "one inspection"])
+def test_two_uploads_of_one_photo_whose_look_ups_overlap_find_each_other(
+    live_server: str,
+    company: dict[str, Any],
+    template_id: str,
+    monkeypatch: pytest.MonkeyPatch,
+    where: str,
+) -> None:
+    """The worst interleaving, forced: each look-up waits (up to 3 s) for the other upload's
+    look-up before returning. Look-ups made before the uploads' transactions both ran and both
+    found nothing; under the company's lock the second waits for the first's commit and finds
+    its photo."""
+    from server.images import duplicates
+
+    real_find = duplicates.find
+    overlap = threading.Barrier(2)
+
+    def find_then_wait(*args: Any) -> Any:
+        found = real_find(*args)
+        with contextlib.suppress(threading.BrokenBarrierError):
+            overlap.wait(timeout=3)
+        return found
+
+    monkeypatch.setattr(duplicates, "find", find_then_wait)
+    key = company["testKey"]
+    first = new_inspection(live_server, key, template_id)
+    if where == "two inspections":
+        second = new_inspection(live_server, key, template_id)
+        uploads = [(first["productId"], "front"), (second["productId"], "front")]
+    else:
+        uploads = [(first["productId"], "front"), (first["productId"], "back")]
+    results = send_all(live_server, key, uploads, camera_jpeg(scene(seed=32)))
+    assert sorted(result["valid"] for result in results) == [False, True]
+
+
+def test_the_look_up_keeps_exactly_the_photos_within_near_bits(db: Any) -> None:
+    """Through the real database (PostgreSQL measures the distance inside the index scan, SQLite
+    in Python), one company per distance: a stored photo 0-12 bits from the new one, the sign
+    bit among those changed, is found at its distance up to `NEAR_BITS` and not beyond; so is a
+    stored central crop near the new whole photo; another company's photo never is."""
+    import datetime as dt
+
+    from runtime.photohash import NEAR_BITS
+    from server.images import duplicates
+
+    whole, center = 0xF0F0_1234_ABCD_8001, 0x8F0F_4321_DCBA_1008
+    now = dt.datetime(2026, 11, 25, tzinfo=dt.UTC)
+    distances = range(13)
+    with db.session() as session:
+        for bits in distances:
+            changed = sum(1 << (63 - 5 * index) for index in range(bits))  # over every band
+            session.add(
+                duplicates.row(f"near-{bits}", True, "stored", "photo", whole ^ changed, 0, now)
+            )
+            session.add(
+                duplicates.row(f"crop-{bits}", True, "stored", "crop", 0, whole ^ changed, now)
+            )
+        session.commit()
+        for bits in distances:
+            for kind in ("near", "crop"):
+                found = duplicates.find(session, f"{kind}-{bits}", True, "new", (whole, center))
+                expected = [bits] if bits <= NEAR_BITS else []
+                assert [match.bits for match in found] == expected, (kind, bits)
+        assert duplicates.find(session, "near-0", False, "new", (whole, center)) == []
+        assert duplicates.find(session, "near-0", True, "stored", (whole, center)) == []

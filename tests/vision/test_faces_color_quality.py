@@ -228,3 +228,36 @@ def test_what_complete_refuses_as_blank_the_quality_check_flags() -> None:
     context = ValidationContext(now=dt.datetime(2026, 1, 1, tzinfo=dt.UTC))
     assert CompleteValidator().validate(ImageUpload(data=data), context).result == "blank photo"
     assert "blank" in [problem.code for problem in assess(data).problems]
+
+
+def studio(subject: Image.Image, background: Image.Image | str) -> Image.Image:
+    """`subject` at 1000 x 1000 in the middle of a 1600 x 1200 frame of `background` (a
+    color or a picture): a portrait's framing."""
+    frame = (
+        Image.new("RGB", (1600, 1200), background)
+        if isinstance(background, str)
+        else background.resize((1600, 1200))
+    )
+    frame.paste(subject.resize((1000, 1000)), (300, 100))
+    return frame
+
+
+def test_blur_and_exposure_are_judged_where_the_subject_is() -> None:
+    """A portrait: a sharp, well exposed subject on white, on black, or before a background out
+    of focus on purpose, passes; the same portrait out of focus (2 pixels at the size blur is
+    judged at), burnt or dark is refused. (Drawn portraits pass the whole-frame check too: the
+    real studio portraits it refused are in test_real_photos.py.)"""
+    from skimage import data
+
+    photo = Image.fromarray(data.chelsea())
+    soft = photo.filter(ImageFilter.GaussianBlur(12))
+    for background in ("white", "black", soft):
+        portrait = studio(photo, background)
+        report = assess(jpeg(portrait))
+        assert report.passed, (background, report)
+        blurred = assess(jpeg(portrait.filter(ImageFilter.GaussianBlur(6))))
+        assert "too_blurry" in [p.code for p in blurred.problems], background
+    burnt = ImageEnhance.Brightness(studio(photo, "white")).enhance(3.5)
+    assert "too_bright" in [p.code for p in assess(jpeg(burnt)).problems]
+    dark = ImageEnhance.Brightness(studio(photo, "black")).enhance(0.15)
+    assert "too_dark" in [p.code for p in assess(jpeg(dark)).problems]
