@@ -36,19 +36,19 @@ def test_every_analyzer_has_an_entry_run_in_the_worker_and_back() -> None:
 
 
 def test_a_validator_for_a_name_without_an_entry_is_refused() -> None:
-    with pytest.raises(LookupError, match=r"no validation 'vin' in inspectlang\.validations"):
+    with pytest.raises(LookupError, match=r"'not_a_validation' in inspectlang\.validations"):
 
         @register
-        class VinValidator:
-            name: ClassVar[str] = "vin"
+        class NotAValidator:
+            name: ClassVar[str] = "not_a_validation"
 
-    with pytest.raises(LookupError, match="no validation 'vin'"):
+    with pytest.raises(LookupError, match="no validation 'not_a_validation'"):
 
         @vision.register
-        class VinAnalyzer:
-            name: ClassVar[str] = "vin"
+        class NotAnAnalyzer:
+            name: ClassVar[str] = "not_a_validation"
 
-    assert "vin" not in REGISTRY and "vin" not in vision.ANALYZERS
+    assert "not_a_validation" not in REGISTRY and "not_a_validation" not in vision.ANALYZERS
 
 
 def test_docs_vision_says_where_each_validation_runs_as_its_entry_does() -> None:
