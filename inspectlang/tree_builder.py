@@ -203,13 +203,23 @@ _VALUE_TOKENS = frozenset({"NAME", "TEXT", "NUMBER"})
 _LINE_FIELDS = frozenset({"span", "comments", "trailing_comment"})
 
 
+def line_fields(cls: Any) -> list[str]:
+    """The fields of a one-line node its rule's children fill, in order (not its span, comments
+    or the spans of its parts)."""
+    return [
+        item.name
+        for item in fields(cls)
+        if item.name not in _LINE_FIELDS and not item.name.endswith("_span")
+    ]
+
+
 def _line_node(cls: Any) -> Any:
     """The callback of a one-line node (`set NAME to EXPR`, `disapprove TEXT when EXPR`): its
     rule is a keyword, then one child per field of `cls` in order (keywords between are
     skipped); a name or text also fills `<field>_span` when `cls` has one. Lark's `ast_utils`
     way: a new statement or item needs its rule and its class, no callback of its own."""
     names = [item.name for item in fields(cls)]
-    values_of = [name for name in names if name not in _LINE_FIELDS and "_span" not in name]
+    values_of = line_fields(cls)
 
     def build(self: AstBuilder, children: _Children) -> Any:
         keyword, arguments = children[0], children[1:]
@@ -592,7 +602,7 @@ class AstBuilder:
         return self.nested(node, collection, bound.body)
 
 
-def _rule_name(class_name: str) -> str:
+def rule_name(class_name: str) -> str:
     """`SetStatement` -> `set_statement`: a grammar rule is named as the AST class it builds."""
     return re.sub(r"(?<!^)(?=[A-Z])", "_", class_name).lower()
 
@@ -604,9 +614,9 @@ for _class in vars(ast).values():
         isinstance(_class, type)
         and is_dataclass(_class)
         and {item.name for item in fields(_class)} >= _LINE_FIELDS
-        and not hasattr(AstBuilder, _rule_name(_class.__name__))
+        and not hasattr(AstBuilder, rule_name(_class.__name__))
     ):
-        setattr(AstBuilder, _rule_name(_class.__name__), _line_node(_class))
+        setattr(AstBuilder, rule_name(_class.__name__), _line_node(_class))
 
 
 @dataclass(frozen=True, slots=True)
