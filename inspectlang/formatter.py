@@ -186,8 +186,18 @@ def _item(item: ast.Item) -> str:
             return f"option {key}{'' if locale is None else ' ' + locale}: {quote_text(label)}"
         case ast.Validate(name=name, modifiers=modifiers):
             return ", ".join([f"validate {name}", *(_modifier(m) for m in modifiers)])
+        case ast.FeatureUse(name=name):
+            return f"feature {name}"
         case ast.Require(fields=fields):
             return "require " + ", ".join(fields)
+        case ast.Disapprove(reason=reason, condition=condition):
+            return f"disapprove {quote_text(reason)} when {format_expression(condition)}"
+        case ast.Review(reason=reason, condition=condition):
+            return f"review {quote_text(reason)} when {format_expression(condition)}"
+        case ast.Approve(condition=condition):
+            return f"approve when {format_expression(condition)}"
+        case ast.Otherwise(reason=reason):
+            return f"otherwise {quote_text(reason)}"
     return _line(item)
 
 

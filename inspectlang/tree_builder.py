@@ -431,6 +431,10 @@ class AstBuilder:
                 end = token_span(child)
         return ast.Modifier(" ".join(words), value, span=_from_token(children[0], end))
 
+    def feature_use(self, children: _Children) -> Any:
+        keyword, name = children
+        return self.item(ast.FeatureUse(name.value, span=_between(keyword, name)))
+
     def require(self, children: _Children) -> Any:
         names: list[Token] = children[1:]
         node = ast.Require(
@@ -439,6 +443,28 @@ class AstBuilder:
             field_spans=tuple(token_span(name) for name in names),
         )
         return self.item(node)
+
+    def disapprove(self, children: _Children) -> Any:
+        keyword, reason, _when, condition = children
+        span = _from_token(keyword, condition.span)
+        text = unescape_text(reason.value)
+        return self.item(ast.Disapprove(text, condition, span=span, reason_span=token_span(reason)))
+
+    def review(self, children: _Children) -> Any:
+        keyword, reason, _when, condition = children
+        span = _from_token(keyword, condition.span)
+        text = unescape_text(reason.value)
+        return self.item(ast.Review(text, condition, span=span, reason_span=token_span(reason)))
+
+    def approve(self, children: _Children) -> Any:
+        keyword, _when, condition = children
+        return self.item(ast.Approve(condition, span=_from_token(keyword, condition.span)))
+
+    def otherwise(self, children: _Children) -> Any:
+        keyword, reason = children
+        span = _between(keyword, reason)
+        text = unescape_text(reason.value)
+        return self.item(ast.Otherwise(text, span=span, reason_span=token_span(reason)))
 
     # ---- statements ------------------------------------------------------------------------
     def make_if(
