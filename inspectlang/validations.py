@@ -86,6 +86,9 @@ class Validation:
     #: False for a fraud signal: naming which one fired while photos are taken teaches whoever
     #: is inspected how to get past it. The company still sees it (API, dashboard, PDF).
     shown_to_consumers: bool = True
+    #: True when it reads an identity document: a photo that runs one is the inspection's
+    #: document, the reference a selfie's `face_comparison` is compared with.
+    reads_identity_document: bool = False
 
 
 #: The spec's validations first, in the spec's order, then the product's.
@@ -287,6 +290,7 @@ _ENTRIES = (
     Validation(
         name="birthdate",
         where=WORKER,
+        reads_identity_document=True,
         label=Texts(
             en_US="Birth date matches",
             es_AR="Fecha de nacimiento coincide",
@@ -302,6 +306,7 @@ _ENTRIES = (
     Validation(
         name="dni",
         where=WORKER,
+        reads_identity_document=True,
         label=Texts(
             en_US="Document number matches",
             es_AR="Número de documento coincide",
@@ -317,6 +322,7 @@ _ENTRIES = (
     Validation(
         name="full_name",
         where=WORKER,
+        reads_identity_document=True,
         label=Texts(
             en_US="Name matches",
             es_AR="Nombre coincide",
@@ -332,6 +338,7 @@ _ENTRIES = (
     Validation(
         name="sex",
         where=WORKER,
+        reads_identity_document=True,
         label=Texts(
             en_US="Sex matches",
             es_AR="Sexo coincide",
@@ -347,6 +354,7 @@ _ENTRIES = (
     Validation(
         name="age",
         where=WORKER,
+        reads_identity_document=True,
         label=Texts(
             en_US="Age allowed",
             es_AR="Edad permitida",
