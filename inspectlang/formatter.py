@@ -217,6 +217,8 @@ def _line(node: Any) -> str:
             words.append(format_expression(next(values)))
         elif text == "TEXT":
             words.append(quote_text(next(values)))
+        elif text == "NUMBER":
+            words.append(_number(next(values)))
         else:
             words.append(str(next(values)))
     return " ".join(words)

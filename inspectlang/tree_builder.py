@@ -234,7 +234,10 @@ def _line_node(cls: Any) -> Any:
         for name, value in zip(values_of, values, strict=False):
             if isinstance(value, Token):
                 text = str(value.value)
-                found[name] = unescape_text(text) if value.type == "TEXT" else text
+                if value.type == "TEXT":
+                    found[name] = unescape_text(text)
+                else:
+                    found[name] = _number(text) if value.type == "NUMBER" else text
                 if f"{name}_span" in names:
                     found[f"{name}_span"] = token_span(value)
             else:
