@@ -366,7 +366,7 @@ def test_a_statement_whose_ir_and_ast_agree_decompiles_field_by_field(
     from inspectlang.decompiler import Decompiler
 
     @dataclasses.dataclass(frozen=True)
-    class AddStatement:
+    class TallyStatement:
         amount: ast.Expr
         variable: str
         then: tuple[Any, ...]
@@ -375,20 +375,20 @@ def test_a_statement_whose_ir_and_ast_agree_decompiles_field_by_field(
         comments: tuple[str, ...] = ()
         trailing_comment: str | None = None
 
-    class IrAddStatement(ir.Statement):
+    class IrTallyStatement(ir.Statement):
         __slots__ = ("amount", "then", "variable")
 
         def __init__(self, amount: ir.Expression, variable: str, then: tuple[Any, ...]) -> None:
             self.amount, self.variable, self.then, self.span = amount, variable, then, ir.NO_SPAN
 
-    IrAddStatement.__name__ = IrAddStatement.__qualname__ = "AddStatement"
+    IrTallyStatement.__name__ = IrTallyStatement.__qualname__ = "TallyStatement"
     at = (1, 1, 1, 2)
     one = ir.Literal(1, "number", at)
     decompiler = Decompiler(compile_source(EXAMPLE_MATCH.group(1)))
-    node = IrAddStatement(one, "n", (ir.SetStatement("n", one, at),))
-    with pytest.raises(ir.UnknownNode, match="decompiler: unknown IR node AddStatement"):
+    node = IrTallyStatement(one, "n", (ir.SetStatement("n", one, at),))
+    with pytest.raises(ir.UnknownNode, match="decompiler: unknown IR node TallyStatement"):
         decompiler.statement(node)
-    monkeypatch.setattr(ast, "AddStatement", AddStatement, raising=False)
-    assert decompiler.statement(node) == AddStatement(
+    monkeypatch.setattr(ast, "TallyStatement", TallyStatement, raising=False)
+    assert decompiler.statement(node) == TallyStatement(
         ast.Literal(1), "n", (ast.SetStatement("n", ast.Literal(1)),)
     )
