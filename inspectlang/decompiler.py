@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import fields, is_dataclass
+from typing import Any, cast
 
 from pydantic import BaseModel
 
@@ -57,6 +58,10 @@ def _literal(value: Any) -> ast.Expr:
     if isinstance(value, float):
         return ast.Literal(_number(value))
     return ast.Literal(value)
+
+
+#: Fields of an AST node that come from where it is written, not from the IR.
+_WRITTEN_FIELDS = frozenset({"span", "comments", "trailing_comment"})
 
 
 def _prop(key: str, *values: ast.PropertyValue, locale: str | None = None) -> ast.Property:
@@ -299,19 +304,46 @@ class Decompiler(ir.NodeVisitor):
             target = self.image_names.get(on.image, on.image)
         event = ast.EventSpec(words, target, of_image)
         body = self.decoder.statements(rule.body, f"rule {rule.id}")
-        return ast.RuleDecl(event, tuple(self.visit(node) for node in body))
+        return ast.RuleDecl(event, tuple(self.statement(node) for node in body))
+
+    def statement(self, node: ir.Statement) -> ast.Statement:
+        """A statement back to its AST node. Field by field when the two shapes agree: the AST
+        class of the same name, each of its fields the IR node's of the same name (an
+        expression decompiled, a body statement by statement); a `visit_` method where they
+        differ. A statement with neither is refused (`ir.UnknownNode`)."""
+        if hasattr(self, f"visit_{type(node).__name__}"):
+            result: ast.Statement = self.visit(node)
+            return result
+        cls = getattr(ast, type(node).__name__, None)
+        if not (isinstance(node, ir.Statement) and isinstance(cls, type) and is_dataclass(cls)):
+            raise ir.UnknownNode(node, self.walker)
+        values: dict[str, Any] = {}
+        for item in fields(cls):
+            if item.name in _WRITTEN_FIELDS or item.name.endswith("_span"):
+                continue
+            if not hasattr(node, item.name):
+                raise ir.UnknownNode(node, self.walker)
+            values[item.name] = self.field(getattr(node, item.name))
+        return cast("ast.Statement", cls(**values))
+
+    def field(self, value: Any) -> Any:
+        if isinstance(value, ir.Expression):
+            return self.visit(value)
+        if isinstance(value, tuple):
+            return tuple(self.statement(item) for item in value)
+        return value
 
     def visit_SetStatement(self, node: ir.SetStatement) -> ast.Statement:
         return ast.SetStatement(node.name, self.visit(node.value))
 
     def visit_IfStatement(self, node: ir.IfStatement) -> ast.Statement:
-        otherwise = tuple(self.visit(n) for n in node.otherwise)
+        otherwise = tuple(self.statement(n) for n in node.otherwise)
         if len(otherwise) == 1 and isinstance(otherwise[0], ast.IfStatement):
             first = otherwise[0]
             otherwise = (
                 ast.IfStatement(first.condition, first.then, first.otherwise, is_else_if=True),
             )
-        then = tuple(self.visit(n) for n in node.then)
+        then = tuple(self.statement(n) for n in node.then)
         return ast.IfStatement(self.visit(node.condition), then, otherwise)
 
     def check(self, check: Any) -> ast.CheckDecl:

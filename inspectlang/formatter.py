@@ -19,7 +19,8 @@ from typing import Any
 from inspectlang import ast
 from inspectlang.diagnostics import Diagnostic, TemplateError
 from inspectlang.ir import UnknownNode
-from inspectlang.parser import parse
+from inspectlang.parser import line_rule, parse
+from inspectlang.tree_builder import line_fields, rule_name
 from inspectlang.vocabulary import MAX_LITERAL_INTEGER_DIGITS
 
 __all__ = ["format_expression", "format_module", "format_source", "quote_text"]
@@ -201,7 +202,30 @@ def _item(item: ast.Item) -> str:
             return f"approve when {format_expression(condition)}"
         case ast.Otherwise(reason=reason):
             return f"otherwise {quote_text(reason)}"
-    raise TypeError(f"not an item: {item!r}")
+    return _line(item)
+
+
+def _line(node: Any) -> str:
+    """A one-line node (`disapprove "..." when ...`, `set x to ...`) written as its grammar rule
+    spells it: the rule named as its class, its keywords as written there, its fields in the
+    rule's order. A node with no such rule is refused (`UnknownNode`)."""
+    parts = line_rule(rule_name(type(node).__name__))
+    if parts is None:
+        raise UnknownNode(node, "formatter")
+    values = iter([getattr(node, name) for name in line_fields(type(node))])
+    words: list[str] = []
+    for kind, text in parts:
+        if kind == "keyword":
+            words.append(text)
+        elif kind == "expr":
+            words.append(format_expression(next(values)))
+        elif text == "TEXT":
+            words.append(quote_text(next(values)))
+        elif text == "NUMBER":
+            words.append(_number(next(values)))
+        else:
+            words.append(str(next(values)))
+    return " ".join(words)
 
 
 def _property_value(value: ast.PropertyValue) -> str:
@@ -224,13 +248,10 @@ def _modifier(modifier: ast.Modifier) -> str:
 def _statements(statements: tuple[ast.Statement, ...], indent: str) -> list[str]:
     lines: list[str] = []
     for statement in statements:
-        if isinstance(statement, ast.SetStatement):
-            text = f"set {statement.variable} to {format_expression(statement.value)}"
-            lines.extend(_lines(statement, text, indent))
-        elif isinstance(statement, ast.IfStatement):
+        if isinstance(statement, ast.IfStatement):
             lines.extend(_if(statement, indent, "if"))
         else:
-            raise UnknownNode(statement, "formatter")
+            lines.extend(_lines(statement, _line(statement), indent))
     return lines
 
 

@@ -21,6 +21,9 @@ from typing import Any, Literal, Self, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# The validation names (the spec's, then the product's): one entry each, with their texts.
+from inspectlang.validations import VALIDATION_NAMES as VALIDATION_NAMES
+
 #: Inspection types of the spec, in the spec's order.
 INSPECTION_TYPES: tuple[str, ...] = (
     "car",
@@ -44,36 +47,6 @@ INPUT_TYPES: tuple[str, ...] = (
     "check",
     "file",
     "video",
-)
-
-#: Validation names that appear in the spec.
-VALIDATION_NAMES: tuple[str, ...] = (
-    "date",
-    "distance",
-    "recaptured",
-    "angle",
-    "plate",
-    "color",
-    "make",
-    "model",
-    "complete",
-    "object",
-    "damage",
-    "face_comparison",
-    "birthdate",
-    "dni",
-    "full_name",
-    "sex",
-    "age",
-    # Read from a product's identification (a serial plate, a label, a title card) and
-    # compared with the declared field; the client libraries configure them by these names.
-    "serialNumber",
-    "type",
-    "purpose",
-    "use",
-    # Fraud signals run at upload (runtime.evidence): the photo already used, the photo edited.
-    "duplicate",
-    "edited",
 )
 
 #: Known features. `damage_declaration` is the spec's; the others are the ones a product needs.

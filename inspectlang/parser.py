@@ -166,6 +166,41 @@ def _parser() -> Lark:
     )
 
 
+#: A keyword terminal's pattern: one lower-case word ending at a word boundary (`/set\b/`).
+_KEYWORD_PATTERN = re.compile(r"([a-z]+)\\b")
+
+
+@lru_cache(maxsize=64)
+def line_rule(name: str) -> tuple[tuple[str, str], ...] | None:
+    """How the one-line rule `name` is written, for the formatter: its parts in order, each
+    `("keyword", word)`, `("value", "NAME" | "TEXT" | "NUMBER")` or `("expr", "expr")`; None when
+    the grammar has no such rule, or it has alternatives or parts of another kind."""
+    rules = [rule for rule in _parser().rules if rule.origin.name == name]
+    if len(rules) != 1:
+        return None
+    terminals = {terminal.name: terminal.pattern for terminal in _parser().terminals}
+    parts: list[tuple[str, str]] = []
+    for symbol in rules[0].expansion:
+        if not symbol.is_term:
+            if symbol.name != "expr":
+                return None
+            parts.append(("expr", "expr"))
+        elif symbol.name in ("NAME", "TEXT", "NUMBER"):
+            parts.append(("value", symbol.name))
+        elif symbol.name.startswith("_"):
+            continue  # the newline
+        else:
+            pattern = terminals[symbol.name]
+            keyword = _KEYWORD_PATTERN.fullmatch(pattern.value)
+            if pattern.type == "str" and pattern.value.isalpha():
+                parts.append(("keyword", pattern.value))
+            elif pattern.type == "re" and keyword is not None:
+                parts.append(("keyword", keyword[1]))
+            else:
+                return None
+    return tuple(parts)
+
+
 @lru_cache(maxsize=1)
 def terminal_literals() -> dict[str, str]:
     """Terminal name -> the literal it stands for (`COLON` -> `:`), for error messages."""

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any
 
 from lark import Token
@@ -192,6 +192,59 @@ def _items_declaration(cls: Any, named: bool) -> Any:
             fields = {"name": header.value, "name_span": token_span(header)}
         node = cls(items=items, span=_from_token(keyword, end), **fields)
         return self.with_comments(node, keyword.line, header.end_line)
+
+    return build
+
+
+#: Tokens whose text is a node's field (a name, a quoted text, a number); every other token of
+#: a rule is a keyword (`set`, `to`, `when`) and only marks where the node starts.
+_VALUE_TOKENS = frozenset({"NAME", "TEXT", "NUMBER"})
+#: Fields every line node has that no child fills.
+_LINE_FIELDS = frozenset({"span", "comments", "trailing_comment"})
+
+
+def line_fields(cls: Any) -> list[str]:
+    """The fields of a one-line node its rule's children fill, in order (not its span, comments
+    or the spans of its parts)."""
+    return [
+        item.name
+        for item in fields(cls)
+        if item.name not in _LINE_FIELDS and not item.name.endswith("_span")
+    ]
+
+
+def _line_node(cls: Any) -> Any:
+    """The callback of a one-line node (`set NAME to EXPR`, `disapprove TEXT when EXPR`): its
+    rule is a keyword, then one child per field of `cls` in order (keywords between are
+    skipped); a name or text also fills `<field>_span` when `cls` has one. Lark's `ast_utils`
+    way: a new statement or item needs its rule and its class, no callback of its own."""
+    names = [item.name for item in fields(cls)]
+    values_of = line_fields(cls)
+
+    def build(self: AstBuilder, children: _Children) -> Any:
+        keyword, arguments = children[0], children[1:]
+        values = [
+            child
+            for child in arguments
+            if not (isinstance(child, Token) and child.type not in _VALUE_TOKENS)
+        ]
+        if len(values) != len(values_of):
+            raise TypeError(f"{cls.__name__}: rule gives {len(values)} values for {values_of}")
+        found: dict[str, Any] = {}
+        for name, value in zip(values_of, values, strict=False):
+            if isinstance(value, Token):
+                text = str(value.value)
+                if value.type == "TEXT":
+                    found[name] = unescape_text(text)
+                else:
+                    found[name] = _number(text) if value.type == "NUMBER" else text
+                if f"{name}_span" in names:
+                    found[f"{name}_span"] = token_span(value)
+            else:
+                found[name] = value
+        last = next(child for child in reversed(arguments) if child is not None)
+        end = token_span(last) if isinstance(last, Token) else last.span
+        return self.item(cls(**found, span=_from_token(keyword, end)))
 
     return build
 
@@ -424,11 +477,6 @@ class AstBuilder:
         return self.item(ast.Otherwise(text, span=span, reason_span=token_span(reason)))
 
     # ---- statements ------------------------------------------------------------------------
-    def set_statement(self, children: _Children) -> Any:
-        keyword, name, _to, value = children
-        span, name_span = _from_token(keyword, value.span), token_span(name)
-        return self.item(ast.SetStatement(name.value, value, span=span, variable_span=name_span))
-
     def make_if(
         self, keyword: Token, condition: Any, then: Any, otherwise: Any, else_if: bool
     ) -> Any:
@@ -588,6 +636,23 @@ class AstBuilder:
         else:
             node = ast.Quantifier(name, variable, collection, condition=bound.body, span=span)
         return self.nested(node, collection, bound.body)
+
+
+def rule_name(class_name: str) -> str:
+    """`SetStatement` -> `set_statement`: a grammar rule is named as the AST class it builds."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", class_name).lower()
+
+
+# Every line node of `inspectlang.ast` (a span and comments of its own) without a callback above
+# is built by `_line_node` under its rule's name.
+for _class in vars(ast).values():
+    if (
+        isinstance(_class, type)
+        and is_dataclass(_class)
+        and {item.name for item in fields(_class)} >= _LINE_FIELDS
+        and not hasattr(AstBuilder, rule_name(_class.__name__))
+    ):
+        setattr(AstBuilder, rule_name(_class.__name__), _line_node(_class))
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,8 @@ value limits and evaluators (`runtime.verify`, `runtime.values`, `runtime.codege
 `runtime.reference`) and the server's schemas; nothing else defines them
 (tests/runtime/test_runtime_vocabulary_agreement.py checks that they agree).
 The inspection types, product and consumer fields, validation names and events live in
-`inspectlang.manifest` (the public Template's vocabulary) and are re-exported here.
+`inspectlang.manifest` (the public Template's vocabulary) and are re-exported here; each
+validation's name, options and texts are one entry of `inspectlang.validations`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from inspectlang.manifest import (
     VALIDATION_NAMES,
 )
 from inspectlang.patterns import MAX_PATTERN
+from inspectlang.validations import NUMBER_OPTIONS
 
 __all__ = [
     "ARITHMETIC_OPERATORS",
@@ -216,10 +218,11 @@ INPUT_VALUE_TYPES: dict[str, str] = {
 }
 
 #: Validation options that mean something for one validation only: option as written ->
-#: (validation, the manifest's option key, smallest, largest).
+#: (validation, the manifest's option key, smallest, largest). Each is its validation's entry's
+#: (`inspectlang.validations`).
 VALIDATION_NUMBER_OPTIONS: dict[str, tuple[str, str, float, float]] = {
-    "minimum age": ("age", "minAge", 0, 150),
-    "maximum face distance": ("face_comparison", "maxFaceDistance", 0, 2),
+    words: (entry.name, option.key, option.low, option.high)
+    for words, (entry, option) in NUMBER_OPTIONS.items()
 }
 
 # --- functions ---------------------------------------------------------------------------------

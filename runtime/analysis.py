@@ -12,14 +12,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from inspectlang.validations import VALIDATIONS
 from runtime.engine import validation_options
 from runtime.program import Program
 from runtime.state import ImageRecord, InspectionState, ProductState
 
 #: The reference role of the identity document's photo (`Analyzer.needs`).
 DOCUMENT = "document"
-#: Validations that read an identity document: an image that runs one is the document.
-DOCUMENT_VALIDATIONS = frozenset({"dni", "full_name", "birthdate", "sex", "age"})
+#: Validations that read an identity document (their entries say so): an image that runs one
+#: is the document.
+DOCUMENT_VALIDATIONS = frozenset(
+    name for name, entry in VALIDATIONS.items() if entry.reads_identity_document
+)
 #: Sides that name an identity document's photo, for templates that validate none of the above.
 DOCUMENT_SIDES = frozenset({"dni", "dni_front", "passport", "document", "id", "id_card"})
 #: Consumer fields an identity analysis compares with.

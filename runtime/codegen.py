@@ -24,7 +24,9 @@ from inspectlang.vocabulary import (
 from inspectlang.vocabulary import (
     MAX_TEXT_LENGTH as MAX_TEXT,
 )
+from runtime.cost import body_cost, static_cost
 from runtime.errors import StepLimitExceeded
+from runtime.statements import semantics_of
 from runtime.values import (
     FUNCTIONS,
     MAX_STEPS,
@@ -34,7 +36,6 @@ from runtime.values import (
     too_long,
     typed,
 )
-from runtime.verify import body_cost, static_cost
 
 #: A verdict reason: its text, or (text, text-typed node) when it shows values.
 Reason = str | tuple[str, ir.Expression]
@@ -412,32 +413,11 @@ class CodeGenerator(ir.NodeVisitor):
     # -- statements ----------------------------------------------------------------------------
 
     def statements(self, nodes: Sequence[ir.Statement]) -> None:
+        """Each statement's code, written by its class of `runtime.statements`."""
         if not nodes:
             self.emit("pass")
         for node in nodes:
-            self.visit(node)
-
-    def visit_SetStatement(self, node: ir.SetStatement) -> None:
-        self.charge(1 + static_cost(node.value))
-        value, missing = self.expression(node.value)
-        store = f"d_vars[{node.name!r}] = {value}"
-        self.sources.add("var")
-        if missing:
-            self.emit(f"if {value} is None: _record(env['errors'], 'missing_value', {node.span!r})")
-            self.emit(f"else: {store}")
-        else:
-            self.emit(store)
-
-    def visit_IfStatement(self, node: ir.IfStatement) -> None:
-        self.charge(1 + static_cost(node.condition))
-        cond, _ = self.expression(node.condition)
-        self.emit(f"if {cond} is True:")
-        with self.indented():
-            self.statements(node.then)
-        if node.otherwise:
-            self.emit("else:")
-            with self.indented():
-                self.statements(node.otherwise)
+            semantics_of(node, self.walker).emit(self, node)
 
     def reason(self, reason: tuple[str, ir.Expression]) -> str:
         """Emit a reason with values; the code of its text (the written text if missing)."""

@@ -20,6 +20,7 @@ from runtime.missing import missing_items
 from runtime.program import Program
 from runtime.reference import ReferenceEvaluator
 from runtime.state import InspectionState
+from runtime.statements import semantics_of
 
 #: Trace ops worth showing: where a value came from, not intermediate arithmetic.
 SHOWN_OPS = frozenset({"var", "input", "product", "consumer", "field", "check", "event", "call"})
@@ -118,24 +119,9 @@ def _condition(
     )
 
 
-class _SetVariables(ir.NodeVisitor):
-    """The variables a rule body may set."""
-
-    walker = "explanation"
-
-    def visit_SetStatement(self, node: ir.SetStatement) -> list[str]:
-        return [node.name]
-
-    def visit_IfStatement(self, node: ir.IfStatement) -> list[str]:
-        return [
-            name for branch in (node.then, node.otherwise) for s in branch for name in self.visit(s)
-        ]
-
-
 def _sets(body: Sequence[ir.Statement]) -> list[str]:
     """The variables a rule body may set."""
-    walker = _SetVariables()
-    return sorted({name for node in body for name in walker.visit(node)})
+    return sorted({name for node in body for name in semantics_of(node, "explanation").sets(node)})
 
 
 def explain(program: Program, state: InspectionState) -> Explanation:

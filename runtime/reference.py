@@ -18,18 +18,18 @@ from simpleeval import SimpleEval
 from inspectlang import ir
 from inspectlang.vocabulary import ARITHMETIC_OPERATORS, EQUALITY_OPERATORS
 from inspectlang.vocabulary import MAX_TEXT_LENGTH as MAX_TEXT
+from runtime.cost import body_cost, static_cost
 from runtime.errors import StepLimitExceeded
+from runtime.statements import semantics_of
 from runtime.values import (
     FUNCTIONS,
     MAX_STEPS,
     check_number,
     check_text,
     division_by_zero,
-    record,
     too_long,
     typed,
 )
-from runtime.verify import body_cost, static_cost
 
 Env = dict[str, Any]
 #: A verdict reason: its text, or (text, text-typed node) when it shows values.
@@ -254,25 +254,9 @@ class ReferenceEvaluator(ir.NodeVisitor):
         return self.condition(node, env)
 
     def statements(self, nodes: Sequence[ir.Statement], env: Env) -> None:
+        """Each statement run by its class of `runtime.statements`."""
         for node in nodes:
-            self.visit(node, env)
-
-    def visit_SetStatement(self, node: ir.SetStatement, env: Env) -> None:
-        self.charge(env, 1 + static_cost(node.value))
-        value = self.evaluate(node.value, env)
-        if value is None:
-            record(env["errors"], "missing_value", node.span)
-        else:
-            env["vars"][node.name] = value
-        if self.trace is not None:
-            self.trace.append(
-                {"op": "set", "span": list(node.span), "value": value, "name": node.name}
-            )
-
-    def visit_IfStatement(self, node: ir.IfStatement, env: Env) -> None:
-        self.charge(env, 1 + static_cost(node.condition))
-        cond = self.evaluate(node.condition, env)
-        self.statements(node.then if cond is True else node.otherwise, env)
+            semantics_of(node, self.walker).run(self, node, env)
 
     def verdict(
         self,

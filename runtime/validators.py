@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Protocol
 from PIL import Image, ImageStat
 
 from inspectlang.timestamps import utc_timestamp
+from inspectlang.validations import entry_of
 from runtime.imagemeta import ImageMeta, parse_timestamp, read_meta
 
 EARTH_RADIUS_METERS = 6_371_000.0
@@ -109,8 +110,9 @@ REGISTRY: dict[str, Validator] = {}
 
 
 def register(cls: type[Any]) -> type[Any]:
-    """Class decorator: add a validator to the registry under its `name`."""
-    REGISTRY[cls.name] = cls()
+    """Class decorator: add a validator to the registry under its `name`, a validation of
+    `inspectlang.validations` (any other name is refused: no template could ask for it)."""
+    REGISTRY[entry_of(cls.name).name] = cls()
     return cls
 
 

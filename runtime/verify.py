@@ -39,6 +39,7 @@ from inspectlang.vocabulary import (
     accepts,
 )
 from runtime.errors import InvalidProgram
+from runtime.statements import semantics_of
 from runtime.values import parse_date
 
 #: Ids of inputs, images and checks: letters, digits, `_` and `-` only.
@@ -155,28 +156,10 @@ class Verifier(ir.NodeVisitor):
     def verify_statements(
         self, nodes: tuple[ir.Statement, ...], scope: Scope, where: str
     ) -> tuple[ir.Statement, ...]:
+        """Each statement verified by its class of `runtime.statements`."""
         return tuple(
-            self.visit(node, scope, f"{where}[{index}]") for index, node in enumerate(nodes)
-        )
-
-    def visit_SetStatement(self, node: ir.SetStatement, scope: Scope, where: str) -> ir.Statement:
-        name = self.identifier(node.name, where)
-        if name not in scope.variables:
-            raise InvalidProgram(f"set of unknown variable {name!r}", where)
-        value = self.verify(node.value, scope, f"{where}.value", 0)
-        if value.type != scope.variables[name]:
-            raise InvalidProgram(f"set {name} to a {value.type}", where)
-        return ir.SetStatement(name, value, node.span)
-
-    def visit_IfStatement(self, node: ir.IfStatement, scope: Scope, where: str) -> ir.Statement:
-        condition = self.verify(node.condition, scope, f"{where}.cond", 0)
-        if condition.type != "boolean":
-            raise InvalidProgram("an if condition must be boolean", where)
-        return ir.IfStatement(
-            condition,
-            self.verify_statements(node.then, scope, f"{where}.then"),
-            self.verify_statements(node.otherwise, scope, f"{where}.else"),
-            node.span,
+            semantics_of(node, self.walker).verify(self, node, scope, f"{where}[{index}]")
+            for index, node in enumerate(nodes)
         )
 
     # -- expressions --------------------------------------------------------------------------
@@ -473,24 +456,3 @@ def _signature(name: Any, kinds: list[str]) -> str | None:
     if name in ("days_between", "years_between"):
         return "number" if kinds == ["date", "date"] else None
     return None
-
-
-def static_cost(node: ir.Expression | None) -> int:
-    """Steps charged for evaluating a normalized expression once, not counting quantifier bodies.
-
-    A quantifier's body is charged when the quantifier runs: items x `static_cost(body)`. Both
-    evaluation paths charge exactly this, so the step limit trips at the same place on both.
-    """
-    if node is None:
-        return 0
-    if isinstance(node, ir.Quantifier):
-        return 1 + static_cost(node.over)
-    cost = 1
-    for child in ir.child_nodes(node):
-        cost += static_cost(child)  # type: ignore[arg-type]
-    return cost
-
-
-def body_cost(node: ir.Quantifier) -> int:
-    """Steps one item of a quantifier costs (its `where` or `value`, at least 1)."""
-    return max(1, static_cost(node.body))

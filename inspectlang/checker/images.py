@@ -23,8 +23,7 @@ VALIDATION_MODIFIERS = (
     "review below confidence",
     "within",
     "minimum size",
-    "minimum age",
-    "maximum face distance",
+    *VALIDATION_NUMBER_OPTIONS,
 )
 
 

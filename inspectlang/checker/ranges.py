@@ -17,6 +17,7 @@ text empty); it is iterative.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -223,13 +224,16 @@ class DivisorCheck:
         pending: list[tuple[ast.Statement, frozenset[str]]] = [(s, facts) for s in body]
         while pending:
             statement, known = pending.pop()
-            if isinstance(statement, ast.SetStatement):
-                self.expression(statement.value, known)
-            elif isinstance(statement, ast.IfStatement):
+            if isinstance(statement, ast.IfStatement):
                 self.expression(statement.condition, known)
                 inner = known | frozenset(_nonzero_facts(statement.condition))
                 pending.extend((s, inner) for s in statement.then)
                 pending.extend((s, known) for s in statement.otherwise)
+            else:  # a one-line statement (`set`): each of its expressions
+                for item in dataclasses.fields(statement):
+                    value = getattr(statement, item.name)
+                    if isinstance(value, ast.Expr):
+                        self.expression(value, known)
 
     def expression(self, node: ast.Expr, facts: frozenset[str]) -> None:
         pending: list[tuple[ast.Expr, frozenset[str]]] = [(node, facts)]

@@ -439,13 +439,15 @@ class _Indexer:
                     self.expression(value, frozenset())
 
     def statement(self, statement: Any, bound: frozenset[str]) -> None:
-        if isinstance(statement, ast.SetStatement):
+        """A statement's uses, field by field: a `variable` field names a variable (`set`),
+        an expression is walked, a nested statement (an `if`'s branches) visited."""
+        if hasattr(statement, "variable") and hasattr(statement, "variable_span"):
             self.add("variable", statement.variable, statement.variable_span)
-            self.expression(statement.value, bound)
-        elif isinstance(statement, ast.IfStatement):
-            self.expression(statement.condition, bound)
-            for inner in (*statement.then, *statement.otherwise):
-                self.statement(inner, bound)
+        for value in _children(statement):
+            if _is_expression(value):
+                self.expression(value, bound)
+            elif dataclasses.is_dataclass(value) and hasattr(value, "comments"):
+                self.statement(value, bound)
 
     def expression(self, node: Any, bound: frozenset[str]) -> None:
         if isinstance(node, ast.Name):

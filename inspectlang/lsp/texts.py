@@ -3,6 +3,8 @@ of docs/language.md (tests/lsp/test_texts.py checks that every name of the vocab
 
 from __future__ import annotations
 
+from inspectlang import validations
+
 #: Library functions: signature and meaning.
 FUNCTIONS: dict[str, tuple[str, str]] = {
     "lower": ("lower(t: text) -> text", "Lower case."),
@@ -119,32 +121,8 @@ _CONDITIONAL = (
 )
 KEYWORDS: dict[str, tuple[str, str]] = dict.fromkeys(("if", "then", "else"), _CONDITIONAL)
 
-#: Validation names: what each checks on a photo.
-VALIDATIONS: dict[str, str] = {
-    "date": "The photo is recent: taken within the photo age limit.",
-    "distance": "The photo was taken near the declared place.",
-    "recaptured": "The photo is of a screen or a print (a recapture).",
-    "angle": "The photo is taken from the expected angle.",
-    "plate": "The plate read from the photo matches the declared plate.",
-    "color": "The vehicle's color matches the declared color.",
-    "make": "The make recognised from the vehicle matches the declared make.",
-    "model": "The model recognised from the vehicle matches the declared model.",
-    "complete": "The whole object is in the frame, at the minimum size.",
-    "object": "The expected object is present.",
-    "damage": "The damage detector found no damage.",
-    "face_comparison": "The face in the selfie matches the face on the ID photo.",
-    "birthdate": "The birthdate read from the ID matches the declared one.",
-    "dni": "The ID number read from the document matches the declared identification.",
-    "full_name": "The name read from the ID matches the declared name.",
-    "sex": "The sex read from the ID matches the declared one.",
-    "age": "The age computed from the ID's birthdate.",
-    "serialNumber": "The serial number read from the photo matches the declared one.",
-    "type": "The machine's kind recognised from the photo matches the declared type.",
-    "purpose": "The machine's purpose (Agrícola, Vial, Industrial) matches the declared one.",
-    "use": "The vehicle's or machine's use matches the declared use.",
-    "duplicate": "The photo is not already used in this inspection or another of the company.",
-    "edited": "The photo shows no sign of editing (editor software, thumbnail, screenshot).",
-}
+#: Validation names: what each checks on a photo (each validation's entry says it).
+VALIDATIONS: dict[str, str] = {name: entry.hover for name, entry in validations.VALIDATIONS.items()}
 
 #: Features a template can switch on.
 FEATURES: dict[str, str] = {
@@ -164,9 +142,8 @@ PROPERTIES: dict[str, str] = {
     "link expires after": "How long the magic link sent to the consumer stays valid.",
     "inspection expires after": "After this, an inspection still created or started is blocked.",
     "minimum confidence": "The confidence (0 to 100) a validation needs to be valid.",
-    "minimum age": "For `validate age`: the age read from the document must be at least this.",
-    "maximum face distance": "For `validate face_comparison`: the largest face distance that "
-    "counts as the same person (default 0.5).",
+    # A validation's own options (`minimum age`...), from its entry.
+    **{words: option.hover for words, (_entry, option) in validations.NUMBER_OPTIONS.items()},
     "photo age limit": "How old a photo may be for the `date` validation.",
     "photo distance limit": "How far from the declared place a photo may be taken.",
     "minimum photo size": "The smallest photo accepted, `W x H` pixels.",

@@ -23,6 +23,7 @@ import pkgutil
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
+from inspectlang.validations import entry_of
 from runtime.validators import ValidationOutcome
 
 __all__ = [
@@ -76,8 +77,9 @@ _REQUIRED = ("numpy", "rapidocr_onnxruntime", "dlib", "face_recognition_models")
 
 
 def register(cls: type[Any]) -> type[Any]:
-    """Class decorator: add an analyzer to `ANALYZERS` under its `name`."""
-    ANALYZERS[cls.name] = cls()
+    """Class decorator: add an analyzer to `ANALYZERS` under its `name`, a validation of
+    `inspectlang.validations` (any other name is refused: no template could ask for it)."""
+    ANALYZERS[entry_of(cls.name).name] = cls()
     return cls
 
 

@@ -353,3 +353,42 @@ def test_ask_when_round_trips() -> None:
     template = compile_source(source, "ask.insp")
     assert "    ask when: inputs.km > 100 and not defined(consumer.email)\n" in decompile(template)
     assert normalized(round_trip(template).to_api()) == normalized(template.to_api())
+
+
+def test_a_statement_whose_ir_and_ast_agree_decompiles_field_by_field(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A new statement whose IR node and AST node have the same name and fields needs no
+    `visit_` method of the decompiler (issue 26); one with no AST class is refused."""
+    import dataclasses
+
+    from inspectlang import ast, ir
+    from inspectlang.decompiler import Decompiler
+
+    @dataclasses.dataclass(frozen=True)
+    class TallyStatement:
+        amount: ast.Expr
+        variable: str
+        then: tuple[Any, ...]
+        span: ast.Span = ast.NO_SPAN
+        variable_span: ast.Span = ast.NO_SPAN
+        comments: tuple[str, ...] = ()
+        trailing_comment: str | None = None
+
+    class IrTallyStatement(ir.Statement):
+        __slots__ = ("amount", "then", "variable")
+
+        def __init__(self, amount: ir.Expression, variable: str, then: tuple[Any, ...]) -> None:
+            self.amount, self.variable, self.then, self.span = amount, variable, then, ir.NO_SPAN
+
+    IrTallyStatement.__name__ = IrTallyStatement.__qualname__ = "TallyStatement"
+    at = (1, 1, 1, 2)
+    one = ir.Literal(1, "number", at)
+    decompiler = Decompiler(compile_source(EXAMPLE_MATCH.group(1)))
+    node = IrTallyStatement(one, "n", (ir.SetStatement("n", one, at),))
+    with pytest.raises(ir.UnknownNode, match="decompiler: unknown IR node TallyStatement"):
+        decompiler.statement(node)
+    monkeypatch.setattr(ast, "TallyStatement", TallyStatement, raising=False)
+    assert decompiler.statement(node) == TallyStatement(
+        ast.Literal(1), "n", (ast.SetStatement("n", ast.Literal(1)),)
+    )

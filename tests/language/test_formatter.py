@@ -358,3 +358,50 @@ def test_a_long_or_chain_formats_flat_without_recursing() -> None:
     chain = " or ".join(f"inputs.km = {n}" for n in range(3000))
     source = ISSUE_15.replace("bucket > 100 or bucket < 0 or inputs.km = 7", chain)
     assert format_source(source) == source
+
+
+def test_a_one_line_node_written_from_its_grammar_rule_reads_as_its_own_case() -> None:
+    """The formatter writes a one-line node with no case of its own (`set`, a new statement) as
+    its grammar rule spells it (issue 26); on the items that keep their own case (texts,
+    keyword-only, names) the rule gives the same line, and the line parses back to the node."""
+    from dataclasses import dataclass
+
+    from inspectlang import formatter
+    from inspectlang.ir import UnknownNode
+
+    source = textwrap.dedent(
+        """\
+        template "T"
+            type: car
+        image front
+            feature damage_declaration
+        verdict
+            disapprove "Plate {images.front.plate.result} \\"x\\"" when not images.front.approved
+            review "Look again" when images.front.attempts > 2
+            approve when images.front.approved
+            otherwise "No"
+        """
+    )
+    module = parse(source)
+    lines = 0
+    for declaration in module.declarations:
+        for item in getattr(declaration, "items", ()):
+            if isinstance(item, ast.Disapprove | ast.Review | ast.Approve | ast.Otherwise):
+                lines += 1
+                assert formatter._line(item) == formatter._item(item)
+            elif isinstance(item, ast.FeatureUse):
+                lines += 1
+                assert formatter._line(item) == formatter._item(item)
+                assert formatter._line(item) == "feature damage_declaration"
+    assert lines == 5
+    assert format_module(module) == format_source(format_module(module))
+
+    @dataclass(frozen=True)
+    class WhileStatement:
+        condition: ast.Expr
+        span: ast.Span = ast.NO_SPAN
+        comments: tuple[str, ...] = ()
+        trailing_comment: str | None = None
+
+    with pytest.raises(UnknownNode, match=r"formatter: unknown IR node .*WhileStatement"):
+        formatter._line(WhileStatement(ast.Literal(True)))

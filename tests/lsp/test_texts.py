@@ -17,6 +17,7 @@ EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.ins
 def test_every_function_validation_and_feature_has_a_hover_text() -> None:
     assert set(FUNCTIONS) <= set(texts.FUNCTIONS)
     assert set(VALIDATION_NAMES) <= set(texts.VALIDATIONS)
+    assert all(texts.VALIDATIONS.values())  # each entry of inspectlang.validations says it
     assert set(FEATURE_NAMES) <= set(texts.FEATURES)
 
 

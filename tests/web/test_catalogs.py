@@ -170,10 +170,12 @@ def test_attribute_texts_of_translated_templates_are_translated() -> None:
 
 
 def test_every_validation_has_a_label_and_help_in_every_locale() -> None:
-    from inspectlang.manifest import VALIDATION_NAMES
-    from server.web.validations import VALIDATIONS, validation_help, validation_label
+    """The validations' texts are written in their entries (inspectlang.validations), not in
+    the catalogs: every entry in every locale of the pages, translated, not English copies."""
+    from inspectlang.validations import LOCALES, VALIDATION_NAMES
+    from server.web.validations import validation_help, validation_label
 
-    assert set(VALIDATIONS) == set(VALIDATION_NAMES)
+    assert LOCALES == i18n.SUPPORTED_LOCALES
     for name in VALIDATION_NAMES:
         english = validation_label(name, "en_US"), validation_help(name, "en_US")
         assert all(english) and english[0] != name, name
@@ -184,3 +186,7 @@ def test_every_validation_has_a_label_and_help_in_every_locale() -> None:
     # `complete` decodes and measures the photo: its name says so, not "whole object".
     assert "whole" not in validation_label("complete", "en_US").lower()
     assert validation_label("my_check", "es_AR") == "my check"
+    # The page's locale as the pages choose it: a bare language, another region, none known.
+    assert validation_label("date", "es") == validation_label("date", "es_AR") == "Foto reciente"
+    assert validation_label("date", "pt-PT") == "Foto recente"
+    assert validation_label("date", "de_DE") == "Photo is recent"
