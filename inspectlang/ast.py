@@ -4,15 +4,21 @@ Every node has a `span` (where it stands in the source) that takes no part in eq
 `parse(format(tree)) == tree` compares structure and values, not positions. Comments are kept on
 the node they precede (`comments`) or end the line of (`trailing_comment`), so the formatter can
 put them back. Syntax: `docs/design/syntax.md`.
+
+A node is declared as a frozen dataclass, with `@record(frozen=True)` (`inspectlang.records`):
+the same fields, equality, hash and repr as `@dataclass(frozen=True, slots=True)`, without
+compiling six methods per class when this module is imported.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TypeAlias
 
+from inspectlang.records import record
 
-@dataclass(frozen=True, slots=True)
+
+@record(frozen=True)
 class Span:
     """A source range: 1-based line and column; the end is exclusive."""
 
@@ -46,7 +52,7 @@ def _comments() -> tuple[str, ...]:
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Literal:
     """A number, text or boolean written in the source."""
 
@@ -54,7 +60,7 @@ class Literal:
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ListExpr:
     """`[a, b, c]`: a list written in the source."""
 
@@ -62,7 +68,7 @@ class ListExpr:
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Name:
     """A bare name: a variable, a bound item, an event subject or a namespace (`car`, `inputs`)."""
 
@@ -70,7 +76,7 @@ class Name:
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Attribute:
     """`value.name`."""
 
@@ -80,7 +86,7 @@ class Attribute:
     name_span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Call:
     """`function(arguments)` for the library functions."""
 
@@ -90,7 +96,7 @@ class Call:
     function_span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Quantifier:
     """`count(L)`, `count(x in L where C)`, `any(...)`, `all(...)`, `sum(x in L of E)`.
 
@@ -105,7 +111,7 @@ class Quantifier:
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Unary:
     """`not x` or `-x`."""
 
@@ -114,7 +120,7 @@ class Unary:
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Conditional:
     """`if CONDITION then A else B`: A when the condition holds, B otherwise (missing too)."""
 
@@ -128,7 +134,7 @@ class Conditional:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Binary:
     """`left OP right` with OP one of `or and = != < <= > >= in + - * /`."""
 
@@ -147,7 +153,7 @@ Expr: TypeAlias = (
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class SetStatement:
     """`set VARIABLE to VALUE`."""
 
@@ -159,7 +165,7 @@ class SetStatement:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class IfStatement:
     """`if C` ... `else if C2` ... `else` ...; an `else if` is an IfStatement alone in
     `otherwise` with `is_else_if=True`, so the formatter writes it back the same way."""
@@ -180,7 +186,7 @@ Statement: TypeAlias = SetStatement | IfStatement
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Quantity:
     """A number with a unit: `48 hours`, `7 days`, `500 meters`, `5 MB`."""
 
@@ -189,7 +195,7 @@ class Quantity:
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Size:
     """`800 x 600` (width x height in pixels)."""
 
@@ -201,7 +207,7 @@ class Size:
 PropertyValue: TypeAlias = Expr | Quantity | Size
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Property:
     """`key: value` or `key LOCALE: value`; `values` holds the comma-separated parts."""
 
@@ -214,7 +220,7 @@ class Property:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Flag:
     """A property without a value: `required`, `whole number`, `email`."""
 
@@ -224,7 +230,7 @@ class Flag:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Option:
     """`option KEY: "Label"` or `option KEY LOCALE: "Etiqueta"` of a select/multiselect."""
 
@@ -236,7 +242,7 @@ class Option:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Modifier:
     """One part after the name of a `validate` line: `required`, `not run`,
     `minimum confidence 85`, `within 24 hours`, `minimum size 800 x 600`."""
@@ -246,7 +252,7 @@ class Modifier:
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Validate:
     """`validate NAME, modifier, ...` inside an image."""
 
@@ -258,7 +264,7 @@ class Validate:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class FeatureUse:
     """`feature NAME` inside an image: the feature applies to that image."""
 
@@ -268,7 +274,7 @@ class FeatureUse:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Require:
     """`require FIELD, FIELD` inside `product` or `consumer`."""
 
@@ -279,7 +285,7 @@ class Require:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Disapprove:
     """`disapprove "REASON" when CONDITION` inside `verdict`."""
 
@@ -292,7 +298,7 @@ class Disapprove:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Review:
     """`review "REASON" when CONDITION` inside `verdict`: when it holds at the finish, a person
     decides (the inspection waits in `review`, docs/review.md)."""
@@ -305,7 +311,7 @@ class Review:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Approve:
     """`approve when CONDITION` inside `verdict`."""
 
@@ -315,7 +321,7 @@ class Approve:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Otherwise:
     """`otherwise "REASON"` inside `verdict`."""
 
@@ -344,7 +350,7 @@ Item: TypeAlias = (
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class IncludeDecl:
     """`include "NAME"`: the lets, checks and inputs of another file of the company, inlined
     when the template is compiled (`inspectlang.includes`)."""
@@ -357,7 +363,7 @@ class IncludeDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class TemplateDecl:
     """`template "NAME"` with `type`, `id`, `locales` properties."""
 
@@ -368,7 +374,7 @@ class TemplateDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class SettingsDecl:
     """`settings` with the template's parameters as properties."""
 
@@ -378,7 +384,7 @@ class SettingsDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class LetDecl:
     """`let NAME = EXPRESSION`: a named derived value, computed from the expression wherever
     the name is used."""
@@ -391,7 +397,7 @@ class LetDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class VariableDecl:
     """`variable NAME: numeric|text = INITIAL`."""
 
@@ -404,7 +410,7 @@ class VariableDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ProductDecl:
     """`product` with the `require` lines of the product fields."""
 
@@ -414,7 +420,7 @@ class ProductDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ConsumerDecl:
     """`consumer` with the `require` lines of the consumer fields."""
 
@@ -424,7 +430,7 @@ class ConsumerDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ImageDecl:
     """`image NAME` with its labels, `validate` lines and `feature` uses."""
 
@@ -436,7 +442,7 @@ class ImageDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class InputDecl:
     """`input NAME` with its type, labels, options and checks."""
 
@@ -448,7 +454,7 @@ class InputDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class FeatureDecl:
     """`feature NAME: on|off`."""
 
@@ -460,7 +466,7 @@ class FeatureDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class EventSpec:
     """What a rule reacts to: `event` in words (`validation failed`), optionally narrowed by
     `target` (an input, image or validation name) and `of_image` (`... of IMAGE`)."""
@@ -473,7 +479,7 @@ class EventSpec:
     of_image_span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class RuleDecl:
     """`on EVENT` followed by statements."""
 
@@ -484,7 +490,7 @@ class RuleDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class CheckDecl:
     """`check KEY` with `name`, `description` and `valid when` properties."""
 
@@ -496,7 +502,7 @@ class CheckDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class VerdictDecl:
     """`verdict` with `disapprove`, `approve` and `otherwise` lines."""
 
@@ -523,7 +529,7 @@ Declaration: TypeAlias = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Module:
     """A whole `.insp` file. `final_comments` are comments after the last declaration."""
 

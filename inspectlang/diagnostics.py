@@ -9,16 +9,17 @@ The table of codes is `CODES`; `docs/language.md` documents each one.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
 from inspectlang.ast import Span
 from inspectlang.errors import InspectlangError
+from inspectlang.records import record
 
 Severity = Literal["error", "warning"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Diagnostic:
     """One error or warning about a template, at a source span."""
 

@@ -23,7 +23,7 @@ from runtime.imagemeta import read_meta
 from runtime.program import Program
 from runtime.routing import route
 from runtime.state import (
-    DamageRecord,
+    MAX_DAMAGES,
     EventRecord,
     ImageRecord,
     InspectionState,
@@ -34,8 +34,6 @@ from runtime.validators import REGISTRY, ImageUpload, ValidationContext, capture
 
 Ids = Callable[[], str]
 EDITABLE = ("created", "started", "processing")
-#: Most damages one inspection may hold (declared plus reported).
-MAX_DAMAGES = 1_000
 #: Most extra images per product.
 MAX_EXTRA_IMAGES = 50
 #: Most products one `goods` inspection may declare in `products`.
@@ -329,7 +327,7 @@ def add_image(
         if len(product.extraImages) >= MAX_EXTRA_IMAGES:
             raise InspectionError("max_attempts_exceeded", "too many extra images")
         record.processed = True
-        data = {"productId": product_id, "extra": True, "image": _dump(record)}
+        data = {"productId": product_id, "extra": True, "image": record.to_json()}
         new = apply_event(program, state, EventRecord(kind="image", at=at, data=data), owned=True)
         return new, _stored_image(new, product_id, image_id)
     attempts = state.attempts.get(spec.identifier, 0)
@@ -373,7 +371,7 @@ def add_image(
             item.local = True
         record.validations.append(item)
     settle(record)
-    data = {"productId": product_id, "extra": False, "image": _dump(record)}
+    data = {"productId": product_id, "extra": False, "image": record.to_json()}
     new = apply_event(program, state, EventRecord(kind="image", at=at, data=data), owned=True)
     return new, _stored_image(new, product_id, image_id)
 
@@ -465,15 +463,15 @@ def record_validation(
     entity_list = [_entity(item) for item in entities]
     if len(entity_list) > MAX_ENTITIES:
         raise InspectionError("invalid_validation_result", f"at most {MAX_ENTITIES} entities")
-    damage_list = [_damage(item, ids, declared=False) for item in damages]
-    if _damage_count(state) + len(damage_list) > MAX_DAMAGES:
+    damage_list = [intake.read_damage(item, ids, declared=False) for item in damages]
+    if state.damage_count() + len(damage_list) > MAX_DAMAGES:
         raise InspectionError("invalid_validation_result", f"at most {MAX_DAMAGES} damages")
     data = {
         "imageId": image_id,
         "validation": name,
         "confidence": confidence,
         "result": value,
-        "damages": [_dump(d) for d in damage_list],
+        "damages": [d.to_json() for d in damage_list],
     }
     if entity_list:
         data["entities"] = entity_list
@@ -521,10 +519,10 @@ def declare_damage(
         raise InspectionError(
             "feature_not_enabled", "this template does not enable damage_declaration"
         )
-    damage = _damage(body, ids, declared=True)
-    if _damage_count(state) >= MAX_DAMAGES:
+    damage = intake.read_damage(body, ids, declared=True)
+    if state.damage_count() >= MAX_DAMAGES:
         raise InspectionError("invalid_body", f"at most {MAX_DAMAGES} damages")
-    data = {"productId": product.id, "damage": _dump(damage)}
+    data = {"productId": product.id, "damage": damage.to_json()}
     event = EventRecord(kind="damage", at=iso(now), data=data)
     return apply_event(program, state, event, owned=True)
 
@@ -618,10 +616,6 @@ def replay(program: Program, events: Iterable[EventRecord | dict[str, Any]]) -> 
 # ----------------------------------------------------------------------------------------------
 
 
-def _dump(model: Any) -> dict[str, Any]:
-    return dict(model.model_dump(mode="json", by_alias=True))
-
-
 def validation_options(program: Program, identifier: str, validation: str) -> dict[str, float]:
     options = program.validator_options(identifier, validation)
     parameters = program.manifest.parameters
@@ -669,35 +663,3 @@ def _first_location(state: InspectionState) -> tuple[float, float] | None:
         return None
     first = min(located, key=lambda image: (image.uploadedAt, image.id))
     return float(first.latitude or 0.0), float(first.longitude or 0.0)
-
-
-def _damage(body: Any, ids: Ids, *, declared: bool) -> DamageRecord:
-    if not isinstance(body, dict):
-        raise InspectionError("invalid_body", "a damage is an object {part, damage, severity}")
-    problems = [
-        intake.problem(key, "required", f"{key} must be a text of 1 to 100 characters")
-        for key in ("part", "damage", "severity")
-        if not isinstance(body.get(key), str) or not 0 < len(body[key]) <= 100
-    ]
-    percentage = body.get("percentage")
-    if percentage is not None and (
-        isinstance(percentage, bool)
-        or not isinstance(percentage, int | float)
-        or not 0 <= percentage <= 100
-    ):
-        problems.append(intake.problem("percentage", "range", "a number from 0 to 100"))
-    if problems:
-        code = "invalid_body" if declared else "invalid_validation_result"
-        raise InspectionError(code, "invalid damage", problems)
-    return DamageRecord(
-        id=ids(),
-        part=body["part"],
-        damage=body["damage"],
-        severity=body["severity"],
-        percentage=None if percentage is None else float(percentage),
-        declared=declared,
-    )
-
-
-def _damage_count(state: InspectionState) -> int:
-    return sum(len(p.damages) + sum(len(i.damages) for i in p.images) for p in state.products)

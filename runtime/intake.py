@@ -36,6 +36,7 @@ from inspectlang.vocabulary import (
     MAX_TEXT_LENGTH as MAX_TEXT,
 )
 from runtime.errors import InspectionError
+from runtime.state import DamageRecord
 from runtime.values import parse_date
 
 LOCALE = re.compile(r"[a-z]{2}_[A-Z]{2}")
@@ -616,3 +617,34 @@ def check_requirements(
         raise InspectionError(
             "invalid_body", "required product or consumer data is missing", problems
         )
+
+
+def read_damage(body: Any, ids: Callable[[], str], *, declared: bool) -> DamageRecord:
+    """A damage `{part, damage, severity, percentage?}` as a record with a new id (`ids()`):
+    declared by the consumer or found by a reviewer (`declared`, and a bad one is
+    `invalid_body`), or reported by a damage validation (`invalid_validation_result`)."""
+    if not isinstance(body, dict):
+        raise InspectionError("invalid_body", "a damage is an object {part, damage, severity}")
+    problems = [
+        problem(key, "required", f"{key} must be a text of 1 to 100 characters")
+        for key in ("part", "damage", "severity")
+        if not isinstance(body.get(key), str) or not 0 < len(body[key]) <= 100
+    ]
+    percentage = body.get("percentage")
+    if percentage is not None and (
+        isinstance(percentage, bool)
+        or not isinstance(percentage, int | float)
+        or not 0 <= percentage <= 100
+    ):
+        problems.append(problem("percentage", "range", "a number from 0 to 100"))
+    if problems:
+        code = "invalid_body" if declared else "invalid_validation_result"
+        raise InspectionError(code, "invalid damage", problems)
+    return DamageRecord(
+        id=ids(),
+        part=body["part"],
+        damage=body["damage"],
+        severity=body["severity"],
+        percentage=None if percentage is None else float(percentage),
+        declared=declared,
+    )

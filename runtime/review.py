@@ -12,11 +12,11 @@ import datetime as dt
 from collections.abc import Iterable
 from typing import Any
 
-from runtime.engine import MAX_DAMAGES, _damage, _damage_count, _dump, new_object_id
+from runtime.engine import new_object_id
 from runtime.errors import InspectionError
-from runtime.intake import problem
+from runtime.intake import problem, read_damage
 from runtime.program import Program
-from runtime.state import EventRecord, InspectionState
+from runtime.state import MAX_DAMAGES, EventRecord, InspectionState
 from runtime.transitions import apply_event, iso
 
 Ids = Any
@@ -144,7 +144,7 @@ def review(
     person = _who(who)
     _in_review(state)
     results = list(_results(state, items, person, ids))
-    if _damage_count(state) + sum(len(r["damages"]) for r in results) > MAX_DAMAGES:
+    if state.damage_count() + sum(len(r["damages"]) for r in results) > MAX_DAMAGES:
         raise InspectionError("invalid_body", f"at most {MAX_DAMAGES} damages")
     data: dict[str, Any] = {"by": person, "results": results}
     if veredict is not None:
@@ -210,7 +210,11 @@ def _results(
             # Checked as a declared damage (a bad one is `invalid_body`), recorded as found on
             # the photo by the reviewer.
             "damages": [
-                {**_dump(_damage(d, ids, declared=True)), "declared": False, "imageId": image_id}
+                {
+                    **read_damage(d, ids, declared=True).to_json(),
+                    "declared": False,
+                    "imageId": image_id,
+                }
                 for d in damages
             ],
         }

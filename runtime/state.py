@@ -20,8 +20,16 @@ CompletedBy = Literal["client", "consumer", "expiration", "reviewer"]
 Route = Literal["machine", "person"]
 
 
+#: Most damages one inspection may hold (declared plus reported).
+MAX_DAMAGES = 1_000
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="forbid")
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as events and the stored state hold it (JSON, by alias)."""
+        return dict(self.model_dump(mode="json", by_alias=True))
 
 
 class ValidationRecord(_Model):
@@ -220,6 +228,10 @@ class InspectionState(_Model):
 
     def product(self, product_id: str) -> ProductState | None:
         return next((p for p in self.products if p.id == product_id), None)
+
+    def damage_count(self) -> int:
+        """The damages the inspection holds, declared and reported (at most MAX_DAMAGES)."""
+        return sum(len(p.damages) + sum(len(i.damages) for i in p.images) for p in self.products)
 
     def find_image(self, image_id: str) -> tuple[ProductState, ImageRecord] | None:
         for product in self.products:

@@ -3,16 +3,17 @@ stages fill one `CheckedTemplate` in turn; the compiler builds the manifest from
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from inspectlang import ast, ir
+from inspectlang.records import record
 
 #: `template_kind`: a template a company wrote, or one of the built-ins (used by alias).
 TEMPLATE_KINDS = ("created", "built-in")
 
 
-@dataclass(slots=True)
+@record
 class CheckedValidation:
     """A `validate` line of an image, with its thresholds and validator options."""
 
@@ -26,7 +27,7 @@ class CheckedValidation:
     review_below: float | None = None
 
 
-@dataclass(slots=True)
+@record
 class CheckedImage:
     """An `image` declaration: its labels per locale, validations and features."""
 
@@ -43,7 +44,7 @@ class CheckedImage:
     ask_when: ir.Expression | None = None
 
 
-@dataclass(slots=True)
+@record
 class CheckedRule:
     """An `on EVENT` rule: what it reacts to and its body as IR statements."""
 
@@ -56,7 +57,7 @@ class CheckedRule:
     span: ast.Span
 
 
-@dataclass(slots=True)
+@record
 class CheckedCheck:
     """A `check` (global validation) with its condition and the checks it refers to."""
 
@@ -71,7 +72,7 @@ class CheckedCheck:
     translations: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
-@dataclass(slots=True)
+@record
 class CheckedVerdict:
     """The `verdict`: disapprovals in order, the approval condition, the fallback reason, and
     the lines that send an inspection to a person."""
@@ -90,7 +91,7 @@ class CheckedVerdict:
     span: ast.Span | None = None
 
 
-@dataclass(slots=True)
+@record
 class CheckedInput:
     """An `input` declaration read into what the manifest and the creation schema need."""
 
@@ -114,7 +115,7 @@ class CheckedInput:
     ask_when: ir.Expression | None = None
 
 
-@dataclass(slots=True)
+@record
 class CheckedTemplate:
     """Everything the compiler needs, already valid: the manifest is built from this alone.
     The checker's stages fill it in turn (`inspectlang.checker.STAGES`)."""

@@ -7,7 +7,6 @@ one `Reporter`, resolves and declares names in the one `Scope`, checks expressio
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from inspectlang import ast
@@ -17,11 +16,12 @@ from inspectlang.checker.properties import PropertyReader
 from inspectlang.checker.scope import Scope
 from inspectlang.diagnostics import Reporter
 from inspectlang.manifest import PRODUCT_FIELDS
+from inspectlang.records import record
 
 Declaration = TypeVar("Declaration")
 
 
-@dataclass(slots=True)
+@record
 class Run:
     """One module being checked."""
 

@@ -7,10 +7,11 @@ diagnostic) and `ANY` (the element type of `[]`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import date
 
 from inspectlang import ast, ir
+from inspectlang.records import record
 from inspectlang.vocabulary import DAMAGE, IMAGE, TEXT, VALIDATION
 
 #: The type of an expression that already has a diagnostic; compatible with everything.
@@ -71,7 +72,7 @@ def is_iso_date(text: str) -> bool:
     return len(text) == 10
 
 
-@dataclass(slots=True)
+@record
 class InputRef:
     """An input as expressions see it: its identifier and type, and for a select/multiselect
     its options (key -> default-locale label, in order), which comparisons are checked against."""
@@ -81,7 +82,7 @@ class InputRef:
     options: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass(slots=True)
+@record
 class ImageRef:
     """An image as expressions see it: its identifier and the validations it runs."""
 
@@ -89,7 +90,7 @@ class ImageRef:
     validations: frozenset[str]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class LetInfo:
     """A checked `let`: its type and IR, and what inlining it adds where it is used."""
 
@@ -101,7 +102,7 @@ class LetInfo:
     size: int
 
 
-@dataclass(slots=True)
+@record
 class Scope:
     """What an expression may refer to: the declarations of the template and the rule's event."""
 

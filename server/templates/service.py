@@ -3,14 +3,15 @@ inspection is created from; cache the runtime program of each manifest.
 
 A custom template's id is assigned by the server (24 random hex characters) when it is created
 and kept across revisions; an `id:` in the source is replaced, so ids never collide between
-companies or with built-ins. Each revision's manifest is stored under a content key (SHA-256 of
-its JSON), and inspections point at that key: a new revision never changes an old inspection.
+companies or with built-ins. Each revision's manifest is stored under its one identity,
+`logic.revision` (`inspectlang.manifest.revision_of`: the content hash without the timestamps),
+and inspections point at that key: a new revision never changes an old inspection. The times a
+template object shows are its record's, so a revision stored again under an existing key (the
+same content) still shows when it was made.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 import threading
 import weakref
@@ -34,7 +35,7 @@ from inspectlang.builtins import (
 from inspectlang.compiler import compile_source, timestamp
 from inspectlang.diagnostics import TemplateError
 from inspectlang.includes import IncludeResolver, check_shared_file
-from inspectlang.manifest import ALIASES, INSPECTION_TYPES, Template, with_revision
+from inspectlang.manifest import ALIASES, INSPECTION_TYPES, Template, revision_of, with_revision
 from runtime import Program, load_program, new_object_id
 from runtime.errors import InvalidProgram
 from server.boundary import name_problem
@@ -63,16 +64,15 @@ TEMPLATE_KINDS = ("created", "built-in")
 #: revision: `runtime.load_program`.)
 _manifests: LRUCache[str, Template] = LRUCache(maxsize=CACHE_SIZE)
 _cache_lock = threading.Lock()
-#: Content key of each built-in manifest, by its compiler revision (hashing a manifest costs).
-_builtin_keys: dict[str, str] = {}
 #: Manifest keys known to be committed in each database (engine): no insert needed for them.
 _stored_builtins: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
 
 
 def manifest_key(manifest: Template) -> str:
-    """The content key of a manifest: SHA-256 of its canonical JSON form."""
-    canonical = json.dumps(manifest.to_api(), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    """The key a manifest is stored under: its revision, the one manifest identity (the
+    compiler and `with_revision` set `logic.revision` to `revision_of`, so nothing is hashed
+    again here; a manifest without one gets it computed the same way)."""
+    return manifest.logic.revision or revision_of(manifest)
 
 
 def program_for(key: str, manifest: Template) -> Program:
@@ -232,6 +232,10 @@ def _api(manifest: Template, record: TemplateRecord | None, with_logic: bool) ->
     data = manifest.to_api(with_logic=with_logic)
     if record is not None:
         data["revision"] = record.latest_revision
+        # The stored manifest is shared by every revision with the same content: the record
+        # knows when this template was created and last revised.
+        data["createdAt"] = timestamp(record.created_at)
+        data["updatedAt"] = timestamp(record.updated_at)
     return data
 
 
@@ -516,9 +520,7 @@ def resolve_for_inspection(
         if manifest is None:
             raise template_not_found()
     _check_type(manifest, inspection_type)
-    key = _builtin_keys.get(manifest.logic.revision) or manifest_key(manifest)
-    _builtin_keys[manifest.logic.revision] = key
-    return key, manifest
+    return manifest_key(manifest), manifest
 
 
 def ensure_stored(session: Session, key: str, manifest: Template, now: datetime) -> None:

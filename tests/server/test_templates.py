@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import httpx
 import pytest
+
+from server.templates import service
 
 FLEET = """\
 template "Fleet check"
@@ -228,6 +231,27 @@ def test_revision_keeps_id_and_bumps_revision(
     )
     assert renamed.json()["name"] == "Renamed"
     assert renamed.json()["revision"] == 3
+
+
+def test_a_revision_with_earlier_content_shows_its_own_times(
+    client: httpx.Client, test_headers: dict[str, str]
+) -> None:
+    """Manifests are stored under their revision (`revision_of`, which leaves the times out), so
+    a revision with the same content as an earlier one shares its stored manifest: the
+    template object still shows when it was revised, from its record."""
+    first = _create(client, test_headers, _source("Same again")).json()
+    url = f"/v1/inspection/template/{first['_id']}"
+    time.sleep(0.005)  # a later millisecond than the first revision's
+    headers = {**test_headers, "content-type": "text/plain"}
+    again = client.put(url, content=_source("Same again").encode(), headers=headers).json()
+    assert again["revision"] == 2
+    assert again["updatedAt"] > first["updatedAt"]
+    service._manifests.clear()  # read back from the database, as another process would
+    shown = client.get(url, headers=test_headers).json()
+    assert (shown["revision"], shown["createdAt"]) == (2, first["createdAt"])
+    assert shown["updatedAt"] == again["updatedAt"]
+    listed = client.get("/v1/inspection/template", headers=test_headers).json()
+    assert [t["updatedAt"] for t in listed if t["_id"] == first["_id"]] == [again["updatedAt"]]
 
 
 def test_revision_errors(client: httpx.Client, test_headers: dict[str, str]) -> None:
