@@ -21,11 +21,34 @@ from runtime.evaldata import build_env, unasked
 from runtime.program import Program
 from runtime.state import InspectionState
 
-#: Reason texts, by kind of missing item; `{label}` is its label in the inspection's locale.
-REASONS: dict[str, str] = {
-    "photo": "Required photo not uploaded: {label}",
-    "input": "Required input not filled: {label}",
+#: Reason texts by locale and kind of missing item; `{label}` is the item's label in that locale.
+#: The runtime writes these itself (it knows no catalog): the locales the service's pages speak.
+REASONS: dict[str, dict[str, str]] = {
+    "en_US": {
+        "photo": "Required photo not uploaded: {label}",
+        "input": "Required input not filled: {label}",
+    },
+    "es_AR": {
+        "photo": "Falta la foto obligatoria: {label}",
+        "input": "Falta completar el dato obligatorio: {label}",
+    },
+    "pt_BR": {
+        "photo": "Foto obrigatória não enviada: {label}",
+        "input": "Campo obrigatório não preenchido: {label}",
+    },
 }
+#: The locales `REASONS` has texts in (the first is the fallback).
+LOCALES = tuple(REASONS)
+
+
+def reason_texts(locale: str) -> dict[str, str]:
+    """The reason texts of `locale`, else of another country's same language (`es_MX` reads
+    `es_AR`'s), else English."""
+    found = REASONS.get(locale)
+    if found is None:
+        language = locale.partition("_")[0]
+        found = next((t for key, t in REASONS.items() if key.startswith(language + "_")), None)
+    return found or REASONS[LOCALES[0]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,16 +57,22 @@ class MissingItem:
 
     kind: Literal["photo", "input"]
     identifier: str
+    #: Its label in the locale the list was made for.
     label: str
+    locale: str = "en_US"
 
     @property
     def reason(self) -> str:
-        return REASONS[self.kind].format(label=self.label)
+        """Why it disapproves, in the list's locale."""
+        return reason_texts(self.locale)[self.kind].format(label=self.label)
 
 
-def missing_items(program: Program, state: InspectionState) -> list[MissingItem]:
-    """Photos in template order, then required inputs in template order."""
-    locale = state.locale
+def missing_items(
+    program: Program, state: InspectionState, locale: str | None = None
+) -> list[MissingItem]:
+    """Photos in template order, then required inputs in template order; labels and reasons in
+    `locale` (the inspection's when not given)."""
+    locale = locale or state.locale
     uploaded = {
         image.templateImageIdentifier for product in state.products for image in product.images
     }
@@ -54,7 +83,10 @@ def missing_items(program: Program, state: InspectionState) -> list[MissingItem]
     )
     photos = [
         MissingItem(
-            "photo", spec.identifier, image_label(program, spec.identifier, locale) or spec.side
+            "photo",
+            spec.identifier,
+            image_label(program, spec.identifier, locale) or spec.side,
+            locale,
         )
         for spec in program.manifest.images
         if spec.identifier not in uploaded
@@ -62,7 +94,7 @@ def missing_items(program: Program, state: InspectionState) -> list[MissingItem]
         and not program.image_optional(spec.identifier)
     ]
     inputs = [
-        MissingItem("input", spec.identifier, input_label(program, spec, locale))
+        MissingItem("input", spec.identifier, input_label(program, spec, locale), locale)
         for spec in program.manifest.inputs
         if spec.validationSchema.required
         and state.inputs.get(spec.identifier) is None

@@ -125,14 +125,17 @@ def _validation_reasons(program: Program, state: InspectionState) -> list[dict[s
     return reasons
 
 
-def rule_reasons(program: Program, env: dict[str, Any]) -> list[dict[str, Any]]:
-    """The `review ... when` rules that hold, in source order; a rule whose condition cannot
-    be evaluated counts as holding (its errors are left in `env["errors"]`)."""
+def rule_reasons(
+    program: Program, env: dict[str, Any], state_locale: str | None = None
+) -> list[dict[str, Any]]:
+    """The `review ... when` rules that hold, in source order, their reasons in `state_locale`
+    where translated; a rule whose condition cannot be evaluated counts as holding (its errors
+    are left in `env["errors"]`)."""
     reasons: list[dict[str, Any]] = []
     for index, (_, _, span) in enumerate(program.reviews):
         start = len(env["errors"])
         try:
-            reason = program.run_review(index, env)
+            reason = program.run_review(index, env, state_locale)
         except StepLimitExceeded:
             env["errors"].append({"code": "step_limit", "span": span})
             reason = None
@@ -179,7 +182,7 @@ def review_reasons(
     stands). `approved` is the template verdict's answer, `verdict_errors` the rule errors
     its evaluation left."""
     reasons = [] if missing else _validation_reasons(program, state)
-    reasons += rule_reasons(program, env)
+    reasons += rule_reasons(program, env, state.locale)
     if approved and not missing:
         reasons += error_reasons(verdict_errors)
     return reasons

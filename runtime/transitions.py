@@ -17,7 +17,7 @@ from typing import Any
 from inspectlang.timestamps import utc_timestamp
 from runtime.errors import InspectionError, StepLimitExceeded
 from runtime.evaldata import build_env, damage_record, input_value, validation_record
-from runtime.missing import missing_items
+from runtime.missing import LOCALES, missing_items
 from runtime.program import Program
 from runtime.routing import error_reasons, pending, retake_reason, review_reasons
 from runtime.state import (
@@ -381,6 +381,7 @@ def _apply_review(program: Program, state: InspectionState, event: EventRecord) 
         state.completedAt = event.at
         state.veredict = veredict
         state.reasons = [reason] if veredict == "disapproved" else []
+        state.localizedReasons = {}  # a person's reason, in the words they wrote
         state.retake = None
         review.decisions.append(decision)
         after = {"status": "completed", "veredict": veredict, "reason": reason}
@@ -420,6 +421,7 @@ def _apply_retake(program: Program, state: InspectionState, event: EventRecord) 
     state.status = "processing" if waiting else "started"
     state.veredict = "not_defined"
     state.reasons = []
+    state.localizedReasons = {}
     state.completedAt = None
     state.completedBy = None
     message = str(event.data["message"])
@@ -615,7 +617,7 @@ def _verdict(
     try:
         if stopped:
             raise StepLimitExceeded()
-        approved, reasons = program.run_verdict(env)
+        approved, reasons = program.run_verdict(env, state.locale)
     except StepLimitExceeded:
         env["errors"].append({"code": "step_limit", "span": [0, 0, 0, 0]})
         approved, reasons = False, ["The verdict could not be computed (step limit)"]
@@ -625,8 +627,10 @@ def _verdict(
     missing = [item.reason for item in missing_items(program, state)]
     machine = "approved" if approved and not missing else "disapproved"
     # Fail closed: a verdict that disapproves names the rules it could not evaluate.
+    named: list[str] = []
     if verdict_errors and machine == "disapproved":
-        reasons = reasons + [r["message"] for r in error_reasons(verdict_errors)]
+        named = [r["message"] for r in error_reasons(verdict_errors)]
+        reasons = reasons + named
     if not person:
         if state.review is not None:
             state.review.machine = {"veredict": machine, "reasons": missing + reasons}
@@ -654,6 +658,48 @@ def _verdict(
         state.completedAt = state.completedAt or event.at
         state.veredict = machine  # type: ignore[assignment]
         state.reasons = missing + reasons
+        state.localizedReasons = (
+            {}
+            if machine == "approved"
+            else _reasons_elsewhere(program, state, env, reasons, named, stopped=stopped)
+        )
+
+
+def _reasons_elsewhere(
+    program: Program,
+    state: InspectionState,
+    env: dict[str, Any],
+    reasons: list[str],
+    errors_named: list[str],
+    *,
+    stopped: bool,
+) -> dict[str, list[str]]:
+    """The completed verdict's reasons in the other locales the template (`reason es_AR:`,
+    labels) or the runtime (`runtime.missing.REASONS`) write, where they differ from the
+    inspection's own. The verdict is evaluated again per locale on a copy of the step count
+    and errors, so the inspection's evaluation is not charged for it; a step limit there
+    keeps the inspection's reasons."""
+    found: dict[str, list[str]] = {}
+    locales = dict.fromkeys([*program.manifest.logic.locales, *program.localized, *LOCALES])
+    own = len(reasons) - len(errors_named)
+    for locale in locales:
+        if locale == state.locale:
+            continue
+        texts = reasons[:own]
+        if not stopped and program.reasons_in(locale) != program.reasons_in(state.locale):
+            steps, errors = env["steps"], len(env["errors"])
+            try:
+                texts = program.run_verdict(env, locale)[1]
+            except StepLimitExceeded:
+                pass
+            finally:
+                env["steps"] = steps
+                del env["errors"][errors:]
+        missing = [item.reason for item in missing_items(program, state, locale)]
+        localized = missing + texts + errors_named
+        if localized != state.reasons:
+            found[locale] = localized
+    return found
 
 
 def _send_to_review(
@@ -675,6 +721,7 @@ def _send_to_review(
     state.completedAt = None
     state.veredict = "not_defined"
     state.reasons = []
+    state.localizedReasons = {}
 
 
 def _subject(env: dict[str, Any], subject: dict[str, Any]) -> dict[str, Any]:

@@ -329,4 +329,3 @@ def test_what_an_adjuster_signs(locale: str, words: list[str], tmp_path: Path) -
     for path in pages:
         with Image.open(path) as picture:
             assert picture.convert("L").getextrema()[0] < 100, f"{path} looks blank"
-
