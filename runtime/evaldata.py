@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from inspectlang.manifest import ValidationSpec
+from runtime.api_view import image_label
 from runtime.program import Program
 from runtime.state import DamageRecord, ImageRecord, InspectionState, ValidationRecord
 
@@ -89,11 +90,14 @@ def image_record(
     image: ImageRecord | None,
     attempts: int,
     declared: Sequence[ValidationSpec] = (),
+    label: str | None = None,
 ) -> dict[str, Any]:
     """The record of a template image; a not yet uploaded image is a record too (uploaded
-    false), and each validation it `declared` has a record, `ran` false until a result."""
+    false), and each validation it `declared` has a record, `ran` false until a result.
+    `label` is the image's label as the reader's locale writes it (its side when none)."""
     data: dict[str, Any] = {
         "side": side,
+        "label": side if label is None else label,
         "approved": False,
         "processed": False,
         "uploaded": False,
@@ -168,6 +172,23 @@ def intake_env(
     return env
 
 
+def label_of(program: Program, identifier: str, locale: str) -> str:
+    """`i.label`: the image's label in `locale`, else its default label (as the API shows
+    it), else its name in the template (the key it is declared with), else its identifier."""
+    label = image_label(program, identifier, locale)
+    if label:
+        return label
+    logic = program.manifest.logic.images.get(identifier)
+    return logic.name if logic is not None and logic.name else identifier
+
+
+def relabel(program: Program, env: dict[str, Any], locale: str) -> None:
+    """Write the images' labels in `locale` into `env` (the verdict's reasons evaluated again
+    for a reader of another locale: `i.label` in their words)."""
+    for identifier, record in env["images"].items():
+        record["label"] = label_of(program, identifier, locale)
+
+
 def asked_images(program: Program, env: dict[str, Any]) -> list[str]:
     """The template images asked on `env`, in template order: those whose `ask when` holds (or
     that have none). `images` in expressions lists these, less the optional ones not uploaded:
@@ -215,6 +236,7 @@ def build_env(
             latest.get(spec.identifier),
             state.attempts.get(spec.identifier, 0),
             spec.validations,
+            label_of(program, spec.identifier, state.locale),
         )
         images[spec.identifier] = record
         damages.extend(record["damages"])

@@ -16,7 +16,7 @@ from typing import Any
 
 from inspectlang.timestamps import utc_timestamp
 from runtime.errors import InspectionError, StepLimitExceeded
-from runtime.evaldata import build_env, damage_record, input_value, validation_record
+from runtime.evaldata import build_env, damage_record, input_value, relabel, validation_record
 from runtime.missing import LOCALES, missing_items
 from runtime.program import Program
 from runtime.routing import error_reasons, pending, retake_reason, review_reasons
@@ -682,12 +682,20 @@ def _reasons_elsewhere(
     found: dict[str, list[str]] = {}
     locales = dict.fromkeys([*program.manifest.logic.locales, *program.localized, *LOCALES])
     own = len(reasons) - len(errors_named)
+    # a value may read `i.label`, which differs per locale even where the reason's text does not
+    reads_labels = any(
+        not isinstance(reason, str)
+        for reason in (program.otherwise, *(reason for reason, _, _ in program.disapprovals))
+    )
     for locale in locales:
         if locale == state.locale:
             continue
         texts = reasons[:own]
-        if not stopped and program.reasons_in(locale) != program.reasons_in(state.locale):
+        if not stopped and (
+            program.reasons_in(locale) != program.reasons_in(state.locale) or reads_labels
+        ):
             steps, errors = env["steps"], len(env["errors"])
+            relabel(program, env, locale)
             try:
                 texts = program.run_verdict(env, locale)[1]
             except StepLimitExceeded:
@@ -695,6 +703,7 @@ def _reasons_elsewhere(
             finally:
                 env["steps"] = steps
                 del env["errors"][errors:]
+                relabel(program, env, state.locale)
         missing = [item.reason for item in missing_items(program, state, locale)]
         localized = missing + texts + errors_named
         if localized != state.reasons:
