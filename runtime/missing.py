@@ -20,35 +20,7 @@ from runtime.api_view import image_label, input_label
 from runtime.evaldata import build_env, unasked
 from runtime.program import Program
 from runtime.state import InspectionState
-
-#: Reason texts by locale and kind of missing item; `{label}` is the item's label in that locale.
-#: The runtime writes these itself (it knows no catalog): the locales the service's pages speak.
-REASONS: dict[str, dict[str, str]] = {
-    "en_US": {
-        "photo": "Required photo not uploaded: {label}",
-        "input": "Required input not filled: {label}",
-    },
-    "es_AR": {
-        "photo": "Falta la foto obligatoria: {label}",
-        "input": "Falta completar el dato obligatorio: {label}",
-    },
-    "pt_BR": {
-        "photo": "Foto obrigatória não enviada: {label}",
-        "input": "Campo obrigatório não preenchido: {label}",
-    },
-}
-#: The locales `REASONS` has texts in (the first is the fallback).
-LOCALES = tuple(REASONS)
-
-
-def reason_texts(locale: str) -> dict[str, str]:
-    """The reason texts of `locale`, else of another country's same language (`es_MX` reads
-    `es_AR`'s), else English."""
-    found = REASONS.get(locale)
-    if found is None:
-        language = locale.partition("_")[0]
-        found = next((t for key, t in REASONS.items() if key.startswith(language + "_")), None)
-    return found or REASONS[LOCALES[0]]
+from runtime.wording import say
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +36,7 @@ class MissingItem:
     @property
     def reason(self) -> str:
         """Why it disapproves, in the list's locale."""
-        return reason_texts(self.locale)[self.kind].format(label=self.label)
+        return say(self.kind, self.locale, label=self.label)
 
 
 def missing_items(

@@ -29,11 +29,13 @@ from runtime import codegen
 from runtime.errors import InvalidProgram, StepLimitExceeded
 from runtime.reference import Reason, ReferenceEvaluator
 from runtime.verify import Scope, Verifier
+from runtime.wording import say
 
 EvaluationPath = Literal["compiled", "reference"]
 
-#: Default reason when `approve when` does not hold and the template gives none.
-DEFAULT_OTHERWISE = "The approval condition was not met"
+#: Default reason when `approve when` does not hold and the template gives none (in other
+#: locales: `runtime.wording`, "otherwise").
+DEFAULT_OTHERWISE = say("otherwise", "en_US")
 #: Programs kept in the cache (by revision).
 CACHE_SIZE = 256
 
@@ -188,20 +190,28 @@ class Program:
         return None if held else str(next(iter(reasons)))
 
     def run_verdict(self, env: dict[str, Any], locale: str | None = None) -> tuple[bool, list[str]]:
-        """(approved, reasons): the reasons in `locale` where the template translates them."""
+        """(approved, reasons): the reasons in `locale` where the template translates them (and
+        the runtime's default `otherwise` in `locale`'s words, `runtime.wording`)."""
         if self.path == "compiled":
-            approved, reasons = self.functions[f"verdict{self._suffix(locale)}"](env)
-            return bool(approved), list(reasons)
-        texts = self.reasons_in(locale)
-        return ReferenceEvaluator().verdict(
-            [
-                (reason, when)
-                for reason, (_, when, _) in zip(texts.disapprovals, self.disapprovals, strict=True)
-            ],
-            self.approve_when,
-            texts.otherwise,
-            env,
-        )
+            approved, found = self.functions[f"verdict{self._suffix(locale)}"](env)
+            reasons = list(found)
+        else:
+            texts = self.reasons_in(locale)
+            approved, reasons = ReferenceEvaluator().verdict(
+                [
+                    (reason, when)
+                    for reason, (_, when, _) in zip(
+                        texts.disapprovals, self.disapprovals, strict=True
+                    )
+                ],
+                self.approve_when,
+                texts.otherwise,
+                env,
+            )
+        if reasons == [DEFAULT_OTHERWISE] and self.manifest.logic.verdict.otherwise is None:
+            # the approval did not hold and the template wrote no `otherwise`
+            reasons = [say("otherwise", locale)]
+        return bool(approved), reasons
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from runtime.errors import StepLimitExceeded
 from runtime.program import Program
 from runtime.state import ImageRecord, InspectionState, RetakeState, Route, ValidationRecord
 from runtime.validators import REGISTRY
+from runtime.wording import say
 
 #: Reason codes of `review.reasons[].code`, with what each means (docs/review.md).
 REVIEW_REASON_CODES: dict[str, str] = {
@@ -148,8 +149,9 @@ def rule_reasons(
     return reasons
 
 
-def error_reasons(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One `rule_error` reason per distinct error of the verdict's evaluation."""
+def error_reasons(errors: list[dict[str, Any]], locale: str | None = None) -> list[dict[str, Any]]:
+    """One `rule_error` reason per distinct error of the verdict's evaluation, its message in
+    `locale` (`runtime.wording`; English when not given)."""
     seen: set[tuple[str, tuple[int, ...]]] = set()
     reasons: list[dict[str, Any]] = []
     for error in errors:
@@ -158,7 +160,7 @@ def error_reasons(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
             continue
         seen.add(key)
         line = error["span"][0] if error["span"] else 0
-        message = f"A rule of the verdict (line {line}) could not be evaluated: {error['code']}"
+        message = say("rule_error", locale, line=line, code=error["code"])
         reasons.append(_reason("rule_error", message, span=list(error["span"])))
     return reasons
 

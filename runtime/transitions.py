@@ -17,7 +17,7 @@ from typing import Any
 from inspectlang.timestamps import utc_timestamp
 from runtime.errors import InspectionError, StepLimitExceeded
 from runtime.evaldata import build_env, damage_record, input_value, relabel, validation_record
-from runtime.missing import LOCALES, missing_items
+from runtime.missing import missing_items
 from runtime.program import Program
 from runtime.routing import error_reasons, pending, retake_reason, review_reasons
 from runtime.state import (
@@ -34,6 +34,7 @@ from runtime.state import (
     ValidationRecord,
 )
 from runtime.validators import old_enough
+from runtime.wording import LOCALES, say
 
 #: Rule runs kept for the explanation.
 MAX_RULE_RUNS = 5_000
@@ -613,14 +614,14 @@ def _verdict(
     """The template's verdict on this state. With `person`, it decides: the inspection is
     completed with it, or goes to `review` when a person must decide (`runtime.routing`);
     without, it is only the suggestion a reviewer sees (`review.machine`)."""
-    start = len(env["errors"])
+    start, steps_before = len(env["errors"]), env["steps"]
     try:
         if stopped:
             raise StepLimitExceeded()
         approved, reasons = program.run_verdict(env, state.locale)
     except StepLimitExceeded:
         env["errors"].append({"code": "step_limit", "span": [0, 0, 0, 0]})
-        approved, reasons = False, ["The verdict could not be computed (step limit)"]
+        approved, reasons = False, [say("step_limit", state.locale)]
     verdict_errors = list(env["errors"][start:])
     # Missing photos and required inputs decide on their own, whatever the template says;
     # they are computed from the state alone, so both evaluation paths agree by design.
@@ -629,7 +630,7 @@ def _verdict(
     # Fail closed: a verdict that disapproves names the rules it could not evaluate.
     named: list[str] = []
     if verdict_errors and machine == "disapproved":
-        named = [r["message"] for r in error_reasons(verdict_errors)]
+        named = [r["message"] for r in error_reasons(verdict_errors, state.locale)]
         reasons = reasons + named
     if not person:
         if state.review is not None:
@@ -661,7 +662,14 @@ def _verdict(
         state.localizedReasons = (
             {}
             if machine == "approved"
-            else _reasons_elsewhere(program, state, env, reasons, named, stopped=stopped)
+            else _reasons_elsewhere(
+                program,
+                state,
+                env,
+                (reasons, named, verdict_errors),
+                steps_before=steps_before,
+                stopped=stopped,
+            )
         )
 
 
@@ -669,44 +677,45 @@ def _reasons_elsewhere(
     program: Program,
     state: InspectionState,
     env: dict[str, Any],
-    reasons: list[str],
-    errors_named: list[str],
+    verdict: tuple[list[str], list[str], list[dict[str, Any]]],
     *,
+    steps_before: int,
     stopped: bool,
 ) -> dict[str, list[str]]:
     """The completed verdict's reasons in the other locales the template (`reason es_AR:`,
-    labels) or the runtime (`runtime.missing.REASONS`) write, where they differ from the
-    inspection's own. The verdict is evaluated again per locale on a copy of the step count
-    and errors, so the inspection's evaluation is not charged for it; a step limit there
-    keeps the inspection's reasons."""
+    labels) or the runtime (`runtime.wording`) write, where they differ from the inspection's
+    own. `verdict` is (its reasons, ending with the rule errors it names, the errors). The
+    verdict is evaluated again per locale, with `i.label` in that locale, from the step count
+    it started from (so it stops where the inspection's did) and its errors dropped after (the
+    inspection is charged once)."""
+    reasons, named, verdict_errors = verdict
     found: dict[str, list[str]] = {}
     locales = dict.fromkeys([*program.manifest.logic.locales, *program.localized, *LOCALES])
-    own = len(reasons) - len(errors_named)
-    # a value may read `i.label`, which differs per locale even where the reason's text does not
-    reads_labels = any(
-        not isinstance(reason, str)
-        for reason in (program.otherwise, *(reason for reason, _, _ in program.disapprovals))
-    )
+    own = reasons[: len(reasons) - len(named)]
+    missing_here = len(missing_items(program, state))
     for locale in locales:
         if locale == state.locale:
             continue
-        texts = reasons[:own]
-        if not stopped and (
-            program.reasons_in(locale) != program.reasons_in(state.locale) or reads_labels
-        ):
-            steps, errors = env["steps"], len(env["errors"])
-            relabel(program, env, locale)
-            try:
+        texts = [say("step_limit", locale)] if stopped else own[missing_here:]
+        steps, errors = env["steps"], len(env["errors"])
+        env["steps"] = steps_before
+        relabel(program, env, locale)
+        try:
+            if not stopped:
                 texts = program.run_verdict(env, locale)[1]
-            except StepLimitExceeded:
-                pass
-            finally:
-                env["steps"] = steps
-                del env["errors"][errors:]
-                relabel(program, env, state.locale)
+        except StepLimitExceeded:
+            if texts == [say("step_limit", state.locale)]:
+                texts = [say("step_limit", locale)]
+        finally:
+            env["steps"] = steps
+            del env["errors"][errors:]
+            relabel(program, env, state.locale)
         missing = [item.reason for item in missing_items(program, state, locale)]
+        errors_named = (
+            [r["message"] for r in error_reasons(verdict_errors, locale)] if named else []
+        )
         localized = missing + texts + errors_named
-        if localized != state.reasons:
+        if localized != reasons:
             found[locale] = localized
     return found
 
