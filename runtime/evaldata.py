@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from inspectlang.manifest import ValidationSpec
-from runtime.api_view import image_label
 from runtime.program import Program
 from runtime.state import DamageRecord, ImageRecord, InspectionState, ValidationRecord
 
@@ -172,21 +171,12 @@ def intake_env(
     return env
 
 
-def label_of(program: Program, identifier: str, locale: str) -> str:
-    """`i.label`: the image's label in `locale`, else its default label (as the API shows
-    it), else its name in the template (the key it is declared with), else its identifier."""
-    label = image_label(program, identifier, locale)
-    if label:
-        return label
-    logic = program.manifest.logic.images.get(identifier)
-    return logic.name if logic is not None and logic.name else identifier
-
-
 def relabel(program: Program, env: dict[str, Any], locale: str) -> None:
     """Write the images' labels in `locale` into `env` (the verdict's reasons evaluated again
     for a reader of another locale: `i.label` in their words)."""
+    labels = program.image_labels(locale)
     for identifier, record in env["images"].items():
-        record["label"] = label_of(program, identifier, locale)
+        record["label"] = labels.get(identifier, identifier)
 
 
 def asked_images(program: Program, env: dict[str, Any]) -> list[str]:
@@ -230,13 +220,14 @@ def build_env(
                 latest[image.templateImageIdentifier] = image
         damages.extend(damage_record(d) for d in item.damages)
     images: dict[str, dict[str, Any]] = {}
+    labels = program.image_labels(state.locale)
     for spec in program.manifest.images:
         record = image_record(
             spec.side,
             latest.get(spec.identifier),
             state.attempts.get(spec.identifier, 0),
             spec.validations,
-            label_of(program, spec.identifier, state.locale),
+            labels[spec.identifier],
         )
         images[spec.identifier] = record
         damages.extend(record["damages"])

@@ -38,6 +38,19 @@ class MissingItem:
         """Why it disapproves, in the list's locale."""
         return say(self.kind, self.locale, label=self.label)
 
+    def in_locale(self, program: Program, locale: str) -> MissingItem:
+        """The same item as a reader of `locale` reads it (its label and reason)."""
+        return MissingItem(self.kind, self.identifier, _label(program, self, locale), locale)
+
+
+def _label(program: Program, item: MissingItem, locale: str) -> str:
+    if item.kind == "photo":
+        spec = program.image_spec(item.identifier)
+        side = spec.side if spec is not None else item.identifier
+        return image_label(program, item.identifier, locale) or side
+    found = program.input_spec(item.identifier)
+    return input_label(program, found, locale) if found is not None else item.identifier
+
 
 def missing_items(
     program: Program, state: InspectionState, locale: str | None = None

@@ -90,6 +90,28 @@ class Program:
     #: (`reason es_AR: "..."`), a line without a translation in its default text; compiled as
     #: `verdict_l<n>` and `review_<i>_l<n>`, n the locale's position here.
     localized: dict[str, LocalizedReasons] = field(default_factory=dict)
+    #: `image_labels` per locale, filled on first use (a Program is shared and immutable; the
+    #: labels of a locale never change, so a race only computes them twice).
+    _image_labels: dict[str, dict[str, str]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+
+    def image_labels(self, locale: str) -> dict[str, str]:
+        """`i.label` of each template image by identifier: its label in `locale`, else its
+        default label, else its name in the template, else its identifier. Computed once per
+        locale: records are built on every event."""
+        found = self._image_labels.get(locale)
+        if found is None:
+            found = {}
+            for spec in self.manifest.images:
+                logic = self.manifest.logic.images.get(spec.identifier)
+                labels = logic.labels if logic is not None else {}
+                name = logic.name if logic is not None else ""
+                found[spec.identifier] = (
+                    labels.get(locale) or labels.get("") or name or spec.identifier
+                )
+            self._image_labels[locale] = found
+        return found
 
     def reasons_in(self, locale: str | None) -> LocalizedReasons:
         """The verdict's reasons as `locale` reads them (the default text where untranslated)."""
