@@ -157,6 +157,9 @@ class ReviewState(_Model):
     finishedBy: str | None = None
     #: What the template's verdict said at the finish (`{veredict, reasons}`): a suggestion.
     machine: dict[str, Any] | None = None
+    #: The suggestion's reasons in the other locales where they differ (as
+    #: `InspectionState.localizedReasons`): a reviewer reads them in their language.
+    localizedMachine: dict[str, list[str]] = Field(default_factory=dict)
     #: The reviewer holding the case (`{id, name}`, claimed from the queue).
     assignee: dict[str, str] | None = None
     #: `{veredict, reason, by, at}`, oldest first.

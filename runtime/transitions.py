@@ -633,9 +633,19 @@ def _verdict(
     if verdict_errors and machine == "disapproved":
         named = [r["message"] for r in error_reasons(verdict_errors, state.locale)]
         reasons = reasons + named
+    verdict = (items, missing + reasons, named, verdict_errors)
+
+    def elsewhere() -> dict[str, list[str]]:
+        if machine == "approved":
+            return {}
+        return _reasons_elsewhere(
+            program, state, env, verdict, steps_before=steps_before, stopped=stopped
+        )
+
     if not person:
         if state.review is not None:
             state.review.machine = {"veredict": machine, "reasons": missing + reasons}
+            state.review.localizedMachine = elsewhere()
         return
     found = (
         review_reasons(
@@ -655,23 +665,13 @@ def _verdict(
     state.retake = None
     if found:
         _send_to_review(state, event, found, machine, missing + reasons)
+        _review_of(state).localizedMachine = elsewhere()
     else:
         state.status = "completed"
         state.completedAt = state.completedAt or event.at
         state.veredict = machine  # type: ignore[assignment]
         state.reasons = missing + reasons
-        state.localizedReasons = (
-            {}
-            if machine == "approved"
-            else _reasons_elsewhere(
-                program,
-                state,
-                env,
-                (items, reasons, named, verdict_errors),
-                steps_before=steps_before,
-                stopped=stopped,
-            )
-        )
+        state.localizedReasons = elsewhere()
 
 
 def _reasons_elsewhere(
@@ -685,13 +685,13 @@ def _reasons_elsewhere(
 ) -> dict[str, list[str]]:
     """The completed verdict's reasons in the other locales the template (`reason es_AR:`,
     labels) or the runtime (`runtime.wording`) write, where they differ from the inspection's
-    own. `verdict` is (its missing items, its reasons, ending with the rule errors it names,
-    the errors). The verdict is evaluated again for a locale whose reasons differ or whose
-    reasons show values (`i.label` is that locale's), from the step count it started from (so
-    it stops where the inspection's did), its errors dropped after: the inspection is charged
-    once. Its cost, measured on a two-photo template whose `otherwise` shows a value (/tmp
-    script, best of 5 x 2000): a disapproved finish takes 155 us, 70 us before reasons were
-    kept per locale; an approved finish keeps none and pays nothing."""
+    own. `verdict` is (its missing items, its reasons (the missing items' first, the rule
+    errors it names last), those names, the errors). The verdict is evaluated again for a
+    locale whose reasons differ or show values (`i.label` is that locale's), from the step
+    count it started from (so it stops where the inspection's did), its errors dropped after:
+    the inspection is charged once. Its cost, measured on a two-photo template whose
+    `otherwise` shows a value (best of 5 x 2000 finishes): a disapproved finish takes 155 us,
+    70 us before reasons were kept per locale; an approved finish keeps none."""
     items, reasons, named, verdict_errors = verdict
     found: dict[str, list[str]] = {}
     locales = dict.fromkeys([*program.manifest.logic.locales, *program.localized, *LOCALES])
