@@ -120,7 +120,7 @@ class Program:
             return found
         return LocalizedReasons(
             tuple(reason for reason, _, _ in self.disapprovals),
-            self.otherwise,
+            self.otherwise if self.manifest.logic.verdict.otherwise else say("otherwise", locale),
             tuple(reason for reason, _, _ in self.reviews),
         )
 
@@ -231,7 +231,8 @@ class Program:
                 env,
             )
         if reasons == [DEFAULT_OTHERWISE] and self.manifest.logic.verdict.otherwise is None:
-            # the approval did not hold and the template wrote no `otherwise`
+            # the approval did not hold and the template wrote no `otherwise`: the compiled
+            # default verdict holds the English text, every locale reads its own
             reasons = [say("otherwise", locale)]
         return bool(approved), reasons
 
@@ -471,7 +472,7 @@ def _localized(
             ),
             pick(
                 verdict.otherwiseTranslations,
-                otherwise,
+                otherwise if verdict.otherwise else say("otherwise", locale),
                 locale,
                 "logic.verdict.otherwiseTranslations",
             ),
