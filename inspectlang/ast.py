@@ -295,6 +295,8 @@ class Disapprove:
     #: Where the reason's text (with its quotes) is: `{...}` values inside it are checked.
     reason_span: Span = _span()
     comments: tuple[str, ...] = _comments()
+    #: The items indented under the line: `reason LOCALE: "TEXT"` translations of the reason.
+    translations: tuple[Item, ...] = field(default=(), kw_only=True)
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
@@ -308,6 +310,8 @@ class Review:
     span: Span = _span()
     reason_span: Span = _span()
     comments: tuple[str, ...] = _comments()
+    #: The items indented under the line: `reason LOCALE: "TEXT"` translations of the reason.
+    translations: tuple[Item, ...] = field(default=(), kw_only=True)
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
@@ -329,6 +333,8 @@ class Otherwise:
     span: Span = _span()
     reason_span: Span = _span()
     comments: tuple[str, ...] = _comments()
+    #: The items indented under the line: `reason LOCALE: "TEXT"` translations of the reason.
+    translations: tuple[Item, ...] = field(default=(), kw_only=True)
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 

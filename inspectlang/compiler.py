@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from inspectlang import ast, ir
 from inspectlang.checker import CheckedTemplate, check_module
+from inspectlang.checker.checked import Translations
 from inspectlang.checker.expressions import ExpressionChecker
 from inspectlang.checker.scope import Scope
 from inspectlang.diagnostics import Diagnostic, Reporter, TemplateError
@@ -56,6 +57,7 @@ from inspectlang.manifest import (
     LetLogic,
     Logic,
     Parameters,
+    ReasonTranslation,
     Requirements,
     Rule,
     Stage,
@@ -408,8 +410,9 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
                     when=ir.to_json(when),
                     span=span.as_list(),
                     message=_json(message),
+                    translations=_translations(translated),
                 )
-                for reason, when, span, message in checked.verdict.disapprove
+                for reason, when, span, message, translated in checked.verdict.disapprove
             ],
             otherwise=checked.verdict.otherwise,
             otherwiseMessage=_json(checked.verdict.otherwise_message),
@@ -420,11 +423,13 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
                     when=ir.to_json(when),
                     span=span.as_list(),
                     message=_json(message),
+                    translations=_translations(translated),
                 )
-                for reason, when, span, message in checked.verdict.review
+                for reason, when, span, message, translated in checked.verdict.review
             ]
             or None,
             span=checked.verdict.span.as_list() if checked.verdict.span else None,
+            otherwiseTranslations=_translations(checked.verdict.otherwise_translations),
         ),
     )
     template = _construct(
@@ -476,6 +481,17 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
 
 def _json(node: ir.Expression | None) -> IRNode | None:
     return None if node is None else ir.to_json(node)
+
+
+def _translations(translated: Translations) -> dict[str, ReasonTranslation] | None:
+    """A verdict line's translated reasons for the manifest (None when none: the manifest and
+    its revision stay those of a template compiled before translations)."""
+    if not translated:
+        return None
+    return {
+        locale: _construct(ReasonTranslation, reason=text, message=_json(node))
+        for locale, (text, node) in translated.items()
+    }
 
 
 # -- standalone expressions -------------------------------------------------------------------

@@ -24,6 +24,7 @@ from inspectlang.manifest import (
     ImageSpec,
     InputSpec,
     IRNode,
+    ReasonTranslation,
     Template,
     ValidationSchema,
     ValidationSpec,
@@ -363,17 +364,30 @@ class Decompiler(ir.NodeVisitor):
     def verdict(self) -> ast.VerdictDecl:
         verdict = self.logic.verdict
         items: list[ast.Item] = [
-            ast.Disapprove(_reason(d.reason, d.message), self.expression(d.when))
+            ast.Disapprove(
+                _reason(d.reason, d.message),
+                self.expression(d.when),
+                translations=_reason_translations(d.translations),
+            )
             for d in verdict.disapprove
         ]
         items += [
-            ast.Review(_reason(r.reason, r.message), self.expression(r.when))
+            ast.Review(
+                _reason(r.reason, r.message),
+                self.expression(r.when),
+                translations=_reason_translations(r.translations),
+            )
             for r in verdict.review or ()
         ]
         if verdict.approveWhen is not None:
             items.append(ast.Approve(self.expression(verdict.approveWhen)))
         if verdict.otherwise is not None:
-            items.append(ast.Otherwise(_reason(verdict.otherwise, verdict.otherwiseMessage)))
+            items.append(
+                ast.Otherwise(
+                    _reason(verdict.otherwise, verdict.otherwiseMessage),
+                    translations=_reason_translations(verdict.otherwiseTranslations),
+                )
+            )
         return ast.VerdictDecl(tuple(items))
 
     def expression(self, node: IRNode, where: str = "expression") -> ast.Expr:
@@ -529,6 +543,16 @@ def decompile(manifest: Template | Mapping[str, Any]) -> str:
 
     text: str = format_module(decompile_module(manifest))
     return text
+
+
+def _reason_translations(
+    translations: dict[str, ReasonTranslation] | None,
+) -> tuple[ast.Item, ...]:
+    """The `reason LOCALE: "TEXT"` lines under a verdict line."""
+    return tuple(
+        _prop("reason", ast.Literal(_reason(t.reason, t.message)), locale=locale)
+        for locale, t in (translations or {}).items()
+    )
 
 
 def _reason(reason: str, message: IRNode | None) -> str:

@@ -199,4 +199,5 @@ CODES: dict[str, str] = {
     "W004": "the verdict is empty",
     "W005": "a divisor may be 0",
     "W006": "a `let` is never used",
+    "W007": "a translated reason shows other values than its line",
 }

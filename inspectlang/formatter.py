@@ -167,6 +167,9 @@ def _declaration(declaration: ast.Declaration) -> list[str]:
     ):
         for item in declaration.items:
             lines.extend(_lines(item, _item(item), INDENT))
+            # a verdict line's translations (`reason es_AR: "..."`), indented under it
+            for nested in getattr(item, "translations", ()):
+                lines.extend(_lines(nested, _item(nested), INDENT * 2))
     return lines
 
 

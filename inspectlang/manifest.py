@@ -388,6 +388,14 @@ class Check(_Model):
     translations: dict[str, CheckTranslation] | None = None
 
 
+class ReasonTranslation(_Model):
+    """A verdict reason in one more locale (`reason es_AR: "..."` under its line), as the
+    line's own: the text as written and, when it shows values, its expression."""
+
+    reason: str
+    message: IRNode | None = None
+
+
 class Disapproval(_Model):
     #: The reason as written (with its `{...}` values and `{{` `}}` escapes when it has a
     #: `message`).
@@ -396,6 +404,8 @@ class Disapproval(_Model):
     span: list[int]
     #: A reason with values: the text-typed expression giving it (`reason` when missing).
     message: IRNode | None = None
+    #: The reason in the template's other locales (None: none written).
+    translations: dict[str, ReasonTranslation] | None = None
 
 
 class Verdict(_Model):
@@ -410,6 +420,8 @@ class Verdict(_Model):
     #: (docs/review.md). None (not written) when the template has none.
     review: list[Disapproval] | None = None
     span: list[int] | None = None
+    #: The `otherwise` reason in the template's other locales (as `Disapproval.translations`).
+    otherwiseTranslations: dict[str, ReasonTranslation] | None = None
 
 
 class Requirements(_Model):

@@ -456,26 +456,43 @@ class AstBuilder:
         return self.item(node)
 
     def disapprove(self, children: _Children) -> Any:
-        keyword, reason, _when, condition = children
+        keyword, reason, _when, condition, translations = children
         span = _from_token(keyword, condition.span)
         text = unescape_text(reason.value)
-        return self.item(ast.Disapprove(text, condition, span=span, reason_span=token_span(reason)))
+        node = ast.Disapprove(
+            text,
+            condition,
+            span=span,
+            reason_span=token_span(reason),
+            translations=translations or (),
+        )
+        return self.item(node)
 
     def review(self, children: _Children) -> Any:
-        keyword, reason, _when, condition = children
+        keyword, reason, _when, condition, translations = children
         span = _from_token(keyword, condition.span)
         text = unescape_text(reason.value)
-        return self.item(ast.Review(text, condition, span=span, reason_span=token_span(reason)))
+        node = ast.Review(
+            text,
+            condition,
+            span=span,
+            reason_span=token_span(reason),
+            translations=translations or (),
+        )
+        return self.item(node)
 
     def approve(self, children: _Children) -> Any:
         keyword, _when, condition = children
         return self.item(ast.Approve(condition, span=_from_token(keyword, condition.span)))
 
     def otherwise(self, children: _Children) -> Any:
-        keyword, reason = children
+        keyword, reason, translations = children
         span = _between(keyword, reason)
         text = unescape_text(reason.value)
-        return self.item(ast.Otherwise(text, span=span, reason_span=token_span(reason)))
+        node = ast.Otherwise(
+            text, span=span, reason_span=token_span(reason), translations=translations or ()
+        )
+        return self.item(node)
 
     # ---- statements ------------------------------------------------------------------------
     def make_if(

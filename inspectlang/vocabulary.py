@@ -156,6 +156,8 @@ NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
 RECORD_FIELDS: dict[str, dict[str, str]] = {
     IMAGE: {
         "side": TEXT,
+        # its `label` in the inspection's locale (the default label, else the image's name)
+        "label": TEXT,
         "approved": BOOLEAN,
         "processed": BOOLEAN,
         "uploaded": BOOLEAN,
@@ -186,6 +188,7 @@ RECORD_FIELDS: dict[str, dict[str, str]] = {
 PRESENT_FIELDS: frozenset[tuple[str, str]] = frozenset(
     {
         (IMAGE, "side"),
+        (IMAGE, "label"),
         (IMAGE, "approved"),
         (IMAGE, "processed"),
         (IMAGE, "uploaded"),

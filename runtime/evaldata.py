@@ -89,11 +89,14 @@ def image_record(
     image: ImageRecord | None,
     attempts: int,
     declared: Sequence[ValidationSpec] = (),
+    label: str | None = None,
 ) -> dict[str, Any]:
     """The record of a template image; a not yet uploaded image is a record too (uploaded
-    false), and each validation it `declared` has a record, `ran` false until a result."""
+    false), and each validation it `declared` has a record, `ran` false until a result.
+    `label` is the image's label as the reader's locale writes it (its side when none)."""
     data: dict[str, Any] = {
         "side": side,
+        "label": side if label is None else label,
         "approved": False,
         "processed": False,
         "uploaded": False,
@@ -168,6 +171,14 @@ def intake_env(
     return env
 
 
+def relabel(program: Program, env: dict[str, Any], locale: str) -> None:
+    """Write the images' labels in `locale` into `env` (the verdict's reasons evaluated again
+    for a reader of another locale: `i.label` in their words)."""
+    labels = program.image_labels(locale)
+    for identifier, record in env["images"].items():
+        record["label"] = labels.get(identifier, identifier)
+
+
 def asked_images(program: Program, env: dict[str, Any]) -> list[str]:
     """The template images asked on `env`, in template order: those whose `ask when` holds (or
     that have none). `images` in expressions lists these, less the optional ones not uploaded:
@@ -209,12 +220,14 @@ def build_env(
                 latest[image.templateImageIdentifier] = image
         damages.extend(damage_record(d) for d in item.damages)
     images: dict[str, dict[str, Any]] = {}
+    labels = program.image_labels(state.locale)
     for spec in program.manifest.images:
         record = image_record(
             spec.side,
             latest.get(spec.identifier),
             state.attempts.get(spec.identifier, 0),
             spec.validations,
+            labels[spec.identifier],
         )
         images[spec.identifier] = record
         damages.extend(record["damages"])

@@ -140,16 +140,17 @@ def explain(program: Program, state: InspectionState) -> Explanation:
     ]
     for item in checks:
         item.decided = item.holds is not True
+    texts = program.reasons_in(state.locale)
     verdict = [
         _condition("disapprove", ReferenceEvaluator().reason(reason, env), span, when, env)
-        for reason, when, span in program.disapprovals
+        for reason, (_, when, span) in zip(texts.disapprovals, program.disapprovals, strict=True)
     ]
     for item in verdict:
         item.decided = item.holds is True
     if program.approve_when is not None:
         approve = _condition(
             "approve_when",
-            ReferenceEvaluator().reason(program.otherwise, env),
+            ReferenceEvaluator().reason(texts.otherwise, env),
             list(program.approve_when.span),
             program.approve_when,
             env,

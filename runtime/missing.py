@@ -20,12 +20,7 @@ from runtime.api_view import image_label, input_label
 from runtime.evaldata import build_env, unasked
 from runtime.program import Program
 from runtime.state import InspectionState
-
-#: Reason texts, by kind of missing item; `{label}` is its label in the inspection's locale.
-REASONS: dict[str, str] = {
-    "photo": "Required photo not uploaded: {label}",
-    "input": "Required input not filled: {label}",
-}
+from runtime.wording import say
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,16 +29,35 @@ class MissingItem:
 
     kind: Literal["photo", "input"]
     identifier: str
+    #: Its label in the locale the list was made for.
     label: str
+    locale: str = "en_US"
 
     @property
     def reason(self) -> str:
-        return REASONS[self.kind].format(label=self.label)
+        """Why it disapproves, in the list's locale."""
+        return say(self.kind, self.locale, label=self.label)
+
+    def in_locale(self, program: Program, locale: str) -> MissingItem:
+        """The same item as a reader of `locale` reads it (its label and reason)."""
+        return MissingItem(self.kind, self.identifier, _label(program, self, locale), locale)
 
 
-def missing_items(program: Program, state: InspectionState) -> list[MissingItem]:
-    """Photos in template order, then required inputs in template order."""
-    locale = state.locale
+def _label(program: Program, item: MissingItem, locale: str) -> str:
+    if item.kind == "photo":
+        spec = program.image_spec(item.identifier)
+        side = spec.side if spec is not None else item.identifier
+        return image_label(program, item.identifier, locale) or side
+    found = program.input_spec(item.identifier)
+    return input_label(program, found, locale) if found is not None else item.identifier
+
+
+def missing_items(
+    program: Program, state: InspectionState, locale: str | None = None
+) -> list[MissingItem]:
+    """Photos in template order, then required inputs in template order; labels and reasons in
+    `locale` (the inspection's when not given)."""
+    locale = locale or state.locale
     uploaded = {
         image.templateImageIdentifier for product in state.products for image in product.images
     }
@@ -54,7 +68,10 @@ def missing_items(program: Program, state: InspectionState) -> list[MissingItem]
     )
     photos = [
         MissingItem(
-            "photo", spec.identifier, image_label(program, spec.identifier, locale) or spec.side
+            "photo",
+            spec.identifier,
+            image_label(program, spec.identifier, locale) or spec.side,
+            locale,
         )
         for spec in program.manifest.images
         if spec.identifier not in uploaded
@@ -62,7 +79,7 @@ def missing_items(program: Program, state: InspectionState) -> list[MissingItem]
         and not program.image_optional(spec.identifier)
     ]
     inputs = [
-        MissingItem("input", spec.identifier, input_label(program, spec, locale))
+        MissingItem("input", spec.identifier, input_label(program, spec, locale), locale)
         for spec in program.manifest.inputs
         if spec.validationSchema.required
         and state.inputs.get(spec.identifier) is None

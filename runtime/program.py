@@ -16,17 +16,26 @@ from typing import Any, Literal
 from cachetools import LRUCache
 
 from inspectlang import ir
-from inspectlang.manifest import ImageSpec, InputSpec, Template, ValidationSpec
+from inspectlang.manifest import (
+    ImageSpec,
+    InputSpec,
+    ReasonTranslation,
+    Template,
+    ValidationSpec,
+    Verdict,
+)
 from inspectlang.manifest import revision_of as content_revision
 from runtime import codegen
 from runtime.errors import InvalidProgram, StepLimitExceeded
 from runtime.reference import Reason, ReferenceEvaluator
 from runtime.verify import Scope, Verifier
+from runtime.wording import say
 
 EvaluationPath = Literal["compiled", "reference"]
 
-#: Default reason when `approve when` does not hold and the template gives none.
-DEFAULT_OTHERWISE = "The approval condition was not met"
+#: Default reason when `approve when` does not hold and the template gives none (in other
+#: locales: `runtime.wording`, "otherwise").
+DEFAULT_OTHERWISE = say("otherwise", "en_US")
 #: Programs kept in the cache (by revision).
 CACHE_SIZE = 256
 
@@ -77,6 +86,49 @@ class Program:
     #: The verdict block's `review "reason" when ...` rules (reason, condition, span), in
     #: source order; each compiled as `review_<i>`. Empty until the language writes them.
     reviews: tuple[tuple[Reason, ir.Expression, list[int]], ...] = ()
+    #: The verdict's reasons in each locale the template translates any of them into
+    #: (`reason es_AR: "..."`), a line without a translation in its default text; compiled as
+    #: `verdict_l<n>` and `review_<i>_l<n>`, n the locale's position here.
+    localized: dict[str, LocalizedReasons] = field(default_factory=dict)
+    #: `image_labels` per locale, filled on first use (a Program is shared and immutable; the
+    #: labels of a locale never change, so a race only computes them twice).
+    _image_labels: dict[str, dict[str, str]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+
+    def image_labels(self, locale: str) -> dict[str, str]:
+        """`i.label` of each template image by identifier: its label in `locale`, else its
+        default label, else its name in the template, else its identifier. Computed once per
+        locale: records are built on every event."""
+        found = self._image_labels.get(locale)
+        if found is None:
+            found = {}
+            for spec in self.manifest.images:
+                logic = self.manifest.logic.images.get(spec.identifier)
+                labels = logic.labels if logic is not None else {}
+                name = logic.name if logic is not None else ""
+                found[spec.identifier] = (
+                    labels.get(locale) or labels.get("") or name or spec.identifier
+                )
+            self._image_labels[locale] = found
+        return found
+
+    def reasons_in(self, locale: str | None) -> LocalizedReasons:
+        """The verdict's reasons as `locale` reads them (the default text where untranslated)."""
+        found = self.localized.get(locale or "")
+        if found is not None:
+            return found
+        return LocalizedReasons(
+            tuple(reason for reason, _, _ in self.disapprovals),
+            self.otherwise if self.manifest.logic.verdict.otherwise else say("otherwise", locale),
+            tuple(reason for reason, _, _ in self.reviews),
+        )
+
+    def _suffix(self, locale: str | None) -> str:
+        """The compiled functions' suffix for `locale` ("" for the default texts)."""
+        if locale is None or locale not in self.localized:
+            return ""
+        return f"_l{list(self.localized).index(locale)}"
 
     # -- lookups --------------------------------------------------------------------------------
 
@@ -148,25 +200,50 @@ class Program:
         except StepLimitExceeded:
             return True  # never expected of a small condition: asking is the safe side
 
-    def run_review(self, index: int, env: dict[str, Any]) -> str | None:
-        """The reason of review rule `index` when its condition holds, else None."""
+    def run_review(self, index: int, env: dict[str, Any], locale: str | None = None) -> str | None:
+        """The reason of review rule `index` (in `locale`, else the default text) when its
+        condition holds, else None."""
         if self.path == "compiled":
-            held, reasons = self.functions[f"review_{index}"](env)
+            held, reasons = self.functions[f"review_{index}{self._suffix(locale)}"](env)
         else:
-            reason, when, _ = self.reviews[index]
+            reason = self.reasons_in(locale).reviews[index]
+            when = self.reviews[index][1]
             held, reasons = ReferenceEvaluator().verdict([(reason, when)], None, "", env)
         return None if held else str(next(iter(reasons)))
 
-    def run_verdict(self, env: dict[str, Any]) -> tuple[bool, list[str]]:
+    def run_verdict(self, env: dict[str, Any], locale: str | None = None) -> tuple[bool, list[str]]:
+        """(approved, reasons): the reasons in `locale` where the template translates them (and
+        the runtime's default `otherwise` in `locale`'s words, `runtime.wording`)."""
         if self.path == "compiled":
-            approved, reasons = self.functions["verdict"](env)
-            return bool(approved), list(reasons)
-        return ReferenceEvaluator().verdict(
-            [(reason, when) for reason, when, _ in self.disapprovals],
-            self.approve_when,
-            self.otherwise,
-            env,
-        )
+            approved, found = self.functions[f"verdict{self._suffix(locale)}"](env)
+            reasons = list(found)
+        else:
+            texts = self.reasons_in(locale)
+            approved, reasons = ReferenceEvaluator().verdict(
+                [
+                    (reason, when)
+                    for reason, (_, when, _) in zip(
+                        texts.disapprovals, self.disapprovals, strict=True
+                    )
+                ],
+                self.approve_when,
+                texts.otherwise,
+                env,
+            )
+        if reasons == [DEFAULT_OTHERWISE] and self.manifest.logic.verdict.otherwise is None:
+            # the approval did not hold and the template wrote no `otherwise`: the compiled
+            # default verdict holds the English text, every locale reads its own
+            reasons = [say("otherwise", locale)]
+        return bool(approved), reasons
+
+
+@dataclass(frozen=True)
+class LocalizedReasons:
+    """The verdict's reasons in one locale: one per disapproval and review line, in order."""
+
+    disapprovals: tuple[Reason, ...]
+    otherwise: Reason
+    reviews: tuple[Reason, ...]
 
 
 def _reason(
@@ -290,6 +367,7 @@ def build_program(manifest: Template, revision: str | None = None) -> Program:
         logic.verdict.otherwiseMessage,
         "logic.verdict.otherwise",
     )
+    localized = _localized(verifier, full, logic.verdict, disapprovals, reviews, otherwise)
     parts = [codegen.generate_rule(f"rule_{i}", rule.body) for i, rule in enumerate(rules)]
     parts += [codegen.generate_check(f"check_{i}", check.valid) for i, check in enumerate(checks)]
     asks: dict[str, tuple[str, ir.Expression]] = {}
@@ -317,6 +395,20 @@ def build_program(manifest: Template, revision: str | None = None) -> Program:
         codegen.generate_verdict(f"review_{i}", [(reason, when)], None, "")
         for i, (reason, when, _) in enumerate(reviews)
     ]
+    for n, texts in enumerate(localized.values()):
+        conditions = [when for _, when, _ in disapprovals]
+        parts.append(
+            codegen.generate_verdict(
+                f"verdict_l{n}",
+                list(zip(texts.disapprovals, conditions, strict=True)),
+                approve_when,
+                texts.otherwise,
+            )
+        )
+        parts += [
+            codegen.generate_verdict(f"review_{i}_l{n}", [(reason, when)], None, "")
+            for i, (reason, (_, when, _)) in enumerate(zip(texts.reviews, reviews, strict=True))
+        ]
     source = "\n".join(parts)
     revision = revision or revision_of(manifest)
     functions = codegen.compile_functions(source, f"<template {revision[:20]}>")
@@ -332,4 +424,63 @@ def build_program(manifest: Template, revision: str | None = None) -> Program:
         functions=functions,
         asks=asks,
         reviews=reviews,
+        localized=localized,
     )
+
+
+def _localized(
+    verifier: Verifier,
+    scope: Scope,
+    verdict: Verdict,
+    disapprovals: tuple[tuple[Reason, ir.Expression, list[int]], ...],
+    reviews: tuple[tuple[Reason, ir.Expression, list[int]], ...],
+    otherwise: Reason,
+) -> dict[str, LocalizedReasons]:
+    """The verdict's reasons per locale the manifest translates any into, each translation's
+    message verified as the line's own is."""
+    lines = [*verdict.disapprove, *(verdict.review or ())]
+    locales = list(
+        dict.fromkeys(
+            locale
+            for translations in [
+                *(line.translations for line in lines),
+                verdict.otherwiseTranslations,
+            ]
+            for locale in translations or {}
+        )
+    )
+
+    def pick(
+        translations: dict[str, ReasonTranslation] | None,
+        default: Reason,
+        locale: str,
+        where: str,
+    ) -> Reason:
+        found = (translations or {}).get(locale)
+        if found is None:
+            return default
+        return _reason(verifier, scope, found.reason, found.message, f"{where}.{locale}")
+
+    result: dict[str, LocalizedReasons] = {}
+    for locale in locales:
+        result[locale] = LocalizedReasons(
+            tuple(
+                pick(item.translations, reason, locale, f"logic.verdict.disapprove[{i}]")
+                for i, (item, (reason, _, _)) in enumerate(
+                    zip(verdict.disapprove, disapprovals, strict=True)
+                )
+            ),
+            pick(
+                verdict.otherwiseTranslations,
+                otherwise if verdict.otherwise else say("otherwise", locale),
+                locale,
+                "logic.verdict.otherwiseTranslations",
+            ),
+            tuple(
+                pick(item.translations, reason, locale, f"logic.verdict.review[{i}]")
+                for i, (item, (reason, _, _)) in enumerate(
+                    zip(verdict.review or (), reviews, strict=True)
+                )
+            ),
+        )
+    return result

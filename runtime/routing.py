@@ -31,6 +31,7 @@ from runtime.errors import StepLimitExceeded
 from runtime.program import Program
 from runtime.state import ImageRecord, InspectionState, RetakeState, Route, ValidationRecord
 from runtime.validators import REGISTRY
+from runtime.wording import say
 
 #: Reason codes of `review.reasons[].code`, with what each means (docs/review.md).
 REVIEW_REASON_CODES: dict[str, str] = {
@@ -125,14 +126,17 @@ def _validation_reasons(program: Program, state: InspectionState) -> list[dict[s
     return reasons
 
 
-def rule_reasons(program: Program, env: dict[str, Any]) -> list[dict[str, Any]]:
-    """The `review ... when` rules that hold, in source order; a rule whose condition cannot
-    be evaluated counts as holding (its errors are left in `env["errors"]`)."""
+def rule_reasons(
+    program: Program, env: dict[str, Any], state_locale: str | None = None
+) -> list[dict[str, Any]]:
+    """The `review ... when` rules that hold, in source order, their reasons in `state_locale`
+    where translated; a rule whose condition cannot be evaluated counts as holding (its errors
+    are left in `env["errors"]`)."""
     reasons: list[dict[str, Any]] = []
     for index, (_, _, span) in enumerate(program.reviews):
         start = len(env["errors"])
         try:
-            reason = program.run_review(index, env)
+            reason = program.run_review(index, env, state_locale)
         except StepLimitExceeded:
             env["errors"].append({"code": "step_limit", "span": span})
             reason = None
@@ -145,8 +149,9 @@ def rule_reasons(program: Program, env: dict[str, Any]) -> list[dict[str, Any]]:
     return reasons
 
 
-def error_reasons(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One `rule_error` reason per distinct error of the verdict's evaluation."""
+def error_reasons(errors: list[dict[str, Any]], locale: str | None = None) -> list[dict[str, Any]]:
+    """One `rule_error` reason per distinct error of the verdict's evaluation, its message in
+    `locale` (`runtime.wording`; English when not given)."""
     seen: set[tuple[str, tuple[int, ...]]] = set()
     reasons: list[dict[str, Any]] = []
     for error in errors:
@@ -155,7 +160,7 @@ def error_reasons(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
             continue
         seen.add(key)
         line = error["span"][0] if error["span"] else 0
-        message = f"A rule of the verdict (line {line}) could not be evaluated: {error['code']}"
+        message = say("rule_error", locale, line=line, code=error["code"])
         reasons.append(_reason("rule_error", message, span=list(error["span"])))
     return reasons
 
@@ -179,7 +184,7 @@ def review_reasons(
     stands). `approved` is the template verdict's answer, `verdict_errors` the rule errors
     its evaluation left."""
     reasons = [] if missing else _validation_reasons(program, state)
-    reasons += rule_reasons(program, env)
+    reasons += rule_reasons(program, env, state.locale)
     if approved and not missing:
         reasons += error_reasons(verdict_errors)
     return reasons

@@ -165,6 +165,9 @@ class ReviewState(_Model):
     finishedBy: str | None = None
     #: What the template's verdict said at the finish (`{veredict, reasons}`): a suggestion.
     machine: dict[str, Any] | None = None
+    #: The suggestion's reasons in the other locales where they differ (as
+    #: `InspectionState.localizedReasons`): a reviewer reads them in their language.
+    localizedMachine: dict[str, list[str]] = Field(default_factory=dict)
     #: The reviewer holding the case (`{id, name}`, claimed from the queue).
     assignee: dict[str, str] | None = None
     #: `{veredict, reason, by, at}`, oldest first.
@@ -190,7 +193,12 @@ class InspectionState(_Model):
     #: The status to go back to when processing ends.
     resumeStatus: Status = "created"
     veredict: Veredict = "not_defined"
+    #: Why the verdict is what it is, in the inspection's locale (the template's default
+    #: text where a reason is not translated).
     reasons: list[str] = Field(default_factory=list)
+    #: The same reasons in the other locales the template or the runtime writes them in, where
+    #: they differ: a page or report in another language reads its own (`reasons_in`).
+    localizedReasons: dict[str, list[str]] = Field(default_factory=dict)
     completedBy: CompletedBy | None = None
     template: TemplateRef
     producer: dict[str, Any] = Field(default_factory=dict)
@@ -225,6 +233,13 @@ class InspectionState(_Model):
     completedAt: str | None = None
     expiresAt: str | None = None
     testing: bool = False
+
+    def reasons_in(self, locale: str | None) -> list[str]:
+        """The verdict's reasons as a reader of `locale` reads them (the inspection's own when
+        the verdict has none in that locale)."""
+        if locale is None or locale == self.locale:
+            return self.reasons
+        return self.localizedReasons.get(locale, self.reasons)
 
     def product(self, product_id: str) -> ProductState | None:
         return next((p for p in self.products if p.id == product_id), None)

@@ -72,22 +72,26 @@ class CheckedCheck:
     translations: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
+#: A verdict line's translated reasons: locale -> (text as written, its text node when it shows
+#: values), from `reason LOCALE: "TEXT"` lines under it.
+Translations = dict[str, tuple[str, ir.Expression | None]]
+#: A `disapprove`/`review` line: (reason as written, condition, span, the reason's text node when
+#: it shows values, its translations).
+CheckedReason = tuple[str, ir.Expression, ast.Span, ir.Expression | None, Translations]
+
+
 @record
 class CheckedVerdict:
     """The `verdict`: disapprovals in order, the approval condition, the fallback reason, and
     the lines that send an inspection to a person."""
 
     approve_when: ir.Expression | None = None
-    #: (reason as written, condition, span, the reason's text node when it shows values).
-    disapprove: list[tuple[str, ir.Expression, ast.Span, ir.Expression | None]] = field(
-        default_factory=list
-    )
+    disapprove: list[CheckedReason] = field(default_factory=list)
     otherwise: str | None = None
     otherwise_message: ir.Expression | None = None
+    otherwise_translations: Translations = field(default_factory=dict)
     #: `review "REASON" when CONDITION` lines, as `disapprove`'s.
-    review: list[tuple[str, ir.Expression, ast.Span, ir.Expression | None]] = field(
-        default_factory=list
-    )
+    review: list[CheckedReason] = field(default_factory=list)
     span: ast.Span | None = None
 
 

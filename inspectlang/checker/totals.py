@@ -53,10 +53,11 @@ def count_nodes(run: Run) -> None:
     parts: list[ir.Node | None] = [s for rule in template.rules for s in rule.body]
     parts += [check.valid for check in template.checks]
     parts += [verdict.approve_when, verdict.otherwise_message]
+    parts += [node for _, node in verdict.otherwise_translations.values()]
     parts += [
         node
-        for _, when, _, message in (*verdict.disapprove, *verdict.review)
-        for node in (when, message)
+        for _, when, _, message, translated in (*verdict.disapprove, *verdict.review)
+        for node in (when, message, *(node for _, node in translated.values()))
     ]
     parts += [checked.ask_when for checked in template.inputs]
     total = sum(size_of(part, run.scope.lets) for part in parts)

@@ -6,11 +6,12 @@ shallow)."""
 from __future__ import annotations
 
 from inspectlang import ast, ir
-from inspectlang.checker.checked import CheckedVerdict
+from inspectlang.checker.checked import CheckedVerdict, Translations
 from inspectlang.checker.context import Run
 from inspectlang.checker.expressions import constant_boolean
 from inspectlang.checker.scope import ERROR, describe
 from inspectlang.diagnostics import did_you_mean
+from inspectlang.property_values import span_of
 from inspectlang.reasons import Columns, split
 from inspectlang.vocabulary import MAX_TEXT_LENGTH, PLAIN_VALUE, TEXT, accepts, chain_depth
 
@@ -38,6 +39,7 @@ def check_verdict(run: Run) -> None:
                     node,
                     item.span,
                     message(run, item.reason, item.reason_span),
+                    translations(run, item),
                 )
             )
             constant = constant_boolean(item.condition)
@@ -58,6 +60,7 @@ def check_verdict(run: Run) -> None:
                     node,
                     item.span,
                     message(run, item.reason, item.reason_span),
+                    translations(run, item),
                 )
             )
             if constant_boolean(item.condition) is False:
@@ -86,6 +89,7 @@ def check_verdict(run: Run) -> None:
                 report("E012", "`otherwise` is given twice", item.span)
             verdict.otherwise = _reason(run, item.reason, item.span)
             verdict.otherwise_message = message(run, item.reason, item.reason_span)
+            verdict.otherwise_translations = translations(run, item)
         else:
             written = getattr(item, "key", None) or getattr(item, "words", "")
             first = written.split()[0] if written else ""
@@ -101,6 +105,66 @@ def check_verdict(run: Run) -> None:
             "the verdict is empty: every inspection is approved as soon as it is finished",
             decl.span,
         )
+
+
+def translations(run: Run, item: ast.Disapprove | ast.Review | ast.Otherwise) -> Translations:
+    """The `reason LOCALE: "TEXT"` lines under a verdict line: locale -> (text, its text node
+    when it shows values). Each is checked as the line's own reason is (its `{...}` values at
+    their positions), in a locale the header declares (`E028`); values that differ from the
+    default reason's are `W007` (a translation that shows something else is likely a slip)."""
+    found: Translations = {}
+    if not item.translations:
+        return found
+    reader, reporter = run.properties, run.reporter
+    props = reader.properties(
+        item.translations, ("reason",), "a verdict line (only `reason LOCALE:`)", ("reason",)
+    )
+    default = run.properties.locales[0]
+    expected = _values(item.reason)
+    for key, prop in props.items():
+        locale = key.partition(" ")[2]
+        if not locale:
+            reporter.report(
+                "E019",
+                "the reason is the text on the line: under it, write its translations as "
+                '`reason LOCALE: "TEXT"`',
+                span_of(prop),
+            )
+            continue
+        if locale not in reader.locales:  # E028 already reported
+            continue
+        if locale == default:
+            reporter.report(
+                "E012",
+                f"the reason in the default locale `{default}` is the text on the line",
+                span_of(prop),
+            )
+            continue
+        text = reader.text_value(prop)
+        if text is None:
+            continue
+        value_span = prop.values[0].span
+        found[locale] = (text, message(run, text, value_span))
+        if _values(text) != expected:
+            reporter.warn(
+                "W007",
+                f"the `{locale}` reason shows other values than the line's "
+                f"({_listed(_values(text))} instead of {_listed(expected)})",
+                value_span,
+            )
+    return found
+
+
+def _values(reason: str) -> list[str]:
+    """The sources of a reason's `{...}` values, without spaces, sorted: what W007 compares."""
+    if "{" not in reason:
+        return []
+    pieces = split(reason)[0]
+    return sorted("".join(p[0].split()) for p in pieces if isinstance(p, tuple))
+
+
+def _listed(values: list[str]) -> str:
+    return ", ".join(f"`{{{value}}}`" for value in values) if values else "no values"
 
 
 def _reason(run: Run, reason: str, span: ast.Span) -> str:

@@ -176,6 +176,15 @@ class DocumentIndex:
             parts.append("declares: " + ", ".join(brought))
         return "\n\n".join(parts)
 
+    def locales(self) -> list[str]:
+        """The locales the header declares (`locales: en_US, es_AR`), the default first."""
+        for declaration in self.module.declarations if self.module is not None else ():
+            if isinstance(declaration, ast.TemplateDecl):
+                for item in declaration.items:
+                    if isinstance(item, ast.Property) and item.key == "locales":
+                        return [_plain(v) for v in item.values]
+        return ["en_US"]
+
     def _image_fields(self, name: str) -> list[tuple[str, str, str]]:
         """An image's fields, and as validations only those the image declares (an unknown
         image: the fields alone)."""
@@ -245,6 +254,9 @@ class DocumentIndex:
         if match := re.search(r"\b(inputs|images|checks)\.\w*$", text):
             kind = _NAMESPACE_KINDS[match.group(1)]
             return [(name, kind, kind) for name in self.names(kind)]
+        if re.search(r"^\s+(?:label|help|name|description|reason|option \w+)\s+\w*$", text):
+            # a translated line (`label es_AR:`, `reason pt_BR:`): the template's other locales
+            return [(locale, "keyword", "locale") for locale in self.locales()[1:]]
         if re.search(r"^\s+validate\s+\w*$", text):
             return [(n, "validation", texts.VALIDATIONS.get(n, "")) for n in VALIDATION_NAMES]
         if re.search(r"\bfeature\s+\w*$", text):
@@ -437,6 +449,14 @@ class _Indexer:
             if isinstance(item, ast.Disapprove | ast.Review | ast.Otherwise):
                 for value in reasons.values_in(item.reason, item.reason_span, "<template>"):
                     self.expression(value, frozenset())
+                for nested in item.translations:  # `reason es_AR: "..."` under the line
+                    if not isinstance(nested, ast.Property):
+                        continue
+                    self.word("property", nested.key, nested.key_span)
+                    for text in nested.values:
+                        if isinstance(text, ast.Literal) and isinstance(text.value, str):
+                            for value in reasons.values_in(text.value, text.span, "<template>"):
+                                self.expression(value, frozenset())
 
     def statement(self, statement: Any, bound: frozenset[str]) -> None:
         """A statement's uses, field by field: a `variable` field names a variable (`set`),

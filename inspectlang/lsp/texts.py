@@ -149,6 +149,9 @@ PROPERTIES: dict[str, str] = {
     "minimum photo size": "The smallest photo accepted, `W x H` pixels.",
     "side": "The image's `side` in the API (`front`, `back`, `selfie`, `dni`...).",
     "label": "What the consumer is asked (per locale with `label LOCALE:`).",
+    "reason": 'Under a `disapprove`, `review` or `otherwise` line, `reason LOCALE: "TEXT"` '
+    "gives its reason in another locale, with the same `{values}`; an inspection in that "
+    "locale reads it (the line's text where there is none).",
     "help": "A hint shown under the field (per locale with `help LOCALE:`).",
     "asked at": "When the field is requested: `create` (company), `update` (consumer).",
     "ask when": "Ask the input (or photo) only while this condition (over inputs, product and "

@@ -223,7 +223,10 @@ def _detail_page(
     status_code: int = 200,
 ) -> Any:
     context = _detail(app_services(request), member, inspection_id)
-    context["captures"] = capture.by_image(context["state"], member_locale(request, member))
+    locale = member_locale(request, member)
+    context["captures"] = capture.by_image(context["state"], locale)
+    # the verdict's reasons in the member's language (the inspection's where it has none)
+    context["reasons"] = context["state"].reasons_in(locale)
     return render(
         request,
         "inspection.html",

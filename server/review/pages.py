@@ -14,7 +14,15 @@ from litestar.params import FromPath
 from litestar.response import Stream
 
 from server.common import in_thread
-from server.dashboard.web import Member, app_services, redirect, render, require, signed_in
+from server.dashboard.web import (
+    Member,
+    app_services,
+    member_locale,
+    redirect,
+    render,
+    require,
+    signed_in,
+)
 from server.delivery.messages import Message
 from server.errors import ApiError
 from server.review import service
@@ -92,7 +100,14 @@ def _page(
     form: dict[str, Any] | None = None,
 ) -> Any:
     app = app_services(request)
-    case = service.case(app.db, app.settings, member.auth, inspection_id, app.clock())
+    case = service.case(
+        app.db,
+        app.settings,
+        member.auth,
+        inspection_id,
+        app.clock(),
+        member_locale(request, member),
+    )
     return render(
         request,
         "review/case.html",
@@ -169,7 +184,14 @@ async def submit_review(request: Request[Any, Any, Any], inspection_id: FromPath
     form = dict(await request.form())
 
     def act() -> Any:
-        case = service.case(app.db, app.settings, member.auth, inspection_id, app.clock())
+        case = service.case(
+            app.db,
+            app.settings,
+            member.auth,
+            inspection_id,
+            app.clock(),
+            member_locale(request, member),
+        )
         body = review_body(form, case)
         if form.get("action") == "decide" and "veredict" not in body:
             raise ApiError("invalid_body", 400, "Choose approved or disapproved before deciding.")

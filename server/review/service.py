@@ -186,9 +186,15 @@ def age(since: datetime | None, now: datetime) -> str:
 
 
 def case(
-    db: Database, settings: Settings, auth: AuthContext, inspection_id: str, now: datetime
+    db: Database,
+    settings: Settings,
+    auth: AuthContext,
+    inspection_id: str,
+    now: datetime,
+    reader_locale: str | None = None,
 ) -> Case:
-    """The review page's data: the Inspection object (signed photo links) and its state."""
+    """The review page's data: the Inspection object (signed photo links) and its state; the
+    rules' suggestion in `reader_locale` where the verdict says it in that language."""
     document = inspections.get_inspection(db, settings, auth, inspection_id)
     with db.session() as session:
         loaded = inspections.load(
@@ -255,11 +261,21 @@ def case(
         reasons=list(review.get("reasons") or []),
         decisions=list(review.get("decisions") or []),
         audit=list(review.get("audit") or []),
-        suggestion=review.get("suggestion"),
+        suggestion=_suggestion(review.get("suggestion"), state, reader_locale),
         assignee=review.get("assignee"),
         retake=review.get("retake"),
         age=age(since, now) if state.status == "review" else None,
     )
+
+
+def _suggestion(
+    suggestion: dict[str, Any] | None, state: Any, reader_locale: str | None
+) -> dict[str, Any] | None:
+    """What the rules say now, its reasons in the reader's language when kept in it."""
+    if suggestion is None or reader_locale is None or state.review is None:
+        return suggestion
+    localized = state.review.localizedMachine.get(reader_locale)
+    return suggestion if localized is None else {**suggestion, "reasons": localized}
 
 
 def retake_preview(

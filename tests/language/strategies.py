@@ -125,6 +125,16 @@ modifiers = st.builds(
     st.none() | numbers | quantities | sizes,
 )
 
+#: `reason LOCALE: "TEXT"` lines under a verdict line (issue 25).
+reason_translations = st.lists(
+    _commented(
+        st.builds(
+            ast.Property, st.just("reason"), st.tuples(st.builds(ast.Literal, texts)), locales
+        )
+    ),
+    max_size=2,
+).map(tuple)
+
 items = st.one_of(
     _commented(
         st.builds(
@@ -139,9 +149,10 @@ items = st.one_of(
     _commented(st.builds(ast.Validate, names, st.lists(modifiers, max_size=3).map(tuple))),
     _commented(st.builds(ast.FeatureUse, names)),
     _commented(st.builds(ast.Require, st.lists(names, min_size=1, max_size=3).map(tuple))),
-    _commented(st.builds(ast.Disapprove, texts, expressions)),
+    _commented(st.builds(ast.Disapprove, texts, expressions, translations=reason_translations)),
+    _commented(st.builds(ast.Review, texts, expressions, translations=reason_translations)),
     _commented(st.builds(ast.Approve, expressions)),
-    _commented(st.builds(ast.Otherwise, texts)),
+    _commented(st.builds(ast.Otherwise, texts, translations=reason_translations)),
 )
 item_lists = st.lists(items, max_size=4).map(tuple)
 

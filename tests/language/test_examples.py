@@ -341,6 +341,11 @@ TRIGGERS: dict[str, str] = {
     "W004": 'template "Bike"\n    type: bike\n\nverdict\n',
     "W005": _bike("input km\n    type: numeric\ncheck near\n    valid when: 100 / inputs.km > 2\n"),
     "W006": _bike("let unused = 1\n"),
+    "W007": _bike(
+        header="    locales: en_US, es_AR\n",
+        verdict='    disapprove "{count(images)} photos" when false or count(images) > 3\n'
+        '        reason es_AR: "Demasiadas fotos"\n',
+    ),
 }
 
 #: The files the triggers' `include` lines name (E043-E047).

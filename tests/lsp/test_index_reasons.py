@@ -71,3 +71,38 @@ def test_a_review_line_is_indexed_like_a_disapproval() -> None:
     assert len(index.references(Symbol("input", "km"))) == 6
     keywords = {label for label, kind, _ in index.completions(line, 5) if kind == "keyword"}
     assert "review" in keywords
+
+
+TRANSLATED = """template "T"
+    type: car
+    locales: en_US, es_AR, pt_BR
+
+input km
+    type: numeric
+    label: "Mileage"
+    asked at: create
+
+verdict
+    disapprove "Mileage {inputs.km} km" when inputs.km > 100
+        reason es_AR: "Kilometraje {inputs.km} km"
+"""
+
+
+def test_a_name_inside_a_translated_reason_is_a_reference_and_renames() -> None:
+    """Issue 25: `reason es_AR:` under a verdict line shows values as its line does."""
+    index = build_index(TRANSLATED)
+    line = TRANSLATED.splitlines()[11]
+    column = line.index("km}") + 1
+    found = index.occurrence_at(12, column)
+    assert found is not None and found.symbol == Symbol("input", "km")
+    spans = [(o.span.line, o.span.column) for o in index.references(Symbol("input", "km"))]
+    assert (12, column) in spans
+
+
+def test_the_reason_key_hovers_and_its_locale_is_completed() -> None:
+    index = build_index(TRANSLATED)
+    hover = index.hover(12, 10)
+    assert hover is not None and "reason LOCALE" in hover
+    typing = build_index(TRANSLATED + "        reason ")
+    found = typing.completions(13, len("        reason ") + 1)
+    assert found == [("es_AR", "keyword", "locale"), ("pt_BR", "keyword", "locale")]

@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import httpx
 import pypdf
 
 from .conftest import Drain
 from .samples import photo
+
+#: Where the PDFs are kept to be looked at (`pdftoppm`), as the browser tests keep screenshots.
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "reports"
+ARTIFACTS.mkdir(parents=True, exist_ok=True)
 
 #: The verdict approves whatever happened: only the runtime's evidence check can disapprove.
 LENIENT = """\
@@ -89,3 +94,74 @@ def test_missing_photo_in_reasons_and_pdf(
     assert text.count("Required photo not uploaded: Back of the car") == 1
     assert "Missing photo" in text and "Back of the car" in text
     assert "Front of the car" in text  # the uploaded one is shown as an image, not as missing
+
+
+TRANSLATED = """\
+template "Two photos, translated"
+    type: car
+    locales: en_US, es_AR, pt_BR
+
+image front
+    label: "Front of the car"
+    label pt_BR: "Frente do carro"
+
+image back
+    label: "Back of the car"
+    label pt_BR: "Traseira do carro"
+
+let not_approved = join(map(i in filter(i in images where not i.approved) of i.label), ", ")
+
+verdict
+    approve when all(i in images where i.approved)
+    otherwise "Photos not approved: {not_approved}"
+        reason pt_BR: "Fotos não aprovadas: {not_approved}"
+"""
+
+
+def test_reasons_in_the_reports_language(
+    client: httpx.Client, headers: dict[str, str], drain: Drain
+) -> None:
+    """Issue 25: a pt_BR inspection's verdict, the runtime's missing photo and the template's
+    translated reason (with `i.label`), is stated in Portuguese by the API and the PDF."""
+    template = client.post(
+        "/v1/inspection/template",
+        content=TRANSLATED.encode(),
+        headers={**headers, "content-type": "text/plain"},
+    )
+    assert template.status_code == 201, template.text
+    created = client.post(
+        "/v1/inspection/car",
+        json={
+            "templateId": template.json()["_id"],
+            "locale": "pt_BR",
+            "delivery": {"channel": "email", "destination": "ana@example.com"},
+        },
+        headers=headers,
+    ).json()
+    uploaded = client.post(
+        f"/v1/inspection/image/{created['productId']}",
+        files={
+            "image": ("front.jpg", photo(3, size=(640, 480)), "image/jpeg"),
+            "data": (None, json.dumps({"side": "front"}), "application/json"),
+        },
+        headers=headers,
+    )
+    assert uploaded.status_code == 201, uploaded.text
+    inspection_id = created["inspectionId"]
+    finished = client.post(f"/v1/inspection/finish/{inspection_id}", json={}, headers=headers)
+    assert finished.json()["reasons"] == [
+        "Foto obrigatória não enviada: Traseira do carro",
+        "Fotos não aprovadas: Traseira do carro",
+    ]
+    report = client.post(f"/v1/inspection/{inspection_id}/report/request", json={}, headers=headers)
+    assert report.status_code == 201, report.text
+    drain()
+    request = client.get(
+        f"/v1/inspection/{inspection_id}/report/request/{report.json()['_id']}", headers=headers
+    ).json()
+    pdf = httpx.get(request["result"]["url"], timeout=30)
+    text = "\n".join(page.extract_text() for page in pypdf.PdfReader(io.BytesIO(pdf.content)).pages)
+    assert "Foto obrigatória não enviada: Traseira do carro" in text
+    assert "Fotos não aprovadas: Traseira do carro" in text
+    assert "Required photo" not in text and "Photos not approved" not in text
+    (ARTIFACTS / "reasons-pt_BR.pdf").write_bytes(pdf.content)

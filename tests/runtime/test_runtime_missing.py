@@ -95,12 +95,19 @@ def test_expired_finish_names_required_inputs_never_filled_in_the_locale() -> No
         done = rt.finish(program, state, completed_by="expiration", now=at(2))
         assert done.veredict == "disapproved"
         # Photos by their label in the inspection's locale, then the required input (the
-        # optional `Color` is not named).
+        # optional `Color` is not named), in the inspection's words (issue 25).
         assert done.reasons == [
-            "Required photo not uploaded: Frente",
-            "Required photo not uploaded: rear",
-            "Required input not filled: Notas",
+            "Falta la foto obligatoria: Frente",
+            "Falta la foto obligatoria: rear",
+            "Falta completar el dato obligatorio: Notas",
         ]
+        # A page in another language reads its own words and labels.
+        assert done.reasons_in("en_US") == [
+            "Required photo not uploaded: Front",
+            "Required photo not uploaded: rear",
+            "Required input not filled: Notes",
+        ]
+        assert done.reasons_in("pt_BR")[0] == "Foto obrigatória não enviada: Front"
 
 
 def test_missing_reasons_come_before_the_templates_own() -> None:

@@ -4,8 +4,8 @@ Vectors live in tests/conformance/templates/<area>.json: each test has a name, a
 (a whole template), `create` (input values by input name, sent at creation; `locale` optional),
 optional `update` (input values by name, sent after start), optional `includes` (`{name:
 source}`: the files the source's `include` lines name) and exactly one of
-`expect` (`{"veredict", "reasons"?, "variables"?, "status"?, "review"?, "checkNames"?}` after
-finish; `review`
+`expect` (`{"veredict", "reasons"?, "localizedReasons"?, "variables"?, "status"?, "review"?,
+"checkNames"?}` after finish; `localizedReasons` the reasons in the other locales, `review`
 lists the `{code, message}` of the reasons a person decides) or `refused` (the runtime
 error code a creation or update answers with). Features whose meaning spans a template (select
 keys, reasons with values, conditional inputs) are pinned here, expression semantics in
@@ -81,6 +81,8 @@ def test_template_vector(test: dict[str, Any], path: str) -> None:
     assert state.veredict == expect["veredict"]
     if "reasons" in expect:
         assert state.reasons == expect["reasons"]
+    if "localizedReasons" in expect:  # the reasons as pages in the other locales read them
+        assert state.localizedReasons == expect["localizedReasons"]
     for name, value in expect.get("variables", {}).items():
         assert state.variables[name] == value
     if "checkNames" in expect:  # the checks' names as the inspection's locale reads them

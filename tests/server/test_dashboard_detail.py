@@ -110,6 +110,35 @@ def test_each_condition_once_with_its_own_text(opened: dict[str, Any]) -> None:
     assert "<dt><code>approved_photos</code></dt><dd>0</dd>" in page
 
 
+def test_reasons_in_the_readers_language(opened: dict[str, Any]) -> None:
+    """Issue 25: the API's reasons are in the inspection's locale (es_AR here); the page says
+    them in the member's language, the missing photos named by that language's labels."""
+    client = opened["client"]
+    document = httpx.get(
+        client.http.base_url.join(f"/v1/inspection/{opened['id']}"), headers=opened["headers"]
+    ).json()
+    assert document["veredict"] == "disapproved", document
+    assert document["reasons"][0].startswith("Falta la foto obligatoria: "), document["reasons"]
+
+    def shown() -> list[str]:
+        page = client.get(f"/dashboard/inspections/{opened['id']}").text
+        block = page.split('<ul class="reasons"', 1)[1].split("</ul>", 1)[0]
+        return [html.unescape(r) for r in re.findall(r"<li>(.*?)</li>", block)]
+
+    assert shown()[0].startswith("Required photo not uploaded: "), shown()
+    assert len(shown()) == len(document["reasons"])
+    try:
+        client.get(f"/dashboard/inspections/{opened['id']}")
+        client.post("/dashboard/language", data={"locale": "pt_BR", "next": "/dashboard/"})
+        assert shown()[0].startswith("Foto obrigatória não enviada: "), shown()
+        client.get(f"/dashboard/inspections/{opened['id']}")
+        client.post("/dashboard/language", data={"locale": "es_AR", "next": "/dashboard/"})
+        assert shown() == document["reasons"]
+    finally:
+        client.get(f"/dashboard/inspections/{opened['id']}")
+        client.post("/dashboard/language", data={"locale": "en_US", "next": "/dashboard/"})
+
+
 def test_source_keeps_its_indentation(opened: dict[str, Any]) -> None:
     page = opened["client"].get(f"/dashboard/inspections/{opened['id']}").text
     assert '<li id="line-7"><code>    type: car</code></li>' in page

@@ -242,3 +242,38 @@ def test_review_forms_need_the_sessions_csrf_token(
     assert forged.status_code == 403
     state = client.get(f"/v1/inspection/{inspection_id}", headers={"x-api-key": team["testKey"]})
     assert state.json()["review"]["assignee"] is None  # nothing claimed
+
+
+def test_the_rules_suggestion_in_the_reviewers_language(
+    client: httpx.Client, browsers: Callable[[str], Browserish], team: dict[str, Any]
+) -> None:
+    """Issue 25: an es_AR inspection's suggestion is said in Spanish by the API and in the
+    reviewer's own language on the case page (the template translates its reason)."""
+    headers = {"x-api-key": team["testKey"]}
+    source = SOURCE.replace("{n}", secrets.token_hex(3)).replace(
+        "    type: car\n", "    type: car\n    locales: en_US, es_AR, pt_BR\n", 1
+    )
+    source = source.replace(
+        '    otherwise "Some photos were not approved"\n',
+        '    otherwise "Some photos were not approved"\n'
+        '        reason es_AR: "Algunas fotos no fueron aprobadas"\n'
+        '        reason pt_BR: "Algumas fotos não foram aprovadas"\n',
+    )
+    saved = client.post(
+        "/v1/inspection/template",
+        content=source,
+        headers={**headers, "content-type": "text/plain"},
+    )
+    assert saved.status_code == 201, saved.text
+    document = finished_in_review(client, headers, saved.json())
+    assert document["review"]["suggestion"]["reasons"] == ["Algunas fotos no fueron aprobadas"]
+    browser = browsers(team["emails"]["reviewer"])
+    path = f"/dashboard/review/{document['_id']}"
+    assert "Some photos were not approved" in browser.get(path).text
+    try:
+        browser.get(path)
+        browser.post("/dashboard/language", data={"locale": "pt_BR", "next": path})
+        assert "Algumas fotos não foram aprovadas" in browser.get(path).text
+    finally:
+        browser.get(path)
+        browser.post("/dashboard/language", data={"locale": "en_US", "next": path})

@@ -93,7 +93,7 @@ function checkFile(grammar, file) {
       problems.push(`${where}: '${verdictLine[1]}' is not a verdict keyword`);
     }
     // A reason's `{VALUE}` is an expression inside the string (`{{` writes a brace).
-    const reason = /^\s+(disapprove|review|otherwise)\s+"/.exec(line);
+    const reason = /^\s+(disapprove|review|otherwise|reason\s+[a-z]{2}_[A-Z]{2}\s*:)\s+"/.exec(line);
     if (reason) {
       const open = line.search(/(?<!\{)\{(?!\{)/);
       if (open >= 0 && !has(open + 1, "meta.embedded.expression")) {
