@@ -213,6 +213,68 @@ def colors() -> dict[str, Any]:
     }
 
 
+#: The colorless naming's boundaries tried by `colors_cross_validated` (the shipped ones among
+#: them): which upper quantile of the colorless pixels is the body, and the black / white
+#: boundaries of its brightness relative to the photo's highlights.
+COLOR_GRID = {
+    "body_quantile": (0.5, 0.6, 0.7, 0.75, 0.8, 0.9),
+    "black_under": (0.25, 0.3, 0.35, 0.42, 0.5),
+    "white_over": (0.75, 0.8, 0.85, 0.9, 0.95),
+}
+
+
+def colors_cross_validated() -> dict[str, Any]:
+    """Would boundaries chosen on real photos name the bodies better? Leave one photo out:
+    the grid point with the most exact colors on the other 24 (ties: the nearest to the
+    shipped one) names the photo left out; the count of those is the unseen figure. Beside
+    it, the best grid point on all the photos (fit on them: not unseen) and the shipped one."""
+    import itertools
+
+    from runtime.vision import color
+    from runtime.vision.pictures import rgb_array
+
+    shipped = (color.BODY_QUANTILE, color.BLACK_UNDER, color.WHITE_OVER)
+    grid = list(itertools.product(*COLOR_GRID.values()))
+    cases = entries("color")
+    truths = [entry.truth["color"] for entry in cases]
+    found: dict[tuple[float, ...], list[str]] = {point: [] for point in grid}
+    for entry in cases:
+        picture = rgb_array(entry.data(), color.ANALYSIS_SIDE)
+        for point in grid:
+            quantile, black, white = point
+            scores = color.color_scores(
+                picture, body_quantile=quantile, black_under=black, white_over=white
+            )
+            found[point].append(max(scores, key=lambda name: scores[name]))
+
+    def exact(point: tuple[float, ...], skip: int | None = None) -> int:
+        return sum(
+            read == truth
+            for index, (read, truth) in enumerate(zip(found[point], truths, strict=True))
+            if index != skip
+        )
+
+    def distance(point: tuple[float, ...]) -> float:
+        return sum(abs(a - b) for a, b in zip(point, shipped, strict=True))
+
+    unseen = 0
+    chosen: list[tuple[float, ...]] = []
+    for index in range(len(cases)):
+        best = max(grid, key=lambda point: (exact(point, skip=index), -distance(point)))
+        chosen.append(best)
+        unseen += found[best][index] == truths[index]
+    fitted = max(grid, key=lambda point: (exact(point), -distance(point)))
+    return {
+        "photos": len(cases),
+        "grid_points": len(grid),
+        "leave_one_out_exact": count(unseen, len(cases)),
+        "fit_on_all_exact": count(exact(fitted), len(cases)),
+        "fit_on_all_point": dict(zip(COLOR_GRID, fitted, strict=True)),
+        "shipped_exact": count(exact(shipped), len(cases)) if shipped in found else None,
+        "folds_choosing_shipped": count(sum(point == shipped for point in chosen), len(cases)),
+    }
+
+
 # --- documents -------------------------------------------------------------------------------
 
 
