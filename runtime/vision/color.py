@@ -165,12 +165,16 @@ def color_scores(
     body_quantile: float = BODY_QUANTILE,
     black_under: float = BLACK_UNDER,
     white_over: float = WHITE_OVER,
+    weights: npt.NDArray[np.float64] | None = None,
 ) -> dict[str, float]:
     """Each vocabulary color's weight as the body's color (they add up to 1). The colorless
-    naming's boundaries are parameters so that the benchmark can cross-validate them."""
+    naming's boundaries, and each pixel's weight as body (`_weights` when None), are
+    parameters so that the benchmark can cross-validate them and try other ways of finding
+    the vehicle."""
     import numpy as np
 
-    weights = _weights(picture)
+    if weights is None:
+        weights = _weights(picture)
     hue, saturation, value, chroma = _hsv(picture.astype(np.float64) / 255.0)
     colored = (saturation >= MIN_SATURATION) & (chroma >= MIN_CHROMA) & (value >= 0.2)
     # Hue families of colored pixels. Gold is the desaturated or dark yellow-orange of metallic
