@@ -295,14 +295,16 @@ def colors_plate_anchored() -> dict[str, Any]:
     with the best plate candidate) gives the car's place and scale; body weights are a box
     over the car, or a Gaussian centred above the plate, the plate itself left out; photos
     with no plate keep the shipped weights. Each is judged like `colors_cross_validated`
-    (shipped boundaries, and boundaries left one out), with the OCR's CPU per photo."""
+    (shipped boundaries, and boundaries left one out), with the OCR's CPU per photo (the
+    lines cache is emptied first: the plate figures above read the same photos)."""
     import numpy as np
 
     from runtime.vision import color
-    from runtime.vision.ocr import RECOGNITION_SIDE, read_lines
+    from runtime.vision.ocr import RECOGNITION_SIDE, forget_lines, read_lines
     from runtime.vision.pictures import open_rgb, rgb_array
     from runtime.vision.plates import plate_candidates
 
+    forget_lines()
     timer = Timer()
     cases = entries("color")
     boxes: list[tuple[Any, Any]] = []
