@@ -159,11 +159,22 @@ def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, x))))
 
 
-def color_scores(picture: npt.NDArray[np.uint8]) -> dict[str, float]:
-    """Each vocabulary color's weight as the body's color (they add up to 1)."""
+def color_scores(
+    picture: npt.NDArray[np.uint8],
+    *,
+    body_quantile: float = BODY_QUANTILE,
+    black_under: float = BLACK_UNDER,
+    white_over: float = WHITE_OVER,
+    weights: npt.NDArray[np.float64] | None = None,
+) -> dict[str, float]:
+    """Each vocabulary color's weight as the body's color (they add up to 1). The colorless
+    naming's boundaries, and each pixel's weight as body (`_weights` when None), are
+    parameters so that the benchmark can cross-validate them and try other ways of finding
+    the vehicle."""
     import numpy as np
 
-    weights = _weights(picture)
+    if weights is None:
+        weights = _weights(picture)
     hue, saturation, value, chroma = _hsv(picture.astype(np.float64) / 255.0)
     colored = (saturation >= MIN_SATURATION) & (chroma >= MIN_CHROMA) & (value >= 0.2)
     # Hue families of colored pixels. Gold is the desaturated or dark yellow-orange of metallic
@@ -190,11 +201,11 @@ def color_scores(picture: npt.NDArray[np.uint8]) -> dict[str, float]:
         values = value[colorless]
         order = np.argsort(values)
         cumulative = np.cumsum(weights[colorless][order])
-        at = min(len(values) - 1, int(np.searchsorted(cumulative, cumulative[-1] * BODY_QUANTILE)))
+        at = min(len(values) - 1, int(np.searchsorted(cumulative, cumulative[-1] * body_quantile)))
         reference = max(float(np.percentile(value, 99)), MIN_REFERENCE)
         body = float(values[order][at]) / reference
-        white = _sigmoid((body - WHITE_OVER) / BRIGHTNESS_SOFTNESS)
-        black = _sigmoid((BLACK_UNDER - body) / BRIGHTNESS_SOFTNESS)
+        white = _sigmoid((body - white_over) / BRIGHTNESS_SOFTNESS)
+        black = _sigmoid((black_under - body) / BRIGHTNESS_SOFTNESS)
         scores["white"] = mass * white
         scores["black"] = mass * black
         scores["grey"] = mass * max(0.0, 1.0 - white - black)

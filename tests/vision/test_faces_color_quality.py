@@ -21,8 +21,9 @@ from benchmarks.vision import color as color_cases
 from benchmarks.vision import faces as face_cases
 from runtime.validators import CompleteValidator, ImageUpload, ValidationContext
 from runtime.vision import AnalysisSubject
-from runtime.vision.color import ColorAnalyzer, canonical
+from runtime.vision.color import ANALYSIS_SIDE, ColorAnalyzer, canonical, color_scores
 from runtime.vision.faces import FaceComparison
+from runtime.vision.pictures import rgb_array
 from runtime.vision.quality import assess
 
 FACES = Path(__file__).resolve().parents[2] / "build" / "vision-data" / "faces"
@@ -130,6 +131,19 @@ def test_color_against_the_declared_one(paint: str, declared: str, valid: bool) 
     assert outcome.result == paint
     assert outcome.valid is valid
     assert (outcome.confidence >= 50) is valid
+
+
+def test_the_colorless_boundaries_are_parameters_the_shipped_ones_by_default() -> None:
+    """What the benchmark's cross-validation moves: the defaults are the analyzer's, and a
+    white boundary above every brightness leaves a white body grey."""
+    picture = rgb_array(vehicle("white", 11), ANALYSIS_SIDE)
+    shipped = color_scores(picture)
+    assert max(shipped, key=lambda name: shipped[name]) == "white"
+    never_white = color_scores(picture, white_over=2.0)
+    assert never_white["white"] < 1e-6
+    assert max(never_white, key=lambda name: never_white[name]) == "grey"
+    always_black = color_scores(picture, black_under=2.0)
+    assert max(always_black, key=lambda name: always_black[name]) == "black"
 
 
 def test_a_real_red_motorcycle_in_a_cluttered_garage() -> None:

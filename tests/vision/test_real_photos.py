@@ -73,6 +73,22 @@ def test_body_colors_of_real_cars(file: str, color: str) -> None:
 
 
 @needs_real
+def test_real_body_colors_no_worse_than_measured() -> None:
+    """Issue 23's target is 90% exact (23/25); measured 18/25, every miss a white, silver or
+    black body (docs/vision.md). A floor, not the target: a change that loses one fails here,
+    and one that reaches the target should raise it."""
+    measured = real.colors()
+    assert real_rate(measured["exact"]) >= 18 / 25, measured["failures"]
+    hits, photos = (int(part) for part in measured["wrong_color_accepted"].split("/"))
+    assert hits <= 7 and photos == 200
+
+
+def real_rate(text: str) -> float:
+    hits, total = (int(part) for part in text.split("/"))
+    return hits / total
+
+
+@needs_real
 def test_a_holder_born_in_1911_is_not_read_as_born_in_2011() -> None:
     """The Czech specimen's MRZ says 110101; the passport prints 01.01.1911."""
     data = photo("document/100_pass-cze.jpg")
