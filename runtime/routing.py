@@ -31,7 +31,7 @@ from runtime.errors import StepLimitExceeded
 from runtime.program import Program
 from runtime.state import ImageRecord, InspectionState, RetakeState, Route, ValidationRecord
 from runtime.validators import REGISTRY
-from runtime.wording import say
+from runtime.wording import review_reason_text
 
 #: Reason codes of `review.reasons[].code`, with what each means (docs/review.md).
 REVIEW_REASON_CODES: dict[str, str] = {
@@ -102,6 +102,7 @@ def pending(program: Program, state: InspectionState) -> list[dict[str, str]]:
 
 
 def _validation_reasons(program: Program, state: InspectionState) -> list[dict[str, Any]]:
+    locale = state.locale
     reasons: list[dict[str, Any]] = []
     for product in state.products:
         for image in product.images:
@@ -110,20 +111,27 @@ def _validation_reasons(program: Program, state: InspectionState) -> list[dict[s
             for record in image.validations:
                 if not waits_for_person(program, image, record):
                     continue
-                where = {"imageId": image.id, "validation": record.validation}
+                where: dict[str, Any] = {
+                    "imageId": image.id,
+                    "validation": record.validation,
+                    "label": label,
+                }
                 if not record.reported and record.route == "person":
-                    message = f"{label}: {record.validation} is not decided by a machine here"
-                    reasons.append(_reason("no_machine_route", message, **where))
+                    code = "no_machine_route"
                 elif not record.reported:
-                    message = f"{label}: {record.validation} had no result at the finish"
-                    reasons.append(_reason("no_result", message, **where))
+                    code = "no_result"
                 else:
-                    message = (
-                        f"{label}: {record.validation} confidence {record.confidence:g}"
-                        f" is below {review_below(program, image, record.validation):g}"
-                    )
-                    reasons.append(_reason("low_confidence", message, **where))
+                    code = "low_confidence"
+                    where["confidence"] = record.confidence
+                    where["reviewBelow"] = review_below(program, image, record.validation)
+                reasons.append(_worded(code, locale, **where))
     return reasons
+
+
+def _worded(code: str, locale: str | None, **fields: Any) -> dict[str, Any]:
+    """A reason whose message the runtime writes: in `locale`, its fields kept beside it so a
+    page re-words it in its reader's language (`runtime.wording.review_reason_text`)."""
+    return _reason(code, review_reason_text({"code": code, **fields}, locale), **fields)
 
 
 def rule_reasons(
@@ -144,8 +152,16 @@ def rule_reasons(
             reasons.append(_reason("rule", reason, span=list(span)))
         elif len(env["errors"]) > start:
             first = env["errors"][start]
-            message = f"A review rule (line {span[0]}) could not be evaluated: {first['code']}"
-            reasons.append(_reason("rule_error", message, span=list(first["span"])))
+            reasons.append(
+                _worded(
+                    "rule_error",
+                    state_locale,
+                    line=span[0],
+                    error=str(first["code"]),
+                    source="review",
+                    span=list(first["span"]),
+                )
+            )
     return reasons
 
 
@@ -160,15 +176,22 @@ def error_reasons(errors: list[dict[str, Any]], locale: str | None = None) -> li
             continue
         seen.add(key)
         line = error["span"][0] if error["span"] else 0
-        message = say("rule_error", locale, line=line, code=error["code"])
-        reasons.append(_reason("rule_error", message, span=list(error["span"])))
+        reasons.append(
+            _worded(
+                "rule_error",
+                locale,
+                line=line,
+                error=str(error["code"]),
+                source="verdict",
+                span=list(error["span"]),
+            )
+        )
     return reasons
 
 
-def retake_reason(retake: RetakeState) -> dict[str, Any]:
+def retake_reason(retake: RetakeState, locale: str | None = None) -> dict[str, Any]:
     """Why a finish after a reviewer's retake goes back to the reviewer."""
-    message = f"Photos retaken at {retake.by['name']}'s request: {retake.message}"
-    return _reason("retake", message)
+    return _worded("retake", locale, by=retake.by["name"], retakeMessage=retake.message)
 
 
 def review_reasons(
@@ -186,5 +209,5 @@ def review_reasons(
     reasons = [] if missing else _validation_reasons(program, state)
     reasons += rule_reasons(program, env, state.locale)
     if approved and not missing:
-        reasons += error_reasons(verdict_errors)
+        reasons += error_reasons(verdict_errors, state.locale)
     return reasons

@@ -661,7 +661,7 @@ def _verdict(
     )
     if state.retake is not None and state.completedBy != "expiration":
         # The reviewer who asked for new photos looks at them before any verdict.
-        found.append(retake_reason(state.retake))
+        found.append(retake_reason(state.retake, state.locale))
     state.retake = None
     if found:
         _send_to_review(state, event, found, machine, missing + reasons)

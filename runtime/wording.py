@@ -19,6 +19,11 @@ TEXTS: dict[str, dict[str, str]] = {
         "otherwise": "The approval condition was not met",
         "step_limit": "The verdict could not be computed (step limit)",
         "rule_error": "A rule of the verdict (line {line}) could not be evaluated: {code}",
+        "no_machine_route": "{label}: {validation} is not decided by a machine here",
+        "no_result": "{label}: {validation} had no result at the finish",
+        "low_confidence": "{label}: {validation} confidence {confidence} is below {reviewBelow}",
+        "review_rule_error": "A review rule (line {line}) could not be evaluated: {code}",
+        "retake": "Photos retaken at {by}'s request: {retakeMessage}",
     },
     "es_AR": {
         "photo": "Falta la foto obligatoria: {label}",
@@ -26,6 +31,12 @@ TEXTS: dict[str, dict[str, str]] = {
         "otherwise": "No se cumplió la condición de aprobación",
         "step_limit": "No se pudo calcular el veredicto (límite de pasos)",
         "rule_error": "Una regla del veredicto (línea {line}) no se pudo evaluar: {code}",
+        "no_machine_route": "{label}: ninguna máquina decide {validation} aquí",
+        "no_result": "{label}: {validation} no tenía resultado al finalizar",
+        "low_confidence": "{label}: la confianza de {validation}, {confidence}, es menor que "
+        "{reviewBelow}",
+        "review_rule_error": "Una regla de revisión (línea {line}) no se pudo evaluar: {code}",
+        "retake": "Fotos repetidas a pedido de {by}: {retakeMessage}",
     },
     "pt_BR": {
         "photo": "Foto obrigatória não enviada: {label}",
@@ -33,6 +44,12 @@ TEXTS: dict[str, dict[str, str]] = {
         "otherwise": "A condição de aprovação não foi atendida",
         "step_limit": "Não foi possível calcular o veredito (limite de passos)",
         "rule_error": "Uma regra do veredito (linha {line}) não pôde ser avaliada: {code}",
+        "no_machine_route": "{label}: nenhuma máquina decide {validation} aqui",
+        "no_result": "{label}: {validation} não tinha resultado ao finalizar",
+        "low_confidence": "{label}: a confiança de {validation}, {confidence}, é menor que "
+        "{reviewBelow}",
+        "review_rule_error": "Uma regra de revisão (linha {line}) não pôde ser avaliada: {code}",
+        "retake": "Fotos refeitas a pedido de {by}: {retakeMessage}",
     },
 }
 #: The locales the table writes (the first is the fallback).
@@ -51,3 +68,32 @@ def texts(locale: str | None) -> dict[str, str]:
 def say(key: str, locale: str | None, **values: Any) -> str:
     """Text `key` in `locale`, its `{...}` filled from `values`."""
     return texts(locale)[key].format(**values)
+
+
+#: What a review reason's text is made of, per reason code (`runtime.routing`): the reason keeps
+#: these fields beside its `message`, so a page re-words it in its reader's language.
+REVIEW_REASON_FIELDS: dict[str, tuple[str, ...]] = {
+    "no_machine_route": ("label", "validation"),
+    "no_result": ("label", "validation"),
+    "low_confidence": ("label", "validation", "confidence", "reviewBelow"),
+    "rule_error": ("line", "error"),
+    "retake": ("by", "retakeMessage"),
+}
+
+
+def review_reason_text(reason: dict[str, Any], locale: str | None) -> str:
+    """A `review.reasons` item as a reader of `locale` reads it: re-worded from its fields when
+    it has them (a `rule` reason is the template's own text, translated by the template; an
+    item recorded before these fields existed keeps its stored message)."""
+    code = str(reason.get("code", ""))
+    names = REVIEW_REASON_FIELDS.get(code)
+    if names is None or any(name not in reason for name in names):
+        return str(reason.get("message", ""))
+    values = {name: reason[name] for name in names}
+    for name in ("confidence", "reviewBelow"):
+        if isinstance(values.get(name), float):
+            values[name] = f"{values[name]:g}"
+    if code == "rule_error":
+        key = "review_rule_error" if reason.get("source") == "review" else "rule_error"
+        return say(key, locale, line=values["line"], code=values["error"])
+    return say(code, locale, **values)

@@ -17,6 +17,7 @@ from sqlmodel import Session
 
 from runtime import InspectionState, Program, new_object_id
 from runtime.routing import pending
+from runtime.wording import REVIEW_REASON_FIELDS
 from server.auth import AuthContext
 from server.db import Database
 from server.inspections.review_tables import ReviewDecisionRecord, ReviewQueueRecord
@@ -31,6 +32,20 @@ def _moment(value: str | None, default: datetime) -> datetime:
     if not value:
         return default
     return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC)
+
+
+def _queued_reason(reason: dict[str, Any]) -> dict[str, Any]:
+    """A reason as the queue keeps it: its code, message and the fields its message is made of
+    (bounded), so the queue page re-words it in the reviewer's language."""
+    kept: dict[str, Any] = {"code": reason["code"], "message": str(reason["message"])}
+    for name in REVIEW_REASON_FIELDS.get(str(reason["code"]), ()):
+        if name in reason:
+            value = reason[name]
+            kept[name] = value if isinstance(value, (int, float)) else str(value)
+    return {
+        key: value[:MAX_REASON_CHARS] if isinstance(value, str) else value
+        for key, value in kept.items()
+    }
 
 
 def sync(
@@ -58,10 +73,7 @@ def sync(
                 since=_moment(review.since, now),
             )
         row.since = _moment(review.since, now)
-        row.reasons = [
-            {"code": r["code"], "message": str(r["message"])[:MAX_REASON_CHARS]}
-            for r in review.reasons[:MAX_REASONS]
-        ]
+        row.reasons = [_queued_reason(r) for r in review.reasons[:MAX_REASONS]]
         row.pending = len(pending(program, after))
         row.assignee_id = review.assignee["id"] if review.assignee else None
         row.assignee_name = review.assignee["name"][:200] if review.assignee else None

@@ -44,12 +44,20 @@ async def review_queue(request: Request[Any, Any, Any]) -> Any:
     number = int(raw) if raw.isdigit() and len(raw) < 8 else 1
     found = await in_thread(service.queue, app.db, member.auth, member.actor.account_id, number)
     now = app.clock()
+    locale = member_locale(request, member)
     return render(
         request,
         "review/queue.html",
         {
             "queue": found,
-            "rows": [(item, service.age(item.since, now)) for item in found.items],
+            "rows": [
+                (
+                    item,
+                    service.age(item.since, now),
+                    service.reason_texts(item.reasons, locale),
+                )
+                for item in found.items
+            ],
             "message": request.query_params.get("message"),
         },
         member=member,

@@ -19,6 +19,7 @@ from sqlmodel import Session
 
 from runtime import InspectionState
 from runtime import review as runtime_review
+from runtime.wording import review_reason_text
 from server.auth import AuthContext
 from server.common import run_runtime
 from server.db import Database
@@ -258,7 +259,10 @@ def case(
         declared=declared,
         photos=photos,
         replaced=replaced,
-        reasons=list(review.get("reasons") or []),
+        reasons=[
+            {**reason, "message": review_reason_text(reason, reader_locale or state.locale)}
+            for reason in review.get("reasons") or []
+        ],
         decisions=list(review.get("decisions") or []),
         audit=list(review.get("audit") or []),
         suggestion=_suggestion(review.get("suggestion"), state, reader_locale),
@@ -266,6 +270,11 @@ def case(
         retake=review.get("retake"),
         age=age(since, now) if state.status == "review" else None,
     )
+
+
+def reason_texts(reasons: list[dict[str, Any]], locale: str | None) -> list[str]:
+    """Why cases wait, as a reader of `locale` reads it (the queue page)."""
+    return [review_reason_text(reason, locale) for reason in reasons]
 
 
 def _suggestion(

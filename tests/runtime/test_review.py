@@ -647,3 +647,52 @@ def test_every_example_reaches_a_verdict(path: Path, machine: frozenset[str]) ->
     }
     kind = program.manifest.inspectionType
     journey(program, kind, body, machine, updates=updates, results=results)
+
+
+# --- the reasons' language ---------------------------------------------------------------------
+
+
+def test_review_reasons_are_in_the_inspections_locale_and_keep_what_they_are_made_of() -> None:
+    """The runtime writes `review.reasons[].message` in the inspection's locale (as it writes
+    the verdict's reasons), and keeps the fields the message is made of, so a reviewer's page
+    re-words it in the reviewer's language (issue 25)."""
+    from runtime.wording import review_reason_text
+
+    program = program_of()
+    state = started(program, {"locale": "es_AR"})
+    state, _ = upload(program, state, ident(program, "front"))
+    state, _ = upload(program, state, ident(program, "back"))
+    state = rt.finish(program, state, completed_by="consumer", now=at(5))
+    assert state.review is not None
+    [reason] = state.review.reasons
+    assert reason["code"] == "no_machine_route"
+    assert reason["message"] == "front: ninguna máquina decide recaptured aquí"
+    assert (reason["label"], reason["validation"]) == ("front", "recaptured")
+    assert review_reason_text(reason, "en_US") == (
+        "front: recaptured is not decided by a machine here"
+    )
+    assert review_reason_text(reason, "pt_BR") == "front: nenhuma máquina decide recaptured aqui"
+    # A reason kept before its fields were (or a template's own `rule` text) stays as written.
+    assert review_reason_text({"code": "no_result", "message": "as stored"}, "es_AR") == (
+        "as stored"
+    )
+    assert review_reason_text({"code": "rule", "message": "Check it"}, "pt_BR") == "Check it"
+
+
+def test_a_low_confidence_reason_words_its_numbers_in_each_language() -> None:
+    from runtime.wording import review_reason_text
+
+    reason = {
+        "code": "low_confidence",
+        "message": "…",
+        "label": "front",
+        "validation": "complete",
+        "confidence": 42.0,
+        "reviewBelow": 101.0,
+    }
+    assert review_reason_text(reason, "en_US") == ("front: complete confidence 42 is below 101")
+    assert review_reason_text(reason, "es_AR") == (
+        "front: la confianza de complete, 42, es menor que 101"
+    )
+    retake = {"code": "retake", "message": "…", "by": "Ana", "retakeMessage": "Otra foto"}
+    assert review_reason_text(retake, "pt_BR") == "Fotos refeitas a pedido de Ana: Otra foto"

@@ -6,6 +6,7 @@ CSV, the audit trail on the inspection's timeline, and the PDF's "Reviewed by" l
 from __future__ import annotations
 
 import csv
+import html
 import io
 import re
 import secrets
@@ -267,13 +268,27 @@ def test_the_rules_suggestion_in_the_reviewers_language(
     assert saved.status_code == 201, saved.text
     document = finished_in_review(client, headers, saved.json())
     assert document["review"]["suggestion"]["reasons"] == ["Algunas fotos no fueron aprobadas"]
+    # Why it waits: written by the runtime in the inspection's locale, re-worded from its
+    # fields in the reviewer's language on the case and queue pages.
+    from runtime.wording import review_reason_text
+
+    [reason] = [r for r in document["review"]["reasons"] if r["code"] != "rule"][:1]
+    assert reason["message"] == review_reason_text(reason, "es_AR")
+    english, portuguese = (review_reason_text(reason, loc) for loc in ("en_US", "pt_BR"))
+    assert len({reason["message"], english, portuguese}) == 3
     browser = browsers(team["emails"]["reviewer"])
     path = f"/dashboard/review/{document['_id']}"
-    assert "Some photos were not approved" in browser.get(path).text
+    case_page = browser.get(path).text
+    assert "Some photos were not approved" in case_page
+    assert html.escape(english) in case_page
+    assert html.escape(english) in browser.get("/dashboard/review").text
     try:
         browser.get(path)
         browser.post("/dashboard/language", data={"locale": "pt_BR", "next": path})
-        assert "Algumas fotos não foram aprovadas" in browser.get(path).text
+        case_page = browser.get(path).text
+        assert "Algumas fotos não foram aprovadas" in case_page
+        assert html.escape(portuguese) in case_page
+        assert html.escape(portuguese) in browser.get("/dashboard/review").text
     finally:
         browser.get(path)
         browser.post("/dashboard/language", data={"locale": "en_US", "next": path})
