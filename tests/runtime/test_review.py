@@ -696,3 +696,23 @@ def test_a_low_confidence_reason_words_its_numbers_in_each_language() -> None:
     )
     retake = {"code": "retake", "message": "…", "by": "Ana", "retakeMessage": "Otra foto"}
     assert review_reason_text(retake, "pt_BR") == "Fotos refeitas a pedido de Ana: Otra foto"
+
+
+def test_every_locale_of_the_runtimes_wording_says_the_same_things() -> None:
+    """Each text the runtime writes exists in every locale with the same `{values}`: a missing
+    key or placeholder would fail at the finish of an inspection in that language."""
+    import string
+
+    from runtime.wording import REVIEW_REASON_FIELDS, TEXTS
+
+    def placeholders(text: str) -> set[str]:
+        return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+    english = TEXTS["en_US"]
+    for locale, table in TEXTS.items():
+        assert table.keys() == english.keys(), locale
+        for key, text in table.items():
+            assert placeholders(text) == placeholders(english[key]), (locale, key)
+    for code, fields in REVIEW_REASON_FIELDS.items():
+        key = "rule_error" if code == "rule_error" else code
+        assert placeholders(english[key]) <= set(fields) | {"code", "line"}, code
