@@ -684,7 +684,57 @@ def quality() -> dict[str, Any]:
         # Web portraits of the face set: studio shots on white, shallow focus.
         "refused_portraits": count(len(faces_refused), len(face_photos)),
         **timer.figures(),
+        # The same photos degraded: what the check must still refuse.
+        **degraded_caught(list(unique.values())),
         "failures": refused,
+    }
+
+
+#: The degraded copies of each good photo: Gaussian blur of 2 and 3 pixels at the check's
+#: analysis size, brightness x0.15, x0.25, x2.5 and x3.5.
+DEGRADATIONS = ("blur 2", "blur 3", "light 0.15", "light 0.25", "light 2.5", "light 3.5")
+
+
+def degraded(entry: Entry) -> dict[str, bytes]:
+    """The photo's degraded copies (JPEG 90), by `DEGRADATIONS` name."""
+    from PIL import Image, ImageEnhance, ImageFilter
+
+    from runtime.vision.quality import ANALYSIS_SIDE
+
+    picture = Image.open(entry.path).convert("RGB")
+    scale = max(max(picture.size) / ANALYSIS_SIDE, 1)
+    out = {}
+    for name in DEGRADATIONS:
+        kind, amount = name.split()
+        if kind == "blur":
+            changed = picture.filter(ImageFilter.GaussianBlur(float(amount) * scale))
+        else:
+            changed = ImageEnhance.Brightness(picture).enhance(float(amount))
+        buffer = io.BytesIO()
+        changed.save(buffer, "JPEG", quality=90)
+        out[name] = buffer.getvalue()
+    return out
+
+
+def degraded_caught(photos: list[Entry]) -> dict[str, Any]:
+    """How many degraded copies of the good photos the check refuses (any problem but
+    `too_small`), portraits apart, and the copies let through."""
+    from runtime.vision.quality import assess
+
+    caught = {"others": [0, 0], "portraits": [0, 0]}
+    through: list[str] = []
+    for entry in photos:
+        group = caught["portraits" if entry.kind == "face" else "others"]
+        for name, data in degraded(entry).items():
+            codes = {p.code for p in assess(data).problems} - {"too_small"}
+            group[0] += bool(codes)
+            group[1] += 1
+            if not codes:
+                through.append(f"{entry.file} {name}")
+    return {
+        "degraded_others_refused": count(*caught["others"]),
+        "degraded_portraits_refused": count(*caught["portraits"]),
+        "degraded_let_through": through,
     }
 
 

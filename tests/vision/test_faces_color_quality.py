@@ -275,3 +275,25 @@ def test_blur_and_exposure_are_judged_where_the_subject_is() -> None:
     assert "too_bright" in [p.code for p in assess(jpeg(burnt)).problems]
     dark = ImageEnhance.Brightness(studio(photo, "black")).enhance(0.15)
     assert "too_dark" in [p.code for p in assess(jpeg(dark)).problems]
+
+
+def test_the_backdrop_is_the_burnt_white_joined_to_the_frame_edge() -> None:
+    """`_backdrop`: cells entirely burnt white reached from the frame's edge through such cells;
+    white enclosed by the subject's outline (a burnt face inside its hair) is not backdrop, nor
+    is a cell with a few pixels of detail left."""
+    from runtime.vision.quality import CELLS, _backdrop
+
+    shares = [1.0] * (CELLS * CELLS)
+    outline = {(row, column) for row in range(8, 16) for column in range(8, 16)} - {
+        (row, column) for row in range(9, 15) for column in range(9, 15)
+    }
+    for row, column in outline:
+        shares[row * CELLS + column] = 0.4
+    shares[2 * CELLS + 2] = 0.99  # detail left: not burnt
+    found = _backdrop(shares)
+    enclosed = {row * CELLS + column for row in range(9, 15) for column in range(9, 15)}
+    assert found.isdisjoint(enclosed)
+    assert 2 * CELLS + 2 not in found
+    assert len(found) == CELLS * CELLS - len(outline) - len(enclosed) - 1
+    assert _backdrop([0.4] + [1.0] * (CELLS * CELLS - 1)) == set(range(1, CELLS * CELLS))
+    assert _backdrop([0.0] * (CELLS * CELLS)) == set()

@@ -144,10 +144,12 @@ def test_no_good_real_photo_refused_for_blur_or_exposure() -> None:
 @needs_real
 def test_studio_portraits_judged_where_the_subject_is() -> None:
     """The 52 web portraits (white studio backgrounds, dark stages, shallow focus): the whole
-    frame's blur and exposure refused 8; judged on the tiles holding the subject, the only ones
-    refused are three small figures on white (the tiles at their outline are mostly burnt
-    white). The parameters were chosen on the other photos and cross-validated over these by
-    person (docs/vision.md). The same portraits out of focus, dark or blank are all refused."""
+    frame's blur and exposure refused 8; judged on the tiles holding the subject, three small
+    figures on white were still refused (the tiles at their outline are mostly burnt white);
+    with the backdrop (burnt white cells joined to the frame's edge) left out of the subject's
+    exposure, none is. Cross-validated by person in docs/vision.md. The same portraits out of
+    focus, dark or blank are all refused; the figures on white burnt at 3.5 times the light
+    too."""
     import io
 
     from PIL import Image, ImageEnhance, ImageFilter
@@ -159,8 +161,7 @@ def test_studio_portraits_judged_where_the_subject_is() -> None:
         problems = {p.code for p in assess(entry.data()).problems}
         if problems & {"too_blurry", "too_dark", "too_bright"}:
             refused[entry.file] = problems
-    white = {f"face/mark_zuckerberg__img{n}.jpg" for n in (13, 14, 15)}
-    assert set(refused) <= white and all(p == {"too_bright"} for p in refused.values())
+    assert refused == {}
     formerly_refused = [
         "face/elon_musk__img18.jpg",  # a soft, enlarged web copy
         "face/angelina_jolie__img6.jpg",
@@ -168,13 +169,17 @@ def test_studio_portraits_judged_where_the_subject_is() -> None:
         "face/george_clooney__img38.jpg",  # a crowd out of focus behind him
         "face/mark_zuckerberg__img57.jpg",  # a lit figure on a dark stage
     ]
-    for file in formerly_refused:
+    on_white = [f"face/mark_zuckerberg__img{n}.jpg" for n in (13, 14, 15)]
+    for file in formerly_refused + on_white:
         picture = Image.open(real.REAL / file).convert("RGB")
         scale = max(picture.size) / ANALYSIS_SIDE
-        for changed, codes in [
+        changes = [
             (picture.filter(ImageFilter.GaussianBlur(2 * max(scale, 1))), {"too_blurry"}),
             (ImageEnhance.Brightness(picture).enhance(0.15), {"too_dark", "blank"}),
-        ]:
+        ]
+        if file in on_white:
+            changes.append((ImageEnhance.Brightness(picture).enhance(3.5), {"too_bright"}))
+        for changed, codes in changes:
             buffer = io.BytesIO()
             changed.save(buffer, "JPEG", quality=90)
             problems = {p.code for p in assess(buffer.getvalue()).problems}
