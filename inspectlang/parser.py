@@ -21,7 +21,7 @@ import os
 import re
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import lark
 from lark import Lark, Token
@@ -174,14 +174,21 @@ _KEYWORD_PATTERN = re.compile(r"([a-z]+)\\b")
 def line_rule(name: str) -> tuple[tuple[str, str], ...] | None:
     """How the one-line rule `name` is written, for the formatter: its parts in order, each
     `("keyword", word)`, `("value", "NAME" | "TEXT" | "NUMBER")` or `("expr", "expr")`; None when
-    the grammar has no such rule, or it has alternatives or parts of another kind."""
+    the grammar has no such rule, or it has alternatives or parts of another kind. The block of
+    translations a verdict line may have under it (`reason_body`) is no part of the line: the
+    rule's two alternatives (with and without it) are the same line."""
     rules = [rule for rule in _parser().rules if rule.origin.name == name]
-    if len(rules) != 1:
-        return None
+    lines = {_line_parts(rule.expansion) for rule in rules}
+    return lines.pop() if len(lines) == 1 else None
+
+
+def _line_parts(expansion: Sequence[Any]) -> tuple[tuple[str, str], ...] | None:
     terminals = {terminal.name: terminal.pattern for terminal in _parser().terminals}
     parts: list[tuple[str, str]] = []
-    for symbol in rules[0].expansion:
+    for symbol in expansion:
         if not symbol.is_term:
+            if symbol.name == "reason_body":
+                continue
             if symbol.name != "expr":
                 return None
             parts.append(("expr", "expr"))
