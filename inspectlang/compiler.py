@@ -280,9 +280,44 @@ def _float_fields(model: type[BaseModel]) -> tuple[frozenset[str], frozenset[str
     return frozenset(floats), frozenset(float_dicts)
 
 
+#: Defaults `_construct` may share between instances, as pydantic's own copy would return them.
+_IMMUTABLE = (type(None), bool, int, float, str)
+
+
+#: The "factory" of a required field in `_defaults`' plan: left out when not given.
+_REQUIRED: Any = object()
+
+
+@cache
+def _defaults(model: type[BaseModel]) -> tuple[frozenset[str], tuple[tuple[str, Any, Any], ...]]:
+    """The field names of `model`, and per field (name, factory, default): what `_construct`
+    fills a field it is not given with (the factory called, else the default; a required field
+    is left out, as `model_construct` leaves it). Empty when a field needs pydantic's own
+    handling (a validated-data factory, a mutable default): `_construct` then calls it."""
+    plan: list[tuple[str, Any, Any]] = []
+    for name, info in model.__pydantic_fields__.items():
+        factory = info.default_factory
+        if factory is not None and info.default_factory_takes_validated_data:
+            return frozenset(), ()
+        if factory is None and not isinstance(info.default, _IMMUTABLE):
+            if info.is_required():
+                factory = _REQUIRED
+            else:
+                return frozenset(), ()
+        plan.append((name, factory, info.default))
+    return frozenset(name for name, _, _ in plan), tuple(plan)
+
+
+_set_attribute = object.__setattr__
+
+
 def _construct(model: type[_Model], **values: Any) -> _Model:
     """`model.model_construct(**values)` with whole numbers in float fields made floats, as
-    validation would: the manifest is then the same object as when validated from its JSON."""
+    validation would: the manifest is then the same object as when validated from its JSON.
+
+    Built as `model_construct` builds it (the same `__dict__` in field order, the given names
+    as the fields set, no extra, no private) without its per-field alias and default lookups:
+    the compiler builds thousands of these for a large template (issue 26)."""
     floats, float_dicts = _float_fields(model)
     for name in floats:
         if type(values.get(name)) is int:
@@ -290,7 +325,23 @@ def _construct(model: type[_Model], **values: Any) -> _Model:
     for name in float_dicts:
         if name in values:
             values[name] = {key: float(item) for key, item in values[name].items()}
-    return model.model_construct(**values)
+    names, plan = _defaults(model)
+    if not plan or not names.issuperset(values):
+        return model.model_construct(**values)
+    data: dict[str, Any] = {}
+    for name, factory, default in plan:
+        if name in values:
+            data[name] = values[name]
+        elif factory is None:
+            data[name] = default
+        elif factory is not _REQUIRED:
+            data[name] = factory()
+    instance = model.__new__(model)
+    _set_attribute(instance, "__dict__", data)
+    _set_attribute(instance, "__pydantic_fields_set__", set(values))
+    _set_attribute(instance, "__pydantic_extra__", None)
+    _set_attribute(instance, "__pydantic_private__", None)
+    return instance
 
 
 def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> Template:
