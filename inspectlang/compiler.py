@@ -283,29 +283,28 @@ def _float_fields(model: type[BaseModel]) -> tuple[frozenset[str], frozenset[str
 #: Defaults `_construct` may share between instances, as pydantic's own copy would return them.
 _IMMUTABLE = (type(None), bool, int, float, str)
 
-
-#: The "factory" of a required field in `_defaults`' plan: left out when not given.
+#: In `_defaults`' plan: a required field (left out when not given, as `model_construct` does)
+#: and a field with a default factory (not given: `model_construct` itself is called).
 _REQUIRED: Any = object()
+_FACTORY: Any = object()
 
 
 @cache
-def _defaults(model: type[BaseModel]) -> tuple[frozenset[str], tuple[tuple[str, Any, Any], ...]]:
-    """The field names of `model`, and per field (name, factory, default): what `_construct`
-    fills a field it is not given with (the factory called, else the default; a required field
-    is left out, as `model_construct` leaves it). Empty when a field needs pydantic's own
-    handling (a validated-data factory, a mutable default): `_construct` then calls it."""
-    plan: list[tuple[str, Any, Any]] = []
+def _defaults(model: type[BaseModel]) -> tuple[frozenset[str], tuple[tuple[str, Any], ...]]:
+    """The field names of `model`, and per field (name, default): what `_construct` fills a
+    field it is not given with. Empty when a default is mutable (`_construct` then calls
+    `model_construct`, which copies it)."""
+    plan: list[tuple[str, Any]] = []
     for name, info in model.__pydantic_fields__.items():
-        factory = info.default_factory
-        if factory is not None and info.default_factory_takes_validated_data:
+        if info.default_factory is not None:
+            plan.append((name, _FACTORY))
+        elif info.is_required():
+            plan.append((name, _REQUIRED))
+        elif isinstance(info.default, _IMMUTABLE):
+            plan.append((name, info.default))
+        else:
             return frozenset(), ()
-        if factory is None and not isinstance(info.default, _IMMUTABLE):
-            if info.is_required():
-                factory = _REQUIRED
-            else:
-                return frozenset(), ()
-        plan.append((name, factory, info.default))
-    return frozenset(name for name, _, _ in plan), tuple(plan)
+    return frozenset(name for name, _ in plan), tuple(plan)
 
 
 _set_attribute = object.__setattr__
@@ -317,7 +316,8 @@ def _construct(model: type[_Model], **values: Any) -> _Model:
 
     Built as `model_construct` builds it (the same `__dict__` in field order, the given names
     as the fields set, no extra, no private) without its per-field alias and default lookups:
-    the compiler builds thousands of these for a large template (issue 26)."""
+    the compiler builds thousands of these for a large template (issue 26). A field left to
+    its default factory goes through `model_construct` itself."""
     floats, float_dicts = _float_fields(model)
     for name in floats:
         if type(values.get(name)) is int:
@@ -329,13 +329,13 @@ def _construct(model: type[_Model], **values: Any) -> _Model:
     if not plan or not names.issuperset(values):
         return model.model_construct(**values)
     data: dict[str, Any] = {}
-    for name, factory, default in plan:
+    for name, default in plan:
         if name in values:
             data[name] = values[name]
-        elif factory is None:
+        elif default is _FACTORY:
+            return model.model_construct(**values)
+        elif default is not _REQUIRED:
             data[name] = default
-        elif factory is not _REQUIRED:
-            data[name] = factory()
     instance = model.__new__(model)
     _set_attribute(instance, "__dict__", data)
     _set_attribute(instance, "__pydantic_fields_set__", set(values))
