@@ -20,11 +20,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 
 from inspectlang import ast
 from inspectlang.checker.context import Run
+from inspectlang.records import record
 
 Interval = tuple[float, float]
 ANY: Interval = (-math.inf, math.inf)
@@ -62,7 +63,7 @@ def written(node: ast.Expr) -> str:
     return format_expression(node)
 
 
-@dataclass
+@record
 class Ranges:
     """The intervals of a template's inputs and lets, and the guard facts in scope."""
 
