@@ -17,8 +17,7 @@ whole cold start in its variant `plain_dataclasses`, which swaps this module for
   `dataclass` writes, except that a frozen class's fields are set through their slots' own
   setters rather than `object.__setattr__` (the same effect, a little faster per node); a
   class never instantiated in a process never pays for it (until then `inspect.signature` of
-  the class reads
-  `(*args, **kwargs)`; mypy reads the fields, through `dataclass_transform`).
+  the class reads `(*args, **kwargs)`; mypy reads the fields, through `dataclass_transform`).
 """
 
 from __future__ import annotations
