@@ -314,17 +314,20 @@ _CHILD_FIELDS: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {
 
 
 def _divides(node: ast.Expr) -> bool:
-    """Whether `node` holds a division or a `mod` call anywhere (a cheap walk that lets
-    `DivisorCheck` skip the expressions with nothing to check, most of them)."""
+    """Whether `node` holds, anywhere, a division or a `mod` call whose divisor is no literal
+    number: the only places `DivisorCheck` acts (a cheap walk that lets it skip the expressions
+    with nothing to check, most of them)."""
     pending: list[ast.Expr] = [node]
     while pending:
         current = pending.pop()
         kind = type(current)
         if kind is ast.Binary:
-            if current.operator == "/":  # type: ignore[union-attr]
+            if current.operator == "/" and _number(current.right) is None:  # type: ignore[union-attr]
                 return True
         elif kind is ast.Call and current.function == "mod":  # type: ignore[union-attr]
-            return True
+            arguments = current.arguments  # type: ignore[union-attr]
+            if len(arguments) == 2 and _number(arguments[1]) is None:
+                return True
         fields = _CHILD_FIELDS.get(kind)
         if fields is None:
             pending.extend(_children(current))  # a class this table does not know yet
