@@ -280,9 +280,44 @@ def _float_fields(model: type[BaseModel]) -> tuple[frozenset[str], frozenset[str
     return frozenset(floats), frozenset(float_dicts)
 
 
+#: Defaults `_construct` may share between instances, as pydantic's own copy would return them.
+_IMMUTABLE = (type(None), bool, int, float, str)
+
+#: In `_defaults`' plan: a required field (left out when not given, as `model_construct` does)
+#: and a field with a default factory (not given: `model_construct` itself is called).
+_REQUIRED: Any = object()
+_FACTORY: Any = object()
+
+
+@cache
+def _defaults(model: type[BaseModel]) -> tuple[frozenset[str], tuple[tuple[str, Any], ...]]:
+    """The field names of `model`, and per field (name, default): what `_construct` fills a
+    field it is not given with. Empty when a default is mutable (`_construct` then calls
+    `model_construct`, which copies it)."""
+    plan: list[tuple[str, Any]] = []
+    for name, info in model.__pydantic_fields__.items():
+        if info.default_factory is not None:
+            plan.append((name, _FACTORY))
+        elif info.is_required():
+            plan.append((name, _REQUIRED))
+        elif isinstance(info.default, _IMMUTABLE):
+            plan.append((name, info.default))
+        else:
+            return frozenset(), ()
+    return frozenset(name for name, _ in plan), tuple(plan)
+
+
+_set_attribute = object.__setattr__
+
+
 def _construct(model: type[_Model], **values: Any) -> _Model:
     """`model.model_construct(**values)` with whole numbers in float fields made floats, as
-    validation would: the manifest is then the same object as when validated from its JSON."""
+    validation would: the manifest is then the same object as when validated from its JSON.
+
+    Built as `model_construct` builds it (the same `__dict__` in field order, the given names
+    as the fields set, no extra, no private) without its per-field alias and default lookups:
+    the compiler builds thousands of these for a large template (issue 26). A field left to
+    its default factory goes through `model_construct` itself."""
     floats, float_dicts = _float_fields(model)
     for name in floats:
         if type(values.get(name)) is int:
@@ -290,7 +325,23 @@ def _construct(model: type[_Model], **values: Any) -> _Model:
     for name in float_dicts:
         if name in values:
             values[name] = {key: float(item) for key, item in values[name].items()}
-    return model.model_construct(**values)
+    names, plan = _defaults(model)
+    if not plan or not names.issuperset(values):
+        return model.model_construct(**values)
+    data: dict[str, Any] = {}
+    for name, default in plan:
+        if name in values:
+            data[name] = values[name]
+        elif default is _FACTORY:
+            return model.model_construct(**values)
+        elif default is not _REQUIRED:
+            data[name] = default
+    instance = model.__new__(model)
+    _set_attribute(instance, "__dict__", data)
+    _set_attribute(instance, "__pydantic_fields_set__", set(values))
+    _set_attribute(instance, "__pydantic_extra__", None)
+    _set_attribute(instance, "__pydantic_private__", None)
+    return instance
 
 
 def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> Template:

@@ -21,13 +21,14 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from inspectlang import ast
 from inspectlang.ast import Span
 from inspectlang.diagnostics import Diagnostic, did_you_mean
+from inspectlang.records import record
 from inspectlang.vocabulary import MAX_INCLUDED_FILES, MAX_SOURCE_BYTES
 
 __all__ = [
@@ -92,7 +93,7 @@ class IncludeResolver(Protocol):
     def names(self) -> Collection[str]: ...
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class MappingResolver:
     """Included files from a mapping name -> source (tests, the server, conformance vectors)."""
 
@@ -108,7 +109,7 @@ class MappingResolver:
         return list(self.files)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DirectoryResolver:
     """Included files in one folder: `include "vehicle-common"` is `vehicle-common.insp` there
     (the command line and the editor: the folder of the including file)."""
@@ -146,7 +147,7 @@ def resolver_of(includes: IncludeResolver | Mapping[str, str] | None) -> Include
     return MappingResolver(includes)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class IncludedFile:
     """One included file: its include name, the file name of its diagnostics, its source, and
     the span of the including file's `include` line that brought it in (for the manifest)."""
@@ -157,7 +158,7 @@ class IncludedFile:
     root_span: Span
 
 
-@dataclass
+@record
 class Expansion:
     """A module with its includes inlined, the problems met reading them, and the files read
     (file number k is `files[k - 1]`)."""
@@ -453,7 +454,7 @@ def is_shared_file(module: ast.Module) -> bool:
     return bool(declarations) and all(isinstance(d, ALLOWED) for d in declarations)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Overlay:
     """A folder's files, with one of them as the editor holds it (not yet saved)."""
 

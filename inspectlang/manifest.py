@@ -527,8 +527,9 @@ def _plain(value: Any) -> Any:
     Fields that hold plain JSON (IR nodes, the schema) are passed through without a walk."""
     if isinstance(value, BaseModel):
         data = {}
+        values = value.__dict__  # the fields' values (what `getattr` reads, without the lookup)
         for name, key, walk in _fields(type(value)):
-            item = getattr(value, name)
+            item = values[name]
             if item is not None:
                 data[key] = _plain(item) if walk else item
         return data

@@ -324,6 +324,7 @@ class AstBuilder:
         return tuple(children)
 
     block = body
+    reason_body = body
     settings_decl = _items_declaration(ast.SettingsDecl, named=False)
     product_decl = _items_declaration(ast.ProductDecl, named=False)
     consumer_decl = _items_declaration(ast.ConsumerDecl, named=False)

@@ -20,10 +20,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
+from functools import cached_property
 
 from inspectlang import ast
 from inspectlang.checker.context import Run
+from inspectlang.records import record
 
 Interval = tuple[float, float]
 ANY: Interval = (-math.inf, math.inf)
@@ -61,7 +63,7 @@ def written(node: ast.Expr) -> str:
     return format_expression(node)
 
 
-@dataclass
+@record
 class Ranges:
     """The intervals of a template's inputs and lets, and the guard facts in scope."""
 
@@ -200,9 +202,14 @@ class DivisorCheck:
     """Walks every expression of a module once and warns (W005) at each divisor that may be 0."""
 
     def __init__(self, module: ast.Module, warn: Warn) -> None:
-        self.ranges = Ranges.of(module)
         self.warn = warn
         self.module = module
+
+    @cached_property
+    def ranges(self) -> Ranges:
+        """What the module bounds, read at the first divisor that is no literal (most modules
+        have none)."""
+        return Ranges.of(self.module)
 
     def run(self) -> None:
         for declaration in self.module.declarations:
@@ -230,12 +237,14 @@ class DivisorCheck:
                 pending.extend((s, inner) for s in statement.then)
                 pending.extend((s, known) for s in statement.otherwise)
             else:  # a one-line statement (`set`): each of its expressions
-                for item in dataclasses.fields(statement):
-                    value = getattr(statement, item.name)
+                for name in _field_names(type(statement)):
+                    value = getattr(statement, name)
                     if isinstance(value, ast.Expr):
                         self.expression(value, known)
 
     def expression(self, node: ast.Expr, facts: frozenset[str]) -> None:
+        if not _divides(node):
+            return  # the walk below only ever acts at a division or a `mod`
         pending: list[tuple[ast.Expr, frozenset[str]]] = [(node, facts)]
         while pending:
             current, known = pending.pop()
@@ -276,6 +285,61 @@ class DivisorCheck:
             f"what it decides cannot count; guard it (`{text} > 0 and ...`){bound}",
             divisor.span,
         )
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(kind: type) -> tuple[str, ...]:
+    """A statement class's field names (`dataclasses.fields`, kept per class)."""
+    names = _FIELD_NAMES.get(kind)
+    if names is None:
+        names = _FIELD_NAMES[kind] = tuple(item.name for item in dataclasses.fields(kind))
+    return names
+
+
+#: Per expression class, the fields holding one child expression (None: absent) and the fields
+#: holding a tuple of them: `_divides`' walk, the same children as `_children`.
+_CHILD_FIELDS: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    ast.Binary: (("left", "right"), ()),
+    ast.Unary: (("operand",), ()),
+    ast.Conditional: (("condition", "then", "otherwise"), ()),
+    ast.Attribute: (("value",), ()),
+    ast.Call: ((), ("arguments",)),
+    ast.ListExpr: ((), ("items",)),
+    ast.Quantifier: (("collection", "condition", "value"), ()),
+    ast.Literal: ((), ()),
+    ast.Name: ((), ()),
+}
+
+
+def _divides(node: ast.Expr) -> bool:
+    """Whether `node` holds, anywhere, a division or a `mod` call whose divisor is no literal
+    number: the only places `DivisorCheck` acts (a cheap walk that lets it skip the expressions
+    with nothing to check, most of them)."""
+    pending: list[ast.Expr] = [node]
+    while pending:
+        current = pending.pop()
+        kind = type(current)
+        if kind is ast.Binary:
+            if current.operator == "/" and _number(current.right) is None:  # type: ignore[union-attr]
+                return True
+        elif kind is ast.Call and current.function == "mod":  # type: ignore[union-attr]
+            arguments = current.arguments  # type: ignore[union-attr]
+            if len(arguments) == 2 and _number(arguments[1]) is None:
+                return True
+        fields = _CHILD_FIELDS.get(kind)
+        if fields is None:
+            pending.extend(_children(current))  # a class this table does not know yet
+            continue
+        single, several = fields
+        for name in single:
+            child = getattr(current, name)
+            if child is not None:
+                pending.append(child)
+        for name in several:
+            pending.extend(getattr(current, name))
+    return False
 
 
 def _children(node: ast.Expr) -> Iterator[ast.Expr]:

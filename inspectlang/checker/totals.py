@@ -30,7 +30,12 @@ def size_of(node: ir.Node | None, lets: dict[str, LetInfo]) -> int:
             size += lets[let].size
             continue
         size += 1
-        pending.extend(ir.child_nodes(current))
+        for name in current.children:  # ir.child_nodes, inline: every node of the logic
+            value = getattr(current, name)
+            if isinstance(value, tuple):
+                pending.extend(value)
+            elif value is not None:
+                pending.append(value)
     return size
 
 

@@ -327,3 +327,28 @@ def test_absurd_literals_are_refused() -> None:
         ("E037", 7, "a list has at most 10000 items"),
         ("E037", 7, "a list has at most 10000 items"),
     ]
+
+
+def test_w005_only_where_a_divisor_is_no_literal_number() -> None:
+    """The divisor check skips expressions whose every divisor is a literal number (issue 26):
+    what it still finds, in a rule's statements, nested calls and after an `and`, and what it
+    never warns about (a literal divisor, negative or not)."""
+    source = (
+        'template "T"\n'
+        "    type: car\n"
+        "input km\n"
+        "    type: numeric\n"
+        "    minimum: 0\n"
+        "variable ratio: numeric = 0\n"
+        "on input set km\n"
+        "    set ratio to ratio + mod(inputs.km, 3) / -4 + 1 / inputs.km\n"
+        "    set ratio to mod(ratio, abs(inputs.km))\n"
+        "verdict\n"
+        '    disapprove "x" when ratio / 2 > 1 and 1 / (ratio - 1) > 0\n'
+    )
+    found = [(d.code, d.span.line, d.span.column) for d in check_source(source)]
+    assert [f for f in found if f[0] == "W005"] == [
+        ("W005", 8, 55),
+        ("W005", 9, 29),
+        ("W005", 11, 48),
+    ]

@@ -191,8 +191,12 @@ numeric_expressions = st.recursive(
         ]
     ),
     lambda inner: (
-        st.tuples(inner, st.sampled_from(["+", "-", "*", "/"]), inner).map(
+        st.tuples(inner, st.sampled_from(["+", "-", "*"]), inner).map(
             lambda parts: f"({parts[0]} {parts[1]} {parts[2]})"
+        )
+        # A divisor that cannot be a constant zero: `v / (1 - 1)` is E030, no template.
+        | st.tuples(inner, inner).map(
+            lambda parts: f"({parts[0]} / (if {parts[1]} != 0 then {parts[1]} else 1))"
         )
         | inner.map(lambda operand: f"-({operand})")
         | st.tuples(inner, inner, inner).map(
