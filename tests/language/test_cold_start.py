@@ -40,8 +40,6 @@ NOT_ON_THE_COMPILE_PATH = (
     "runtime",
     "server",
     "hypothesis",
-    # Lark's optional `regex` module: `inspectlang.parser` imports Lark with it hidden.
-    "regex",
 )
 
 
@@ -70,29 +68,6 @@ def test_compile_path_imports_only_what_it_needs() -> None:
     assert _loaded(result["compile"], "lark")
     # The manifest models are made with model_construct: pydantic builds no schema for them.
     assert result["built"] == []
-
-
-def test_regex_is_hidden_only_while_lark_imports() -> None:
-    """After the first compile, the process imports `regex` as usual (when it is installed),
-    and a Lark imported after it is used as it is."""
-    code = (
-        "import importlib.util, sys\n"
-        "from inspectlang.compiler import compile_source\n"
-        "compile_source(open(sys.argv[1], encoding='utf-8').read(), 'car_easy.insp')\n"
-        "assert 'regex' not in sys.modules\n"
-        "if importlib.util.find_spec('regex') is not None:\n"
-        "    import regex\n"
-        "    assert regex.compile('a+').fullmatch('aa')\n"
-        "print('ok')\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code, str(TEMPLATE)],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=ROOT,
-    )
-    assert done.stdout.strip() == "ok"
 
 
 def test_dataclasses_on_the_compile_path_have_docstrings() -> None:
