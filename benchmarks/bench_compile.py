@@ -335,11 +335,6 @@ VARIANTS: dict[str, str] = {
     # `inspectlang.lexer` (Lark's private `_plugins`) were measured this way and removed: plain
     # `dataclass` cost 8% of cold start then, Lark's own lexer was faster on both.
     # Today's `inspectlang.records` compiles no method at import (issue 26):
-    # `inspectlang.parser` imports Lark with the `regex` module hidden (Lark only uses it on
-    # request); the plain import, `regex` imported first, is this variant (issue 26):
-    "lark_imports_regex": """
-import regex
-""",
     "plain_dataclasses": """
 import dataclasses, sys, types
 stub = types.ModuleType("inspectlang.records")

@@ -14,38 +14,14 @@ their leading `#`.
 The wording of syntax errors is `inspectlang.syntax_errors`'s.
 """
 
-# ruff: noqa: E402 - Lark is imported after `_import_lark` below has run.
 from __future__ import annotations
 
 import dataclasses
 import os
 import re
-import sys
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import Any, TypeVar
-
-
-def _import_lark() -> None:
-    """Import Lark without the third-party `regex` module it imports when installed (issue 26:
-    6-7 ms of every cold start). Lark only uses `regex` with its `regex=True` option, which this
-    parser does not set: its lexer compiles every terminal with the stdlib `re` either way, and
-    the one other use, measuring a terminal's width, falls back to the stdlib's own parser,
-    which reads all of `grammar.lark` (a pattern it could not read could not be lexed either).
-    `regex` is hidden only while Lark imports, and not at all when either is already imported,
-    so anything importing `regex` later gets it as usual. `benchmarks/bench_compile.py` keeps
-    the variant with `regex` imported (`VARIANTS`)."""
-    if "lark" in sys.modules or "regex" in sys.modules:
-        return
-    sys.modules["regex"] = None  # type: ignore[assignment]  # `import regex` -> ImportError
-    try:
-        import lark.lark  # noqa: F401
-    finally:
-        if "regex" in sys.modules and sys.modules["regex"] is None:
-            del sys.modules["regex"]
-
-
-_import_lark()
 
 import lark
 from lark import Lark, Token
