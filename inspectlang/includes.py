@@ -27,7 +27,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from inspectlang import ast
 from inspectlang.ast import Span
-from inspectlang.diagnostics import Diagnostic, did_you_mean
+from inspectlang.diagnostics import Diagnostic, Reporter, did_you_mean
 from inspectlang.records import record
 from inspectlang.vocabulary import MAX_INCLUDED_FILES, MAX_SOURCE_BYTES
 
@@ -272,21 +272,13 @@ class _Expander:
         self.resolver = resolver
         self.parse = parse
         self.result = Expansion(module)
+        # The include problems are the root file's: one reporter, writing into the result.
+        self.reporter = Reporter(module.filename)
+        self.reporter.diagnostics = self.result.diagnostics
+        self.report = self.reporter.report
         #: File number (0 the root) of each name read, and the declarations taken.
         self.read: dict[str, int] = {}
         self.taken: list[ast.Declaration] = []
-
-    def report(
-        self,
-        code: str,
-        message: str,
-        span: Span,
-        suggestion: str | None = None,
-        notes: tuple[str, ...] = (),
-    ) -> None:
-        self.result.diagnostics.append(
-            Diagnostic(code, message, span, self.root.filename, "error", suggestion, notes)
-        )
 
     def run(self) -> Expansion:
         self.visit(self.root, 0, (self.root.filename,), None)

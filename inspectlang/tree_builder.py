@@ -456,31 +456,23 @@ class AstBuilder:
         )
         return self.item(node)
 
-    def disapprove(self, children: _Children) -> Any:
+    def _reason_line(self, cls: type[ast.Disapprove | ast.Review], children: _Children) -> Any:
+        """`disapprove "…" when C` or `review "…" when C`, with its `reason LOCALE:` lines."""
         keyword, reason, _when, condition, translations = children
-        span = _from_token(keyword, condition.span)
-        text = unescape_text(reason.value)
-        node = ast.Disapprove(
-            text,
+        node = cls(
+            unescape_text(reason.value),
             condition,
-            span=span,
+            span=_from_token(keyword, condition.span),
             reason_span=token_span(reason),
             translations=translations or (),
         )
         return self.item(node)
 
+    def disapprove(self, children: _Children) -> Any:
+        return self._reason_line(ast.Disapprove, children)
+
     def review(self, children: _Children) -> Any:
-        keyword, reason, _when, condition, translations = children
-        span = _from_token(keyword, condition.span)
-        text = unescape_text(reason.value)
-        node = ast.Review(
-            text,
-            condition,
-            span=span,
-            reason_span=token_span(reason),
-            translations=translations or (),
-        )
-        return self.item(node)
+        return self._reason_line(ast.Review, children)
 
     def approve(self, children: _Children) -> Any:
         keyword, _when, condition = children
