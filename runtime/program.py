@@ -135,6 +135,14 @@ class Program:
     def image_spec(self, identifier: str) -> ImageSpec | None:
         return next((i for i in self.manifest.images if i.identifier == identifier), None)
 
+    def runs_validation(self, name: str) -> bool:
+        """Whether any photo of the template runs validation `name` (`validate NAME`)."""
+        return any(
+            spec.validation == name and spec.run
+            for image in self.manifest.images
+            for spec in image.validations
+        )
+
     def image_by_side(self, side: str) -> ImageSpec | None:
         return next((i for i in self.manifest.images if i.side == side), None)
 

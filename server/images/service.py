@@ -127,8 +127,11 @@ def upload_image(
     def find_duplicates(session: Session, loaded: inspections.Loaded) -> None:
         """In the change's transaction, under a lock on the company's photo hashes held until
         it commits (with this photo's row): two uploads of one photo at the same moment cannot
-        both miss each other, the second waits for the first's row (issue 23)."""
-        if hashes is not None:
+        both miss each other, the second waits for the first's row (issue 23). Only for a
+        template that runs `duplicate`: an upload that checks nothing needs no look-up, and
+        its row, committed before or after a concurrent check, is one serial order or the
+        other (so the company's uploads are not serialized for templates that never ask)."""
+        if hashes is not None and loaded.program.runs_validation("duplicate"):
             duplicates.lock(session, auth.company_id, auth.testing)
             found[:] = duplicates.find(
                 session, auth.company_id, auth.testing, loaded.record.id, hashes

@@ -210,3 +210,42 @@ def test_the_look_up_keeps_exactly_the_photos_within_near_bits(db: Any) -> None:
                 assert [match.bits for match in found] == expected, (kind, bits)
         assert duplicates.find(session, "near-0", False, "new", (whole, center)) == []
         assert duplicates.find(session, "near-0", True, "stored", (whole, center)) == []
+
+
+def test_a_template_without_duplicate_takes_no_lock_and_still_leaves_its_photo_findable(
+    live_server: str,
+    company: dict[str, Any],
+    template_id: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The company's lock serializes uploads; a template that never runs `duplicate` does not
+    take it (nor look up), but its photo's row is kept, so a later check finds it."""
+    from server.images import duplicates
+
+    locked: list[str] = []
+    real_lock = duplicates.lock
+
+    def counting_lock(session: Any, company_id: str, testing: bool) -> None:
+        locked.append(company_id)
+        real_lock(session, company_id, testing)
+
+    monkeypatch.setattr(duplicates, "lock", counting_lock)
+    key = company["testKey"]
+    plain = httpx.post(
+        f"{live_server}/v1/inspection/template",
+        json={
+            "source": TEMPLATE.replace("    validate duplicate\n", "").replace(
+                '"Fraud signals"', '"No duplicate check"'
+            )
+        },
+        headers={"x-api-key": key},
+    )
+    assert plain.status_code == 201, plain.text
+    photo = camera_jpeg(scene(seed=41))
+    unchecked = new_inspection(live_server, key, plain.json()["_id"])
+    send(live_server, key, unchecked["productId"], "front", photo)
+    assert locked == []
+    checked = new_inspection(live_server, key, template_id)
+    result = send(live_server, key, checked["productId"], "front", photo)["duplicate"]
+    assert locked == [company["companyId"]]
+    assert (result["valid"], result["result"]) == (False, unchecked["inspectionId"])
