@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from litestar import Request, get, post, put
+from litestar import Request, delete, get, post, put
 from litestar.params import FromPath, PathParameter, QueryParameter
 from litestar.response import Response
 
@@ -17,7 +17,7 @@ from server.common import in_thread
 from server.deps import auth_of, services
 from server.errors import ApiError
 from server.multipart import TEMPLATE_BODY_BYTES, read_body
-from server.schemas import operation
+from server.schemas import DERIVED, Message, operation
 from server.settings import Settings
 from server.templates import service as templates
 from server.templates.schemas import (
@@ -258,6 +258,20 @@ async def save_shared_file(request: Request[Any, Any, Any], name: SharedName) ->
     )
 
 
+@delete(
+    "/v1/inspection/shared/{name:str}",
+    tags=TAGS,
+    status_code=200,
+    operation_class=operation(status=200, response=DERIVED, errors=(404,)),
+)
+async def delete_shared_file(request: Request[Any, Any, Any], name: SharedName) -> Message:
+    """Delete one of the company's shared files. Saved templates keep what they included (their
+    manifests hold it); a template saved again that still includes it gets E043."""
+    db, company_id = services(request).db, auth_of(request).company_id
+    await in_thread(templates.delete_shared_file, db, company_id, name)
+    return Message(message="Shared file deleted")
+
+
 ROUTES: list[Any] = [
     list_templates,
     preview_templates,
@@ -268,4 +282,5 @@ ROUTES: list[Any] = [
     list_shared_files,
     get_shared_file,
     save_shared_file,
+    delete_shared_file,
 ]

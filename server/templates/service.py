@@ -613,7 +613,7 @@ def save_shared_file(
         )
         session.commit()
         record = _shared_record(session, company_id, name)
-        if record is None:  # deleted in between: nothing deletes shared files today
+        if record is None:  # deleted between the upsert and this read
             raise shared_file_not_found()
         return _shared_api(record)
 
@@ -633,6 +633,17 @@ def get_shared_file(db: Database, company_id: str, name: str) -> str:
         if record is None:
             raise shared_file_not_found()
         return str(record.source)
+
+
+def delete_shared_file(db: Database, company_id: str, name: str) -> None:
+    """Delete one of the company's shared files; 404 `not_found_shared_file` otherwise. The
+    manifests of saved templates are self-contained, so none of them changes."""
+    with db.session(immediate=True) as session:
+        record = _shared_record(session, company_id, name)
+        if record is None:
+            raise shared_file_not_found()
+        session.delete(record)
+        session.commit()
 
 
 def list_shared_files(db: Database, company_id: str) -> list[dict[str, Any]]:

@@ -175,3 +175,34 @@ def test_two_saves_of_a_new_shared_file_at_once_both_succeed(
     assert kept in {f"let raced = {value}\n" for value in range(4)}
     listed = client.get("/v1/inspection/shared", headers=test_headers).json()
     assert [item["name"] for item in listed].count("raced") == 1
+
+
+def test_deleting_a_shared_file_keeps_saved_templates_and_stops_new_includes(
+    client: httpx.Client, test_headers: dict[str, str], other_company: dict[str, Any]
+) -> None:
+    assert _share(client, test_headers, "to-delete", "let limit = 9\n").status_code == 200
+    source = (
+        'include "to-delete"\ntemplate "Includes a deleted file"\n    type: car\n'
+        'image front\n    label: "Front"\n'
+        'verdict\n    disapprove "Over {limit}" when limit > 5\n'
+    )
+    saved = _create(client, test_headers, source)
+    assert saved.status_code == 201, saved.text
+    # Another company cannot delete it: as for everything of another company, 404.
+    other = {"x-api-key": other_company["testKey"]}
+    refused = client.delete("/v1/inspection/shared/to-delete", headers=other)
+    assert (refused.status_code, refused.json()["code"]) == (404, "not_found_shared_file")
+    deleted = client.delete("/v1/inspection/shared/to-delete", headers=test_headers)
+    assert deleted.status_code == 200, deleted.text
+    assert deleted.json() == {"message": "Shared file deleted"}
+    gone = client.get("/v1/inspection/shared/to-delete", headers=test_headers)
+    assert (gone.status_code, gone.json()["code"]) == (404, "not_found_shared_file")
+    again = client.delete("/v1/inspection/shared/to-delete", headers=test_headers)
+    assert (again.status_code, again.json()["code"]) == (404, "not_found_shared_file")
+    # The saved template holds what it included; saving it again now finds no such file.
+    url = f"/v1/inspection/template/{saved.json()['_id']}"
+    kept = client.get(url, params={"withLogic": "true"}, headers=test_headers).json()
+    assert kept["logic"]["lets"][0]["value"]["value"] == 9
+    resaved = client.put(url, content=source.encode(), headers=_text(test_headers))
+    assert resaved.status_code == 422
+    assert [e["code"] for e in resaved.json()["errors"]] == ["E043"]
