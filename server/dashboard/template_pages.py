@@ -174,7 +174,7 @@ async def shared_file(request: Request[Any, Any, Any], name: FromQuery[str] = ""
     try:
         source = await in_thread(templates.get_shared_file, app.db, member.actor.company_id, name)
     except ApiError:
-        source = ""
+        return _shared_page(request, member, name=name, source="", exists=False)
     return _shared_page(request, member, name=name, source=source)
 
 
@@ -188,13 +188,15 @@ def _shared_page(
     error: str | None = None,
     saved: bool = False,
     empty: bool = False,
+    exists: bool = True,
+    deleted: str | None = None,
     status_code: int = 200,
 ) -> Any:
     return render(
         request,
         "shared_file.html",
         {"name": name, "source": source, "diagnostics": diagnostics or [], "error": error,
-         "saved": saved, "empty": empty},
+         "saved": saved, "empty": empty, "exists": exists and bool(name), "deleted": deleted},
         member=member,
         status_code=status_code,
     )  # fmt: skip
@@ -210,7 +212,9 @@ async def save_shared_file(request: Request[Any, Any, Any]) -> Any:
     name = str(form.get("name", "")).strip()
     source = str(form.get("source", "")).replace("\r\n", "\n")
     if not source.strip():
-        return _shared_page(request, member, name=name, source=source, status_code=400, empty=True)
+        return _shared_page(
+            request, member, name=name, source=source, status_code=400, empty=True, exists=False
+        )
     try:
         await in_thread(
             templates.save_shared_file, app.db, member.actor.company_id, name, source, app.clock()
@@ -219,9 +223,27 @@ async def save_shared_file(request: Request[Any, Any, Any]) -> Any:
         found = [_with_caret({**item, "file": None}, source) for item in (error.errors or [])]
         return _shared_page(
             request, member, name=name, source=source, diagnostics=found,
-            error=error.description, status_code=error.status,
+            error=error.description, status_code=error.status, exists=False,
         )  # fmt: skip
     return _shared_page(request, member, name=name, source=source, saved=True)
+
+
+@post("/templates/shared/delete", status_code=200)
+async def delete_shared_file(request: Request[Any, Any, Any]) -> Any:
+    """Delete a shared file (the API's rules): saved templates keep what they included."""
+    member = signed_in(request)
+    require(member, "templates.edit")
+    app = app_services(request)
+    form = await request.form()
+    name = str(form.get("name", "")).strip()
+    try:
+        await in_thread(templates.delete_shared_file, app.db, member.actor.company_id, name)
+    except ApiError as error:
+        return _shared_page(
+            request, member, name=name, source="", error=error.description,
+            status_code=error.status, exists=False,
+        )  # fmt: skip
+    return _shared_page(request, member, name="", source="", deleted=name, exists=False)
 
 
 def _editor(
@@ -475,6 +497,7 @@ ROUTES: list[Any] = [
     template_list,
     shared_file,
     save_shared_file,
+    delete_shared_file,
     new_template,
     check,
     format_template,

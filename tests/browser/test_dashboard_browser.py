@@ -222,6 +222,16 @@ def test_a_shared_file_written_then_included_by_a_template(
     dash.get_by_role("button", name="Save as a new template").click()
     dash.wait_for_url(re.compile(r"/dashboard/templates/[0-9a-f]{24}\?saved=1$"))
     look(dash, "14-template-with-include-saved", screenshot, axe_check)
+    # Deleting it takes a second step (the details open), and says what it leaves.
+    dash.goto(f"{live_server}/dashboard/templates/shared?name=fleet-common")
+    delete = dash.get_by_role("button", name="Delete the shared file")
+    assert not delete.is_visible()
+    dash.get_by_text("Delete this shared file").click()
+    delete.click()
+    dash.get_by_text("Deleted fleet-common.").wait_for()
+    look(dash, "15-shared-file-deleted", screenshot, axe_check)
+    gone = dash.request.get(f"{live_server}/dashboard/templates/shared?name=fleet-common")
+    assert "Delete this shared file" not in gone.text()
 
 
 def test_inspection_listed_opened_and_pdf_downloaded(
