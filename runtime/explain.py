@@ -124,8 +124,11 @@ def _sets(body: Sequence[ir.Statement]) -> list[str]:
     return sorted({name for node in body for name in semantics_of(node, "explanation").sets(node)})
 
 
-def explain(program: Program, state: InspectionState) -> Explanation:
-    """The explanation of the state's verdict (or of where it stands, before completion)."""
+def explain(program: Program, state: InspectionState, locale: str | None = None) -> Explanation:
+    """The explanation of the state's verdict (or of where it stands, before completion); its
+    reasons, verdict lines and missing items in `locale` (a reader's language: the dashboard
+    member's), the inspection's own when not given or not translated."""
+    locale = locale or state.locale
     now = state.completedAt or state.updatedAt
     env = build_env(program, state, now)
     env["steps"] = -(10**12)  # explaining is not an event: no step limit
@@ -133,14 +136,14 @@ def explain(program: Program, state: InspectionState) -> Explanation:
         MissingExplanation(
             kind=item.kind, identifier=item.identifier, label=item.label, reason=item.reason
         )
-        for item in missing_items(program, state)
+        for item in missing_items(program, state, locale)
     ]
     checks = [
         _condition("check", check.name, check.span, check.valid, env) for check in program.checks
     ]
     for item in checks:
         item.decided = item.holds is not True
-    texts = program.reasons_in(state.locale)
+    texts = program.reasons_in(locale)
     verdict = [
         _condition("disapprove", ReferenceEvaluator().reason(reason, env), span, when, env)
         for reason, (_, when, span) in zip(texts.disapprovals, program.disapprovals, strict=True)
@@ -189,7 +192,7 @@ def explain(program: Program, state: InspectionState) -> Explanation:
     ]
     return Explanation(
         veredict=state.veredict,
-        reasons=list(state.reasons),
+        reasons=list(state.reasons_in(locale)),
         status=state.status,
         missing=missing,
         verdict=verdict,

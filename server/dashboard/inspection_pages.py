@@ -175,7 +175,9 @@ def readable_conditions(
     return shown
 
 
-def _detail(app: Services, member: Member, inspection_id: str) -> dict[str, Any]:
+def _detail(
+    app: Services, member: Member, inspection_id: str, locale: str | None = None
+) -> dict[str, Any]:
     auth = member.auth
     with app.db.session() as session:
         try:
@@ -184,7 +186,7 @@ def _detail(app: Services, member: Member, inspection_id: str) -> dict[str, Any]
             raise NotFound(f"inspection {inspection_id}") from None
         loaded = inspections.load(session, record)
     document = inspections.get_inspection(app.db, app.settings, auth, inspection_id)
-    explanation = explain(loaded.program, loaded.state)
+    explanation = explain(loaded.program, loaded.state, locale)
     reports_list = reports.list_report_requests(app.db, app.settings, auth, inspection_id)
     source = (
         templates.source_of(app.db, record.manifest_key, record.template_id) or ""
@@ -222,8 +224,8 @@ def _detail_page(
     notice: str | None = None,
     status_code: int = 200,
 ) -> Any:
-    context = _detail(app_services(request), member, inspection_id)
     locale = member_locale(request, member)
+    context = _detail(app_services(request), member, inspection_id, locale)
     context["captures"] = capture.by_image(context["state"], locale)
     # the verdict's reasons in the member's language (the inspection's where it has none)
     context["reasons"] = context["state"].reasons_in(locale)

@@ -153,6 +153,29 @@ def test_explanation_lists_the_missing_items() -> None:
     assert "Missing: input Notes" in render_text(explanation)
 
 
+
+def test_the_explanation_speaks_its_readers_language() -> None:
+    """Issue 25: the explanation a dashboard member reads is in their language: the missing
+    items (labels and reasons), the verdict's reasons and the verdict lines' texts; without a
+    locale it is the inspection's."""
+    program = lenient()
+    done = rt.finish(program, new(program, "es_AR"), completed_by="expiration", now=at(2))
+    own = rt.explain(program, done)
+    assert own.missing[0].reason == "Falta la foto obligatoria: Frente"
+    assert own.reasons == done.reasons
+    english = rt.explain(program, done, "en_US")
+    assert [(m.label, m.reason) for m in english.missing][:1] == [
+        ("Front", "Required photo not uploaded: Front")
+    ]
+    assert english.reasons == done.reasons_in("en_US") != done.reasons
+    assert english.reasons[0] == "Required photo not uploaded: Front"
+    portuguese = rt.explain(program, done, "pt_BR")
+    assert portuguese.missing[0].reason.startswith("Foto obrigatória não enviada: ")
+    # The default `otherwise` of a template with none written reads in the reader's language.
+    assert [line.label for line in portuguese.verdict] == [
+        "A condição de aprovação não foi atendida"
+    ]
+
 RAN = """
 template "Ran"
     type: car
