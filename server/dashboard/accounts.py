@@ -132,27 +132,17 @@ def _require(actor: Actor, action: str) -> None:
         raise AccountError("forbidden", f"the {actor.role} role may not do {action}")
 
 
-def _account_row(account: Account) -> dict[str, Any]:
+def _account_row(account: Account | PendingInvitation) -> dict[str, Any]:
+    """A row of the members page: an account, or an invitation to an address taken by another
+    company shaped as an invited account (no password yet) so the two cannot be told apart."""
+    active = isinstance(account, Account) and account.password_hash is not None
     return {
         "id": account.id,
         "companyId": account.company_id,
         "email": account.email,
         "role": account.role,
-        "active": account.password_hash is not None,
+        "active": active,
         "createdAt": account.created_at.isoformat(),
-    }
-
-
-def _invitation_row(invitation: PendingInvitation) -> dict[str, Any]:
-    """An invitation to an address taken by another company, shaped as an invited account
-    (no password yet): the inviter cannot tell the two apart."""
-    return {
-        "id": invitation.id,
-        "companyId": invitation.company_id,
-        "email": invitation.email,
-        "role": invitation.role,
-        "active": False,
-        "createdAt": invitation.created_at.isoformat(),
     }
 
 
@@ -353,7 +343,7 @@ def invite(
                 session.commit()
             except IntegrityError:  # the same invitation, sent twice at once
                 raise AccountError("email_taken", f"{address} already has an account") from None
-            row = _invitation_row(invitation)
+            row = _account_row(invitation)
             _tell_already_elsewhere(send, actor, address, role, name)
             return row
         token = _issue_link(session, account.id, "invite", INVITE_LIFETIME)
@@ -484,7 +474,7 @@ def list_accounts(db: Database, actor: Actor) -> list[dict[str, Any]]:
         pending = select(PendingInvitation).where(
             cast(Any, PendingInvitation.company_id) == actor.company_id
         )
-        rows += [_invitation_row(row) for row in session.execute(pending).scalars()]
+        rows += [_account_row(row) for row in session.execute(pending).scalars()]
     return sorted(rows, key=lambda row: (row["createdAt"], row["email"]))
 
 
@@ -520,7 +510,7 @@ def change_role(db: Database, actor: Actor, account_id: str, role: str) -> dict[
             invitation.role = role
             session.add(invitation)
             session.commit()
-            return _invitation_row(invitation)
+            return _account_row(invitation)
         account = _target(session, actor, account_id)
         if "owner" in (role, account.role):
             _require(actor, "members.manage_owners")
