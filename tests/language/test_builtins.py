@@ -350,7 +350,10 @@ def test_easy_car_approves_four_good_photos() -> None:
 def test_easy_car_disapproves_a_recaptured_photo() -> None:
     document, state = run_inspection("easy", "car", results={"recaptured": (20, None)})
     assert document["veredict"] == "disapproved"
-    assert state.reasons == ["A photo was taken from a screen or a print"]
+    # The built-ins translate their reasons: the inspection is es_AR, the other locales are kept.
+    assert state.reasons == ["Una foto fue tomada de una pantalla o de una impresión"]
+    assert state.reasons_in("en_US") == ["A photo was taken from a screen or a print"]
+    assert state.reasons_in("pt_BR") == ["Uma foto foi tirada de uma tela ou de uma impressão"]
     # `recaptured` is optional in the built-ins (docs/vision.md: no analyzer here runs it), so
     # a failed one leaves the photos approved; the `live_photos` check disapproves on its own.
     assert variables(document) == {"approved_photos": 4}
@@ -377,7 +380,9 @@ def test_deep_car_disapproves_a_plate_that_does_not_match() -> None:
         inputs={"mileage": 85000},
     )
     assert document["veredict"] == "disapproved"
-    assert state.reasons == ["The plate in the photos does not match the declared plate"]
+    assert state.reasons_in("en_US") == [
+        "The plate in the photos does not match the declared plate"
+    ]
     checks = {item["name"]: item["valid"] for item in document["globalValidations"]}
     assert checks == {"Plate matches": False, "Make matches": True, "Live photos": True}
 
@@ -394,7 +399,7 @@ def test_deep_car_scores_detected_damage() -> None:
         "deep", "car", detected={("front", "damage"): [crash]}, inputs={"mileage": 1000}
     )
     assert variables(document) == {"damage_score": 70, "risk": "high"}
-    assert state.reasons == ["The car has too much damage"]
+    assert state.reasons_in("en_US") == ["The car has too much damage"]
 
 
 def test_damage_car_scores_declared_damages() -> None:
@@ -407,7 +412,7 @@ def test_damage_car_scores_declared_damages() -> None:
     crash = {"part": "hood", "damage": "crash", "severity": "severe", "percentage": 60}
     document, state = run_inspection("damage", "car", declared=(crash,))
     assert variables(document)["condition_score"] == 60
-    assert state.reasons == ["The car has severe damage"]
+    assert state.reasons_in("en_US") == ["The car has severe damage"]
 
 
 def test_easy_people_disapproves_a_selfie_that_does_not_match() -> None:
@@ -415,10 +420,10 @@ def test_easy_people_disapproves_a_selfie_that_does_not_match() -> None:
     assert document["veredict"] == "approved"
     document, state = run_inspection("easy", "people", results={"face_comparison": (40, None)})
     assert document["veredict"] == "disapproved"
-    assert state.reasons == ["The selfie does not match the identity card"]
+    assert state.reasons_in("en_US") == ["The selfie does not match the identity card"]
 
 
 def test_easy_cellphone_disapproves_a_damaged_screen() -> None:
     document, state = run_inspection("easy", "cellphone", results={"damage": (10, None)})
     assert variables(document) == {"screen_state": "damaged"}
-    assert state.reasons == ["The screen is damaged"]
+    assert state.reasons_in("en_US") == ["The screen is damaged"]
