@@ -1,40 +1,23 @@
-"""Runs the language conformance vectors in `tests/conformance/language/*.json`.
-
-Each vector is `{"name", "source", "expect": {manifest fragment}}` (the compiled manifest must
-contain the fragment: objects by subset, lists item by item with equal length) or
-`{"name", "source", "diagnostics": [{"code", "line", "column", "suggestion"?,
-"messageIncludes"?}]}` (exactly these diagnostics, in order; `messageIncludes` is text the
-message or its notes must contain). `templateKind` optionally compiles as a built-in.
-`includes` (`{name: source}`) are the files the source's `include` lines may name; a
-diagnostic in one of them has `"file": NAME` (a diagnostic without `file` is in the source).
+"""Runs the manifest and diagnostics vectors of every file of `tests/conformance/` (their
+format is tests/conformance/README.md): a manifest vector's compiled manifest must contain its
+`expect`, a diagnostics vector's source must give exactly its `diagnostics`. The run vectors of
+the same files run in tests/runtime/test_runtime_template_vectors.py.
 """
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
 from inspectlang.compiler import check_source, compile_source
 from inspectlang.diagnostics import CODES
+from inspectlang.manifest import TemplateKind
+from tests.conformance.vectors import Vector, all_vectors, schema, vectors
 
-VECTORS_DIR = Path(__file__).resolve().parent.parent / "conformance" / "language"
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
-
-
-def load_vectors() -> list[tuple[str, dict[str, Any]]]:
-    vectors: list[tuple[str, dict[str, Any]]] = []
-    for path in sorted(VECTORS_DIR.glob("*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        for test in data["tests"]:
-            vectors.append((f"{path.stem}: {test['name']}", test))
-    return vectors
-
-
-VECTORS = load_vectors()
+VECTORS = vectors("manifest") + vectors("diagnostics")
 
 
 def mismatch(expected: Any, actual: Any, path: str = "$") -> str | None:
@@ -62,11 +45,12 @@ def mismatch(expected: Any, actual: Any, path: str = "$") -> str | None:
     return None
 
 
-@pytest.mark.parametrize(("name", "vector"), VECTORS, ids=[name for name, _ in VECTORS])
-def test_vector(name: str, vector: dict[str, Any]) -> None:
+@pytest.mark.parametrize("case", VECTORS, ids=[case.id for case in VECTORS])
+def test_vector(case: Vector) -> None:
+    vector = case.test
     kind = vector.get("templateKind", "created")
     includes = vector.get("includes")
-    if "expect" in vector:
+    if case.kind == "manifest":
         template = compile_source(
             vector["source"], "t.insp", template_kind=kind, now=NOW, includes=includes
         )
@@ -100,16 +84,18 @@ def test_vector(name: str, vector: dict[str, Any]) -> None:
                 assert item["messageIncludes"] in said, said
 
 
-def test_every_vector_has_one_expectation_and_a_unique_name() -> None:
-    names = [name for name, _ in VECTORS]
-    assert len(names) == len(set(names))
-    for _, vector in VECTORS:
-        assert ("expect" in vector) != ("diagnostics" in vector)
-        assert vector.get("diagnostics") != []
+def test_every_vector_has_a_unique_name_in_its_file() -> None:
+    # One kind per vector and only known keys: the schema, checked as the files are read.
+    ids = [vector.id for vector in all_vectors()]
+    assert len(ids) == len(set(ids))
+
+
+def test_the_schema_names_the_template_kinds() -> None:
+    assert schema()["$defs"]["templateKind"]["enum"] == list(get_args(TemplateKind))
 
 
 def test_every_diagnostic_code_has_a_vector() -> None:
-    covered = {d["code"] for _, v in VECTORS for d in v.get("diagnostics", [])}
+    covered = {d["code"] for v in vectors("diagnostics") for d in v.test["diagnostics"]}
     # E005 (file larger than 1 MB) is tested in test_compiler.py: a vector would weigh 1 MB.
     # E039 (the runtime refuses what the checker accepted) is the server's, when a template is
     # saved; no template is known to cause it (tests/server/test_templates.py).

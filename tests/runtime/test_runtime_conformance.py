@@ -1,14 +1,12 @@
-"""Every evaluation conformance vector, on the compiled path and on the reference path.
-
-Vectors live in tests/conformance/evaluation/<area>.json: each test has a name, an
-`expression` (source compiled with `compile_expression`) or `ir`, optional `data`, and exactly
-one of `value` (the result, with no rule error), `error` (the result is missing and that rule
-error is recorded) or `refused` (the runtime refuses the IR at load).
+"""Every expression vector of `tests/conformance/` (the files of `evaluation/`; their format is
+tests/conformance/README.md), on the compiled path and on the reference path: an `expression`
+(source compiled with `compile_expression`) or `ir`, optional `data`, and exactly one of
+`value` (the result, with no rule error), `error` (the result is missing and that rule error is
+recorded) or `refused` (the runtime refuses the IR at load).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,7 @@ import pytest
 from inspectlang.compiler import compile_expression
 from runtime.errors import InvalidProgram
 from runtime.expression import compile_ir
+from tests.conformance.vectors import vectors
 
 VECTORS = Path(__file__).resolve().parents[1] / "conformance" / "evaluation"
 PATHS = ("compiled", "reference")
@@ -48,23 +47,11 @@ def expand(value: Any) -> Any:
     return value
 
 
-def load_vectors() -> list[Any]:
-    cases = []
-    for path in sorted(VECTORS.glob("*.json")):
-        area = json.loads(path.read_text(encoding="utf-8"))
-        for test in area["tests"]:
-            outcomes = [key for key in ("value", "error", "refused") if key in test]
-            assert len(outcomes) == 1, f"{path.name}:{test['name']} needs exactly one outcome"
-            for evaluation_path in PATHS:
-                cases.append(
-                    pytest.param(
-                        area["context"],
-                        test,
-                        evaluation_path,
-                        id=f"{area['area']}-{test['name']}-{evaluation_path}",
-                    )
-                )
-    return cases
+CASES = [
+    pytest.param(vector.context, vector.test, path, id=f"{vector.id}-{path}")
+    for vector in vectors("expression")
+    for path in PATHS
+]
 
 
 def build(context: dict[str, Any], test: dict[str, Any]) -> Any:
@@ -95,7 +82,7 @@ def same(actual: Any, expected: Any) -> bool:
     return bool(actual == expected)
 
 
-@pytest.mark.parametrize(("context", "test", "path"), load_vectors())
+@pytest.mark.parametrize(("context", "test", "path"), CASES)
 def test_vector(context: dict[str, Any], test: dict[str, Any], path: str) -> None:
     if test.get("refused"):
         with pytest.raises(InvalidProgram):

@@ -1,49 +1,32 @@
-"""Template-level conformance vectors, on the compiled path and on the reference path.
-
-Vectors live in tests/conformance/templates/<area>.json: each test has a name, a `source`
-(a whole template), `create` (input values by input name, sent at creation; `locale` optional),
-optional `update` (input values by name, sent after start), optional `includes` (`{name:
-source}`: the files the source's `include` lines name) and exactly one of
-`expect` (`{"veredict", "reasons"?, "localizedReasons"?, "variables"?, "status"?, "review"?,
-"checkNames"?}` after finish; `localizedReasons` the reasons in the other locales, `review`
-lists the `{code, message}` of the reasons a person decides) or `refused` (the runtime
-error code a creation or update answers with). Features whose meaning spans a template (select
-keys, reasons with values, conditional inputs) are pinned here, expression semantics in
-tests/conformance/evaluation.
+"""The run vectors of every file of `tests/conformance/` (their format is
+tests/conformance/README.md), on the compiled path and on the reference path: an inspection of
+the vector's template is created with its `create` inputs, started, updated with `update`, and
+finished; its `expect` is the state after, or `refused` the error code it answers with. Features
+whose meaning spans a template (select keys, reasons with values, conditional inputs, a
+statement) are pinned here, expression semantics by the expression vectors
+(test_runtime_conformance.py).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
-from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
 import runtime as rt
 from inspectlang.compiler import compile_source
 from runtime.program import Program, load_program
+from runtime.state import Status, Veredict
+from tests.conformance.vectors import schema, vectors
 
-VECTORS = Path(__file__).resolve().parents[1] / "conformance" / "templates"
 PATHS = ("compiled", "reference")
 NOW = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
-
-
-def load_vectors() -> list[Any]:
-    cases = []
-    for path in sorted(VECTORS.glob("*.json")):
-        area = json.loads(path.read_text(encoding="utf-8"))
-        for test in area["tests"]:
-            outcomes = [key for key in ("expect", "refused") if key in test]
-            assert len(outcomes) == 1, f"{path.name}:{test['name']} needs exactly one outcome"
-            for evaluation_path in PATHS:
-                cases.append(
-                    pytest.param(
-                        test, evaluation_path, id=f"{area['area']}-{test['name']}-{evaluation_path}"
-                    )
-                )
-    return cases
+CASES = [
+    pytest.param(vector.test, path, id=f"{vector.id}-{path}")
+    for vector in vectors("run")
+    for path in PATHS
+]
 
 
 def _inputs(program: Program, values: dict[str, Any]) -> list[dict[str, Any]]:
@@ -69,7 +52,7 @@ def run(test: dict[str, Any], path: str) -> rt.InspectionState:
     return rt.finish(program, state, completed_by="client", now=NOW)
 
 
-@pytest.mark.parametrize(("test", "path"), load_vectors())
+@pytest.mark.parametrize(("test", "path"), CASES)
 def test_template_vector(test: dict[str, Any], path: str) -> None:
     if "refused" in test:
         with pytest.raises(rt.InspectionError) as raised:
@@ -93,3 +76,9 @@ def test_template_vector(test: dict[str, Any], path: str) -> None:
         assert state.review is not None
         found = [{"code": r["code"], "message": r["message"]} for r in state.review.reasons]
         assert found == expect["review"]
+
+
+def test_the_schema_names_the_verdicts_and_statuses() -> None:
+    expect = schema()["$defs"]["runVector"]["properties"]["expect"]["properties"]
+    assert expect["veredict"]["enum"] == list(get_args(Veredict))
+    assert expect["status"]["enum"] == list(get_args(Status))
