@@ -6,7 +6,10 @@ the same files run in tests/runtime/test_runtime_template_vectors.py.
 
 from __future__ import annotations
 
+import json
+import re
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, get_args
 
 import pytest
@@ -14,7 +17,14 @@ import pytest
 from inspectlang.compiler import check_source, compile_source
 from inspectlang.diagnostics import CODES
 from inspectlang.manifest import TemplateKind
-from tests.conformance.vectors import Vector, all_vectors, schema, vectors
+from tests.conformance.vectors import (
+    InvalidVectorFile,
+    Vector,
+    all_vectors,
+    read_file,
+    schema,
+    vectors,
+)
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 VECTORS = vectors("manifest") + vectors("diagnostics")
@@ -100,3 +110,31 @@ def test_every_diagnostic_code_has_a_vector() -> None:
     # E039 (the runtime refuses what the checker accepted) is the server's, when a template is
     # saved; no template is known to cause it (tests/server/test_templates.py).
     assert set(CODES) - covered == {"E005", "E039"}
+
+
+@pytest.mark.parametrize(
+    ("vector", "said"),
+    [
+        (
+            {"source": "x", "create": {}, "expect": {"veredict": "approved", "varibles": {}}},
+            "varibles",
+        ),
+        (
+            {"source": "x", "create": {}, "expect": {"verdict": "approved"}},
+            "'veredict' is a required",
+        ),
+        ({"source": "x", "expect": {"veredict": "approved"}}, "should not be valid"),
+        ({"source": "x", "diagnostics": [{"code": "E001", "line": 1, "colum": 1}]}, "colum"),
+        (
+            {"source": "x", "create": {}, "expect": {"veredict": "approved"}, "refused": "x"},
+            "exactly one",
+        ),
+    ],
+)
+def test_a_mistyped_vector_is_refused_not_skipped(
+    vector: dict[str, Any], said: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "area.json"
+    path.write_text(json.dumps({"area": "a", "tests": [{"name": "n", **vector}]}), "utf-8")
+    with pytest.raises(InvalidVectorFile, match=re.escape(said)):
+        read_file(path)
