@@ -45,12 +45,22 @@ function checkFile(grammar, file) {
   const problems = [];
   const counts = { comment: 0, string: 0, number: 0, keyword: 0, validation: 0, function: 0 };
   let state = vsctm.INITIAL;
+  let inRule = false; // inside an `on EVENT` block: every indented line is a statement
   const lines = fs.readFileSync(file, "utf8").split("\n");
   lines.forEach((line, n) => {
     const where = `${path.basename(file)}:${n + 1}`;
     const { scopes, state: next, tokens } = scopesOf(grammar, line, state);
     state = next;
     const has = (i, part) => scopes[i] && scopes[i].some((s) => s.includes(part));
+    if (/^[^\s#]/.test(line)) inRule = /^on\s/.test(line);
+    // A statement's first word is a keyword, whichever statement it is (`set`, `if`, a new one).
+    const statement = inRule ? /^\s+([a-z]+)\b/.exec(line) : null;
+    if (statement) {
+      if (!has(line.indexOf(statement[1]), "keyword.control")) {
+        problems.push(`${where}: statement '${statement[1]}' is not a keyword`);
+      }
+      counts.statement = (counts.statement || 0) + 1;
+    }
     for (const token of tokens) {
       if (token.scopes.some((s) => s.includes("invalid"))) problems.push(`${where}: invalid scope`);
     }
