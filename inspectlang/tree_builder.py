@@ -265,6 +265,9 @@ class ParseState:
     chains: dict[int, tuple[int, int]] = field(default_factory=dict)
 
 
+#: Sets a field of a frozen node (`with_comments`, on a node no one else holds yet).
+_set_field = object.__setattr__
+
 _STATE: ContextVar[ParseState] = ContextVar("inspectlang_parse_state")
 
 
@@ -305,10 +308,15 @@ class AstBuilder:
         return node
 
     def with_comments(self, node: Any, first: int, last: int | None = None) -> Any:
+        """`node` with the comments above and at the end of its lines. The node was built by
+        the calling callback and nothing else holds it yet (no AST class has a
+        `__post_init__`), so its two fields are set in place: what `dataclasses.replace`
+        would give, without building a second node (issue 26)."""
         lines = _STATE.get().lines
         comments, trailing = lines.attached(first, first if last is None else last)
         if comments or trailing:
-            return replace(node, comments=comments, trailing_comment=trailing)
+            _set_field(node, "comments", comments)
+            _set_field(node, "trailing_comment", trailing)
         return node
 
     def item(self, node: Any) -> Any:
