@@ -56,11 +56,16 @@ def _number(node: ast.Expr) -> float | None:
     return None
 
 
-def written(node: ast.Expr) -> str:
-    """A key for an expression: equal for the same expression written again."""
+def written(node: ast.Expr) -> str | None:
+    """A key for an expression: equal for the same expression written again. None for one that
+    cannot be written back (a number literal beyond the limit, already E019): it matches no
+    fact and gets no warning."""
     from inspectlang.formatter import format_expression
 
-    return format_expression(node)
+    try:
+        return format_expression(node)
+    except ValueError:
+        return None
 
 
 @record
@@ -83,7 +88,7 @@ class Ranges:
 
     def interval(self, node: ast.Expr, nonzero: frozenset[str] = frozenset()) -> Interval:
         found = self._interval(node, frozenset())
-        if _includes_zero(found) and written(node) in nonzero:
+        if _includes_zero(found) and (key := written(node)) is not None and key in nonzero:
             return (math.nextafter(0.0, 1.0), math.inf) if found[0] >= 0 else found
         return found
 
@@ -195,7 +200,9 @@ def _nonzero_facts(condition: ast.Expr) -> Iterator[str]:
         or (operator == "<=" and bound < 0)
         or (operator == "=" and bound != 0)
     ):
-        yield written(subject)
+        key = written(subject)
+        if key is not None:
+            yield key
 
 
 class DivisorCheck:
@@ -266,6 +273,8 @@ class DivisorCheck:
         if not _includes_zero((low, high)):
             return
         text = written(divisor)
+        if text is None:
+            return
         if math.isinf(low) and math.isinf(high):
             known = "nothing bounds it"
         elif math.isinf(low):
