@@ -15,11 +15,13 @@ from litestar.response import Stream
 from runtime.explain import _written as written_text
 from runtime.explain import explain
 from server.common import in_thread
+from server.dashboard import labels
 from server.dashboard.web import (
     Member,
     NotFound,
     app_services,
     member_locale,
+    nav,
     render,
     require,
     signed_in,
@@ -37,7 +39,7 @@ from server.templates import service as templates
 from server.web import capture
 
 
-@get("/inspections")
+@get("/inspections", opt=nav(labels._("Inspections"), "inspections.view", 10))
 async def inspection_list(request: Request[Any, Any, Any]) -> Any:
     """The list: search, filters, sort and page, all in the URL (a view is a link to share)."""
     member = signed_in(request)
