@@ -8,8 +8,14 @@ at a desktop width. Each page must answer 200 (no redirect away from it), pass a
 serious or critical violation), fit the width, and, in es_AR and pt_BR, show no English text
 left where the catalogs hold a translation; a full-page screenshot of each is saved under
 tests/artifacts/test_every_dashboard_page/ to look at. A route that is not a page (a CSV, a
-photo) must answer 200 too. A route whose parameter nothing here can fill fails the test with
-its name: add the value to `seeded` (never a skip).
+photo) must answer 200 too, and so must every same-origin link the pages show (once per
+address). A route whose parameter nothing here can fill fails the test with its name: add the
+value to `seeded` (never a skip).
+
+"English left" finds a text shown whole (a text node, a title, an `aria-label`...) that is the
+English of a catalog message the locale translates otherwise: a word that went around the
+catalog (a service's sentence, a string literal in a template). It cannot see English that no
+catalog holds, nor a message whose translation was copied from the English.
 """
 
 from __future__ import annotations
@@ -96,7 +102,8 @@ VISIBLE_TEXTS = """(skip) => {
             texts.push(node.textContent);
         }
     }
-    for (const element of document.querySelectorAll('[aria-label], [alt], [title], [placeholder]')) {
+    const named = '[aria-label], [alt], [title], [placeholder]';
+    for (const element of document.querySelectorAll(named)) {
         for (const name of ['aria-label', 'alt', 'title', 'placeholder']) {
             if (element.hasAttribute(name)) texts.push(element.getAttribute(name));
         }
@@ -108,6 +115,8 @@ VISIBLE_TEXTS = """(skip) => {
 }"""
 
 
+#: The same-origin links a page shows (not the sign-out form, a form's button is no link).
+LINKS = "a[href^='/'], a[href^='?'], a[href^='http://127.0.0.1']"
 #: The outermost elements that reach past the viewport's right edge.
 WIDEST = """(limit) => [...document.querySelectorAll('body *')]
     .filter(e => e.getBoundingClientRect().right > limit + 1
@@ -233,6 +242,8 @@ def test_every_dashboard_page(
         targets.append((path, url, redirects))
     problems: list[str] = []
     visited = 0
+    links: dict[str, str] = {}
+    checked: set[str] = set()
     #: Per page language (`es-AR`), what would be English left in it.
     english = {
         tag: english_left(locale) if locale != i18n.DEFAULT_LOCALE else []
@@ -280,6 +291,17 @@ def test_every_dashboard_page(
                     if left:
                         problems.append(f"{name}: English left: {left}")
                 screenshot(page, name)
+                for link in page.eval_on_selector_all(LINKS, "links => links.map(a => a.href)"):
+                    links.setdefault(link.split("#", 1)[0], name)
+        # Every link the pages show answers (after its redirects) 200: a number of the overview
+        # or a sort header that builds a bad query fails here, once per address.
+        for link, where in sorted(links.items()):
+            if link in checked:
+                continue
+            checked.add(link)
+            answer = page.request.get(link)
+            if answer.status != 200:
+                problems.append(f"{where}: its link {link} answered {answer.status}")
     elapsed = time.monotonic() - started
     print(f"{len(targets)} routes, {visited} page views in {elapsed:.1f} s")
     assert not problems, "\n".join(problems)
