@@ -149,9 +149,13 @@ def seeded(db: Any, settings: Any, live_server: str) -> dict[str, Any]:
     account = accounts.create_account(db, company["companyId"], owner, "owner", PASSWORD)
     actor = Actor(account["id"], company["companyId"], owner, "owner")
     sent: list[Mail] = []
+
+    def keep(mail: Mail) -> None:
+        sent.append(mail)
+
     invited = f"new-{secrets.token_hex(3)}@crawl.example.com"
-    accounts.invite(db, actor, invited, "viewer", live_server, sent.append)
-    accounts.request_reset(db, owner, live_server, sent.append)
+    accounts.invite(db, actor, invited, "viewer", live_server, keep)
+    accounts.request_reset(db, owner, live_server, keep)
     token = {
         kind: re.search(rf"/dashboard/{kind}\?token=(\S+)", "\n".join(m.text for m in sent))
         for kind in ("accept", "reset")
