@@ -9,7 +9,7 @@ POSTGRES_URL ?= postgresql://postgres@127.0.0.1:5432/test
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install system-deps browser-deps editors-deps node-client vision-data run test lint typecheck test-unit test-postgres bench clean
+.PHONY: install catalogs system-deps browser-deps editors-deps node-client vision-data run test lint typecheck test-unit test-postgres bench clean
 
 # Serving needs the server, reports and vision extras; the tests add the language server and the
 # development tools (pytest, mypy, moto, ...), which `make run` does not install.
@@ -25,7 +25,13 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[server,reports,vision,lsp,dev]'
 	touch $(STAMP) $(SERVE_STAMP)
 
-install: $(STAMP)
+install: $(STAMP) catalogs
+
+# The UI catalogs' compiled `.mo` files are not in git: made here from each `.po` that is newer
+# than its `.mo` (a few tens of ms; nothing when current), so no request pays it. The server
+# would compile a missing or stale one itself when it first loads it.
+catalogs: $(SERVE_STAMP)
+	@$(PY) -m server.web.catalogs
 
 # Tools from Debian's packages that the tests use: pdftoppm (poppler-utils) renders a report page
 # to PNG; chromium runs the browser tests (Playwright drives it: its own browser download cannot
@@ -93,7 +99,7 @@ editors-deps:
 	cd editors/vscode && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 
 ## Start the service on SQLite (./data) with a demo company and print its keys.
-run: $(SERVE_STAMP)
+run: $(SERVE_STAMP) catalogs
 	$(VENV)/bin/inspectlang serve --demo --host $(HOST) --port $(PORT) --data-dir data
 
 ## Lint, type-check, then the whole suite on SQLite and, when reachable, on PostgreSQL.
@@ -109,7 +115,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-test-unit: $(STAMP)
+test-unit: $(STAMP) catalogs
 	$(PY) -m pytest -q
 
 # The database tests again on PostgreSQL. Skipped with a plain message when PostgreSQL is not

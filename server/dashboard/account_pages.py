@@ -21,6 +21,7 @@ from server.dashboard.web import (
     account_error,
     action_message,
     app_services,
+    nav,
     redirect,
     render,
     require,
@@ -206,7 +207,7 @@ def _members_page(
     )
 
 
-@get("/members")
+@get("/members", opt=nav(labels._("Members"), "members.view", 50))
 async def members(request: Request[Any, Any, Any]) -> Any:
     member = signed_in(request)
     require(member, "members.view")
@@ -308,7 +309,7 @@ def _developers_page(
     )
 
 
-@get("/developers")
+@get("/developers", opt=nav(labels._("Developers"), "developers.view", 40))
 async def developers(request: Request[Any, Any, Any]) -> Any:
     member = signed_in(request)
     require(member, "developers.view")

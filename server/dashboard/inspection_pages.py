@@ -4,9 +4,11 @@ lines, the event timeline, PDF reports and a presigned share link."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 from urllib.parse import urlencode
 
+from babel.dates import format_date
 from litestar import Request, Response, get, post
 from litestar.params import FromPath, FromQuery
 from litestar.response import Stream
@@ -15,11 +17,13 @@ from litestar.response import Stream
 from runtime.explain import _written as written_text
 from runtime.explain import explain
 from server.common import in_thread
+from server.dashboard import labels
 from server.dashboard.web import (
     Member,
     NotFound,
     app_services,
     member_locale,
+    nav,
     render,
     require,
     signed_in,
@@ -37,7 +41,7 @@ from server.templates import service as templates
 from server.web import capture
 
 
-@get("/inspections")
+@get("/inspections", opt=nav(labels._("Inspections"), "inspections.view", 10))
 async def inspection_list(request: Request[Any, Any, Any]) -> Any:
     """The list: search, filters, sort and page, all in the URL (a view is a link to share)."""
     member = signed_in(request)
@@ -83,6 +87,57 @@ async def inspection_list(request: Request[Any, Any, Any]) -> Any:
         },
         member=member,
     )
+
+
+#: The overview's rows: what an operations team asks first, each a filter of the list.
+OVERVIEW_STATUSES = (
+    "created",
+    "started",
+    "processing",
+    search.REVIEW_STATUS,
+    "blocked",
+    "completed",
+)
+OVERVIEW_VERDICTS = ("approved", "disapproved")
+#: Its columns: creation dates, UTC, both included (the list's `from`/`to`).
+OVERVIEW_DAYS = {"today": 0, "week": 6}
+
+
+def _overview(app: Services, member: Member, locale: str) -> dict[str, Any]:
+    """How many inspections were created today and in the last 7 days (UTC), in all and by
+    status and verdict, each with the link to the list showing them (the list's own search,
+    counted up to its cap)."""
+    today = app.clock().date()
+    cells: dict[tuple[str, str], dict[str, Any]] = {}
+    for column, days in OVERVIEW_DAYS.items():
+        dates = {"from": (today - timedelta(days=days)).isoformat(), "to": today.isoformat()}
+        rows: list[tuple[str, dict[str, str]]] = [("all", {})]
+        rows += [(status, {"status": status}) for status in OVERVIEW_STATUSES]
+        rows += [(verdict, {"veredict": verdict}) for verdict in OVERVIEW_VERDICTS]
+        for row, chosen in rows:
+            query = search.parse({**dates, **chosen, "limit": "1"})
+            found = search.search(app.db, member.auth, query)
+            cells[row, column] = {
+                "total": found.total,
+                "capped": found.capped,
+                "link": "/dashboard/inspections?" + urlencode(query.params(limit="")),
+            }
+    return {
+        "cells": cells,
+        "statuses": OVERVIEW_STATUSES,
+        "verdicts": OVERVIEW_VERDICTS,
+        "today": format_date(today, format="long", locale=locale),
+    }
+
+
+@get("/overview", opt=nav(labels._("Overview"), "inspections.view", 5))
+async def overview(request: Request[Any, Any, Any]) -> Any:
+    """Today's and the week's inspections at a glance, every number a link to the list."""
+    member = signed_in(request)
+    require(member, "inspections.view")
+    locale = member_locale(request, member)
+    context = await in_thread(_overview, app_services(request), member, locale)
+    return render(request, "overview.html", context, member=member)
 
 
 @get("/inspections.csv", media_type="text/csv; charset=utf-8")
@@ -355,6 +410,7 @@ async def photo(
 
 ROUTES: list[Any] = [
     inspection_list,
+    overview,
     revoke_share,
     resend,
     inspection_csv,

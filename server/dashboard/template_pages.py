@@ -24,12 +24,14 @@ from runtime.explain import explain, render_text
 from runtime.program import load_program
 from server import routing
 from server.common import in_thread
+from server.dashboard import labels
 from server.dashboard.starter_events import starter_events
 from server.dashboard.web import (
     PREFIX,
     Member,
     NotFound,
     app_services,
+    nav,
     redirect,
     render,
     require,
@@ -143,7 +145,7 @@ def _with_caret(item: dict[str, Any], source: str) -> dict[str, Any]:
 # --- pages ---------------------------------------------------------------------------------------
 
 
-@get("/templates")
+@get("/templates", opt=nav(labels._("Templates"), "templates.view", 30))
 async def template_list(request: Request[Any, Any, Any]) -> Any:
     member = signed_in(request)
     require(member, "templates.view")

@@ -158,6 +158,30 @@ def action_message(
     return translations.gettext(labels.ACTION_MESSAGES[key]) % values
 
 
+#: A page handler's `opt` key that lists it in the header's navigation: `nav(...)` makes it.
+NAV = "dashboard_nav"
+
+
+def nav(label: str, action: str, position: int) -> dict[str, Any]:
+    """`@get(path, opt=nav(labels._("Word"), "area.view", 30))`: the page is in the navigation,
+    for members whose role may `action`, at `position` (lower first). The navigation is read
+    from the mounted routes, so a new page lists itself from its own module."""
+    return {NAV: (label, action, position)}
+
+
+@functools.cache
+def _nav_items(app: Any) -> tuple[tuple[int, str, str, str], ...]:
+    """`(position, label, path, action)` of every handler of `app` carrying `nav(...)`."""
+    items = []
+    for route in app.routes:
+        for handler in getattr(route, "route_handlers", ()):
+            entry = handler.opt.get(NAV)
+            if entry is not None:
+                label, action, position = entry
+                items.append((position, label, route.path, action))
+    return tuple(sorted(items))
+
+
 def _nav(
     request: Request[Any, Any, Any], member: Member | None, translations: Any
 ) -> list[tuple[str, str]]:
@@ -168,18 +192,11 @@ def _nav(
         if member.can("review.view")
         else 0
     )
-    items = [
-        (labels._("Inspections"), f"{PREFIX}/inspections", "inspections.view"),
-        (labels._("Review"), f"{PREFIX}/review", "review.view"),
-        (labels._("Templates"), f"{PREFIX}/templates", "templates.view"),
-        (labels._("Developers"), f"{PREFIX}/developers", "developers.view"),
-        (labels._("Members"), f"{PREFIX}/members", "members.view"),
-    ]
     # The review queue's count: how many inspections wait for a person (docs/review.md).
     counted = {f"{PREFIX}/review": waiting}
     return [
         (translations.gettext(label) + (f" ({counted[href]})" if counted.get(href) else ""), href)
-        for label, href, action in items
+        for _position, label, href, action in _nav_items(request.app)
         if member.can(action)
     ]
 

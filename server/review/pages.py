@@ -14,10 +14,12 @@ from litestar.params import FromPath
 from litestar.response import Stream
 
 from server.common import in_thread
+from server.dashboard import labels
 from server.dashboard.web import (
     Member,
     app_services,
     member_locale,
+    nav,
     redirect,
     render,
     require,
@@ -35,7 +37,7 @@ def who(member: Member) -> service.Who:
     return {"id": member.actor.account_id, "name": member.actor.email}
 
 
-@get("/review")
+@get("/review", opt=nav(labels._("Review"), "review.view", 20))
 async def review_queue(request: Request[Any, Any, Any]) -> Any:
     member = signed_in(request)
     require(member, "review.view")

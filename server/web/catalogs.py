@@ -4,22 +4,29 @@ A domain's messages come from the package of the same name (`web` from `server/w
 `consumer` from `server/consumer/`): `_()`/`{% trans %}` in its templates and
 `gettext(locale, "...")` in its Python. `update` merges newly extracted messages into every
 locale's `.po` (translations kept, new ones empty for a person to fill); the default run
-compiles every `.po` to its `.mo`. Babel's own reader and writer, no `pybabel` command needed;
-`compiled_bytes` and `extract_domain` are what the agreement tests compare against.
+compiles each `.po` whose `.mo` is missing or older (`make install`, `make run` and `make test`
+run it; the `.mo` files are not in git, and the server compiles one it finds missing or stale
+when it loads the catalog). Babel's own reader and writer, no `pybabel` command needed;
+`extract_domain` is what the agreement tests compare against.
 """
 
 from __future__ import annotations
 
-import io
 import sys
 from pathlib import Path
 
 from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_from_dir
-from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 
-from server.web.i18n import DEFAULT_LOCALE, LOCALE_DIRECTORY, SUPPORTED_LOCALES
+from server.web.i18n import (
+    DEFAULT_LOCALE,
+    LOCALE_DIRECTORY,
+    SUPPORTED_LOCALES,
+    compile_po,
+    is_current,
+    write_atomically,
+)
 
 #: `server/`: a domain's sources are `server/<domain>/`.
 SERVER_PACKAGE = LOCALE_DIRECTORY.parent.parent
@@ -38,20 +45,15 @@ def read_catalog(path: Path) -> Catalog:
         return read_po(handle, locale=path.parent.parent.name)
 
 
-def compiled_bytes(path: Path) -> bytes:
-    """The `.mo` bytes Babel writes for the `.po` at `path`."""
-    buffer = io.BytesIO()
-    write_mo(buffer, read_catalog(path), use_fuzzy=False)
-    return buffer.getvalue()
-
-
-def compile_all(root: Path = LOCALE_DIRECTORY) -> list[Path]:
-    """Write every `.mo` beside its `.po`; returns the files written."""
+def compile_all(root: Path = LOCALE_DIRECTORY, *, force: bool = False) -> list[Path]:
+    """Write the `.mo` beside each `.po` whose `.mo` is missing or older (every one with
+    `force`); returns the files written."""
     written = []
     for path in po_files(root):
         target = path.with_suffix(".mo")
-        target.write_bytes(compiled_bytes(path))
-        written.append(target)
+        if force or not is_current(path, target):
+            write_atomically(target, compile_po(path))
+            written.append(target)
     return written
 
 
@@ -103,7 +105,7 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["update"]:
         for domain in argv[1:] or ["web"]:
             update_domain(domain)
-    for path in compile_all():
+    for path in compile_all(force=argv[:1] == ["--force"]):
         print(path.relative_to(LOCALE_DIRECTORY.parent))
     return 0
 
