@@ -283,29 +283,37 @@ def _float_fields(model: type[BaseModel]) -> tuple[frozenset[str], frozenset[str
 #: Defaults `_construct` may share between instances, as pydantic's own copy would return them.
 _IMMUTABLE = (type(None), bool, int, float, str)
 
-#: In `_defaults`' plan: a required field (left out when not given, as `model_construct` does)
-#: and a field with a default factory (not given: `model_construct` itself is called).
+#: In `_plan`: a required field (left out when not given, as `model_construct` does) and a
+#: field with a default factory (not given: `model_construct` itself is called).
 _REQUIRED: Any = object()
 _FACTORY: Any = object()
+#: In `_plan`: what a given value goes through (whole numbers made floats, as validation would).
+_AS_IS, _FLOAT, _FLOAT_DICT = 0, 1, 2
+
+#: A field's step in `_plan`: (name, default or `_REQUIRED`/`_FACTORY`, conversion).
+_Step = tuple[str, Any, int]
 
 
-@cache
-def _defaults(model: type[BaseModel]) -> tuple[frozenset[str], tuple[tuple[str, Any], ...]]:
-    """The field names of `model`, and per field (name, default): what `_construct` fills a
-    field it is not given with. Empty when a default is mutable (`_construct` then calls
-    `model_construct`, which copies it)."""
-    plan: list[tuple[str, Any]] = []
+def _plan(model: type[BaseModel]) -> tuple[_Step, ...] | None:
+    """Per field of `model`, in order, what `_construct` puts in the instance's `__dict__`:
+    the given value (converted) or the default. None when a default is mutable (`_construct`
+    then calls `model_construct`, which copies it). Kept per model in `_PLANS`."""
+    floats, float_dicts = _float_fields(model)
+    steps: list[_Step] = []
     for name, info in model.__pydantic_fields__.items():
+        conversion = _FLOAT if name in floats else _FLOAT_DICT if name in float_dicts else _AS_IS
         if info.default_factory is not None:
-            plan.append((name, _FACTORY))
+            steps.append((name, _FACTORY, conversion))
         elif info.is_required():
-            plan.append((name, _REQUIRED))
+            steps.append((name, _REQUIRED, conversion))
         elif isinstance(info.default, _IMMUTABLE):
-            plan.append((name, info.default))
+            steps.append((name, info.default, conversion))
         else:
-            return frozenset(), ()
-    return frozenset(name for name, _ in plan), tuple(plan)
+            return None
+    return tuple(steps)
 
+
+_PLANS: dict[type[BaseModel], tuple[_Step, ...] | None] = {}
 
 _set_attribute = object.__setattr__
 
@@ -315,9 +323,40 @@ def _construct(model: type[_Model], **values: Any) -> _Model:
     validation would: the manifest is then the same object as when validated from its JSON.
 
     Built as `model_construct` builds it (the same `__dict__` in field order, the given names
-    as the fields set, no extra, no private) without its per-field alias and default lookups:
-    the compiler builds thousands of these for a large template (issue 26). A field left to
-    its default factory goes through `model_construct` itself."""
+    as the fields set, no extra, no private) without its per-field alias and default lookups,
+    in one pass over the model's `_plan`: the compiler builds thousands of these for a large
+    template (issue 26). A field left to its default factory, or a name that is no field, goes
+    through `model_construct` itself."""
+    try:
+        plan = _PLANS[model]
+    except KeyError:
+        plan = _PLANS[model] = _plan(model)
+    if plan is not None:
+        data: dict[str, Any] = {}
+        given = 0
+        for name, default, conversion in plan:
+            if name in values:
+                value = values[name]
+                if conversion:
+                    if conversion == _FLOAT:
+                        if type(value) is int:
+                            value = float(value)
+                    else:
+                        value = {key: float(item) for key, item in value.items()}
+                data[name] = value
+                given += 1
+            elif default is _FACTORY:
+                break
+            elif default is not _REQUIRED:
+                data[name] = default
+        else:
+            if given == len(values):
+                instance = model.__new__(model)
+                _set_attribute(instance, "__dict__", data)
+                _set_attribute(instance, "__pydantic_fields_set__", set(values))
+                _set_attribute(instance, "__pydantic_extra__", None)
+                _set_attribute(instance, "__pydantic_private__", None)
+                return instance
     floats, float_dicts = _float_fields(model)
     for name in floats:
         if type(values.get(name)) is int:
@@ -325,23 +364,7 @@ def _construct(model: type[_Model], **values: Any) -> _Model:
     for name in float_dicts:
         if name in values:
             values[name] = {key: float(item) for key, item in values[name].items()}
-    names, plan = _defaults(model)
-    if not plan or not names.issuperset(values):
-        return model.model_construct(**values)
-    data: dict[str, Any] = {}
-    for name, default in plan:
-        if name in values:
-            data[name] = values[name]
-        elif default is _FACTORY:
-            return model.model_construct(**values)
-        elif default is not _REQUIRED:
-            data[name] = default
-    instance = model.__new__(model)
-    _set_attribute(instance, "__dict__", data)
-    _set_attribute(instance, "__pydantic_fields_set__", set(values))
-    _set_attribute(instance, "__pydantic_extra__", None)
-    _set_attribute(instance, "__pydantic_private__", None)
-    return instance
+    return model.model_construct(**values)
 
 
 def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> Template:
