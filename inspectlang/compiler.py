@@ -220,16 +220,15 @@ def compile_source(
         sources = {file.filename: file.source for file in expansion.files} if expansion else {}
         errors = [d for d in diagnostics if d.severity == "error"]
         raise TemplateError(errors, source, {filename: source, **sources})
-    template = build_manifest(checked, now=now)
+    template = _unhashed_manifest(checked, now)
     if expansion is not None and expansion.files:
         _respan(template.logic, expansion)
-        template = with_revision(template)
-    return template
+    return with_revision(template)  # once, on the spans the manifest keeps
 
 
 def _respan(value: Any, expansion: Expansion) -> None:
     """Replace, in place, every span of an included file in the manifest's logic (freshly built
-    by `build_manifest`, so nothing else holds these lists) by `Expansion.manifest_span`."""
+    by `_unhashed_manifest`, so nothing else holds these lists) by `Expansion.manifest_span`."""
     if isinstance(value, BaseModel):
         items: Any = value.__dict__.items()
     elif isinstance(value, dict):
@@ -373,6 +372,12 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
     The models are built with `model_construct` (the checker already validated every value) and
     the manifest models defer building their pydantic schemas, so compiling never pays for
     pydantic's schema build: that happens on first validation or serialization (`to_api`)."""
+    return with_revision(_unhashed_manifest(checked, now))
+
+
+def _unhashed_manifest(checked: CheckedTemplate, now: datetime | None) -> Template:
+    """`build_manifest` without `logic.revision` (empty): `compile_source` first moves an
+    included file's spans, then hashes once."""
     moment = timestamp(now)
     inputs = [
         _construct(
@@ -506,7 +511,7 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
             otherwiseTranslations=_translations(checked.verdict.otherwise_translations),
         ),
     )
-    template = _construct(
+    return _construct(
         Template,
         id=checked.template_id,
         type=cast(TemplateKind, checked.template_kind),
@@ -550,7 +555,6 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
         ),
         logic=logic,
     )
-    return with_revision(template)
 
 
 def _json(node: ir.Expression | None) -> IRNode | None:
