@@ -553,7 +553,8 @@ def canonical_json(data: Any) -> bytes:
     fields by alias, `dict[str, ...]` fields, IR nodes). Written by pydantic_core's Rust encoder
     (already imported with pydantic; a third of the C `json` encoder's time for a large
     manifest), and by `json` itself when the text holds a float pydantic_core writes otherwise
-    (`_may_differ`) or when pydantic_core cannot write the data (e.g. a lone surrogate), so the
+    (`_may_differ`) or when pydantic_core cannot write the data (a lone surrogate; data nested
+    past its depth limit of a few hundred levels, where expressions nest at most 64), so the
     text, and any error, stay those of `json` (tests/language/test_canonical_json.py)."""
     try:
         content = to_json(data, inf_nan_mode="constants")

@@ -129,3 +129,16 @@ def test_a_compiled_manifest_is_written_by_pydantic_core_alone() -> None:
     assert b"e-" in content
     assert not _may_differ(content)
     assert canonical_json(data) == content == _reference(data)
+
+
+@pytest.mark.parametrize("depth", [50, 400])
+def test_deep_logic_is_written_as_json_writes_it(depth: int) -> None:
+    """pydantic_core refuses data nested past its own limit (a few hundred levels, more than
+    MAX_NESTING's expressions in a manifest, but a limit of another library): `json` then
+    writes it, the same text."""
+    node: Any = {"op": "literal", "value": 1, "type": "number", "span": [1, 2, 1, 3]}
+    for _ in range(depth):
+        node = {"op": "unary", "operator": "-", "operand": node, "span": [1, 1, 1, 3]}
+    assert canonical_json({"logic": {"rules": [{"body": [node]}]}}) == _reference(
+        {"logic": {"rules": [{"body": [node]}]}}
+    )
