@@ -220,16 +220,15 @@ def compile_source(
         sources = {file.filename: file.source for file in expansion.files} if expansion else {}
         errors = [d for d in diagnostics if d.severity == "error"]
         raise TemplateError(errors, source, {filename: source, **sources})
-    template = build_manifest(checked, now=now)
+    template = _unhashed_manifest(checked, now)
     if expansion is not None and expansion.files:
         _respan(template.logic, expansion)
-        template = with_revision(template)
-    return template
+    return with_revision(template)  # once, on the spans the manifest keeps
 
 
 def _respan(value: Any, expansion: Expansion) -> None:
     """Replace, in place, every span of an included file in the manifest's logic (freshly built
-    by `build_manifest`, so nothing else holds these lists) by `Expansion.manifest_span`."""
+    by `_unhashed_manifest`, so nothing else holds these lists) by `Expansion.manifest_span`."""
     if isinstance(value, BaseModel):
         items: Any = value.__dict__.items()
     elif isinstance(value, dict):
@@ -283,29 +282,37 @@ def _float_fields(model: type[BaseModel]) -> tuple[frozenset[str], frozenset[str
 #: Defaults `_construct` may share between instances, as pydantic's own copy would return them.
 _IMMUTABLE = (type(None), bool, int, float, str)
 
-#: In `_defaults`' plan: a required field (left out when not given, as `model_construct` does)
-#: and a field with a default factory (not given: `model_construct` itself is called).
+#: In `_plan`: a required field (left out when not given, as `model_construct` does) and a
+#: field with a default factory (not given: `model_construct` itself is called).
 _REQUIRED: Any = object()
 _FACTORY: Any = object()
+#: In `_plan`: what a given value goes through (whole numbers made floats, as validation would).
+_AS_IS, _FLOAT, _FLOAT_DICT = 0, 1, 2
+
+#: A field's step in `_plan`: (name, default or `_REQUIRED`/`_FACTORY`, conversion).
+_Step = tuple[str, Any, int]
 
 
-@cache
-def _defaults(model: type[BaseModel]) -> tuple[frozenset[str], tuple[tuple[str, Any], ...]]:
-    """The field names of `model`, and per field (name, default): what `_construct` fills a
-    field it is not given with. Empty when a default is mutable (`_construct` then calls
-    `model_construct`, which copies it)."""
-    plan: list[tuple[str, Any]] = []
+def _plan(model: type[BaseModel]) -> tuple[_Step, ...] | None:
+    """Per field of `model`, in order, what `_construct` puts in the instance's `__dict__`:
+    the given value (converted) or the default. None when a default is mutable (`_construct`
+    then calls `model_construct`, which copies it). Kept per model in `_PLANS`."""
+    floats, float_dicts = _float_fields(model)
+    steps: list[_Step] = []
     for name, info in model.__pydantic_fields__.items():
+        conversion = _FLOAT if name in floats else _FLOAT_DICT if name in float_dicts else _AS_IS
         if info.default_factory is not None:
-            plan.append((name, _FACTORY))
+            steps.append((name, _FACTORY, conversion))
         elif info.is_required():
-            plan.append((name, _REQUIRED))
+            steps.append((name, _REQUIRED, conversion))
         elif isinstance(info.default, _IMMUTABLE):
-            plan.append((name, info.default))
+            steps.append((name, info.default, conversion))
         else:
-            return frozenset(), ()
-    return frozenset(name for name, _ in plan), tuple(plan)
+            return None
+    return tuple(steps)
 
+
+_PLANS: dict[type[BaseModel], tuple[_Step, ...] | None] = {}
 
 _set_attribute = object.__setattr__
 
@@ -315,9 +322,40 @@ def _construct(model: type[_Model], **values: Any) -> _Model:
     validation would: the manifest is then the same object as when validated from its JSON.
 
     Built as `model_construct` builds it (the same `__dict__` in field order, the given names
-    as the fields set, no extra, no private) without its per-field alias and default lookups:
-    the compiler builds thousands of these for a large template (issue 26). A field left to
-    its default factory goes through `model_construct` itself."""
+    as the fields set, no extra, no private) without its per-field alias and default lookups,
+    in one pass over the model's `_plan`: the compiler builds thousands of these for a large
+    template (issue 26). A field left to its default factory, or a name that is no field, goes
+    through `model_construct` itself."""
+    try:
+        plan = _PLANS[model]
+    except KeyError:
+        plan = _PLANS[model] = _plan(model)
+    if plan is not None:
+        data: dict[str, Any] = {}
+        given = 0
+        for name, default, conversion in plan:
+            if name in values:
+                value = values[name]
+                if conversion:
+                    if conversion == _FLOAT:
+                        if type(value) is int:
+                            value = float(value)
+                    else:
+                        value = {key: float(item) for key, item in value.items()}
+                data[name] = value
+                given += 1
+            elif default is _FACTORY:
+                break
+            elif default is not _REQUIRED:
+                data[name] = default
+        else:
+            if given == len(values):
+                instance = model.__new__(model)
+                _set_attribute(instance, "__dict__", data)
+                _set_attribute(instance, "__pydantic_fields_set__", set(values))
+                _set_attribute(instance, "__pydantic_extra__", None)
+                _set_attribute(instance, "__pydantic_private__", None)
+                return instance
     floats, float_dicts = _float_fields(model)
     for name in floats:
         if type(values.get(name)) is int:
@@ -325,23 +363,7 @@ def _construct(model: type[_Model], **values: Any) -> _Model:
     for name in float_dicts:
         if name in values:
             values[name] = {key: float(item) for key, item in values[name].items()}
-    names, plan = _defaults(model)
-    if not plan or not names.issuperset(values):
-        return model.model_construct(**values)
-    data: dict[str, Any] = {}
-    for name, default in plan:
-        if name in values:
-            data[name] = values[name]
-        elif default is _FACTORY:
-            return model.model_construct(**values)
-        elif default is not _REQUIRED:
-            data[name] = default
-    instance = model.__new__(model)
-    _set_attribute(instance, "__dict__", data)
-    _set_attribute(instance, "__pydantic_fields_set__", set(values))
-    _set_attribute(instance, "__pydantic_extra__", None)
-    _set_attribute(instance, "__pydantic_private__", None)
-    return instance
+    return model.model_construct(**values)
 
 
 def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> Template:
@@ -350,6 +372,12 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
     The models are built with `model_construct` (the checker already validated every value) and
     the manifest models defer building their pydantic schemas, so compiling never pays for
     pydantic's schema build: that happens on first validation or serialization (`to_api`)."""
+    return with_revision(_unhashed_manifest(checked, now))
+
+
+def _unhashed_manifest(checked: CheckedTemplate, now: datetime | None) -> Template:
+    """`build_manifest` without `logic.revision` (empty): `compile_source` first moves an
+    included file's spans, then hashes once."""
     moment = timestamp(now)
     inputs = [
         _construct(
@@ -483,7 +511,7 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
             otherwiseTranslations=_translations(checked.verdict.otherwise_translations),
         ),
     )
-    template = _construct(
+    return _construct(
         Template,
         id=checked.template_id,
         type=cast(TemplateKind, checked.template_kind),
@@ -527,7 +555,6 @@ def build_manifest(checked: CheckedTemplate, *, now: datetime | None = None) -> 
         ),
         logic=logic,
     )
-    return with_revision(template)
 
 
 def _json(node: ir.Expression | None) -> IRNode | None:

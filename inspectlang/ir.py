@@ -512,9 +512,19 @@ JsonNode = dict[str, Any]
 
 class _JsonWriter(NodeVisitor):
     """Typed nodes -> the manifest's JSON, keys in the order docs/design/ir.md shows them (the
-    order is part of `logic.revision`'s content hash)."""
+    order is part of `logic.revision`'s content hash).
+
+    Every node of a manifest's logic passes here (about 2,000 in a large template, issue 26):
+    `visit` takes no extra arguments and each expression's common keys (`type`, `span`, `let`)
+    are written in its own method, one call per node."""
 
     walker = "JSON writer"
+
+    def visit(self, node: Any, *args: Any) -> Any:
+        method = self._methods.get(node.__class__)
+        if method is None or args:
+            return super().visit(node, *args)
+        return method(self, node)
 
     def expression(self, node: Expression, body: JsonNode) -> JsonNode:
         body["type"] = node.type
@@ -524,13 +534,19 @@ class _JsonWriter(NodeVisitor):
         return body
 
     def visit_Literal(self, node: Literal) -> JsonNode:
-        return self.expression(node, {"op": "literal", "value": node.value})
+        body = {"op": "literal", "value": node.value, "type": node.type, "span": list(node.span)}
+        if node.let is not None:
+            body["let"] = node.let
+        return body
 
     def visit_ListLiteral(self, node: ListLiteral) -> JsonNode:
         return self.expression(node, {"op": "list", "items": [self.visit(i) for i in node.items]})
 
     def named(self, node: _Named, key: str) -> JsonNode:
-        return self.expression(node, {"op": node.op, key: node.name})
+        body = {"op": node.op, key: node.name, "type": node.type, "span": list(node.span)}
+        if node.let is not None:
+            body["let"] = node.let
+        return body
 
     def visit_Variable(self, node: Variable) -> JsonNode:
         return self.named(node, "name")
@@ -562,23 +578,41 @@ class _JsonWriter(NodeVisitor):
     visit_Images = visit_Damages = visit_Validations = visit_Now = source
 
     def visit_RecordField(self, node: RecordField) -> JsonNode:
-        return self.expression(node, {"op": "field", "of": self.visit(node.of), "name": node.name})
+        body = {
+            "op": "field",
+            "of": self.visit(node.of),
+            "name": node.name,
+            "type": node.type,
+            "span": list(node.span),
+        }
+        if node.let is not None:
+            body["let"] = node.let
+        return body
 
     def visit_Unary(self, node: Unary) -> JsonNode:
-        return self.expression(
-            node, {"op": "unary", "operator": node.operator, "operand": self.visit(node.operand)}
-        )
+        body = {
+            "op": "unary",
+            "operator": node.operator,
+            "operand": self.visit(node.operand),
+            "type": node.type,
+            "span": list(node.span),
+        }
+        if node.let is not None:
+            body["let"] = node.let
+        return body
 
     def visit_Binary(self, node: Binary) -> JsonNode:
-        return self.expression(
-            node,
-            {
-                "op": "binary",
-                "operator": node.operator,
-                "left": self.visit(node.left),
-                "right": self.visit(node.right),
-            },
-        )
+        body = {
+            "op": "binary",
+            "operator": node.operator,
+            "left": self.visit(node.left),
+            "right": self.visit(node.right),
+            "type": node.type,
+            "span": list(node.span),
+        }
+        if node.let is not None:
+            body["let"] = node.let
+        return body
 
     def visit_Conditional(self, node: Conditional) -> JsonNode:
         return self.expression(
