@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pypdf
@@ -42,32 +43,7 @@ verdict
 def test_missing_photo_in_reasons_and_pdf(
     client: httpx.Client, headers: dict[str, str], drain: Drain
 ) -> None:
-    template = client.post(
-        "/v1/inspection/template",
-        content=LENIENT.encode(),
-        headers={**headers, "content-type": "text/plain"},
-    )
-    assert template.status_code == 201, template.text
-    created = client.post(
-        "/v1/inspection/car",
-        json={
-            "templateId": template.json()["_id"],
-            "locale": "en_US",
-            "delivery": {"channel": "email", "destination": "ana@example.com"},
-        },
-        headers=headers,
-    )
-    assert created.status_code == 201, created.text
-    inspection_id, product_id = created.json()["inspectionId"], created.json()["productId"]
-    uploaded = client.post(
-        f"/v1/inspection/image/{product_id}",
-        files={
-            "image": ("front.jpg", photo(3, size=(640, 480)), "image/jpeg"),
-            "data": (None, json.dumps({"side": "front"}), "application/json"),
-        },
-        headers=headers,
-    )
-    assert uploaded.status_code == 201, uploaded.text
+    inspection_id = _with_front_photo(client, headers, LENIENT, "en_US")
 
     finished = client.post(f"/v1/inspection/finish/{inspection_id}", json={}, headers=headers)
     assert finished.status_code == 200, finished.text
@@ -78,14 +54,8 @@ def test_missing_photo_in_reasons_and_pdf(
         # Only the photo never uploaded; `notes` is optional, so it is not named.
         assert document["reasons"] == ["Required photo not uploaded: Back of the car"]
 
-    report = client.post(f"/v1/inspection/{inspection_id}/report/request", json={}, headers=headers)
-    assert report.status_code == 201, report.text
-    drain()
-    request = client.get(
-        f"/v1/inspection/{inspection_id}/report/request/{report.json()['_id']}", headers=headers
-    ).json()
+    request, pdf = _report(client, headers, drain, inspection_id)
     assert request["status"] == "completed", request
-    pdf = httpx.get(request["result"]["url"], timeout=30)
     assert pdf.status_code == 200
     reader = pypdf.PdfReader(io.BytesIO(pdf.content))
     text = "\n".join(page.extract_text() for page in reader.pages)
@@ -123,9 +93,27 @@ def test_reasons_in_the_reports_language(
 ) -> None:
     """Issue 25: a pt_BR inspection's verdict, the runtime's missing photo and the template's
     translated reason (with `i.label`), is stated in Portuguese by the API and the PDF."""
+    inspection_id = _with_front_photo(client, headers, TRANSLATED, "pt_BR")
+    finished = client.post(f"/v1/inspection/finish/{inspection_id}", json={}, headers=headers)
+    assert finished.json()["reasons"] == [
+        "Foto obrigatória não enviada: Traseira do carro",
+        "Fotos não aprovadas: Traseira do carro",
+    ]
+    _request, pdf = _report(client, headers, drain, inspection_id)
+    text = "\n".join(page.extract_text() for page in pypdf.PdfReader(io.BytesIO(pdf.content)).pages)
+    assert "Foto obrigatória não enviada: Traseira do carro" in text
+    assert "Fotos não aprovadas: Traseira do carro" in text
+    assert "Required photo" not in text and "Photos not approved" not in text
+    (ARTIFACTS / "reasons-pt_BR.pdf").write_bytes(pdf.content)
+
+
+def _with_front_photo(
+    client: httpx.Client, headers: dict[str, str], source: str, locale: str
+) -> str:
+    """An inspection of the template `source` in `locale` with only its front photo sent."""
     template = client.post(
         "/v1/inspection/template",
-        content=TRANSLATED.encode(),
+        content=source.encode(),
         headers={**headers, "content-type": "text/plain"},
     )
     assert template.status_code == 201, template.text
@@ -133,13 +121,14 @@ def test_reasons_in_the_reports_language(
         "/v1/inspection/car",
         json={
             "templateId": template.json()["_id"],
-            "locale": "pt_BR",
+            "locale": locale,
             "delivery": {"channel": "email", "destination": "ana@example.com"},
         },
         headers=headers,
-    ).json()
+    )
+    assert created.status_code == 201, created.text
     uploaded = client.post(
-        f"/v1/inspection/image/{created['productId']}",
+        f"/v1/inspection/image/{created.json()['productId']}",
         files={
             "image": ("front.jpg", photo(3, size=(640, 480)), "image/jpeg"),
             "data": (None, json.dumps({"side": "front"}), "application/json"),
@@ -147,21 +136,17 @@ def test_reasons_in_the_reports_language(
         headers=headers,
     )
     assert uploaded.status_code == 201, uploaded.text
-    inspection_id = created["inspectionId"]
-    finished = client.post(f"/v1/inspection/finish/{inspection_id}", json={}, headers=headers)
-    assert finished.json()["reasons"] == [
-        "Foto obrigatória não enviada: Traseira do carro",
-        "Fotos não aprovadas: Traseira do carro",
-    ]
+    return str(created.json()["inspectionId"])
+
+
+def _report(
+    client: httpx.Client, headers: dict[str, str], drain: Drain, inspection_id: str
+) -> tuple[dict[str, Any], httpx.Response]:
+    """The report request of `inspection_id` once the worker ran it, and its PDF."""
     report = client.post(f"/v1/inspection/{inspection_id}/report/request", json={}, headers=headers)
     assert report.status_code == 201, report.text
     drain()
     request = client.get(
         f"/v1/inspection/{inspection_id}/report/request/{report.json()['_id']}", headers=headers
     ).json()
-    pdf = httpx.get(request["result"]["url"], timeout=30)
-    text = "\n".join(page.extract_text() for page in pypdf.PdfReader(io.BytesIO(pdf.content)).pages)
-    assert "Foto obrigatória não enviada: Traseira do carro" in text
-    assert "Fotos não aprovadas: Traseira do carro" in text
-    assert "Required photo" not in text and "Photos not approved" not in text
-    (ARTIFACTS / "reasons-pt_BR.pdf").write_bytes(pdf.content)
+    return request, httpx.get(request["result"]["url"], timeout=30)
