@@ -99,6 +99,19 @@ async def release_case(request: Request[Any, Any, Any], inspection_id: FromPath[
     return await _claim(request, inspection_id, release=True)
 
 
+def _case(request: Request[Any, Any, Any], member: Member, inspection_id: str) -> service.Case:
+    """The case as its reviewer reads it: in the member's language, at the app's clock."""
+    app = app_services(request)
+    return service.case(
+        app.db,
+        app.settings,
+        member.auth,
+        inspection_id,
+        app.clock(),
+        member_locale(request, member),
+    )
+
+
 def _page(
     request: Request[Any, Any, Any],
     member: Member,
@@ -109,15 +122,7 @@ def _page(
     preview: Message | None = None,
     form: dict[str, Any] | None = None,
 ) -> Any:
-    app = app_services(request)
-    case = service.case(
-        app.db,
-        app.settings,
-        member.auth,
-        inspection_id,
-        app.clock(),
-        member_locale(request, member),
-    )
+    case = _case(request, member, inspection_id)
     return render(
         request,
         "review/case.html",
@@ -194,14 +199,7 @@ async def submit_review(request: Request[Any, Any, Any], inspection_id: FromPath
     form = dict(await request.form())
 
     def act() -> Any:
-        case = service.case(
-            app.db,
-            app.settings,
-            member.auth,
-            inspection_id,
-            app.clock(),
-            member_locale(request, member),
-        )
+        case = _case(request, member, inspection_id)
         body = review_body(form, case)
         if form.get("action") == "decide" and "veredict" not in body:
             raise ApiError("invalid_body", 400, "Choose approved or disapproved before deciding.")
