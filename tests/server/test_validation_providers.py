@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 import pytest
 from PIL import Image, ImageDraw
-from sqlmodel import col, select, update
+from sqlmodel import col, select
 
 from server.db import Database
 from server.jobs import WorkerConfig, run_once
@@ -104,20 +104,6 @@ def settings(settings: Settings, provider: Provider) -> Settings:
             "allow_loopback_providers": True,
         }
     )
-
-
-@pytest.fixture(scope="module", autouse=True)
-def own_queue(db: Database) -> None:
-    """On PostgreSQL the test session shares one schema, so the jobs other modules queued and
-    never ran (the dashboard crawl's photo analysis, with `damage`) would run here against this
-    module's provider and keep the queue from emptying. They are not this module's: set aside
-    (failed, saying why) before its tests."""
-    with db.session() as session:
-        session.execute(
-            update(JobRecord)
-            .where(col(JobRecord.status) == "queued")
-            .values(status="failed", last_error="left queued by another test module")
-        )
 
 
 def photo() -> bytes:
