@@ -169,17 +169,22 @@ def nav(label: str, action: str, position: int) -> dict[str, Any]:
     return {NAV: (label, action, position)}
 
 
-@functools.cache
 def _nav_items(app: Any) -> tuple[tuple[int, str, str, str], ...]:
-    """`(position, label, path, action)` of every handler of `app` carrying `nav(...)`."""
-    items = []
-    for route in app.routes:
-        for handler in getattr(route, "route_handlers", ()):
-            entry = handler.opt.get(NAV)
-            if entry is not None:
-                label, action, position = entry
-                items.append((position, label, route.path, action))
-    return tuple(sorted(items))
+    """`(position, label, path, action)` of every handler of `app` carrying `nav(...)`, read
+    once per app and kept in its state (a process-wide cache keyed by the app would keep every
+    app a test process builds alive)."""
+    found: tuple[tuple[int, str, str, str], ...] | None = app.state.get(NAV)
+    if found is None:
+        items = []
+        for route in app.routes:
+            for handler in getattr(route, "route_handlers", ()):
+                entry = handler.opt.get(NAV)
+                if entry is not None:
+                    label, action, position = entry
+                    items.append((position, label, route.path, action))
+        found = tuple(sorted(items))
+        app.state[NAV] = found
+    return found
 
 
 def _nav(
