@@ -153,7 +153,7 @@ def _set_aside_other_modules_jobs(database: Database) -> None:
 
     from server.tables import JobRecord
 
-    if database.engine.dialect.name != "postgresql":
+    if database.dialect != "postgresql":
         return
     with database.session() as session:
         session.execute(
@@ -161,6 +161,7 @@ def _set_aside_other_modules_jobs(database: Database) -> None:
             .where(col(JobRecord.status) == "queued")
             .values(status="failed", last_error="left by another test module")
         )
+        session.commit()
 
 
 # --- serving the real app -------------------------------------------------------------------------
