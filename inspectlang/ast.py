@@ -13,13 +13,12 @@ compiling six methods per class when this module is imported.
 from __future__ import annotations
 
 from dataclasses import field
-from typing import TypeAlias
+from typing import NamedTuple, TypeAlias
 
 from inspectlang.records import record
 
 
-@record(frozen=True)
-class Span:
+class Span(NamedTuple):
     """A source range: 1-based line and column; the end is exclusive."""
 
     line: int
