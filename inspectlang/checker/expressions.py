@@ -291,10 +291,8 @@ class ExpressionChecker:
                 did_you_mean(expr.name, fields),
             )
         if isinstance(base_node, ir.ImageValue) and field_type == VALIDATION:
-            declared = next(
-                (i.validations for i in scope.images.values() if i.identifier == base_node.name),
-                frozenset(),
-            )
+            image = scope.images_by_identifier.get(base_node.name)
+            declared = image.validations if image is not None else frozenset()
             if expr.name not in declared:
                 return self.error(
                     "E021",
