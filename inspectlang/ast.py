@@ -542,3 +542,6 @@ class Module:
     declarations: tuple[Declaration, ...]
     final_comments: tuple[str, ...] = ()
     filename: str = field(default="<template>", compare=False)
+    #: Whether a `/` or a `mod(...)` in it may divide by something else than a number literal
+    #: (set by the parser, True when unknown): the checker's W005 walk skips a module without.
+    divides: bool = field(default=True, compare=False)
