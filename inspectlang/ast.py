@@ -541,3 +541,7 @@ class Module:
     declarations: tuple[Declaration, ...]
     final_comments: tuple[str, ...] = ()
     filename: str = field(default="<template>", compare=False)
+    #: Whether a `/` or a `mod(...)` in it may divide by something else than a number literal:
+    #: the checker's W005 walk skips a module without. The parser sets it; a module built by
+    #: hand has True, and one given new declarations by `dataclasses.replace` must say True.
+    divides: bool = field(default=True, compare=False)

@@ -34,19 +34,30 @@ def template_id(name: str) -> str:
     return _hex24("template:" + name)
 
 
+def uuid5(namespace: bytes, name: str) -> str:
+    """`str(uuid.uuid5(uuid.UUID(bytes=namespace), name))`, without building a `uuid.UUID`
+    (whose constructor is most of `uuid.uuid5`'s time: 0.4 ms of the checker's on a template of
+    100 images and inputs): SHA-1 of the namespace and the name, version 5, RFC 4122 variant."""
+    digest = bytearray(hashlib.sha1(namespace + name.encode("utf-8")).digest()[:16])
+    digest[6] = (digest[6] & 0x0F) | 0x50
+    digest[8] = (digest[8] & 0x3F) | 0x80
+    hex_ = digest.hex()
+    return f"{hex_[:8]}-{hex_[8:12]}-{hex_[12:16]}-{hex_[16:20]}-{hex_[20:]}"
+
+
 @lru_cache(maxsize=64)
-def _namespace(template: str) -> uuid.UUID:
-    return uuid.uuid5(uuid.NAMESPACE_URL, "inspectlang:template:" + template)
+def _namespace(template: str) -> bytes:
+    return uuid.uuid5(uuid.NAMESPACE_URL, "inspectlang:template:" + template).bytes
 
 
 def image_identifier(template: str, name: str) -> str:
     """`image_<uuid5>` of image `name` in the template with id `template`."""
-    return "image_" + str(uuid.uuid5(_namespace(template), "image:" + name))
+    return "image_" + uuid5(_namespace(template), "image:" + name)
 
 
 def input_identifier(template: str, name: str) -> str:
     """`input_<uuid5>` of input `name` in the template with id `template`."""
-    return "input_" + str(uuid.uuid5(_namespace(template), "input:" + name))
+    return "input_" + uuid5(_namespace(template), "input:" + name)
 
 
 def validation_id(template: str, image: str, validation: str) -> str:

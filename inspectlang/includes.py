@@ -279,12 +279,16 @@ class _Expander:
         #: File number (0 the root) of each name read, and the declarations taken.
         self.read: dict[str, int] = {}
         self.taken: list[ast.Declaration] = []
+        #: Whether a file read may divide by a non-literal (`ast.Module.divides`).
+        self.divides = False
 
     def run(self) -> Expansion:
         self.visit(self.root, 0, (self.root.filename,), None)
         own = [d for d in self.root.declarations if not isinstance(d, ast.IncludeDecl)]
         merged = self.without_clashes(own)
-        self.result.module = dataclasses.replace(self.root, declarations=tuple(merged))
+        self.result.module = dataclasses.replace(
+            self.root, declarations=tuple(merged), divides=self.divides
+        )
         return self.result
 
     def visit(
@@ -293,6 +297,7 @@ class _Expander:
         """Read the files `module` (file `number`) includes, then take its own declarations."""
         seen_other = False
         names_here: set[str] = set()
+        self.divides = self.divides or module.divides
         for decl in module.declarations:
             if not isinstance(decl, ast.IncludeDecl):
                 seen_other = True

@@ -293,6 +293,7 @@ def _parse_by_declaration(
     """The recovery path: each column-0 declaration parsed on its own, with real positions."""
     diagnostics: list[Diagnostic] = []
     declarations: list[ast.Declaration] = []
+    divides = False
     if first_code and source_lines[first_code - 1][0] in " \t":
         width = len(source_lines[first_code - 1]) - len(source_lines[first_code - 1].lstrip())
         diagnostics.append(
@@ -322,14 +323,16 @@ def _parse_by_declaration(
         module, _ = attempt(group, end) if end - group > 1 else (None, None)
         if module is not None:
             declarations.extend(module.declarations)
+            divides = divides or module.divides
             continue
         for index in range(group, end):
             module, diagnostic = attempt(index, index + 1)
             if module is not None:
                 declarations.extend(module.declarations)
+                divides = divides or module.divides
             if diagnostic is not None:
                 diagnostics.append(diagnostic)
-    result = ast.Module(tuple(declarations), lines.final_comments(), filename)
+    result = ast.Module(tuple(declarations), lines.final_comments(), filename, divides=divides)
     return result, diagnostics
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from lark import Token
 
-from inspectlang import ast
+from inspectlang import ast, property_values
 from inspectlang.ast import Span
 from inspectlang.diagnostics import did_you_mean
 from inspectlang.errors import InspectlangError
@@ -263,6 +263,9 @@ class ParseState:
     depth: dict[int, int] = field(default_factory=dict)
     #: `and`/`or` chain node -> (operands, deepest operand's depth).
     chains: dict[int, tuple[int, int]] = field(default_factory=dict)
+    #: Whether a `/` or `mod` built so far has a divisor that is no number literal
+    #: (`ast.Module.divides`).
+    divides: bool = False
 
 
 #: Sets a field of a frozen node (`with_comments`, on a node no one else holds yet).
@@ -326,7 +329,9 @@ class AstBuilder:
     def start(self, children: _Children) -> ast.Module:
         state = _STATE.get()
         final = state.lines.final_comments()
-        return ast.Module(tuple(children), final_comments=final, filename=state.filename)
+        return ast.Module(
+            tuple(children), final_comments=final, filename=state.filename, divides=state.divides
+        )
 
     def body(self, children: _Children) -> tuple[Any, ...]:
         return tuple(children)
@@ -528,6 +533,8 @@ class AstBuilder:
     def binary(self, children: _Children) -> ast.Expr:
         left, operator, right = children
         node = ast.Binary(operator.value, left, right, span=_join(left.span, right.span))
+        if operator.value == "/" and property_values.number(right) is None:
+            _STATE.get().divides = True
         if operator.value in CHAIN_OPERATORS:
             return self.chained(node, left, right)
         return self.nested(node, left, right)
@@ -618,6 +625,12 @@ class AstBuilder:
         else:
             function_span = token_span(function)
             node = ast.Call(name, tuple(arguments), span=span, function_span=function_span)
+            if (
+                name == "mod"
+                and len(arguments) == 2
+                and property_values.number(arguments[1]) is None
+            ):
+                _STATE.get().divides = True
         return self.nested(node, *arguments) if arguments else node
 
     def quantifier(self, name: str, count: int, bound: _BoundArgument, span: Span) -> ast.Expr:

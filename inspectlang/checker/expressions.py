@@ -291,10 +291,8 @@ class ExpressionChecker:
                 did_you_mean(expr.name, fields),
             )
         if isinstance(base_node, ir.ImageValue) and field_type == VALIDATION:
-            declared = next(
-                (i.validations for i in scope.images.values() if i.identifier == base_node.name),
-                frozenset(),
-            )
+            image = scope.images_by_identifier.get(base_node.name)
+            declared = image.validations if image is not None else frozenset()
             if expr.name not in declared:
                 return self.error(
                     "E021",
@@ -370,12 +368,11 @@ class ExpressionChecker:
 
     def binary_type(self, expr: ast.Binary, left: str, right: str) -> str:
         op = expr.operator
-        both = f"{describe(left)} and {describe(right)}"
         if op in EQUALITY_OPERATORS:
             if not compatible(left, right) or not (comparable(left) and comparable(right)):
                 self.error(
                     "E023",
-                    f"cannot compare {both} with `{op}`",
+                    f"cannot compare {_both(left, right)} with `{op}`",
                     expr.span,
                     notes=self.date_hint(expr, left, right),
                 )
@@ -386,7 +383,7 @@ class ExpressionChecker:
             ):
                 self.error(
                     "E023",
-                    f"`{op}` compares two numbers, dates or texts, not {both}",
+                    f"`{op}` compares two numbers, dates or texts, not {_both(left, right)}",
                     expr.span,
                     notes=self.date_hint(expr, left, right),
                 )
@@ -409,7 +406,11 @@ class ExpressionChecker:
                 return right if left == ERROR else left
             if left == right and left in (NUMBER, TEXT):
                 return left
-            self.error("E023", f"`+` adds two numbers or joins two texts, not {both}", expr.span)
+            self.error(
+                "E023",
+                f"`+` adds two numbers or joins two texts, not {_both(left, right)}",
+                expr.span,
+            )
             return ERROR
         if op in ARITHMETIC_OPERATORS:
             for type_, side in ((left, expr.left), (right, expr.right)):
@@ -782,6 +783,11 @@ def measure(node: ir.Node | None, lets: dict[str, LetInfo]) -> tuple[int, int, i
         if isinstance(node, ir.Quantifier):
             loops += 1
     return depth, loops, size
+
+
+def _both(left: str, right: str) -> str:
+    """Two operand types in a message (written only when there is one)."""
+    return f"{describe(left)} and {describe(right)}"
 
 
 def _branch_hint(a: str, b: str) -> tuple[str, ...]:

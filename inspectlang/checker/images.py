@@ -109,7 +109,9 @@ def _declare(run: Run, decls: list[ast.ImageDecl]) -> None:
                 report("E019", "`ask when` takes a condition", value.span)
             elif value is not None:
                 ask_when = value
-        scope.images[decl.name] = ImageRef(identifier, frozenset(v.name for v in validations))
+        ref = ImageRef(identifier, frozenset(v.name for v in validations))
+        scope.images[decl.name] = ref
+        scope.images_by_identifier.setdefault(identifier, ref)
         run.template.images.append(
             CheckedImage(
                 decl.name,

@@ -378,7 +378,10 @@ def _children(node: ast.Expr) -> Iterator[ast.Expr]:
 
 def warn_divisors(run: Run) -> None:
     """The checker's stage: W005 at every divisor that may be 0 (not where a constant zero was
-    already E030)."""
+    already E030). A module the parser saw no such divisor in (`ast.Module.divides`) has none
+    to walk for: most templates."""
+    if not run.module.divides:
+        return
     zero = {d.span for d in run.reporter.diagnostics if d.code == "E030"}
 
     def warn(code: str, message: str, span: ast.Span) -> None:

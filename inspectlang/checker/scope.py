@@ -111,6 +111,8 @@ class Scope:
     variables: dict[str, str] = field(default_factory=dict)
     inputs: dict[str, InputRef] = field(default_factory=dict)
     images: dict[str, ImageRef] = field(default_factory=dict)
+    #: The same images by identifier (the first image of each), for `images.NAME.VALIDATION`.
+    images_by_identifier: dict[str, ImageRef] = field(default_factory=dict)
     checks: dict[str, str] = field(default_factory=dict)
     #: The normalized event of the rule being checked (None outside rules).
     event: str | None = None

@@ -14,6 +14,7 @@ from inspectlang.checker import check_module
 from inspectlang.compiler import check_source, compile_module, compile_source
 from inspectlang.diagnostics import CODES, Diagnostic, TemplateError
 from inspectlang.manifest import Template
+from inspectlang.parser import parse, parse_with_diagnostics
 
 from . import strategies
 
@@ -352,3 +353,21 @@ def test_w005_only_where_a_divisor_is_no_literal_number() -> None:
         ("W005", 9, 29),
         ("W005", 11, 48),
     ]
+
+
+def test_the_parser_tells_the_checker_whether_a_module_may_divide_by_a_non_literal() -> None:
+    """`ast.Module.divides` lets the W005 walk skip a module whose divisors are all literal
+    numbers; a module built by hand may divide (it is walked), and so may one the parser read
+    declaration by declaration after a syntax error."""
+    literal = 'template "T"\n    type: car\nlet a = 1 / 2 + mod(3, -4)\n'
+    assert not parse(literal).divides
+    assert parse(literal + "let b = mod(3, a)\n").divides
+    assert parse(literal + "let b = a / (1 + 1)\n").divides
+    assert ast.Module(()).divides
+    broken = (
+        'template "T"\n    type: car\ninput km\n    type: numeric\n'
+        "let b = 1 / inputs.km\nlet c = )\n"
+    )
+    module, diagnostics = parse_with_diagnostics(broken)
+    assert diagnostics and module is not None and module.divides
+    assert [d.code for d in check_source(broken) if d.code == "W005"] == ["W005"]

@@ -196,3 +196,16 @@ def test_a_shared_file_on_its_own() -> None:
     assert [d.code for d in check_shared_file("verdict\n    approve when 1 = 1\n", "v")] == ["E047"]
     assert [d.code for d in check_shared_file("let a = 1\n", "../up")] == ["E043"]
     assert [d.code for d in check_shared_file('let a = 1\ninclude "b"\n', "v")] == ["E046"]
+
+
+def test_a_divisor_in_an_included_file_is_warned_there() -> None:
+    """The template divides by no input, the included file does: W005 in the included file
+    (the checker's walk runs on the expanded module, `ast.Module.divides`)."""
+    common = "input km\n    type: numeric\nlet per_km = 100 / inputs.km\n"
+    template = (
+        'include "common"\ntemplate "T"\n    type: people\n'
+        'verdict\n    disapprove "Far" when per_km > 2 and 10 / 5 > 1\n'
+    )
+    assert codes(template, {"common": common}) == [("W005", "common", 3)]
+    assert not parse(template).divides
+    assert parse(common).divides
