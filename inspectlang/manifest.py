@@ -541,7 +541,9 @@ def _revision_serializer() -> SchemaSerializer:
     None left out), each field holding models (a model, a list or dict of them, or None) walked
     as such, any other value written as JSON data. `to_json` of the large benchmark template:
     1.7 ms instead of 2.5 for `_plain` and `to_json` of its result (issue 26). A value that is
-    not the model its field declares is refused (`revision_of` then takes `_plain`'s path)."""
+    not the model its field declares is refused (`revision_of` then takes `_plain`'s path).
+    Typed dicts of `__dict__`s, not `model` schemas: pydantic_core would serialize a model
+    class whose pydantic schema is built (after a `to_api`) with that class's own serializer."""
     unhashed: set[tuple[type[BaseModel], str]] = {
         (Template, "createdAt"),
         (Template, "updatedAt"),
