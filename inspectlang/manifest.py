@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from functools import cache
 from types import UnionType
-from typing import Any, Literal, Self, Union, get_args, get_origin
+from typing import Any, Literal, Self, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import PydanticSerializationError, SchemaSerializer, core_schema, to_json
@@ -581,20 +581,28 @@ def _state_schema(
 def _value_schema(
     annotation: Any, unhashed: set[tuple[type[BaseModel], str]]
 ) -> core_schema.CoreSchema | None:
-    """The schema of a field holding models; None for a field holding JSON data only."""
+    """The schema of a field holding models: a model, a list of them, a dict of them by name,
+    or one of these or None; None for a field holding JSON data only. Any other shape holding
+    models is refused here, when the serializer is built: written as data, a model would be
+    written by pydantic's own serializer (built for it then), not as `_plain` writes it. (The
+    annotation's own `__origin__` and `__args__` are read, without `typing.get_origin`'s
+    checks: this runs for every field at a process's first revision.)"""
     if isinstance(annotation, type):
         return _state_schema(annotation, unhashed) if issubclass(annotation, BaseModel) else None
-    origin, arguments = get_origin(annotation), get_args(annotation)
+    arguments: tuple[Any, ...] = getattr(annotation, "__args__", ())
+    inner = [_value_schema(argument, unhashed) for argument in arguments]
+    if not any(inner):
+        return None
+    origin = getattr(annotation, "__origin__", None)
     if origin is list:
-        items = _value_schema(arguments[0], unhashed)
-        return items and core_schema.list_schema(items)
-    if origin is dict:
-        values = _value_schema(arguments[1], unhashed)
-        return values and core_schema.dict_schema(core_schema.str_schema(), values)
-    if origin in (Union, UnionType) and len(arguments) == 2 and type(None) in arguments:
-        inner = _value_schema(arguments[arguments[0] is type(None)], unhashed)
-        return inner and core_schema.nullable_schema(inner)
-    return None
+        return core_schema.list_schema(inner[0])
+    if origin is dict and inner[0] is None:
+        return core_schema.dict_schema(core_schema.str_schema(), inner[1])
+    union = isinstance(annotation, UnionType) or origin is Union
+    held = inner[arguments[0] is type(None)] if len(arguments) == 2 else None
+    if union and type(None) in arguments and held is not None:
+        return core_schema.nullable_schema(held)
+    raise TypeError(f"the revision cannot write {annotation!r}, which holds models")
 
 
 def _state_of(model: type[BaseModel]) -> Callable[[Any], dict[str, Any]]:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 from pydantic_core import to_json
 
 from inspectlang import manifest
@@ -222,3 +223,16 @@ def test_a_revision_of_deep_logic_is_jsons() -> None:
         update={"logic": template.logic.model_copy(update={"checks": [check]})}
     )
     assert revision_of(changed) == _reference_revision(changed)
+
+
+def test_a_field_holding_models_in_an_unknown_shape_is_refused_when_the_serializer_is_built() -> (
+    None
+):
+    """Written as data, such a model would be written by pydantic's own serializer: the
+    revision's serializer refuses the shape instead of writing another text."""
+
+    class Either(BaseModel):
+        choice: Parameters | Template | None = None
+
+    with pytest.raises(TypeError, match="holds models"):
+        manifest._state_schema(Either, set())
