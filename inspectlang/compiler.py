@@ -293,10 +293,34 @@ _AS_IS, _FLOAT, _FLOAT_DICT = 0, 1, 2
 _Step = tuple[str, Any, int]
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Shape:
+    """What `_construct` needs of a model, kept per model in `_SHAPES`."""
+
+    #: The fields' names in order: a call giving exactly these, in this order, has its
+    #: keyword arguments in the order `model_construct` would write the `__dict__`.
+    names: tuple[str, ...]
+    floats: tuple[str, ...]
+    float_dicts: tuple[str, ...]
+    #: The steps for any other call (see `_plan`).
+    plan: tuple[_Step, ...] | None
+
+
+def _shape(model: type[BaseModel]) -> _Shape:
+    floats, float_dicts = _float_fields(model)
+    names = tuple(model.__pydantic_fields__)
+    return _Shape(
+        names,
+        tuple(name for name in names if name in floats),
+        tuple(name for name in names if name in float_dicts),
+        _plan(model),
+    )
+
+
 def _plan(model: type[BaseModel]) -> tuple[_Step, ...] | None:
     """Per field of `model`, in order, what `_construct` puts in the instance's `__dict__`:
     the given value (converted) or the default. None when a default is mutable (`_construct`
-    then calls `model_construct`, which copies it). Kept per model in `_PLANS`."""
+    then calls `model_construct`, which copies it)."""
     floats, float_dicts = _float_fields(model)
     steps: list[_Step] = []
     for name, info in model.__pydantic_fields__.items():
@@ -312,9 +336,15 @@ def _plan(model: type[BaseModel]) -> tuple[_Step, ...] | None:
     return tuple(steps)
 
 
-_PLANS: dict[type[BaseModel], tuple[_Step, ...] | None] = {}
+_SHAPES: dict[type[BaseModel], _Shape] = {}
 
-_set_attribute = object.__setattr__
+_new = object.__new__
+# The slots `model_construct` sets, through their own setters (cheaper than
+# `object.__setattr__`, which looks the name up first; ~1,100 models in a large manifest).
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def _construct(model: type[_Model], **values: Any) -> _Model:
@@ -322,18 +352,27 @@ def _construct(model: type[_Model], **values: Any) -> _Model:
     validation would: the manifest is then the same object as when validated from its JSON.
 
     Built as `model_construct` builds it (the same `__dict__` in field order, the given names
-    as the fields set, no extra, no private) without its per-field alias and default lookups,
-    in one pass over the model's `_plan`: the compiler builds thousands of these for a large
-    template (issue 26). A field left to its default factory, or a name that is no field, goes
-    through `model_construct` itself."""
+    as the fields set, no extra, no private) without its per-field alias and default lookups:
+    the compiler builds thousands of these for a large template (issue 26). A call that gives
+    every field in field order (most of the compiler's) has its keyword arguments, a dict of
+    its own, taken as the `__dict__`; any other goes through the model's `_plan`. A field left
+    to its default factory, or a name that is no field, goes through `model_construct` itself."""
     try:
-        plan = _PLANS[model]
+        shape = _SHAPES[model]
     except KeyError:
-        plan = _PLANS[model] = _plan(model)
-    if plan is not None:
-        data: dict[str, Any] = {}
+        shape = _SHAPES[model] = _shape(model)
+    data: dict[str, Any] | None = None
+    if tuple(values) == shape.names:
+        data = values
+        for name in shape.floats:
+            if type(values[name]) is int:
+                values[name] = float(values[name])
+        for name in shape.float_dicts:
+            values[name] = {key: float(item) for key, item in values[name].items()}
+    elif shape.plan is not None:
+        data = {}
         given = 0
-        for name, default, conversion in plan:
+        for name, default, conversion in shape.plan:
             if name in values:
                 value = values[name]
                 if conversion:
@@ -345,17 +384,19 @@ def _construct(model: type[_Model], **values: Any) -> _Model:
                 data[name] = value
                 given += 1
             elif default is _FACTORY:
+                data = None
                 break
             elif default is not _REQUIRED:
                 data[name] = default
-        else:
-            if given == len(values):
-                instance = model.__new__(model)
-                _set_attribute(instance, "__dict__", data)
-                _set_attribute(instance, "__pydantic_fields_set__", set(values))
-                _set_attribute(instance, "__pydantic_extra__", None)
-                _set_attribute(instance, "__pydantic_private__", None)
-                return instance
+        if given != len(values):
+            data = None
+    if data is not None:
+        instance = _new(model)
+        _set_dict(instance, data)
+        _set_fields_set(instance, set(values))
+        _set_extra(instance, None)
+        _set_private(instance, None)
+        return instance
     floats, float_dicts = _float_fields(model)
     for name in floats:
         if type(values.get(name)) is int:
@@ -427,11 +468,11 @@ def _unhashed_manifest(checked: CheckedTemplate, now: datetime | None) -> Templa
                 name=i.name,
                 optionKeys=i.option_keys,
                 image=i.image,
-                askWhen=_json(i.ask_when),
                 translations={
                     locale: _construct(InputTranslation, **values)
                     for locale, values in i.translations.items()
                 },
+                askWhen=_json(i.ask_when),
             )
             for i in checked.inputs
         },

@@ -6,6 +6,7 @@ checks real manifests; this checks the values one by one and mixed)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import sys
@@ -15,10 +16,20 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 from pydantic_core import to_json
 
+from inspectlang import manifest
 from inspectlang.compiler import compile_source
-from inspectlang.manifest import _may_differ, _plain, canonical_json
+from inspectlang.manifest import (
+    Parameters,
+    Template,
+    _may_differ,
+    _plain,
+    _revision_serializer,
+    canonical_json,
+    revision_of,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -142,3 +153,86 @@ def test_deep_logic_is_written_as_json_writes_it(depth: int) -> None:
     assert canonical_json({"logic": {"rules": [{"body": [node]}]}}) == _reference(
         {"logic": {"rules": [{"body": [node]}]}}
     )
+
+
+# -- revision_of: pydantic_core writes the manifest's models directly ----------------------------
+
+
+def _reference_revision(template: Template) -> str:
+    """`revision_of` by its definition: `json`'s text of `_plain` minus the three keys."""
+    data = _plain(template)
+    del data["createdAt"], data["updatedAt"], data["logic"]["revision"]
+    return hashlib.sha256(_reference(data)).hexdigest()
+
+
+def _shipped() -> list[Path]:
+    return sorted(
+        [*(ROOT / "examples").glob("*.insp"), *(ROOT / "inspectlang" / "builtins").glob("*.insp")]
+    )
+
+
+@pytest.mark.parametrize("path", _shipped(), ids=lambda path: path.name)
+def test_a_compiled_manifests_revision_is_written_from_its_models_alone(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`_revision_serializer` writes a real manifest without `_plain` (the fallback) and gives
+    the revision its definition gives, also once pydantic has built the models' own schemas
+    (`to_api`), which must not take the place of the revision's."""
+    template = compile_source(path.read_text(encoding="utf-8"), path.name)
+    expected = _reference_revision(template)
+    template.to_api()
+    _revision_serializer.cache_clear()
+    with monkeypatch.context() as patched:
+        patched.setattr(manifest, "_plain", None)  # any call to it fails
+        assert revision_of(template) == expected == template.logic.revision
+        assert revision_of(Template.from_api(template.to_api())) == expected
+
+
+def test_a_revision_falls_back_to_json_for_a_small_float() -> None:
+    source = (ROOT / "inspectlang" / "builtins" / "car_easy.insp").read_text(encoding="utf-8")
+    template = compile_source(source, "car_easy.insp")
+    for value in (1e-05, 1.5e-07, 1e-09):
+        changed = template.model_copy(
+            update={"parameters": template.parameters.model_copy(update={"minConfidence": value})}
+        )
+        assert revision_of(changed) == _reference_revision(changed) != template.logic.revision
+
+
+def test_a_revision_of_values_that_are_not_the_declared_models_is_plains() -> None:
+    """A value that is not the model its field declares (a subclass, a dict): `_plain`'s text,
+    as before (pydantic_core's serializer is refused it)."""
+
+    class Wider(Parameters):
+        note: str = "extra"
+
+    source = (ROOT / "inspectlang" / "builtins" / "car_easy.insp").read_text(encoding="utf-8")
+    template = compile_source(source, "car_easy.insp")
+    for parameters in (Wider(), {"maxAttempts": 3}):
+        changed = template.model_copy(update={"parameters": parameters})
+        assert revision_of(changed) == _reference_revision(changed)
+
+
+def test_a_revision_of_deep_logic_is_jsons() -> None:
+    source = (ROOT / "inspectlang" / "builtins" / "car_easy.insp").read_text(encoding="utf-8")
+    template = compile_source(source, "car_easy.insp")
+    node: Any = {"op": "literal", "value": 1, "type": "number", "span": [1, 2, 1, 3]}
+    for _ in range(400):
+        node = {"op": "unary", "operator": "-", "operand": node, "span": [1, 1, 1, 3]}
+    check = template.logic.checks[0].model_copy(update={"valid": node})
+    changed = template.model_copy(
+        update={"logic": template.logic.model_copy(update={"checks": [check]})}
+    )
+    assert revision_of(changed) == _reference_revision(changed)
+
+
+def test_a_field_holding_models_in_an_unknown_shape_is_refused_when_the_serializer_is_built() -> (
+    None
+):
+    """Written as data, such a model would be written by pydantic's own serializer: the
+    revision's serializer refuses the shape instead of writing another text."""
+
+    class Either(BaseModel):
+        choice: Parameters | Template | None = None
+
+    with pytest.raises(TypeError, match="holds models"):
+        manifest._state_schema(Either, set())
