@@ -155,8 +155,9 @@ def _parser() -> Lark:
     )
 
 
-#: A keyword terminal's pattern: one lower-case word ending at a word boundary (`/set\b/`).
-_KEYWORD_PATTERN = re.compile(r"([a-z]+)\\b")
+#: A keyword terminal's pattern: one lower-case word ending at a word boundary (`/set\b/`);
+#: compiled by `re` (its own cache) when the formatter first needs it.
+_KEYWORD_PATTERN = r"([a-z]+)\\b"
 
 
 @lru_cache(maxsize=64)
@@ -187,7 +188,7 @@ def _line_parts(expansion: Sequence[Any]) -> tuple[tuple[str, str], ...] | None:
             continue  # the newline
         else:
             pattern = terminals[symbol.name]
-            keyword = _KEYWORD_PATTERN.fullmatch(pattern.value)
+            keyword = re.fullmatch(_KEYWORD_PATTERN, pattern.value)
             if pattern.type == "str" and pattern.value.isalpha():
                 parts.append(("keyword", pattern.value))
             elif pattern.type == "re" and keyword is not None:
@@ -258,20 +259,22 @@ def parse_with_diagnostics(
     return _parse_by_declaration(filename, lines, source_lines, first_code)
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def _lone_surrogate(source: str, filename: str) -> Diagnostic | None:
     """A text from the Python API may hold a lone surrogate (`"\\ud800"`), which no file can:
     it is no character, cannot be written as UTF-8, and would fail far from here (hashing ids,
     writing the manifest). Refused at the entry, where its position is known."""
-    match = _SURROGATE.search(source)
-    if match is None:
+    if source.isascii():
         return None
-    before = source[: match.start()]
+    try:
+        source.encode("utf-8")  # fails at the first lone surrogate, the only character it cannot
+    except UnicodeEncodeError as error:
+        start = error.start
+    else:
+        return None
+    before = source[:start]
     line = before.count("\n") + 1
-    column = match.start() - (before.rfind("\n") + 1) + 1
-    code = f"U+{ord(match.group()):04X}"
+    column = start - (before.rfind("\n") + 1) + 1
+    code = f"U+{ord(source[start]):04X}"
     message = f"{code} is a lone surrogate, not a character: the text is not valid Unicode"
     return Diagnostic("E001", message, Span(line, column, line, column + 1), filename)
 
