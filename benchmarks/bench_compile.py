@@ -344,6 +344,20 @@ def record(cls=None, /, *, frozen=False):
 stub.record = record
 sys.modules["inspectlang.records"] = stub
 """,
+    # `inspectlang.parser_cache` keeps the built parser with its lexers compiled (issue 26); the
+    # plain tool is Lark's own cache of its analysed grammar (imported in the timed part, as the
+    # module is):
+    "lark_cache": """
+import sys, types
+stub = types.ModuleType("inspectlang.parser_cache")
+def parser(package, grammar, **options):
+    import os, lark
+    from inspectlang import cache
+    path = os.path.join(cache.directory(), f"grammar-lark-{lark.__version__}.cache")
+    return lark.Lark.open_from_package(package, grammar, cache=path, **options)
+stub.parser = parser
+sys.modules["inspectlang.parser_cache"] = stub
+""",
 }
 
 VARIANT_CODE = """

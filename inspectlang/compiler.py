@@ -127,7 +127,8 @@ def _in_order(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     return sorted(diagnostics, key=lambda d: (d.span.line, d.span.column))
 
 
-_HEADER = re.compile(r"^(?P<keyword>[a-z]+)\b(?:\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*))?")
+#: Compiled by `re` (its own cache) when first used: only files with syntax errors need it.
+_HEADER = r"^(?P<keyword>[a-z]+)\b(?:\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*))?"
 
 
 def _broken_declarations(source: str, syntax: list[Diagnostic]) -> set[tuple[str, str | None]]:
@@ -141,7 +142,7 @@ def _broken_declarations(source: str, syntax: list[Diagnostic]) -> set[tuple[str
         for index in range(line - 1, -1, -1):
             text = lines[index]
             if text and not text[0].isspace() and not text.startswith("#"):
-                header = _HEADER.match(text)
+                header = re.match(_HEADER, text)
                 break
         broken.add((header["keyword"], header["name"]) if header else ("?", None))
     return broken

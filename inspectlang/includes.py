@@ -469,7 +469,8 @@ class Overlay:
         return self.folder.names()
 
 
-_INCLUDE_LINE = re.compile(r'^include[ \t]+"([^"\n]*)"', re.MULTILINE)
+#: Compiled by `re` (its own cache) when first used: a compile never needs it.
+_INCLUDE_LINE = r'^include[ \t]+"([^"\n]*)"'
 
 
 def includers(path: Path) -> list[Path]:
@@ -486,7 +487,7 @@ def includers(path: Path) -> list[Path]:
             text = candidate.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        if path.stem in _INCLUDE_LINE.findall(text):
+        if path.stem in re.findall(_INCLUDE_LINE, text, re.MULTILINE):
             found.append(candidate)
     return found
 

@@ -1,9 +1,10 @@
 """The parser: `.insp` source text to the AST of `inspectlang.ast`, with syntax diagnostics.
 
-One Lark LALR(1) parser is built per process from `grammar.lark` (its tables cached on disk by
-Lark) and builds the AST *during* the parse through the callbacks of
-`inspectlang.tree_builder.AstBuilder`, so no intermediate parse tree exists. The callbacks and
-the postlexer hold no state: each parse has its own `ParseState`, so parses run concurrently.
+One Lark LALR(1) parser is built from `grammar.lark` (and kept on disk ready to use, its lexers
+compiled: `inspectlang.parser_cache`) and builds the AST *during* the parse through the
+callbacks of `inspectlang.tree_builder.AstBuilder`, so no intermediate parse tree exists. The
+callbacks and the postlexer hold no state: each parse has its own `ParseState`, so parses run
+concurrently.
 A postlexer turns indentation into block tokens and refuses tabs and deep nesting before the
 parser sees them. When a file has syntax errors it is parsed again
 declaration by declaration (every declaration starts at column 0), so one bad declaration gives
@@ -17,18 +18,16 @@ The wording of syntax errors is `inspectlang.syntax_errors`'s.
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import Any, TypeVar
 
-import lark
 from lark import Lark, Token
 from lark.exceptions import UnexpectedInput
 from lark.lark import PostLex
 
-from inspectlang import ast, cache
+from inspectlang import ast, parser_cache
 from inspectlang.ast import Span
 from inspectlang.diagnostics import Diagnostic, TemplateError
 from inspectlang.syntax_errors import diagnostic_for
@@ -141,20 +140,11 @@ def _shifted(stream: Iterator[Token], offset: int) -> Iterator[Token]:
 # --------------------------------------------------------------------------------------------
 
 
-def _cache_file() -> str | bool:
-    """Where Lark keeps the analysed grammar between processes (`inspectlang.cache`; Lark's
-    default is a predictable name in the shared temp directory, and the cache is a pickle).
-    Lark checks the grammar's hash stored in the file, so a stale cache is rebuilt."""
-    directory = cache.directory()
-    if directory is None:
-        return False  # no cache: a slower first parse, nothing else
-    return os.path.join(directory, f"grammar-lark-{lark.__version__}.cache")
-
-
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
-    """The LALR parser with the AST builder as its callbacks and its tables cached on disk."""
-    return Lark.open_from_package(
+    """The LALR parser with the AST builder as its callbacks, kept on disk ready to use
+    (`inspectlang.parser_cache`)."""
+    return parser_cache.parser(
         "inspectlang",
         "grammar.lark",
         parser="lalr",
@@ -162,12 +152,12 @@ def _parser() -> Lark:
         postlex=Indentation(),
         transformer=AstBuilder(),
         maybe_placeholders=True,
-        cache=_cache_file(),
     )
 
 
-#: A keyword terminal's pattern: one lower-case word ending at a word boundary (`/set\b/`).
-_KEYWORD_PATTERN = re.compile(r"([a-z]+)\\b")
+#: A keyword terminal's pattern: one lower-case word ending at a word boundary (`/set\b/`);
+#: compiled by `re` (its own cache) when the formatter first needs it.
+_KEYWORD_PATTERN = r"([a-z]+)\\b"
 
 
 @lru_cache(maxsize=64)
@@ -198,7 +188,7 @@ def _line_parts(expansion: Sequence[Any]) -> tuple[tuple[str, str], ...] | None:
             continue  # the newline
         else:
             pattern = terminals[symbol.name]
-            keyword = _KEYWORD_PATTERN.fullmatch(pattern.value)
+            keyword = re.fullmatch(_KEYWORD_PATTERN, pattern.value)
             if pattern.type == "str" and pattern.value.isalpha():
                 parts.append(("keyword", pattern.value))
             elif pattern.type == "re" and keyword is not None:
@@ -269,20 +259,22 @@ def parse_with_diagnostics(
     return _parse_by_declaration(filename, lines, source_lines, first_code)
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def _lone_surrogate(source: str, filename: str) -> Diagnostic | None:
     """A text from the Python API may hold a lone surrogate (`"\\ud800"`), which no file can:
     it is no character, cannot be written as UTF-8, and would fail far from here (hashing ids,
     writing the manifest). Refused at the entry, where its position is known."""
-    match = _SURROGATE.search(source)
-    if match is None:
+    if source.isascii():
         return None
-    before = source[: match.start()]
+    try:
+        source.encode("utf-8")  # fails at the first lone surrogate, the only character it cannot
+    except UnicodeEncodeError as error:
+        start = error.start
+    else:
+        return None
+    before = source[:start]
     line = before.count("\n") + 1
-    column = match.start() - (before.rfind("\n") + 1) + 1
-    code = f"U+{ord(match.group()):04X}"
+    column = start - (before.rfind("\n") + 1) + 1
+    code = f"U+{ord(source[start]):04X}"
     message = f"{code} is a lone surrogate, not a character: the text is not valid Unicode"
     return Diagnostic("E001", message, Span(line, column, line, column + 1), filename)
 

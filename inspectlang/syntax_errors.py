@@ -276,7 +276,8 @@ def _foreign_character(char: str, text: str, column: int, span: Span, filename: 
 
 #: Keywords followed by a text (a reason), for "did you mean" on a misspelt one.
 _TEXT_KEYWORDS = ("disapprove", "review", "otherwise")
-_LOCALE_WRITTEN = re.compile(r"^\s*[a-z][a-z ]*?\s+(?P<locale>[A-Za-z]{2}[-_][A-Za-z]{2})\s*:")
+#: Compiled by `re` (its own cache) when a syntax error first needs it.
+_LOCALE_WRITTEN = r"^\s*[a-z][a-z ]*?\s+(?P<locale>[A-Za-z]{2}[-_][A-Za-z]{2})\s*:"
 
 
 def _known_mistake(source_line: str, line: int, token: Token, filename: str) -> Diagnostic | None:
@@ -290,7 +291,7 @@ def _known_mistake(source_line: str, line: int, token: Token, filename: str) -> 
         return Diagnostic(
             "E001", "`elif` is written `else if`", first_span, filename, suggestion="else if"
         )
-    locale = _LOCALE_WRITTEN.match(source_line)
+    locale = re.match(_LOCALE_WRITTEN, source_line)
     if locale is not None:
         written = locale.group("locale")
         fixed = f"{written[:2].lower()}_{written[3:].upper()}"

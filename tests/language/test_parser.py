@@ -992,36 +992,70 @@ def test_parsing_from_several_threads_gives_the_same_trees() -> None:
     assert all(result == EXPECTED_EXAMPLE for result in results)
 
 
-def test_fresh_processes_write_then_load_the_grammar_cache_in_a_private_directory(
+CACHE_FILE = (
+    f"parser-lark-{lark.__version__}-python-{sys.version_info[0]}.{sys.version_info[1]}.pickle"
+)
+
+#: Prints what the parser gives for a file: a clean one, and one with syntax errors (a character
+#: no terminal takes, a token the parser does not expect, an unclosed bracket), so the loaded
+#: parser is checked on its lexers, the lexer of all terminals and the recovery path.
+PARSE_AND_PRINT = (
+    "import logging, sys; logging.basicConfig(level=logging.DEBUG); "
+    "from inspectlang.parser import parse_with_diagnostics; "
+    "text = open(sys.argv[1]).read(); "
+    "print(repr(parse_with_diagnostics(text))); "
+    "print(repr(parse_with_diagnostics(text + sys.argv[2])))"
+)
+BROKEN = "check c\n    valid when: a $ b\n\nlet x = (1 +\n\nvariable v numeric = 1\nlet = 2\n"
+
+
+def _parse_in_fresh_process(tmp_path: Path) -> tuple[str, str]:
+    environment = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = subprocess.run(
+        [sys.executable, "-c", PARSE_AND_PRINT, str(tmp_path / "t.insp"), BROKEN],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        env=environment,
+    )
+    return done.stdout, done.stderr
+
+
+def test_fresh_processes_write_then_load_the_parser_in_a_private_directory(
     tmp_path: Path,
 ) -> None:
     (tmp_path / "t.insp").write_text(EXAMPLE, encoding="utf-8")
-    code = (
-        "import logging, sys; from lark import logger; logger.setLevel(logging.DEBUG); "
-        "from inspectlang.parser import parse; "
-        "m = parse(open(sys.argv[1]).read()); print(len(m.declarations))"
-    )
-    environment = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    logs = []
-    for _ in range(2):
-        done = subprocess.run(
-            [sys.executable, "-c", code, str(tmp_path / "t.insp")],
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=ROOT,
-            env=environment,
-        )
-        assert done.stdout.strip() == "17"
-        logs.append(done.stderr)
-    assert "Saving grammar to cache" in logs[0]
-    assert "Loading grammar from cache" in logs[1]
+    built, log = _parse_in_fresh_process(tmp_path)
+    assert "parser saved to" in log
+    assert "Module(" in built and "E00" in built
+    loaded, log = _parse_in_fresh_process(tmp_path)
+    assert "parser loaded from" in log
+    assert loaded == built
     directory = tmp_path / "cache" / "inspectlang"
     assert directory.stat().st_mode & 0o777 == 0o700
-    names = sorted(path.name for path in directory.iterdir())
-    assert f"grammar-lark-{lark.__version__}.cache" in names
-    # Nothing but the grammar is kept there.
-    assert names == [f"grammar-lark-{lark.__version__}.cache"]
+    # Nothing but the parser is kept there.
+    assert sorted(path.name for path in directory.iterdir()) == [CACHE_FILE]
+
+
+@pytest.mark.parametrize("damage", ["empty", "another key", "not a pickle"])
+def test_a_parser_file_that_does_not_match_is_replaced(tmp_path: Path, damage: str) -> None:
+    (tmp_path / "t.insp").write_text(EXAMPLE, encoding="utf-8")
+    built, _ = _parse_in_fresh_process(tmp_path)
+    path = tmp_path / "cache" / "inspectlang" / CACHE_FILE
+    key, content = path.read_bytes().split(b"\n", 1)
+    damaged = {
+        "empty": b"",
+        "another key": b"0" * len(key) + b"\n" + content,
+        "not a pickle": key + b"\n" + content[: len(content) // 2],
+    }
+    path.write_bytes(damaged[damage])
+    again, log = _parse_in_fresh_process(tmp_path)
+    assert again == built
+    assert "parser saved to" in log
+    loaded, log = _parse_in_fresh_process(tmp_path)
+    assert "parser loaded from" in log
+    assert loaded == built
 
 
 def test_parses_in_threads_each_keep_their_own_state() -> None:
