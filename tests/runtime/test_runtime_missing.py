@@ -153,7 +153,6 @@ def test_explanation_lists_the_missing_items() -> None:
     assert "Missing: input Notes" in render_text(explanation)
 
 
-
 def test_the_explanation_speaks_its_readers_language() -> None:
     """Issue 25: the explanation a dashboard member reads is in their language: the missing
     items (labels and reasons), the verdict's reasons and the verdict lines' texts; without a
@@ -175,6 +174,7 @@ def test_the_explanation_speaks_its_readers_language() -> None:
     assert [line.label for line in portuguese.verdict] == [
         "A condição de aprovação não foi atendida"
     ]
+
 
 RAN = """
 template "Ran"
