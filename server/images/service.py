@@ -12,12 +12,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from litestar.serialization import encode_json
 from sqlmodel import Session
 
 import runtime
 from inspectlang.manifest import Template
 from inspectlang.timestamps import utc_timestamp
 from runtime import ImageUpload, InspectionState, new_object_id
+from runtime.imagemeta import ImageMeta
 from server import tokens
 from server.auth import AuthContext
 from server.blobs import BlobNotFound, BlobStore
@@ -25,6 +27,7 @@ from server.bodies import decode
 from server.common import CONTENT_TOKEN_KIND, content_url, run_runtime
 from server.db import Database
 from server.errors import ApiError
+from server.idempotency import StoredResponse, current_claim, store_with
 from server.images import analysis, duplicates
 from server.images import quality as photo_quality
 from server.images.content import IMAGE_FORMATS, inspect_photo
@@ -174,7 +177,18 @@ def upload_image(
             return [("image_processed", {"imageId": added[0], "productId": product_id})]
         return []
 
+    claim = current_claim()
+    answers: list[dict[str, Any]] = []
+
     def add_row(session: Session, loaded: inspections.Loaded, state: InspectionState) -> None:
+        if claim is not None:
+            # The 201 stored with the photo's row in one transaction, as a creation's: a process
+            # killed after the commit leaves the answer to replay, not a key to run again (a
+            # second upload of the same request, tests/server/test_multiprocess.py).
+            answers.append(_answer(settings, loaded, state, added[0], image.data, meta))
+            store_with(
+                session, claim, StoredResponse(201, "application/json", encode_json(answers[0]))
+            )
         analyse = analysis.jobs_after_upload(settings, state, added[0])
         if analyse:
             analysis.enqueue_analysis(session, auth, loaded.record.id, analyse)
@@ -215,11 +229,26 @@ def upload_image(
     except BaseException:
         blobs.delete(blob_key)
         raise
+    if answers:
+        return answers[0]
+    return _answer(settings, loaded, state, added[0], image.data, meta)
+
+
+def _answer(
+    settings: Settings,
+    loaded: inspections.Loaded,
+    state: InspectionState,
+    image_id: str,
+    data: bytes,
+    meta: ImageMeta,
+) -> dict[str, Any]:
+    """The upload's answer: the image as the inspection now shows it, its quality and, for a
+    side no image of the template has, a warning."""
     document = inspections.to_document(loaded.program, state, loaded.record, settings.public_url)
-    view = _find_view(document, added[0])
+    view = _find_view(document, image_id)
     if view is None:
         raise ApiError.of("internal_error", "The uploaded image is missing from the inspection.")
-    view["quality"] = photo_quality.check(image.data, state.locale, meta)
+    view["quality"] = photo_quality.check(data, state.locale, meta)
     warning = _unknown_side(loaded.manifest, view)
     if warning is not None:
         view["warnings"] = [warning]

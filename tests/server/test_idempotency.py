@@ -6,6 +6,8 @@ tells how many times a handler really ran.
 
 from __future__ import annotations
 
+import io
+import json
 import threading
 import time
 import uuid
@@ -527,3 +529,46 @@ def test_issue_16_a_creation_killed_after_its_commit_replays_on_retry(
     assert retried.headers["idempotent-replayed"] == "true"
     assert retried.json() == first.json()
     assert _inspections_of(db, company["companyId"]) == 1
+
+
+def test_an_upload_killed_after_its_commit_replays_on_retry(
+    live_server: str,
+    company: dict[str, Any],
+    live_headers: dict[str, str],
+    db: Database,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As a creation: the process dies between the upload's commit and the middleware storing
+    the answer (here: that store never happens). The 201 was stored with the photo's row, so
+    the retry replays it and the inspection holds the photo once (the multi-process test
+    found a second row: the retry, once the lease lapsed, ran the upload again)."""
+    from PIL import Image
+
+    from server.idempotency import IdempotencyStore
+    from server.inspections.tables import ImageRecord
+
+    body = {"templateId": "easy", "locale": "en_US", "delivery": {"disabled": True}}
+    with httpx.Client(base_url=live_server, timeout=60) as http:
+        created = http.post(
+            "/v1/inspection/car", json={**body, "car": {"plate": "AB123CD"}}, headers=live_headers
+        )
+        assert created.status_code == 201, created.text
+        photo = io.BytesIO()
+        Image.new("RGB", (64, 48), (200, 30, 30)).save(photo, format="PNG")
+        files: dict[str, Any] = {
+            "image": ("front.png", photo.getvalue(), "image/png"),
+            "data": (None, json.dumps({"side": "front"})),
+        }
+        monkeypatch.setattr(IdempotencyStore, "store", lambda self, record_id, response: None)
+        headers = {**live_headers, "Idempotency-Key": key()}
+        path = f"/v1/inspection/image/{created.json()['productId']}"
+        # One body (one multipart boundary): the retry sends the very same bytes.
+        request = http.build_request("POST", path, files=files, headers=headers)
+        content = request.read()
+        first = http.post(path, content=content, headers=dict(request.headers))
+        retried = http.post(path, content=content, headers=dict(request.headers))
+    assert first.status_code == 201, first.text
+    assert retried.status_code == 201
+    assert retried.headers["idempotent-replayed"] == "true"
+    assert retried.json() == first.json()
+    assert _rows_of(db, ImageRecord, company["companyId"]) == 1
