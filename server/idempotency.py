@@ -15,10 +15,11 @@ Rules (spec "Idempotency", plus our choices where it is silent):
   on the lapsed lease, so one taker only) and runs the request; before issue 16 such a key
   answered 409 for 24 hours. Storing the response and renewing are guarded by the owner, so a
   process that lost its lease cannot overwrite its successor's answer;
-- exactly once where it matters most: a creation stores its 201 in the claim in the very
-  transaction that writes the inspection (`current_claim`, `store_with`), so a crash after that
-  commit replays the inspection created, and a crash before it leaves nothing to replay. Other
-  handlers store after they return: a crash in that window runs them again on the retry;
+- exactly once where it matters most: a creation and an image upload store their 201 in the
+  claim in the very transaction that writes the inspection or the photo's row (`current_claim`,
+  `store_with`), so a crash after that commit replays what was done, and a crash before it
+  leaves nothing to replay. Other handlers store after they return: a crash in that window runs
+  them again on the retry;
 - the first response, whatever its status (5xx included), is stored and replayed with the
   header `Idempotent-Replayed: true`; records expire after 24 hours and are then purged. A 503
   (storage or a service unavailable, `Retry-After`) is the exception: it asks for a retry, so
