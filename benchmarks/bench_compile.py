@@ -4,7 +4,8 @@ Generates a realistic 2,000-line car template (many images, inputs, rules, check
 lines), then measures in interleaved rounds (CPU time of the process, the fastest round):
 
 - raw parse: a plain `Lark(grammar, parser="lalr")` of the same `grammar.lark`, with the same
-  indentation postlexer (the grammar needs it) and no callbacks, so it builds a Lark Tree;
+  indentation postlexer (the grammar needs it) and no callbacks, so it builds a Lark Tree, run
+  by Lark's own loop (ours runs `inspectlang.parse_loop`: the `lark_loop` variant below);
 - our full compile: `inspectlang.compiler.compile_source` (parse, check, manifest), or only
   `inspectlang.parser.parse` when the compiler is not there (the output says which);
 - tokens per second of the full compile;
@@ -366,6 +367,19 @@ def parser(package, grammar, **options):
     return lark.Lark.open_from_package(package, grammar, cache=path, **options)
 stub.parser = parser
 sys.modules["inspectlang.parser_cache"] = stub
+""",
+    # `inspectlang.parse_loop` runs the parse table in one function (issue 26); the plain tool
+    # is Lark's own loop (`Lark.parse`):
+    "lark_loop": """
+import sys, types
+stub = types.ModuleType("inspectlang.parse_loop")
+class NotParsed(Exception):
+    pass
+class ParseLoop:
+    def __init__(self, parser):
+        self.parse = parser.parse
+stub.NotParsed, stub.ParseLoop = NotParsed, ParseLoop
+sys.modules["inspectlang.parse_loop"] = stub
 """,
 }
 
