@@ -18,13 +18,17 @@ postlexer or a callback raises (`SyntaxProblem`) goes through unchanged, as thro
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any
 
-from lark import Lark
+from lark import Lark, Token
 from lark.exceptions import UnexpectedInput
 from lark.lexer import LexerThread
 from lark.parser_frontends import PostLexConnector
 from lark.parsers.lalr_analysis import Shift
+
+#: What follows the last token: Lark's `$END`, which only ever reduces.
+_END_OF_TEXT = (Token("$END", ""),)
 
 
 class NotParsed(Exception):
@@ -80,8 +84,9 @@ class ParseLoop:
                 return
 
         stream = tokens() if self._postlex is None else self._postlex.process(tokens())
+        end = self._end
         try:
-            for token in stream:
+            for token in chain(stream, _END_OF_TEXT):
                 kind = token.type
                 while True:
                     action = states[state_stack[-1]][kind]
@@ -96,25 +101,12 @@ class ParseLoop:
                         del value_stack[-size:]
                     else:
                         children = []
-                    value_stack.append(callback(children))
-                    state_stack.append(states[state_stack[-1]][origin])
-            end = self._end
-            while True:
-                action = states[state_stack[-1]]["$END"]
-                if action.__class__ is int:
-                    raise NotParsed  # a shift of the end of the text: Lark refuses it too
-                size, callback, origin = action
-                if size:
-                    children = value_stack[-size:]
-                    del state_stack[-size:]
-                    del value_stack[-size:]
-                else:
-                    children = []
-                value = callback(children)
-                state = states[state_stack[-1]][origin]
-                if state == end:
-                    return value
-                state_stack.append(state)
-                value_stack.append(value)
+                    value = callback(children)
+                    state = states[state_stack[-1]][origin]
+                    if state == end:  # the start rule, reduced at the end of the text
+                        return value
+                    state_stack.append(state)
+                    value_stack.append(value)
         except (KeyError, UnexpectedInput) as error:
             raise NotParsed from error
+        raise NotParsed  # the end of the text was shifted, not accepted: Lark refuses it too
