@@ -5,9 +5,11 @@ By default each test module gets a fresh SQLite file. With `TEST_DATABASE_URL` s
 created for this test session (`options=-csearch_path=...`) and dropped at the end. An
 unreachable PostgreSQL is a failure, never a skip.
 
-Every test under `tests/server/` and `tests/reports/` is marked `db`, so `pytest -m db` reruns
-exactly those on PostgreSQL. Server imports happen inside fixtures, so the language and runtime
-tests never need the server's dependencies.
+A test under `tests/server/` or `tests/reports/` that reaches the test database (its fixtures
+include `postgres_schema_url`, the one way to `TEST_DATABASE_URL`, through `database_url`,
+`settings`, `db`, `live_server`, ...) is marked `db`, so `pytest -m db` reruns exactly those on
+PostgreSQL; one that does not would run the same code on the same SQLite again. Server imports
+happen inside fixtures, so the language and runtime tests never need the server's dependencies.
 """
 
 from __future__ import annotations
@@ -50,7 +52,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             relative = Path(str(item.path)).relative_to(tests_root)
         except ValueError:
             continue
-        if relative.parts and relative.parts[0] in DB_MARKED_DIRECTORIES:
+        if (
+            relative.parts
+            and relative.parts[0] in DB_MARKED_DIRECTORIES
+            and "postgres_schema_url" in getattr(item, "fixturenames", ())
+        ):
             item.add_marker(pytest.mark.db)
 
 
