@@ -2,16 +2,20 @@
 
 By default each test module gets a fresh SQLite file. With `TEST_DATABASE_URL` set (as
 `make test-postgres` does) every database test runs on that PostgreSQL instead, inside a schema
-created for this test session (`options=-csearch_path=...`) and dropped at the end. An
+created for this test session (`options=-csearch_path=...`) and dropped at the end; a
+pytest-xdist worker's session makes its schema in a database of its own (`test_gw0`, ...). An
 unreachable PostgreSQL is a failure, never a skip.
 
-Every test under `tests/server/` and `tests/reports/` is marked `db`, so `pytest -m db` reruns
-exactly those on PostgreSQL. Server imports happen inside fixtures, so the language and runtime
-tests never need the server's dependencies.
+A test under `tests/server/` or `tests/reports/` that reaches the test database (its fixtures
+include `postgres_schema_url`, the one way to `TEST_DATABASE_URL`, through `database_url`,
+`settings`, `db`, `live_server`, ...) is marked `db`, so `pytest -m db` reruns exactly those on
+PostgreSQL; one that does not would run the same code on the same SQLite again. Server imports
+happen inside fixtures, so the language and runtime tests never need the server's dependencies.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import socket
@@ -50,7 +54,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             relative = Path(str(item.path)).relative_to(tests_root)
         except ValueError:
             continue
-        if relative.parts and relative.parts[0] in DB_MARKED_DIRECTORIES:
+        if (
+            relative.parts
+            and relative.parts[0] in DB_MARKED_DIRECTORIES
+            and "postgres_schema_url" in getattr(item, "fixturenames", ())
+        ):
             item.add_marker(pytest.mark.db)
 
 
@@ -66,9 +74,12 @@ def postgres_schema_url() -> Iterator[str | None]:
         return
     import psycopg
 
-    conninfo = base_url.replace("postgresql+psycopg://", "postgresql://")
-    schema = f"test_{secrets.token_hex(6)}"
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
     try:
+        if worker:
+            base_url = _worker_database(base_url, worker)
+        conninfo = base_url.replace("postgresql+psycopg://", "postgresql://")
+        schema = f"test_{secrets.token_hex(6)}"
         with psycopg.connect(conninfo, connect_timeout=5, autocommit=True) as connection:
             connection.execute(f'CREATE SCHEMA "{schema}"')
     except psycopg.OperationalError as error:
@@ -77,6 +88,26 @@ def postgres_schema_url() -> Iterator[str | None]:
     yield f"{base_url}{separator}options={quote(f'-csearch_path={schema}', safe='')}"
     with psycopg.connect(conninfo, connect_timeout=5, autocommit=True) as connection:
         connection.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+def _worker_database(base_url: str, worker: str) -> str:
+    """The URL of `base_url`'s database for this pytest-xdist worker (`test_gw0`, ...), created
+    when missing. A schema per session would isolate the tables, but not what PostgreSQL keeps
+    per database: a test that cuts the connections of its database (tests/server/
+    test_key_lookup.py) must not cut another worker's."""
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    url = make_url(base_url)
+    name = f"{url.database or 'postgres'}_{worker}"
+    conninfo = base_url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(conninfo, connect_timeout=5, autocommit=True) as connection:
+        exists = connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
+        if exists.fetchone() is None:
+            made_meanwhile = (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation)
+            with contextlib.suppress(*made_meanwhile):  # by another run
+                connection.execute(f'CREATE DATABASE "{name}"')
+    return url.set(database=name).render_as_string(hide_password=False)
 
 
 @pytest.fixture(scope="module")

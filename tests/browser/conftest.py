@@ -1,6 +1,6 @@
 """Browser fixtures: Debian's Chromium driven by Playwright, screenshots, axe-core checks.
 
-- `browser`: one headless Chromium per test module (`/usr/bin/chromium`; Playwright's own
+- `browser`: one headless Chromium for this package's tests (`/usr/bin/chromium`; Playwright's own
   browser download cannot run here, `make system-deps` installs Debian's package).
 - `phone`: a fresh browser context at a phone viewport (412x915, touch) and its page. Every
   Content-Security-Policy violation the page reports fails the test (pages must load only
@@ -41,10 +41,11 @@ AXE_SOURCE = BROWSER_DIR / "node_modules" / "axe-core" / "axe.min.js"
 BLOCKING_IMPACTS = {"serious", "critical"}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
-    """One Chromium per test module: Playwright's sync API keeps an event loop running while it
-    is open, which must not outlive the browser tests (asyncio tests in other modules)."""
+    """One Chromium for the browser tests (each test opens its own contexts, which share
+    nothing), closed when they are done: Playwright's sync API keeps an event loop running while
+    it is open, which must not outlive them (asyncio tests in other packages)."""
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: run `make system-deps` (Debian's chromium package)")
     from playwright.sync_api import sync_playwright

@@ -83,7 +83,10 @@ def receiver() -> Iterator[Receiver]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for serve_forever's next poll: the default 0.5 s cost every test that much.
+    thread = threading.Thread(
+        target=server.serve_forever, daemon=True, kwargs={"poll_interval": 0.05}
+    )
     thread.start()
     state.url = f"http://127.0.0.1:{server.server_address[1]}/hook"
     yield state

@@ -97,6 +97,26 @@ def browser_for(live_server: str, team: dict[str, Any]) -> Iterator[Callable[[st
 
 
 @pytest.fixture(scope="module")
+def signed_in(live_server: str, team: dict[str, Any]) -> Iterator[Callable[[str], Browserish]]:
+    """`signed_in(role)`: one signed-in session per role for the whole module, for the role
+    table's cells, whose requests have no lasting effect: signing in (an argon2 check) for each
+    of its 76 cells took most of their time. Sign-in itself is tested on its own below."""
+    opened: dict[str, Browserish] = {}
+
+    def get(role: str) -> Browserish:
+        if role not in opened:
+            client = Browserish(live_server)
+            response = client.sign_in(team["emails"][role])
+            assert response.status_code == 303, response.text
+            opened[role] = client
+        return opened[role]
+
+    yield get
+    for client in opened.values():
+        client.http.close()
+
+
+@pytest.fixture(scope="module")
 def inspection_id(live_server: str, team: dict[str, Any]) -> str:
     body = {
         "templateId": "easy",
@@ -182,9 +202,9 @@ ALLOWED_STATUS = {
 @pytest.mark.parametrize("role", ROLES)
 @pytest.mark.parametrize("action", sorted(PERMISSIONS))
 def test_every_cell_of_the_role_table(
-    browser_for: Callable[[str], Browserish], inspection_id: str, role: str, action: str
+    signed_in: Callable[[str], Browserish], inspection_id: str, role: str, action: str
 ) -> None:
-    client = browser_for(role)
+    client = signed_in(role)
     status = _attempt(client, action, inspection_id)
     if role in PERMISSIONS[action]:
         assert status == ALLOWED_STATUS.get(action, 200), (role, action, status)
@@ -325,7 +345,10 @@ def receiver() -> Iterator[tuple[str, list[dict[str, str]]]]:
             return
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for serve_forever's next poll: the default 0.5 s cost every test that much.
+    thread = threading.Thread(
+        target=server.serve_forever, daemon=True, kwargs={"poll_interval": 0.05}
+    )
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/hook", seen
     server.shutdown()

@@ -359,7 +359,10 @@ class Provider(BaseHTTPRequestHandler):
 def provider_server() -> Iterator[tuple[dict[str, Any], str]]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Provider)
     server.state = {"twilio": [], "meta": [], "answers": [], "received": threading.Event()}  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for serve_forever's next poll: the default 0.5 s cost every test that much.
+    thread = threading.Thread(
+        target=server.serve_forever, daemon=True, kwargs={"poll_interval": 0.05}
+    )
     thread.start()
     try:
         yield server.state, f"http://127.0.0.1:{server.server_address[1]}"  # type: ignore[attr-defined]

@@ -69,7 +69,10 @@ def hooks() -> Iterator[tuple[str, list[dict[str, Any]]]]:
             return
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for serve_forever's next poll: the default 0.5 s cost every test that much.
+    thread = threading.Thread(
+        target=server.serve_forever, daemon=True, kwargs={"poll_interval": 0.05}
+    )
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/hook", received
     server.shutdown()

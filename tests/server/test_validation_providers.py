@@ -86,7 +86,10 @@ def provider() -> Iterator[Provider]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # shutdown() waits for serve_forever's next poll: the default 0.5 s cost every test that much.
+    threading.Thread(
+        target=server.serve_forever, daemon=True, kwargs={"poll_interval": 0.05}
+    ).start()
     state.url = f"http://127.0.0.1:{server.server_address[1]}/analyse"
     yield state
     server.shutdown()
