@@ -315,10 +315,9 @@ async def finish_inspection(
     answer is the Inspection object with a `message` beside its fields."""
     app = services(request)
     auth = auth_of(request)
-    finished = await in_thread(
+    return await in_thread(
         inspections.finish_inspection, app.db, app.settings, auth, inspection_id, app.clock()
     )
-    return {**finished, "message": "Inspection finished"}
 
 
 @post(

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 import msgspec
+from litestar.serialization import encode_json
 from sqlalchemy import bindparam, select
 from sqlmodel import Session
 
@@ -29,6 +30,7 @@ from server.common import (
 )
 from server.db import Database
 from server.errors import ApiError, ServerError
+from server.idempotency import StoredResponse, current_claim, store_with
 from server.inspections import review_queue, searchtext
 from server.inspections.events import publish
 from server.inspections.files import (
@@ -508,17 +510,47 @@ def update_product(
     return {"message": "Product updated"}
 
 
+def changed_document(
+    db: Database,
+    settings: Settings,
+    auth: AuthContext,
+    inspection_id: str,
+    operation: Change,
+    now: datetime,
+    *,
+    message: str | None = None,
+) -> dict[str, Any]:
+    """`change`, answered with the Inspection object (and a `message` beside its fields). With
+    an Idempotency-Key the answer is stored in the change's own transaction, as a creation's
+    and an upload's are: a process killed between that commit and the middleware's store
+    leaves the answer for the retry to replay, not a key to run the change again (a finish
+    retried so answered 409 "cannot finish an inspection that is completed",
+    tests/server/test_idempotency.py)."""
+    claim = current_claim()
+    answers: list[dict[str, Any]] = []
+
+    def answer(session: Session, loaded: Loaded, state: InspectionState) -> None:
+        document = to_document(loaded.program, state, loaded.record, settings.public_url)
+        answers.append(document if message is None else {**document, "message": message})
+        if claim is not None:
+            body = encode_json(answers[0])
+            store_with(session, claim, StoredResponse(200, "application/json", body))
+
+    change(db, auth, inspection_id, operation, now, after=answer)
+    return answers[0]
+
+
 def start_inspection(
     db: Database, settings: Settings, auth: AuthContext, inspection_id: str, now: datetime
 ) -> dict[str, Any]:
-    loaded, state = change(
+    return changed_document(
         db,
+        settings,
         auth,
         inspection_id,
         lambda loaded: run_runtime(runtime.start, loaded.program, loaded.state, now=now),
         now,
     )
-    return to_document(loaded.program, state, loaded.record, settings.public_url)
 
 
 def finish_inspection(
@@ -531,17 +563,19 @@ def finish_inspection(
     completed_by: str = "client",
 ) -> dict[str, Any]:
     """Finish the inspection: the verdict is computed; `completedBy` is `client` through the
-    API, `consumer` from the consumer's pages."""
-    loaded, state = change(
+    API, `consumer` from the consumer's pages. The answer is the Inspection object with a
+    `message` beside its fields."""
+    return changed_document(
         db,
+        settings,
         auth,
         inspection_id,
         lambda loaded: run_runtime(
             runtime.finish, loaded.program, loaded.state, completed_by=completed_by, now=now
         ),
         now,
+        message="Inspection finished",
     )
-    return to_document(loaded.program, state, loaded.record, settings.public_url)
 
 
 def declare_damage(
@@ -566,8 +600,7 @@ def declare_damage(
             runtime.declare_damage, loaded.program, loaded.state, product_id, damage, now=now
         )
 
-    loaded, state = change(db, auth, inspection_id, operation, now)
-    return to_document(loaded.program, state, loaded.record, settings.public_url)
+    return changed_document(db, settings, auth, inspection_id, operation, now)
 
 
 def record_validation(

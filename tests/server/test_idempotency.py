@@ -572,3 +572,36 @@ def test_an_upload_killed_after_its_commit_replays_on_retry(
     assert retried.headers["idempotent-replayed"] == "true"
     assert retried.json() == first.json()
     assert _rows_of(db, ImageRecord, company["companyId"]) == 1
+
+
+def test_a_finish_killed_after_its_commit_replays_on_retry(
+    live_server: str,
+    company: dict[str, Any],
+    live_headers: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As an upload: the process dies between the finish's commit and the middleware storing
+    the answer (here: that store never happens). The 200 was stored with the finished state,
+    so the retry replays it (the multi-process test, on a loaded machine, got 409 "cannot
+    finish an inspection that is completed": the retry ran the finish again)."""
+    from server.idempotency import IdempotencyStore
+
+    body = {"templateId": "easy", "locale": "en_US", "delivery": {"disabled": True}}
+    with httpx.Client(base_url=live_server, timeout=60) as http:
+        created = http.post(
+            "/v1/inspection/car", json={**body, "car": {"plate": "AB123CD"}}, headers=live_headers
+        )
+        assert created.status_code == 201, created.text
+        monkeypatch.setattr(IdempotencyStore, "store", lambda self, record_id, response: None)
+        headers = {**live_headers, "Idempotency-Key": key()}
+        path = f"/v1/inspection/finish/{created.json()['inspectionId']}"
+        first = http.post(path, json={}, headers=headers)
+        retried = http.post(path, json={}, headers=headers)
+        shown = http.get(f"/v1/inspection/{created.json()['inspectionId']}", headers=live_headers)
+    assert first.status_code == 200, first.text
+    assert first.json()["message"] == "Inspection finished"
+    assert first.json()["status"] == "completed"
+    assert retried.status_code == 200, retried.text
+    assert retried.headers["idempotent-replayed"] == "true"
+    assert retried.json() == first.json()
+    assert shown.json()["completedBy"] == "client"
