@@ -11,9 +11,13 @@ On PostgreSQL the triggers are per statement (transition tables), so a bulk inse
 rows costs one grouped upsert, and each statement writes to one of `SHARDS` rows of a
 combination chosen at random: concurrent creates of one company then rarely wait for one
 another's counter row lock. The rows of a statement are upserted in key order, so two
-transactions never lock two counter rows in opposite orders (no deadlock). A shard's count can
-go below zero (a create counted in shard 3, its status change out of it in shard 5); only the
-sum over shards means something. SQLite has one writer at a time: row triggers, shard 0.
+transactions of one counted statement each (a creation, a change) never lock two counter rows
+in opposite orders; one of several statements (the expiry sweep's batch) can, and PostgreSQL
+then rolls one of the two back as a deadlock: the sweep runs its batch again
+(`server.inspections.expiry`), a request answers 503 `service_unavailable` to be retried. A
+shard's count can go below zero (a create counted in shard 3, its status change out of it in
+shard 5); only the sum over shards means something. SQLite has one writer at a time: row
+triggers, shard 0.
 
 A total comes from here when the list's filters are only among `COUNTED_FILTERS` (none, status,
 veredict, type); the selective filters (plate, identification, template) count through their

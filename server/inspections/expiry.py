@@ -7,15 +7,25 @@ The durable worker (`server.jobs.run_worker`) calls `expire_overdue` every
 `BEGIN IMMEDIATE` on SQLite, so the second sweep waits and then finds nothing left) and blocks
 each through `expire_loaded`, the path a change takes: state, filter columns, document and the
 `inspection_blocked` event are written together, so an inspection is expired exactly once.
+
+A batch writes one statement per inspection, and each statement moves rows of the maintained
+counts (`server.inspections.counts`, `hour_counts`) in its own key order, so two batches (or a
+batch and a request) can lock two counter rows in opposite orders. PostgreSQL then aborts one
+transaction as a deadlock; the sweep runs that batch again (`DEADLOCK_ATTEMPTS`), as
+PostgreSQL's documentation advises for transactions it rolls back, instead of leaving its
+inspections open until the next sweep (two concurrent sweeps deadlocked so in a test run).
 """
 
 from __future__ import annotations
 
 import logging
+import random
+import time
 from datetime import UTC, datetime
 from typing import Any, cast
 
 from sqlalchemy import select
+from sqlalchemy.exc import OperationalError
 
 from server.db import Database
 from server.errors import ApiError
@@ -26,6 +36,10 @@ logger = logging.getLogger("server.expiry")
 
 #: Inspections claimed and blocked per transaction (keeps locks short and batches small).
 DEFAULT_BATCH_SIZE = 50
+#: Runs of a batch PostgreSQL rolled back to break a deadlock or a serialization conflict.
+DEADLOCK_ATTEMPTS = 5
+#: SQLSTATEs of a transaction PostgreSQL rolled back, to be run again.
+_ROLLED_BACK = frozenset({"40P01", "40001"})
 
 
 def expire_overdue(
@@ -36,10 +50,28 @@ def expire_overdue(
     passed: set[str] = set()  # rows this sweep cannot expire: never claimed twice in one sweep
     total = 0
     while True:
-        claimed, expired_count = _expire_batch(db, moment, batch_size, passed)
+        claimed, expired_count = _expire_batch_again_if_rolled_back(db, moment, batch_size, passed)
         total += expired_count
         if claimed < batch_size:
             return total
+
+
+def _expire_batch_again_if_rolled_back(
+    db: Database, now: datetime, batch_size: int, passed: set[str]
+) -> tuple[int, int]:
+    """`_expire_batch`, run again (after a short random pause) when PostgreSQL rolled it back
+    as a deadlock or a serialization failure: nothing of it was written."""
+    for attempt in range(1, DEADLOCK_ATTEMPTS + 1):
+        try:
+            return _expire_batch(db, now, batch_size, passed)
+        except OperationalError as error:
+            if getattr(error.orig, "sqlstate", None) not in _ROLLED_BACK:
+                raise
+            if attempt == DEADLOCK_ATTEMPTS:
+                raise
+            logger.info("expiry batch rolled back (%s), attempt %d", error.orig, attempt)
+            time.sleep(random.uniform(0.01, 0.05) * attempt)
+    raise AssertionError("unreachable")
 
 
 def _expire_batch(

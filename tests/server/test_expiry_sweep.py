@@ -238,3 +238,40 @@ def test_the_sweep_interval_setting() -> None:
     assert tuned.expiry_sweep_seconds == 5
     with pytest.raises(SettingsError):
         Settings.from_env({**base, "INSPECTLANG_EXPIRY_SWEEP_SECONDS": "soon"}, data_dir="/tmp/x")
+
+
+def test_a_batch_rolled_back_as_a_deadlock_runs_again(
+    past: httpx.Client, headers: dict[str, str], db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL rolls back one of two transactions that lock counter rows in opposite orders
+    (two sweeps did, concurrently, in a test run): nothing of the batch was written, and the
+    sweep runs it again instead of leaving its inspections open. Any other database error is
+    the sweep's failure, not retried."""
+    import psycopg
+    from sqlalchemy.exc import OperationalError
+
+    from server.inspections import expiry
+
+    ids = [create(past, headers) for _ in range(3)]
+    real = expiry._expire_batch
+    calls: list[int] = []
+
+    def deadlocked_once(*args: Any) -> tuple[int, int]:
+        calls.append(1)
+        if len(calls) == 1:
+            error = psycopg.errors.DeadlockDetected("deadlock detected")
+            raise OperationalError("UPDATE inspections ...", {}, error)
+        return real(*args)
+
+    monkeypatch.setattr(expiry, "_expire_batch", deadlocked_once)
+    assert expire_overdue(db, batch_size=10) == len(ids)
+    assert len(calls) == 2
+    for inspection_id in ids:
+        assert stored(db, inspection_id).status == "blocked"
+
+    def broken(*args: Any) -> tuple[int, int]:
+        raise OperationalError("SELECT ...", {}, psycopg.errors.UndefinedTable("no table"))
+
+    monkeypatch.setattr(expiry, "_expire_batch", broken)
+    with pytest.raises(OperationalError):
+        expire_overdue(db)
