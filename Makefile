@@ -115,13 +115,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-# TEST_WORKERS=auto runs the suites on every core (pytest-xdist), each test file whole on one
-# worker, so its module fixtures (a served app, a database) are made once; each worker has its
-# own temporary folders and, on PostgreSQL, its own database (`test_gw0`, ...). On 2 cores:
-# SQLite 637 s -> 340-360 s, PostgreSQL 377 s -> 306-315 s. Not the default yet: under that load
-# two tests catch real bugs (a finish retried after its API process was killed answers 409;
-# two concurrent expiry sweeps can deadlock on PostgreSQL), see docs/operations.md "Tests".
-TEST_WORKERS ?= 0
+# The suites run on every core (pytest-xdist), each test file whole on one worker, so its
+# module fixtures (a served app, a database) are made once; each worker has its own temporary
+# folders and, on PostgreSQL, its own database (`test_gw0`, ...). On 2 cores: SQLite 637 s ->
+# 340-360 s, PostgreSQL 377 s -> 306-315 s. TEST_WORKERS=0 runs all in one process.
+TEST_WORKERS ?= auto
 PYTEST_PARALLEL := -n $(TEST_WORKERS) --dist loadfile
 
 test-unit: $(STAMP) catalogs
