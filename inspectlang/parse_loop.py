@@ -27,11 +27,13 @@ from lark.lexer import LexerThread
 from lark.parser_frontends import PostLexConnector
 from lark.parsers.lalr_analysis import Shift
 
+from inspectlang.errors import InspectlangError
+
 #: What follows the last token: Lark's `$END`, which only ever reduces.
 _END_OF_TEXT = (Token("$END", ""),)
 
 
-class NotParsed(Exception):
+class NotParsed(InspectlangError):
     """The text does not parse: Lark's own loop says why."""
 
 
