@@ -71,6 +71,7 @@ from inspectlang.manifest import (
     Verdict,
     with_revision,
 )
+from inspectlang.records import record
 from inspectlang.schema import creation_schema
 from inspectlang.timestamps import utc_timestamp
 
@@ -294,7 +295,7 @@ _AS_IS, _FLOAT, _FLOAT_DICT = 0, 1, 2
 _Step = tuple[str, Any, int]
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class _Shape:
     """What `_construct` needs of a model, kept per model in `_SHAPES`."""
 

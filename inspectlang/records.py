@@ -37,22 +37,23 @@ def record(cls: type[_T], /) -> type[_T]: ...
 
 
 @overload
-def record(*, frozen: bool = False) -> Callable[[type[_T]], type[_T]]: ...
+def record(*, frozen: bool = False, kw_only: bool = False) -> Callable[[type[_T]], type[_T]]: ...
 
 
 @dataclass_transform(field_specifiers=(dataclasses.field,))
-def record(cls: type[_T] | None = None, /, *, frozen: bool = False) -> Any:
+def record(cls: type[_T] | None = None, /, *, frozen: bool = False, kw_only: bool = False) -> Any:
     """`@dataclass(slots=True)` (`@record`) or `@dataclass(frozen=True, slots=True)`
-    (`@record(frozen=True)`), without compiling methods at import."""
+    (`@record(frozen=True)`), `kw_only` as `dataclass`'s, without compiling methods at
+    import."""
 
     def wrap(cls: type[_T]) -> type[_T]:
-        return _make(cls, frozen)
+        return _make(cls, frozen, kw_only)
 
     return wrap if cls is None else wrap(cls)
 
 
-def _make(cls: type[_T], frozen: bool) -> type[_T]:
-    cls = dataclasses.dataclass(cls, init=False, repr=False, eq=False, slots=True)
+def _make(cls: type[_T], frozen: bool, kw_only: bool) -> type[_T]:
+    cls = dataclasses.dataclass(cls, init=False, repr=False, eq=False, slots=True, kw_only=kw_only)
     fields = dataclasses.fields(cls)  # type: ignore[arg-type]
     _check_order(cls, fields)
     compared = tuple(f.name for f in fields if f.compare)

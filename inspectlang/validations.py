@@ -15,8 +15,9 @@ A new validation is one entry here, its analyzer, its tests and its row in docs/
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
+
+from inspectlang.records import record
 
 __all__ = [
     "LOCALES",
@@ -45,7 +46,7 @@ WORKER: Where = "worker"
 OUTSIDE: Where = "outside"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class Texts:
     """One text in every locale of `LOCALES` (each is required: a missing one is a TypeError)."""
 
@@ -59,7 +60,7 @@ class Texts:
         return text if isinstance(text, str) else self.en_US
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class NumberOption:
     """A number option of one validation: `minimum age 21` is written `minimum age`, kept in
     the manifest's `options` under `key`, between `low` and `high`."""
@@ -72,7 +73,7 @@ class NumberOption:
     hover: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class Validation:
     """One validation (see the module)."""
 

@@ -120,3 +120,26 @@ def test_errors_dataclass_gives_at_declaration() -> None:
         OURS[0]()  # x is required
     with pytest.raises(TypeError):
         OURS[0](1, 2, ("a",))  # tags is keyword-only
+
+
+def test_keyword_only_classes_agree() -> None:
+    """`kw_only=True` on the class, as `dataclass`'s: every field keyword-only, positional
+    arguments refused alike (the validations' entries are declared so)."""
+
+    def declare(decorator: Any) -> Any:
+        @decorator
+        class Entry:
+            name: str
+            label: str = "x"
+
+        return Entry
+
+    ours = declare(record(frozen=True, kw_only=True))
+    theirs = declare(dataclass(frozen=True, slots=True, kw_only=True))
+    assert _shape(ours) == _shape(theirs)
+    assert ours.__match_args__ == theirs.__match_args__
+    assert repr(ours(name="a")) == repr(theirs(name="a"))
+    with pytest.raises(TypeError):
+        ours("a")
+    with pytest.raises(TypeError):
+        theirs("a")
