@@ -348,8 +348,8 @@ VARIANTS: dict[str, str] = {
     "plain_dataclasses": """
 import dataclasses, sys, types
 stub = types.ModuleType("inspectlang.records")
-def record(cls=None, /, *, frozen=False):
-    wrap = dataclasses.dataclass(frozen=frozen, slots=True)
+def record(cls=None, /, *, frozen=False, kw_only=False):
+    wrap = dataclasses.dataclass(frozen=frozen, slots=True, kw_only=kw_only)
     return wrap if cls is None else wrap(cls)
 stub.record = record
 sys.modules["inspectlang.records"] = stub
