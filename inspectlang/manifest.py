@@ -15,7 +15,6 @@ A manifest is immutable once compiled: a changed template is a new revision with
 # costs about a millisecond of every cold start. All names used in annotations are defined above
 # their use.
 import hashlib
-import json
 import re
 from collections.abc import Callable
 from functools import cache
@@ -664,6 +663,8 @@ def canonical_json(data: Any) -> bytes:
         content = None
     if content is not None and not _may_differ(content):
         return content
+    import json  # here, not at import: only this fallback needs it (1.2 ms of a cold start)
+
     # No circularity check: the data is made from models and cannot cycle (the same text, 20%
     # less time to write a large manifest's JSON).
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), check_circular=False)
