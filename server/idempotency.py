@@ -15,11 +15,12 @@ Rules (spec "Idempotency", plus our choices where it is silent):
   on the lapsed lease, so one taker only) and runs the request; before issue 16 such a key
   answered 409 for 24 hours. Storing the response and renewing are guarded by the owner, so a
   process that lost its lease cannot overwrite its successor's answer;
-- exactly once where it matters most: a creation and an image upload store their 201 in the
-  claim in the very transaction that writes the inspection or the photo's row (`current_claim`,
-  `store_with`), so a crash after that commit replays what was done, and a crash before it
-  leaves nothing to replay. Other handlers store after they return: a crash in that window runs
-  them again on the retry;
+- exactly once where it matters most: a creation, an image upload and a change answered with
+  the Inspection object (finish, start, a declared damage: `changed_document`) store their
+  answer in the claim in the very transaction that writes it (`current_claim`, `store_with`),
+  so a crash after that commit replays what was done, and a crash before it leaves nothing to
+  replay. Other handlers store after they return: a crash in that window runs them again on the
+  retry;
 - the first response, whatever its status (5xx included), is stored and replayed with the
   header `Idempotent-Replayed: true`; records expire after 24 hours and are then purged. A 503
   (storage or a service unavailable, `Retry-After`) is the exception: it asks for a retry, so
@@ -42,6 +43,7 @@ from typing import Any, cast
 import anyio
 import anyio.to_thread
 from litestar.enums import ScopeType
+from litestar.serialization import encode_json
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
@@ -80,6 +82,12 @@ class StoredResponse:
     status_code: int
     content_type: str | None
     body: bytes
+
+    @classmethod
+    def json(cls, status_code: int, body: Any) -> StoredResponse:
+        """A handler's JSON answer, as Litestar will send it: what a handler stores with
+        `store_with` in its own transaction."""
+        return cls(status_code, "application/json", encode_json(body))
 
 
 @dataclass(frozen=True, slots=True)

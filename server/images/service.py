@@ -12,7 +12,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from litestar.serialization import encode_json
 from sqlmodel import Session
 
 import runtime
@@ -186,9 +185,7 @@ def upload_image(
             # killed after the commit leaves the answer to replay, not a key to run again (a
             # second upload of the same request, tests/server/test_multiprocess.py).
             answers.append(_answer(settings, loaded, state, added[0], image.data, meta))
-            store_with(
-                session, claim, StoredResponse(201, "application/json", encode_json(answers[0]))
-            )
+            store_with(session, claim, StoredResponse.json(201, answers[0]))
         analyse = analysis.jobs_after_upload(settings, state, added[0])
         if analyse:
             analysis.enqueue_analysis(session, auth, loaded.record.id, analyse)

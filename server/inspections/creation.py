@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from litestar.serialization import encode_json
 from sqlalchemy import insert
 from sqlmodel import Session
 
@@ -315,7 +314,7 @@ def _create(
     claim = current_claim()
     stored = None
     if claim is not None:
-        stored = (claim, StoredResponse(201, "application/json", encode_json(response)))
+        stored = (claim, StoredResponse.json(201, response))
     _writer(db).write(
         NewInspection(
             company_id=auth.company_id,

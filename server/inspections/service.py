@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 import msgspec
-from litestar.serialization import encode_json
 from sqlalchemy import bindparam, select
 from sqlmodel import Session
 
@@ -533,8 +532,7 @@ def changed_document(
         document = to_document(loaded.program, state, loaded.record, settings.public_url)
         answers.append(document if message is None else {**document, "message": message})
         if claim is not None:
-            body = encode_json(answers[0])
-            store_with(session, claim, StoredResponse(200, "application/json", body))
+            store_with(session, claim, StoredResponse.json(200, answers[0]))
 
     change(db, auth, inspection_id, operation, now, after=answer)
     return answers[0]
