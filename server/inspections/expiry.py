@@ -61,17 +61,15 @@ def _expire_batch_again_if_rolled_back(
 ) -> tuple[int, int]:
     """`_expire_batch`, run again (after a short random pause) when PostgreSQL rolled it back
     as a deadlock or a serialization failure: nothing of it was written."""
-    for attempt in range(1, DEADLOCK_ATTEMPTS + 1):
+    for attempt in range(1, DEADLOCK_ATTEMPTS):
         try:
             return _expire_batch(db, now, batch_size, passed)
         except OperationalError as error:
             if getattr(error.orig, "sqlstate", None) not in _ROLLED_BACK:
                 raise
-            if attempt == DEADLOCK_ATTEMPTS:
-                raise
             logger.info("expiry batch rolled back (%s), attempt %d", error.orig, attempt)
             time.sleep(random.uniform(0.01, 0.05) * attempt)
-    raise AssertionError("unreachable")
+    return _expire_batch(db, now, batch_size, passed)  # the last attempt: its error is raised
 
 
 def _expire_batch(
