@@ -501,6 +501,15 @@ def test_issue_16_a_lapsed_claim_is_taken_over_by_one_retry_only(
     assert member_count(company["companyId"]) == before + 1
 
 
+def _assert_replayed(first: httpx.Response, retried: httpx.Response, status: int) -> None:
+    """The retry of a request whose answer was stored in its own transaction: the same status
+    and body, replayed."""
+    assert first.status_code == status, first.text
+    assert retried.status_code == status, retried.text
+    assert retried.headers["idempotent-replayed"] == "true"
+    assert retried.json() == first.json()
+
+
 def test_issue_16_a_creation_killed_after_its_commit_replays_on_retry(
     live_server: str,
     company: dict[str, Any],
@@ -524,10 +533,7 @@ def test_issue_16_a_creation_killed_after_its_commit_replays_on_retry(
     with httpx.Client(base_url=live_server, timeout=60) as http:
         first = http.post("/v1/inspection/car", json=body, headers=headers)
         retried = http.post("/v1/inspection/car", json=body, headers=headers)
-    assert first.status_code == 201, first.text
-    assert retried.status_code == 201
-    assert retried.headers["idempotent-replayed"] == "true"
-    assert retried.json() == first.json()
+    _assert_replayed(first, retried, 201)
     assert _inspections_of(db, company["companyId"]) == 1
 
 
@@ -567,10 +573,7 @@ def test_an_upload_killed_after_its_commit_replays_on_retry(
         content = request.read()
         first = http.post(path, content=content, headers=dict(request.headers))
         retried = http.post(path, content=content, headers=dict(request.headers))
-    assert first.status_code == 201, first.text
-    assert retried.status_code == 201
-    assert retried.headers["idempotent-replayed"] == "true"
-    assert retried.json() == first.json()
+    _assert_replayed(first, retried, 201)
     assert _rows_of(db, ImageRecord, company["companyId"]) == 1
 
 
@@ -598,10 +601,7 @@ def test_a_finish_killed_after_its_commit_replays_on_retry(
         first = http.post(path, json={}, headers=headers)
         retried = http.post(path, json={}, headers=headers)
         shown = http.get(f"/v1/inspection/{created.json()['inspectionId']}", headers=live_headers)
-    assert first.status_code == 200, first.text
+    _assert_replayed(first, retried, 200)
     assert first.json()["message"] == "Inspection finished"
     assert first.json()["status"] == "completed"
-    assert retried.status_code == 200, retried.text
-    assert retried.headers["idempotent-replayed"] == "true"
-    assert retried.json() == first.json()
     assert shown.json()["completedBy"] == "client"
