@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import io
 import json
-import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -27,6 +26,7 @@ from PIL import Image, ImageDraw
 from server.db import Database
 from server.inspections.tables import InspectionRecord
 from server.settings import Settings
+from tests.http_threads import serve_in_thread
 
 TEMPLATE = Path(__file__).with_name("consumer_flow.insp")
 #: The first page (HTML, CSS, JS) must weigh at most this over the wire.
@@ -56,11 +56,7 @@ def webhook_receiver() -> Iterator[tuple[str, list[dict[str, Any]]]]:
     received: list[dict[str, Any]] = []
     handler = type("Receiver", (Hooks,), {"received": received})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    # shutdown() waits for serve_forever's next poll: the default 0.5 s cost every test that much.
-    thread = threading.Thread(
-        target=server.serve_forever, daemon=True, kwargs={"poll_interval": 0.05}
-    )
-    thread.start()
+    serve_in_thread(server)
     yield f"http://127.0.0.1:{server.server_address[1]}/hook", received
     server.shutdown()
     server.server_close()

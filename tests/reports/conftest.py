@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from tests.http_threads import serve_in_thread
+
 if TYPE_CHECKING:
     from server.blobs import LocalBlobStore
     from server.db import Database
@@ -83,11 +85,7 @@ def receiver() -> Iterator[Receiver]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    # shutdown() waits for serve_forever's next poll: the default 0.5 s cost every test that much.
-    thread = threading.Thread(
-        target=server.serve_forever, daemon=True, kwargs={"poll_interval": 0.05}
-    )
-    thread.start()
+    thread = serve_in_thread(server)
     state.url = f"http://127.0.0.1:{server.server_address[1]}/hook"
     yield state
     server.shutdown()

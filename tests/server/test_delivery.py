@@ -35,6 +35,7 @@ from server.delivery.tables import LinkDeliveryRecord, OutboxMessageRecord
 from server.jobs import WorkerConfig, run_once
 from server.settings import Settings
 from server.tables import JobRecord
+from tests.http_threads import serve_in_thread
 
 FAST = WorkerConfig(
     lease_seconds=5, poll_seconds=0.05, backoff_base_seconds=0.05, backoff_max_seconds=0.1
@@ -359,11 +360,7 @@ class Provider(BaseHTTPRequestHandler):
 def provider_server() -> Iterator[tuple[dict[str, Any], str]]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Provider)
     server.state = {"twilio": [], "meta": [], "answers": [], "received": threading.Event()}  # type: ignore[attr-defined]
-    # shutdown() waits for serve_forever's next poll: the default 0.5 s cost every test that much.
-    thread = threading.Thread(
-        target=server.serve_forever, daemon=True, kwargs={"poll_interval": 0.05}
-    )
-    thread.start()
+    serve_in_thread(server)
     try:
         yield server.state, f"http://127.0.0.1:{server.server_address[1]}"  # type: ignore[attr-defined]
     finally:

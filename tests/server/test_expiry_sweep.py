@@ -22,6 +22,7 @@ from server.inspections.service import load
 from server.inspections.tables import InspectionRecord
 from server.settings import Settings
 from server.tables import JobRecord
+from tests.http_threads import serve_in_thread
 
 #: The built-in car template expires inspections 7 days after creation; these are created
 #: 8 days ago (the app's clock), so they are overdue now and other tests' inspections are not.
@@ -69,11 +70,7 @@ def hooks() -> Iterator[tuple[str, list[dict[str, Any]]]]:
             return
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    # shutdown() waits for serve_forever's next poll: the default 0.5 s cost every test that much.
-    thread = threading.Thread(
-        target=server.serve_forever, daemon=True, kwargs={"poll_interval": 0.05}
-    )
-    thread.start()
+    thread = serve_in_thread(server)
     yield f"http://127.0.0.1:{server.server_address[1]}/hook", received
     server.shutdown()
     server.server_close()

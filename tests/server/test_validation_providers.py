@@ -10,7 +10,6 @@ import hashlib
 import hmac
 import io
 import json
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from server.db import Database
 from server.jobs import WorkerConfig, run_once
 from server.settings import Settings
 from server.tables import JobRecord
+from tests.http_threads import serve_in_thread
 
 FAST = WorkerConfig(
     lease_seconds=5, poll_seconds=0.05, backoff_base_seconds=0.05, backoff_max_seconds=0.1
@@ -86,10 +86,7 @@ def provider() -> Iterator[Provider]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    # shutdown() waits for serve_forever's next poll: the default 0.5 s cost every test that much.
-    threading.Thread(
-        target=server.serve_forever, daemon=True, kwargs={"poll_interval": 0.05}
-    ).start()
+    serve_in_thread(server)
     state.url = f"http://127.0.0.1:{server.server_address[1]}/analyse"
     yield state
     server.shutdown()
