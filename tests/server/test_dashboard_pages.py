@@ -15,6 +15,7 @@ import pytest
 
 from server.dashboard import accounts
 from server.dashboard.permissions import PERMISSIONS, ROLES
+from tests.http_threads import serve_in_thread
 
 PASSWORD = "dashboard password"
 #: A template whose check misspells its variable (`scor`): E020 with "did you mean `score`".
@@ -80,16 +81,20 @@ def team(db: Any) -> dict[str, Any]:
     return {**company, "emails": emails}
 
 
+def _signed_in_as(live_server: str, team: dict[str, Any], role: str) -> Browserish:
+    client = Browserish(live_server)
+    response = client.sign_in(team["emails"][role])
+    assert response.status_code == 303, response.text
+    return client
+
+
 @pytest.fixture
 def browser_for(live_server: str, team: dict[str, Any]) -> Iterator[Callable[[str], Browserish]]:
     opened: list[Browserish] = []
 
     def make(role: str) -> Browserish:
-        client = Browserish(live_server)
-        response = client.sign_in(team["emails"][role])
-        assert response.status_code == 303, response.text
-        opened.append(client)
-        return client
+        opened.append(_signed_in_as(live_server, team, role))
+        return opened[-1]
 
     yield make
     for client in opened:
@@ -105,10 +110,7 @@ def signed_in(live_server: str, team: dict[str, Any]) -> Iterator[Callable[[str]
 
     def get(role: str) -> Browserish:
         if role not in opened:
-            client = Browserish(live_server)
-            response = client.sign_in(team["emails"][role])
-            assert response.status_code == 303, response.text
-            opened[role] = client
+            opened[role] = _signed_in_as(live_server, team, role)
         return opened[role]
 
     yield get
@@ -328,7 +330,6 @@ def test_diagnostics_endpoint_gives_caret_and_suggestion(
 @pytest.fixture
 def receiver() -> Iterator[tuple[str, list[dict[str, str]]]]:
     """A local webhook endpoint answering 200, recording each request's headers."""
-    import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     seen: list[dict[str, str]] = []
@@ -345,11 +346,7 @@ def receiver() -> Iterator[tuple[str, list[dict[str, str]]]]:
             return
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    # shutdown() waits for serve_forever's next poll: the default 0.5 s cost every test that much.
-    thread = threading.Thread(
-        target=server.serve_forever, daemon=True, kwargs={"poll_interval": 0.05}
-    )
-    thread.start()
+    serve_in_thread(server)
     yield f"http://127.0.0.1:{server.server_address[1]}/hook", seen
     server.shutdown()
     server.server_close()
