@@ -84,6 +84,7 @@ def fits(page: Any) -> None:
 
 
 def look(page: Any, name: str, screenshot: Any, axe_check: Any) -> None:
+    page.wait_for_load_state()
     fits(page)
     axe_check(page, name)
     screenshot(page, name)
@@ -284,8 +285,12 @@ def test_revoke_the_test_key_and_the_api_refuses_it(
     sign_in(dash, live_server, team["emails"]["owner"])
     dash.goto(f"{live_server}/dashboard/developers")
     dash.get_by_role("link", name="Revoke the test key…").click()
+    # The link navigates: look once the confirm page's button is there, not while the
+    # document is being replaced (CI once measured a null documentElement there).
+    confirm = dash.get_by_role("button", name="Yes, revoke it and issue a new key")
+    confirm.wait_for()
     look(dash, "30-revoke-confirm", screenshot, axe_check)
-    dash.get_by_role("button", name="Yes, revoke it and issue a new key").click()
+    confirm.click()
     new_key = dash.locator("#new-key").inner_text().strip()
     assert new_key.startswith("sk_test_") and new_key != old_key
     look(dash, "31-new-key-shown-once", screenshot, axe_check)
