@@ -6,9 +6,15 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import marshal
+import os
 import pickle
+import subprocess
+import sys
 from dataclasses import dataclass, field
-from typing import Any
+from importlib.util import MAGIC_NUMBER
+from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 
@@ -143,3 +149,97 @@ def test_keyword_only_classes_agree() -> None:
         ours("a")
     with pytest.raises(TypeError):
         theirs("a")
+
+
+#: Declares a record in a fresh process and prints what it builds and how many initializers it
+#: compiled (none when the kept code served).
+_FRESH = """
+import dataclasses
+import inspectlang.records as records
+@records.record(frozen=True)
+class Cell:
+    row: int
+    label: str = dataclasses.field(default="x", kw_only=True)
+print(repr(Cell(2, label="b")), repr(Cell(row=3)), len(records._new_codes), sep="|")
+"""
+_BUILT = ["Cell(row=2, label='b')", "Cell(row=3, label='x')"]
+_KEPT = f"records-{sys.implementation.cache_tag}.marshal"
+
+
+def _fresh(cache_home: Path) -> tuple[list[str], int]:
+    done = subprocess.run(
+        [sys.executable, "-c", _FRESH],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "XDG_CACHE_HOME": str(cache_home)},
+    )
+    *built, compiled = done.stdout.strip().split("|")
+    return built, int(compiled)
+
+
+def test_initializers_are_kept_between_processes(tmp_path: Path) -> None:
+    """The first process compiles the initializer and keeps its code in the private cache
+    directory; the next one builds the same objects from the kept code, compiling nothing."""
+    assert _fresh(tmp_path) == (_BUILT, 1)
+    assert (tmp_path / "inspectlang" / _KEPT).exists()
+    assert _fresh(tmp_path) == (_BUILT, 0)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"not marshal",
+        b"\x00\x00\x00\x00garbage",
+        MAGIC_NUMBER + b"garbage",
+        MAGIC_NUMBER + marshal.dumps(["a list"]),
+        MAGIC_NUMBER + marshal.dumps({"src": 1}),
+    ],
+    ids=["empty", "text", "another python", "damaged", "not a dict", "not code"],
+)
+def test_a_damaged_initializer_file_is_compiled_again(tmp_path: Path, content: bytes) -> None:
+    """A kept file that is empty, of another Python or not the codes `marshal` wrote is read as
+    no codes: the initializer is compiled again and the file written anew, never an error."""
+    kept = tmp_path / "inspectlang" / _KEPT
+    kept.parent.mkdir(mode=0o700)
+    kept.write_bytes(content)
+    assert _fresh(tmp_path) == (_BUILT, 1)
+    assert _fresh(tmp_path) == (_BUILT, 0)
+
+
+def test_class_variables_markers_and_refusals_agree() -> None:
+    """`ClassVar` annotations are no fields, `KW_ONLY` makes the fields after it keyword-only,
+    a mutable default is refused, as `dataclass` does; an `InitVar` is refused (a record has
+    none)."""
+
+    def declare(decorator: Any) -> Any:
+        @decorator
+        class Row:
+            kind: ClassVar[str] = "row"
+            name: str
+            _: dataclasses.KW_ONLY
+            size: int = 0
+
+        return Row
+
+    ours = declare(record(frozen=True))
+    theirs = declare(dataclass(frozen=True, slots=True))
+    assert (
+        _shape(ours)
+        == _shape(theirs)
+        == [("name", True, False, True, True), ("size", True, True, True, True)]
+    )
+    assert ours.kind == "row" and ours.__slots__ == theirs.__slots__
+    assert repr(ours("a", size=2)) == repr(theirs("a", size=2))
+    with pytest.raises(ValueError, match="mutable default <class 'list'> for field items"):
+
+        @record
+        class Listed:
+            items: list[int] = []
+
+    with pytest.raises(TypeError, match="InitVar"):
+
+        @record
+        class Initialized:
+            seed: dataclasses.InitVar[int]
