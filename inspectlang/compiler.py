@@ -23,6 +23,7 @@ from inspectlang.checker import CheckedTemplate, check_module
 from inspectlang.checker.checked import Translations
 from inspectlang.checker.expressions import ExpressionChecker
 from inspectlang.checker.scope import Scope
+from inspectlang.collector import paused
 from inspectlang.diagnostics import Diagnostic, Reporter, TemplateError
 from inspectlang.includes import (
     INCLUDE_LINES,
@@ -169,6 +170,7 @@ def _hidden_by(diagnostic: Diagnostic, broken: set[tuple[str, str | None]]) -> b
     return any(name and f"`{name}`" in diagnostic.message for _, name in broken)
 
 
+@paused
 def check_source(
     source: str,
     filename: str = "<template>",
@@ -204,6 +206,7 @@ def check_file(source: str, path: str, *, template_kind: str = "created") -> lis
     return [dataclasses.replace(d, filename=path) for d in check_shared_file(source, file.stem)]
 
 
+@paused
 def compile_source(
     source: str,
     filename: str = "<template>",
@@ -248,6 +251,7 @@ def _respan(value: Any, expansion: Expansion) -> None:
             _respan(item, expansion)
 
 
+@paused
 def compile_module(
     module: ast.Module, *, template_kind: str = "created", now: datetime | None = None
 ) -> Template:
