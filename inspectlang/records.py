@@ -282,70 +282,75 @@ def _initializer(
 def _compiled(source: str) -> types.CodeType:
     """The code of an initializer's source, from the codes kept between processes when they
     hold it (compiling one takes ~0.1 ms, 4 ms for the 44 a cold compile of `car_easy.insp`
-    makes), else compiled now and kept when the process ends."""
-    global _codes
-    if _codes is None:
-        _codes = _load_codes()
-    code = _codes.get(source)
-    if code is None:
-        code = compile(source, "<record initializer>", "exec")
-        if not _new_codes:
-            atexit.register(_save_codes)
-        _codes[source] = _new_codes[source] = code
+    makes; reading one back ~0.02), else compiled now and kept when the process ends."""
+    global _kept
+    if _kept is None:
+        _kept = _load_kept()
+    kept = _kept.get(source)
+    if kept is not None:
+        with contextlib.suppress(EOFError, ValueError, TypeError):
+            code = marshal.loads(kept)
+            if isinstance(code, types.CodeType):
+                return code
+    code = compile(source, "<record initializer>", "exec")
+    if not _new:
+        atexit.register(_save_kept)
+    _kept[source] = _new[source] = marshal.dumps(code)
     return code
 
 
-#: The initializers' codes by source: those of the file, and those compiled by this process.
-_codes: dict[str, types.CodeType] | None = None
-_new_codes: dict[str, types.CodeType] = {}
+#: The initializers' codes by source, as `marshal` writes them (each read when first needed):
+#: those of the file, and those compiled by this process (`_new`).
+_kept: dict[str, bytes] | None = None
+_new: dict[str, bytes] = {}
 
 
-def _codes_path() -> str | None:
+def _kept_path() -> str | None:
     directory = cache.directory()
     if directory is None:
         return None
     return os.path.join(directory, f"records-{sys.implementation.cache_tag}.marshal")
 
 
-def _load_codes() -> dict[str, types.CodeType]:
-    """The file's codes (`marshal`'s format, as `.pyc` files are, checked against this
-    Python's bytecode number); none when it is missing, damaged or for another Python."""
-    path = _codes_path()
+def _load_kept() -> dict[str, bytes]:
+    """The file's codes (`marshal`'s format, as `.pyc` files are, behind this Python's
+    bytecode number); none when it is missing, damaged or for another Python."""
+    path = _kept_path()
     try:
         with open(path or "", "rb") as file:
             if file.read(len(_MAGIC)) != _MAGIC:
                 return {}
-            codes = marshal.load(file)
+            kept = marshal.load(file)
     except (OSError, EOFError, ValueError, TypeError):
         return {}
-    if not isinstance(codes, dict):
+    if not isinstance(kept, dict):
         return {}
     return {
         source: code
-        for source, code in codes.items()
-        if isinstance(source, str) and isinstance(code, types.CodeType)
+        for source, code in kept.items()
+        if isinstance(source, str) and isinstance(code, bytes)
     }
 
 
-def _save_codes() -> None:
+def _save_kept() -> None:
     """Adds this process's new codes to the file (read again: another process may have added
     its own), written whole and renamed into place. Nothing is lost when it cannot be written
     but the next process's head start."""
-    path = _codes_path()
-    if path is None or not _new_codes:
+    path = _kept_path()
+    if path is None or not _new:
         return
-    codes = {**_load_codes(), **_new_codes}
+    kept = {**_load_kept(), **_new}
     temporary = f"{path}.{os.getpid()}.tmp"
     try:
         with open(temporary, "wb") as file:
             file.write(_MAGIC)
-            marshal.dump(codes, file)
+            marshal.dump(kept, file)
         os.replace(temporary, path)
     except OSError:
         with contextlib.suppress(OSError):
             os.remove(temporary)
         return
-    _new_codes.clear()
+    _new.clear()
 
 
 _MAGIC = importlib.util.MAGIC_NUMBER

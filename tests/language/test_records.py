@@ -160,7 +160,7 @@ import inspectlang.records as records
 class Cell:
     row: int
     label: str = dataclasses.field(default="x", kw_only=True)
-print(repr(Cell(2, label="b")), repr(Cell(row=3)), len(records._new_codes), sep="|")
+print(repr(Cell(2, label="b")), repr(Cell(row=3)), len(records._new), sep="|")
 """
 _BUILT = ["Cell(row=2, label='b')", "Cell(row=3, label='x')"]
 _KEPT = f"records-{sys.implementation.cache_tag}.marshal"
@@ -243,3 +243,13 @@ def test_class_variables_markers_and_refusals_agree() -> None:
         @record
         class Initialized:
             seed: dataclasses.InitVar[int]
+
+
+@pytest.mark.parametrize("damaged", [b"garbage", marshal.dumps("not code")])
+def test_a_damaged_kept_code_is_compiled_again(tmp_path: Path, damaged: bytes) -> None:
+    assert _fresh(tmp_path) == (_BUILT, 1)
+    kept = tmp_path / "inspectlang" / _KEPT
+    codes = marshal.loads(kept.read_bytes()[len(MAGIC_NUMBER) :])
+    kept.write_bytes(MAGIC_NUMBER + marshal.dumps(dict.fromkeys(codes, damaged)))
+    assert _fresh(tmp_path) == (_BUILT, 1)
+    assert _fresh(tmp_path) == (_BUILT, 0)
