@@ -1,10 +1,11 @@
-"""Where inspectlang keeps files between processes: Lark's analysed grammar (`inspectlang.parser`),
-derived from the package's grammar file and checked against it when read, so a stale file is
-simply rebuilt.
+"""Where inspectlang keeps files between processes: the parser Lark builds from the grammar
+(`inspectlang.parser_cache`) and the code of the records' initializers (`inspectlang.records`),
+each checked when read (the grammar's hash, Python's bytecode number), so a stale file is simply
+rebuilt.
 
 The directory is private to the user (`$XDG_CACHE_HOME/inspectlang`, else `~/.cache/inspectlang`,
-mode 0700): the file is a pickle, trusted the way Python trusts its own `.pyc` files, so it must
-not live in a shared place such as the temp directory.
+mode 0700): the files are a pickle and `marshal`'s code, trusted the way Python trusts its own
+`.pyc` files, so they must not live in a shared place such as the temp directory.
 """
 
 from __future__ import annotations
