@@ -14,7 +14,10 @@ lines), then measures in interleaved rounds (CPU time of the process, the fastes
   is not counted), with bytecode caching on (PYTHONDONTWRITEBYTECODE removed for them), so
   they also find inspectlang's cache directory filled (see docs/operations.md);
 - the dependencies' share of that cold start: fresh processes importing only pydantic and lark
-  (`dependencies_import_ms`), the floor inspectlang's own code cannot go below;
+  (`dependencies_import_ms`), the floor inspectlang's own code cannot go below, each run beside
+  one cold start; the median of their differences (`cold_start_ours_ms`) is what our own code
+  costs, the figure to compare across machines (this floor was 85-92 ms on one, 98-113 on
+  another, which moves `cold_start_ms` as much);
 - custom machinery against what it replaces, in the same run: fresh processes, interleaved, each
   timing the cold start above and then the fastest of a few compiles of the large template, once
   with the package as it is and once per variant where a module of ours is swapped for the plain
@@ -38,6 +41,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -272,9 +276,22 @@ print((end - start) * 1000, (end_cpu - cpu) * 1000, (imported_cpu - cpu) * 1000)
 """
 
 
-def cold_start_ms() -> tuple[float, float, float, str]:
-    """Medians over fresh processes of import + first compile: wall ms, CPU ms, and the CPU ms
-    of the import alone (the interpreter's own start-up is not counted)."""
+@dataclass(frozen=True)
+class ColdStart:
+    """Medians over fresh processes (the interpreter's own start-up is not counted)."""
+
+    template: str
+    wall_ms: float  # import + first compile
+    cpu_ms: float
+    import_cpu_ms: float  # the import alone
+    dependencies_ms: float  # a process importing only pydantic and Lark (`DEPENDENCIES_CODE`)
+    ours_ms: float  # per round, the cold start less the dependencies' import just beside it
+
+
+def cold_start() -> ColdStart:
+    """Import + first compile in fresh processes, each beside one that imports only the
+    dependencies: their difference, round by round, is what inspectlang's own code costs, a
+    figure that does not move with the machine's speed as the absolute one does."""
     template = ROOT / "inspectlang" / "builtins" / "car_easy.insp"
     if not template.exists():  # before the built-ins exist: the example of syntax.md
         template = Path(tempfile.gettempdir()) / "inspectlang-syntax-example.insp"
@@ -287,20 +304,27 @@ def cold_start_ms() -> tuple[float, float, float, str]:
             "from inspectlang.parser import parse as compile_source",
         )
     command = [sys.executable, "-c", code, str(template)]
+    dependencies = [sys.executable, "-c", DEPENDENCIES_CODE]
     # Bytecode caching on, as in any deployment (this environment sets PYTHONDONTWRITEBYTECODE,
     # which would make every fresh process recompile every module from source).
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    # The warm-up run writes the .pyc files and inspectlang's cache (Lark's analysed grammar), as
-    # the first run of a deployment would.
+    # The warm-up run writes the .pyc files and inspectlang's cache (the parser, the records'
+    # initializers), as the first run of a deployment would.
     subprocess.run(command, check=True, capture_output=True, cwd=ROOT, env=env)
     runs: list[list[float]] = []
+    floors: list[float] = []
     for _ in range(COLD_RUNS):
         done = subprocess.run(
             command, check=True, capture_output=True, text=True, cwd=ROOT, env=env
         )
         runs.append([float(part) for part in done.stdout.split()])
+        floor = subprocess.run(
+            dependencies, check=True, capture_output=True, text=True, cwd=ROOT, env=env
+        )
+        floors.append(float(floor.stdout))
     wall, cpu, import_cpu = (statistics.median(run[i] for run in runs) for i in range(3))
-    return wall, cpu, import_cpu, template.name
+    ours = statistics.median(run[1] - floor for run, floor in zip(runs, floors, strict=True))
+    return ColdStart(template.name, wall, cpu, import_cpu, statistics.median(floors), ours)
 
 
 DEPENDENCIES_CODE = """
@@ -310,18 +334,6 @@ from pydantic import BaseModel, Field  # what the manifest models need (pydantic
 import lark
 print((time.process_time() - cpu) * 1000)
 """
-
-
-def dependencies_import_ms() -> float:
-    """Median CPU ms of a fresh process importing only pydantic and lark, as the cold start
-    does: the part of `cold_start_ms` that inspectlang's own code cannot remove."""
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    command = [sys.executable, "-c", DEPENDENCIES_CODE]
-    runs = [
-        float(subprocess.run(command, check=True, capture_output=True, text=True, env=env).stdout)
-        for _ in range(COLD_RUNS)
-    ]
-    return statistics.median(runs)
 
 
 def interpreter_start_ms() -> float:
@@ -453,9 +465,8 @@ def main() -> None:
         parse_times.append(timed(lambda: insp_parser.parse(text)))
     # The fastest of the interleaved rounds: the run least disturbed by other processes.
     raw_s, ours_s, parse_s = min(raw_times), min(ours_times), min(parse_times)
-    cold_wall, cold_cpu, import_cpu, cold_template = cold_start_ms()
+    startup = cold_start()
     bare_start = interpreter_start_ms()
-    dependencies = dependencies_import_ms()
     variants = variants_ms(text)
     base_cold, base_compile = variants["as_is"]
     ratios = {
@@ -475,14 +486,16 @@ def main() -> None:
     print(f"  [{label}]")
     print(f"tokens per second (compile): {tokens / ours_s:10.0f}")
     print(
-        f"cold start ({cold_template}), median of {COLD_RUNS} fresh processes: import + first "
-        f"compile {cold_cpu:.1f} ms CPU ({import_cpu:.1f} ms of it importing), {cold_wall:.1f} ms "
-        "wall (the interpreter's own start-up excluded; bytecode caching on, warmed once)"
+        f"cold start ({startup.template}), median of {COLD_RUNS} fresh processes: import + first "
+        f"compile {startup.cpu_ms:.1f} ms CPU ({startup.import_cpu_ms:.1f} ms of it importing), "
+        f"{startup.wall_ms:.1f} ms wall (the interpreter's own start-up excluded; bytecode caching "
+        "on, warmed once)"
     )
     print(f"interpreter start-up alone (python -c pass), median wall: {bare_start:.1f} ms")
     print(
         f"importing pydantic and lark alone (part of the cold start), median: "
-        f"{dependencies:.1f} ms CPU"
+        f"{startup.dependencies_ms:.1f} ms CPU; the cold start less that, round by round: "
+        f"{startup.ours_ms:.1f} ms"
     )
     print(f"custom machinery, median of {COLD_RUNS} fresh processes per variant (CPU ms):")
     for name, (cold, compiled) in variants.items():
@@ -499,10 +512,11 @@ def main() -> None:
             {
                 "compile_vs_parse": round(ours_s / raw_s, 3),
                 "tokens_per_s": round(tokens / ours_s),
-                "cold_start_ms": round(cold_cpu, 1),
-                "cold_start_wall_ms": round(cold_wall, 1),
+                "cold_start_ms": round(startup.cpu_ms, 1),
+                "cold_start_wall_ms": round(startup.wall_ms, 1),
                 "interpreter_start_ms": round(bare_start, 1),
-                "dependencies_import_ms": round(dependencies, 1),
+                "dependencies_import_ms": round(startup.dependencies_ms, 1),
+                "cold_start_ours_ms": round(startup.ours_ms, 1),
                 "parse_vs_raw_parse": round(parse_s / raw_s, 3),
                 "machinery_ratios": ratios,
             }
