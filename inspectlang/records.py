@@ -339,7 +339,10 @@ def _save_kept() -> None:
     path = _kept_path()
     if path is None or not _new:
         return
-    kept = {**_load_kept(), **_new}
+    kept = _load_kept()
+    if len(kept) + len(_new) > _MOST_KEPT:  # sources no process needs any more: start again
+        kept = {}
+    kept.update(_new)
     temporary = f"{path}.{os.getpid()}.tmp"
     try:
         with open(temporary, "wb") as file:
@@ -354,6 +357,9 @@ def _save_kept() -> None:
 
 
 _MAGIC = importlib.util.MAGIC_NUMBER
+#: The most initializers the file keeps (inspectlang's own classes make ~70; classes declared
+#: by tests or by programs add theirs, and renamed fields leave their old sources behind).
+_MOST_KEPT = 1000
 
 
 class _Factory:

@@ -253,3 +253,15 @@ def test_a_damaged_kept_code_is_compiled_again(tmp_path: Path, damaged: bytes) -
     kept.write_bytes(MAGIC_NUMBER + marshal.dumps(dict.fromkeys(codes, damaged)))
     assert _fresh(tmp_path) == (_BUILT, 1)
     assert _fresh(tmp_path) == (_BUILT, 0)
+
+
+def test_the_kept_file_is_started_again_when_full(tmp_path: Path) -> None:
+    """Sources no process needs any more (renamed fields, classes of old versions) do not
+    pile up: past the limit the file keeps only what the last process compiled."""
+    kept = tmp_path / "inspectlang" / _KEPT
+    kept.parent.mkdir(mode=0o700)
+    old = {f"def __init__(self, old_{n}):\n    pass\n": b"" for n in range(1000)}
+    kept.write_bytes(MAGIC_NUMBER + marshal.dumps(old))
+    assert _fresh(tmp_path) == (_BUILT, 1)
+    assert len(marshal.loads(kept.read_bytes()[len(MAGIC_NUMBER) :])) == 1
+    assert _fresh(tmp_path) == (_BUILT, 0)
