@@ -118,8 +118,8 @@ def _slotted(cls: type[_T], kw_only: bool) -> type[_T]:
 
     `dataclass(slots=True)` gives the same class, but it tests every annotation (text, under
     `from __future__ import annotations`) against `ClassVar`, `InitVar` and `KW_ONLY` with
-    regular expressions and the module's globals: ~70 us a class, 4.7 ms of a cold compile's
-    65 classes."""
+    regular expressions and the module's globals (127 us a class against 34 here, in a loop;
+    the 65 classes of a cold compile 4.5 ms against 2.3, the collector off)."""
     fields: dict[str, dataclasses.Field[Any]] = {}
     inherited_slots: set[str] = set()
     for base in cls.__mro__[-1:0:-1]:
@@ -165,7 +165,7 @@ def _slotted(cls: type[_T], kw_only: bool) -> type[_T]:
 
 
 def _kind(annotation: Any) -> str:
-    """ "classvar", "kw_only", "initvar" or "field": what `dataclass` makes of an annotation,
+    """What `dataclass` makes of an annotation ("classvar", "kw_only", "initvar" or "field"),
     here by the name it starts with (the text of an annotation, or its object's `repr`)."""
     if annotation is dataclasses.KW_ONLY:
         return "kw_only"
