@@ -10,7 +10,13 @@ mode 0700): the files are a pickle and `marshal`'s code, trusted the way Python 
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+from collections.abc import Callable
+from typing import IO
+
+_log = logging.getLogger(__name__)
 
 
 def directory() -> str | None:
@@ -23,3 +29,27 @@ def directory() -> str | None:
     except OSError:
         return None
     return path
+
+
+def file_path(name: str) -> str | None:
+    """The path of the cache file `name`; None when there is no cache directory."""
+    found = directory()
+    return None if found is None else os.path.join(found, name)
+
+
+def write(path: str, content: Callable[[IO[bytes]], object]) -> bool:
+    """Writes a cache file whole: `content` writes it under a temporary name of this process,
+    renamed into place when done, so a reader (another process) finds the old file or the new
+    one, never half of one. False when it cannot be written (nothing is lost then but the next
+    process's head start; the temporary file is removed)."""
+    temporary = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(temporary, "wb") as file:
+            content(file)
+        os.replace(temporary, path)
+    except Exception:  # a full disk, a read-only home, what a writer cannot encode
+        _log.debug("cannot write %s", path, exc_info=True)
+        with contextlib.suppress(OSError):
+            os.remove(temporary)
+        return False
+    return True

@@ -23,13 +23,11 @@ Python trusts its own `.pyc` files.
 
 from __future__ import annotations
 
-import contextlib
 import copyreg
 import hashlib
 import importlib
 import io
 import logging
-import os
 import pickle
 import pkgutil
 import re
@@ -80,11 +78,8 @@ def parser(package: str, grammar: str, **options: Any) -> Lark:
 
 
 def _path() -> str | None:
-    directory = cache.directory()
-    if directory is None:
-        return None  # no cache: a slower start, nothing else
     python = "{}.{}".format(*sys.version_info)
-    return os.path.join(directory, f"parser-lark-{lark.__version__}-python-{python}.pickle")
+    return cache.file_path(f"parser-lark-{lark.__version__}-python-{python}.pickle")
 
 
 def _key(grammar: bytes, options: dict[str, Any]) -> bytes:
@@ -137,18 +132,13 @@ def _save(built: Lark, path: str, key: bytes) -> None:
     if _sre is not None:
         for lexer in _state_lexers(built):
             lexer.scanner  # noqa: B018  (compiles the state's lexer now, to keep it compiled)
-    temporary = f"{path}.{os.getpid()}.tmp"
-    try:
-        with open(temporary, "wb") as file:
-            file.write(key + b"\n")
-            _Pickler(file, built).dump(built)
-        os.replace(temporary, path)
-    except Exception:  # nothing is lost but the next process's head start
-        _log.debug("cannot write the parser to %s", path, exc_info=True)
-        with contextlib.suppress(OSError):
-            os.remove(temporary)
-        return
-    _log.debug("parser saved to %s", path)
+
+    def content(file: IO[bytes]) -> None:
+        file.write(key + b"\n")
+        _Pickler(file, built).dump(built)
+
+    if cache.write(path, content):
+        _log.debug("parser saved to %s", path)
 
 
 def _state_lexers(built: Lark) -> set[Any]:

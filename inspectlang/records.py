@@ -31,13 +31,12 @@ import contextlib
 import dataclasses
 import importlib.util
 import marshal
-import os
 import sys
 import types
 from collections.abc import Callable
 from operator import attrgetter
 from types import MemberDescriptorType
-from typing import Any, TypeVar, dataclass_transform, overload
+from typing import IO, Any, TypeVar, dataclass_transform, overload
 
 from inspectlang import cache
 
@@ -306,10 +305,7 @@ _new: dict[str, bytes] = {}
 
 
 def _kept_path() -> str | None:
-    directory = cache.directory()
-    if directory is None:
-        return None
-    return os.path.join(directory, f"records-{sys.implementation.cache_tag}.marshal")
+    return cache.file_path(f"records-{sys.implementation.cache_tag}.marshal")
 
 
 def _load_kept() -> dict[str, bytes]:
@@ -343,17 +339,13 @@ def _save_kept() -> None:
     if len(kept) + len(_new) > _MOST_KEPT:  # sources no process needs any more: start again
         kept = {}
     kept.update(_new)
-    temporary = f"{path}.{os.getpid()}.tmp"
-    try:
-        with open(temporary, "wb") as file:
-            file.write(_MAGIC)
-            marshal.dump(kept, file)
-        os.replace(temporary, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.remove(temporary)
-        return
-    _new.clear()
+
+    def content(file: IO[bytes]) -> None:
+        file.write(_MAGIC)
+        marshal.dump(kept, file)
+
+    if cache.write(path, content):
+        _new.clear()
 
 
 _MAGIC = importlib.util.MAGIC_NUMBER
