@@ -1,6 +1,13 @@
 # Two commands for a newcomer: `make run` and `make test`. Both create .venv when missing and
-# install the project with everything it needs first.
+# install the project with everything it needs first, at the versions of `uv.lock`.
+#
+# uv.lock pins the whole dependency tree (every extra, with hashes) and `uv sync --locked` installs
+# exactly that, refusing a lock that no longer matches pyproject.toml: the same install on every
+# machine, whatever was released last night. pyproject.toml keeps ranges for people who install
+# the library; the lock is what this repository installs. `make upgrade` moves the lock.
 PYTHON ?= python3
+UV_VERSION := 0.13.9
+UV := $(PYTHON) -m uv
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
@@ -8,21 +15,26 @@ SERVE_STAMP := $(VENV)/.installed-serve-stamp
 POSTGRES_URL ?= postgresql://postgres@127.0.0.1:5432/test
 HOST ?= 127.0.0.1
 PORT ?= 8000
+export UV_PYTHON := $(PYTHON)
 
-.PHONY: install catalogs system-deps browser-deps editors-deps node-client vision-data run test lint typecheck test-unit test-postgres bench clean
+.PHONY: install uv catalogs system-deps browser-deps editors-deps node-client vision-data run test lint typecheck test-unit test-postgres bench upgrade clean
+
+# uv itself, from the package registry, at one version, when this Python lacks it.
+uv:
+	@$(UV) --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet "uv==$(UV_VERSION)" || \
+		$(PYTHON) -m pip install --quiet --user "uv==$(UV_VERSION)"
 
 # Serving needs the server, reports and vision extras; the tests add the language server and the
-# development tools (pytest, mypy, moto, ...), which `make run` does not install.
-$(SERVE_STAMP): pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[server,reports,vision]'
+# development tools (pytest, mypy, moto, ...), which `make run` does not install (`--inexact`
+# leaves them in place when `make test` installed them first).
+$(SERVE_STAMP): pyproject.toml uv.lock
+	@$(MAKE) --no-print-directory uv
+	$(UV) sync --locked --inexact --quiet --extra server --extra reports --extra vision
 	touch $(SERVE_STAMP)
 
-$(STAMP): pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[server,reports,vision,lsp,dev]'
+$(STAMP): pyproject.toml uv.lock
+	@$(MAKE) --no-print-directory uv
+	$(UV) sync --locked --quiet --all-extras
 	touch $(STAMP) $(SERVE_STAMP)
 
 install: $(STAMP) catalogs
@@ -142,6 +154,15 @@ bench: $(STAMP) system-deps
 	@command -v wrk >/dev/null 2>&1 || { [ "$$(id -u)" = "0" ] && apt-get install -y -qq wrk >/dev/null 2>&1; } || \
 		echo "wrk is missing: bench_api.py falls back to a Python client (ratios pulled towards 1)"
 	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
+
+## Move the lock to the newest releases that pyproject.toml's ranges allow, install them and
+## run every test: when to run it is in docs/operations.md.
+upgrade:
+	@$(MAKE) --no-print-directory uv
+	$(UV) lock --upgrade
+	$(UV) sync --locked --all-extras
+	touch $(STAMP) $(SERVE_STAMP)
+	$(MAKE) test
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .grimp_cache .import_linter_cache data
