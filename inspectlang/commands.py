@@ -63,15 +63,30 @@ def _kind_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _read(name: str) -> str | None:
-    """The text of a file, or None after saying why it cannot be read."""
+def _bytes(name: str) -> bytes | None:
+    """The bytes of a file (`-`: standard input), or None after saying why it cannot be read."""
     try:
-        if name == "-":
-            return sys.stdin.read()
-        return Path(name).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
+        return sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
+    except OSError as error:
         print(f"error: cannot read {name}: {error}", file=sys.stderr)
         return None
+
+
+def _read(name: str) -> str | None:
+    """The text of a file, or None after saying why it cannot be read (a byte that is not
+    UTF-8 reads as U+FFFD: `_read_template` says where it is)."""
+    data = _bytes(name)
+    return None if data is None else data.decode("utf-8", errors="replace")
+
+
+def _read_template(name: str, filename: str) -> tuple[str, Diagnostic | None] | None:
+    """A template's text and, when it is not UTF-8, the E001 that says at which line and
+    column (issue 33: such a file was `cannot read` with a byte offset); None when it cannot
+    be read at all."""
+    from inspectlang.parser import decode_source
+
+    data = _bytes(name)
+    return None if data is None else decode_source(data, filename)
 
 
 def _expand(names: list[str]) -> list[str]:
@@ -120,17 +135,21 @@ def run_check(args: argparse.Namespace) -> int:
     sources: dict[str, str] = {}
     unreadable = False
     names: dict[str, str] = {}
+    not_utf8: set[str] = set()
     for name in _expand(args.files):
-        source = _read(name)
-        if source is None:
+        filename = "<stdin>" if name == "-" else name
+        read = _read_template(name, filename)
+        if read is None:
             unreadable = True
             continue
-        filename = "<stdin>" if name == "-" else name
-        sources[filename] = source
+        sources[filename], encoding = read
         names[filename] = name
+        if encoding is not None:
+            found.append(encoding)
+            not_utf8.add(filename)
     shared = _included_by_others(sources)
     for filename, source in sources.items():
-        if filename in shared:
+        if filename in shared or filename in not_utf8:
             continue
         if filename == "<stdin>":
             resolver = _resolver("-")
@@ -155,11 +174,14 @@ def run_check(args: argparse.Namespace) -> int:
 def run_compile(args: argparse.Namespace) -> int:
     from inspectlang.compiler import compile_source
 
-    source = _read(args.file)
-    if source is None:
-        return 2
     filename = "<stdin>" if args.file == "-" else args.file
+    read = _read_template(args.file, filename)
+    if read is None:
+        return 2
+    source, encoding = read
     try:
+        if encoding is not None:
+            raise TemplateError([encoding], source)
         template = compile_source(
             source, filename, template_kind=args.kind, includes=_resolver(args.file)
         )
@@ -197,11 +219,14 @@ def run_fmt(args: argparse.Namespace) -> int:
 
     status = 0
     for name in _expand(args.files):
-        source = _read(name)
-        if source is None:
+        read = _read_template(name, name)
+        if read is None:
             status = 2
             continue
+        source, encoding = read
         try:
+            if encoding is not None:
+                raise TemplateError([encoding], source)
             formatted = format_source(source, name)
         except TemplateError as error:
             _print_diagnostics(error.diagnostics, {name: source})

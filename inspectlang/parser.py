@@ -297,6 +297,26 @@ def _lone_surrogate(source: str, filename: str) -> Diagnostic | None:
     return Diagnostic("E001", message, Span(line, column, line, column + 1), filename)
 
 
+def decode_source(data: bytes, filename: str = "<template>") -> tuple[str, Diagnostic | None]:
+    """A file's bytes as text. Bytes that are not UTF-8 give the text with each bad byte read as
+    U+FFFD (so a diagnostic can show its line) and an E001 at the first of them, by line and
+    column (columns counted in characters, as every diagnostic's are)."""
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as error:
+        start = error.start
+    text = data.decode("utf-8", errors="replace")
+    before = data[:start]
+    line_start = before.rfind(b"\n") + 1
+    line = before.count(b"\n") + 1
+    column = len(before[line_start:].decode("utf-8", errors="replace")) + 1
+    message = (
+        f"byte 0x{data[start]:02X} is not UTF-8: a template is a UTF-8 text file (save it as "
+        "UTF-8 in the editor)"
+    )
+    return text, Diagnostic("E001", message, Span(line, column, line, column + 1), filename)
+
+
 def _parse_by_declaration(
     filename: str, lines: SourceLines, source_lines: list[str], first_code: int
 ) -> tuple[ast.Module, list[Diagnostic]]:

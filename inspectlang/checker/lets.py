@@ -9,6 +9,7 @@ from __future__ import annotations
 from inspectlang import ast
 from inspectlang.checker.context import Run
 from inspectlang.checker.scope import EVENT_SUBJECTS
+from inspectlang.checker.walk import dependencies_first
 from inspectlang.vocabulary import NAME
 
 #: Names a `let` cannot take: they already mean something in expressions.
@@ -46,9 +47,13 @@ def declare_lets(run: Run) -> None:
             report("E012", f"`{decl.name}` is already declared", where)
             continue
         scope.let_sources[decl.name] = decl
-    for decl in decls:
+    for decl, in_progress in dependencies_first(scope.let_sources, decls):
         if scope.let_sources.get(decl.name) is decl and decl.name not in scope.lets:
-            run.expressions.check_let(decl)
+            scope.lets_in_progress.update(in_progress)
+            try:
+                run.expressions.check_let(decl)
+            finally:
+                scope.lets_in_progress.difference_update(in_progress)
 
 
 def collect_lets(run: Run) -> None:

@@ -25,6 +25,7 @@ from functools import cached_property
 
 from inspectlang import ast
 from inspectlang.checker.context import Run
+from inspectlang.checker.walk import children, dependencies_first
 from inspectlang.records import record
 
 Interval = tuple[float, float]
@@ -79,78 +80,84 @@ class Ranges:
     @classmethod
     def of(cls, module: ast.Module) -> Ranges:
         ranges = cls()
+        decls: list[ast.LetDecl] = []
+        sources: dict[str, ast.LetDecl] = {}
         for declaration in module.declarations:
             if isinstance(declaration, ast.InputDecl):
                 ranges.inputs[declaration.name] = _input_interval(declaration)
             elif isinstance(declaration, ast.LetDecl):
+                decls.append(declaration)
+                sources.setdefault(declaration.name, declaration)
                 ranges.lets.setdefault(declaration.name, declaration.value)
+        # each let after those it reads, so a let's interval never waits on another's (a let
+        # in a cycle, E041, reads the one not yet known as unbounded)
+        for let, _in_progress in dependencies_first(sources, decls):
+            ranges._let_intervals[let.name] = ranges._interval(let.value)
         return ranges
 
     def interval(self, node: ast.Expr, nonzero: frozenset[str] = frozenset()) -> Interval:
-        found = self._interval(node, frozenset())
+        found = self._interval(node)
         if _includes_zero(found) and (key := written(node)) is not None and key in nonzero:
             return (math.nextafter(0.0, 1.0), math.inf) if found[0] >= 0 else found
         return found
 
-    def _interval(self, node: ast.Expr, resolving: frozenset[str]) -> Interval:
+    def _interval(self, node: ast.Expr) -> Interval:
         constant = _number(node)
         if constant is not None:
             return (constant, constant)
         match node:
             case ast.Attribute(value=ast.Name(name="inputs"), name=name):
                 return self.inputs.get(name, ANY)
-            case ast.Name(name=name) if name in self.lets and name not in resolving:
-                if name not in self._let_intervals:
-                    self._let_intervals[name] = self._interval(self.lets[name], resolving | {name})
-                return self._let_intervals[name]
+            case ast.Name(name=name) if name in self.lets:
+                return self._let_intervals.get(name, ANY)
             case ast.Unary(operator="-", operand=operand):
-                low, high = self._interval(operand, resolving)
+                low, high = self._interval(operand)
                 return (-high, -low)
             case ast.Binary(operator="+", left=left, right=right):
-                a, b = self._interval(left, resolving), self._interval(right, resolving)
+                a, b = self._interval(left), self._interval(right)
                 return (a[0] + b[0], a[1] + b[1])
             case ast.Binary(operator="-", left=left, right=right):
-                a, b = self._interval(left, resolving), self._interval(right, resolving)
+                a, b = self._interval(left), self._interval(right)
                 return (a[0] - b[1], a[1] - b[0])
             case ast.Binary(operator="*", left=left, right=right):
-                return _products(self._interval(left, resolving), self._interval(right, resolving))
+                return _products(self._interval(left), self._interval(right))
             case ast.Binary(operator="/", left=left, right=right):
-                divisor = self._interval(right, resolving)
+                divisor = self._interval(right)
                 if _includes_zero(divisor):
                     return ANY
                 inverse = (1 / divisor[1], 1 / divisor[0])
-                return _products(self._interval(left, resolving), inverse)
+                return _products(self._interval(left), inverse)
             case ast.Quantifier(kind="count"):
                 return _NOT_NEGATIVE
             case ast.Conditional(then=then, otherwise=otherwise):
-                a, b = self._interval(then, resolving), self._interval(otherwise, resolving)
+                a, b = self._interval(then), self._interval(otherwise)
                 return (min(a[0], b[0]), max(a[1], b[1]))
             case ast.Call(function="count" | "length"):
                 return _NOT_NEGATIVE
             case ast.Call(function="abs", arguments=(argument,)):
-                low, high = self._interval(argument, resolving)
+                low, high = self._interval(argument)
                 if low >= 0:
                     return (low, high)
                 if high <= 0:
                     return (-high, -low)
                 return (0.0, max(-low, high))
             case ast.Call(function="floor", arguments=(argument,)):
-                low, high = self._interval(argument, resolving)
+                low, high = self._interval(argument)
                 return (math.floor(low) if math.isfinite(low) else low, high)
             case ast.Call(function="round", arguments=(argument,)):
-                low, high = self._interval(argument, resolving)
+                low, high = self._interval(argument)
                 return (
                     math.floor(low) if math.isfinite(low) else low,
                     math.ceil(high) if math.isfinite(high) else high,
                 )
             case ast.Call(function="mod", arguments=(_, divisor)):
-                low, high = self._interval(divisor, resolving)
+                low, high = self._interval(divisor)
                 largest = max(abs(low), abs(high))
                 return (0.0 if low > 0 else -largest, 0.0 if high < 0 else largest)
             case ast.Call(function="min" | "max" as function, arguments=arguments) if (
                 len(arguments) > 1
             ):
-                intervals = [self._interval(a, resolving) for a in arguments]
+                intervals = [self._interval(a) for a in arguments]
                 pick = min if function == "min" else max
                 return (pick(i[0] for i in intervals), pick(i[1] for i in intervals))
         return ANY
@@ -264,7 +271,7 @@ class DivisorCheck:
                     self._divisor(divisor, known)
                 case ast.Call(function="mod", arguments=(_, divisor)):
                     self._divisor(divisor, known)
-            pending.extend((child, known) for child in _children(current))
+            pending.extend((child, known) for child in children(current))
 
     def _divisor(self, divisor: ast.Expr, facts: frozenset[str]) -> None:
         if _number(divisor) is not None:
@@ -308,7 +315,7 @@ def _field_names(kind: type) -> tuple[str, ...]:
 
 
 #: Per expression class, the fields holding one child expression (None: absent) and the fields
-#: holding a tuple of them: `_divides`' walk, the same children as `_children`.
+#: holding a tuple of them: `_divides`' walk, the same children as `children`.
 _CHILD_FIELDS: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ast.Binary: (("left", "right"), ()),
     ast.Unary: (("operand",), ()),
@@ -339,7 +346,7 @@ def _divides(node: ast.Expr) -> bool:
                 return True
         fields = _CHILD_FIELDS.get(kind)
         if fields is None:
-            pending.extend(_children(current))  # a class this table does not know yet
+            pending.extend(children(current))  # a class this table does not know yet
             continue
         single, several = fields
         for name in single:
@@ -349,31 +356,6 @@ def _divides(node: ast.Expr) -> bool:
         for name in several:
             pending.extend(getattr(current, name))
     return False
-
-
-def _children(node: ast.Expr) -> Iterator[ast.Expr]:
-    match node:
-        case ast.Binary(left=left, right=right):
-            yield left
-            yield right
-        case ast.Unary(operand=operand):
-            yield operand
-        case ast.Conditional(condition=condition, then=then, otherwise=otherwise):
-            yield condition
-            yield then
-            yield otherwise
-        case ast.Attribute(value=value):
-            yield value
-        case ast.Call(arguments=arguments):
-            yield from arguments
-        case ast.ListExpr(items=items):
-            yield from items
-        case ast.Quantifier(collection=collection, condition=condition, value=value):
-            yield collection
-            if condition is not None:
-                yield condition
-            if value is not None:
-                yield value
 
 
 def warn_divisors(run: Run) -> None:

@@ -210,3 +210,26 @@ declarations = st.one_of(
 )
 
 modules = st.builds(ast.Module, st.lists(declarations, max_size=5).map(tuple), comment_lists)
+
+
+@st.composite
+def mutated(draw: st.DrawFn, texts: list[str], alphabet: st.SearchStrategy[str]) -> str:
+    """One of `texts` with a few characters or lines deleted, inserted or repeated (the
+    inserted characters drawn from `alphabet`): the slips of an author typing."""
+    lines = draw(st.sampled_from(texts)).splitlines(keepends=True) or [""]
+    for _ in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(("delete", "insert", "duplicate", "drop line", "copy line")))
+        index = draw(st.integers(0, len(lines) - 1))
+        line = lines[index]
+        column = draw(st.integers(0, len(line)))
+        if kind == "delete":
+            lines[index] = line[:column] + line[column + 1 :]
+        elif kind == "insert":
+            lines[index] = line[:column] + draw(alphabet) + line[column:]
+        elif kind == "duplicate":
+            lines[index] = line[:column] + line[column : column + 3] * 2 + line[column + 3 :]
+        elif kind == "drop line" and len(lines) > 1:
+            del lines[index]
+        else:
+            lines.insert(draw(st.integers(0, len(lines))), line)
+    return "".join(lines)

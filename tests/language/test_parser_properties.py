@@ -17,11 +17,10 @@ from inspectlang.diagnostics import CODES
 from inspectlang.formatter import format_module, format_source
 from inspectlang.parser import parse, parse_with_diagnostics
 
-from .strategies import expressions, modules
+from .strategies import expressions, modules, mutated
 
 SYNTAX_MD = Path(__file__).resolve().parents[2] / "docs" / "design" / "syntax.md"
 EXAMPLE = SYNTAX_MD.read_text(encoding="utf-8").split("```\n", 2)[1].split("```")[0]
-EXAMPLE_LINES = EXAMPLE.splitlines(keepends=True)
 
 COMMON = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -79,30 +78,12 @@ def test_text_made_of_syntax_characters_never_breaks_the_parser(source: str) -> 
     _assert_well_formed(source)
 
 
-@st.composite
-def mutated_example(draw: st.DrawFn) -> str:
-    """The syntax.md example with a few characters or lines deleted, inserted or duplicated."""
-    lines = list(EXAMPLE_LINES)
-    for _ in range(draw(st.integers(1, 4))):
-        kind = draw(st.sampled_from(("delete", "insert", "duplicate", "drop line", "copy line")))
-        index = draw(st.integers(0, len(lines) - 1))
-        line = lines[index]
-        column = draw(st.integers(0, len(line)))
-        if kind == "delete":
-            lines[index] = line[:column] + line[column + 1 :]
-        elif kind == "insert":
-            lines[index] = line[:column] + draw(_SOURCE_ALPHABET) + line[column:]
-        elif kind == "duplicate":
-            lines[index] = line[:column] + line[column : column + 3] * 2 + line[column + 3 :]
-        elif kind == "drop line" and len(lines) > 1:
-            del lines[index]
-        else:
-            lines.insert(draw(st.integers(0, len(lines))), line)
-    return "".join(lines)
+#: The syntax.md example with a few characters or lines deleted, inserted or duplicated.
+mutated_example = mutated([EXAMPLE], _SOURCE_ALPHABET)
 
 
 @COMMON
-@given(mutated_example())
+@given(mutated_example)
 def test_mutations_of_the_example_give_a_module_or_diagnostics(source: str) -> None:
     _assert_well_formed(source)
     module, diagnostics = parse_with_diagnostics(source, "fuzz.insp")
