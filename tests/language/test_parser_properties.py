@@ -78,12 +78,13 @@ def test_text_made_of_syntax_characters_never_breaks_the_parser(source: str) -> 
     _assert_well_formed(source)
 
 
-#: The syntax.md example with a few characters or lines deleted, inserted or duplicated.
-mutated_example = mutated([EXAMPLE], _SOURCE_ALPHABET)
+def mutated_example() -> st.SearchStrategy[str]:
+    """The syntax.md example with a few characters or lines deleted, inserted or duplicated."""
+    return mutated([EXAMPLE], _SOURCE_ALPHABET)
 
 
 @COMMON
-@given(mutated_example)
+@given(mutated_example())
 def test_mutations_of_the_example_give_a_module_or_diagnostics(source: str) -> None:
     _assert_well_formed(source)
     module, diagnostics = parse_with_diagnostics(source, "fuzz.insp")
