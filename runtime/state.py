@@ -161,6 +161,9 @@ class ReviewState(_Model):
     reasons: list[dict[str, Any]] = Field(default_factory=list)
     #: When the inspection last entered `review`.
     since: str | None = None
+    #: When it first entered `review`: a decision's waiting time counts from here, so a retake
+    #: (which sends it back to the consumer and then to review again) does not restart it.
+    firstSince: str | None = None
     #: Who finished it (`client` or `consumer`) before it went to review.
     finishedBy: str | None = None
     #: What the template's verdict said at the finish (`{veredict, reasons}`): a suggestion.

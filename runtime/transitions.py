@@ -744,6 +744,7 @@ def _send_to_review(
     review = _review_of(state)
     if state.status != "review":
         review.since = event.at
+        review.firstSince = review.firstSince or event.at
         review.finishedBy = state.completedBy
     review.reasons = reasons
     review.machine = {"veredict": machine, "reasons": machine_reasons}

@@ -83,7 +83,8 @@ def sync(
     old = len(before.review.decisions) if before.review is not None else 0
     for decision in review.decisions[old:] if review is not None else []:
         decided = _moment(decision["at"], now)
-        since = _moment(review.since, decided) if review is not None else decided
+        first = (review.firstSince or review.since) if review is not None else None
+        since = _moment(first, decided)
         session.add(
             ReviewDecisionRecord(
                 id=new_object_id(),

@@ -263,7 +263,8 @@ async def decisions_csv(request: Request[Any, Any, Any]) -> Stream:
     stamp = datetime.now().strftime("%Y%m%d")
     return Stream(
         service.decisions_csv(app.db, member.auth),
-        media_type="text/csv; charset=utf-8",
+        # Litestar adds `; charset=utf-8` to a text/* type itself: naming it here doubled it.
+        media_type="text/csv",
         headers={"Content-Disposition": f'attachment; filename="decisions-{stamp}.csv"'},
     )
 

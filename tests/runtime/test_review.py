@@ -397,6 +397,12 @@ def test_a_retake_reopens_the_slot_keeps_the_old_photo_and_takes_one_more_upload
     assert state.status == "review"  # the reviewer who asked looks at the new photo
     assert state.retake is None
     assert [r["code"] for r in state.review.reasons] == ["no_machine_route", "retake"]  # type: ignore[union-attr]
+    # Back in review at 9, first there at 5: the decision's waiting time counts from 5.
+    assert state.review is not None
+    assert (state.review.since, state.review.firstSince) == (
+        rt.engine.iso(at(9)),
+        rt.engine.iso(at(5)),
+    )
     state = rv.review(
         program,
         state,

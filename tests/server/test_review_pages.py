@@ -164,6 +164,7 @@ def test_a_reviewer_works_a_case_from_the_queue_to_the_decision(
     ]
     exported = browser.get("/dashboard/review/decisions.csv")
     assert exported.status_code == 200
+    assert exported.headers["content-type"] == "text/csv; charset=utf-8"  # once, not twice
     rows = list(csv.DictReader(io.StringIO(exported.text)))
     mine = [row for row in rows if row["inspection_id"] == inspection_id]
     assert [(r["veredict"], r["reason"], r["reviewer"]) for r in mine] == [
