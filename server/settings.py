@@ -13,6 +13,7 @@ import secrets
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AliasChoices, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import (
@@ -34,6 +35,17 @@ SECRET_FILE_NAME = "server-secret"
 ENV_PREFIX = "INSPECTLANG_"
 
 Environment = Literal["development", "production"]
+
+
+def _is_zone(name: str) -> bool:
+    """Whether `name` is a time zone this machine knows (`UTC` or an IANA name)."""
+    if name.upper() == "UTC":
+        return True
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return False
+    return True
 
 
 class SettingsError(ServerError, ValueError):
@@ -116,6 +128,9 @@ class Settings(BaseSettings):
     #: (`POST .../validation`): routed to a machine, not to a person (docs/review.md). A
     #: comma-separated list in INSPECTLANG_POSTED_VALIDATIONS.
     posted_validations: Annotated[frozenset[str], NoDecode] = frozenset()
+    #: The company's time zone (an IANA name: `America/Argentina/Buenos_Aires`): every moment
+    #: on the pages, in the PDF reports and in the exports is shown in it, with its name.
+    time_zone: str = "UTC"
 
     @classmethod
     def settings_customise_sources(
@@ -151,6 +166,13 @@ class Settings(BaseSettings):
     def _posted(cls, value: Any) -> Any:
         if isinstance(value, str):
             return frozenset(name.strip() for name in value.split(",") if name.strip())
+        return value
+
+    @field_validator("time_zone")
+    @classmethod
+    def _zone(cls, value: str) -> str:
+        if not _is_zone(value):
+            raise ValueError(f"{value!r} is not a time zone name (e.g. America/Sao_Paulo)")
         return value
 
     @field_validator("validation_providers", mode="before")

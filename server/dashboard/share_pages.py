@@ -64,6 +64,7 @@ def _shared(request: Request[Any, Any, Any], inspection_id: str, token: str) -> 
             "status_label": labels.labeller(translations, labels.STATUSES),
             "verdict_label": labels.labeller(translations, labels.VERDICTS),
             "validation_name": functools.partial(validation_label, locale=locale),
+            "timezone": app.settings.time_zone,
         },
         headers={"x-robots-tag": "noindex", "cache-control": "private, no-store"},
     )

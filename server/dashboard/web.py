@@ -120,6 +120,7 @@ def render(
             "languages": LANGUAGES,
             "role_label": labels.labeller(translations, labels.ROLES),
             "validation_name": functools.partial(validation_label, locale=locale),
+            "timezone": services(request).settings.time_zone,
             **(context or {}),
         },
         status_code=status_code,

@@ -35,3 +35,5 @@ class ReportData:
     report_request_id: str = ""
     #: The member who asked for the inspection (`producer.userId`), by name or email.
     producer_name: str = ""
+    #: The company's time zone (`Settings.time_zone`): the report's moments are shown in it.
+    time_zone: str = "UTC"

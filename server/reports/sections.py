@@ -9,15 +9,12 @@ tested here without borb.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from babel import dates as babel_dates
 from babel import numbers as babel_numbers
 
 from server.reports.data import ReportData, ReportImage
-from server.web import capture, i18n
+from server.web import capture, i18n, moments
 from server.web.validations import validation_label
 
 
@@ -26,13 +23,6 @@ def _(message: str) -> str:
     return message
 
 
-#: The time zone of an inspection's dates, by its locale (inspections carry no zone of their
-#: own): what a reader in that country reads on a clock.
-LOCALE_ZONES = {
-    "es_AR": "America/Argentina/Buenos_Aires",
-    "pt_BR": "America/Sao_Paulo",
-    "en_US": "UTC",
-}
 #: Decimals kept for numbers (a confidence of 99.97768539238172 prints as 99.98).
 DECIMALS = 2
 
@@ -219,13 +209,11 @@ class Words:
     """The report's wording in the inspection's language: labels through the catalogs (domain
     `reports`), numbers rounded and grouped by Babel, moments in the inspection's time zone."""
 
-    def __init__(self, locale: str) -> None:
+    def __init__(self, locale: str, zone: str = "UTC") -> None:
         self.locale = i18n.choose_locale(locale)
         self.translations = i18n.translations(self.locale)
-        try:
-            self.zone: Any = ZoneInfo(LOCALE_ZONES.get(self.locale, "UTC"))
-        except ZoneInfoNotFoundError:
-            self.zone = UTC
+        #: The company's time zone (`Settings.time_zone`), the one rule of every page.
+        self.zone = zone
 
     def __call__(self, message: str) -> str:
         return str(self.translations.gettext(message))
@@ -244,18 +232,11 @@ class Words:
         return show(value)
 
     def moment(self, value: Any) -> str:
-        """An ISO 8601 moment as `25 nov 2026, 11:03 (GMT-03:00)` in the language and zone."""
+        """An ISO 8601 moment as `25 nov 2026, 11:03:00 (hora de Argentina)`: the language, the
+        company's time zone and its name, as every page shows it (`server.web.moments`)."""
         if not isinstance(value, str) or not value:
             return show(value)
-        try:
-            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            return value
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=UTC)
-        local = moment.astimezone(self.zone)
-        text = babel_dates.format_datetime(local, "medium", tzinfo=self.zone, locale=self.locale)
-        return f"{text} ({babel_dates.get_timezone_gmt(local, locale=self.locale)})"
+        return moments.format_moment(value, self.locale, self.zone)
 
     def status(self, code: Any) -> str:
         return self(STATUS_WORDS.get(str(code), str(code)))
@@ -304,7 +285,7 @@ def report_locale(report: ReportData) -> str:
 
 
 def words(report: ReportData) -> Words:
-    return Words(report_locale(report))
+    return Words(report_locale(report), report.time_zone)
 
 
 def input_label(report: ReportData, identifier: str, fallback: str, locale: str) -> str:

@@ -239,7 +239,11 @@ def _image_records(document: dict[str, Any]) -> list[tuple[dict[str, Any], str]]
 
 
 def build_report_data(
-    db: Database, blobs: BlobStore, record: ReportRequestRecord, now: datetime
+    db: Database,
+    blobs: BlobStore,
+    record: ReportRequestRecord,
+    now: datetime,
+    time_zone: str = "UTC",
 ) -> ReportData:
     """Everything the report shows, read from the inspection as it is now."""
     with db.session() as session:
@@ -282,6 +286,7 @@ def build_report_data(
         images=images,
         generated_at=iso(now) or "",
         report_request_id=record.id,
+        time_zone=time_zone,
     )
 
 
@@ -298,7 +303,7 @@ def run_report_job(ctx: JobContext) -> None:
         session.add(record)
         session.commit()
     blobs = ctx.blobs  # the store the worker was started with
-    data = build_report_data(ctx.db, blobs, record, now)
+    data = build_report_data(ctx.db, blobs, record, now, ctx.settings.time_zone)
     pdf = RENDERER_FACTORY().render(data)
     key = blob_key(record)
     blobs.put(key, pdf)

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from babel import dates as babel_dates
 from babel import numbers as babel_numbers
 from jinja2 import Environment, FileSystemLoader, PrefixLoader, StrictUndefined, pass_context
 from jinja2.runtime import Context
@@ -25,7 +23,7 @@ from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.response import Template
 from litestar.template.config import TemplateConfig
 
-from server.web import i18n
+from server.web import i18n, moments
 
 WEB_TEMPLATES = Path(__file__).with_name("templates")
 WEB_STATIC = Path(__file__).with_name("static")
@@ -42,24 +40,15 @@ def _gettext(context: Context, message: str) -> str:
 
 
 @pass_context
-def _when(context: Context, moment: datetime | str | None, width: str = "medium") -> str:
-    """A moment in the page's locale and time zone (`timezone` in the context, else UTC), by
-    Babel: `25 nov 2026, 14:03:07` in es_AR. An ISO 8601 string is read first; "" for None."""
-    if moment is None or moment == "":
-        return ""
-    if isinstance(moment, str):
-        try:
-            moment = datetime.fromisoformat(moment.replace("Z", "+00:00"))
-        except ValueError:
-            return str(moment)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    zone = context.get("timezone") or "UTC"
-    try:
-        tzinfo: Any = ZoneInfo(zone)
-    except (ZoneInfoNotFoundError, ValueError):
-        tzinfo = UTC
-    return babel_dates.format_datetime(moment, width, tzinfo=tzinfo, locale=context["locale"])
+def _when(
+    context: Context, moment: datetime | str | None, width: str = "medium", zone: bool = True
+) -> str:
+    """A moment in the page's locale and the company's time zone (`timezone` in the context,
+    else UTC), followed by the zone's name (`server.web.moments`): `25 nov 2026, 14:03:07 (hora
+    de Argentina)` in es_AR; `zone=False` leaves the name out. "" for None."""
+    return moments.format_moment(
+        moment, context["locale"], context.get("timezone"), width, with_zone=zone
+    )
 
 
 @pass_context

@@ -178,4 +178,5 @@ def car_report(images: int = 6, validations: int = 30, with_bytes: bool = True) 
         images=pictures,
         generated_at="2026-11-20T10:15:00Z",
         report_request_id="rr1",
+        time_zone="America/Argentina/Buenos_Aires",  # an Argentine company's setting
     )

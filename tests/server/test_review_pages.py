@@ -212,7 +212,7 @@ def test_the_pdf_says_who_reviewed_and_why() -> None:
     }
     # Moments and verdicts in the report's words (h-dashboard's PDF formatting).
     assert reviewed_lines(inspection) == [
-        "Reviewed by ana@example.com on Nov 25, 2026, 4:00:00\u202fPM (GMT+00:00): "
+        "Reviewed by ana@example.com on Nov 25, 2026, 4:00:00\u202fPM (UTC): "
         "Checked every photo (Approved)"
     ]
 

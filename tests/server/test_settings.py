@@ -88,6 +88,7 @@ def test_secret_is_not_in_the_repr(tmp_path: Path) -> None:
         ("INSPECTLANG_MAX_BODY_BYTES", "ten", "integer"),
         ("INSPECTLANG_MAX_BODY_BYTES", "-5", "positive"),
         ("INSPECTLANG_ENV", "staging", "development"),
+        ("INSPECTLANG_TIME_ZONE", "Mars/Olympus", "time zone"),
     ],
 )
 def test_bad_values_are_refused_by_name(
@@ -178,3 +179,24 @@ def test_blob_store_refuses_escaping_keys(tmp_path: Path, bad_key: str) -> None:
     store = LocalBlobStore(tmp_path)
     with pytest.raises(InvalidBlobKey):
         store.put(bad_key, b"x")
+
+
+def test_the_company_time_zone_is_one_rule_for_every_moment(tmp_path: Path) -> None:
+    """Pages, the PDF and the exports show a moment in the company's zone, with its name."""
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    from babel import dates
+
+    from server.web.moments import format_moment
+
+    settings = Settings.from_env(
+        {"INSPECTLANG_TIME_ZONE": "America/Sao_Paulo", "INSPECTLANG_SECRET": "x" * 40},
+        data_dir=tmp_path,
+    )
+    moment = "2026-11-20T13:00:00Z"
+    local = datetime(2026, 11, 20, 10, tzinfo=ZoneInfo("America/Sao_Paulo"))
+    clock = dates.format_datetime(local, "medium", tzinfo=local.tzinfo, locale="pt_BR")
+    assert format_moment(moment, "pt_BR", settings.time_zone) == f"{clock} (Horário de Brasília)"
+    assert format_moment(moment, "en_US", None).endswith("(UTC)")
+    assert format_moment("not a moment", "en_US", "UTC") == "not a moment"
