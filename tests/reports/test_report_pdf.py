@@ -335,12 +335,13 @@ def _adjuster_report(locale: str) -> Any:
 @pytest.mark.parametrize(
     ("locale", "words"),
     [
-        ("es_AR", ["Solicitante", "ACME Seguros - Carlos Díaz", "20 nov 2026", "(hora de Argentina)",
-                   "99,98", "Revisada por Laura Gómez el 20 nov 2026", "Tomada", "-34.60372",
+        ("es_AR", ["Solicitante", "ACME Seguros - Carlos Díaz", "20 nov 2026",
+                   "(hora de Argentina)", "99,98", "Revisada por Laura Gómez el 20 nov 2026", "Tomada", "-34.60372",
                    "Aprobada"]),
         ("pt_BR", ["Solicitante", "20 de nov. de 2026", "(Horário da Argentina)", "99,98",
                    "Revisada por Laura Gómez em 20 de nov. de 2026", "Relatório de vistoria"]),
-        ("en_US", ["Producer", "ACME Seguros - Carlos Díaz", "Nov 20, 2026", "(Argentina Time)", "99.98",
+        ("en_US", ["Producer", "ACME Seguros - Carlos Díaz", "Nov 20, 2026", "(Argentina Time)",
+                   "99.98",
                    "Reviewed by Laura Gómez on Nov 20, 2026", "Inspection report"]),
     ],
 )  # fmt: skip
