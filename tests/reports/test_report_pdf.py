@@ -336,7 +336,8 @@ def _adjuster_report(locale: str) -> Any:
     ("locale", "words"),
     [
         ("es_AR", ["Solicitante", "ACME Seguros - Carlos Díaz", "20 nov 2026",
-                   "(hora de Argentina)", "99,98", "Revisada por Laura Gómez el 20 nov 2026", "Tomada", "-34.60372",
+                   "(hora de Argentina)", "99,98", "Revisada por Laura Gómez el 20 nov 2026",
+                   "Tomada", "-34.60372",
                    "Aprobada"]),
         ("pt_BR", ["Solicitante", "20 de nov. de 2026", "(Horário da Argentina)", "99,98",
                    "Revisada por Laura Gómez em 20 de nov. de 2026", "Relatório de vistoria"]),
