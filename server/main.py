@@ -19,6 +19,12 @@ def _runtime(subparsers: Any) -> None:
     runtime_cli.register(subparsers)
 
 
+def _proofs(subparsers: Any) -> None:
+    from runtime.proofs import cli as proofs_cli
+
+    proofs_cli.register(subparsers)
+
+
 def _server(subparsers: Any) -> None:
     from server import cli as server_cli
 
@@ -29,6 +35,7 @@ def _server(subparsers: Any) -> None:
 COMMANDS: dict[str, cli.Registration] = {
     **cli.LANGUAGE_COMMANDS,
     "simulate": _runtime,
+    "verify": _proofs,
     "serve": _server,
     "worker": _server,
     "admin": _server,

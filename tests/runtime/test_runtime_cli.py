@@ -61,7 +61,7 @@ def test_simulate_text_output(capsys: pytest.CaptureFixture[str]) -> None:
     assert "#1   create          status=created veredict=not_defined" in out
     assert "REFUSED inspection_not_editable" in out
     assert "Verdict: approved (status completed)" in out
-    assert "Plate matches [line 148]: True" in out
+    assert "Plate matches [line 150]: True" in out
 
 
 def test_simulate_refusals_are_reported_and_the_run_goes_on(

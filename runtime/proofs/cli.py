@@ -1,0 +1,93 @@
+"""`inspectlang verify TEMPLATE.insp [--format json] [--counterexamples DIR]`: prove what a
+template decides (`runtime.proofs.properties`).
+
+Text output: one line per property (`holds`, `FAILS`, `unknown`), and under a failing one the
+events file of its counterexample, which `inspectlang simulate TEMPLATE EVENTS` replays to the
+same verdict. `--counterexamples DIR` writes each as `DIR/<property>.events.json`. Exit code 0
+when every property holds, 1 when one fails or the template does not compile, 2 when none fails
+but one is unknown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "verify",
+        help="prove properties of a template, with counterexamples simulate replays",
+        description="Prove what a template decides: approval and disapproval reachable, no "
+        "approval without the required photos and validations or on a missing value, no rule "
+        "error, every verdict line and rule branch reachable. A failing property prints an "
+        "events file that `inspectlang simulate` replays to the same verdict.",
+    )
+    parser.add_argument("template", type=Path, help="the .insp template")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument(
+        "--counterexamples", type=Path, help="write each counterexample's events file here"
+    )
+    parser.set_defaults(handler=run)
+
+
+def load(path: Path) -> Any:
+    """The template's program, or None after printing why it cannot be had."""
+    from inspectlang.compiler import compile_source
+    from inspectlang.diagnostics import TemplateError
+    from inspectlang.includes import DirectoryResolver
+    from runtime.errors import InvalidProgram
+    from runtime.program import load_program
+
+    try:
+        source = path.read_text(encoding="utf-8")
+        manifest = compile_source(source, str(path), includes=DirectoryResolver(path.parent))
+        return load_program(manifest)
+    except TemplateError as error:
+        print(error.render(), file=sys.stderr)
+    except (OSError, UnicodeDecodeError, InvalidProgram) as error:
+        print(f"{path}: {error}", file=sys.stderr)
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    from runtime.proofs.properties import timed_verify
+
+    program = load(args.template)
+    if program is None:
+        return 1
+    results, seconds = timed_verify(program)
+    if args.counterexamples is not None:
+        args.counterexamples.mkdir(parents=True, exist_ok=True)
+        for result in results:
+            if result.answer == "fails" and result.events is not None:
+                target = args.counterexamples / f"{result.name}.events.json"
+                target.write_text(json.dumps(result.events, indent=2, ensure_ascii=False) + "\n")
+    if args.format == "json":
+        document = {
+            "template": str(args.template),
+            "seconds": round(seconds, 3),
+            "properties": [result.to_json() for result in results],
+        }
+        print(json.dumps(document, indent=2, ensure_ascii=False))
+    else:
+        for result in results:
+            mark = {"holds": "holds  ", "fails": "FAILS  ", "unknown": "unknown"}[result.answer]
+            print(f"{mark} {result.name}: {result.description}")
+            if result.answer != "holds" and result.detail:
+                print(f"        {result.detail}")
+            if result.answer == "fails" and result.events is not None:
+                if result.replayed is not None:
+                    shown = result.replayed
+                    print(f"        simulate ends {shown['status']}, {shown['veredict']}")
+                print("        counterexample (an events file for inspectlang simulate):")
+                for line in json.dumps(result.events, ensure_ascii=False).splitlines():
+                    print(f"        {line}")
+        held = sum(result.answer == "holds" for result in results)
+        print(f"{held} of {len(results)} properties hold ({seconds:.2f} s)")
+    if any(result.answer == "fails" for result in results):
+        return 1
+    return 2 if any(result.answer == "unknown" for result in results) else 0

@@ -1,0 +1,365 @@
+"""The properties `inspectlang verify` proves, one function per property, each answering
+`holds` or `fails` with an events file (`unknown` when the solver or the replay cannot say).
+
+A property is a question "is there an inspection where X?" put to the solver. Safety
+properties hold when there is none; reachability properties (approval reachable, each line
+and rule branch reachable) hold when there is one, and their example is kept. Every model the
+answer rests on is replayed through `simulate` (`runtime.proofs.events`) and must end in the
+status and verdict the formula predicts, and in the property's own observation (a rule error
+recorded, a line's condition true) where the runtime's state shows it; a model the runtime
+disagrees with teaches the uninterpreted functions their true values and is asked again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import z3
+
+from runtime.evaldata import build_env
+from runtime.program import Program
+from runtime.proofs.events import Replayed, events_of, replay
+from runtime.proofs.symbolic import FALSE, Outcome, Scenario, Unsupported
+from runtime.reference import ReferenceEvaluator
+
+Answer = Literal["holds", "fails", "unknown"]
+#: Refinements of one question before its answer is `unknown`.
+MAX_ROUNDS = 8
+#: Milliseconds z3 may take on one question.
+SOLVER_TIMEOUT_MS = 2_000
+
+
+@dataclass
+class Result:
+    """One property's answer."""
+
+    name: str
+    description: str
+    answer: Answer
+    #: Why it fails or is unknown, or what the example shows.
+    detail: str = ""
+    #: The counterexample (fails) or example (reachability holds) as an events file.
+    events: dict[str, Any] | None = None
+    #: What simulate made of the events: status, veredict.
+    replayed: dict[str, Any] | None = None
+    model: Any = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "property": self.name,
+            "description": self.description,
+            "answer": self.answer,
+        }
+        if self.detail:
+            data["detail"] = self.detail
+        if self.events is not None:
+            data["events"] = self.events
+        if self.replayed is not None:
+            data["replayed"] = self.replayed
+        return data
+
+
+Observation = Callable[[Program, Replayed], bool]
+
+
+@dataclass
+class Found:
+    """A scenario the runtime agrees with, or why there is none to report."""
+
+    events: dict[str, Any] | None
+    replayed: Replayed | None
+    unknown: str = ""
+    model: z3.ModelRef | None = None
+
+
+class Prover:
+    """One solver over one scenario of a template, asked question after question."""
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self.scenario = Scenario(program)
+        self.solver = z3.Solver()
+        self.solver.set("timeout", SOLVER_TIMEOUT_MS)
+        self.solver.add(*self.scenario.constraints)
+        self.outcome: Outcome = self.scenario.outcome
+        #: Models the runtime agreed with, with their events and replays.
+        self.seen: list[tuple[z3.ModelRef, dict[str, Any], Replayed]] = []
+        self.last: z3.ModelRef | None = None
+
+    def predicted(self, model: z3.ModelRef) -> tuple[str, str]:
+        """(status, veredict) the formula says the model ends in."""
+        outcome = self.outcome
+
+        def true(term: z3.BoolRef) -> bool:
+            return bool(z3.is_true(model.eval(term, model_completion=True)))
+
+        if true(outcome.blocked):
+            return "blocked", "not_defined"
+        if true(outcome.review):
+            return "review", "not_defined"
+        return "completed", "approved" if true(outcome.approved) else "disapproved"
+
+    def find(self, goal: z3.BoolRef, observe: Observation | None = None) -> Found:
+        """A scenario where `goal` holds, replayed; `Found(None, None)` when there is none."""
+        for model, script, replayed in self.seen:
+            # An inspection replayed for an earlier question may answer this one too.
+            if z3.is_true(model.eval(goal, model_completion=True)) and (
+                observe is None or observe(self.program, replayed)
+            ):
+                return Found(script, replayed, model=model)
+        self.solver.push()
+        try:
+            self.solver.add(goal)
+            for _ in range(MAX_ROUNDS):
+                model, realizable = self._model()
+                if model is None:
+                    return Found(None, None, realizable)
+                script = events_of(self.scenario, model)
+                replayed = replay(self.program, script)
+                expected = self.predicted(model)
+                agrees = (
+                    not replayed.refused
+                    and (replayed.status, replayed.veredict) == expected
+                    and (observe is None or observe(self.program, replayed))
+                )
+                if agrees:
+                    self.seen.append((model, script, replayed))
+                    return Found(script, replayed, model=model)
+                facts = self.scenario.functions.refine(model)
+                if not facts:
+                    why = "; ".join(replayed.refused) or (
+                        f"simulate ends {replayed.status}/{replayed.veredict}, "
+                        f"the formula {expected[0]}/{expected[1]}"
+                    )
+                    return Found(script, replayed, f"the runtime disagrees with the solver: {why}")
+                self.solver.pop()
+                self.solver.add(*facts)
+                self.solver.push()
+                self.solver.add(goal)
+            return Found(None, None, f"no agreement with the runtime after {MAX_ROUNDS} rounds")
+        finally:
+            self.solver.pop()
+
+    def _model(self) -> tuple[z3.ModelRef | None, str]:
+        """A model, preferring one simulate can draw; (None, "") when there is none, (None,
+        why) when the solver cannot tell."""
+        self.solver.push()
+        self.solver.add(*self.scenario.realizable)
+        answer = self.solver.check()
+        if answer == z3.sat:
+            model = self.solver.model()
+            self.solver.pop()
+            return model, ""
+        self.solver.pop()
+        answer = self.solver.check()
+        if answer == z3.sat:
+            return self.solver.model(), ""
+        if answer == z3.unknown:
+            return None, f"the solver gave up: {self.solver.reason_unknown()}"
+        return None, ""
+
+
+def _replayed(found: Found) -> dict[str, Any] | None:
+    if found.replayed is None or found.replayed.state is None:
+        return None
+    state = found.replayed.state
+    data: dict[str, Any] = {"status": state.status, "veredict": state.veredict}
+    if state.reasons:
+        data["reasons"] = list(state.reasons)
+    if state.review is not None and state.review.reasons:
+        data["review"] = [r.get("message") for r in state.review.reasons]
+    if state.ruleErrors:
+        data["ruleErrors"] = sorted({e.code for e in state.ruleErrors})
+    return data
+
+
+def reachable(
+    prover: Prover,
+    name: str,
+    description: str,
+    goal: z3.BoolRef,
+    observe: Observation | None = None,
+) -> Result:
+    found = prover.find(goal, observe)
+    if found.unknown:
+        return Result(name, description, "unknown", found.unknown, found.events, _replayed(found))
+    if found.events is None:
+        return Result(name, description, "fails", "no inspection reaches it")
+    return Result(name, description, "holds", "", found.events, _replayed(found))
+
+
+def never(
+    prover: Prover,
+    name: str,
+    description: str,
+    bad: z3.BoolRef,
+    observe: Observation | None = None,
+    explain: str = "",
+) -> Result:
+    found = prover.find(bad, observe)
+    if found.unknown:
+        return Result(name, description, "unknown", found.unknown, found.events, _replayed(found))
+    if found.events is None:
+        return Result(name, description, "holds")
+    result = Result(name, description, "fails", explain, found.events, _replayed(found))
+    result.model = found.model
+    return result
+
+
+def _line_holds(kind: str, index: int) -> Observation:
+    """The runtime's own evaluation of a verdict line on the final state."""
+
+    def observe(program: Program, replayed: Replayed) -> bool:
+        state = replayed.state
+        if state is None:
+            return False
+        env = build_env(program, state, state.completedAt or state.updatedAt)
+        lines = program.disapprovals if kind == "disapprove" else program.reviews
+        return ReferenceEvaluator().condition(lines[index][1], env) is True
+
+    return observe
+
+
+def _line_missing(program: Program, replayed: Replayed) -> bool:
+    state = replayed.state
+    if state is None:
+        return False
+    env = build_env(program, state, state.completedAt or state.updatedAt)
+    lines = [when for _, when, _ in (*program.disapprovals, *program.reviews)]
+    return any(ReferenceEvaluator().condition(when, env) is None for when in lines)
+
+
+def _errs(code: str) -> Observation:
+    def observe(program: Program, replayed: Replayed) -> bool:
+        return code == "number_of_text" or code in replayed.rule_errors
+
+    return observe
+
+
+def _line(program: Program, span: list[int] | tuple[int, ...]) -> int:
+    return int(span[0]) if span else 0
+
+
+def verify(program: Program) -> list[Result]:
+    """Every property of `inspectlang verify`, in the order it prints them."""
+    try:
+        prover = Prover(program)
+    except Unsupported as error:
+        return [
+            Result("encoding", "the template as a formula", "unknown", f"not expressed: {error}")
+        ]
+    outcome = prover.outcome
+    results = [
+        reachable(prover, "approval_reachable", "some inspection is approved", outcome.approved),
+        reachable(
+            prover, "disapproval_reachable", "some inspection is disapproved", outcome.disapproved
+        ),
+        never(
+            prover,
+            "no_approval_without_evidence",
+            "no inspection is approved while a required photo is missing or a required "
+            "validation has not run",
+            z3.And(outcome.approved, z3.Or(outcome.missing_photo, outcome.unreported_required)),
+        ),
+        never(
+            prover,
+            "no_approval_on_missing_value",
+            "no inspection is approved because a disapprove or review line's condition was missing",
+            z3.And(
+                outcome.approved,
+                z3.Or(
+                    FALSE,
+                    *[
+                        z3.Not(defined)
+                        for _, defined in outcome.disapprove_lines + outcome.review_lines
+                    ],
+                ),
+            ),
+            _line_missing,
+            "a line that should have refused read a missing value (missing counts as false)",
+        ),
+    ]
+    codes: dict[str, list[Any]] = {}
+    for site in outcome.errors:
+        codes.setdefault(site.code, []).append(site)
+    for code in sorted(codes):
+        sites = codes[code]
+        if code == "missing_value":
+            description = (
+                "no `set` is given a missing value (it would leave the variable as it was)"
+            )
+        elif code == "number_of_text":
+            description = "number() is never given a text that writes no number"
+        else:
+            description = f"no rule error {code}"
+        result = never(
+            prover, f"no_{code}", description, z3.Or(*[e.when for e in sites]), _errs(code)
+        )
+        if result.answer == "fails" and result.model is not None:
+            model = result.model
+            lines = sorted(
+                {
+                    _line(program, e.span)
+                    for e in sites
+                    if z3.is_true(model.eval(e.when, model_completion=True))
+                }
+            )
+            result.detail = f"at line {', '.join(map(str, lines))} in this inspection"
+        results.append(result)
+    for index, (holds, _) in enumerate(outcome.disapprove_lines):
+        span = program.disapprovals[index][2]
+        results.append(
+            reachable(
+                prover,
+                f"disapprove_line_{_line(program, span)}",
+                f"the disapprove line at line {_line(program, span)} can hold at the finish",
+                z3.And(holds, z3.Not(outcome.blocked)),
+                _line_holds("disapprove", index),
+            )
+        )
+    for index, (holds, _) in enumerate(outcome.review_lines):
+        span = program.reviews[index][2]
+        results.append(
+            reachable(
+                prover,
+                f"review_line_{_line(program, span)}",
+                f"the review line at line {_line(program, span)} can hold at the finish",
+                z3.And(holds, z3.Not(outcome.blocked)),
+                _line_holds("review", index),
+            )
+        )
+    if outcome.approve_line is not None:
+        results.append(
+            reachable(prover, "approve_line", "the approve line can decide", outcome.approved)
+        )
+        results.append(
+            reachable(
+                prover,
+                "otherwise_line",
+                "the otherwise line can decide (no disapproval, the approval does not hold)",
+                z3.And(outcome.otherwise, outcome.disapproved),
+            )
+        )
+    for (rule, where, branch), taken in outcome.branches.items():
+        line = _line(program, where)
+        results.append(
+            reachable(
+                prover,
+                f"rule_{rule}_line_{line}_{branch}",
+                f"the {branch} branch of the `if` at line {line} runs in some inspection",
+                taken,
+            )
+        )
+    return results
+
+
+def timed_verify(program: Program) -> tuple[list[Result], float]:
+    start = time.perf_counter()
+    results = verify(program)
+    return results, time.perf_counter() - start
+
+
+__all__ = ["Prover", "Result", "field", "timed_verify", "verify"]
