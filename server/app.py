@@ -32,7 +32,14 @@ from server.consumer import CONSUMER_AREA
 from server.dashboard.routes import DASHBOARD_AREA
 from server.db import Database
 from server.delivery.service import DELIVERY_JOB
-from server.deps import PUBLIC_OPT, AuthMiddleware, Clock, Services, system_clock
+from server.deps import (
+    BEARER_STATE,
+    PUBLIC_OPT,
+    AuthMiddleware,
+    Clock,
+    Services,
+    system_clock,
+)
 from server.errors import EXCEPTION_HANDLERS
 from server.idempotency import IdempotencyMiddleware, IdempotencyStore
 from server.images.controller import ROUTES as IMAGE_ROUTES
@@ -41,6 +48,9 @@ from server.inspections.delivery_routes import ROUTES as DELIVERY_ROUTES
 from server.inspections.presign import ROUTES as PRESIGN_ROUTES
 from server.key_lookup import AsyncKeyLookup
 from server.metrics_middleware import RequestMetricsMiddleware
+from server.oauth import service as oauth
+from server.oauth.controller import ROUTES as OAUTH_ROUTES
+from server.oauth.routes import OAUTH_AREA
 from server.ratelimit import LinkThrottle, RateLimitMiddleware, make_counter, make_limiter
 from server.reports.controller import ROUTES as REPORT_ROUTES
 from server.review.controller import ROUTES as REVIEW_ROUTES
@@ -59,6 +69,7 @@ API_VERSION = "1.0.0"
 #: Every resource's routes, one folder per resource (`server/<resource>/controller.py`). The
 #: order matters where paths overlap: templates' fixed paths before inspections' `{id}` ones.
 RESOURCE_ROUTES: list[Any] = [
+    *OAUTH_ROUTES,  # partner applications: `/v1/inspection/me`, `/all` before `{id}`
     *TEMPLATE_ROUTES,
     *INSPECTION_ROUTES,
     *IMAGE_ROUTES,
@@ -75,6 +86,7 @@ PAGE_AREAS: list[PageArea] = [
     CONSUMER_AREA,
     DASHBOARD_AREA,
     REVIEW_AREA,
+    OAUTH_AREA,
 ]
 
 
@@ -252,6 +264,8 @@ def create_app(
             "idempotency": IdempotencyStore(database),
             "worker": None,
             "key_lookup": None,
+            # Partner applications' access tokens (`server.deps`, `oauth_scope` routes).
+            BEARER_STATE: oauth.authenticate_bearer,
             "csrf_config": pages.csrf_config,
             "rate_limiter": make_limiter(settings, database),
             "link_throttle": LinkThrottle(make_counter(settings, database)),

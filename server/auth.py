@@ -32,6 +32,21 @@ MAX_KEY_LENGTH = 200
 
 
 @dataclass(frozen=True, slots=True)
+class Delegation:
+    """A partner application acting for one member (an OAuth 2.0 access token, `server.oauth`):
+    who the member is, the producer row their inspections carry, and the scopes the token may
+    use now (those granted that the member's role allows)."""
+
+    account_id: str
+    authorization_id: str
+    app_id: str
+    #: The member's row in `members` and its `internalId` (their email address).
+    producer_id: str
+    producer_internal_id: str
+    scopes: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
 class AuthContext:
     """Who is calling: the company, the key's mode, and (for image tokens) the token's scope."""
 
@@ -40,6 +55,8 @@ class AuthContext:
     key_id: str
     #: None for an API key; `"image:<productId>"` when authenticated by an image token.
     scope: str | None = None
+    #: Set when a partner application's access token authenticated the request.
+    delegation: Delegation | None = None
 
     @property
     def testing(self) -> bool:

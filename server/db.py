@@ -32,6 +32,7 @@ TABLE_MODULES = [
     "server.webhooks.tables",
     "server.web.tables",
     "server.dashboard.tables",
+    "server.oauth.tables",
     "server.inspections.review_tables",
 ]
 

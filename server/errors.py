@@ -46,6 +46,17 @@ STATUS_BY_CODE: dict[str, int] = {
     "forbidden": 403,
     "invalid_token": 401,
     "token_expired": 401,
+    # partner applications, OAuth 2.0 (docs/api.md, "Partner applications")
+    "insufficient_scope": 403,
+    "membership_not_found": 404,
+    "unknown_client": 400,
+    "invalid_redirect_uri": 400,
+    "invalid_app_name": 400,
+    "invalid_app_redirect_uri": 400,
+    "invalid_app_scopes": 400,
+    "invalid_scope": 400,
+    "app_not_found": 404,
+    "authorization_not_found": 404,
     # idempotency
     "invalid_idempotency_key": 400,
     "idempotency_key_reused": 422,

@@ -71,9 +71,18 @@ async def home(request: Request[Any, Any, Any]) -> Redirect:
     return redirect(f"{PREFIX}/{first}")
 
 
+def _next_page(raw: str | None) -> str | None:
+    """Where to go after signing in (a page that sent the member to sign in, such as a partner
+    application's consent page): only a dashboard path, never another site."""
+    if not raw or not raw.startswith(f"{PREFIX}/") or "//" in raw or "\\" in raw:
+        return None
+    return raw if len(raw) <= 4000 and raw.isprintable() else None
+
+
 @get("/sign-in")
 async def sign_in_form(request: Request[Any, Any, Any]) -> Any:
-    return render(request, "sign_in.html", {"email": "", "error": None})
+    after = _next_page(request.query_params.get("next"))
+    return render(request, "sign_in.html", {"email": "", "error": None, "next": after})
 
 
 @post("/sign-in", status_code=200)
@@ -81,6 +90,7 @@ async def sign_in(request: Request[Any, Any, Any]) -> Any:
     app = app_services(request)
     form = await _form(request)
     email, password = form.get("email", ""), form.get("password", "")
+    after = _next_page(form.get("next"))
     try:
         token = await in_thread(
             accounts.sign_in, app.db, email, password, _client(request), app.clock()
@@ -89,10 +99,15 @@ async def sign_in(request: Request[Any, Any, Any]) -> Any:
         return render(
             request,
             "sign_in.html",
-            {"email": email, "error": account_error(request, None, error), "code": error.code},
+            {
+                "email": email,
+                "error": account_error(request, None, error),
+                "code": error.code,
+                "next": after,
+            },
             status_code=error.status,
         )
-    response = redirect(f"{PREFIX}/")  # home sends each role to its first page
+    response = redirect(after or f"{PREFIX}/")  # home sends each role to its first page
     web_sessions.set_session_cookie(
         response, request, accounts.SESSION_KIND, token,
         lifetime=accounts.SESSION_LIFETIME, path=PREFIX,

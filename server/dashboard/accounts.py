@@ -323,7 +323,9 @@ def invite(
     with db.session() as session:
         company = session.get(Company, actor.company_id)
         name = company.name if company is not None else "your company"
-        account = Account(company_id=actor.company_id, email=address, role=role)
+        account = Account(
+            company_id=actor.company_id, email=address, role=role, invited_by=actor.account_id
+        )
         session.add(account)
         try:
             session.flush()

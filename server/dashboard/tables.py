@@ -28,6 +28,9 @@ class Account(SQLModel, table=True):
     created_at: datetime = Field(
         default_factory=utcnow, sa_column=Column(UtcDateTime(), nullable=False)
     )
+    #: The account that invited this one (None: made by the admin command or the demo); a
+    #: partner application's `GET /v1/inspection/all` lists the invited members' inspections.
+    invited_by: str | None = Field(default=None, max_length=32)
 
 
 class PendingInvitation(SQLModel, table=True):

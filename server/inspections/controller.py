@@ -11,7 +11,7 @@ from litestar.params import FromPath, PathParameter, QueryParameter
 from inspectlang.vocabulary import INSPECTION_TYPES
 from server.bodies import decode_body
 from server.common import in_thread
-from server.deps import auth_of, services
+from server.deps import OAUTH_SCOPE_OPT, auth_of, delegated, services
 from server.errors import ApiError
 from server.inspections import client_shapes, creation, explanation, goods, listing
 from server.inspections import service as inspections
@@ -63,6 +63,8 @@ TAGS = ["inspections"]
     "/v1/inspection/{inspection_type:str}",
     tags=TAGS,
     status_code=201,
+    # A partner application's access token creates for its member (docs/api.md).
+    opt={OAUTH_SCOPE_OPT: "inspections:create"},
     operation_class=operation(
         status=201, response=CreatedInspection, errors=(404,), body=CreateInspectionBody
     ),
@@ -80,6 +82,12 @@ async def create_inspection(
     app = services(request)
     auth = auth_of(request)
     body = await read_body(request)
+    fields = json_object(body)
+    token = fields.pop("access_token", None) if isinstance(fields, dict) else None
+    if isinstance(token, str) and token and auth.delegation is None:
+        # The client libraries send a partner application's access token in the body, beside
+        # the application's own key: the inspection is then the token's member's.
+        auth = await delegated(request, token, "inspections:create")
     return await in_thread(
         creation.create_inspection,
         app.db,
@@ -87,7 +95,7 @@ async def create_inspection(
         app.blobs,
         auth,
         inspection_type,
-        json_object(body),
+        fields,
         body.files,
         app.clock(),
     )
@@ -153,6 +161,7 @@ def list_inspections(
     "/v1/inspection/{inspection_id:str}",
     tags=TAGS,
     sync_to_thread=True,
+    opt={OAUTH_SCOPE_OPT: "inspections:read"},
     operation_id="GetInspection",
     summary="Get an inspection",
     operation_class=operation(write=False, status=200, response=Inspection, errors=(404,)),

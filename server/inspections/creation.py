@@ -247,11 +247,19 @@ def _create(
 ) -> dict[str, Any]:
     # Reads and computation first, outside the write transaction: SQLite has one writer at a
     # time, so its write lock is held for the inserts and the commit only, not for the runtime.
+    delegation = auth.delegation
+    if delegation is not None:
+        # A partner application's access token creates for its member: they are the producer.
+        body = {**body, "producer": {"internalId": delegation.producer_internal_id}}
     with db.session() as session:
         key, manifest = templates.resolve_for_inspection(
             session, auth.company_id, body.get("templateId"), inspection_type
         )
-        user_id = _producer_user(session, auth.company_id, body.get("producer"))
+        user_id = (
+            delegation.producer_id
+            if delegation is not None
+            else _producer_user(session, auth.company_id, body.get("producer"))
+        )
     program = templates.program_for(key, manifest)
     refuse_file_values(manifest, body.get("inputs"))
     file_values, stored_files = store_file_inputs(blobs, auth, manifest, files, settings)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from typing import cast as cast_
@@ -30,6 +31,7 @@ from server.common import content_url, sign_sources
 from server.db import Database
 from server.errors import ApiError
 from server.inspections import counts, hour_counts
+from server.inspections.searchtext import like_pattern
 from server.inspections.service import present, stored_document
 from server.inspections.tables import InspectionCountRecord, InspectionRecord
 
@@ -116,9 +118,32 @@ def filters(params: Mapping[str, str | None]) -> dict[str, str]:
     return chosen
 
 
-def _conditions(auth: AuthContext, chosen: Mapping[str, str]) -> list[Any]:
+@dataclass(frozen=True, slots=True)
+class Narrowing:
+    """What a partner application's list (`GET /v1/inspection/{me|all}`) adds to the filters:
+    the producers whose inspections it lists, and a creation-time window. The maintained counts
+    do not key on these, so such a list counts through the producer index."""
+
+    producers: tuple[str, ...]
+    since: datetime | None = None
+    until: datetime | None = None
+    #: Words every listed inspection's `search_text` holds (`searchtext.terms` of `search`).
+    terms: tuple[str, ...] = ()
+
+
+def _conditions(
+    auth: AuthContext, chosen: Mapping[str, str], narrowing: Narrowing | None = None
+) -> list[Any]:
     model = cast_any(InspectionRecord)
     conditions = [model.company_id == auth.company_id, model.testing == auth.testing]
+    if narrowing is not None:
+        conditions.append(model.producer_id.in_(narrowing.producers))
+        if narrowing.since is not None:
+            conditions.append(model.created_at >= narrowing.since)
+        if narrowing.until is not None:
+            conditions.append(model.created_at <= narrowing.until)
+        for term in narrowing.terms:
+            conditions.append(model.search_text.like(like_pattern(term), escape="\\"))
     for column, value in chosen.items():
         if column == "veredict" and value == NOT_PROVIDED:
             conditions += [model.veredict == "not_defined", model.status != "completed"]
@@ -127,28 +152,38 @@ def _conditions(auth: AuthContext, chosen: Mapping[str, str]) -> list[Any]:
     return conditions
 
 
-def count_statement(auth: AuthContext, chosen: Mapping[str, str]) -> Select[Any]:
+def count_statement(
+    auth: AuthContext, chosen: Mapping[str, str], narrowing: Narrowing | None = None
+) -> Select[Any]:
     """The exact total: `count(*)` over the filter's index entries (index-only)."""
-    return select(func.count()).select_from(InspectionRecord).where(*_conditions(auth, chosen))
+    conditions = _conditions(auth, chosen, narrowing)
+    return select(func.count()).select_from(InspectionRecord).where(*conditions)
 
 
-def total_statement(auth: AuthContext, chosen: Mapping[str, str]) -> Select[Any]:
+def total_statement(
+    auth: AuthContext, chosen: Mapping[str, str], narrowing: Narrowing | None = None
+) -> Select[Any]:
     """The total as one statement: a sum over `inspection_counts` for the counted filters
     (`server.inspections.counts`), else `count_statement`."""
-    if not maintained(chosen):
-        return count_statement(auth, chosen)
+    if narrowing is not None or not maintained(chosen):
+        return count_statement(auth, chosen, narrowing)
     table = cast_any(InspectionCountRecord).__table__
     conditions = [table.c.company_id == auth.company_id, table.c.testing == auth.testing]
     conditions += [table.c[column] == value for column, value in chosen.items()]
     return select(func.coalesce(func.sum(table.c.count), 0)).where(*conditions)
 
 
-def total_of(connection: Connection, auth: AuthContext, chosen: Mapping[str, str]) -> int:
+def total_of(
+    connection: Connection,
+    auth: AuthContext,
+    chosen: Mapping[str, str],
+    narrowing: Narrowing | None = None,
+) -> int:
     """`totalInspections`: from the maintained counts for no filter or status / veredict / type
     (`server.inspections.counts`), else `count(*)` through the selective filter's index."""
-    if maintained(chosen):
+    if narrowing is None and maintained(chosen):
         return counts.total(connection, auth.company_id, auth.testing, chosen)
-    return int(connection.execute(count_statement(auth, chosen)).scalar_one())
+    return int(connection.execute(count_statement(auth, chosen, narrowing)).scalar_one())
 
 
 def maintained(chosen: Mapping[str, str]) -> bool:
@@ -163,11 +198,12 @@ def page_ids_statement(
     limit: int,
     offset: int,
     since: datetime | None = None,
+    narrowing: Narrowing | None = None,
 ) -> Select[Any]:
     """The ids of one page, walked in the filter index's own order (index-only, no sort); with
     `since`, from that creation time on (the offset then counts from there)."""
     model = cast_any(InspectionRecord)
-    conditions = _conditions(auth, chosen)
+    conditions = _conditions(auth, chosen, narrowing)
     if since is not None:
         conditions.append(model.created_at >= since)
     return (
@@ -185,18 +221,19 @@ def page_statement(
     limit: int,
     offset: int,
     since: datetime | None = None,
+    narrowing: Narrowing | None = None,
 ) -> Select[Any]:
     """The page's rows and the total in ONE statement (the total is an uncorrelated scalar
     subquery, computed once): a list costs one round trip, as a GET does. The documents come
     as their stored JSON text, decoded by `_document` (see there)."""
     model = cast_any(InspectionRecord)
-    page_ids = page_ids_statement(auth, chosen, limit, offset, since).scalar_subquery()
+    page_ids = page_ids_statement(auth, chosen, limit, offset, since, narrowing).scalar_subquery()
     return (
         select(
             model.id,
             cast(model.document, Text),
             model.delivery,
-            total_statement(auth, chosen).scalar_subquery(),
+            total_statement(auth, chosen, narrowing).scalar_subquery(),
         )
         .where(model.id.in_(page_ids))
         .order_by(model.created_at, model.id)
@@ -204,23 +241,29 @@ def page_statement(
 
 
 def list_inspections(
-    db: Database, public_url: str, auth: AuthContext, params: Mapping[str, str | None]
+    db: Database,
+    public_url: str,
+    auth: AuthContext,
+    params: Mapping[str, str | None],
+    narrowing: Narrowing | None = None,
 ) -> dict[str, Any]:
-    """One page of the caller's inspections (its company and key mode), oldest first."""
+    """One page of the caller's inspections (its company and key mode), oldest first; with
+    `narrowing`, only those of its producers and creation window."""
     page, limit = paging(params)
     chosen = filters(params)
     offset = (page - 1) * limit
     with db.engine.connect() as connection:  # Core: plain reads, no ORM session needed
         found: tuple[datetime | None, int] | None = (None, offset)
-        if offset >= hour_counts.MIN_OFFSET and maintained(chosen):
+        if offset >= hour_counts.MIN_OFFSET and narrowing is None and maintained(chosen):
             # A deep page: skip the whole hours before it, walk only inside its hour.
             found = hour_counts.skip(connection, auth.company_id, auth.testing, chosen, offset)
         rows: Sequence[Any] = ()
         if found is not None:  # None: fewer rows than the offset, an empty page
             since, walk = found
-            rows = connection.execute(page_statement(auth, chosen, limit, walk, since)).all()
+            statement = page_statement(auth, chosen, limit, walk, since, narrowing)
+            rows = connection.execute(statement).all()
         # A page past the end has no row to carry the total: count alone (rare).
-        total = int(rows[0][3]) if rows else total_of(connection, auth, chosen)
+        total = int(rows[0][3]) if rows else total_of(connection, auth, chosen, narrowing)
     link_prefix = file_link_prefix(public_url)
     documents = []
     for inspection_id, text, delivery, _ in rows:

@@ -32,7 +32,7 @@ from server.auth import AuthContext
 from server.db import Database
 from server.errors import ApiError
 from server.inspections import listing
-from server.inspections.searchtext import terms
+from server.inspections.searchtext import like_pattern, terms
 from server.inspections.tables import InspectionRecord
 
 #: The status of an inspection waiting for a person's decision (the review queue's status).
@@ -168,10 +168,6 @@ def parse(params: Mapping[str, str | None]) -> SearchQuery:
     )
 
 
-def _like_escape(term: str) -> str:
-    return term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
 def _conditions(auth: AuthContext, query: SearchQuery) -> list[Any]:
     model = listing.cast_any(InspectionRecord)
     conditions = listing._conditions(auth, query.filters)
@@ -183,7 +179,7 @@ def _conditions(auth: AuthContext, query: SearchQuery) -> list[Any]:
         end = datetime.combine(query.created_to + timedelta(days=1), time(), UTC)
         conditions.append(model.created_at < end)
     for term in query.terms:
-        conditions.append(model.search_text.like(f"%{_like_escape(term)}%", escape="\\"))
+        conditions.append(model.search_text.like(like_pattern(term), escape="\\"))
     return conditions
 
 

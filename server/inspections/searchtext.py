@@ -73,3 +73,9 @@ def terms(query: str) -> list[str]:
         if compact and compact not in found:
             found.append(compact)
     return found
+
+
+def like_pattern(term: str) -> str:
+    """The `LIKE ... ESCAPE '\\'` pattern matching `term` anywhere in `search_text`."""
+    escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"

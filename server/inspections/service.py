@@ -106,7 +106,10 @@ def filter_columns(document: dict[str, Any]) -> dict[str, Any]:
         data = first.get(first.get("type") or "") or first.get("data") or {}
         plate = (data.get("plate") if isinstance(data, dict) else None) or first.get("plate")
     template = document.get("template") or {}
+    producer = document.get("producer")
+    producer_id = producer.get("userId") if isinstance(producer, dict) else None
     return {
+        "producer_id": producer_id if isinstance(producer_id, str) and producer_id else None,
         "expires_at": parse_moment(document.get("expiresAt")),
         "status": str(document.get("status") or "created"),
         "veredict": str(document.get("veredict") or "not_defined"),

@@ -38,6 +38,7 @@ class InspectionRecord(SQLModel, table=True):
         _filter_index("consumer_identification"),
         _filter_index("plate"),
         _filter_index("template_id"),
+        _filter_index("producer_id"),
         # The expiry sweep's query: `status IN (expirable) AND expires_at <= now`.
         Index("ix_inspections_expiry", "status", "expires_at"),
         # The dashboard's search has a trigram index on PostgreSQL, made by its migration
@@ -54,6 +55,9 @@ class InspectionRecord(SQLModel, table=True):
     consumer_identification: str | None = Field(default=None, max_length=200)
     plate: str | None = Field(default=None, max_length=200)
     template_id: str = Field(max_length=64)
+    #: `producer.userId`: the member (`members.id`) the inspection was made for, when named;
+    #: a partner application lists a member's inspections by it.
+    producer_id: str | None = Field(default=None, max_length=32)
     manifest_key: str = Field(foreign_key="template_manifests.key", max_length=64)
     #: SHA-256 hex of the magic link's access code (the code itself is never stored).
     access_code_hash: str = Field(max_length=64)

@@ -173,6 +173,12 @@ def _attempt(client: Browserish, action: str, inspection: str) -> int:
         return client.get("/dashboard/developers/revoke?mode=test").status_code
     if action == "developers.webhooks":  # retrying an unknown delivery: a message, 200
         return client.post("/dashboard/developers/deliveries/msg_unknown/retry").status_code
+    if action == "developers.apps":
+        return client.get("/dashboard/developers/apps").status_code
+    if action == "authorizations.view":
+        return client.get("/dashboard/authorizations").status_code
+    if action == "authorizations.manage_company":
+        return client.get("/dashboard/authorizations/company").status_code
     if action == "members.view":
         return client.get("/dashboard/members").status_code
     if action == "members.manage":  # an invalid address: 400 when allowed
