@@ -754,7 +754,8 @@ def test_the_consent_page_asks_to_sign_in_first_and_comes_back(
     live_server: str, world: dict[str, Any], app_credentials: dict[str, str]
 ) -> None:
     browser = Browserish(live_server)
-    path = f"/dashboard/oauth/authorize?response_type=code&client_id={app_credentials['client_app_id']}"
+    client_id = app_credentials["client_app_id"]
+    path = f"/dashboard/oauth/authorize?response_type=code&client_id={client_id}"
     first = browser.http.get(path)
     assert first.status_code == 303
     sign_in = browser.get(first.headers["location"])
