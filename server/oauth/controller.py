@@ -181,6 +181,8 @@ async def revoke(request: Request[Any, Any, Any]) -> Response[Any]:
 @get(
     "/v1/account/membership/authenticated",
     tags=TAGS,
+    operation_id="ListMemberships",
+    summary="The token's member's memberships",
     sync_to_thread=True,
     opt={OAUTH_SCOPE_OPT: "", OAUTH_ONLY_OPT: True},
     operation_class=operation(write=False, status=200, response=list[Membership], errors=()),
@@ -214,9 +216,16 @@ def _text(description: str) -> Any:
     return QueryParameter(description=description, schema_extra={"maxLength": 200})
 
 
+def _scoped_operation_id(handler: Any, method: Any, path: list[str | Any]) -> str:
+    """One name per path of the one handler: `ListInspectionsMe`, `ListInspectionsAll`."""
+    return f"ListInspections{str(path[-1]).capitalize()}"
+
+
 @get(
     ["/v1/inspection/me", "/v1/inspection/all"],
     tags=TAGS,
+    operation_id=_scoped_operation_id,
+    summary="List the member's inspections",
     sync_to_thread=True,
     opt={OAUTH_SCOPE_OPT: "inspections:read", OAUTH_ONLY_OPT: True},
     operation_class=operation(
@@ -274,6 +283,8 @@ def member_inspections(
 @get(
     "/v1/inspection/template/oauth/list/all",
     tags=TAGS,
+    operation_id="ListMemberTemplates",
+    summary="The templates of the token's member's company",
     sync_to_thread=True,
     opt={OAUTH_SCOPE_OPT: "templates:read", OAUTH_ONLY_OPT: True},
     operation_class=operation(write=False, status=200, response=list[Template], errors=()),
