@@ -32,6 +32,7 @@ from server.dashboard.web import (
 from server.errors import ApiError
 from server.oauth import scopes, service
 from server.web import i18n
+from server.web.security import policy_sending_forms_to
 
 _ = labels._
 
@@ -108,7 +109,7 @@ async def consent(request: Request[Any, Any, Any]) -> Any:
             status_code=error.status,
         )
     usable = scopes.usable(found.scopes, member.actor.role)
-    return render(
+    shown = render(
         request,
         "oauth/consent.html",
         {
@@ -121,6 +122,9 @@ async def consent(request: Request[Any, Any, Any]) -> Any:
         },
         member=member,
     )
+    # The answer redirects to the application: the form may be sent on to its origin.
+    shown.headers["Content-Security-Policy"] = policy_sending_forms_to(found.redirect_uri)
+    return shown
 
 
 @get("/oauth/connect")

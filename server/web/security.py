@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 from typing import Any
+from urllib.parse import urlsplit
 
 from litestar import Request, Router
 from litestar.config.csrf import CSRFConfig
@@ -62,6 +64,21 @@ CONTENT_SECURITY_POLICY = "; ".join(
         "manifest-src 'self'",
     ]
 )
+
+
+def policy_sending_forms_to(target: str) -> str:
+    """The page policy with `target`'s origin added to `form-action`: a page whose form is
+    answered with a redirect to another site (a partner application's consent page: its answer
+    sends the browser back to the application), since browsers check each redirect of a form
+    submission against `form-action`. Only a plain `scheme://host[:port]` origin is added."""
+    parts = urlsplit(target)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    if parts.scheme not in ("http", "https") or not re.fullmatch(
+        r"[A-Za-z0-9.\-]+(:\d+)?", parts.netloc
+    ):
+        return CONTENT_SECURITY_POLICY
+    return CONTENT_SECURITY_POLICY.replace("form-action 'self'", f"form-action 'self' {origin}")
+
 
 #: Headers on every page response.
 PAGE_HEADERS: dict[str, str] = {
