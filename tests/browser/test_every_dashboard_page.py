@@ -37,6 +37,7 @@ from server.dashboard.accounts import Actor
 from server.dashboard.mail import Mail
 from server.dashboard.web import PREFIX
 from server.inspections import shares
+from server.oauth import service as oauth
 from server.web import catalogs, i18n
 from tests.browser.test_dashboard_browser import PASSWORD, png
 from tests.browser.test_review_browser import TEMPLATE
@@ -198,6 +199,13 @@ def seeded(db: Any, settings: Any, live_server: str) -> dict[str, Any]:
         db, settings, auth, body["inspectionId"], account["id"], datetime.now(UTC)
     )
     share_token = share.url.split("token=", 1)[1]
+    # A partner application the owner registered and allowed: the consent page asks for it,
+    # the applications and authorizations pages list it.
+    registered, _secret = oauth.register_app(
+        db, actor, "test", "Crawl Broker", ["https://broker.example/cb"], ["inspections:read"]
+    )
+    consent = {"response_type": "code", "client_id": registered.id}
+    oauth.decide(db, live_server, actor, consent, True, datetime.now(UTC))
     return {
         "owner": owner,
         "path": {
@@ -210,6 +218,7 @@ def seeded(db: Any, settings: Any, live_server: str) -> dict[str, Any]:
             f"{PREFIX}/reset": {"token": token["reset"].group(1)},  # type: ignore[union-attr]
             f"{PREFIX}/templates/shared": {"name": SHARED_FILE},
             f"{shares.PAGE_PATH}/{{inspection_id:str}}": {"token": share_token},
+            f"{PREFIX}/oauth/authorize": consent,
         },
     }
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,6 +19,11 @@ from typing import Any
 
 import httpx
 import pytest
+
+from server.auth import create_company
+from server.dashboard import accounts
+from server.db import Database
+from tests.server.test_dashboard_pages import PASSWORD, Browserish
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT = Path(os.environ.get("INSPECTLANG_NODE_CLIENT", ROOT / "build/clients/autoinspector-node"))
@@ -86,3 +92,61 @@ def test_node_client_calls_work_unmodified(
     assert goods[1]["goods"]["make"] == "Rainbow"
     listed = [i["_id"] for i in value["inspections.list"]["inspections"]]
     assert listed == [value["car.create"]["inspectionId"], value["moto.create"]["inspectionId"]]
+
+
+OAUTH_SCRIPT = Path(__file__).with_name("node_oauth_calls.js")
+
+
+def test_node_client_oauth_calls_work_unmodified(
+    live_server: str, client: httpx.Client, db: Database
+) -> None:
+    """Issue 36: the library's partner-application calls (`OAuth.ts`, `User.ts`,
+    `Memberships.ts`, `Template.ts`, `Inspections.retrieve`, the products' `create` with
+    `access_token`), after a member of another company approved the application."""
+    from tests.server.test_partner_apps import authorize, register
+
+    partner = create_company(db, f"Broker {secrets.token_hex(3)}")
+    dealer = create_company(db, f"Dealer {secrets.token_hex(3)}")
+    owner, member = (f"{who}-{secrets.token_hex(3)}@example.com" for who in ("owner", "member"))
+    accounts.create_account(db, partner["companyId"], owner, "owner", PASSWORD)
+    accounts.create_account(db, dealer["companyId"], member, "editor", PASSWORD)
+    browsers = [Browserish(live_server), Browserish(live_server)]
+    for browser, email in zip(browsers, (owner, member), strict=True):
+        assert browser.sign_in(email).status_code == 303
+    credentials = register(browsers[0], "Node partner")
+    code = authorize(browsers[1], credentials["client_app_id"])["code"][0]
+    for browser in browsers:
+        browser.http.close()
+    done = subprocess.run(
+        ["node", str(OAUTH_SCRIPT), str(CLIENT), partner["testKey"],
+         credentials["client_app_id"], credentials["client_secret"], code],
+        env={**os.environ, "AUTOINSPECTOR_API_BASE_URL": live_server},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    results: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    refused = {name: r["error"] for name, r in results.items() if not r["ok"]}
+    assert set(refused) == {"oauth.refreshAccessToken.reused"}, refused
+    assert refused["oauth.refreshAccessToken.reused"]["code"] == "refresh_token_reused"
+    value = {name: r["value"] for name, r in results.items() if r["ok"]}
+    assert len(value) == 11
+    assert value["oauth.user.memberships.list"][0]["company"]["_id"] == dealer["companyId"]
+    made = {value[kind]["inspectionId"] for kind in ("car.create", "people.create", "goods.create")}
+    listed = value["oauth.user.inspections.list.all"]
+    assert {item["_id"] for item in listed["inspections"]} == made
+    assert listed["pagination"]["totalDocs"] == 3
+    assert value["oauth.user.inspections.list.me"]["pagination"]["totalDocs"] == 3
+    assert value["inspections.retrieve"]["producer"]["internalId"] == member
+    dealer_templates = client.get(
+        "/v1/inspection/template", headers={"x-api-key": dealer["testKey"]}
+    )
+    assert value["templates.listWithOAuth"] == dealer_templates.json()
+    # What the member's company's own key sees: the inspections the token made.
+    for inspection_id in made:
+        found = client.get(
+            f"/v1/inspection/{inspection_id}", headers={"x-api-key": dealer["testKey"]}
+        )
+        assert found.status_code == 200
