@@ -28,12 +28,13 @@ from runtime.state import (
     ImageRecord,
     InspectionState,
     ValidationRecord,
+    require,
+    stage,
 )
 from runtime.transitions import apply_event, find_product, iso, settle
 from runtime.validators import REGISTRY, ImageUpload, ValidationContext, capture_fields
 
 Ids = Callable[[], str]
-EDITABLE = ("created", "started", "processing")
 #: Most extra images per product.
 MAX_EXTRA_IMAGES = 50
 #: Most products one `goods` inspection may declare in `products`.
@@ -43,14 +44,6 @@ MAX_PRODUCTS = 20
 def new_object_id() -> str:
     """A random id of 24 hex characters (the spec's ids look like MongoDB ObjectIds)."""
     return os.urandom(12).hex()
-
-
-def _editable(state: InspectionState) -> None:
-    if state.status not in EDITABLE:
-        raise InspectionError(
-            "inspection_not_editable",
-            f"the inspection is {state.status}; it can change only while created or started",
-        )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -191,7 +184,7 @@ def update(
     program: Program, state: InspectionState, body: dict[str, Any], *, now: dt.datetime
 ) -> InspectionState:
     """The spec's PUT: only consumer fields, metadata keys and inputs not yet defined apply."""
-    _editable(state)
+    require(state, "edit")
     if not isinstance(body, dict):
         raise InspectionError("invalid_body", "the body must be an object")
     consumer = intake.check_fields(body.get("consumer"), intake.consumer_fields(), "consumer")
@@ -217,7 +210,7 @@ def update_product(
 ) -> InspectionState:
     """Set product fields (`{"car": {...}}`); omitted fields stay as they are. Any other key,
     at the top or inside the product object, is `unknown_field` (nothing is ignored)."""
-    _editable(state)
+    require(state, "edit")
     product = find_product(state, product_id)
     if product.type == "people":
         raise InspectionError(
@@ -241,7 +234,7 @@ def add_products(
 ) -> InspectionState:
     """Add goods to a goods inspection (`{"goods": [...]}` of the client libraries), each
     checked as at creation; at most MAX_PRODUCTS products in all."""
-    _editable(state)
+    require(state, "edit")
     if state.type != "goods":
         raise InspectionError(
             "invalid_body",
@@ -266,11 +259,7 @@ def add_products(
 
 def start(program: Program, state: InspectionState, *, now: dt.datetime) -> InspectionState:
     """created -> started (also while photos taken before the start are still processing)."""
-    waiting = state.status == "processing" and state.resumeStatus == "created"
-    if state.status != "created" and not waiting:
-        raise InspectionError(
-            "invalid_status_transition", f"cannot start an inspection that is {state.status}"
-        )
+    require(state, "start")
     return apply_event(program, state, EventRecord(kind="start", at=iso(now)))
 
 
@@ -290,7 +279,7 @@ def add_image(
     every other one is routed to a person and never holds `processed` back. None: every
     validation waits for a machine's result (the caller posts them all).
     """
-    _editable(state)
+    require(state, "edit")
     product = find_product(state, product_id)
     manifest = program.manifest
     spec = None
@@ -425,8 +414,7 @@ def record_validation(
     `{validation, confidence, result}`, plus damages it found and identity-document fields it
     read (`entities`: `{entity, valid, result}`). Also taken while the inspection waits in
     `review`: a late machine result fills what the reviewer would otherwise decide."""
-    if state.status != "review":
-        _editable(state)
+    require(state, "result")
     found = state.find_image(image_id)
     if found is None:
         raise InspectionError("image_not_found", f"no image {image_id!r} in this inspection")
@@ -513,7 +501,7 @@ def declare_damage(
     ids: Ids = new_object_id,
 ) -> InspectionState:
     """The consumer declares a damage (needs the `damage_declaration` feature)."""
-    _editable(state)
+    require(state, "edit")
     product = find_product(state, product_id)
     if not program.feature_enabled("damage_declaration"):
         raise InspectionError(
@@ -537,10 +525,7 @@ def finish(
     """Complete the inspection: the verdict is computed and everything is frozen."""
     if completed_by not in ("client", "consumer", "expiration"):
         raise InspectionError("invalid_body", "completedBy is client, consumer or expiration")
-    if state.status not in EDITABLE:
-        raise InspectionError(
-            "invalid_status_transition", f"cannot finish an inspection that is {state.status}"
-        )
+    require(state, "time_out" if completed_by == "expiration" else "finish")
     if completed_by != "expiration":
         skipped = evaldata.unasked(program, evaldata.build_env(program, state, iso(now)))
         specs = [
@@ -566,10 +551,7 @@ def finish(
 
 def expire(program: Program, state: InspectionState, *, now: dt.datetime) -> InspectionState:
     """Block an inspection past its expiry (or whenever the caller decides it expired)."""
-    if state.status not in EDITABLE:
-        raise InspectionError(
-            "invalid_status_transition", f"cannot expire an inspection that is {state.status}"
-        )
+    require(state, "expire")
     if state.expiresAt is not None and iso(now) < state.expiresAt:
         raise InspectionError(
             "invalid_status_transition", f"the inspection expires at {state.expiresAt}"
@@ -580,12 +562,7 @@ def expire(program: Program, state: InspectionState, *, now: dt.datetime) -> Ins
 def blocked_by_expiry(state: InspectionState) -> bool:
     """Whether the inspection is blocked because its time ran out (not by its attempts): its
     newest `expire` event is later than any `renew`."""
-    if state.status != "blocked":
-        return False
-    for event in reversed(state.events):
-        if event.kind in ("expire", "renew"):
-            return event.kind == "expire"
-    return False
+    return stage(state) in ("created_expired", "expired")
 
 
 def renew(program: Program, state: InspectionState, *, now: dt.datetime) -> InspectionState:
@@ -593,10 +570,7 @@ def renew(program: Program, state: InspectionState, *, now: dt.datetime) -> Insp
     (`expiresInHours`), and an inspection blocked by its expiry opens again where it was
     (`started` when it had started, else `created`). Anything else that is not editable is
     refused (a completed inspection stays fixed; one blocked by its attempts stays blocked)."""
-    if state.status not in EDITABLE and not blocked_by_expiry(state):
-        raise InspectionError(
-            "invalid_status_transition", f"cannot renew an inspection that is {state.status}"
-        )
+    require(state, "renew")
     return apply_event(program, state, EventRecord(kind="renew", at=iso(now)), owned=True)
 
 

@@ -36,11 +36,10 @@ from inspectlang.vocabulary import (
     MAX_TEXT_LENGTH as MAX_TEXT,
 )
 from runtime.errors import InspectionError
-from runtime.state import DamageRecord
+from runtime.state import INITIAL_STATUSES, DamageRecord
 from runtime.values import parse_date
 
 LOCALE = re.compile(r"[a-z]{2}_[A-Z]{2}")
-INITIAL_STATUSES = ("created", "started")
 #: `consumer.sex` as the client libraries send it, stored as the spec's number (the codes of
 #: ISO/IEC 5218: 1 male, 2 female, 9 not applicable).
 SEX_CODES: dict[str, int] = {"male": 1, "female": 2, "not_applicable": 9}

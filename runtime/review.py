@@ -16,7 +16,7 @@ from runtime.engine import new_object_id
 from runtime.errors import InspectionError
 from runtime.intake import problem, read_damage
 from runtime.program import Program
-from runtime.state import MAX_DAMAGES, EventRecord, InspectionState
+from runtime.state import MAX_DAMAGES, Event, EventRecord, InspectionState, allows, require
 from runtime.transitions import apply_event, iso
 
 Ids = Any
@@ -26,8 +26,6 @@ MAX_REASON_CHARS = 2_000
 MAX_RESULTS = 200
 #: Most photos one retake names (unknown ids are 404 `image_not_found`).
 MAX_RETAKE_IMAGES = 50
-#: Statuses a retake may be asked from.
-RETAKE_STATUSES = ("created", "started", "processing", "review")
 VEREDICTS = ("approved", "disapproved")
 
 
@@ -37,10 +35,10 @@ def _who(who: dict[str, str]) -> dict[str, str]:
     return {"id": who["id"], "name": str(who.get("name") or who["id"])[:200]}
 
 
-def _in_review(state: InspectionState) -> None:
-    """409 unless the inspection waits for a person; `review_conflict` when another person's
-    decision closed it meanwhile (two reviewers deciding at once: one wins)."""
-    if state.status == "review":
+def _in_review(state: InspectionState, event: Event) -> None:
+    """409 unless the inspection waits for a person (`event` is allowed); `review_conflict` when
+    another person's decision closed it meanwhile (two reviewers deciding at once: one wins)."""
+    if allows(state, event):
         return
     if state.status == "completed" and state.completedBy == "reviewer" and state.review:
         last = state.review.decisions[-1] if state.review.decisions else {}
@@ -49,9 +47,7 @@ def _in_review(state: InspectionState) -> None:
             "review_conflict",
             f"{who} decided this inspection at {last.get('at')}: {last.get('veredict')}",
         )
-    raise InspectionError(
-        "inspection_not_in_review", f"the inspection is {state.status}, not in review"
-    )
+    require(state, event)
 
 
 def _text(value: Any, field: str, *, required: bool, code: str = "reason_required") -> str | None:
@@ -89,7 +85,7 @@ def claim(
 ) -> InspectionState:
     """Take a case of the queue (or give it back): 409 `review_conflict` when another person
     holds it."""
-    _in_review(state)
+    _in_review(state, "claim")
     person = _who(who)
     holder = state.review.assignee if state.review is not None else None
     if holder is not None and holder["id"] != person["id"]:
@@ -142,7 +138,7 @@ def review(
             "invalid_body", "send validations to record, a veredict with its reason, or both"
         )
     person = _who(who)
-    _in_review(state)
+    _in_review(state, "decide" if veredict is not None else "record")
     results = list(_results(state, items, person, ids))
     if state.damage_count() + sum(len(r["damages"]) for r in results) > MAX_DAMAGES:
         raise InspectionError("invalid_body", f"at most {MAX_DAMAGES} damages")
@@ -246,11 +242,7 @@ def retake(
             [problem("images", "type", "a list of image ids")],
         )
     message = _text(body.get("message"), "message", required=True, code="invalid_body")
-    if state.status not in RETAKE_STATUSES:
-        raise InspectionError(
-            "retake_not_possible",
-            f"the inspection is {state.status}: a retake is possible until it is completed",
-        )
+    require(state, "retake")
     person = _who(who)
     unique = list(dict.fromkeys(images))
     for image_id in unique:

@@ -7,11 +7,15 @@ load it with `InspectionState.model_validate(...)`.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from runtime.errors import InspectionError
 
 Status = Literal["created", "started", "processing", "review", "completed", "blocked"]
+#: Every status, in the order of an inspection's life (lists and filters show them so).
+STATUSES: tuple[Status, ...] = get_args(Status)
 Veredict = Literal["approved", "disapproved", "not_defined"]
 CompletedBy = Literal["client", "consumer", "expiration", "reviewer"]
 #: Who decides a validation in this deployment (`runtime.routing`): a machine (a validator of
@@ -192,9 +196,8 @@ class RetakeState(_Model):
 class InspectionState(_Model):
     id: str = Field(alias="_id")
     type: str
+    #: Set only by `move` (the table `MOVES`); `stage(state)` refines it.
     status: Status = "created"
-    #: The status to go back to when processing ends.
-    resumeStatus: Status = "created"
     veredict: Veredict = "not_defined"
     #: Why the verdict is what it is, in the inspection's locale (the template's default
     #: text where a reason is not translated).
@@ -237,6 +240,15 @@ class InspectionState(_Model):
     expiresAt: str | None = None
     testing: bool = False
 
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_resume_status(cls, data: Any) -> Any:
+        """Documents stored before the moves became one table carry `resumeStatus`, which
+        `startedAt` now says (`stage`): read them, drop it."""
+        if isinstance(data, dict) and "resumeStatus" in data:
+            data = {key: value for key, value in data.items() if key != "resumeStatus"}
+        return data
+
     def reasons_in(self, locale: str | None) -> list[str]:
         """The verdict's reasons as a reader of `locale` reads them (the inspection's own when
         the verdict has none in that locale)."""
@@ -257,3 +269,189 @@ class InspectionState(_Model):
                 if image.id == image_id:
                     return product, image
         return None
+
+
+# ----------------------------------------------------------------------------------------------
+# The moves: one table (stage, event) -> stage
+# ----------------------------------------------------------------------------------------------
+
+#: Where an inspection is, as the moves must know it: its status, with `processing` and
+#: `blocked` told apart by what they return to. `created_processing` is `processing` entered
+#: before the start (its analysis over, it is `created` again); `created_expired` and `expired`
+#: are `blocked` by the expiry (before and after the start), which `renew` reopens; `blocked`
+#: alone is blocked by its attempts, for good. `stage(state)` reads it from the status,
+#: `startedAt` and the event log; STAGE_STATUS gives the status each stage shows.
+Stage = Literal[
+    "created",
+    "started",
+    "created_processing",
+    "processing",
+    "review",
+    "completed",
+    "blocked",
+    "created_expired",
+    "expired",
+]
+#: The statuses `create` may start in (`initialStatus`).
+INITIAL_STATUSES: tuple[Status, ...] = ("created", "started")
+STAGE_STATUS: dict[Stage, Status] = {
+    "created": "created",
+    "started": "started",
+    "created_processing": "processing",
+    "processing": "processing",
+    "review": "review",
+    "completed": "completed",
+    "blocked": "blocked",
+    "created_expired": "blocked",
+    "expired": "blocked",
+}
+
+#: What happens to an inspection. A request is one of the first group; the runtime follows it
+#: with the second's when the data says so (an upload leaves analysis pending: `analyse`; the
+#: last result arrives: `analysed`; a slot's attempts run out unapproved: `exhaust`; the
+#: verdict needs a person: `refer` instead of `finish`; the last result a review waited for
+#: lets the verdict decide: `conclude`).
+Event = Literal[
+    "start",
+    "edit",
+    "result",
+    "finish",
+    "time_out",
+    "expire",
+    "renew",
+    "send_link",
+    "claim",
+    "record",
+    "decide",
+    "retake",
+    "analyse",
+    "analysed",
+    "exhaust",
+    "refer",
+    "conclude",
+]
+EVENTS: tuple[Event, ...] = get_args(Event)
+
+_EDITABLE: tuple[Stage, ...] = ("created", "started", "created_processing", "processing")
+
+
+def _stay(*stages: Stage) -> dict[Stage, Stage]:
+    return {stage: stage for stage in stages}
+
+
+#: The state machine: event -> {stage it may happen in: stage it leads to}. A pair not in the
+#: table is refused (REFUSALS). Every guard of the runtime and the server asks `allows` or
+#: `require`; only `move` sets `status`.
+MOVES: dict[Event, dict[Stage, Stage]] = {
+    # The consumer or the client starts: photos taken before keep processing.
+    "start": {"created": "started", "created_processing": "processing"},
+    # Update, product update, more products, upload, declared damage.
+    "edit": _stay(*_EDITABLE),
+    # A machine's result: also while a person reviews (a late result fills what they would).
+    "result": _stay(*_EDITABLE, "review"),
+    # A client's or consumer's finish whose verdict the machine decides...
+    "finish": dict.fromkeys(_EDITABLE, "completed"),
+    # ...or that waits for a person (also a late result that still leaves one to decide).
+    "refer": {**dict.fromkeys(_EDITABLE, "review"), "review": "review"},
+    # A finish by a timeout (`completedBy: expiration`): never waits for a person, so it
+    # also ends a review (a finish always ends with a verdict).
+    "time_out": dict.fromkeys((*_EDITABLE, "review"), "completed"),
+    # Past `expiresAt`: blocked until a renewal.
+    "expire": {
+        "created": "created_expired",
+        "created_processing": "created_expired",
+        "started": "expired",
+        "processing": "expired",
+    },
+    # A fresh window; an expired inspection reopens where it was.
+    "renew": {**_stay(*_EDITABLE), "created_expired": "created", "expired": "started"},
+    # The consumer's link is (re)sent while the consumer has something to do.
+    "send_link": _stay("created", "started"),
+    # A person's part (`runtime.review`).
+    "claim": _stay("review"),
+    "record": _stay("review"),
+    "decide": {"review": "completed"},
+    # A reviewer reopens photo slots: the inspection is started again.
+    "retake": dict.fromkeys((*_EDITABLE, "review"), "started"),
+    # Follow-ups the runtime picks from the data.
+    "analyse": {"created": "created_processing", "started": "processing"},
+    "analysed": {"created_processing": "created", "processing": "started"},
+    "exhaust": dict.fromkeys(_EDITABLE, "blocked"),
+    # The machine answered everything a review waited for: the verdict decides, no person.
+    "conclude": {"review": "completed"},
+}
+
+#: The stable code (and the words) of each refused event; `{status}` is the inspection's.
+REFUSALS: dict[Event, tuple[str, str]] = {
+    "start": ("invalid_status_transition", "cannot start an inspection that is {status}"),
+    "edit": (
+        "inspection_not_editable",
+        "the inspection is {status}; it can change only while created or started",
+    ),
+    "result": (
+        "inspection_not_editable",
+        "the inspection is {status}; results are taken until it is completed",
+    ),
+    "finish": ("invalid_status_transition", "cannot finish an inspection that is {status}"),
+    "time_out": ("invalid_status_transition", "cannot finish an inspection that is {status}"),
+    "expire": ("invalid_status_transition", "cannot expire an inspection that is {status}"),
+    "renew": ("invalid_status_transition", "cannot renew an inspection that is {status}"),
+    "send_link": (
+        "delivery_not_possible",
+        "the inspection is {status}: its link is only sent while it is created or started",
+    ),
+    "claim": ("inspection_not_in_review", "the inspection is {status}, not in review"),
+    "record": ("inspection_not_in_review", "the inspection is {status}, not in review"),
+    "decide": ("inspection_not_in_review", "the inspection is {status}, not in review"),
+    "retake": (
+        "retake_not_possible",
+        "the inspection is {status}: a retake is possible until it is completed",
+    ),
+    "analyse": ("invalid_event", "no analysis can start while the inspection is {status}"),
+    "analysed": ("invalid_event", "no analysis is pending while the inspection is {status}"),
+    "exhaust": ("invalid_event", "attempts cannot block an inspection that is {status}"),
+    "refer": ("invalid_event", "an inspection that is {status} cannot go to review"),
+    "conclude": ("invalid_event", "an inspection that is {status} waits for no result"),
+}
+
+
+def stage(state: InspectionState) -> Stage:
+    """Where the inspection is in the table (`Stage`): its status, refined by whether it had
+    started (`startedAt`) and, blocked, whether its newest `expire` is later than any `renew`."""
+    status = state.status
+    started = state.startedAt is not None
+    if status == "processing":
+        return "processing" if started else "created_processing"
+    if status == "blocked":
+        for event in reversed(state.events):
+            if event.kind in ("expire", "renew"):
+                if event.kind == "expire":
+                    return "expired" if started else "created_expired"
+                break
+        return "blocked"
+    return status
+
+
+def allows(state: InspectionState, event: Event) -> bool:
+    """Whether `event` may happen to the inspection now (the one answer to "can it ...?")."""
+    return stage(state) in MOVES[event]
+
+
+def require(state: InspectionState, event: Event) -> None:
+    """Refuse `event` with its stable code (REFUSALS) unless the table allows it."""
+    if not allows(state, event):
+        code, words = REFUSALS[event]
+        raise InspectionError(code, words.format(status=state.status))
+
+
+def move(state: InspectionState, event: Event) -> None:
+    """Apply `event`'s move to `state` (a copy the event owns): the only place a status is
+    set. A move the table does not allow is refused (`require`)."""
+    require(state, event)
+    state.status = STAGE_STATUS[MOVES[event][stage(state)]]
+
+
+def statuses_allowing(event: Event) -> tuple[Status, ...]:
+    """The statuses in which some stage allows `event` (a query filter on the status column
+    narrows by these, then asks `allows` of each inspection)."""
+    return tuple(s for s in STATUSES if any(STAGE_STATUS[x] == s for x in MOVES[event]))

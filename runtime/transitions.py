@@ -22,6 +22,7 @@ from runtime.program import Program
 from runtime.routing import error_reasons, pending, retake_reason, review_reasons
 from runtime.state import (
     DamageRecord,
+    Event,
     EventRecord,
     GlobalValidation,
     ImageRecord,
@@ -32,6 +33,9 @@ from runtime.state import (
     RuleErrorRecord,
     TemplateRef,
     ValidationRecord,
+    allows,
+    move,
+    require,
 )
 from runtime.validators import old_enough
 from runtime.wording import LOCALES, say
@@ -171,7 +175,6 @@ def _apply_create(program: Program, event: EventRecord) -> tuple[InspectionState
         id=data["id"],
         type=data["type"],
         status=data["initialStatus"],
-        resumeStatus=data["initialStatus"],
         template=TemplateRef(
             id=manifest.id, name=manifest.name, type="custom", revision=program.revision
         ),
@@ -221,6 +224,7 @@ def _input_triggers(program: Program, inputs: dict[str, Any]) -> list[Trigger]:
 
 
 def _apply_update(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
+    move(state, "edit")
     state.consumer.update(event.data["consumer"])
     state.metadata.update(event.data["metadata"])
     state.inputs.update(event.data["inputs"])
@@ -230,6 +234,7 @@ def _apply_update(program: Program, state: InspectionState, event: EventRecord) 
 def _apply_update_product(
     program: Program, state: InspectionState, event: EventRecord
 ) -> list[Trigger]:
+    move(state, "edit")
     own_product(state, event.data["productId"]).data.update(event.data["fields"])
     return []
 
@@ -237,6 +242,7 @@ def _apply_update_product(
 def _apply_add_products(
     program: Program, state: InspectionState, event: EventRecord
 ) -> list[Trigger]:
+    move(state, "edit")
     state.products.extend(
         ProductState(id=item["productId"], type=state.type, data=item["fields"])
         for item in event.data["products"]
@@ -245,14 +251,13 @@ def _apply_add_products(
 
 
 def _apply_start(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
-    state.resumeStatus = "started"
-    if state.status != "processing":
-        state.status = "started"
+    move(state, "start")
     state.startedAt = event.at
     return [("inspection_started", {}, {})]
 
 
 def _apply_image(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
+    move(state, "edit")
     product = own_product(state, event.data["productId"])
     record = ImageRecord.model_validate(event.data["image"])
     if event.data["extra"]:
@@ -274,6 +279,7 @@ def _apply_image(program: Program, state: InspectionState, event: EventRecord) -
 def _apply_validation(
     program: Program, state: InspectionState, event: EventRecord
 ) -> list[Trigger]:
+    move(state, "result")
     found = state.find_image(event.data["imageId"])
     if found is None:
         raise InspectionError("invalid_event", "a validation for an unknown image")
@@ -303,16 +309,21 @@ def _apply_validation(
 
 
 def _apply_damage(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
+    move(state, "edit")
     damage = DamageRecord.model_validate(event.data["damage"])
     own_product(state, event.data["productId"]).damages.append(damage)
     return [("damage_declared", {"damage": damage_record(damage)}, {})]
 
 
 def _apply_finish(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
-    state.status = "completed"
-    state.completedBy = event.data["completedBy"]
-    state.completedAt = event.at
+    """The `on finish` rules run; the verdict then makes the one move (`_verdict`)."""
+    require(state, _finish_event(event.data["completedBy"]))
     return [("finish", {}, {})]
+
+
+def _finish_event(finished_by: str) -> Event:
+    """A finish by a timeout never waits for a person (`time_out`); any other may (`finish`)."""
+    return "time_out" if finished_by == "expiration" else "finish"
 
 
 def _review_of(state: InspectionState) -> ReviewState:
@@ -323,6 +334,7 @@ def _review_of(state: InspectionState) -> ReviewState:
 
 def _apply_claim(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
     """A reviewer takes (or, with `release`, gives back) a case of the review queue."""
+    move(state, "claim")
     review = _review_of(state)
     before = review.assignee
     review.assignee = None if event.data.get("release") else dict(event.data["by"])
@@ -345,6 +357,7 @@ def _audit(
 
 def _apply_review(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
     """A person's results (confidence 100 or 0), damages, and maybe the decision."""
+    move(state, "record")
     review = _review_of(state)
     by = dict(event.data["by"])
     triggers: list[Trigger] = []
@@ -377,7 +390,7 @@ def _apply_review(program: Program, state: InspectionState, event: EventRecord) 
         reason = str(event.data["reason"])
         decision = {"veredict": veredict, "reason": reason, "by": by, "at": event.at}
         before = {"status": state.status, "veredict": state.veredict}
-        state.status = "completed"
+        move(state, "decide")
         state.completedBy = "reviewer"
         state.completedAt = event.at
         state.veredict = veredict
@@ -417,9 +430,10 @@ def _apply_retake(program: Program, state: InspectionState, event: EventRecord) 
         identifiers.append(identifier)
         state.extraAttempts[identifier] = state.extraAttempts.get(identifier, 0) + 1
     before = {"status": state.status}
-    waiting = any(not i.processed for p in state.products for i in p.images)
-    state.resumeStatus = "started"
-    state.status = "processing" if waiting else "started"
+    move(state, "retake")
+    state.startedAt = state.startedAt or event.at  # started again, if it never was
+    if _analysis_pending(state):
+        move(state, "analyse")
     state.veredict = "not_defined"
     state.reasons = []
     state.localizedReasons = {}
@@ -435,17 +449,18 @@ def _apply_retake(program: Program, state: InspectionState, event: EventRecord) 
 
 
 def _apply_expire(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
-    state.status = "blocked"
+    move(state, "expire")
     return []
 
 
 def _apply_renew(program: Program, state: InspectionState, event: EventRecord) -> list[Trigger]:
     """A fresh window from `event.at` (`runtime.engine.renew` says when it is allowed)."""
+    move(state, "renew")
+    if not allows(state, "analysed") and _analysis_pending(state):
+        move(state, "analyse")  # it expired while its photos were being analysed
     hours = program.manifest.parameters.expiresInHours
     at = dt.datetime.fromisoformat(event.at.replace("Z", "+00:00"))
     state.expiresAt = iso(at + dt.timedelta(hours=hours)) if hours is not None else None
-    if state.status == "blocked":
-        state.status = "started" if state.startedAt is not None else "created"
     return []
 
 
@@ -482,6 +497,11 @@ def settle(image: ImageRecord) -> None:
     image.approved = image.processed and all(v.reported and v.valid for v in run if v.required)
 
 
+def _analysis_pending(state: InspectionState) -> bool:
+    """Whether a current photo still waits for a machine's result (`processing`)."""
+    return any(not i.processed for p in state.products for i in p.images)
+
+
 def _after_results(
     program: Program, state: InspectionState, image: ImageRecord, was_processed: bool
 ) -> list[Trigger]:
@@ -491,22 +511,21 @@ def _after_results(
     identifier = image.templateImageIdentifier or ""
     if image.processed and not was_processed:
         triggers.append(("image_processed", {"image": identifier}, {"image": identifier}))
-    pending = any(not i.processed for p in state.products for i in p.images)
-    if pending and state.status in ("created", "started"):
-        state.resumeStatus = state.status
-        state.status = "processing"
-    elif not pending and state.status == "processing":
-        state.status = state.resumeStatus
+    pending = _analysis_pending(state)
+    if pending and allows(state, "analyse"):
+        move(state, "analyse")
+    elif not pending and allows(state, "analysed"):
+        move(state, "analysed")
     attempts = state.attempts.get(identifier, 0)
     allowed = program.manifest.parameters.maxAttempts + state.extraAttempts.get(identifier, 0)
     if (
         image.processed
         and not image.approved
-        and state.status in ("created", "started", "processing")
+        and allows(state, "exhaust")
         and not any(v.run and v.required and not v.reported for v in image.validations)
         and attempts >= allowed
     ):
-        state.status = "blocked"
+        move(state, "exhaust")
     return triggers
 
 
@@ -568,19 +587,19 @@ def _evaluate(
         item.valid = bool(env["checks"].get(item.id, False))
     start = len(env["errors"])
     if event.kind == "finish":
-        _verdict(program, state, env, event, stopped=stopped, person=True)
+        finished_by = event.data["completedBy"]
+        _verdict(program, state, env, event, stopped=stopped, finished_by=finished_by)
         collect("verdict", start)
     elif event.kind == "validation" and _late_results_complete(program, state):
         # Machine results that came after the finish and were all the review waited for:
         # the template's verdict decides after all, as at the finish.
-        _verdict(program, state, env, event, stopped=stopped, person=True)
-        if state.status == "completed" and state.review is not None:
-            state.completedBy = state.review.finishedBy  # type: ignore[assignment]
+        finished_by = state.review.finishedBy if state.review is not None else None
+        _verdict(program, state, env, event, stopped=stopped, finished_by=finished_by or "client")
         collect("verdict", start)
     elif event.kind == "review" and state.status == "review" and state.review is not None:
         # What the template's verdict says now that a person recorded results: a suggestion
         # the reviewer sees (the `on finish` rules do not run again).
-        _verdict(program, state, env, event, stopped=stopped, person=False)
+        _verdict(program, state, env, event, stopped=stopped, finished_by=None)
         collect("verdict", start)
     seen = {(e.code, tuple(e.span), e.source) for e in state.ruleErrors}
     for error in errors:
@@ -609,11 +628,13 @@ def _verdict(
     event: EventRecord,
     *,
     stopped: bool,
-    person: bool,
+    finished_by: str | None,
 ) -> None:
-    """The template's verdict on this state. With `person`, it decides: the inspection is
-    completed with it, or goes to `review` when a person must decide (`runtime.routing`);
-    without, it is only the suggestion a reviewer sees (`review.machine`)."""
+    """The template's verdict on this state. With `finished_by` (who finished it), it decides,
+    in one move: the inspection is completed with it (`finish`, `time_out`, or `conclude` for a
+    review whose late results came in), or goes to `review` when a person must decide
+    (`refer`, `runtime.routing`); without, it is only the suggestion a reviewer sees
+    (`review.machine`)."""
     start, steps_before = len(env["errors"]), env["steps"]
     try:
         if stopped:
@@ -642,11 +663,12 @@ def _verdict(
             program, state, env, verdict, steps_before=steps_before, stopped=stopped
         )
 
-    if not person:
+    if finished_by is None:
         if state.review is not None:
             state.review.machine = {"veredict": machine, "reasons": missing + reasons}
             state.review.localizedMachine = elsewhere()
         return
+    expiry = finished_by == "expiration"
     found = (
         review_reasons(
             program,
@@ -656,19 +678,21 @@ def _verdict(
             approved=machine == "approved",
             verdict_errors=verdict_errors,
         )
-        if state.completedBy != "expiration"
+        if not expiry
         else []
     )
-    if state.retake is not None and state.completedBy != "expiration":
+    if state.retake is not None and not expiry:
         # The reviewer who asked for new photos looks at them before any verdict.
         found.append(retake_reason(state.retake, state.locale))
     state.retake = None
     if found:
-        _send_to_review(state, event, found, machine, missing + reasons)
+        _send_to_review(state, event, found, machine, missing + reasons, finished_by)
         _review_of(state).localizedMachine = elsewhere()
     else:
-        state.status = "completed"
-        state.completedAt = state.completedAt or event.at
+        in_review = state.status == "review"
+        move(state, "time_out" if expiry else "conclude" if in_review else "finish")
+        state.completedBy = finished_by  # type: ignore[assignment]
+        state.completedAt = event.at
         state.veredict = machine  # type: ignore[assignment]
         state.reasons = missing + reasons
         state.localizedReasons = elsewhere()
@@ -739,16 +763,17 @@ def _send_to_review(
     reasons: list[dict[str, Any]],
     machine: str,
     machine_reasons: list[str],
+    finished_by: str,
 ) -> None:
     """The finish leaves the verdict to a person: status `review`, no verdict yet."""
     review = _review_of(state)
     if state.status != "review":
         review.since = event.at
         review.firstSince = review.firstSince or event.at
-        review.finishedBy = state.completedBy
+        review.finishedBy = finished_by
     review.reasons = reasons
     review.machine = {"veredict": machine, "reasons": machine_reasons}
-    state.status = "review"
+    move(state, "refer")
     state.completedBy = None
     state.completedAt = None
     state.veredict = "not_defined"

@@ -19,6 +19,7 @@ from litestar.params import FromPath
 from litestar.response import Template
 
 from runtime.engine import attempts_left
+from runtime.state import allows
 from server.boundary import name_problem
 from server.common import in_thread
 from server.consumer import flow
@@ -83,7 +84,7 @@ def open_link(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> 
     # A link past its own window while the inspection is still open (an expired inspection is
     # blocked below, by the first change that notices it, and shows the same page).
     if (
-        view.state.status in ("created", "started", "processing")
+        allows(view.state, "edit")
         and not inspections.expired(view.state, now)
         and access.link_expired(view, now)
     ):
@@ -97,9 +98,7 @@ def open_link(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> 
                 "tone": "bad",
             },
         )
-    if view.state.status == "created" or (
-        view.state.status == "processing" and view.state.resumeStatus == "created"
-    ):
+    if allows(view.state, "start"):
         # An ApiError here: expired meanwhile (now blocked), or started by another request.
         with contextlib.suppress(ApiError):
             inspections.start_inspection(

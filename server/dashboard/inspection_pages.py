@@ -16,6 +16,7 @@ from litestar.response import Stream
 # `simulate`'s naming of a value by its own source text (runtime/cli.py prints the same).
 from runtime.explain import _written as written_text
 from runtime.explain import explain
+from runtime.state import allows
 from server.common import in_thread
 from server.dashboard import labels
 from server.dashboard.web import (
@@ -263,7 +264,7 @@ def _detail(
         "source": source,
         "reports": reports_list.reportRequests,
         "reportable": record.status in reports.REPORTABLE_STATUSES,
-        "resendable": record.status in ("created", "started"),
+        "resendable": allows(loaded.state, "send_link"),
         "delivery": document.get("delivery") or {},
         "shares": shares.active(app.db, auth, inspection_id, app.clock()),
     }

@@ -17,6 +17,7 @@ from sqlmodel import Session
 
 import runtime
 from inspectlang.manifest import Template
+from runtime.state import allows
 from server import metrics
 from server.auth import AuthContext
 from server.boundary import name_problem
@@ -229,7 +230,7 @@ def resend(
         record = find_inspection(session, auth, inspection_id, lock=True)
         loaded = load(session, record)
         renewing = expired(loaded.state, now) or runtime.blocked_by_expiry(loaded.state)
-        if record.status not in ("created", "started") and not renewing:
+        if not allows(loaded.state, "send_link") and not renewing:
             raise ApiError.of(
                 "delivery_not_possible",
                 f"The inspection is {record.status}: its link is only sent while it is "

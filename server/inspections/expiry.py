@@ -27,9 +27,10 @@ from typing import Any, cast
 from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 
+from runtime.state import statuses_allowing
 from server.db import Database
 from server.errors import ApiError
-from server.inspections.service import EXPIRABLE, expire_loaded, expired, load
+from server.inspections.service import expire_loaded, expired, load
 from server.inspections.tables import InspectionRecord
 
 logger = logging.getLogger("server.expiry")
@@ -80,7 +81,7 @@ def _expire_batch(
     statement = (
         select(InspectionRecord)
         .where(
-            model.status.in_(EXPIRABLE),
+            model.status.in_(statuses_allowing("expire")),
             model.expires_at.is_not(None),
             model.expires_at <= now,
         )

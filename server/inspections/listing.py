@@ -26,6 +26,7 @@ import msgspec
 from sqlalchemy import Connection, Select, Text, cast, func, select
 
 from inspectlang.manifest import INSPECTION_TYPES
+from runtime.state import STATUSES as STATUSES  # listed here for the filters
 from server.auth import AuthContext
 from server.common import content_url, sign_sources
 from server.db import Database
@@ -44,7 +45,6 @@ MAX_PAGE = 10_000_000
 #: Longest filter value accepted.
 MAX_FILTER_CHARS = 200
 
-STATUSES = ("created", "started", "processing", "review", "completed", "blocked")
 VEREDICTS = ("approved", "disapproved", "not_defined", "not_provided")
 #: `veredict=not_provided` (the client libraries' value): no verdict given yet, i.e. the
 #: verdict is `not_defined` and the inspection is not completed. `not_defined` alone also

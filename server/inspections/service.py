@@ -20,6 +20,7 @@ from sqlmodel import Session
 import runtime
 from inspectlang.manifest import INSPECTION_TYPES, Template
 from runtime import InspectionState, Program
+from runtime.state import allows
 from server.auth import AuthContext
 from server.blobs import BlobStore
 from server.common import (
@@ -299,12 +300,9 @@ def change(
     return loaded, new_state
 
 
-#: Statuses an expiry moves to `blocked`.
-EXPIRABLE = ("created", "started", "processing")
-
-
 def expired(state: InspectionState, now: datetime) -> bool:
-    if state.status not in EXPIRABLE:
+    """Past its `expiresAt` while the table lets it expire (`runtime.state.MOVES`)."""
+    if not allows(state, "expire"):
         return False
     expires_at = parse_moment(state.expiresAt)
     return expires_at is not None and now >= expires_at

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from rt_support import CAR_SOURCE, at, car_program, compile_template, create_body, ids, jpeg
 
@@ -108,6 +108,12 @@ def test_state_is_a_pure_function_of_the_events(steps: list[tuple[Any, ...]]) ->
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=st.lists(actions, max_size=10), later=st.lists(actions, min_size=1, max_size=8))
+# Finished by the client while machine results were missing: in review, which a finish by
+# expiration ends (it failed once run alone, when hypothesis happened to find it).
+@example(
+    steps=[("notes", "ok"), ("upload", "front"), ("upload", "back"), ("finish", "client")],
+    later=[("result", 0, "plate", 100, "AB123CD"), ("finish", "client")],
+)
 def test_a_finished_inspection_never_changes(
     steps: list[tuple[Any, ...]], later: list[tuple[Any, ...]]
 ) -> None:
