@@ -353,33 +353,12 @@ VARIANTS: dict[str, str] = {
     "as_is": "",
     # A module of ours that replaces a plain tool for speed adds a variant here: setup code that
     # puts the plain tool in `sys.modules` under the module's name, so every importer gets it.
-    # An earlier `inspectlang.records` (exec-built initializers, all at import) and
-    # `inspectlang.lexer` (Lark's private `_plugins`) were measured this way and removed: plain
-    # `dataclass` cost 8% of cold start then, Lark's own lexer was faster on both.
-    # Today's `inspectlang.records` compiles no method at import (issue 26):
-    "plain_dataclasses": """
-import dataclasses, sys, types
-stub = types.ModuleType("inspectlang.records")
-def record(cls=None, /, *, frozen=False, kw_only=False):
-    wrap = dataclasses.dataclass(frozen=frozen, slots=True, kw_only=kw_only)
-    return wrap if cls is None else wrap(cls)
-stub.record = record
-sys.modules["inspectlang.records"] = stub
-""",
-    # `inspectlang.parser_cache` keeps the built parser with its lexers compiled (issue 26); the
-    # plain tool is Lark's own cache of its analysed grammar (imported in the timed part, as the
-    # module is):
-    "lark_cache": """
-import sys, types
-stub = types.ModuleType("inspectlang.parser_cache")
-def parser(package, grammar, **options):
-    import os, lark
-    from inspectlang import cache
-    path = os.path.join(cache.directory(), f"grammar-lark-{lark.__version__}.cache")
-    return lark.Lark.open_from_package(package, grammar, cache=path, **options)
-stub.parser = parser
-sys.modules["inspectlang.parser_cache"] = stub
-""",
+    # `inspectlang.records` (initializers written at first use and kept between processes) and
+    # `inspectlang.collector` (the cyclic collector paused during a compile) and
+    # `inspectlang.parser_cache`'s pickle of the built parser with its lexers compiled were
+    # measured this way and removed (issue 38): plain `dataclass` cost 7.5% more instructions of
+    # a cold start, Lark's own cache 2.7%, the pause about 2.5%, each under the 10% a person
+    # could notice.
     # `inspectlang.parse_loop` runs the parse table in one function (issue 26); the plain tool
     # is Lark's own loop (`Lark.parse`):
     "lark_loop": """

@@ -5,17 +5,13 @@ Every node has a `span` (where it stands in the source) that takes no part in eq
 the node they precede (`comments`) or end the line of (`trailing_comment`), so the formatter can
 put them back. Syntax: `docs/design/syntax.md`.
 
-A node is declared as a frozen dataclass, with `@record(frozen=True)` (`inspectlang.records`):
-the same fields, equality, hash and repr as `@dataclass(frozen=True, slots=True)`, without
-compiling six methods per class when this module is imported.
+A node is a plain `@dataclass(frozen=True, slots=True)`.
 """
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import NamedTuple, TypeAlias
-
-from inspectlang.records import record
 
 
 class Span(NamedTuple):
@@ -51,7 +47,7 @@ def _comments() -> tuple[str, ...]:
 # --------------------------------------------------------------------------------------------
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Literal:
     """A number, text or boolean written in the source."""
 
@@ -59,7 +55,7 @@ class Literal:
     span: Span = _span()
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ListExpr:
     """`[a, b, c]`: a list written in the source."""
 
@@ -67,7 +63,7 @@ class ListExpr:
     span: Span = _span()
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Name:
     """A bare name: a variable, a bound item, an event subject or a namespace (`car`, `inputs`)."""
 
@@ -75,7 +71,7 @@ class Name:
     span: Span = _span()
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Attribute:
     """`value.name`."""
 
@@ -85,7 +81,7 @@ class Attribute:
     name_span: Span = _span()
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Call:
     """`function(arguments)` for the library functions."""
 
@@ -95,7 +91,7 @@ class Call:
     function_span: Span = _span()
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Quantifier:
     """`count(L)`, `count(x in L where C)`, `any(...)`, `all(...)`, `sum(x in L of E)`.
 
@@ -110,7 +106,7 @@ class Quantifier:
     span: Span = _span()
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Unary:
     """`not x` or `-x`."""
 
@@ -119,7 +115,7 @@ class Unary:
     span: Span = _span()
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Conditional:
     """`if CONDITION then A else B`: A when the condition holds, B otherwise (missing too)."""
 
@@ -133,7 +129,7 @@ class Conditional:
     )
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Binary:
     """`left OP right` with OP one of `or and = != < <= > >= in + - * /`."""
 
@@ -152,7 +148,7 @@ Expr: TypeAlias = (
 # --------------------------------------------------------------------------------------------
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SetStatement:
     """`set VARIABLE to VALUE`."""
 
@@ -164,7 +160,7 @@ class SetStatement:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class IfStatement:
     """`if C` ... `else if C2` ... `else` ...; an `else if` is an IfStatement alone in
     `otherwise` with `is_else_if=True`, so the formatter writes it back the same way."""
@@ -185,7 +181,7 @@ Statement: TypeAlias = SetStatement | IfStatement
 # --------------------------------------------------------------------------------------------
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Quantity:
     """A number with a unit: `48 hours`, `7 days`, `500 meters`, `5 MB`."""
 
@@ -194,7 +190,7 @@ class Quantity:
     span: Span = _span()
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Size:
     """`800 x 600` (width x height in pixels)."""
 
@@ -206,7 +202,7 @@ class Size:
 PropertyValue: TypeAlias = Expr | Quantity | Size
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Property:
     """`key: value` or `key LOCALE: value`; `values` holds the comma-separated parts."""
 
@@ -219,7 +215,7 @@ class Property:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Flag:
     """A property without a value: `required`, `whole number`, `email`."""
 
@@ -229,7 +225,7 @@ class Flag:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Option:
     """`option KEY: "Label"` or `option KEY LOCALE: "Etiqueta"` of a select/multiselect."""
 
@@ -241,7 +237,7 @@ class Option:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Modifier:
     """One part after the name of a `validate` line: `required`, `not run`,
     `minimum confidence 85`, `within 24 hours`, `minimum size 800 x 600`."""
@@ -251,7 +247,7 @@ class Modifier:
     span: Span = _span()
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Validate:
     """`validate NAME, modifier, ...` inside an image."""
 
@@ -263,7 +259,7 @@ class Validate:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FeatureUse:
     """`feature NAME` inside an image: the feature applies to that image."""
 
@@ -273,7 +269,7 @@ class FeatureUse:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Require:
     """`require FIELD, FIELD` inside `product` or `consumer`."""
 
@@ -284,7 +280,7 @@ class Require:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Disapprove:
     """`disapprove "REASON" when CONDITION` inside `verdict`."""
 
@@ -299,7 +295,7 @@ class Disapprove:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Review:
     """`review "REASON" when CONDITION` inside `verdict`: when it holds at the finish, a person
     decides (the inspection waits in `review`, docs/review.md)."""
@@ -314,7 +310,7 @@ class Review:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Approve:
     """`approve when CONDITION` inside `verdict`."""
 
@@ -324,7 +320,7 @@ class Approve:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Otherwise:
     """`otherwise "REASON"` inside `verdict`."""
 
@@ -355,7 +351,7 @@ Item: TypeAlias = (
 # --------------------------------------------------------------------------------------------
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class IncludeDecl:
     """`include "NAME"`: the lets, checks and inputs of another file of the company, inlined
     when the template is compiled (`inspectlang.includes`)."""
@@ -368,7 +364,7 @@ class IncludeDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TemplateDecl:
     """`template "NAME"` with `type`, `id`, `locales` properties."""
 
@@ -379,7 +375,7 @@ class TemplateDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SettingsDecl:
     """`settings` with the template's parameters as properties."""
 
@@ -389,7 +385,7 @@ class SettingsDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LetDecl:
     """`let NAME = EXPRESSION`: a named derived value, computed from the expression wherever
     the name is used."""
@@ -402,7 +398,7 @@ class LetDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class VariableDecl:
     """`variable NAME: numeric|text = INITIAL`."""
 
@@ -415,7 +411,7 @@ class VariableDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ProductDecl:
     """`product` with the `require` lines of the product fields."""
 
@@ -425,7 +421,7 @@ class ProductDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ConsumerDecl:
     """`consumer` with the `require` lines of the consumer fields."""
 
@@ -435,7 +431,7 @@ class ConsumerDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ImageDecl:
     """`image NAME` with its labels, `validate` lines and `feature` uses."""
 
@@ -447,7 +443,7 @@ class ImageDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class InputDecl:
     """`input NAME` with its type, labels, options and checks."""
 
@@ -459,7 +455,7 @@ class InputDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FeatureDecl:
     """`feature NAME: on|off`."""
 
@@ -471,7 +467,7 @@ class FeatureDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EventSpec:
     """What a rule reacts to: `event` in words (`validation failed`), optionally narrowed by
     `target` (an input, image or validation name) and `of_image` (`... of IMAGE`)."""
@@ -484,7 +480,7 @@ class EventSpec:
     of_image_span: Span = _span()
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RuleDecl:
     """`on EVENT` followed by statements."""
 
@@ -495,7 +491,7 @@ class RuleDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CheckDecl:
     """`check KEY` with `name`, `description` and `valid when` properties."""
 
@@ -507,7 +503,7 @@ class CheckDecl:
     trailing_comment: str | None = field(default=None, kw_only=True)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class VerdictDecl:
     """`verdict` with `disapprove`, `approve` and `otherwise` lines."""
 
@@ -534,7 +530,7 @@ Declaration: TypeAlias = (
 )
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Module:
     """A whole `.insp` file. `final_comments` are comments after the last declaration."""
 

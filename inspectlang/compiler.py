@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
@@ -23,7 +24,6 @@ from inspectlang.checker import CheckedTemplate, check_module
 from inspectlang.checker.checked import Translations
 from inspectlang.checker.expressions import ExpressionChecker
 from inspectlang.checker.scope import Scope
-from inspectlang.collector import paused
 from inspectlang.diagnostics import Diagnostic, Reporter, TemplateError
 from inspectlang.includes import (
     INCLUDE_LINES,
@@ -72,7 +72,6 @@ from inspectlang.manifest import (
     Verdict,
     with_revision,
 )
-from inspectlang.records import record
 from inspectlang.schema import creation_schema
 from inspectlang.timestamps import utc_timestamp
 
@@ -170,7 +169,6 @@ def _hidden_by(diagnostic: Diagnostic, broken: set[tuple[str, str | None]]) -> b
     return any(name and f"`{name}`" in diagnostic.message for _, name in broken)
 
 
-@paused
 def check_source(
     source: str,
     filename: str = "<template>",
@@ -206,7 +204,6 @@ def check_file(source: str, path: str, *, template_kind: str = "created") -> lis
     return [dataclasses.replace(d, filename=path) for d in check_shared_file(source, file.stem)]
 
 
-@paused
 def compile_source(
     source: str,
     filename: str = "<template>",
@@ -251,7 +248,6 @@ def _respan(value: Any, expansion: Expansion) -> None:
             _respan(item, expansion)
 
 
-@paused
 def compile_module(
     module: ast.Module, *, template_kind: str = "created", now: datetime | None = None
 ) -> Template:
@@ -299,7 +295,7 @@ _AS_IS, _FLOAT, _FLOAT_DICT = 0, 1, 2
 _Step = tuple[str, Any, int]
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Shape:
     """What `_construct` needs of a model, kept per model in `_SHAPES`."""
 

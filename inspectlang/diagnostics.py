@@ -9,17 +9,16 @@ The table of codes is `CODES`; `docs/language.md` documents each one.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from inspectlang.ast import Span
 from inspectlang.errors import InspectlangError
-from inspectlang.records import record
 
 Severity = Literal["error", "warning"]
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Diagnostic:
     """One error or warning about a template, at a source span."""
 

@@ -21,14 +21,13 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from inspectlang import ast
 from inspectlang.ast import Span
 from inspectlang.diagnostics import Diagnostic, Reporter, did_you_mean
-from inspectlang.records import record
 from inspectlang.vocabulary import MAX_INCLUDED_FILES, MAX_SOURCE_BYTES
 
 __all__ = [
@@ -93,7 +92,7 @@ class IncludeResolver(Protocol):
     def names(self) -> Collection[str]: ...
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MappingResolver:
     """Included files from a mapping name -> source (tests, the server, conformance vectors)."""
 
@@ -109,7 +108,7 @@ class MappingResolver:
         return list(self.files)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DirectoryResolver:
     """Included files in one folder: `include "vehicle-common"` is `vehicle-common.insp` there
     (the command line and the editor: the folder of the including file)."""
@@ -147,7 +146,7 @@ def resolver_of(includes: IncludeResolver | Mapping[str, str] | None) -> Include
     return MappingResolver(includes)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class IncludedFile:
     """One included file: its include name, the file name of its diagnostics, its source, and
     the span of the including file's `include` line that brought it in (for the manifest)."""
@@ -158,7 +157,7 @@ class IncludedFile:
     root_span: Span
 
 
-@record
+@dataclass(slots=True)
 class Expansion:
     """A module with its includes inlined, the problems met reading them, and the files read
     (file number k is `files[k - 1]`)."""
@@ -451,7 +450,7 @@ def is_shared_file(module: ast.Module) -> bool:
     return bool(declarations) and all(isinstance(d, ALLOWED) for d in declarations)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Overlay:
     """A folder's files, with one of them as the editor holds it (not yet saved)."""
 

@@ -31,7 +31,6 @@ from lark.lark import PostLex
 
 from inspectlang import ast, parser_cache
 from inspectlang.ast import Span
-from inspectlang.collector import paused
 from inspectlang.diagnostics import Diagnostic, TemplateError
 from inspectlang.parse_loop import NotParsed, ParseLoop
 from inspectlang.syntax_errors import diagnostic_for
@@ -249,7 +248,6 @@ def _try_parse(
         )
 
 
-@paused
 def parse_with_diagnostics(
     source: str, filename: str = "<template>"
 ) -> tuple[ast.Module | None, list[Diagnostic]]:

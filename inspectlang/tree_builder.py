@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import field, fields, is_dataclass, replace
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any
 
 from lark import Token
@@ -24,7 +24,6 @@ from inspectlang import ast, property_values
 from inspectlang.ast import Span
 from inspectlang.diagnostics import did_you_mean
 from inspectlang.errors import InspectlangError
-from inspectlang.records import record
 from inspectlang.vocabulary import (
     CHAIN_OPERATORS,
     MAX_LITERAL_INTEGER_DIGITS,
@@ -117,7 +116,7 @@ def _trailing_comment_of(line: str) -> str | None:
     return None
 
 
-@record
+@dataclass(slots=True)
 class SourceLines:
     """What each line of the source is (blank, own-line comment, code) and its comment."""
 
@@ -250,7 +249,7 @@ def _line_node(cls: Any) -> Any:
     return build
 
 
-@record
+@dataclass(slots=True)
 class ParseState:
     """What one parse knows: its file, its source lines (for comments), the line its text
     starts after (the recovery path parses one declaration at a time), and the nesting depth
@@ -687,7 +686,7 @@ for _class in vars(ast).values():
         setattr(AstBuilder, rule_name(_class.__name__), _line_node(_class))
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _BoundArgument:
     """`x in L where C` or `x in L of E` inside a call, before it becomes a Quantifier."""
 

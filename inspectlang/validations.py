@@ -15,9 +15,8 @@ A new validation is one entry here, its analyzer, its tests and its row in docs/
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
-
-from inspectlang.records import record
 
 __all__ = [
     "LOCALES",
@@ -46,7 +45,7 @@ WORKER: Where = "worker"
 OUTSIDE: Where = "outside"
 
 
-@record(frozen=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Texts:
     """One text in every locale of `LOCALES` (each is required: a missing one is a TypeError)."""
 
@@ -60,7 +59,7 @@ class Texts:
         return text if isinstance(text, str) else self.en_US
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NumberOption:
     """A number option of one validation: `minimum age 21` is written `minimum age`, kept in
     the manifest's `options` under `key`, between `low` and `high`."""
@@ -73,7 +72,7 @@ class NumberOption:
     hover: str
 
 
-@record(frozen=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Validation:
     """One validation (see the module)."""
 

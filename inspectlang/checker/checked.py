@@ -3,17 +3,16 @@ stages fill one `CheckedTemplate` in turn; the compiler builds the manifest from
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
 from inspectlang import ast, ir
-from inspectlang.records import record
 
 #: `template_kind`: a template a company wrote, or one of the built-ins (used by alias).
 TEMPLATE_KINDS = ("created", "built-in")
 
 
-@record
+@dataclass(slots=True)
 class CheckedValidation:
     """A `validate` line of an image, with its thresholds and validator options."""
 
@@ -27,7 +26,7 @@ class CheckedValidation:
     review_below: float | None = None
 
 
-@record
+@dataclass(slots=True)
 class CheckedImage:
     """An `image` declaration: its labels per locale, validations and features."""
 
@@ -44,7 +43,7 @@ class CheckedImage:
     ask_when: ir.Expression | None = None
 
 
-@record
+@dataclass(slots=True)
 class CheckedRule:
     """An `on EVENT` rule: what it reacts to and its body as IR statements."""
 
@@ -57,7 +56,7 @@ class CheckedRule:
     span: ast.Span
 
 
-@record
+@dataclass(slots=True)
 class CheckedCheck:
     """A `check` (global validation) with its condition and the checks it refers to."""
 
@@ -80,7 +79,7 @@ Translations = dict[str, tuple[str, ir.Expression | None]]
 CheckedReason = tuple[str, ir.Expression, ast.Span, ir.Expression | None, Translations]
 
 
-@record
+@dataclass(slots=True)
 class CheckedVerdict:
     """The `verdict`: disapprovals in order, the approval condition, the fallback reason, and
     the lines that send an inspection to a person."""
@@ -95,7 +94,7 @@ class CheckedVerdict:
     span: ast.Span | None = None
 
 
-@record
+@dataclass(slots=True)
 class CheckedInput:
     """An `input` declaration read into what the manifest and the creation schema need."""
 
@@ -119,7 +118,7 @@ class CheckedInput:
     ask_when: ir.Expression | None = None
 
 
-@record
+@dataclass(slots=True)
 class CheckedTemplate:
     """Everything the compiler needs, already valid: the manifest is built from this alone.
     The checker's stages fill it in turn (`inspectlang.checker.STAGES`)."""

@@ -7,6 +7,7 @@ one `Reporter`, resolves and declares names in the one `Scope`, checks expressio
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from inspectlang import ast
@@ -16,12 +17,11 @@ from inspectlang.checker.properties import PropertyReader
 from inspectlang.checker.scope import Scope
 from inspectlang.diagnostics import Reporter
 from inspectlang.manifest import PRODUCT_FIELDS
-from inspectlang.records import record
 
 Declaration = TypeVar("Declaration")
 
 
-@record
+@dataclass(slots=True)
 class Run:
     """One module being checked."""
 

@@ -20,13 +20,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import field
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from inspectlang import ast
 from inspectlang.checker.context import Run
 from inspectlang.checker.walk import children, dependencies_first
-from inspectlang.records import record
 
 Interval = tuple[float, float]
 ANY: Interval = (-math.inf, math.inf)
@@ -69,7 +68,7 @@ def written(node: ast.Expr) -> str | None:
         return None
 
 
-@record
+@dataclass(slots=True)
 class Ranges:
     """The intervals of a template's inputs and lets, and the guard facts in scope."""
 

@@ -7,11 +7,10 @@ diagnostic) and `ANY` (the element type of `[]`).
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import date
 
 from inspectlang import ast, ir
-from inspectlang.records import record
 from inspectlang.vocabulary import DAMAGE, IMAGE, TEXT, VALIDATION
 
 #: The type of an expression that already has a diagnostic; compatible with everything.
@@ -72,7 +71,7 @@ def is_iso_date(text: str) -> bool:
     return len(text) == 10
 
 
-@record
+@dataclass(slots=True)
 class InputRef:
     """An input as expressions see it: its identifier and type, and for a select/multiselect
     its options (key -> default-locale label, in order), which comparisons are checked against."""
@@ -82,7 +81,7 @@ class InputRef:
     options: dict[str, str] = field(default_factory=dict)
 
 
-@record
+@dataclass(slots=True)
 class ImageRef:
     """An image as expressions see it: its identifier and the validations it runs."""
 
@@ -90,7 +89,7 @@ class ImageRef:
     validations: frozenset[str]
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LetInfo:
     """A checked `let`: its type and IR, and what inlining it adds where it is used."""
 
@@ -102,7 +101,7 @@ class LetInfo:
     size: int
 
 
-@record
+@dataclass(slots=True)
 class Scope:
     """What an expression may refer to: the declarations of the template and the rule's event."""
 
