@@ -195,6 +195,8 @@ class Issued(TokenMixin):  # type: ignore[misc]
     expires_at: datetime
     revoked: bool
     now: datetime
+    #: Which of the pair a revocation request named (`access_token` or `refresh_token`).
+    kind: str = "refresh_token"
 
     def check_client(self, client: Client) -> bool:
         return client.id == self.app_id
@@ -420,7 +422,6 @@ class Revocation(RevocationEndpoint):  # type: ignore[misc]
                 kind = "refresh_token"
             if row is None:
                 return None
-            self._kind = kind
             return Issued(
                 row.access_hash,
                 row.authorization_id,
@@ -429,11 +430,12 @@ class Revocation(RevocationEndpoint):  # type: ignore[misc]
                 row.access_expires_at,
                 row.revoked_at is not None,
                 server.now,
+                kind,
             )
 
     def revoke_token(self, token: Issued, request: Request) -> None:
         server = self.server
-        if getattr(self, "_kind", "") == "refresh_token":
+        if token.kind == "refresh_token":
             revoke_family(server.db, token.authorization_id, "client", server.now)
             return
         with server.db.session() as session:

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 from authlib.oauth2.rfc6749 import OAuth2Error
 from authlib.oauth2.rfc6749.errors import InsecureTransportError
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from server.auth import AuthContext, Delegation, Mode, find_member
 from server.dashboard.accounts import Actor
@@ -307,37 +307,34 @@ def list_authorizations(
     conditions = [model.company_id == actor.company_id, model.revoked_at.is_(None)]
     if not whole_company:
         conditions.append(model.account_id == actor.account_id)
+    tokens = cast(Any, PartnerToken)
+    last_issued = (
+        select(tokens.authorization_id, func.max(tokens.issued_at).label("last"))
+        .group_by(tokens.authorization_id)
+        .subquery()
+    )
     with db.session() as session:
         statement = (
-            select(PartnerAuthorization, PartnerApp, Account)
+            select(PartnerAuthorization, PartnerApp, Account, last_issued.c.last)
             .join(PartnerApp, cast(Any, PartnerApp.id) == model.app_id)
             .join(Account, cast(Any, Account.id) == model.account_id)
+            .outerjoin(last_issued, last_issued.c.authorization_id == model.id)
             .where(*conditions)
             .order_by(model.created_at.desc(), model.id)
         )
-        rows = session.execute(statement).all()
-        views = []
-        for authorization, app, account in rows:
-            token_model = cast(Any, PartnerToken)
-            last = session.execute(
-                select(token_model.issued_at)
-                .where(token_model.authorization_id == authorization.id)
-                .order_by(token_model.issued_at.desc())
-                .limit(1)
-            ).scalar()
-            views.append(
-                AuthorizationView(
-                    authorization.id,
-                    app.name,
-                    app.id,
-                    app.mode,
-                    account.email,
-                    scopes.split(authorization.scope),
-                    authorization.created_at,
-                    last,
-                )
+        return [
+            AuthorizationView(
+                authorization.id,
+                app.name,
+                app.id,
+                app.mode,
+                account.email,
+                scopes.split(authorization.scope),
+                authorization.created_at,
+                last,
             )
-        return views
+            for authorization, app, account, last in session.execute(statement).all()
+        ]
 
 
 def revoke_authorization(db: Database, actor: Actor, authorization_id: str, now: datetime) -> None:

@@ -671,6 +671,34 @@ def test_roles_scopes_and_modes_hold(
     assert_refused(keyed, 401, "unauthorized")
 
 
+def test_a_token_follows_its_members_role_at_each_request(
+    client: httpx.Client,
+    db: Database,
+    browsers: Callable[[str], Browserish],
+    world: dict[str, Any],
+    app_credentials: dict[str, str],
+) -> None:
+    """The scopes a token uses are those its member approved that their role allows now."""
+    key = world["partner"]["testKey"]
+    company = world["b"]
+    promoted = f"promoted-{secrets.token_hex(3)}@example.com"
+    made = accounts.create_account(db, company["companyId"], promoted, "viewer", PASSWORD)
+    browser = Browserish(str(client.base_url))
+    assert browser.sign_in(promoted).status_code == 303
+    access = tokens_for(client, browser, app_credentials, key)["access_token"]
+    bearer = {"Authorization": f"Bearer {access}"}
+    browser.http.close()
+    body = {"templateId": "easy", "locale": "es_AR", "delivery": DELIVERY, "car": {}}
+    assert_refused(
+        client.post("/v1/inspection/car", json=body, headers=bearer), 403, "insufficient_scope"
+    )
+    owner = accounts.Actor("x", company["companyId"], company["emails"]["owner"], "owner")
+    accounts.change_role(db, owner, made["id"], "editor")
+    assert client.post("/v1/inspection/car", json=body, headers=bearer).status_code == 201
+    page = browsers(company["emails"]["owner"]).get("/dashboard/authorizations/company")
+    assert promoted in page.text and "last token" in page.text
+
+
 def test_refusal_goes_back_with_access_denied(
     browsers: Callable[[str], Browserish], world: dict[str, Any], app_credentials: dict[str, str]
 ) -> None:
