@@ -25,6 +25,12 @@ def _proofs(subparsers: Any) -> None:
     proofs_cli.register(subparsers)
 
 
+def _template_tests(subparsers: Any) -> None:
+    from runtime.proofs import cli as proofs_cli
+
+    proofs_cli.register_test(subparsers)
+
+
 def _server(subparsers: Any) -> None:
     from server import cli as server_cli
 
@@ -36,6 +42,7 @@ COMMANDS: dict[str, cli.Registration] = {
     **cli.LANGUAGE_COMMANDS,
     "simulate": _runtime,
     "verify": _proofs,
+    "test": _template_tests,
     "serve": _server,
     "worker": _server,
     "admin": _server,

@@ -91,3 +91,50 @@ def run(args: argparse.Namespace) -> int:
     if any(result.answer == "fails" for result in results):
         return 1
     return 2 if any(result.answer == "unknown" for result in results) else 0
+
+
+def register_test(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "test",
+        help="run a template's cases (NAME.tests.json) and report decision coverage",
+        description="Run the cases written beside a template (NAME.tests.json: events and the "
+        "expected status, veredict and reasons) through simulate, and report which verdict "
+        "lines, rule branches and check outcomes they exercised.",
+    )
+    parser.add_argument("template", type=Path, help="the .insp template")
+    parser.add_argument("--tests", type=Path, help="the cases (default: NAME.tests.json beside)")
+    parser.add_argument("--min-coverage", type=float, default=0.0, metavar="N")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.set_defaults(handler=run_test)
+
+
+def run_test(args: argparse.Namespace) -> int:
+    from runtime.proofs.cases import CasesError, load_cases, run_cases, tests_path
+
+    program = load(args.template)
+    if program is None:
+        return 1
+    path = args.tests or tests_path(args.template)
+    try:
+        cases = load_cases(path)
+    except CasesError as error:
+        print(error, file=sys.stderr)
+        return 1
+    report = run_cases(program, cases)
+    enough = report.coverage >= args.min_coverage
+    if args.format == "json":
+        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+    else:
+        for case in report.cases:
+            print(f"{'ok  ' if case.passed else 'FAIL'} {case.name}")
+            for problem in case.problems:
+                print(f"     {problem}")
+        passed = sum(case.passed for case in report.cases)
+        print(f"{passed} of {len(report.cases)} cases pass")
+        total = len(report.covered) + len(report.uncovered)
+        print(f"decision coverage {report.coverage:.1f}% ({len(report.covered)} of {total})")
+        for text in report.uncovered:
+            print(f"  not exercised: {text}")
+        if not enough:
+            print(f"coverage {report.coverage:.1f}% is under --min-coverage {args.min_coverage:g}")
+    return 0 if report.passed and enough else 1

@@ -601,9 +601,6 @@ class Evaluator:
             # or a date is short.
             bound = 40 if node.function == "text" and types[0] != "text" else MAX_TEXT
             self.functions_axiom(z3.Length(result.term) <= bound)
-        if node.function == "number":
-            given = z3.And(*[a.defined for a in args])
-            self.error("number_of_text", node, z3.And(given, z3.Not(result.defined)))
         if node.function == "years_between":
             self.functions_axiom(years_axiom(args[0].term, args[1].term, result.term))
         return result
@@ -709,7 +706,34 @@ class Evaluator:
         a = args[0]
         if node.args[0].type == "boolean":
             return Value(a.defined, z3.If(a.term, z3.RealVal(1), z3.RealVal(0)))
-        return None
+        if constant_cases(a.term) is not None:
+            return None
+        # Whether the text writes a number is exact (`runtime.values._DECIMAL` around spaces);
+        # a text of digits is its integer; other values are learned lazily.
+        writes = z3.InRe(a.term, decimal_language())
+        digits = z3.InRe(a.term, z3.Plus(z3.Range("0", "9")))
+        learned = self.functions.apply("number", [a], ["text"], "number")
+        value = z3.If(digits, z3.ToReal(z3.StrToInt(a.term)), learned.term)
+        self.error("number_of_text", node, z3.And(a.defined, z3.Not(writes)))
+        return self.number(node, Value(z3.And(a.defined, writes), value))
+
+    def call_substring(self, node: ir.Call, args: list[Any]) -> Value | None:
+        text, *bounds = args
+        positions = [constant_cases(b.term) for b in bounds]
+        if constant_cases(text.term) is not None or any(
+            p is None or len(p) != 1 for p in positions
+        ):
+            return None
+        first, *last = [to_python(p[0][1], "number") for p in positions if p is not None]
+        if (
+            not isinstance(first, int)
+            or first < 0
+            or any(not isinstance(x, int) or x < first for x in last)
+        ):
+            return None
+        length = (last[0] - first) if last else MAX_TEXT
+        defined = z3.And(*[a.defined for a in args])
+        return Value(defined, z3.SubString(text.term, first, length))
 
 
 class _Guarded:
@@ -807,6 +831,19 @@ def years_axiom(first: z3.ExprRef, second: z3.ExprRef, years: z3.ExprRef) -> z3.
         days >= 365 * years - 366,
         days <= 365 * years + 366,
     )
+
+
+def decimal_language() -> z3.ReRef:
+    """The texts `number()` reads (`runtime.values._DECIMAL`, spaces around ignored)."""
+    digit = z3.Range("0", "9")
+    space = z3.Star(z3.Union(*[z3.Re(z3.StringVal(c)) for c in " \t\n\r\x0b\x0c"]))
+    sign = z3.Option(z3.Union(z3.Re("+"), z3.Re("-")))
+    point = z3.Re(".")
+    body = z3.Union(
+        z3.Concat(z3.Plus(digit), z3.Option(z3.Concat(point, z3.Star(digit)))),
+        z3.Concat(point, z3.Plus(digit)),
+    )
+    return z3.Concat(space, sign, body, space)
 
 
 def file_name(media_types: list[str] | None) -> str:

@@ -1,0 +1,275 @@
+"""Template tests: cases written beside a template, run through `simulate`, with the decision
+coverage they reach.
+
+A template `NAME.insp` has its cases in `NAME.tests.json` beside it:
+
+    {"cases": [
+      {"name": "a clean car is approved",
+       "start": "2024-05-01T12:00:00Z",            (optional, as in an events file)
+       "events": [ ...the events of an events file... ],
+       "expect": {"status": "completed", "veredict": "approved",
+                  "reasons": [...],                  (optional: exactly these, in order)
+                  "reasonsInclude": [...]}}          (optional: at least these)
+    ]}
+
+Each case runs as `inspectlang simulate` runs its events (`runtime.cli.Simulation`), on the
+reference path with every `if` decision noted, so the run also says which *decisions* the cases
+exercised: each disapprove and review line holding, the approve line approving and the
+`otherwise` refusing, each branch of each `if` of each rule, and each check both true and false
+at the finish. `inspectlang test --min-coverage N` fails under N percent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from inspectlang import ir
+from runtime.cli import ScriptError, Simulation
+from runtime.errors import InspectionError
+from runtime.evaldata import build_env
+from runtime.program import Program
+from runtime.reference import Env, ReferenceEvaluator
+from runtime.state import InspectionState
+
+#: The expectations a case may state.
+EXPECTATIONS = ("status", "veredict", "reasons", "reasonsInclude")
+
+
+class CasesError(ValueError):
+    """The tests file is not a list of cases as the module says (with where)."""
+
+
+def tests_path(template: Path) -> Path:
+    """Where a template's cases are: `NAME.tests.json` beside `NAME.insp`."""
+    return template.with_name(template.name.removesuffix(".insp") + ".tests.json")
+
+
+def read_cases(document: Any) -> list[dict[str, Any]]:
+    """The cases of a tests document, checked; `CasesError` says what is wrong and where."""
+    if not isinstance(document, dict) or not isinstance(document.get("cases"), list):
+        raise CasesError('a tests file is {"cases": [...]}')
+    cases = document["cases"]
+    for index, case in enumerate(cases):
+        where = f"cases[{index}]"
+        if not isinstance(case, dict):
+            raise CasesError(f"{where}: a case is an object")
+        if not isinstance(case.get("name"), str) or not case["name"]:
+            raise CasesError(f"{where}: a case needs a name")
+        if not isinstance(case.get("events"), list) or not case["events"]:
+            raise CasesError(f"{where} ({case['name']}): events is a non-empty list")
+        expect = case.get("expect")
+        if not isinstance(expect, dict) or not expect:
+            raise CasesError(f"{where} ({case['name']}): expect states status, veredict or reasons")
+        unknown = set(expect) - set(EXPECTATIONS)
+        if unknown:
+            raise CasesError(
+                f"{where} ({case['name']}): unknown expectation {sorted(unknown)[0]!r}; "
+                f"expected one of {', '.join(EXPECTATIONS)}"
+            )
+    return list(cases)
+
+
+class _Recorder(ReferenceEvaluator):
+    """The reference evaluator, noting which branch each `if` of rule `rule` takes."""
+
+    def __init__(self, rule: int, taken: set[tuple[str, ...]]) -> None:
+        super().__init__()
+        self.rule = rule
+        self.taken = taken
+        self.conditions: dict[int, ir.IfStatement] = {}
+
+    def statements(self, nodes: Sequence[ir.Statement], env: Env) -> None:
+        for node in nodes:
+            if isinstance(node, ir.IfStatement):
+                self.conditions[id(node.condition)] = node
+        super().statements(nodes, env)
+
+    def evaluate(self, node: ir.Expression, env: Env) -> Any:
+        value = super().evaluate(node, env)
+        statement = self.conditions.pop(id(node), None)
+        if statement is not None:
+            branch = "then" if value is True else "else"
+            self.taken.add(branch_key(self.rule, statement, branch))
+        return value
+
+
+def branch_key(rule: int, statement: ir.IfStatement, branch: str) -> tuple[str, ...]:
+    return ("branch", str(rule), str(statement.span[0]), str(statement.span[1]), branch)
+
+
+@dataclass(frozen=True)
+class _Observed(Program):
+    """The program on the reference path, its rules run by a `_Recorder`."""
+
+    taken: set[tuple[str, ...]] = field(default_factory=set)
+
+    def run_rule(self, index: int, env: dict[str, Any]) -> None:
+        _Recorder(index, self.taken).statements(self.rules[index].body, env)
+
+
+def observed(program: Program) -> _Observed:
+    values = {f.name: getattr(program, f.name) for f in fields(program) if f.init}
+    values["path"] = "reference"
+    return _Observed(**values, taken=set())
+
+
+def decisions(program: Program) -> dict[tuple[str, ...], str]:
+    """Every decision outcome of the template, with how a reader names it."""
+    found: dict[tuple[str, ...], str] = {}
+    for _, _, span in program.disapprovals:
+        found[("disapprove", str(span[0]))] = f"disapprove line {span[0]} holds"
+    for _, _, span in program.reviews:
+        found[("review", str(span[0]))] = f"review line {span[0]} holds"
+    if program.approve_when is not None:
+        line = program.approve_when.span[0]
+        found[("approve",)] = f"approve line {line} approves"
+        found[("otherwise",)] = f"the approval at line {line} does not hold (otherwise)"
+    else:
+        found[("approve",)] = "approved (no disapproval held)"
+
+    def walk(rule: int, body: Sequence[ir.Statement]) -> None:
+        for node in body:
+            if isinstance(node, ir.IfStatement):
+                for branch in ("then", "else"):
+                    key = branch_key(rule, node, branch)
+                    found[key] = f"the {branch} branch of the `if` at line {node.span[0]}"
+                walk(rule, node.then)
+                walk(rule, node.otherwise)
+
+    for index, rule in enumerate(program.rules):
+        walk(index, rule.body)
+    for check in program.checks:
+        line = check.span[0]
+        found[("check", check.key, "true")] = f"check {check.key} (line {line}) true"
+        found[("check", check.key, "false")] = f"check {check.key} (line {line}) false"
+    return found
+
+
+def _outcomes(program: Program, state: InspectionState) -> set[tuple[str, ...]]:
+    """The verdict and check decisions a finished state shows."""
+    env = build_env(program, state, state.completedAt or state.updatedAt)
+    env["steps"] = -(10**12)
+    seen: set[tuple[str, ...]] = set()
+    held = False
+    for _, when, span in program.disapprovals:
+        if ReferenceEvaluator().condition(when, env) is True:
+            seen.add(("disapprove", str(span[0])))
+            held = True
+    for _, when, span in program.reviews:
+        if ReferenceEvaluator().condition(when, env) is True:
+            seen.add(("review", str(span[0])))
+    if not held and program.approve_when is not None:
+        approves = ReferenceEvaluator().condition(program.approve_when, env) is True
+        seen.add(("approve",) if approves else ("otherwise",))
+    elif not held:
+        seen.add(("approve",))
+    for check in program.checks:
+        valid = ReferenceEvaluator().condition(check.valid, env) is True
+        seen.add(("check", check.key, "true" if valid else "false"))
+    return seen
+
+
+@dataclass
+class CaseResult:
+    name: str
+    passed: bool
+    problems: list[str]
+    status: str | None
+    veredict: str | None
+    reasons: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "passed": self.passed,
+            "problems": self.problems,
+            "status": self.status,
+            "veredict": self.veredict,
+            "reasons": self.reasons,
+        }
+
+
+@dataclass
+class Report:
+    cases: list[CaseResult]
+    covered: list[str]
+    uncovered: list[str]
+
+    @property
+    def coverage(self) -> float:
+        total = len(self.covered) + len(self.uncovered)
+        return 100.0 if total == 0 else 100.0 * len(self.covered) / total
+
+    @property
+    def passed(self) -> bool:
+        return all(case.passed for case in self.cases)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "cases": [case.to_json() for case in self.cases],
+            "coverage": round(self.coverage, 1),
+            "covered": self.covered,
+            "uncovered": self.uncovered,
+        }
+
+
+def run_case(program: Program, case: dict[str, Any]) -> tuple[CaseResult, set[tuple[str, ...]]]:
+    """One case through simulate: whether it ends as expected, and the decisions it took."""
+    watched = observed(program)
+    script = {"events": case["events"], **({"start": case["start"]} if "start" in case else {})}
+    simulation = Simulation(watched, script)
+    problems: list[str] = []
+    for index, event in enumerate(case["events"], start=1):
+        try:
+            simulation.apply(event)
+        except InspectionError as error:
+            problems.append(f"event {index} ({event.get('event')}) refused: {error.code}")
+        except (ScriptError, KeyError, TypeError, ValueError, AttributeError) as error:
+            problems.append(f"event {index}: {error}")
+    state = simulation.state
+    taken = set(watched.taken)
+    if state is not None and state.status in ("completed", "review"):
+        taken |= _outcomes(watched, state)
+    status = state.status if state is not None else None
+    veredict = state.veredict if state is not None else None
+    reasons = list(state.reasons) if state is not None else []
+    expect = case["expect"]
+    if "status" in expect and expect["status"] != status:
+        problems.append(f"status is {status}, expected {expect['status']}")
+    if "veredict" in expect and expect["veredict"] != veredict:
+        problems.append(f"veredict is {veredict}, expected {expect['veredict']}")
+    if "reasons" in expect and expect["reasons"] != reasons:
+        problems.append(f"reasons are {reasons}, expected {expect['reasons']}")
+    for reason in expect.get("reasonsInclude", []):
+        if reason not in reasons:
+            problems.append(f"reason {reason!r} missing from {reasons}")
+    return CaseResult(case["name"], not problems, problems, status, veredict, reasons), taken
+
+
+def run_cases(program: Program, cases: list[dict[str, Any]]) -> Report:
+    results = []
+    taken: set[tuple[str, ...]] = set()
+    for case in cases:
+        result, seen = run_case(program, case)
+        results.append(result)
+        taken |= seen
+    every = decisions(program)
+    covered = [text for key, text in every.items() if key in taken]
+    uncovered = [text for key, text in every.items() if key not in taken]
+    return Report(results, covered, uncovered)
+
+
+def load_cases(path: Path) -> list[dict[str, Any]]:
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise CasesError(f"{path}: {error}") from None
+    try:
+        return read_cases(document)
+    except CasesError as error:
+        raise CasesError(f"{path}: {error}") from None
