@@ -15,8 +15,21 @@ builds them; Litestar documents those from the handler's return type.
 from __future__ import annotations
 
 import functools
+import operator
 import re
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
+import types
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    ClassVar,
+    Literal,
+    TypeVar,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 import msgspec
 
@@ -44,6 +57,9 @@ class RequestBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     field_codes: ClassVar[dict[str, str]] = {}
     #: Stable message per top-level field (else msgspec's, which names the expected type).
     field_messages: ClassVar[dict[str, str]] = {}
+    #: Top-level fields whose JSON type another layer checks with codes of its own (the
+    #: runtime's `invalid_metadata` problems): `decode_shape` leaves them as they are.
+    typed_later: ClassVar[frozenset[str]] = frozenset()
 
 
 class ResponseBody(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -99,6 +115,104 @@ def decode(value: Any, model: type[M]) -> M:
         return msgspec.convert(value, model)
     except msgspec.ValidationError as error:
         raise _refusal(model, str(error)) from None
+
+
+def decode_shape(value: Any, model: type[RequestBody]) -> None:
+    """Check that a parsed JSON value has the JSON types of `model` everywhere: a list where a
+    text is due, an object where a number is, at any depth, is a 400 `invalid_body` (or the
+    field's `field_codes` code) naming the field. Value rules (lengths, ranges, patterns,
+    closed vocabularies, required and unknown fields) are left to the layer that checks them
+    with its own codes: the runtime's intake, for the bodies it validates (`Documented`), which
+    then meets only values of the types it reads."""
+    if not isinstance(value, dict):
+        raise ApiError.of("invalid_body", "The request body must be a JSON object.")
+    try:
+        msgspec.convert(value, _shape(model))
+    except msgspec.ValidationError as error:
+        raise _refusal(model, _with_keys(str(error), value)) from None
+
+
+_SEGMENT = re.compile(r"\.(?P<name>[^.\[]+)|\[(?P<index>\d+|\.\.\.)\]")
+_GOT = re.compile(r"got `(?P<json_type>[a-z]+)`")
+_JSON_TYPES = {str: "str", bool: "bool", int: "int", float: "float", list: "array", dict: "object"}
+
+
+def _json_type(value: Any) -> str:
+    return "null" if value is None else _JSON_TYPES.get(type(value), "")
+
+
+def _keyed_path(value: Any, segments: list[re.Match[str]], json_type: str) -> str | None:
+    """The path of `segments` in `value` with each `[...]` (msgspec's word for "some key of
+    this object") made the key whose value has `json_type` at the end; None if none does."""
+    if not segments:
+        return "" if _json_type(value) == json_type else None
+    first, rest = segments[0], segments[1:]
+    name, index = first.group("name"), first.group("index")
+    if index == "...":
+        candidates = list(value.items()) if isinstance(value, dict) else []
+    elif index is not None:
+        position = int(index)
+        in_range = isinstance(value, list) and position < len(value)
+        candidates = [(f"[{index}]", value[position])] if in_range else []
+    else:
+        candidates = [(name, value[name])] if isinstance(value, dict) and name in value else []
+    for key, item in candidates:
+        found = _keyed_path(item, rest, json_type)
+        if found is not None:
+            step = key if key.startswith("[") else f".{key}"
+            return step + found
+    return None
+
+
+def _with_keys(message: str, value: Any) -> str:
+    """msgspec's `message` with the object keys its path leaves out (`[...]`) named."""
+    at, got = _AT.search(message), _GOT.search(message)
+    if at is None or got is None or "[...]" not in at.group("path"):
+        return message
+    segments = list(_SEGMENT.finditer(at.group("path")))
+    path = _keyed_path(value, segments, got.group("json_type"))
+    return message if path is None else f"{message[: at.start()]} - at `${path}`"
+
+
+_UNION = (Union, types.UnionType)
+
+
+def _type_shape(annotation: Any) -> Any:
+    """The JSON types of `annotation`: constraints (`Meta`) and literal values dropped, Structs
+    as their `_shape`."""
+    origin = get_origin(annotation)
+    arguments = get_args(annotation)
+    if origin is Annotated:
+        return _type_shape(arguments[0])
+    if origin is Literal:
+        return functools.reduce(operator.or_, {type(item) for item in arguments})
+    if origin in _UNION:
+        return functools.reduce(operator.or_, [_type_shape(item) for item in arguments])
+    if origin is list:
+        return list[_type_shape(arguments[0])]  # type: ignore[misc]
+    if origin is dict:
+        return dict[_type_shape(arguments[0]), _type_shape(arguments[1])]  # type: ignore[misc]
+    if isinstance(annotation, type) and issubclass(annotation, msgspec.Struct):
+        return _shape(annotation)
+    return annotation
+
+
+@functools.cache
+def _shape(model: type[msgspec.Struct]) -> type[msgspec.Struct]:
+    """`model` as JSON types only (`_type_shape`): every field optional, unknown ones allowed
+    (the fields a `RequestBody` says are `typed_later` as any value). Built once per model,
+    from the Struct the document is made of, so the two cannot drift."""
+    hints = get_type_hints(model, include_extras=True)
+    later: frozenset[str] = getattr(model, "typed_later", frozenset())
+    fields = [
+        (
+            field.name,
+            Any if field.encode_name in later else _type_shape(hints[field.name]) | None,
+            msgspec.field(default=None, name=field.encode_name),
+        )
+        for field in msgspec.structs.fields(model)
+    ]
+    return msgspec.defstruct(f"{model.__name__}Shape", fields, kw_only=True)
 
 
 def decode_body(body: Body, model: type[M], *, required: bool = True) -> M:

@@ -9,7 +9,7 @@ from litestar import Request, Response, get, post, put
 from litestar.params import FromPath, PathParameter, QueryParameter
 
 from inspectlang.vocabulary import INSPECTION_TYPES
-from server.bodies import decode_body
+from server.bodies import decode_body, decode_shape
 from server.common import in_thread
 from server.deps import OAUTH_SCOPE_OPT, auth_of, delegated, services
 from server.errors import ApiError
@@ -257,6 +257,8 @@ async def update_inspection(
     app = services(request)
     auth = auth_of(request)
     body = await read_body(request)
+    shaped = client_shapes.update_body(json_object(body, required=False))
+    decode_shape(shaped, UpdateInspectionBody)
     return await in_thread(
         inspections.update_inspection,
         app.db,
@@ -264,7 +266,7 @@ async def update_inspection(
         app.blobs,
         auth,
         inspection_id,
-        client_shapes.update_body(json_object(body, required=False)),
+        shaped,
         body.files,
         app.clock(),
     )
@@ -294,6 +296,7 @@ async def update_product(
     shaped = client_shapes.product_update_body(
         json_object(body, required=False), inspection_type, product_id
     )
+    decode_shape(shaped, UpdateProductBody)
     return await in_thread(
         inspections.update_product,
         app.db,

@@ -22,6 +22,7 @@ from inspectlang.manifest import Template
 from runtime import new_object_id
 from server.auth import AuthContext, Mode, count_consumed, find_member
 from server.blobs import BlobStore
+from server.bodies import decode_shape
 from server.common import run_runtime
 from server.db import Database
 from server.delivery import service as deliveries
@@ -38,6 +39,7 @@ from server.inspections.files import (
     store_file_inputs,
     with_file_values,
 )
+from server.inspections.schemas import CreateInspectionBody
 from server.inspections.service import (
     check_type,
     dump_state,
@@ -187,6 +189,7 @@ def create_inspection(
     check_type(inspection_type)
     body, goods_list = client_shapes.creation_body(body, inspection_type)
     try:
+        decode_shape(body, CreateInspectionBody)  # a wrong type anywhere: 400 naming it
         return _checked_create(db, settings, blobs, auth, inspection_type, body, files, now)
     except ApiError as error:
         raise client_shapes.as_sent(error, goods_list) from None

@@ -360,8 +360,9 @@ _FIELD_TYPES: dict[str, Any] = {
     | Annotated[str, msgspec.Meta(pattern=r"^-?[0-9]{1,15}(\.[0-9]{1,6})?$")],
 }
 
-#: Product data: one of the product type's fields (`PRODUCT_FIELDS`), e.g. `{"plate": "AB123CD"}`.
-ProductData = dict[str, str | float | bool | None]
+#: Product data: the product type's fields (`PRODUCT_FIELDS`), e.g. `{"plate": "AB123CD"}`,
+#: and its `configuration` (validation name -> `{run, required}`).
+ProductData = dict[str, str | float | bool | dict[str, dict[str, bool | None]] | None]
 #: The spec's metadata limits, from the vocabulary (checked by `runtime.intake.check_metadata`).
 Metadata = Annotated[
     dict[
@@ -437,12 +438,17 @@ Consumer = msgspec.defstruct(
 class UpdateInspectionBody(Documented):
     """`PUT /v1/inspection/:id`: consumer, metadata and inputs not yet defined."""
 
+    #: The spec's metadata limits have their own codes (`runtime.intake.check_metadata`).
+    typed_later = frozenset({"metadata"})
+
     consumer: Consumer | Unset = UNSET  # type: ignore[valid-type]
     metadata: Metadata | Unset = UNSET
     inputs: list[InputAnswer] | Unset = UNSET
 
 
 class CreateInspectionFields(UpdateInspectionBody, kw_only=True):
+    field_codes = {"callbackURL": "invalid_callback_url"}
+
     templateId: Annotated[
         str,
         msgspec.Meta(

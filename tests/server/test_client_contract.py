@@ -304,7 +304,13 @@ def test_configuration_of_a_validation_the_template_does_not_have_is_refused(
         },
         headers=test_headers,
     )
-    assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "people.configuration.dni"
+    # A wrong type is refused at the door (`server.bodies.decode_shape`), naming the setting.
+    refused = bad.json()
+    assert (bad.status_code, refused["code"], refused["errors"][0]["field"]) == (
+        400,
+        "invalid_body",
+        "people.configuration.dni.run",
+    )
 
 
 def test_legacy_webhook_signature_verifies_as_the_clients_do() -> None:

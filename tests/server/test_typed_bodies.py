@@ -264,3 +264,47 @@ def test_creation_and_update_bodies_follow_the_vocabulary(document: dict[str, An
     product = _request_schema(document, "/v1/inspection/{inspection_type}/{product_id}", "put")
     # Beside the product objects: PHP's `productId` and inputs with their file parts.
     assert set(product["properties"]) == with_fields | {"productId", "inputs"}
+
+
+@pytest.mark.parametrize("identifier", [["plate"], {"name": "plate"}])
+def test_an_input_identifier_that_is_not_a_text_is_refused_naming_it(
+    client: httpx.Client, test_headers: dict[str, str], identifier: Any
+) -> None:
+    """Issue 39 §4: a list or an object as `inputs[].identifier` was 500 `internal_error`
+    (unhashable in `refuse_file_values`) on the creation and both updates. The bodies the
+    runtime validates are now checked for their JSON types at the door (`decode_shape`): 400
+    `invalid_body` naming the field, before any service code reads them."""
+    inputs = [{"identifier": "x", "value": 1}, {"identifier": identifier, "value": "AB123CD"}]
+    created = client.post(
+        "/v1/inspection/car", json={**CREATION, "inputs": inputs}, headers=test_headers
+    )
+    assert error_of(created) == (400, "invalid_body", "inputs[1].identifier")
+    inspection_id = _inspection(client, test_headers)
+    product_id = client.get(f"/v1/inspection/{inspection_id}", headers=test_headers).json()[
+        "products"
+    ][0]["_id"]
+    for path in (f"/v1/inspection/{inspection_id}", f"/v1/inspection/car/{product_id}"):
+        updated = client.put(path, json={"inputs": inputs}, headers=test_headers)
+        assert error_of(updated) == (400, "invalid_body", "inputs[1].identifier"), path
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"consumer": {"firstName": ["Ana"]}}, "consumer.firstName"),
+        ({"consumer": {"sex": ["F"]}}, "consumer.sex"),  # was a 500 too (the fuzz test's find)
+        ({"car": {"plate": {"x": 1}}}, "car.plate"),
+        ({"car": {"configuration": {"plate": {"run": "yes"}}}}, "car.configuration.plate.run"),
+        (
+            {"delivery": {"channel": "email", "destination": ["a@example.com"]}},
+            "delivery.destination",
+        ),
+        ({"inputs": [{"identifier": "x", "value": {"size": "big"}}]}, "inputs[0].value.size"),
+        ({"inputs": {"identifier": "x"}}, "inputs"),
+    ],
+)
+def test_a_wrong_json_type_anywhere_in_a_creation_is_refused_naming_it(
+    client: httpx.Client, test_headers: dict[str, str], body: dict[str, Any], field: str
+) -> None:
+    response = client.post("/v1/inspection/car", json={**CREATION, **body}, headers=test_headers)
+    assert error_of(response) == (400, "invalid_body", field)
