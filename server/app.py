@@ -25,7 +25,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 from litestar.static_files import create_static_files_router
 from sqlalchemy import text
 
-from server import jobs, metrics, migrate, tokens
+from server import jobs, log_redaction, metrics, migrate, tokens
 from server.blobs import BlobStore, open_store
 from server.boundary import BoundaryMiddleware, SafeTextResponse
 from server.consumer import CONSUMER_AREA
@@ -241,6 +241,7 @@ def create_app(
     """The application. `db`, `blobs` and `clock` default to ones made from `settings`;
     `extra_routes` lets tests mount handlers beside (or, with `include_controllers=False`,
     instead of) the resource controllers; `page_areas` replaces `PAGE_AREAS` (the web pages)."""
+    log_redaction.install()  # before the first request is logged
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     check_provider_urls(settings)
     database = db or Database(settings.database_url)

@@ -178,8 +178,8 @@ _UNION = (Union, types.UnionType)
 
 
 def _type_shape(annotation: Any) -> Any:
-    """The JSON types of `annotation`: constraints (`Meta`) and literal values dropped, Structs
-    as their `_shape`."""
+    """The JSON types of `annotation`: constraints (`Meta`) and literal values dropped, a whole
+    number as any number, Structs as their `_shape`."""
     origin = get_origin(annotation)
     arguments = get_args(annotation)
     if origin is Annotated:
@@ -194,6 +194,8 @@ def _type_shape(annotation: Any) -> Any:
         return dict[_type_shape(arguments[0]), _type_shape(arguments[1])]  # type: ignore[misc]
     if isinstance(annotation, type) and issubclass(annotation, msgspec.Struct):
         return _shape(annotation)
+    if annotation is int:
+        return float  # JSON has one number type: `32.0` is a whole number (docs/api.md)
     return annotation
 
 

@@ -236,9 +236,11 @@ def run_worker(args: argparse.Namespace) -> int:
         check_provider_urls(settings)
     except SettingsError as error:
         return _fail("invalid_settings", str(error))
+    from server import log_redaction
     from server.app import register_jobs
     from server.jobs import run_worker
 
+    log_redaction.install()
     register_jobs()
     try:
         database = _open_database(settings)
