@@ -15,8 +15,9 @@ Rules (spec "Idempotency", plus our choices where it is silent):
   on the lapsed lease, so one taker only) and runs the request; before issue 16 such a key
   answered 409 for 24 hours. Storing the response and renewing are guarded by the owner, so a
   process that lost its lease cannot overwrite its successor's answer;
-- exactly once where it matters most: a creation, an image upload and a change answered with
-  the Inspection object (finish, start, a declared damage: `changed_document`) store their
+- exactly once where it matters most: a creation, an image upload, a change answered with
+  the Inspection object (finish, start, a declared damage, a review decision:
+  `changed_document`) and a retake (`server.inspections.service.store_answer`) store their
   answer in the claim in the very transaction that writes it (`current_claim`, `store_with`),
   so a crash after that commit replays what was done, and a crash before it leaves nothing to
   replay. Other handlers store after they return: a crash in that window runs them again on the

@@ -519,24 +519,31 @@ def changed_document(
     now: datetime,
     *,
     message: str | None = None,
+    events: Events | None = None,
 ) -> dict[str, Any]:
     """`change`, answered with the Inspection object (and a `message` beside its fields). With
     an Idempotency-Key the answer is stored in the change's own transaction, as a creation's
     and an upload's are: a process killed between that commit and the middleware's store
     leaves the answer for the retry to replay, not a key to run the change again (a finish
-    retried so answered 409 "cannot finish an inspection that is completed",
-    tests/server/test_idempotency.py)."""
-    claim = current_claim()
+    retried so answered 409 "cannot finish an inspection that is completed", a review
+    decision 409 `review_conflict`: tests/server/test_idempotency.py)."""
     answers: list[dict[str, Any]] = []
 
     def answer(session: Session, loaded: Loaded, state: InspectionState) -> None:
         document = to_document(loaded.program, state, loaded.record, settings.public_url)
         answers.append(document if message is None else {**document, "message": message})
-        if claim is not None:
-            store_with(session, claim, StoredResponse.json(200, answers[0]))
+        store_answer(session, 200, answers[0])
 
-    change(db, auth, inspection_id, operation, now, after=answer)
+    change(db, auth, inspection_id, operation, now, events=events, after=answer)
     return answers[0]
+
+
+def store_answer(session: Session, status_code: int, answer: dict[str, Any]) -> None:
+    """Store a change's JSON `answer` for the request's Idempotency-Key, if it came with one,
+    in the change's own transaction (`session`'s): both commit, or neither."""
+    claim = current_claim()
+    if claim is not None:
+        store_with(session, claim, StoredResponse.json(status_code, answer))
 
 
 def start_inspection(

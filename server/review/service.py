@@ -13,7 +13,7 @@ import io
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from sqlmodel import Session
 
@@ -42,10 +42,6 @@ def api_actor(auth: AuthContext) -> Who:
     return {"id": f"key:{auth.key_id}", "name": f"API key {auth.key_id[:8]}"}
 
 
-def _document(settings: Settings, loaded: inspections.Loaded, state: InspectionState) -> Any:
-    return inspections.to_document(loaded.program, state, loaded.record, settings.public_url)
-
-
 def review(
     db: Database,
     settings: Settings,
@@ -68,8 +64,11 @@ def review(
             return [("inspection_reviewed", {"previousStatus": "review"})]
         return []
 
-    loaded, state = inspections.change(db, auth, inspection_id, operation, now, events=events)
-    return cast(dict[str, Any], _document(settings, loaded, state))
+    # Answered, with an Idempotency-Key, from the decision's own transaction: a retry after a
+    # crash replays the 200, where running the decision again was 409 `review_conflict`.
+    return inspections.changed_document(
+        db, settings, auth, inspection_id, operation, now, events=events
+    )
 
 
 def retake(
@@ -96,17 +95,19 @@ def retake(
     def deliver(session: Session, loaded: inspections.Loaded, state: InspectionState) -> None:
         assert state.retake is not None
         link, delivery = deliver_retake(session, settings, loaded, state, state.retake.message, now)
-        sent.update(magicLink=link, delivery=delivery)
+        sent.update(
+            message="Retake requested",
+            status=state.status,
+            images=list(body["images"]) if isinstance(body, dict) else [],
+            magicLink=link,
+            delivery=delivery,
+        )
+        # With an Idempotency-Key, the 202 is stored in the retake's own transaction: a retry
+        # after a crash replays it, where running the retake again found no photo to retake.
+        inspections.store_answer(session, 202, sent)
 
-    _loaded, state = inspections.change(
-        db, auth, inspection_id, operation, now, events=events, after=deliver
-    )
-    return {
-        "message": "Retake requested",
-        "status": state.status,
-        "images": list(body["images"]) if isinstance(body, dict) else [],
-        **sent,
-    }
+    inspections.change(db, auth, inspection_id, operation, now, events=events, after=deliver)
+    return sent
 
 
 def claim(

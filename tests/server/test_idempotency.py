@@ -605,3 +605,56 @@ def test_a_finish_killed_after_its_commit_replays_on_retry(
     assert first.json()["message"] == "Inspection finished"
     assert first.json()["status"] == "completed"
     assert shown.json()["completedBy"] == "client"
+
+
+def _in_review(http: httpx.Client, headers: dict[str, str]) -> dict[str, Any]:
+    from tests.server.test_review_api import finished_in_review, save_template
+
+    return finished_in_review(http, headers, save_template(http, headers, f"replayed {key()}"))
+
+
+def test_a_review_decision_killed_after_its_commit_replays_on_retry(
+    live_server: str,
+    live_headers: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 39 §7: after a kill -9, a decision answered 200 and retried with its key got 409
+    `review_conflict`: the retry decided again, on a completed inspection. The process dies
+    between the commit and the middleware storing the answer (here: that store never
+    happens); the answer is stored in the decision's own transaction, so the retry replays
+    it."""
+    from server.idempotency import IdempotencyStore
+
+    with httpx.Client(base_url=live_server, timeout=60) as http:
+        in_review = _in_review(http, live_headers)
+        monkeypatch.setattr(IdempotencyStore, "store", lambda self, record_id, response: None)
+        decision = {"veredict": "approved", "reason": "Checked by a person"}
+        path = f"/v1/inspection/{in_review['_id']}/review"
+        headers = {**live_headers, "Idempotency-Key": key()}
+        first = http.post(path, json=decision, headers=headers)
+        retried = http.post(path, json=decision, headers=headers)
+    _assert_replayed(first, retried, 200)
+    assert first.json()["completedBy"] == "reviewer"
+
+
+def test_a_retake_killed_after_its_commit_replays_on_retry(
+    live_server: str,
+    live_headers: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 39 §7: as a decision: a retake answered 202 and retried with its key after a
+    kill -9 got 404, since the photo it named was no longer current. Its 202 is stored in the
+    retake's own transaction, so the retry replays it (and the consumer gets one message)."""
+    from server.idempotency import IdempotencyStore
+
+    with httpx.Client(base_url=live_server, timeout=60) as http:
+        in_review = _in_review(http, live_headers)
+        monkeypatch.setattr(IdempotencyStore, "store", lambda self, record_id, response: None)
+        front = in_review["products"][0]["images"][0]["_id"]
+        retake = {"images": [front], "message": "The front again, please"}
+        path = f"/v1/inspection/{in_review['_id']}/retake"
+        headers = {**live_headers, "Idempotency-Key": key()}
+        first = http.post(path, json=retake, headers=headers)
+        retried = http.post(path, json=retake, headers=headers)
+    _assert_replayed(first, retried, 202)
+    assert first.json()["images"] == [front]
