@@ -84,6 +84,12 @@ class Explanation(BaseModel):
     rules: list[RuleExplanation]
     variables: dict[str, Any]
     ruleErrors: list[dict[str, Any]]
+    #: Why the inspection waits for a person, when its status is `review`: the review's
+    #: reasons (`{code, message, ...}`, docs/review.md), empty otherwise.
+    reviewReasons: list[dict[str, Any]] = Field(default_factory=list)
+    #: What the template's verdict said at the finish, the suggestion the person sees
+    #: (`{veredict, reasons}`), when it went to review.
+    machine: dict[str, Any] | None = None
 
 
 def _values(trace: list[dict[str, Any]]) -> list[SeenValue]:
@@ -190,6 +196,7 @@ def explain(program: Program, state: InspectionState, locale: str | None = None)
         for rule in program.rules
         if rule.id in runs
     ]
+    review = state.review if state.status == "review" else None
     return Explanation(
         veredict=state.veredict,
         reasons=list(state.reasons_in(locale)),
@@ -201,6 +208,8 @@ def explain(program: Program, state: InspectionState, locale: str | None = None)
         rules=rules,
         variables=dict(state.variables),
         ruleErrors=[e.model_dump() for e in state.ruleErrors],
+        reviewReasons=list(review.reasons) if review is not None else [],
+        machine=review.machine if review is not None else None,
     )
 
 
@@ -234,6 +243,13 @@ def render_text(explanation: Explanation, source: str | None = None) -> str:
     next to the text it was computed from (`inputs.km = 42`), else next to its position."""
     lines = [f"Verdict: {explanation.veredict} (status {explanation.status})"]
     lines += [f"  reason: {reason}" for reason in explanation.reasons]
+    if explanation.reviewReasons:
+        lines.append("  waits for a person because:")
+        lines += [f"    [{r.get('code')}] {r.get('message')}" for r in explanation.reviewReasons]
+    if explanation.machine is not None:
+        machine = explanation.machine
+        said = "; ".join(machine.get("reasons") or []) or "no reason"
+        lines.append(f"  the machine's suggestion: {machine.get('veredict')} ({said})")
     lines += [f"Missing: {item.kind} {item.label}" for item in explanation.missing]
     source_lines = source.splitlines() if source is not None else None
 

@@ -273,3 +273,60 @@ def test_simulate_reads_an_include_beside_the_template(
     assert "'The odometer reading is not plausible' -> True" in out
     assert "Plausible mileage [line 5]: False" in out
     assert 'input from include "vehicle-common" = 3000000' in out
+
+
+#: A clear refusal (17 years old) that a `review` line also matches: review outranks
+#: disapprove (docs/language.md, "Which line wins"), and simulate says why a person decides.
+UNDER_AGE = """template "Young drivers"
+    type: people
+
+input age
+    type: numeric
+    minimum: 0
+    maximum: 120
+    required
+
+verdict
+    review "Drivers under 21: an underwriter decides" when inputs.age < 21
+    disapprove "Drivers under 18 are not insured" when inputs.age < 18
+"""
+
+
+def test_simulate_says_why_an_inspection_went_to_review(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    template = tmp_path / "young.insp"
+    template.write_text(UNDER_AGE, encoding="utf-8")
+    events = tmp_path / "young.events.json"
+    script = {
+        "start": "2024-05-03T15:00:00Z",
+        "events": [
+            {"event": "create", "body": {"inputs": [{"input": "age", "value": 17}]}},
+            {"event": "start"},
+            {"event": "finish"},
+        ],
+    }
+    events.write_text(json.dumps(script), encoding="utf-8")
+    assert main(["simulate", str(template), str(events)]) == 0
+    text = capsys.readouterr().out
+    assert "Verdict: not_defined (status review)" in text
+    waits = "waits for a person because:\n    [rule] Drivers under 21: an underwriter decides"
+    assert waits in text
+    assert "the machine's suggestion: disapproved (Drivers under 18 are not insured)" in text
+    assert main(["simulate", str(template), str(events), "--format", "json"]) == 0
+    explanation = json.loads(capsys.readouterr().out)["explanation"]
+    assert [r["code"] for r in explanation["reviewReasons"]] == ["rule"]
+    assert explanation["machine"]["veredict"] == "disapproved"
+
+
+def test_simulate_names_a_low_confidence_review_in_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = json.loads((EXAMPLES / "motor_insurance.events.json").read_text(encoding="utf-8"))
+    front = next(e for e in script["events"] if e.get("image") == "front")
+    next(v for v in front["validations"] if v["validation"] == "plate")["confidence"] = 87
+    events = tmp_path / "events.json"
+    events.write_text(json.dumps(script), encoding="utf-8")
+    assert main(["simulate", str(EXAMPLES / "motor_insurance.insp"), str(events)]) == 0
+    text = capsys.readouterr().out
+    assert "(status review)\n  waits for a person because:\n    [low_confidence] " in text
