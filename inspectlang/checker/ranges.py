@@ -47,11 +47,12 @@ def _products(a: Interval, b: Interval) -> Interval:
     return (min(values), max(values))
 
 
-def _number(node: ast.Expr) -> float | None:
+def literal_number(node: ast.Expr) -> float | None:
+    """The value of a number literal, or of a minus before one; None for anything else."""
     if isinstance(node, ast.Literal) and not isinstance(node.value, bool | str):
         return float(node.value)
     if isinstance(node, ast.Unary) and node.operator == "-":
-        inner = _number(node.operand)
+        inner = literal_number(node.operand)
         return None if inner is None else -inner
     return None
 
@@ -96,12 +97,17 @@ class Ranges:
 
     def interval(self, node: ast.Expr, nonzero: frozenset[str] = frozenset()) -> Interval:
         found = self._interval(node)
-        if _includes_zero(found) and (key := written(node)) is not None and key in nonzero:
+        if (
+            nonzero
+            and _includes_zero(found)
+            and (key := written(node)) is not None
+            and key in nonzero
+        ):
             return (math.nextafter(0.0, 1.0), math.inf) if found[0] >= 0 else found
         return found
 
     def _interval(self, node: ast.Expr) -> Interval:
-        constant = _number(node)
+        constant = literal_number(node)
         if constant is not None:
             return (constant, constant)
         match node:
@@ -167,7 +173,7 @@ def _input_interval(declaration: ast.InputDecl) -> Interval:
     for item in declaration.items:
         if isinstance(item, ast.Property) and len(item.values) == 1:
             value = (
-                _number(item.values[0])
+                literal_number(item.values[0])
                 if not isinstance(item.values[0], ast.Quantity | ast.Size)
                 else None
             )
@@ -190,10 +196,10 @@ def _nonzero_facts(condition: ast.Expr) -> Iterator[str]:
     if not isinstance(condition, ast.Binary):
         return
     operator, left, right = condition.operator, condition.left, condition.right
-    bound = _number(right)
+    bound = literal_number(right)
     subject = left
     if bound is None:
-        bound = _number(left)
+        bound = literal_number(left)
         subject = right
         operator = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}.get(operator, operator)
     if bound is None:
@@ -273,7 +279,7 @@ class DivisorCheck:
             pending.extend((child, known) for child in children(current))
 
     def _divisor(self, divisor: ast.Expr, facts: frozenset[str]) -> None:
-        if _number(divisor) is not None:
+        if literal_number(divisor) is not None:
             return  # a literal: 0 is E030, anything else is fine
         low, high = self.ranges.interval(divisor, facts)
         if not _includes_zero((low, high)):
@@ -337,11 +343,11 @@ def _divides(node: ast.Expr) -> bool:
         current = pending.pop()
         kind = type(current)
         if kind is ast.Binary:
-            if current.operator == "/" and _number(current.right) is None:  # type: ignore[union-attr]
+            if current.operator == "/" and literal_number(current.right) is None:  # type: ignore[union-attr]
                 return True
         elif kind is ast.Call and current.function == "mod":  # type: ignore[union-attr]
             arguments = current.arguments  # type: ignore[union-attr]
-            if len(arguments) == 2 and _number(arguments[1]) is None:
+            if len(arguments) == 2 and literal_number(arguments[1]) is None:
                 return True
         fields = _CHILD_FIELDS.get(kind)
         if fields is None:

@@ -346,6 +346,31 @@ TRIGGERS: dict[str, str] = {
         verdict='    disapprove "{count(images)} photos" when false or count(images) > 3\n'
         '        reason es_AR: "Demasiadas fotos"\n',
     ),
+    "E048": _bike(
+        'input size\n    type: select\n    option small: "Small"\n    required\n'
+        "check sized\n    valid when: number(inputs.size) > 1\n"
+    ),
+    "E049": _bike('image Left\n    label: "Left, closer"\n    validate recaptured\n'),
+    "W008": _bike(
+        "input km\n    type: numeric\n    maximum: 500000\n"
+        "check far\n    valid when: inputs.km > 600000\n"
+    ),
+    "W009": _bike(image="    optional\n"),
+    "W010": _bike("settings\n    minimum confidence: 0.8\n"),
+    "W011": _bike(image="    validate date, minimum confidence 95, review below confidence 90\n"),
+    "W012": _bike(
+        "check adult\n    valid when: years_between(today(), consumer.birthdate) >= 18\n"
+    ),
+    "W013": 'template "Bike"\n    type: bike\n\nimage left\n    validate recaptured\n\n'
+    'verdict\n    disapprove "Too many" when count(images) > 3\n    otherwise "No"\n',
+    "W014": _bike("let i = 1\ncheck few\n    valid when: count(images) > i\n"),
+    "W015": _bike(
+        header="    locales: en_US, es_AR, pt_BR\n",
+        verdict='    disapprove "Many" when count(images) > 3\n        reason es_AR: "Muchas"\n',
+    ),
+    "W016": _bike(
+        "input km\n    type: numeric\n", verdict='    disapprove "Far" when inputs.km > 100\n'
+    ),
 }
 
 #: The files the triggers' `include` lines name (E043-E047).
