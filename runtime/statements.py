@@ -16,17 +16,68 @@ A new statement is its IR node (`inspectlang.ir`) and one class here, listed in 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from inspectlang import ir
 from runtime.cost import static_cost
 from runtime.errors import InvalidProgram
 from runtime.values import record
 
-if TYPE_CHECKING:
-    from runtime.codegen import CodeGenerator
-    from runtime.reference import Env, ReferenceEvaluator
-    from runtime.verify import Scope, Verifier
+# What a statement needs of each walker, as protocols: the walkers import this module to hand
+# statements over (`semantics_of`), so this one names what it uses instead of importing them
+# (no import circle, not even for the type checker).
+
+#: The inspection data on the reference path (`runtime.reference.Env`).
+Env = dict[str, Any]
+
+
+class Scope(Protocol):
+    """What names mean where a statement stands (`runtime.verify.Scope`)."""
+
+    variables: dict[str, str]
+
+
+class Verifier(Protocol):
+    """The checker of IR against a manifest (`runtime.verify.Verifier`)."""
+
+    def identifier(self, name: Any, where: str) -> str: ...
+
+    def verify(self, node: ir.Expression, scope: Any, where: str, loops: int) -> ir.Expression: ...
+
+    def verify_statements(
+        self, nodes: tuple[ir.Statement, ...], scope: Any, where: str
+    ) -> tuple[ir.Statement, ...]: ...
+
+
+class CodeGenerator(Protocol):
+    """The compiled path's writer (`runtime.codegen.CodeGenerator`)."""
+
+    sources: set[str]
+
+    def charge(self, cost: int) -> None: ...
+
+    def expression(self, node: ir.Expression) -> tuple[str, bool]: ...
+
+    def emit(self, line: str) -> None: ...
+
+    def indented(self) -> AbstractContextManager[None]: ...
+
+    def statements(self, nodes: Sequence[ir.Statement]) -> None: ...
+
+
+class ReferenceEvaluator(Protocol):
+    """The reference path (`runtime.reference.ReferenceEvaluator`)."""
+
+    trace: list[dict[str, Any]] | None
+
+    def charge(self, env: Env, cost: int) -> None: ...
+
+    def evaluate(self, node: ir.Expression, env: Env) -> Any: ...
+
+    def statements(self, nodes: Sequence[ir.Statement], env: Env) -> None: ...
+
 
 __all__ = ["SEMANTICS", "IfSemantics", "SetSemantics", "StatementSemantics", "semantics_of"]
 
