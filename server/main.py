@@ -31,6 +31,12 @@ def _template_tests(subparsers: Any) -> None:
     proofs_cli.register_test(subparsers)
 
 
+def _diff(subparsers: Any) -> None:
+    from runtime.proofs import cli as proofs_cli
+
+    proofs_cli.register_diff(subparsers)
+
+
 def _server(subparsers: Any) -> None:
     from server import cli as server_cli
 
@@ -43,6 +49,7 @@ COMMANDS: dict[str, cli.Registration] = {
     "simulate": _runtime,
     "verify": _proofs,
     "test": _template_tests,
+    "diff": _diff,
     "serve": _server,
     "worker": _server,
     "admin": _server,

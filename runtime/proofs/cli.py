@@ -138,3 +138,52 @@ def run_test(args: argparse.Namespace) -> int:
         if not enough:
             print(f"coverage {report.coverage:.1f}% is under --min-coverage {args.min_coverage:g}")
     return 0 if report.passed and enough else 1
+
+
+def register_diff(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "diff",
+        help="what a new revision of a template approves differently, with examples",
+        description="The semantic difference of two revisions: an inspection approved by NEW "
+        "and not by OLD, and the reverse, each as events files simulate replays; or "
+        "'equivalent'.",
+    )
+    parser.add_argument("old", type=Path, help="the old revision (.insp)")
+    parser.add_argument("new", type=Path, help="the new revision (.insp)")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.set_defaults(handler=run_diff)
+
+
+def run_diff(args: argparse.Namespace) -> int:
+    from runtime.proofs.diff import difference
+
+    old, new = load(args.old), load(args.new)
+    if old is None or new is None:
+        return 1
+    found = difference(old, new)
+    if args.format == "json":
+        print(json.dumps(found.to_json(), indent=2, ensure_ascii=False))
+    elif found.equivalent:
+        print("equivalent: no inspection is approved by one revision and not by the other")
+    else:
+        for direction in found.directions:
+            if direction.answer == "same":
+                print(f"nothing is {direction.description}")
+                continue
+            if direction.answer == "unknown":
+                print(f"unknown whether anything is {direction.description}: {direction.detail}")
+                continue
+            old_end, new_end = direction.old_end or {}, direction.new_end or {}
+            print(f"{direction.description}: for example (events for NEW)")
+            print(f"    {json.dumps(direction.new_events, ensure_ascii=False)}")
+            print(
+                f"    OLD ends {old_end.get('status')}, {old_end.get('veredict')}"
+                f"{_why(old_end)}; NEW ends {new_end.get('status')}, {new_end.get('veredict')}"
+                f"{_why(new_end)}"
+            )
+    return 0 if found.equivalent else 1
+
+
+def _why(end: dict[str, Any]) -> str:
+    reasons = end.get("reasons") or end.get("review") or []
+    return f" ({'; '.join(map(str, reasons))})" if reasons else ""

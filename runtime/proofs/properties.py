@@ -22,7 +22,7 @@ import z3
 from runtime.evaldata import build_env
 from runtime.program import Program
 from runtime.proofs.events import Replayed, events_of, replay
-from runtime.proofs.symbolic import FALSE, Outcome, Scenario, Unsupported
+from runtime.proofs.symbolic import FALSE, Functions, Outcome, Scenario, Unsupported
 from runtime.reference import ReferenceEvaluator
 
 Answer = Literal["holds", "fails", "unknown"]
@@ -73,25 +73,35 @@ class Found:
     replayed: Replayed | None
     unknown: str = ""
     model: z3.ModelRef | None = None
+    #: One events file and replay per program (`diff` asks two).
+    scripts: list[dict[str, Any]] = field(default_factory=list)
+    replays: list[Replayed] = field(default_factory=list)
 
 
 class Prover:
     """One solver over one scenario of a template, asked question after question."""
 
-    def __init__(self, program: Program) -> None:
+    def __init__(self, program: Program, *others: Program) -> None:
         self.program = program
-        self.scenario = Scenario(program)
+        self.programs = (program, *others)
+        functions = Functions()
+        first = Scenario(program, functions)
+        #: One scenario per program, sharing their leaves (inputs, product and consumer fields
+        #: by name, photos and results by image and validation name): `diff` compares them.
+        self.scenarios = [first] + [Scenario(p, functions, shared=first) for p in others]
+        self.scenario = first
         self.solver = z3.Solver()
         self.solver.set("timeout", SOLVER_TIMEOUT_MS)
-        self.solver.add(*self.scenario.constraints)
-        self.outcome: Outcome = self.scenario.outcome
+        for scenario in self.scenarios:
+            self.solver.add(*scenario.constraints)
+        self.realizable = [c for scenario in self.scenarios for c in scenario.realizable]
+        self.outcome: Outcome = first.outcome
         #: Models the runtime agreed with, with their events and replays.
-        self.seen: list[tuple[z3.ModelRef, dict[str, Any], Replayed]] = []
-        self.last: z3.ModelRef | None = None
+        self.seen: list[tuple[z3.ModelRef, list[dict[str, Any]], list[Replayed]]] = []
 
-    def predicted(self, model: z3.ModelRef) -> tuple[str, str]:
+    def predicted(self, model: z3.ModelRef, outcome: Outcome | None = None) -> tuple[str, str]:
         """(status, veredict) the formula says the model ends in."""
-        outcome = self.outcome
+        outcome = outcome or self.outcome
 
         def true(term: z3.BoolRef) -> bool:
             return bool(z3.is_true(model.eval(term, model_completion=True)))
@@ -104,12 +114,12 @@ class Prover:
 
     def find(self, goal: z3.BoolRef, observe: Observation | None = None) -> Found:
         """A scenario where `goal` holds, replayed; `Found(None, None)` when there is none."""
-        for model, script, replayed in self.seen:
+        for model, scripts, replays in self.seen:
             # An inspection replayed for an earlier question may answer this one too.
             if z3.is_true(model.eval(goal, model_completion=True)) and (
-                observe is None or observe(self.program, replayed)
+                observe is None or observe(self.program, replays[0])
             ):
-                return Found(script, replayed, model=model)
+                return Found(scripts[0], replays[0], model=model, scripts=scripts, replays=replays)
         self.solver.push()
         try:
             self.solver.add(goal)
@@ -117,24 +127,28 @@ class Prover:
                 model, realizable = self._model()
                 if model is None:
                     return Found(None, None, realizable)
-                script = events_of(self.scenario, model)
-                replayed = replay(self.program, script)
-                expected = self.predicted(model)
-                agrees = (
-                    not replayed.refused
-                    and (replayed.status, replayed.veredict) == expected
-                    and (observe is None or observe(self.program, replayed))
-                )
-                if agrees:
-                    self.seen.append((model, script, replayed))
-                    return Found(script, replayed, model=model)
+                scripts = [events_of(scenario, model) for scenario in self.scenarios]
+                replays = [
+                    replay(program, script)
+                    for program, script in zip(self.programs, scripts, strict=True)
+                ]
+                disagreements = [
+                    _disagreement(replayed, self.predicted(model, scenario.outcome))
+                    for scenario, replayed in zip(self.scenarios, replays, strict=True)
+                ]
+                if not any(disagreements) and (
+                    observe is None or observe(self.program, replays[0])
+                ):
+                    self.seen.append((model, scripts, replays))
+                    return Found(
+                        scripts[0], replays[0], model=model, scripts=scripts, replays=replays
+                    )
                 facts = self.scenario.functions.refine(model)
                 if not facts:
-                    why = "; ".join(replayed.refused) or (
-                        f"simulate ends {replayed.status}/{replayed.veredict}, "
-                        f"the formula {expected[0]}/{expected[1]}"
+                    why = next((d for d in disagreements if d), "the property is not observed")
+                    return Found(
+                        scripts[0], replays[0], f"the runtime disagrees with the solver: {why}"
                     )
-                    return Found(script, replayed, f"the runtime disagrees with the solver: {why}")
                 self.solver.pop()
                 self.solver.add(*facts)
                 self.solver.push()
@@ -147,7 +161,7 @@ class Prover:
         """A model, preferring one simulate can draw; (None, "") when there is none, (None,
         why) when the solver cannot tell."""
         self.solver.push()
-        self.solver.add(*self.scenario.realizable)
+        self.solver.add(*self.realizable)
         answer = self.solver.check()
         if answer == z3.sat:
             model = self.solver.model()
@@ -162,10 +176,27 @@ class Prover:
         return None, ""
 
 
+def _disagreement(replayed: Replayed, expected: tuple[str, str]) -> str:
+    """Why simulate's end is not the formula's ("" when they agree)."""
+    if replayed.refused:
+        return "; ".join(replayed.refused)
+    if (replayed.status, replayed.veredict) != expected:
+        return (
+            f"simulate ends {replayed.status}/{replayed.veredict}, "
+            f"the formula {expected[0]}/{expected[1]}"
+        )
+    return ""
+
+
 def _replayed(found: Found) -> dict[str, Any] | None:
-    if found.replayed is None or found.replayed.state is None:
+    return None if found.replayed is None else summary(found.replayed)
+
+
+def summary(replayed: Replayed) -> dict[str, Any] | None:
+    """What simulate made of an events file: status, veredict, reasons, rule errors."""
+    state = replayed.state
+    if state is None:
         return None
-    state = found.replayed.state
     data: dict[str, Any] = {"status": state.status, "veredict": state.veredict}
     if state.reasons:
         data["reasons"] = list(state.reasons)
@@ -362,4 +393,4 @@ def timed_verify(program: Program) -> tuple[list[Result], float]:
     return results, time.perf_counter() - start
 
 
-__all__ = ["Prover", "Result", "field", "timed_verify", "verify"]
+__all__ = ["Found", "Prover", "Result", "timed_verify", "verify"]
