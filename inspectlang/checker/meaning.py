@@ -170,6 +170,8 @@ class MeaningCheck:
         #: The `approve` condition being read (a part that makes it never hold gives way to
         #: the line's E034).
         self.approve_condition: ast.Expr | None = None
+        #: The input `value` is in the rule being read (`on input set NAME`), else None.
+        self.value_input: str | None = None
         #: `and` nodes already read as part of a chain (a chain is read once, at its top).
         self.inner: set[int] = set()
 
@@ -204,6 +206,11 @@ class MeaningCheck:
             if isinstance(declaration, ast.LetDecl):
                 yield declaration.value, "value"
             elif isinstance(declaration, ast.RuleDecl):
+                spec = declaration.event
+                # `value` in `on input set km` is `inputs.km`, with its range
+                self.value_input = (
+                    spec.target if " ".join(spec.event.split()) == "input set" else None
+                )
                 pending = list(declaration.body)
                 while pending:
                     statement = pending.pop()
@@ -214,6 +221,7 @@ class MeaningCheck:
                     elif isinstance(statement, ast.SetStatement):
                         yield statement.value, "value"
             elif isinstance(declaration, ast.VerdictDecl):
+                self.value_input = None
                 for item in declaration.items:
                     if isinstance(item, ast.Approve):
                         yield item.condition, "approve"
@@ -377,6 +385,8 @@ class MeaningCheck:
             return FIELD_INTERVALS[node.name]
         if isinstance(node, ast.Call) and node.function in _DATE_DIFFERENCES:
             return ANY  # W012 says what is wrong with it
+        if type(node) is ast.Name and node.name == "value" and self.value_input is not None:
+            return self.ranges.inputs.get(self.value_input, ANY)
         return self.ranges.interval(node)
 
     def decided(self, node: ast.Expr, holds: bool, because: str, role: str) -> None:
@@ -546,6 +556,17 @@ class MeaningCheck:
             )
 
     def quantifier(self, node: ast.Quantifier, role: str) -> None:
+        if isinstance(node.collection, ast.ListExpr) and not node.collection.items:
+            result = {"all": "always true", "any": "never true"}.get(node.kind, "empty or 0")
+            self.reporter.warn(
+                "W008",
+                f"`{written(node)}` reads the empty list `[]`: it is {result} whatever the "
+                "inspection; name the list it should read",
+                node.span,
+            )
+            if node.kind == "any":
+                self.never[id(node)] = f"`{written(node)}`: nothing is in `[]`"
+            return
         if node.kind != "all" or role == "value":
             return
         collection = node.collection
