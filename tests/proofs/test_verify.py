@@ -138,12 +138,20 @@ def test_an_approval_that_can_never_hold_and_an_unreachable_branch_fail(tmp_path
     source = (
         HEADER
         + """
+input seats
+    type: numeric
+    label: "Seats"
+    asked at: create
+    minimum: 1
+    maximum: 9
+
 on inspection created
-    if inputs.doors > 10
+    # Relations between two inputs are beyond the checker's ranges; the solver sees them.
+    if inputs.seats < inputs.doors and inputs.doors < inputs.seats
         set ratio to 1
 
 verdict
-    approve when inputs.doors > 6
+    approve when inputs.doors > inputs.seats and inputs.seats > inputs.doors
 """
     )
     results = by_name(verify(program_of(source)))  # type: ignore[arg-type]
