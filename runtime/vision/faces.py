@@ -11,7 +11,9 @@ phone photo of the card), so the document is searched with the detector's image 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import math
+import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -69,18 +71,25 @@ def _load() -> _Models:
         with _load_lock:
             if _models is None:
                 import dlib
-                import face_recognition_models
 
                 _models = _Models(
                     detector=dlib.get_frontal_face_detector(),
-                    landmarks=dlib.shape_predictor(
-                        face_recognition_models.pose_predictor_five_point_model_location()
-                    ),
+                    landmarks=dlib.shape_predictor(_model_file("shape_predictor_5_face_landmarks")),
                     recognizer=dlib.face_recognition_model_v1(
-                        face_recognition_models.face_recognition_model_location()
+                        _model_file("dlib_face_recognition_resnet_model_v1")
                     ),
                 )
     return _models
+
+
+def _model_file(name: str) -> str:
+    """The path of the model `name` inside the installed `face_recognition_models` package,
+    found without importing it: its `__init__` asks `pkg_resources` (setuptools, deprecated and
+    not installed with the lock) for the same paths."""
+    spec = importlib.util.find_spec("face_recognition_models")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("face_recognition_models is not installed")
+    return os.path.join(next(iter(spec.submodule_search_locations)), "models", f"{name}.dat")
 
 
 def _largest_face(
