@@ -370,6 +370,8 @@ def bench_database(label: str, database_url: str, data_dir: Path) -> dict[str, A
     env = {
         **os.environ,
         "INSPECTLANG_WORKER": "0",
+        # The ceiling's process and the bulk load use the SQLite file while serve runs.
+        "INSPECTLANG_SQLITE_EXCLUSIVE": "0",
         "INSPECTLANG_SECRET": "bench-" + "x" * 40,
         # The load comes from one key: the per-key rate limit would measure itself.
         "INSPECTLANG_RATE_LIMIT_REQUESTS": "0",

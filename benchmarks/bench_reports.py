@@ -129,6 +129,8 @@ def queue_throughput(database_url: str, data_dir: Path) -> float:
         "DATABASE_URL": database_url,
         "INSPECTLANG_DATA_DIR": str(data_dir),
         "INSPECTLANG_SECRET": "bench-secret",
+        # Two workers on one SQLite file: neither may hold it alone.
+        "INSPECTLANG_SQLITE_EXCLUSIVE": "0",
         "PYTHONPATH": str(ROOT),
     }
     command = [str(Path(sys.executable).with_name("inspectlang")), "worker"]

@@ -169,8 +169,9 @@ def bench(label: str, url: str | None, folder: Path) -> dict[str, Any]:
     accounts.create_account(database, keys["companyId"], email, "owner", PASSWORD)
     database.dispose()
     port = free_port()
+    # The bulk load writes the SQLite file while serve runs: serve may not hold it alone.
     env = {**os.environ, "INSPECTLANG_WORKER": "0", "INSPECTLANG_SECRET": "b" * 48,
-           "INSPECTLANG_RATE_LIMIT_REQUESTS": "0"}  # fmt: skip
+           "INSPECTLANG_RATE_LIMIT_REQUESTS": "0", "INSPECTLANG_SQLITE_EXCLUSIVE": "0"}  # fmt: skip
     command = [sys.executable, "-m", "server", "serve", "--no-worker", "--port", str(port),
                "--data-dir", str(folder), "--database-url", database_url]  # fmt: skip
     with running(command, port, env, folder / f"serve-{label}.log") as base_url:

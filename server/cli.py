@@ -116,12 +116,15 @@ def _settings(args: argparse.Namespace, **overrides: Any) -> Settings:
     )
 
 
-def _open_database(settings: Settings) -> Any:
-    """The database, migrated in development; `SchemaOutdated` on an old schema in production."""
+def _open_database(settings: Settings, *, long_running: bool = False) -> Any:
+    """The database, migrated in development; `SchemaOutdated` on an old schema in production.
+    A long-running process (`serve`, `worker`) holds a SQLite file alone
+    (`Settings.sqlite_exclusive`)."""
     from server import migrate
     from server.db import Database
 
-    database = Database(settings.database_url)
+    exclusive = long_running and settings.sqlite_exclusive
+    database = Database(settings.database_url, exclusive=exclusive)
     try:
         migrate.prepare(database, settings.env)
     except BaseException:
@@ -189,7 +192,7 @@ def run_serve(args: argparse.Namespace) -> int:
     except SettingsError as error:
         return _fail("invalid_settings", str(error))
     try:
-        database = _open_database(settings)
+        database = _open_database(settings, long_running=True)
     except SchemaOutdated as error:
         return _fail("schema_outdated", str(error))
     if args.demo:
@@ -243,7 +246,7 @@ def run_worker(args: argparse.Namespace) -> int:
     log_redaction.install()
     register_jobs()
     try:
-        database = _open_database(settings)
+        database = _open_database(settings, long_running=True)
     except SchemaOutdated as error:
         return _fail("schema_outdated", str(error))
     print(vision_status(settings), flush=True)

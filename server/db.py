@@ -2,6 +2,8 @@
 
 SQLite runs in WAL mode with `synchronous=FULL`, so a committed transaction survives a power
 loss, with a busy timeout so concurrent writers wait instead of failing, and foreign keys on.
+A long-running process (`serve`, `worker`) opens it with `exclusive=True` (see
+`Database.__init__`): the WAL index then lives in the process's memory, not in a mapped file.
 Tables live in the modules of `TABLE_MODULES`; `create_all` imports them and creates what is
 missing.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import sqlite3
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -49,6 +52,11 @@ SQLITE_PROBE_TIMEOUT_S = 1.0
 POOL_SIZE = 40
 #: Connections allowed beyond the pool for bursts (closed when returned).
 MAX_OVERFLOW = 20
+#: Seconds to open a PostgreSQL connection (libpq's `connect_timeout`; it counts 2 at least)
+#: and to wait for one from a pool that cannot open any: a database that refuses or does not
+#: answer is a 503 `service_unavailable` within about this, not after the pools' default 30 s
+#: (issue 39: requests hung 30-60 s).
+CONNECT_TIMEOUT_S = 2
 
 Dialect = Literal["sqlite", "postgresql"]
 
@@ -77,11 +85,28 @@ def normalize_url(url: str) -> URL:
 class Database:
     """One engine and a session factory; share one instance per process."""
 
-    def __init__(self, url: str, *, echo: bool = False) -> None:
+    def __init__(self, url: str, *, echo: bool = False, exclusive: bool = False) -> None:
+        """`exclusive` (SQLite only): this process alone opens the file (SQLite's `unix-excl`
+        VFS holds a lock on it that keeps other processes out until the process closes its
+        last connection), so the WAL index lives in this process's memory, shared by its
+        connections, instead of the `-shm` file every process maps read-write. A page of that
+        map the storage refuses to back (the data directory made immutable: ext4 write-protects
+        the file's pages and refuses the next write fault) is a SIGBUS that kills the process
+        with nothing logged, 2 crashes in 3 runs under load; exclusive, 0 in 10
+        (`benchmarks/bench_readonly_storage.py`), and such a refusal is the 503 it should be.
+        Readers still never wait for the writer (WAL). Other processes meanwhile wait for the
+        file (busy timeout) and fail: one SQLite file, one process (docs/operations.md)."""
         self.url = normalize_url(url)
         self.dialect: Dialect = (
             "sqlite" if self.url.get_backend_name() == "sqlite" else "postgresql"
         )
+        database = self.url.database
+        self._file: Path | None = (
+            Path(database).expanduser()
+            if self.dialect == "sqlite" and database and database != ":memory:"
+            else None
+        )
+        self.exclusive = exclusive and self._file is not None
         #: Set when the storage refused a SQLite write; `check_writable` clears it.
         self._refused_writes = False
         self.engine: Engine = self._create_engine(echo)
@@ -94,20 +119,30 @@ class Database:
                 pool_pre_ping=True,
                 pool_size=POOL_SIZE,
                 max_overflow=MAX_OVERFLOW,
+                connect_args={"connect_timeout": CONNECT_TIMEOUT_S},
             )
-        database = self.url.database
-        if database and database != ":memory:":
-            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        if self._file is not None:
+            self._file.parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(
             self.url,
             echo=echo,
             pool_size=POOL_SIZE,
             max_overflow=MAX_OVERFLOW,
             connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
+            **({"creator": self._connect} if self.exclusive else {}),
         )
         event.listen(engine, "connect", _configure_sqlite_connection)
         event.listen(engine, "handle_error", self._discard_refused_connections)
         return engine
+
+    def _connect(self, timeout: float = SQLITE_BUSY_TIMEOUT_MS / 1000) -> sqlite3.Connection:
+        """A connection to the SQLite file through the VFS this database uses (the pool's: the
+        driver's own transaction handling, as SQLAlchemy opens them)."""
+        assert self._file is not None
+        if not self.exclusive:
+            return sqlite3.connect(self._file, timeout=timeout, check_same_thread=False)
+        uri = f"file:{urllib.parse.quote(str(self._file.absolute()))}?vfs=unix-excl"
+        return sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False)
 
     def _discard_refused_connections(self, context: Any) -> None:
         """A SQLite connection whose write the storage refused is thrown away with the pool's
@@ -154,12 +189,10 @@ class Database:
                 if read_only == "on":
                     raise DatabaseReadOnly("the database's transactions are read-only")
             return
-        database = self.url.database
-        if not database or database == ":memory:":
+        if self._file is None:
             return
-        probe = sqlite3.connect(
-            Path(database).expanduser(), timeout=SQLITE_PROBE_TIMEOUT_S, isolation_level=None
-        )
+        probe = self._connect(timeout=SQLITE_PROBE_TIMEOUT_S)
+        probe.isolation_level = None  # the probe says BEGIN and ROLLBACK itself
         try:
             probe.execute("BEGIN IMMEDIATE")
             # A real write, rolled back: `BEGIN IMMEDIATE` alone succeeds on a read-only file

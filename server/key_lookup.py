@@ -17,9 +17,9 @@ from __future__ import annotations
 from typing import Any, cast
 
 import psycopg
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from server.db import Database
+from server.db import CONNECT_TIMEOUT_S, Database
 from server.tables import ApiKey
 
 #: Connections of the lookup pool: each query takes well under a millisecond.
@@ -47,7 +47,10 @@ class AsyncKeyLookup:
             conninfo(database),
             min_size=MIN_CONNECTIONS,
             max_size=MAX_CONNECTIONS,
-            kwargs={"autocommit": True},
+            kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S},
+            # A request waits this long for a connection the pool cannot open (the
+            # database refusing): then 503, not psycopg_pool's default 30 s.
+            timeout=CONNECT_TIMEOUT_S,
             open=False,
             name="api-key-lookup",
         )
@@ -64,6 +67,8 @@ class AsyncKeyLookup:
                 async with self._pool.connection() as connection:
                     cursor = await connection.execute(_QUERY, (key_id,))
                     return await cursor.fetchone()
+            except PoolTimeout:
+                raise  # no connection to be had: another attempt would only wait as long
             except psycopg.OperationalError:
                 if attempt:
                     raise

@@ -82,6 +82,11 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=DEFAULT_MAX_BODY_BYTES, ge=1)
     #: Run the background job worker inside the server process.
     worker: bool = True
+    #: SQLite: `serve` and `worker` hold the database file for their process alone, with the
+    #: WAL index in memory instead of a mapped `-shm` file (`server.db.Database`): a data
+    #: directory made read-only under them answers 503 instead of killing them with SIGBUS.
+    #: Turn it off only to let another process use the file while one runs (a benchmark).
+    sqlite_exclusive: bool = True
     #: Seconds between the worker's sweeps that block inspections past their expiry (0: never).
     expiry_sweep_seconds: int = Field(default=60, ge=0)
     #: Where images and PDFs are kept (`server.blobs.open_store`): `file:///dir` (default:

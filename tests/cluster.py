@@ -155,6 +155,8 @@ class Cluster:
                 # The proof is about jobs, blobs and processes; photo analysis has its own
                 # kill-and-retake test (tests/server/test_vision_analysis.py).
                 "INSPECTLANG_VISION": "0",
+                # Several processes on one SQLite file: none may hold it alone.
+                "INSPECTLANG_SQLITE_EXCLUSIVE": "0",
             }
         )
         if public_url:

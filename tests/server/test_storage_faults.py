@@ -382,3 +382,40 @@ def test_a_page_answers_a_503_page_in_the_browsers_language(
     assert "El servicio no está disponible por un momento" in photo.text
     assert fetched.status_code == 503
     assert fetched.json()["code"] == "service_unavailable"
+
+
+def test_an_exclusive_sqlite_database_keeps_its_wal_index_in_memory(tmp_path: Path) -> None:
+    """`serve` and `worker` open SQLite exclusively: no `-shm` file is mapped (a page of it the
+    storage refuses to back, the data directory made immutable, was a SIGBUS:
+    `benchmarks/bench_readonly_storage.py`), the process's connections still share the file in
+    WAL mode, and another process waits for the file instead of mapping a second index."""
+    from sqlalchemy import text
+
+    from server.db import Database
+
+    path = tmp_path / "alone.sqlite3"
+    database = Database(f"sqlite:///{path}", exclusive=True)
+    try:
+        with database.engine.begin() as connection:
+            assert connection.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+            connection.execute(text("CREATE TABLE t (n INTEGER)"))
+            connection.execute(text("INSERT INTO t VALUES (1)"))
+        with database.engine.connect() as first, database.engine.connect() as second:
+            first.execute(text("BEGIN IMMEDIATE"))
+            first.execute(text("INSERT INTO t VALUES (2)"))
+            # A reader of the same process does not wait for the writer (WAL).
+            assert second.execute(text("SELECT count(*) FROM t")).scalar() == 1
+            first.execute(text("COMMIT"))
+        assert (tmp_path / "alone.sqlite3-wal").exists()
+        assert not (tmp_path / "alone.sqlite3-shm").exists()
+        assert "alone.sqlite3-shm" not in Path(f"/proc/{os.getpid()}/maps").read_text()
+        database.check_writable()
+        other = subprocess.run(
+            [sys.executable, "-c", f"import sqlite3; sqlite3.connect({str(path)!r}, timeout=0)"
+             ".execute('SELECT count(*) FROM t').fetchone()"],
+            capture_output=True,
+            text=True,
+        )  # fmt: skip
+        assert other.returncode != 0 and "database is locked" in other.stderr, other.stderr
+    finally:
+        database.dispose()
