@@ -40,7 +40,7 @@ from server.deps import (
     Services,
     system_clock,
 )
-from server.errors import EXCEPTION_HANDLERS
+from server.errors import EXCEPTION_HANDLERS, UNAVAILABLE_RETRY_AFTER_SECONDS
 from server.idempotency import IdempotencyMiddleware, IdempotencyStore
 from server.images.controller import ROUTES as IMAGE_ROUTES
 from server.inspections.controller import ROUTES as INSPECTION_ROUTES
@@ -105,7 +105,8 @@ def ready(request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
     body: dict[str, Any] = {"status": "ok" if ok else "not_ready", "checks": checks}
     if not ok:
         body["code"] = "not_ready"
-    return Response(body, status_code=200 if ok else 503)
+    headers = None if ok else {"Retry-After": str(UNAVAILABLE_RETRY_AFTER_SECONDS)}
+    return Response(body, status_code=200 if ok else 503, headers=headers)
 
 
 def readiness(database: Database, blobs: BlobStore) -> dict[str, str]:

@@ -52,11 +52,12 @@ SQLITE_PROBE_TIMEOUT_S = 1.0
 POOL_SIZE = 40
 #: Connections allowed beyond the pool for bursts (closed when returned).
 MAX_OVERFLOW = 20
-#: Seconds to open a PostgreSQL connection (libpq's `connect_timeout`; it counts 2 at least)
-#: and to wait for one from a pool that cannot open any: a database that refuses or does not
-#: answer is a 503 `service_unavailable` within about this, not after the pools' default 30 s
-#: (issue 39: requests hung 30-60 s).
+#: Seconds to open a PostgreSQL connection (libpq's `connect_timeout`; it counts 2 at least):
+#: a database that does not answer is a 503 `service_unavailable` within about this.
 CONNECT_TIMEOUT_S = 2
+#: Seconds a request waits for a pooled connection that the pool cannot open (the database
+#: refusing): then 503, not after psycopg_pool's default 30 s, twice (issue 39: 30-60 s).
+POOL_WAIT_S = 1
 
 Dialect = Literal["sqlite", "postgresql"]
 

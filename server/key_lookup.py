@@ -19,7 +19,7 @@ from typing import Any, cast
 import psycopg
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from server.db import CONNECT_TIMEOUT_S, Database
+from server.db import CONNECT_TIMEOUT_S, POOL_WAIT_S, Database
 from server.tables import ApiKey
 
 #: Connections of the lookup pool: each query takes well under a millisecond.
@@ -48,9 +48,7 @@ class AsyncKeyLookup:
             min_size=MIN_CONNECTIONS,
             max_size=MAX_CONNECTIONS,
             kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S},
-            # A request waits this long for a connection the pool cannot open (the
-            # database refusing): then 503, not psycopg_pool's default 30 s.
-            timeout=CONNECT_TIMEOUT_S,
+            timeout=POOL_WAIT_S,
             open=False,
             name="api-key-lookup",
         )
