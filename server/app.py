@@ -221,6 +221,7 @@ def job_kinds() -> jobs.Registry:
         },
         expiry_sweep=expiry.expire_overdue,
         purge_sessions=sessions.purge_expired,
+        purge_partner_tokens=oauth.purge_spent,
     )
 
 

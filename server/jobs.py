@@ -66,6 +66,8 @@ class Registry:
     expiry_sweep: Callable[[Database], int]
     #: Deletes expired browser sessions (`server.web.sessions`).
     purge_sessions: Callable[[Database, datetime], Any]
+    #: Deletes partner applications' codes and tokens past use (`server.oauth.service`).
+    purge_partner_tokens: Callable[[Database, datetime], Any] | None = None
 
 
 _registry: Registry | None = None
@@ -439,11 +441,19 @@ def purge_finished(db: Database, *, now: datetime | None = None) -> int:
 
 
 def _purge_web_sessions(db: Database, name: str) -> None:
-    """Delete expired browser sessions of the web pages (`server.web.sessions`)."""
+    """Delete expired browser sessions of the web pages (`server.web.sessions`), and the
+    partner applications' codes and tokens no request can use any more."""
+    chores = registered()
     try:
-        registered().purge_sessions(db, utcnow())
+        chores.purge_sessions(db, utcnow())
     except Exception:
         logger.warning("worker %s: purging expired web sessions failed", name, exc_info=True)
+    if chores.purge_partner_tokens is None:
+        return
+    try:
+        chores.purge_partner_tokens(db, utcnow())
+    except Exception:
+        logger.warning("worker %s: purging spent partner tokens failed", name, exc_info=True)
 
 
 def sweep_expired(db: Database, name: str = "worker") -> int:

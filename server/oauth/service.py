@@ -14,13 +14,13 @@ from __future__ import annotations
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, cast
 from urllib.parse import urlsplit
 
 from authlib.oauth2.rfc6749 import OAuth2Error
 from authlib.oauth2.rfc6749.errors import InsecureTransportError
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 
 from server.auth import AuthContext, Delegation, Mode, find_member
 from server.dashboard.accounts import Actor
@@ -30,7 +30,7 @@ from server.db import Database
 from server.deps import bearer_error
 from server.errors import ApiError
 from server.oauth import flow, scopes
-from server.oauth.tables import PartnerApp, PartnerAuthorization, PartnerToken
+from server.oauth.tables import PartnerApp, PartnerAuthorization, PartnerCode, PartnerToken
 from server.tables import Company, Member
 from server.tokens import hash_token
 
@@ -347,6 +347,20 @@ def revoke_authorization(db: Database, actor: Actor, authorization_id: str, now:
     if not found or not (own or allowed(actor.role, "authorizations.manage_company")):
         raise _refuse("authorization_not_found", 404, "No such authorization.")
     flow.revoke_family(db, authorization_id, "member" if own else "owner", now)
+
+
+def purge_spent(db: Database, now: datetime) -> int:
+    """Delete what no request can use any more (the worker's chore): codes a day past their
+    expiry, and token pairs whose refresh token has expired (their access token expired before).
+    A rotated refresh token is kept until then, so its reuse is recognized as one. The
+    authorizations stay, revoked ones too: who allowed what, and who ended it."""
+    codes = cast(Any, PartnerCode).__table__
+    pairs = cast(Any, PartnerToken).__table__
+    with db.session() as session:
+        gone = session.execute(delete(codes).where(codes.c.expires_at < now - timedelta(days=1)))
+        spent = session.execute(delete(pairs).where(pairs.c.refresh_expires_at < now))
+        session.commit()
+    return int(cast(Any, gone).rowcount or 0) + int(cast(Any, spent).rowcount or 0)
 
 
 # --- the token endpoints ------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 import pytest
-from sqlalchemy import update
+from sqlalchemy import func, select, update
 
 from server.auth import create_company
 from server.dashboard import accounts
@@ -807,3 +807,30 @@ def test_the_consent_page_asks_to_sign_in_first_and_comes_back(
     assert away.headers["location"] == "/dashboard/"
     browser.http.close()
     other.http.close()
+
+
+def test_the_worker_purges_spent_codes_and_tokens(
+    client: httpx.Client,
+    db: Database,
+    browsers: Callable[[str], Browserish],
+    world: dict[str, Any],
+    app_credentials: dict[str, str],
+) -> None:
+    """Codes a day past their expiry and pairs whose refresh token expired are deleted; a live
+    pair stays and still works."""
+    from server import jobs
+    from server.app import register_jobs
+
+    key = world["partner"]["testKey"]
+    live = tokens_for(client, browsers(world["a"]["emails"]["editor"]), app_credentials, key)
+    register_jobs()
+    purge = jobs.registered().purge_partner_tokens
+    assert purge is not None
+    purge(db, utcnow())  # nothing of this test's is spent yet
+    still = node_get(client, "/account/membership/authenticated", key, live["access_token"])
+    assert still.status_code == 200
+    later = utcnow() + timedelta(days=31)
+    assert purge(db, later) > 0
+    with db.engine.connect() as connection:
+        assert connection.execute(select(func.count()).select_from(PartnerToken)).scalar() == 0
+        assert connection.execute(select(func.count()).select_from(PartnerCode)).scalar() == 0
