@@ -25,6 +25,7 @@ from inspectlang.vocabulary import (
     MAX_NUMBER,
     MAX_TEXT_LENGTH,
 )
+from runtime.state import CompletedBy, Status, Veredict
 from server.bodies import InspectionType, RequestBody, ResponseBody
 from server.delivery.schemas import DeliveryView
 
@@ -218,8 +219,8 @@ class Inspection(ResponseBody):
 
     id: str = msgspec.field(name="_id")
     type: InspectionType
-    status: Literal["created", "started", "processing", "review", "completed", "blocked"]
-    veredict: Literal["approved", "disapproved", "not_defined"]
+    status: Status
+    veredict: Veredict
     template: TemplateReference
     producer: Producer
     metadata: dict[str, str]
@@ -228,7 +229,7 @@ class Inspection(ResponseBody):
     products: list[Product]  # type: ignore[valid-type]
     testing: bool
     reasons: list[str] | Unset = UNSET
-    completedBy: Literal["client", "consumer", "expiration", "reviewer"] | Unset | None = UNSET
+    completedBy: CompletedBy | Unset | None = UNSET
     #: A person's part (docs/review.md): pending validations, reasons, decisions, audit.
     review: dict[str, Any] | Unset | None = UNSET
     locale: str | Unset = UNSET
