@@ -47,7 +47,26 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> Iterator[None]:
+    """The files run in pytest-randomly's order (random, its seed printed at the top), the tests
+    of each file in their written order. A file's tests share its module fixtures (a served app,
+    a signed-in browser, a company) by design, and some read as one story (a key revoked after
+    it was used); what must hold is that no file depends on another having run first, which is
+    what a shuffled file order shows (process-wide state left behind, a shared throttle)."""
+    written = {id(item): index for index, item in enumerate(items)}
+    result = yield
+    position: dict[Path, int] = {}
+    for index, item in enumerate(items):
+        position.setdefault(item.path, index)
+    items.sort(key=lambda item: (position[item.path], written[id(item)]))
+    _mark_database_tests(items)
+    return result
+
+
+def _mark_database_tests(items: list[pytest.Item]) -> None:
     tests_root = Path(__file__).parent
     for item in items:
         try:
