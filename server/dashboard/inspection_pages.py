@@ -39,7 +39,7 @@ from server.reports.schemas import ReportRequestBody
 from server.reports.thumbnails import thumbnail_jpeg
 from server.stored_files import stored_file_response
 from server.templates import service as templates
-from server.web import capture
+from server.web import capture, history
 
 
 @get("/inspections", opt=nav(labels._("Inspections"), "inspections.view", 10))
@@ -285,6 +285,8 @@ def _detail_page(
     context["captures"] = capture.by_image(context["state"], locale)
     # the verdict's reasons in the member's language (the inspection's where it has none)
     context["reasons"] = context["state"].reasons_in(locale)
+    context["history"] = inspection_history(app_services(request), context, locale)
+    context["history_csv"] = f"/dashboard/inspections/{inspection_id}/history.csv"
     return render(
         request,
         "inspection.html",
@@ -292,6 +294,34 @@ def _detail_page(
         member=member,
         status_code=status_code,
     )
+
+
+def inspection_history(app: Services, detail: dict[str, Any], locale: str) -> list[history.Step]:
+    """The history of the inspection `_detail` read, for a reader of `locale`."""
+    names = history.photo_names(detail["inspection"])
+    return history.steps(detail["state"].events, names, locale, app.settings.time_zone)
+
+
+def history_csv(request: Request[Any, Any, Any], member: Member, inspection_id: str) -> Stream:
+    """The history as CSV in the member's language: the page's words, cell by cell."""
+    app = app_services(request)
+    locale = member_locale(request, member)
+    found = inspection_history(app, _detail(app, member, inspection_id, locale), locale)
+    return Stream(
+        history.csv_lines(found, locale),
+        media_type="text/csv",  # Litestar adds the charset
+        headers={"Content-Disposition": f'attachment; filename="history-{inspection_id}.csv"'},
+    )
+
+
+@get("/inspections/{inspection_id:str}/history.csv")
+async def inspection_history_csv(
+    request: Request[Any, Any, Any], inspection_id: FromPath[str]
+) -> Stream:
+    member = signed_in(request)
+    if not member.can("review.view"):  # a reviewer exports the history of the case too
+        require(member, "inspections.view")
+    return await in_thread(history_csv, request, member, inspection_id)
 
 
 @get("/inspections/{inspection_id:str}")
@@ -416,6 +446,7 @@ ROUTES: list[Any] = [
     resend,
     inspection_csv,
     inspection_detail,
+    inspection_history_csv,
     request_report,
     share,
     photo,

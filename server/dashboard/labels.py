@@ -43,6 +43,47 @@ DELIVERY = {
     "failed": _("Failed"),
 }
 
+#: Declared fields (the product's and the consumer's) by their API key; a company's own field
+#: shows its own name.
+FIELDS = {
+    "plate": _("Plate"),
+    "make": _("Make"),
+    "model": _("Model"),
+    "year": _("Year"),
+    "vin": _("VIN"),
+    "color": _("Color"),
+    "use": _("Use"),
+    "version": _("Version"),
+    "name": _("Name"),
+    "identification": _("Identification"),
+    "birthdate": _("Birth date"),
+    "sex": _("Sex"),
+    "email": _("Email"),
+    "phone": _("Phone"),
+    "serialNumber": _("Serial number"),
+    "brand": _("Brand"),
+    "imei": _("IMEI"),
+    "description": _("Description"),
+}
+#: The runtime's words for how sure a result is, and who gave it.
+SOURCES = {"person": _("person"), "machine": _("machine")}
+#: The review pages' notices after an action (`?done=`).
+REVIEW_NOTICES = {
+    "saved": _("Results saved."),
+    "retake": _("Retake requested: the consumer gets a new link."),
+    "approved": _("Decided: approved. Here is the next case."),
+    "disapproved": _("Decided: disapproved. Here is the next case."),
+    "approved-last": _("Decided: approved. No case is left in the queue."),
+    "disapproved-last": _("Decided: disapproved. No case is left in the queue."),
+}
+#: What a refused review action says, by the API error's code (another code keeps the API's
+#: own English description).
+REVIEW_ERRORS = {
+    "reason_required": _("Write the reason for the decision: the report shows it."),
+    "review_conflict": _("Another reviewer holds this case or decided it first."),
+    "invalid_status_transition": _("This case is no longer waiting for a person."),
+    "image_not_found": _("That photo is no longer part of the inspection: reload the page."),
+}
 
 #: What a refused account operation says, by `AccountError.code`, in the page's language (an
 #: unknown code keeps the service's own English text).

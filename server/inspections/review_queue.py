@@ -22,8 +22,9 @@ from server.auth import AuthContext
 from server.db import Database
 from server.inspections.review_tables import ReviewDecisionRecord, ReviewQueueRecord
 
-#: Reasons kept on a queue row (the review page shows them all).
-MAX_REASONS = 5
+#: Reasons kept on a queue row: the queue page shows them all (a case has a reason per
+#: photo and validation that waits, and the retake's; more than this is not a real template).
+MAX_REASONS = 50
 #: Longest reason message kept on a queue row.
 MAX_REASON_CHARS = 300
 
@@ -46,6 +47,17 @@ def _queued_reason(reason: dict[str, Any]) -> dict[str, Any]:
         key: value[:MAX_REASON_CHARS] if isinstance(value, str) else value
         for key, value in kept.items()
     }
+
+
+def _names(state: InspectionState) -> tuple[str | None, str | None]:
+    """The plate (else the first declared value) and the consumer's name, bounded."""
+    data = state.products[0].data if state.products else {}
+    plate = data.get("plate") or next(
+        (v for v in data.values() if isinstance(v, (str, int)) and v not in ("", None)), None
+    )
+    consumer = state.consumer or {}
+    name = " ".join(str(consumer.get(k) or "") for k in ("firstName", "lastName")).strip()
+    return (str(plate)[:200] if plate not in (None, "") else None), (name[:200] or None)
 
 
 def sync(
@@ -75,6 +87,7 @@ def sync(
         row.since = _moment(review.since, now)
         row.reasons = [_queued_reason(r) for r in review.reasons[:MAX_REASONS]]
         row.pending = len(pending(program, after))
+        row.product, row.consumer_name = _names(after)
         row.assignee_id = review.assignee["id"] if review.assignee else None
         row.assignee_name = review.assignee["name"][:200] if review.assignee else None
         session.add(row)

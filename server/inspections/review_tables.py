@@ -33,9 +33,13 @@ class ReviewQueueRecord(SQLModel, table=True):
     template_name: str = Field(max_length=200)
     #: When the inspection entered `review`.
     since: datetime = timestamp_field()
-    #: `review.reasons` as `[{code, message}]` (at most `queue.MAX_REASONS`).
+    #: `review.reasons` as `[{code, message}]` (at most `review_queue.MAX_REASONS`).
     reasons: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON))
     pending: int = 0
+    #: What names the case for a reviewer: the declared plate (else the product's first
+    #: declared value) and the consumer's name (0011_review_queue_facts).
+    product: str | None = Field(default=None, max_length=200)
+    consumer_name: str | None = Field(default=None, max_length=200)
     assignee_id: str | None = Field(default=None, max_length=64)
     assignee_name: str | None = Field(default=None, max_length=200)
 

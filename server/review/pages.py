@@ -28,6 +28,7 @@ from server.dashboard.web import (
 from server.delivery.messages import Message
 from server.errors import ApiError
 from server.review import service
+from server.web import i18n
 
 #: Longest damage entry text the form takes (the runtime's limit for a damage's texts).
 MAX_DAMAGE_CHARS = 100
@@ -60,9 +61,32 @@ async def review_queue(request: Request[Any, Any, Any]) -> Any:
                 )
                 for item in found.items
             ],
-            "message": request.query_params.get("message"),
+            "notice": _notice(request, member),
         },
         member=member,
+    )
+
+
+def _notice(request: Request[Any, Any, Any], member: Member) -> str | None:
+    """What the page says after an action (`?done=saved`...), in the member's language."""
+    done = request.query_params.get("done", "")
+    if done not in labels.REVIEW_NOTICES:
+        return None
+    locale = member_locale(request, member)
+    return labels.labeller(i18n.translations(locale), labels.REVIEW_NOTICES)(done)
+
+
+def next_case(app: Any, member: Member, after: str) -> str | None:
+    """The oldest case of the queue other than `after` that nobody else holds: where the
+    reviewer goes next (the `N` key, and after a decision)."""
+    found = service.queue(app.db, member.auth, member.actor.account_id, 1)
+    return next(
+        (
+            item.inspection_id
+            for item in found.items
+            if item.inspection_id != after and item.assignee_id in (None, member.actor.account_id)
+        ),
+        None,
     )
 
 
@@ -123,13 +147,19 @@ def _page(
     form: dict[str, Any] | None = None,
 ) -> Any:
     case = _case(request, member, inspection_id)
+    app = app_services(request)
+    translations = i18n.translations(member_locale(request, member))
     return render(
         request,
         "review/case.html",
         {
             "case": case,
-            "error": error.description if error is not None else None,
-            "error_code": error.code if error is not None else None,
+            "history": case.history,
+            "history_csv": f"/dashboard/inspections/{inspection_id}/history.csv",
+            "next_case": next_case(app, member, inspection_id),
+            "field_label": labels.labeller(translations, labels.FIELDS),
+            "source_label": labels.labeller(translations, labels.SOURCES),
+            "error": _error_text(error, translations) if error is not None else None,
             "notice": notice,
             "preview": preview,
             "form": form or {},
@@ -145,8 +175,14 @@ def _page(
 async def review_page(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> Any:
     member = signed_in(request)
     require(member, "review.view")
-    notice = request.query_params.get("message")
+    notice = _notice(request, member)
     return await in_thread(_page, request, member, inspection_id, notice=notice)
+
+
+def _error_text(error: ApiError, translations: Any) -> str:
+    """A refusal in the reviewer's language (the API's description when no words exist)."""
+    message = labels.REVIEW_ERRORS.get(error.code)
+    return str(translations.gettext(message)) if message else error.description
 
 
 def review_body(form: dict[str, Any], case: service.Case) -> dict[str, Any]:
@@ -213,8 +249,12 @@ async def submit_review(request: Request[Any, Any, Any], inspection_id: FromPath
     except ApiError as error:
         return await in_thread(_page, request, member, inspection_id, error=error, form=form)
     if "veredict" in body:
-        return redirect(f"/dashboard/review?message=Decided:+{body['veredict']}")
-    return redirect(f"/dashboard/review/{inspection_id}?message=Results+saved")
+        # A reviewer with 200 cases a day goes straight to the next one.
+        following = await in_thread(next_case, app, member, inspection_id)
+        if following is None:
+            return redirect(f"/dashboard/review?done={body['veredict']}-last")
+        return redirect(f"/dashboard/review/{following}?done={body['veredict']}")
+    return redirect(f"/dashboard/review/{inspection_id}?done=saved")
 
 
 @post("/review/{inspection_id:str}/retake", status_code=303)
@@ -252,7 +292,7 @@ async def ask_retake(request: Request[Any, Any, Any], inspection_id: FromPath[st
     except ApiError as error:
         values = {"retake_images": images, "retake_message": message}
         return await in_thread(_page, request, member, inspection_id, error=error, form=values)
-    return redirect(f"/dashboard/review/{inspection_id}?message=Retake+requested")
+    return redirect(f"/dashboard/review/{inspection_id}?done=retake")
 
 
 @get("/review/decisions.csv")

@@ -8,8 +8,7 @@ inspections' documents in bulk.
 
 from __future__ import annotations
 
-import csv
-import io
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,6 +27,8 @@ from server.inspections import review_queue
 from server.inspections import service as inspections
 from server.inspections.deliveries import deliver_retake, retake_message
 from server.settings import Settings
+from server.web import history, i18n
+from server.web.validations import validation_label
 
 #: Cases per page of the review queue.
 QUEUE_PAGE_SIZE = 50
@@ -131,8 +132,8 @@ def claim(
 
 # --- reading -----------------------------------------------------------------------------------
 
-#: Consumer fields shown as "declared" beside the photos.
-DECLARED_CONSUMER = ("identification", "firstName", "lastName", "birthdate", "sex", "email")
+#: Consumer fields shown as "declared" beside the photos (the first and last name as one `name`).
+DECLARED_CONSUMER = ("identification", "birthdate", "sex", "email", "phone")
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +166,8 @@ class Case:
     replaced: list[dict[str, Any]]
     reasons: list[dict[str, Any]]
     decisions: list[dict[str, Any]]
-    audit: list[dict[str, Any]]
+    #: Every step, who did what on which photo, when and why (`server.web.history`).
+    history: list[history.Step]
     suggestion: dict[str, Any] | None
     assignee: dict[str, str] | None
     retake: dict[str, Any] | None
@@ -241,14 +243,17 @@ def case(
         (str(key), str(value))
         for product in state.products[:1]
         for key, value in product.data.items()
-        if value not in (None, "")
+        if value not in (None, "") and not isinstance(value, (dict, list, bool))
     ]
+    name = " ".join(str(state.consumer.get(k) or "") for k in ("firstName", "lastName")).strip()
+    declared += [("name", name)] if name else []
     declared += [
         (key, str(state.consumer[key]))
         for key in DECLARED_CONSUMER
         if state.consumer.get(key) not in (None, "")
     ]
     since = inspections.parse_moment(review.get("since"))
+    locale = reader_locale or state.locale
     return Case(
         id=inspection_id,
         status=state.status,
@@ -260,12 +265,15 @@ def case(
         declared=declared,
         photos=photos,
         replaced=replaced,
+        # Why a person decides, while one does: after a retake the old reasons no longer hold.
         reasons=[
-            {**reason, "message": review_reason_text(reason, reader_locale or state.locale)}
-            for reason in review.get("reasons") or []
+            {**reason, "message": reason_text(reason, locale)}
+            for reason in (review.get("reasons") or [] if state.status == "review" else [])
         ],
         decisions=list(review.get("decisions") or []),
-        audit=list(review.get("audit") or []),
+        history=history.steps(
+            state.events, history.photo_names(document), locale, settings.time_zone
+        ),
         suggestion=_suggestion(review.get("suggestion"), state, reader_locale),
         assignee=review.get("assignee"),
         retake=review.get("retake"),
@@ -273,9 +281,18 @@ def case(
     )
 
 
+def reason_text(reason: dict[str, Any], locale: str | None) -> str:
+    """Why a case waits, as a reader of `locale` reads it: the validation by its name for
+    people (`Not recaptured`), never its code (`recaptured`)."""
+    chosen = i18n.choose_locale(locale)
+    if isinstance(reason.get("validation"), str):
+        reason = {**reason, "validation": f"“{validation_label(reason['validation'], chosen)}”"}
+    return review_reason_text(reason, chosen)
+
+
 def reason_texts(reasons: list[dict[str, Any]], locale: str | None) -> list[str]:
     """Why cases wait, as a reader of `locale` reads it (the queue page)."""
-    return [review_reason_text(reason, locale) for reason in reasons]
+    return [reason_text(reason, locale) for reason in reasons]
 
 
 def _suggestion(
@@ -320,34 +337,18 @@ CSV_COLUMNS = (
 
 def decisions_csv(db: Database, auth: AuthContext) -> Iterator[str]:
     """Every decision of the company (newest first) as CSV lines, header first."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-
-    def line(values: list[Any]) -> str:
-        buffer.seek(0)
-        buffer.truncate()
-        writer.writerow([_cell(v) for v in values])
-        return buffer.getvalue()
-
-    yield line(list(CSV_COLUMNS))
-    for row in review_queue.decisions(db, auth, MAX_CSV_ROWS):
-        yield line(
-            [
-                row.decided_at.isoformat(),
-                row.inspection_id,
-                row.type,
-                row.template_name,
-                row.veredict,
-                row.reason,
-                row.reviewer_id,
-                row.reviewer_name,
-                row.waited_seconds,
-            ]
-        )
-
-
-def _cell(value: Any) -> Any:
-    """A CSV cell a spreadsheet will not run as a formula (OWASP CSV injection)."""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
-    return "" if value is None else value
+    rows = (
+        [
+            row.decided_at.isoformat(),
+            row.inspection_id,
+            row.type,
+            row.template_name,
+            row.veredict,
+            row.reason,
+            row.reviewer_id,
+            row.reviewer_name,
+            row.waited_seconds,
+        ]
+        for row in review_queue.decisions(db, auth, MAX_CSV_ROWS)
+    )
+    return history.csv_rows(itertools.chain([list(CSV_COLUMNS)], rows))

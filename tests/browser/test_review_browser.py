@@ -128,6 +128,9 @@ def link_sent_to(db: Database, address: str, subject: str) -> str:
     return str(wait_for(find, f"a message '{subject}' to {address}"))
 
 
+ARTIFACTS = Path(__file__).parent.parent / "artifacts" / "test_review_browser"
+
+
 def test_review_claim_result_damage_retake_and_approve(
     live_server: str,
     team: dict[str, Any],
@@ -175,12 +178,13 @@ def test_review_claim_result_damage_retake_and_approve(
     sign_in(desk, live_server, team["reviewer"])
     assert desk.url.endswith("/dashboard/review")
     assert re.search(r"Review \(\d+\)", desk.inner_text("nav"))
-    row = desk.locator("tr", has_text=inspection_id)
-    assert "recaptured is not decided by a machine here" in row.inner_text()
+    row = desk.locator("tr", has_text="AB123CD")
+    assert "Ana Paz" in row.inner_text()  # the plate and the consumer name the case
+    assert "“Not a photo of a screen” is not decided by a machine here" in row.inner_text()
     look(desk, "01-queue", screenshot, axe_check)
     row.get_by_role("button", name="Claim").click()
     desk.wait_for_url(f"**/dashboard/review/{inspection_id}")
-    assert "AB123CD" in desk.inner_text("dl.facts")
+    assert "AB123CD" in desk.inner_text("dl.facts") and "Ana Paz" in desk.inner_text("h1")
     look(desk, "02-review-page", screenshot, axe_check)
 
     desk.check(f"input[name='valid:{front_id}:recaptured'][value=yes]")
@@ -190,7 +194,7 @@ def test_review_claim_result_damage_retake_and_approve(
     desk.fill(f"input[name='damage-damage:{back_id}']", "scratch")
     desk.select_option(f"select[name='damage-severity:{back_id}']", "minor")
     desk.get_by_role("button", name="Save results").click()
-    desk.wait_for_selector("p.notice:has-text('Results saved')")
+    desk.wait_for_selector("p.notice:has-text('Results saved.')")
     recorded = api.get(f"/v1/inspection/{inspection_id}").json()
     front = recorded["products"][0]["images"][0]
     assert any(
@@ -198,6 +202,7 @@ def test_review_claim_result_damage_retake_and_approve(
     )
     assert recorded["products"][0]["images"][1]["damages"][0]["part"] == "rear bumper"
 
+    desk.locator("details.retake summary").click()
     desk.check(f"input[name=images][value='{back_id}']")
     desk.fill("#retake-message", "Please take the back again: the plate is cut off.")
     desk.get_by_role("button", name="Preview").click()
@@ -208,6 +213,9 @@ def test_review_claim_result_damage_retake_and_approve(
     look(desk, "03-retake-preview", screenshot, axe_check)
     desk.get_by_role("button", name="Send the retake").click()
     desk.wait_for_selector("p.notice:has-text('Retake requested')")
+    # Sent back to the consumer: the old reasons no longer show, the retake's message does.
+    assert "Why a person decides" not in desk.inner_text("main")
+    assert "Waiting for the consumer" in desk.inner_text("main")
     assert api.get(f"/v1/inspection/{inspection_id}").json()["status"] == "started"
 
     # --- the consumer opens the new link: straight at the back photo -----------------------------
@@ -231,14 +239,30 @@ def test_review_claim_result_damage_retake_and_approve(
     sign_in(narrow, live_server, team["reviewer"])
     narrow.goto(f"{live_server}/dashboard/review/{inspection_id}")
     assert narrow.locator("button", has_text="Decide").count() == 1
+    assert "Retaken at" not in narrow.inner_text("main")
     look(narrow, "05a-review-page-360px", screenshot, axe_check, narrow=True)
 
-    # --- the reviewer approves with a reason ----------------------------------------------------
+    # --- the reviewer approves with a reason, by keys ---------------------------------------------
     desk.goto(f"{live_server}/dashboard/review/{inspection_id}")
-    desk.check("input[name=veredict][value=approved]")
-    desk.fill("#reason", "Retaken back photo shows the plate; damage is minor")
-    desk.get_by_role("button", name="Decide").click()
-    desk.wait_for_url("**/dashboard/review?message=*")
+    heights = {
+        "1280x800": desk.evaluate("document.documentElement.scrollHeight"),
+        "390": narrow.evaluate("document.documentElement.scrollHeight"),
+    }
+    print(f"review page heights: {heights}")
+    # The decision is in view beside the first photo on a 1280x800 screen.
+    desk.set_viewport_size({"width": 1280, "height": 800})
+    assert desk.locator("button[value=decide]").is_visible()
+    box = desk.locator("button[value=decide]").bounding_box()
+    assert box is not None and box["y"] + box["height"] <= 800, box
+    screenshot_viewport = desk.screenshot(path=str(ARTIFACTS / "05b-review-1280x800-view.png"))
+    assert screenshot_viewport
+    desk.keyboard.press("a")  # approve: the reason box takes the focus
+    assert desk.evaluate("document.activeElement.id") == "reason"
+    desk.keyboard.press("Control+Enter")  # no reason yet: the browser refuses, nothing is sent
+    assert desk.url.endswith(f"/dashboard/review/{inspection_id}")
+    desk.keyboard.type("Retaken back photo shows the plate; damage is minor")
+    desk.keyboard.press("Control+Enter")
+    desk.wait_for_url("**/dashboard/review?done=approved-last")
     look(desk, "05-queue-after-decision", screenshot, axe_check)
     done = api.get(f"/v1/inspection/{inspection_id}").json()
     assert (done["status"], done["veredict"], done["completedBy"]) == (
@@ -252,7 +276,9 @@ def test_review_claim_result_damage_retake_and_approve(
 
     # The review page read-only after the decision, at 360 px: the audit trail at the bottom.
     narrow.goto(f"{live_server}/dashboard/review/{inspection_id}")
-    assert "Audit trail" in narrow.inner_text("main")
+    trail = narrow.inner_text("main")
+    assert "History" in trail and "Approved the inspection" in trail
+    assert "Asked the consumer to take photos again" in trail
     look(narrow, "06-decided-360px", screenshot, axe_check, narrow=True)
     narrow.goto(f"{live_server}/dashboard/review")
     look(narrow, "07-queue-360px", screenshot, axe_check, narrow=True)

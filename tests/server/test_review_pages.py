@@ -99,7 +99,7 @@ def test_a_reviewer_works_a_case_from_the_queue_to_the_decision(
     assert queue.status_code == 200
     assert re.search(r">Review \(\d+\)</a>", queue.text), "the count in the navigation"
     assert inspection_id in queue.text
-    assert "recaptured is not decided by a machine here" in queue.text
+    assert "“Not a photo of a screen” is not decided by a machine here" in queue.text
     assert "Inspections</a>" not in queue.text  # a reviewer has no inspections list
 
     claimed = browser.post(f"/dashboard/review/{inspection_id}/claim")
@@ -143,7 +143,8 @@ def test_a_reviewer_works_a_case_from_the_queue_to_the_decision(
         f"/dashboard/review/{inspection_id}", data={"action": "decide", "veredict": "approved"}
     )
     assert no_reason.status_code == 400
-    assert "reason_required" in no_reason.text
+    assert "Write the reason for the decision" in no_reason.text
+    assert "reason_required" not in no_reason.text  # words, not the API's code
     decided = browser.post(
         f"/dashboard/review/{inspection_id}",
         data={"action": "decide", "veredict": "approved", "reason": "Checked every photo"},
@@ -175,7 +176,16 @@ def test_a_reviewer_works_a_case_from_the_queue_to_the_decision(
     owner = browsers(team["emails"]["owner"])
     detail = owner.get(f"/dashboard/inspections/{inspection_id}")
     assert detail.status_code == 200
-    assert "Audit trail" in detail.text and "Checked every photo" in detail.text
+    assert "History" in detail.text and "Checked every photo" in detail.text
+    assert "Approved the inspection" in detail.text and "Took the case" in detail.text
+    exported = owner.get(f"/dashboard/inspections/{inspection_id}/history.csv")
+    assert exported.status_code == 200, exported.text
+    assert exported.headers["content-type"] == "text/csv; charset=utf-8"
+    lines = list(csv.reader(io.StringIO(exported.text)))
+    assert lines[0] == ["When", "Who", "What", "Photo", "Why"]
+    assert [team["emails"]["reviewer"], "Approved the inspection", "", "Checked every photo"] in [
+        line[1:] for line in lines
+    ]
 
 
 def test_a_viewer_sees_the_queue_but_cannot_claim_or_decide(
@@ -272,11 +282,15 @@ def test_the_rules_suggestion_in_the_reviewers_language(
     # Why it waits: written by the runtime in the inspection's locale, re-worded from its
     # fields in the reviewer's language on the case and queue pages.
     from runtime.wording import review_reason_text
+    from server.review.service import reason_text
 
     [reason] = [r for r in document["review"]["reasons"] if r["code"] != "rule"][:1]
     assert reason["message"] == review_reason_text(reason, "es_AR")
     english, portuguese = (review_reason_text(reason, loc) for loc in ("en_US", "pt_BR"))
     assert len({reason["message"], english, portuguese}) == 3
+    # The pages name the validation for people, never by its code.
+    english, portuguese = (reason_text(reason, loc) for loc in ("en_US", "pt_BR"))
+    assert "recaptured" not in english
     browser = browsers(team["emails"]["reviewer"])
     path = f"/dashboard/review/{document['_id']}"
     case_page = browser.get(path).text
