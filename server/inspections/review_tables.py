@@ -37,7 +37,7 @@ class ReviewQueueRecord(SQLModel, table=True):
     reasons: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON))
     pending: int = 0
     #: What names the case for a reviewer: the declared plate (else the product's first
-    #: declared value) and the consumer's name (0011_review_queue_facts).
+    #: declared value) and the consumer's name (0012_review_queue_facts).
     product: str | None = Field(default=None, max_length=200)
     consumer_name: str | None = Field(default=None, max_length=200)
     assignee_id: str | None = Field(default=None, max_length=64)

@@ -2,8 +2,8 @@
 the product's first declared value) and the consumer's name, kept in step by
 `server.inspections.review_queue.sync` (rows written before stay empty until their next change).
 
-Revision ID: 0011_review_queue_facts
-Revises: 0010_shared_files
+Revision ID: 0012_review_queue_facts
+Revises: 0011_partner_apps
 Create Date: 2026-11-28
 """
 
@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0011_review_queue_facts"
-down_revision: str | None = "0010_shared_files"
+revision: str = "0012_review_queue_facts"
+down_revision: str | None = "0011_partner_apps"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
