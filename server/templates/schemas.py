@@ -158,6 +158,14 @@ class Template(ResponseBody):
             "(`W900`: its inspections wait for a person, docs/review.md)."
         ),
     ] = msgspec.UNSET
+    changes: Annotated[
+        dict[str, Any] | msgspec.UnsetType,
+        msgspec.Meta(
+            description="On a revision (`PUT`): what it decides differently from the revision "
+            "before (`inspectlang diff`): `equivalent`, and `differences`, each way an "
+            "inspection one approves and the other does not, with events files (docs/api.md)."
+        ),
+    ] = msgspec.UNSET
 
 
 class SharedFile(ResponseBody):

@@ -334,6 +334,7 @@ def revise_template(
                 f"{manifest.inspectionType}); create a new template instead.",
             )
         _check_name_free(session, company_id, manifest.name, template_id)
+        previous = load_manifest(session, record.manifest_key)
         key = manifest_key(manifest)
         store_manifest(session, key, manifest, now)
         record.latest_revision += 1
@@ -352,7 +353,17 @@ def revise_template(
             )
         )
         _commit_or_name_taken(session, manifest.name)
-    return _api(manifest, record, with_logic=False)
+    # After the commit: the solver's seconds never hold the template's row.
+    return {**_api(manifest, record, with_logic=False), "changes": changes(previous, manifest)}
+
+
+def changes(previous: Template, manifest: Template) -> dict[str, Any]:
+    """What the new revision approves that the previous one refused, and the reverse
+    (`inspectlang diff`, docs/api.md): `{equivalent, differences: [...]}`, each difference with
+    an example inspection as events files for both revisions."""
+    from runtime.proofs.diff import difference
+
+    return difference(load_program(previous), load_program(manifest)).to_json()
 
 
 def revisions(

@@ -369,3 +369,43 @@ def test_a_runtime_refusal_is_placed_at_its_ir_node() -> None:
     assert _span_on_path(logic, "logic.checks[0].valid.left.left") == (3, 5, 3, 9)
     assert _span_on_path(logic, "logic.checks[0].valid") == (3, 5, 3, 40)
     assert _span_on_path(logic, "variables[0]") == (1, 1, 1, 1)
+
+
+def test_a_revision_answers_what_it_approves_differently(
+    client: httpx.Client, test_headers: dict[str, str]
+) -> None:
+    """`changes` (docs/api.md): the new revision asks a second photo, so an inspection with the
+    front photo only is approved by the old revision and refused by the new one; saving the
+    same logic again is `equivalent`."""
+    first = _create(client, test_headers, _source("Changes")).json()
+    url = f"/v1/inspection/template/{first['_id']}"
+    headers = {**test_headers, "content-type": "text/plain"}
+    extra = '\nimage back\n    label: "Back"\n'
+    revised = client.put(url, content=_source("Changes", extra=extra).encode(), headers=headers)
+    assert revised.status_code == 200, revised.text
+    changes = revised.json()["changes"]
+    assert changes["equivalent"] is False
+    by_new, by_old = changes["differences"]
+    assert by_new["difference"] == "approved_by_new_only" and by_new["answer"] == "same"
+    assert by_old["difference"] == "approved_by_old_only" and by_old["answer"] == "differs"
+    example = by_old["example"]
+    assert example["old"]["ends"]["veredict"] == "approved"
+    assert example["new"]["ends"]["veredict"] == "disapproved"
+    uploaded = [e["image"] for e in example["new"]["events"]["events"] if e["event"] == "image"]
+    assert "back" not in uploaded
+    again = client.put(url, content=_source("Changes", extra=extra).encode(), headers=headers)
+    assert again.json()["changes"] == {
+        "equivalent": True,
+        "differences": [
+            {
+                "difference": "approved_by_new_only",
+                "description": "approved by NEW and not by OLD",
+                "answer": "same",
+            },
+            {
+                "difference": "approved_by_old_only",
+                "description": "approved by OLD and not by NEW",
+                "answer": "same",
+            },
+        ],
+    }
