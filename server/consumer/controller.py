@@ -24,6 +24,7 @@ from server.boundary import name_problem
 from server.common import in_thread
 from server.consumer import flow
 from server.consumer.messages import localized
+from server.consumer.outbox import ClientIdMiddleware, go_to, refusal, wants_json
 from server.consumer.photos import photo_status, upload_photo
 from server.consumer.visits import (
     KIND,
@@ -155,6 +156,8 @@ def _common(visit: Visit, step: flow.Step) -> dict[str, Any]:
         "previous_url": step_url(visit.inspection_id, previous.key) if previous else None,
         "next_url": step_url(visit.inspection_id, following.key) if following else None,
         "base": f"/i/{visit.inspection_id}",
+        # Every step, for the service worker to keep: each opens offline, seen or not.
+        "step_urls": [step_url(visit.inspection_id, s.key) for s in all_steps],
     }
 
 
@@ -352,6 +355,9 @@ async def submit_details(request: Request[Any, Any, Any], inspection_id: FromPat
         except ApiError as error:
             errors = _field_errors(visit, error)
     if errors:
+        if wants_json(request):
+            return refusal("invalid_answers", gettext(locale, "Some answers need your attention."),
+                           status=400, errors=errors)  # fmt: skip
         fresh = await in_thread(visit_of, request, inspection_id)
         return await in_thread(_render_step, fresh or visit, step, errors=errors, status=400)
     if visit.view.program.asks:
@@ -362,15 +368,17 @@ async def submit_details(request: Request[Any, Any, Any], inspection_id: FromPat
             item.identifier not in before and item.value is None
             for item in flow.fields(fresh.view.program, fresh.view.state, locale, image)
         ):
+            if wants_json(request):
+                return go_to(step_url(inspection_id, step.key), request)
             return await in_thread(_render_step, fresh, step)
     if image is not None:
-        return redirect(step_url(inspection_id, step.key))
+        return go_to(step_url(inspection_id, step.key), request)
     await in_thread(set_flags, visit, details=True)
     # The answers just saved decide which photos are asked (`ask when` of images).
     current = await in_thread(visit_of, request, inspection_id) if visit.view.program.asks else None
     state = (current or visit).view.state
     _previous, following = flow.neighbours(visit.view.program, "details", state)
-    return redirect(step_url(inspection_id, following.key if following else "review"))
+    return go_to(step_url(inspection_id, following.key if following else "review"), request)
 
 
 def _field_errors(visit: Visit, error: ApiError) -> dict[str, str]:
@@ -424,12 +432,15 @@ async def submit_damage(request: Request[Any, Any, Any], inspection_id: FromPath
             except ApiError as error:
                 errors["form"] = error.description
         if errors:
+            if wants_json(request):
+                message = errors.get("form") or gettext(visit.locale, "This field is required.")
+                return refusal("invalid_answers", message, status=400, errors=errors)
             return await in_thread(
                 _render_step, visit, flow.Step("damage", "damage"), errors=errors, status=400
             )
-        return redirect(step_url(inspection_id, "damage") + "#declared")
+        return go_to(step_url(inspection_id, "damage") + "#declared", request)
     await in_thread(set_flags, visit, damage=True)
-    return redirect(step_url(inspection_id, "review"))
+    return go_to(step_url(inspection_id, "review"), request)
 
 
 @post("/{inspection_id:str}/finish", status_code=303)
@@ -449,6 +460,10 @@ async def finish(request: Request[Any, Any, Any], inspection_id: FromPath[str]) 
         )
     except ApiError as error:
         fresh = await in_thread(visit_of, request, inspection_id)
+        if wants_json(request):
+            if fresh is not None and sent_by_consumer(fresh.view.state):
+                return go_to(f"/i/{inspection_id}/done", request)
+            return refusal(error.code, _finish_refusal(fresh or visit, error), status=409)
         ended = _ended(fresh) if fresh else None
         if ended is not None:
             return ended
@@ -459,7 +474,7 @@ async def finish(request: Request[Any, Any, Any], inspection_id: FromPath[str]) 
             errors={"finish": _finish_refusal(fresh or visit, error)},
             status=409,
         )
-    return redirect(f"/i/{inspection_id}/done")
+    return go_to(f"/i/{inspection_id}/done", request)
 
 
 def _finish_refusal(visit: Visit, error: ApiError) -> str:
@@ -481,6 +496,41 @@ def done(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> Any:
         context={
             "company": visit.view.company_name,
             "template_name": visit.view.state.template.name,
+            "inspection_id": inspection_id,
+            "done": True,
+        },
+    )
+
+
+#: The assets a page of the flow loads: the service worker keeps them at install.
+ASSETS = (
+    "web/base.css",
+    "consumer/consumer.css",
+    "consumer/vendor/idb-8.0.4.umd.js",
+    "consumer/outbox.js",
+    "consumer/consumer.js",
+)
+#: Raised when the service worker itself changes in a way its assets' hashes do not show.
+WORKER_REVISION = "1"
+
+
+@get("/{inspection_id:str}/sw.js", sync_to_thread=True)
+def service_worker(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> Any:
+    """The service worker of this inspection's link (scope `/i/:id`, docs/consumer.md,
+    "Offline"); only for the browser holding its session."""
+    visit = visit_of(request, inspection_id)
+    if visit is None:
+        return not_found()
+    static = request.app.template_engine.engine.globals["static"]
+    assets = [static(name) for name in ASSETS]
+    version = WORKER_REVISION + "-" + "".join(url.rsplit("=", 1)[-1][:6] for url in assets)
+    return Template(
+        template_name="consumer/sw.js",
+        context={"assets": assets, "version": version},
+        media_type="text/javascript; charset=utf-8",
+        headers={
+            "Service-Worker-Allowed": session_path(inspection_id),
+            "Cache-Control": "no-cache",
         },
     )
 
@@ -498,7 +548,9 @@ ROUTES = [
             submit_damage,
             finish,
             done,
+            service_worker,
         ],
         session_kind=KIND,
+        middleware=[ClientIdMiddleware],
     )
 ]

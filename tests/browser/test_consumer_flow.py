@@ -26,6 +26,7 @@ from PIL import Image, ImageDraw
 from server.db import Database
 from server.inspections.tables import InspectionRecord
 from server.settings import Settings
+from tests.browser.conftest import submit
 from tests.http_threads import serve_in_thread
 
 TEMPLATE = Path(__file__).with_name("consumer_flow.insp")
@@ -234,7 +235,7 @@ def test_the_whole_flow_on_a_phone(
     assert api_words.json()["errors"][0]["message"] == "must be at least 1"
 
     fill_details(page, photos)
-    page.click("button[type=submit]")
+    submit(page, "button[type=submit]")
     assert heading(page) == "All the packages together, labels visible"
     camera = page.locator("[data-camera]")
     assert camera.get_attribute("capture") == "environment"
@@ -244,7 +245,7 @@ def test_the_whole_flow_on_a_phone(
     step(page, "05-photo-packages-sent", screenshot, axe_check)
     # An input asked next to this photo (`for image: packages`).
     field(page, "The labels are readable on the photo").check()
-    page.click("button:has-text('Save answers')")
+    submit(page, "button:has-text('Save answers')")
     assert heading(page) == "All the packages together, labels visible"
     assert field(page, "The labels are readable on the photo").is_disabled()
 
@@ -259,16 +260,16 @@ def test_the_whole_flow_on_a_phone(
     page.fill("#damage-part", "Box 2, corner")
     page.fill("#damage-damage", "Dented")
     page.select_option("#damage-severity", "low")
-    page.click("button:has-text('Add this damage')")
+    submit(page, "button:has-text('Add this damage')")
     assert "Box 2, corner" in page.inner_text(".damages")
     take_photo(page, photos["extra"])
     step(page, "07-damage", screenshot, axe_check)
-    page.click("button:has-text('Continue')")
+    submit(page, "button:has-text('Continue')")
 
     assert heading(page) == "Review and send"
     assert "Ana Pérez" in page.inner_text("dl.answers")
     step(page, "08-review", screenshot, axe_check)
-    page.click("button:has-text('Send inspection')")
+    submit(page, "button:has-text('Send inspection')")
     assert heading(page) == "Thank you!"
     step(page, "09-thank-you", screenshot, axe_check)
 
@@ -423,7 +424,7 @@ def _open_to_first_photo(page: Any, link: str, photos: dict[str, Path]) -> None:
     page.goto(link)
     consent(page)
     fill_details(page, photos)
-    page.click("button[type=submit]")
+    submit(page, "button[type=submit]")
     assert heading(page) == "All the packages together, labels visible"
 
 
@@ -442,13 +443,13 @@ def test_a_conditional_question_appears_when_its_answer_makes_it_asked(
     assert phone.locator("[data-field]", has_text="What was damaged?").count() == 0
     fill_details(phone, photos)
     field(phone, "State of the packages").select_option("Dented")
-    phone.click("button[type=submit]")
+    submit(phone, "button[type=submit]")
     assert heading(phone) == "A few questions"
     question = phone.locator("[data-field]", has_text="What was damaged?")
     assert question.count() == 1
     step(phone, "03b-conditional-question", screenshot, axe_check)
     field(phone, "What was damaged?").fill("One box is dented on a corner.")
-    phone.click("button[type=submit]")
+    submit(phone, "button[type=submit]")
     assert heading(phone) == "All the packages together, labels visible"
     document = inspection(api, inspection_id)
     values = {item["label"]: item["value"] for item in document["template"]["inputs"]}
@@ -592,7 +593,7 @@ def test_es_ar_texts_and_a_360_px_screen(
     assert width <= 360, f"the page scrolls sideways at 360 px ({width} px wide)"
     step(page, "18-es-AR-details-360", screenshot, axe_check)
     fill_details_es(page, photos)
-    page.click("button[type=submit]")
+    submit(page, "button[type=submit]")
     assert heading(page) == "Todos los paquetes juntos, con las etiquetas visibles"
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 360
     step(page, "19-es-AR-photo-360", screenshot, axe_check)

@@ -23,6 +23,7 @@ from PIL import Image, ImageDraw
 from server.dashboard import accounts
 from server.db import Database
 from server.delivery.service import outbox_messages
+from tests.browser.conftest import submit
 from tests.browser.test_dashboard_browser import PASSWORD, fits, sign_in
 
 TEMPLATE = """
@@ -167,7 +168,7 @@ def test_review_claim_result_damage_retake_and_approve(
     phone.click("[data-next]")
     take_photo(phone, camera["back"])
     phone.click("[data-next]")
-    phone.click("button:has-text('Send inspection')")
+    submit(phone, "button:has-text('Send inspection')")
     assert phone.locator("h1").first.inner_text() == "Thank you!"
     sent = api.get(f"/v1/inspection/{inspection_id}").json()
     assert sent["status"] == "review" and sent["veredict"] == "not_defined"
@@ -227,7 +228,7 @@ def test_review_claim_result_damage_retake_and_approve(
     look(again, "04-consumer-retake", screenshot, axe_check)
     take_photo(again, camera["back2"])
     again.click("[data-next]")
-    again.click("button:has-text('Send inspection')")
+    submit(again, "button:has-text('Send inspection')")
     assert again.locator("h1").first.inner_text() == "Thank you!"
     resent = api.get(f"/v1/inspection/{inspection_id}").json()
     assert resent["status"] == "review"

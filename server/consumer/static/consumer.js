@@ -5,7 +5,7 @@
    and a JPEG already small enough is sent as it is (docs/consumer.md, "Photos"). */
 (function () {
   "use strict";
-  var MAX_SIDE = 2048, QUALITY = 0.85, TRIES = 4, POLL_MS = 2000, POLLS = 60;
+  var MAX_SIDE = 2048, QUALITY = 0.85, THUMB_SIDE = 480, POLL_MS = 2000, POLLS = 60;
   var ORIGINAL_MAX_BYTES = 3 * 1024 * 1024;
   var csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
   var EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
@@ -161,58 +161,191 @@
       }, function () { resolve(null); }, { timeout: 5000, maximumAge: 60000 });
     });
   }
-  function send(url, form, onProgress) {
-    return new Promise(function (resolve, reject) {
-      var xhr = new XMLHttpRequest();
-      xhr.open("POST", url);
-      xhr.setRequestHeader("x-csrftoken", csrf);
-      xhr.setRequestHeader("accept", "application/json");
-      xhr.upload.onprogress = function (e) { if (e.lengthComputable) onProgress(e.loaded / e.total); };
-      xhr.onload = function () {
-        var body = null;
-        try { body = JSON.parse(xhr.responseText); } catch (e) { body = null; }
-        if (xhr.status >= 500) reject({ retry: true });
-        else resolve({ status: xhr.status, body: body || {} });
-      };
-      xhr.onerror = function () { reject({ retry: true }); };
-      xhr.ontimeout = function () { reject({ retry: true }); };
-      xhr.timeout = 120000;
-      xhr.send(form);
+  /* A small copy of the photo for previews (pending ones are shown from it, offline too). */
+  function thumbnail(blob) {
+    if (!window.createImageBitmap) return Promise.resolve(null);
+    return createImageBitmap(blob).then(function (bitmap) {
+      var scale = Math.min(1, THUMB_SIDE / Math.max(bitmap.width, bitmap.height));
+      var canvas = document.createElement("canvas");
+      canvas.width = Math.round(bitmap.width * scale); canvas.height = Math.round(bitmap.height * scale);
+      canvas.getContext("2d").drawImage(bitmap, 0, 0, canvas.width, canvas.height);
+      return new Promise(function (resolve) { canvas.toBlob(resolve, "image/jpeg", 0.7); });
+    }).catch(function () { return null; });
+  }
+
+  /* ---- the outbox: everything is saved on the phone first, then sent from there ---- */
+  var Box = window.InspectlangOutbox, shell = document.querySelector("[data-consumer]");
+  var outbox = shell && Box && window.indexedDB ? new Box.Outbox(shell.dataset.inspection) : null;
+  var words = shell ? shell.querySelector("template[data-outbox-words]").dataset : {};
+  var statusLine = document.querySelector("[data-outbox-status]");
+  var timer = null, settled = {}, urls = {}, progressOf = {}, awaiting = {};
+  function drain() {
+    if (!outbox) return Promise.resolve({ left: 0 });
+    clearTimeout(timer);
+    return outbox.drain(function (item, fraction) {
+      progressOf[item.clientId] = fraction; render();
+    }).then(function (result) {
+      if (result.left) timer = setTimeout(drain, outbox.backoff());
+      return result;
+    }, function () { timer = setTimeout(drain, outbox.backoff()); return { left: 1 }; });
+  }
+  function syncLater() {  /* Background Sync: the service worker sends it, the page closed too */
+    if (!("serviceWorker" in navigator) || !window.SyncManager) return;
+    navigator.serviceWorker.ready.then(function (r) { return r.sync.register("inspectlang-outbox"); }).catch(function () {});
+  }
+  function queue(item) {
+    if (navigator.storage && navigator.storage.persist) navigator.storage.persist().catch(function () {});
+    item.csrf = csrf; item.step = location.pathname;
+    return outbox.add(item).then(function (saved) { render(); syncLater(); return saved; });
+  }
+  function url(item) {
+    if (!item.thumb) return null;
+    return urls[item.clientId] || (urls[item.clientId] = URL.createObjectURL(item.thumb));
+  }
+  function stateText(item) {
+    if (item.state === "sending") {
+      var f = progressOf[item.clientId];
+      return words.sending + (f ? " " + Math.round(f * 100) + "%" : "");
+    }
+    if (item.state === "failed") return words.failed + " " + ((item.answer || {}).message || "");
+    return words[item.state] || "";
+  }
+  var photoBoxes = Array.prototype.slice.call(document.querySelectorAll("[data-photo]"));
+  function slotOf(box) { return box.dataset.identifier || "extra"; }
+  function render() {
+    if (!outbox) return;
+    outbox.all().then(function (items) {
+      photoBoxes.forEach(function (box) { box.render(items.filter(function (i) { return i.slot === slotOf(box); })); });
+      review(items);
+      forms(items);
+      var waiting = items.filter(function (i) { return outbox.pending(i); }).length;
+      var failed = items.filter(function (i) { return i.state === "failed" && i.kind !== "photo" && !settled[i.clientId]; });
+      var text = waiting ? (waiting === 1 ? words.waitingOne : words.waitingOther).replace("{n}", waiting) + " " + (navigator.onLine ? "" : words.offline) : "";
+      failed.forEach(function (i) { text += " " + words.failed + " " + ((i.answer || {}).message || ""); });
+      if (statusLine && statusLine.textContent !== text.trim()) statusLine.textContent = text.trim();
+      if (statusLine) statusLine.hidden = !text.trim();
     });
   }
-  function wait(ms) { return new Promise(function (r) { setTimeout(r, ms); }); }
+  function review(items) {  /* the review page: pending photos instead of "Missing" */
+    Array.prototype.forEach.call(document.querySelectorAll("[data-slot]"), function (li) {
+      var mine = items.filter(function (i) { return i.slot === li.dataset.slot && i.state !== "failed"; }).pop();
+      var missing = li.querySelector(".missing");
+      if (!mine || !missing || !url(mine)) return;
+      var img = document.createElement("img");
+      img.src = url(mine); img.alt = missing.dataset.label || "";
+      missing.replaceWith(img);
+      var note = document.createElement("span");
+      note.className = "state"; note.dataset.state = "";
+      li.appendChild(note);
+    });
+    Array.prototype.forEach.call(document.querySelectorAll("[data-slot] [data-state]"), function (note) {
+      var mine = items.filter(function (i) { return i.slot === note.parentNode.dataset.slot; }).pop();
+      if (mine) note.textContent = stateText(mine);
+    });
+    var gaps = document.querySelector("[data-missing-photos]");
+    if (gaps && document.querySelectorAll("[data-slot] .missing").length === 0) gaps.hidden = true;
+  }
+  function go(next) {  /* to the page the server named: a new copy even when only its #part differs */
+    var target = new URL(next, location.href);
+    if (target.pathname !== location.pathname || target.search !== location.search) { location.assign(target.href); return; }
+    history.replaceState(null, "", target.href);
+    location.reload();
+  }
+  /* A form sent through the outbox: the answer says where to go next, or what was refused. */
+  function forms(items) {
+    items.forEach(function (item) {
+      if (item.kind === "photo" || settled[item.clientId] || outbox.pending(item)) return;
+      var answer = item.answer || {};
+      if (item.state === "sent" && item.kind === "finish" && answer.next) {
+        settled[item.clientId] = true;
+        if (location.pathname !== answer.next) go(answer.next);
+      } else if (awaiting[item.clientId] && item.state === "sent") {
+        settled[item.clientId] = true;
+        go(answer.next || location.pathname);
+      } else if (awaiting[item.clientId] && item.state === "failed") {
+        settled[item.clientId] = true;
+        refusedHere(item);
+        outbox.remove(item);
+      }
+    });
+  }
+  function refusedHere(item) {
+    var form = document.querySelector("form[data-outbox][data-waiting='" + item.clientId + "']");
+    if (!form) return;
+    form.removeAttribute("data-waiting");
+    form.classList.remove("busy");
+    var errors = (item.answer || {}).errors || {}, first = null;
+    Object.keys(errors).forEach(function (name) {
+      var field = form.querySelector("[data-field='" + name + "']") || (form.querySelector("[name='" + name + "']") || {}).parentNode;
+      var box = field && field.querySelector(".error");
+      if (!box) return;
+      box.textContent = errors[name]; box.hidden = false;
+      if (!first) first = field.querySelector("input,select,textarea");
+    });
+    var notice = form.querySelector("[data-form-notice]");
+    if (notice) { notice.textContent = (item.answer || {}).message || words.failed; notice.hidden = false; }
+    if (first) first.focus();
+  }
+  function partsOf(form, submitter) {
+    var parts = [];
+    Array.prototype.forEach.call(form.elements, function (el) {
+      if (!el.name || el.disabled || el.type === "submit" || el.type === "button") return;
+      if ((el.type === "checkbox" || el.type === "radio") && !el.checked) return;
+      if (el.type === "file") {
+        Array.prototype.forEach.call(el.files || [], function (file) { parts.push([el.name, file, file.name]); });
+      } else if (el.tagName === "SELECT" && el.multiple) {
+        Array.prototype.forEach.call(el.selectedOptions, function (o) { parts.push([el.name, o.value]); });
+      } else {
+        parts.push([el.name, el.value]);
+      }
+    });
+    if (submitter && submitter.name) parts.push([submitter.name, submitter.value]);
+    return parts;
+  }
+  Array.prototype.forEach.call(document.querySelectorAll("form[data-outbox]"), function (form) {
+    form.addEventListener("submit", function (event) {
+      if (!outbox || event.defaultPrevented) return;
+      event.preventDefault();
+      var id = Box.newId(), body = Box.multipart(id, partsOf(form, event.submitter));
+      /* getAttribute: a field named "action" (the damage form's) hides form.action */
+      var target = new URL(form.getAttribute("action"), location.href).href;
+      var item = { clientId: id, kind: form.dataset.outbox, url: target, body: body.body, contentType: body.contentType };
+      var notice = form.querySelector("[data-form-notice]");
+      form.classList.add("busy");
+      form.dataset.waiting = id;
+      awaiting[id] = true;
+      queue(item).then(drain).then(function () {
+        return outbox.all();
+      }).then(function (items) {
+        var mine = items.filter(function (i) { return i.clientId === id; })[0];
+        if (!mine || !outbox.pending(mine)) return;  /* answered: render() goes on */
+        delete awaiting[id];
+        form.classList.remove("busy");
+        if (notice) { notice.textContent = form.dataset.queued; notice.hidden = false; notice.className = "notice ok"; }
+        if (form.dataset.offlineNext) go(form.dataset.offlineNext);
+      }).catch(function (error) {
+        form.classList.remove("busy");
+        if (notice) { notice.textContent = error && error.name === "QuotaExceededError" ? words.full : words.failed; notice.hidden = false; notice.className = "notice bad"; }
+      });
+    });
+  });
 
-  Array.prototype.forEach.call(document.querySelectorAll("[data-photo]"), function (box) {
-    var words = box.querySelector("template[data-words]").dataset;
+  photoBoxes.forEach(function (box) {
+    var photoWords = box.querySelector("template[data-words]").dataset;
     var camera = box.querySelector("[data-camera]");
-    if (!camera) return;
     var progress = box.querySelector("[data-progress]");
     var bar = progress.querySelector("progress");
     var progressText = box.querySelector("[data-progress-text]");
     var notice = box.querySelector("[data-notice]");
     var checks = box.querySelector("[data-checks]");
+    var list = box.querySelector("[data-queue]");
     var take = box.querySelector("[data-take]");
     var next = document.querySelector("[data-next]");
+    var extras = box.querySelector("[data-extras]"), shownExtras = {};
+    var handled = null;  /* items already answered when the page was drawn: the page shows them */
     function say(text, tone) {
       notice.textContent = text; notice.hidden = !text;
       notice.className = "notice" + (tone ? " " + tone : "");
-    }
-    function upload(blob, coordinates, attempt) {
-      var data = { date: localNow() };
-      if (box.dataset.identifier) data.identifier = box.dataset.identifier;
-      else data.side = "extra";
-      if (coordinates) data.coordinates = coordinates;
-      var form = new FormData();
-      form.append("data", new Blob([JSON.stringify(data)], { type: "application/json" }));
-      form.append("image", blob, "photo.jpg");
-      progressText.textContent = attempt > 1 ? words.retrying : words.uploading;
-      return send(box.dataset.upload, form, function (f) { bar.value = Math.round(f * 100); })
-        .catch(function (failure) {
-          if (failure && failure.retry && attempt < TRIES) {
-            return wait(1000 * Math.pow(2, attempt - 1)).then(function () { return upload(blob, coordinates, attempt + 1); });
-          }
-          throw failure;
-        });
     }
     function poll(imageId, left) {
       if (!box.dataset.status || !checks || left <= 0) return;
@@ -225,7 +358,7 @@
           image.validations.forEach(function (v) {
             var li = document.createElement("li");
             li.className = v.done ? (v.valid ? "ok" : "bad") : "wait";
-            li.textContent = v.label + ": " + (v.done ? (v.valid ? words.passed : words.notPassed) : words.checking);
+            li.textContent = v.label + ": " + (v.done ? (v.valid ? photoWords.passed : photoWords.notPassed) : photoWords.checking);
             if (v.help) {  /* what the check looks at, in the page's language */
               var help = document.createElement("small");
               help.className = "check-help";
@@ -238,51 +371,117 @@
           if (!image.processed) setTimeout(function () { poll(imageId, left - 1); }, POLL_MS);
         }).catch(function () { setTimeout(function () { poll(imageId, left - 1); }, POLL_MS); });
     }
+    function answered(item) {  /* the server's answer to a photo sent while this page is open */
+      var body = item.answer || {};
+      if (item.state === "failed") { say(body.message || photoWords.failed, "bad"); return; }
+      var quality = body.quality;
+      if (quality && quality.passed === false) {
+        say(photoWords.retake + " " + quality.problems.map(function (p) { return p.message; }).join(" "), "bad");
+      } else {
+        say(photoWords.sent, "ok");
+      }
+      if (next) { next.classList.remove("secondary"); next.textContent = next.dataset.continue || next.textContent; }
+      var attempts = box.querySelector("[data-attempts]");
+      if (attempts && typeof body.attemptsLeft === "number") {
+        attempts.textContent = (body.attemptsLeft === 1 ? photoWords.leftOne : photoWords.leftOther).replace("{n}", body.attemptsLeft);
+        if (body.attemptsLeft === 0) { take.hidden = true; camera.tabIndex = -1; }
+      }
+      if (checks) checks.textContent = "";
+      if (body._id) poll(body._id, POLLS);
+    }
+    box.render = function (items) {
+      if (handled === null) {
+        handled = {};
+        items.forEach(function (i) { if (!outbox.pending(i)) handled[i.clientId] = true; });
+      }
+      var sending = items.filter(function (i) { return i.state === "sending"; })[0];
+      progress.hidden = !sending;
+      if (sending) {
+        bar.value = Math.round((progressOf[sending.clientId] || 0) * 100);
+        progressText.textContent = sending.tries > 1 ? photoWords.retrying : photoWords.uploading;
+      }
+      list.textContent = "";
+      items.forEach(function (item) {
+        if (handled[item.clientId] && item.state === "sent") return;
+        var li = document.createElement("li");
+        li.className = "state-" + item.state;
+        if (url(item)) {
+          var img = document.createElement("img");
+          img.src = url(item); img.alt = "";
+          li.appendChild(img);
+        }
+        li.appendChild(document.createTextNode(stateText(item)));
+        list.appendChild(li);
+      });
+      var latest = items.filter(function (i) { return i.state !== "failed" && !handled[i.clientId]; }).pop();
+      if (latest && url(latest) && !extras) {
+        var preview = box.querySelector("[data-preview]");
+        preview.src = url(latest); preview.hidden = false;
+        box.querySelector("[data-placeholder]").hidden = true;
+        take.textContent = photoWords.retakeLabel;
+      }
+      items.forEach(function (item) {
+        if (extras && url(item) && item.state !== "failed" && !shownExtras[item.clientId] && !handled[item.clientId]) {
+          shownExtras[item.clientId] = true;
+          var extra = document.createElement("img");
+          extra.src = url(item); extra.alt = take.textContent;
+          extras.appendChild(extra);
+        }
+        if (!handled[item.clientId] && !outbox.pending(item)) {
+          handled[item.clientId] = true;
+          answered(item);
+        }
+      });
+      if (items.some(function (i) { return outbox.pending(i); }) && next) {
+        next.classList.remove("secondary"); next.textContent = next.dataset.continue || next.textContent;
+      }
+    };
+    if (!camera) return;
     camera.addEventListener("change", function () {
       var file = camera.files && camera.files[0];
       if (!file) return;
       say("", "");
       if (checks) checks.textContent = "";
-      progress.hidden = false; bar.value = 0;
       take.classList.add("busy");
       Promise.all([downscale(file), locate(box.dataset.location === "yes")]).then(function (got) {
-        return upload(got[0], got[1], 1).then(function (answer) { return [got[0], answer]; });
-      }).then(function (result) {
-        var blob = result[0], answer = result[1], body = answer.body;
-        progress.hidden = true;
+        var data = { date: localNow() }, id = Box.newId();
+        if (box.dataset.identifier) data.identifier = box.dataset.identifier;
+        else data.side = "extra";
+        if (got[1]) data.coordinates = got[1];
+        var body = Box.multipart(id, [["data", JSON.stringify(data)], ["image", got[0], "photo.jpg"]]);
+        return thumbnail(got[0]).then(function (thumb) {
+          return queue({ clientId: id, kind: "photo", url: box.dataset.upload, body: body.body,
+            contentType: body.contentType, slot: slotOf(box), thumb: thumb });
+        });
+      }).then(function () {
         take.classList.remove("busy");
         camera.value = "";
-        if (answer.status >= 400) { say(body.message || words.failed, "bad"); return; }
-        var url = URL.createObjectURL(blob);
-        if (box.dataset.extra !== undefined) {
-          var img = document.createElement("img");
-          img.src = url; img.alt = take.textContent;
-          box.querySelector("[data-extras]").appendChild(img);
-        } else {
-          var preview = box.querySelector("[data-preview]");
-          preview.src = url; preview.hidden = false;
-          box.querySelector("[data-placeholder]").hidden = true;
-          take.textContent = words.retakeLabel;
-        }
-        var quality = body.quality;
-        if (quality && quality.passed === false) {
-          say(words.retake + " " + quality.problems.map(function (p) { return p.message; }).join(" "), "bad");
-        } else {
-          say(words.sent, "ok");
-        }
-        if (next) { next.classList.remove("secondary"); next.textContent = next.dataset.continue || next.textContent; }
-        var attempts = box.querySelector("[data-attempts]");
-        if (attempts && typeof body.attemptsLeft === "number") {
-          attempts.textContent = (body.attemptsLeft === 1 ? words.leftOne : words.leftOther).replace("{n}", body.attemptsLeft);
-          if (body.attemptsLeft === 0) { take.hidden = true; camera.tabIndex = -1; }
-        }
-        if (body._id) poll(body._id, POLLS);
-      }).catch(function () {
-        progress.hidden = true;
+        return drain();
+      }).catch(function (error) {
         take.classList.remove("busy");
         camera.value = "";
-        say(words.failed, "bad");
+        say(error && error.name === "QuotaExceededError" ? words.full : photoWords.failed, "bad");
       });
     });
   });
+
+  if (outbox) {
+    outbox.setToken(csrf);
+    outbox.listen(render);
+    window.addEventListener("online", function () { outbox.failures = 0; drain(); });
+    window.addEventListener("offline", render);
+    if (shell.dataset.done !== undefined) {
+      outbox.all().then(function (items) {  /* sent: nothing is left to keep on the phone */
+        items.forEach(function (i) { if (!outbox.pending(i)) outbox.remove(i); });
+      });
+    }
+    render();
+    drain();
+  }
+  if (shell && "serviceWorker" in navigator) {
+    navigator.serviceWorker.register(shell.dataset.worker, { scope: shell.dataset.scope }).catch(function () {});
+    navigator.serviceWorker.ready.then(function (registration) {
+      if (registration.active) registration.active.postMessage({ type: "keep", urls: JSON.parse(shell.dataset.steps || "[]") });
+    }).catch(function () {});
+  }
 })();

@@ -1,0 +1,120 @@
+"""How large the consumer's page must keep a photo (`MAX_SIDE` in
+server/consumer/static/consumer.js, docs/consumer.md "Offline"): the analyzers' decisions on the
+real photographs (`../shared/vision-real`) downscaled to each candidate longest side, against
+the same photos as they are (the baseline, measured in this run), and the bytes a phone sends.
+
+- plates: exact reads with nothing declared (`benchmarks.vision.real.plates`);
+- faces: same-person and different-person pairs decided at the shipped distance, each photo
+  downscaled only when it is larger than the side (as the page does); decisions that differ
+  from the photos as they are;
+- bytes: the largest real photo (a 4352 px portrait) as JPEG 85, what the page encodes.
+
+    python benchmarks/bench_photo_side.py [--sides 2048,1600,1280,1024,800]
+
+The last line printed is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.vision import real
+
+
+def shrunk(data: bytes, side: int | None) -> bytes:
+    """The photo with its longest side at most `side` (never enlarged), JPEG 85, as the page
+    makes it; unchanged for None."""
+    from PIL import Image, ImageOps
+
+    if side is None:
+        return data
+    with Image.open(io.BytesIO(data)) as opened:
+        image = ImageOps.exif_transpose(opened).convert("RGB")
+    if max(image.size) <= side:
+        return data
+    image.thumbnail((side, side), Image.Resampling.LANCZOS)
+    buffer = io.BytesIO()
+    image.save(buffer, "JPEG", quality=85)
+    return buffer.getvalue()
+
+
+def plate_reads(side: int | None) -> int:
+    from runtime.vision.plates import PlateAnalyzer
+    from runtime.vision import AnalysisSubject
+
+    analyzer = PlateAnalyzer()
+    return sum(
+        analyzer.analyze(AnalysisSubject(data=shrunk(e.data(), side))).result == e.truth["text"]
+        for e in real.entries("plate")
+    )
+
+
+def face_decisions(side: int | None) -> list[bool | None]:
+    """Each pair of face photos: within the shipped distance (True), beyond (False), or no
+    face found (None)."""
+    import numpy as np
+
+    from runtime.vision.faces import DEFAULT_MAX_DISTANCE, SELFIE_EMBEDDING_SIDE, embedding
+    from runtime.vision.pictures import rgb_array
+
+    vectors = [
+        embedding(rgb_array(shrunk(e.data(), side), SELFIE_EMBEDDING_SIDE))
+        for e in real.entries("face")
+    ]
+    decided: list[bool | None] = []
+    for i, first in enumerate(vectors):
+        for second in vectors[i + 1 :]:
+            if first is None or second is None:
+                decided.append(None)
+            else:
+                decided.append(bool(np.linalg.norm(first - second) <= DEFAULT_MAX_DISTANCE))
+    return decided
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sides", default="2048,1600,1280,1024,800")
+    args = parser.parse_args()
+    if not real.available():
+        print(json.dumps({"missing": str(real.REAL)}))
+        return
+    sides: list[int | None] = [None, *(int(s) for s in args.sides.split(","))]
+    largest = max((e for e in real.entries("face")), key=lambda e: len(e.data()))
+    plates_total = len(real.entries("plate"))
+    baseline_faces: list[bool | None] = []
+    report: dict[str, Any] = {"plates": plates_total, "sides": {}}
+    baseline_plates = 0
+    for side in sides:
+        started = time.monotonic()
+        plates = plate_reads(side)
+        try:
+            faces = face_decisions(side)
+        except ImportError as missing:  # dlib's models need setuptools' pkg_resources
+            print(f"faces not measured: {missing}")
+            faces = []
+        if side is None:
+            baseline_plates, baseline_faces = plates, faces
+        changed = sum(a != b for a, b in zip(faces, baseline_faces, strict=False))
+        size = len(shrunk(largest.data(), side))
+        name = "as taken" if side is None else str(side)
+        report["sides"][name] = {
+            "plate_exact": real.count(plates, plates_total),
+            "plate_ratio_to_baseline": round(plates / baseline_plates, 3) if baseline_plates else None,
+            "face_pairs_changed": real.count(changed, len(faces)),
+            "largest_photo_bytes": size,
+            "seconds": round(time.monotonic() - started, 1),
+        }
+        print(f"side {name}: {json.dumps(report['sides'][name])}", flush=True)
+    print(json.dumps(report, separators=(",", ":")))
+
+
+if __name__ == "__main__":
+    main()

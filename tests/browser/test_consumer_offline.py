@@ -1,0 +1,339 @@
+"""The consumer's flow on a bad network, in Chromium at a 390 px phone (docs/consumer.md,
+"Offline"): the outbox in IndexedDB, the server's idempotency by client id, the retries without
+a reload and the service worker.
+
+Each scenario counts, from the API, the photos lost (a slot with no image) and duplicated (an
+image stored more than once: a slot's `attempt` above 1, or more images than photos taken),
+and both must be 0. The suite runs each scenario once; `benchmarks/bench_offline.py` runs them
+20 times each (`OFFLINE_REPEAT`) and reports the counts and the time from the network's return
+to the last photo stored (`OFFLINE_RESULTS`, one JSON line per run).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from PIL import Image, ImageDraw
+
+from server.db import Database
+from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, submit
+
+TEMPLATE = Path(__file__).with_name("offline_flow.insp")
+PHONE = {"width": 390, "height": 844}
+REPEAT = int(os.environ.get("OFFLINE_REPEAT", "1"))
+RESULTS = os.environ.get("OFFLINE_RESULTS")
+#: A photo kept on the phone: tried and waiting for a network, or queued behind one that is.
+PENDING = "[data-queue] li:is(.state-waiting, .state-saved)"
+SLOTS = ("Front of the boxes", "Back of the boxes", "The shipping label", "The seal")
+
+
+@dataclass
+class Outcome:
+    scenario: str
+    photos: int
+    lost: int
+    duplicated: int
+    #: From the network's return (or the first try) to the last photo stored, in seconds.
+    seconds: float
+
+
+@pytest.fixture(scope="module")
+def api(live_server: str, db: Database) -> Any:
+    from server.auth import create_company
+
+    company = create_company(db, "Offline Boxes", ["member-1"])
+    headers = {"x-api-key": company["testKey"]}
+    with httpx.Client(base_url=live_server, headers=headers, timeout=30) as client:
+        made = client.post("/v1/inspection/template", json={"source": TEMPLATE.read_text()})
+        assert made.status_code == 201, made.text
+        yield {"client": client, "template": made.json()["_id"], "base": live_server}
+
+
+@pytest.fixture(scope="module")
+def camera(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """Four phone photos (2400x1800: the page downscales them), one colour each."""
+    folder = tmp_path_factory.mktemp("offline-camera")
+    made = []
+    for index, colour in enumerate(((180, 120, 60), (90, 140, 200), (60, 160, 90), (200, 60, 60))):
+        image = Image.new("RGB", (2400, 1800), colour)
+        draw = ImageDraw.Draw(image)
+        for step in range(0, 2400, 120):
+            draw.line([(step, 0), (2400 - step, 1800)], fill=(250, 250, 250), width=10)
+        path = folder / f"photo-{index}.jpg"
+        image.save(path, "JPEG", quality=90)
+        made.append(path)
+    return made
+
+
+def create(api: dict[str, Any]) -> tuple[str, str]:
+    body = {
+        "templateId": api["template"],
+        "locale": "en_US",
+        "delivery": {"channel": "email", "destination": "ana@example.com"},
+        "goods": {"description": "Four boxes", "quantity": 4},
+    }
+    answer = api["client"].post("/v1/inspection/goods", json=body)
+    assert answer.status_code == 201, answer.text
+    return answer.json()["inspectionId"], answer.json()["magicLink"]
+
+
+def images_of(api: dict[str, Any], inspection_id: str) -> list[dict[str, Any]]:
+    document = api["client"].get(f"/v1/inspection/{inspection_id}").json()
+    return list(document["products"][0]["images"])
+
+
+def counted(api: dict[str, Any], inspection_id: str, scenario: str, taken: int, since: float) -> Outcome:
+    """Waits (60 s at most) for the photos taken to be stored, then counts."""
+    deadline = time.monotonic() + 60
+    images = images_of(api, inspection_id)
+    while len(images) < taken and time.monotonic() < deadline:
+        time.sleep(0.1)
+        images = images_of(api, inspection_id)
+    seconds = time.monotonic() - since
+    sides = {image["side"] for image in images}
+    duplicated = max(0, len(images) - taken) + sum(image["attempt"] - 1 for image in images)
+    outcome = Outcome(scenario, taken, taken - len(sides), duplicated, round(seconds, 2))
+    if RESULTS:
+        with open(RESULTS, "a", encoding="utf-8") as out:
+            out.write(json.dumps(asdict(outcome)) + "\n")
+    return outcome
+
+
+def new_context(browser: Any) -> tuple[Any, Any]:
+    context = browser.new_context(
+        viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=1, locale="en-US"
+    )
+    return context, watched(context.new_page())
+
+
+def watched(page: Any) -> Any:
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.errors = errors
+    return page
+
+
+def heading(page: Any) -> str:
+    return str(page.locator("h1").first.inner_text())
+
+
+def open_flow(page: Any, link: str) -> None:
+    page.goto(link)
+    page.check("input[name=consent]")
+    submit(page)
+    assert heading(page) == SLOTS[0]
+    # The service worker controls the page before the network may go.
+    page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=45_000)
+
+
+def take(page: Any, path: Path, *, sent: bool) -> None:
+    """A photo: kept on the phone at once; `sent` waits for the server's answer too."""
+    page.set_input_files("[data-camera]", str(path))
+    wanted = "[data-notice].ok" if sent else PENDING
+    try:
+        page.wait_for_selector(wanted, timeout=30_000)
+    except Exception:
+        locks = page.evaluate("""async () => {
+            const id = document.querySelector('[data-consumer]').dataset.inspection;
+            const box = new InspectlangOutbox.Outbox(id);
+            const before = JSON.stringify((await box.all()).map(i => [i.kind, i.state, i.why]));
+            const r = await Promise.race([box.drainNow(), new Promise(ok => setTimeout(() => ok('hung'), 5000))]);
+            return before + ' ' + JSON.stringify(r) + ' ' + JSON.stringify((await box.all()).map(i => [i.kind, i.state, i.why]));
+        }""")
+        print("the photo's box:", page.inner_text("[data-photo]"), page.errors, locks)
+        raise
+
+
+def wait_kept(page: Any, step_count: int) -> None:
+    """Every step of the flow kept by the service worker (it fetches them after the first
+    page): what lets the consumer go on offline to steps not seen yet."""
+    page.wait_for_function(
+        """async (count) => {
+            const names = await caches.keys();
+            let pages = 0;
+            for (const name of names) {
+                const keys = await (await caches.open(name)).keys();
+                pages += keys.filter(r => /\\/step\\//.test(r.url)).length;
+            }
+            return pages >= count;
+        }""",
+        arg=step_count,
+        timeout=20_000,
+    )
+
+
+# --- the scenarios --------------------------------------------------------------------------
+
+
+def offline_after_the_second_photo(
+    browser: Any, api: dict[str, Any], camera: list[Path], screenshot: Callable[..., Any] | None
+) -> Outcome:
+    inspection_id, link = create(api)
+    context, page = new_context(browser)
+    try:
+        open_flow(page, link)
+        wait_kept(page, 6)  # welcome, four photos, review
+        take(page, camera[0], sent=True)
+        page.click("[data-next]")
+        take(page, camera[1], sent=True)
+        context.set_offline(True)
+        page.click("[data-next]")  # a step not seen yet, from the service worker's cache
+        assert heading(page) == SLOTS[2]
+        take(page, camera[2], sent=False)
+        if screenshot:
+            screenshot(page, "01-offline-photo-saved-on-the-phone")
+        page.click("[data-next]")
+        take(page, camera[3], sent=False)
+        page.reload()  # offline: the page comes back with its pending photo
+        assert heading(page) == SLOTS[3]
+        page.wait_for_selector(PENDING + " img")
+        assert "2 items wait to be sent" in page.inner_text("[data-outbox-status]")
+        if screenshot:
+            screenshot(page, "02-reloaded-offline-pending-photo")
+        page.click("[data-next]")
+        assert heading(page) == "Review and send"
+        page.click("button:has-text('Send inspection')")
+        page.wait_for_selector("[data-form-notice].ok")
+        assert "3 items wait to be sent" in page.inner_text("[data-outbox-status]")
+        if screenshot:
+            screenshot(page, "03-review-send-queued-offline")
+        assert len(images_of(api, inspection_id)) == 2  # nothing left the phone meanwhile
+        back = time.monotonic()
+        context.set_offline(False)
+        outcome = counted(api, inspection_id, "offline after the second photo", 4, back)
+        page.wait_for_url("**/done", timeout=30_000)  # the send went out after the photos
+        assert heading(page) == "Thank you!"
+        if screenshot:
+            screenshot(page, "04-sent-by-itself")
+        document = api["client"].get(f"/v1/inspection/{inspection_id}").json()
+        assert document["status"] == "completed" and document["completedBy"] == "consumer"
+        assert document["veredict"] == "approved", document["reasons"]
+        assert not page.errors, page.errors
+        return outcome
+    finally:
+        context.close()
+
+
+def aborted_first_tries(browser: Any, api: dict[str, Any], camera: list[Path], tries: int = 3) -> Outcome:
+    """The first `tries` uploads die on the way (the connection reset): the page tries again
+    by itself (its timer's backoff), and the photo is stored once."""
+    inspection_id, link = create(api)
+    context, page = new_context(browser)
+    try:
+        open_flow(page, link)
+        aborted: list[str] = []
+
+        def flaky(route: Any) -> None:
+            if len(aborted) < tries:
+                aborted.append(route.request.url)
+                route.abort("connectionreset")
+            else:
+                route.continue_()
+
+        context.route("**/photo", flaky)
+        started = time.monotonic()
+        take(page, camera[0], sent=True)
+        outcome = counted(api, inspection_id, f"first {tries} uploads aborted", 1, started)
+        assert len(aborted) == tries
+        assert not page.errors, page.errors
+        return outcome
+    finally:
+        context.close()
+
+
+def slow_network(browser: Any, api: dict[str, Any], camera: list[Path]) -> Outcome:
+    """A slow, distant network (CDP `Network.emulateNetworkConditions`: 400 ms, 64 KB/s up)."""
+    inspection_id, link = create(api)
+    context, page = new_context(browser)
+    try:
+        open_flow(page, link)
+        cdp = context.new_cdp_session(page)
+        cdp.send("Network.enable")
+        cdp.send(
+            "Network.emulateNetworkConditions",
+            {"offline": False, "latency": 400, "downloadThroughput": 128 * 1024,
+             "uploadThroughput": 64 * 1024},  # fmt: skip
+        )
+        started = time.monotonic()
+        take(page, camera[0], sent=True)
+        page.click("[data-next]")
+        take(page, camera[1], sent=True)
+        outcome = counted(api, inspection_id, "slow network", 2, started)
+        assert not page.errors, page.errors
+        return outcome
+    finally:
+        context.close()
+
+
+def closed_with_photos_pending(browser: Any, api: dict[str, Any], camera: list[Path], profile: Path) -> Outcome:
+    """Photos taken offline, the browser closed; opened again online (the same profile): they
+    go out at the page's load."""
+    inspection_id, link = create(api)
+    options = {"viewport": PHONE, "is_mobile": True, "has_touch": True, "locale": "en-US"}
+    launch = browser.browser_type.launch_persistent_context
+    context = launch(str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS, **options)
+    try:
+        page = watched(context.pages[0] if context.pages else context.new_page())
+        open_flow(page, link)
+        context.set_offline(True)
+        take(page, camera[0], sent=False)
+        page.click("[data-next]")
+        take(page, camera[1], sent=False)
+        step = page.url
+    finally:
+        context.close()
+    assert images_of(api, inspection_id) == []
+    context = launch(str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS, **options)
+    try:
+        page = watched(context.pages[0] if context.pages else context.new_page())
+        started = time.monotonic()
+        page.goto(step)
+        outcome = counted(api, inspection_id, "browser closed with photos pending", 2, started)
+        page.wait_for_selector("[data-queue] li.state-sent", timeout=30_000)
+        assert not page.errors, page.errors
+        return outcome
+    finally:
+        context.close()
+
+
+# --- the tests: each scenario once (REPEAT times under the benchmark) ------------------------
+
+
+def check(outcome: Outcome) -> None:
+    assert (outcome.lost, outcome.duplicated) == (0, 0), outcome
+
+
+def test_offline_after_the_second_photo_every_photo_arrives_once_and_the_verdict_follows(
+    browser: Any, api: dict[str, Any], camera: list[Path], screenshot: Any
+) -> None:
+    for run in range(REPEAT):
+        check(offline_after_the_second_photo(browser, api, camera, screenshot if run == 0 else None))
+
+
+def test_uploads_aborted_for_the_first_tries_are_sent_once(
+    browser: Any, api: dict[str, Any], camera: list[Path]
+) -> None:
+    for _run in range(REPEAT):
+        check(aborted_first_tries(browser, api, camera))
+
+
+def test_a_slow_network_sends_every_photo_once(
+    browser: Any, api: dict[str, Any], camera: list[Path]
+) -> None:
+    for _run in range(REPEAT):
+        check(slow_network(browser, api, camera))
+
+
+def test_photos_pending_when_the_browser_closed_go_out_when_it_opens_again(
+    browser: Any, api: dict[str, Any], camera: list[Path], tmp_path: Path
+) -> None:
+    for run in range(REPEAT):
+        check(closed_with_photos_pending(browser, api, camera, tmp_path / f"profile-{run}"))
