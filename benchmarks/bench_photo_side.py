@@ -7,7 +7,8 @@ the same photos as they are (the baseline, measured in this run), and the bytes 
 - faces: same-person and different-person pairs decided at the shipped distance, each photo
   downscaled only when it is larger than the side (as the page does); decisions that differ
   from the photos as they are;
-- bytes: the largest real photo (a 4352 px portrait) as JPEG 85, what the page encodes.
+- bytes: the real photo with the most pixels (a 4352 px portrait) as JPEG 85, as the page
+  encodes it.
 
     python benchmarks/bench_photo_side.py [--sides 2048,1600,1280,1024,800]
 
@@ -46,9 +47,16 @@ def shrunk(data: bytes, side: int | None) -> bytes:
     return buffer.getvalue()
 
 
+def pixels(data: bytes) -> int:
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as image:
+        return int(image.width * image.height)
+
+
 def plate_reads(side: int | None) -> int:
-    from runtime.vision.plates import PlateAnalyzer
     from runtime.vision import AnalysisSubject
+    from runtime.vision.plates import PlateAnalyzer
 
     analyzer = PlateAnalyzer()
     return sum(
@@ -87,7 +95,7 @@ def main() -> None:
         print(json.dumps({"missing": str(real.REAL)}))
         return
     sides: list[int | None] = [None, *(int(s) for s in args.sides.split(","))]
-    largest = max((e for e in real.entries("face")), key=lambda e: len(e.data()))
+    largest = max(real.entries("face"), key=lambda e: pixels(e.data()))
     plates_total = len(real.entries("plate"))
     baseline_faces: list[bool | None] = []
     report: dict[str, Any] = {"plates": plates_total, "sides": {}}
@@ -107,7 +115,9 @@ def main() -> None:
         name = "as taken" if side is None else str(side)
         report["sides"][name] = {
             "plate_exact": real.count(plates, plates_total),
-            "plate_ratio_to_baseline": round(plates / baseline_plates, 3) if baseline_plates else None,
+            "plate_ratio_to_baseline": round(plates / baseline_plates, 3)
+            if baseline_plates
+            else None,
             "face_pairs_changed": real.count(changed, len(faces)),
             "largest_photo_bytes": size,
             "seconds": round(time.monotonic() - started, 1),

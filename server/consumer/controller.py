@@ -521,7 +521,8 @@ def service_worker(request: Request[Any, Any, Any], inspection_id: FromPath[str]
     visit = visit_of(request, inspection_id)
     if visit is None:
         return not_found()
-    static = request.app.template_engine.engine.globals["static"]
+    engine: Any = request.app.template_engine  # the pages' Jinja engine (server.web.templating)
+    static = engine.engine.globals["static"]
     assets = [static(name) for name in ASSETS]
     version = WORKER_REVISION + "-" + "".join(url.rsplit("=", 1)[-1][:6] for url in assets)
     return Template(

@@ -22,6 +22,7 @@ import re
 from typing import Any
 
 from litestar import Request, Response
+from litestar.enums import ScopeType
 from litestar.response import Redirect
 from litestar.types import ASGIApp, Receive, Scope, Send
 
@@ -57,7 +58,7 @@ class ClientIdMiddleware:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         raw = next((value for name, value in scope.get("headers", []) if name == HEADER), None)
         inspection_id = (scope.get("path_params") or {}).get("inspection_id")
-        if scope["type"] != "http" or raw is None or not isinstance(inspection_id, str):
+        if scope["type"] != ScopeType.HTTP or raw is None or not isinstance(inspection_id, str):
             await self.app(scope, receive, send)
             return
         request: Request[Any, Any, Any] = scope["litestar_app"].request_class(scope, receive)
@@ -99,7 +100,9 @@ def go_to(url: str, request: Request[Any, Any, Any]) -> Response[Any]:
     return Redirect(url, status_code=303)
 
 
-def refusal(code: str, message: str, *, status: int, errors: dict[str, str] | None = None) -> Response[Any]:
+def refusal(
+    code: str, message: str, *, status: int, errors: dict[str, str] | None = None
+) -> Response[Any]:
     """A refusal the outbox shows beside the item (`message` in the page's language) and does
     not retry: the same request would be refused again."""
     body: dict[str, Any] = {"code": code, "message": message}

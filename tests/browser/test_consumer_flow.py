@@ -282,7 +282,7 @@ def test_the_whole_flow_on_a_phone(
     for image in product["images"]:
         assert image["processed"] and image["approved"], image
         stored = Image.open(io.BytesIO(httpx.get(image["src"]).content))
-        assert stored.format == "JPEG" and stored.size == (2048, 1536)  # downscaled in the browser
+        assert stored.format == "JPEG" and stored.size == (1600, 1200)  # downscaled in the browser
     with db.session() as session:  # where the API keeps what it does not show: the location
         state = session.get(InspectionRecord, inspection_id).state  # type: ignore[union-attr]
     for image in state["products"][0]["images"]:
@@ -652,5 +652,5 @@ def test_the_photo_keeps_its_exif_through_the_page_and_date_judges_it(
     assert capture["device"] == {"make": "Apple", "model": "iPhone 4S", "software": "5.1.1"}
     assert image["attempt"] == 1
     stored = Image.open(io.BytesIO(httpx.get(image["src"]).content))
-    assert max(stored.size) == 2048  # the page's downscale, not the original
+    assert max(stored.size) == 1600  # the page's downscale, not the original
     assert stored.getexif()[272] == "iPhone 4S"

@@ -1,11 +1,12 @@
 /* The consumer's pages: checks of the answers before sending, and the camera uploads.
-   Plain JavaScript, no dependencies; loaded as a same-origin file (the pages' CSP allows no
-   inline script). Photos are downscaled here (longest side 2048 px, JPEG) before upload; the
+   Plain JavaScript; the outbox is outbox.js (with the vendored idb). Loaded as a same-origin file (the pages' CSP allows no
+   inline script). Photos are downscaled here (longest side 1600 px, JPEG: the most any analyzer
+   reads, benchmarks/bench_photo_side.py) before they are queued; the
    original's EXIF (capture time, GPS, camera, software) is carried into the downscaled JPEG,
    and a JPEG already small enough is sent as it is (docs/consumer.md, "Photos"). */
 (function () {
   "use strict";
-  var MAX_SIDE = 2048, QUALITY = 0.85, THUMB_SIDE = 480, POLL_MS = 2000, POLLS = 60;
+  var MAX_SIDE = 1600, QUALITY = 0.85, THUMB_SIDE = 480, POLL_MS = 2000, POLLS = 60;
   var ORIGINAL_MAX_BYTES = 3 * 1024 * 1024;
   var csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
   var EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
