@@ -28,6 +28,7 @@ from sqlmodel import select
 from server.dashboard import accounts
 from server.db import Database
 from server.inspections.tables import ImageRecord
+from tests.browser.conftest import submit
 
 PASSWORD = "owner password 1"
 ATTACKER = "attacker@evil.example"
@@ -103,8 +104,7 @@ def upload_through_the_consumer_pages(page: Any, step_url: str, label: str, name
     page.goto(step_url)
     control = page.locator("[data-field]", has_text=label).locator("input").first
     control.set_input_files({"name": name, "mimeType": mime, "buffer": data})
-    page.click("button[type=submit]")
-    page.wait_for_load_state()
+    submit(page)  # through the outbox, which moves on once the server answered
 
 
 def test_an_uploaded_html_file_runs_no_script_in_the_dashboard(
