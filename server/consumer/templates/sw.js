@@ -20,9 +20,12 @@ var CACHE = PREFIX + {{ version | tojson }};
 var LAST = SCOPE + "/__last-step";
 var SYNC_TAG = "inspectlang-outbox";
 
+/* Each asset on its own: one that fails now (a bad moment of the network) must not keep the
+   worker from installing; it is kept when a page first loads it (below). */
 self.addEventListener("install", function (event) {
-  event.waitUntil(caches.open(CACHE).then(function (cache) { return cache.addAll(ASSETS); })
-    .then(function () { return self.skipWaiting(); }));
+  event.waitUntil(caches.open(CACHE).then(function (cache) {
+    return Promise.all(ASSETS.map(function (asset) { return cache.add(asset).catch(function () {}); }));
+  }).then(function () { return self.skipWaiting(); }));
 });
 self.addEventListener("activate", function (event) {
   event.waitUntil(caches.keys().then(function (names) {
@@ -58,7 +61,12 @@ self.addEventListener("fetch", function (event) {
   if (request.method !== "GET" || url.origin !== self.location.origin) return;
   if (url.pathname.indexOf("/static/") === 0) {
     event.respondWith(caches.open(CACHE).then(function (cache) {
-      return cache.match(request).then(function (hit) { return hit || fetch(request); });
+      return cache.match(request).then(function (hit) {
+        return hit || fetch(request).then(function (response) {
+          if (response.ok) event.waitUntil(cache.put(request, response.clone()));
+          return response;
+        });
+      });
     }));
     return;
   }
