@@ -60,10 +60,11 @@ def content_url(public_url: str, image_id: str) -> str:
     return f"{public_url}/v1/inspection/image/{image_id}/content"
 
 
-def sign_sources(public_url: str, document: Any, company_id: str, testing: bool) -> Any:
-    """Add a fresh content token to every link to this server's stored files in a document
-    (image `src` values and file input values), in place; returns the document."""
-    mode: tokens.Mode = "test" if testing else "live"
+def _relink_stored_files(
+    public_url: str, document: Any, relink: Callable[[str, str], str | None]
+) -> Any:
+    """Replace, in place, every link to this server's stored files in a document (image `src`
+    values and file input values) by `relink(file_id, link)`, when that is not None."""
     prefix = content_url(public_url, "")[: -len("/content")]
     stack = [document]
     while stack:
@@ -72,16 +73,49 @@ def sign_sources(public_url: str, document: Any, company_id: str, testing: bool)
             for key in ("src", "value"):
                 link = item.get(key)
                 if isinstance(link, str) and link.startswith(prefix):
-                    file_id = link[len(prefix) :].removesuffix("/content")
-                    if _FILE_ID.fullmatch(file_id) and link.endswith("/content"):
-                        token, _ = tokens.issue(
-                            CONTENT_TOKEN_KIND, file_id, company_id, mode, CONTENT_TOKEN_TTL_SECONDS
-                        )
-                        item[key] = f"{link}?token={token}"
+                    file_id = link[len(prefix) :].split("/content", 1)[0]
+                    replaced = relink(file_id, link) if _FILE_ID.fullmatch(file_id) else None
+                    if replaced is not None:
+                        item[key] = replaced
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
     return document
+
+
+def sign_sources(public_url: str, document: Any, company_id: str, testing: bool) -> Any:
+    """Add a fresh content token to every link to this server's stored files in a document
+    (image `src` values and file input values), in place; returns the document."""
+    mode: tokens.Mode = "test" if testing else "live"
+
+    def signed(file_id: str, link: str) -> str | None:
+        if not link.endswith("/content"):
+            return None
+        token, _ = tokens.issue(
+            CONTENT_TOKEN_KIND, file_id, company_id, mode, CONTENT_TOKEN_TTL_SECONDS
+        )
+        return f"{link}?token={token}"
+
+    return _relink_stored_files(public_url, document, signed)
+
+
+def shared_file_url(public_url: str, inspection_id: str, file_id: str, token: str) -> str:
+    """Where a stored file of an inspection is served to the holder of its presigned detail
+    or share link, with that link's own token
+    (`GET /v1/inspection/presign/detail/:inspectionId/file/:fileId?token=`)."""
+    return f"{public_url}/v1/inspection/presign/detail/{inspection_id}/file/{file_id}?token={token}"
+
+
+def through_link(public_url: str, document: Any, inspection_id: str, token: str) -> Any:
+    """The document of a presigned detail or share link with every stored file link (each
+    signed with its own hour-long content token by `sign_sources`) served through that link's
+    `token` instead (`shared_file_url`): a shared photo's URL then dies with its link, revoked
+    or expired. In place; returns the document."""
+    return _relink_stored_files(
+        public_url,
+        document,
+        lambda file_id, _link: shared_file_url(public_url, inspection_id, file_id, token),
+    )
 
 
 def not_found_inspection() -> ApiError:

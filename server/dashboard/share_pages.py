@@ -12,7 +12,7 @@ from typing import Any
 from litestar import Request, get
 from litestar.params import FromPath, FromQuery
 
-from server.common import in_thread
+from server.common import in_thread, through_link
 from server.dashboard import labels
 from server.deps import services
 from server.errors import ApiError
@@ -36,6 +36,8 @@ def _shared(request: Request[Any, Any, Any], inspection_id: str, token: str) -> 
     try:
         auth = shares.check(app.db, inspection_id, token, app.clock())
         document = inspections.get_inspection(app.db, app.settings, auth, inspection_id)
+        # Its photos through the share's own token: they die with the share.
+        through_link(app.settings.public_url, document, inspection_id, token)
     except ApiError as error:
         locale = i18n.negotiate(request.headers.get("accept-language"))
         message = REFUSALS.get(error.code, REFUSALS["invalid_link"])

@@ -17,6 +17,7 @@ from server.deps import IMAGE_TOKEN_OPT, PUBLIC_OPT, auth_of, services
 from server.images import service as images
 from server.images.schemas import IMAGE_PART_TYPES, IMAGE_UPLOAD_BODY, UploadToken
 from server.inspections import service as inspections
+from server.inspections.presign import LinkToken, verify_link
 from server.inspections.schemas import Image, Inspection, ValidationResult
 from server.multipart import JSON_ONLY_BODY_BYTES, read_body
 from server.schemas import (
@@ -102,6 +103,36 @@ def image_content(
     return stored_file_response(data, filename)
 
 
+@get(
+    "/v1/inspection/presign/detail/{inspection_id:str}/file/{file_id:str}",
+    tags=TAGS,
+    sync_to_thread=True,
+    opt={PUBLIC_OPT: True},
+    security=[],
+    media_type="application/octet-stream",
+    operation_id="GetSharedFile",
+    summary="A photo or file of an inspection, through its presigned or share link",
+    operation_class=operation(
+        write=False, status=200, response=None, errors=(403, 404), public=True
+    ),
+)
+def shared_file(
+    request: Request[Any, Any, Any],
+    inspection_id: FromPath[str],
+    file_id: FromPath[str],
+    token: LinkToken = "",
+) -> Response[bytes]:
+    """A photo or file of the inspection, for the holder of its presigned detail or share
+    link (the links of the `src` values it answers): 403 `link_revoked` or `link_expired` as
+    soon as the link is, where an image's own content token lived on for its hour."""
+    app = services(request)
+    auth = verify_link(app.db, inspection_id, token, app.clock())
+    data, filename = images.image_content(
+        app.db, app.blobs, file_id, auth=auth, token=None, inspection_id=inspection_id
+    )
+    return stored_file_response(data, filename)
+
+
 @post(
     "/v1/inspection/{inspection_id:str}/image/{image_id:str}/validation",
     request_max_body_size=JSON_ONLY_BODY_BYTES,
@@ -132,4 +163,4 @@ async def record_validation(
     )
 
 
-ROUTES: list[Any] = [upload_image, upload_token, image_content, record_validation]
+ROUTES: list[Any] = [upload_image, upload_token, image_content, shared_file, record_validation]

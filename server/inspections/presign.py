@@ -20,7 +20,7 @@ from inspectlang.timestamps import utc_timestamp
 from server import tokens
 from server.auth import AuthContext, find_member
 from server.bodies import RequestBody, ResponseBody, decode_body
-from server.common import in_thread
+from server.common import in_thread, through_link
 from server.db import Database
 from server.deps import PUBLIC_OPT, auth_of, services
 from server.errors import ApiError
@@ -170,6 +170,17 @@ async def presign_detail(
     )
 
 
+#: The `token` query parameter of a presigned detail or share link (and of its files).
+LinkToken = Annotated[
+    str,
+    QueryParameter(
+        name="token",
+        description="The link's accessToken.",
+        schema_extra={"pattern": tokens.TOKEN_PATTERN},
+    ),
+]
+
+
 @get(
     "/v1/inspection/presign/detail/{inspection_id:str}",
     tags=TAGS,
@@ -183,19 +194,15 @@ async def presign_detail(
 def read_presigned(
     request: Request[Any, Any, Any],
     inspection_id: FromPath[str],
-    token: Annotated[
-        str,
-        QueryParameter(
-            name="token",
-            description="The link's accessToken.",
-            schema_extra={"pattern": tokens.TOKEN_PATTERN},
-        ),
-    ] = "",
+    token: LinkToken = "",
 ) -> dict[str, Any]:
-    """The Inspection object, for the holder of a valid link (no API key)."""
+    """The Inspection object, for the holder of a valid link (no API key); its photos and
+    files are served through the same link (`through_link`)."""
     app = services(request)
     auth = verify_link(app.db, inspection_id, token, app.clock())
-    return inspections.get_inspection(app.db, app.settings, auth, inspection_id)
+    document = inspections.get_inspection(app.db, app.settings, auth, inspection_id)
+    through_link(app.settings.public_url, document, inspection_id, token)
+    return document
 
 
 def verify_link(db: Database, inspection_id: str, token: str, now: datetime) -> AuthContext:

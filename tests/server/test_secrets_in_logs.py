@@ -126,7 +126,7 @@ def test_no_secret_reaches_the_log(
         secrets["presign token"] = signed["accessToken"]
         detail = httpx.get(signed["url"].replace(settings.public_url, base_url))
         assert detail.status_code == 200, detail.text
-        photo_urls = re.findall(r'"(http[^"]+/content\?token=[^"]+)"', detail.text)
+        photo_urls = re.findall(r'"(http[^"]+/file/[^"]+\?token=[^"]+)"', detail.text)
         assert photo_urls, detail.text[:500]
 
     # A share: its page, its JSON and the photos on the page.
