@@ -179,7 +179,7 @@ def wait_kept(page: Any, step_count: int) -> None:
 
 
 def offline_after_the_second_photo(
-    browser: Any, api: dict[str, Any], camera: list[Path], screenshot: Callable[..., Any] | None
+    browser: Any, api: dict[str, Any], camera: list[Path], look: Callable[..., Any] | None
 ) -> Outcome:
     inspection_id, link = create(api)
     context, page = new_context(browser)
@@ -193,31 +193,31 @@ def offline_after_the_second_photo(
         page.click("[data-next]")  # a step not seen yet, from the service worker's cache
         assert heading(page) == SLOTS[2]
         take(page, camera[2], sent=False)
-        if screenshot:
-            screenshot(page, "01-offline-photo-saved-on-the-phone")
+        if look:
+            look(page, "01-offline-photo-saved-on-the-phone")
         page.click("[data-next]")
         take(page, camera[3], sent=False)
         page.reload()  # offline: the page comes back with its pending photo
         assert heading(page) == SLOTS[3]
         page.wait_for_selector(PENDING + " img")
         assert "2 items wait to be sent" in page.inner_text("[data-outbox-status]")
-        if screenshot:
-            screenshot(page, "02-reloaded-offline-pending-photo")
+        if look:
+            look(page, "02-reloaded-offline-pending-photo")
         page.click("[data-next]")
         assert heading(page) == "Review and send"
         page.click("button:has-text('Send inspection')")
         page.wait_for_selector("[data-form-notice].ok")
         assert "3 items wait to be sent" in page.inner_text("[data-outbox-status]")
-        if screenshot:
-            screenshot(page, "03-review-send-queued-offline")
+        if look:
+            look(page, "03-review-send-queued-offline")
         assert len(images_of(api, inspection_id)) == 2  # nothing left the phone meanwhile
         back = time.monotonic()
         context.set_offline(False)
         outcome = counted(api, inspection_id, "offline after the second photo", 4, back)
         page.wait_for_url("**/done", timeout=30_000)  # the send went out after the photos
         assert heading(page) == "Thank you!"
-        if screenshot:
-            screenshot(page, "04-sent-by-itself")
+        if look:
+            look(page, "04-sent-by-itself")
         document = api["client"].get(f"/v1/inspection/{inspection_id}").json()
         assert document["status"] == "completed" and document["completedBy"] == "consumer"
         assert document["veredict"] == "approved", document["reasons"]
@@ -326,12 +326,15 @@ def check(outcome: Outcome) -> None:
 
 
 def test_offline_after_the_second_photo_every_photo_arrives_once_and_the_verdict_follows(
-    browser: Any, api: dict[str, Any], camera: list[Path], screenshot: Any
+    browser: Any, api: dict[str, Any], camera: list[Path], screenshot: Any, axe_check: Any
 ) -> None:
+    def look(page: Any, name: str) -> None:
+        """Each state on the phone: a screenshot to look at, and axe-core."""
+        screenshot(page, name)
+        axe_check(page, name)
+
     for run in range(REPEAT):
-        check(
-            offline_after_the_second_photo(browser, api, camera, screenshot if run == 0 else None)
-        )
+        check(offline_after_the_second_photo(browser, api, camera, look if run == 0 else None))
 
 
 def test_uploads_aborted_for_the_first_tries_are_sent_once(
