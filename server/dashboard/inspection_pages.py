@@ -287,6 +287,7 @@ def _detail_page(
     context["reasons"] = context["state"].reasons_in(locale)
     context["history"] = inspection_history(app_services(request), context, locale)
     context["history_csv"] = f"/dashboard/inspections/{inspection_id}/history.csv"
+    context["photo_names"] = history.photo_names(context["inspection"])
     return render(
         request,
         "inspection.html",

@@ -10,10 +10,12 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 from typing import Annotated, Any, Literal
+from urllib.parse import quote
 
 import msgspec
-from litestar import Request, get, post
+from litestar import Request, Response, get, post
 from litestar.params import FromPath, QueryParameter
+from litestar.response import Redirect
 from sqlmodel import Session
 
 from inspectlang.timestamps import utc_timestamp
@@ -195,14 +197,52 @@ def read_presigned(
     request: Request[Any, Any, Any],
     inspection_id: FromPath[str],
     token: LinkToken = "",
-) -> dict[str, Any]:
+) -> Any:
     """The Inspection object, for the holder of a valid link (no API key); its photos and
-    files are served through the same link (`through_link`)."""
+    files are served through the same link (`through_link`). A browser (whose `Accept` puts
+    `text/html` before JSON) is sent to the readable page of the same link (`/share/<id>?
+    token=…`, which checks the token itself and explains a refusal in words); every client that
+    asks for JSON, or states no preference, gets the object as before."""
     app = services(request)
+    if prefers_html(request.headers.get("accept")):
+        page = f"{SHARE_PAGE_PATH}/{quote(inspection_id, safe='')}?token={quote(token, safe='')}"
+        return Redirect(page, status_code=303, headers={"vary": "Accept"})
     auth = verify_link(app.db, inspection_id, token, app.clock())
     document = inspections.get_inspection(app.db, app.settings, auth, inspection_id)
     through_link(app.settings.public_url, document, inspection_id, token)
-    return document
+    return Response(document, headers={"vary": "Accept"})
+
+
+#: The readable page of a detail link (`server.inspections.shares.PAGE_PATH`, served by the
+#: dashboard's share pages).
+SHARE_PAGE_PATH = "/share"
+
+
+def prefers_html(accept: str | None) -> bool:
+    """Whether an `Accept` header asks for HTML before JSON: `text/html` named with a quality
+    above zero and at least that of `application/json` (and, at equal quality, listed first).
+    No header, `*/*` alone, or JSON first: False (API clients and the SDKs get JSON)."""
+    if not accept:
+        return False
+    ranked: dict[str, tuple[float, int]] = {}
+    for position, part in enumerate(accept.split(",")[:50]):
+        kind, _, params = part.strip().partition(";")
+        quality = 1.0
+        for param in params.split(";"):
+            name, _, value = param.strip().partition("=")
+            if name.strip() == "q":
+                try:
+                    quality = float(value)
+                except ValueError:
+                    quality = 0.0
+        ranked.setdefault(kind.strip().lower(), (quality, position))
+    html = ranked.get("text/html")
+    if html is None or html[0] <= 0:
+        return False
+    json = ranked.get("application/json")
+    if json is None:
+        return True
+    return html[0] > json[0] or (html[0] == json[0] and html[1] < json[1])
 
 
 def verify_link(db: Database, inspection_id: str, token: str, now: datetime) -> AuthContext:

@@ -28,7 +28,7 @@ from server.settings import Settings
 #: Share links made from the dashboard last a week (the API's longest presign).
 SHARE_SECONDS = presign.MAX_EXPIRES_IN_SECONDS
 #: Path of the readable page of a share link.
-PAGE_PATH = "/share"
+PAGE_PATH = presign.SHARE_PAGE_PATH
 
 
 @dataclass(frozen=True, slots=True)

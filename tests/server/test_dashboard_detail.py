@@ -167,6 +167,14 @@ def test_share_link_opens_a_readable_page_and_the_json_stays(opened: dict[str, A
     json_url = url.replace("/share/", "/v1/inspection/presign/detail/")
     as_json = httpx.get(json_url)
     assert as_json.status_code == 200 and as_json.json()["_id"] == opened["id"]
+    # The same URL opened by a browser (HTML first) is the page; JSON or no preference: JSON.
+    browser_accept = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+    in_browser = httpx.get(json_url, headers={"accept": browser_accept}, follow_redirects=True)
+    assert in_browser.headers["content-type"].startswith("text/html")
+    assert "AB123CD" in in_browser.text and in_browser.url.path.startswith("/share/")
+    for accept in ("application/json", "*/*", "application/json, text/html", "text/html;q=0"):
+        answered = httpx.get(json_url, headers={"accept": accept})
+        assert answered.status_code == 200 and answered.json()["_id"] == opened["id"], accept
 
 
 def test_share_links_are_listed_and_revocable(opened: dict[str, Any]) -> None:
@@ -268,3 +276,25 @@ def test_a_member_chooses_the_language_of_their_pages(live_server: str, db: Any)
         assert outside.headers["location"] == "/dashboard/inspections"
     finally:
         client.http.close()
+
+
+@pytest.mark.parametrize(
+    ("accept", "html"),
+    [
+        (None, False),
+        ("*/*", False),
+        ("application/json", False),
+        ("application/json, text/html", False),
+        ("text/html, application/json", True),
+        ("text/html;q=0.5, application/json", False),
+        ("text/html;q=0", False),
+        ("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", True),
+        ("application/json;q=0.4, text/html", True),
+    ],
+)
+def test_a_detail_link_answers_html_only_to_who_puts_html_first(
+    accept: str | None, html: bool
+) -> None:
+    from server.inspections.presign import prefers_html
+
+    assert prefers_html(accept) is html
