@@ -53,7 +53,6 @@ _DATE_DIFFERENCES = frozenset({"years_between", "months_between", "days_between"
 #: Words in a date input's name that say it is in the past (a birth date).
 _PAST_WORDS = ("birth", "nacim", "nasc")
 _FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "!=": "!="}
-_ORDER = frozenset({"<", "<=", ">", ">="})
 #: The functions whose calls `MeaningCheck.call` reads.
 _CALLS_READ = frozenset({"number", *_DATE_DIFFERENCES})
 
@@ -144,7 +143,7 @@ def _path(node: ast.Expr) -> tuple[str, ...] | None:
     return tuple(reversed(names))
 
 
-@dataclass
+@dataclass(slots=True)
 class _Facts:
     """What the conjuncts of one `and` chain require: number intervals and truth values by
     the expression they are about, and the records whose result they need."""
@@ -156,7 +155,7 @@ class _Facts:
     needs_ran: dict[tuple[str, ...], ast.Expr] = field(default_factory=dict)
     needs_upload: dict[tuple[str, ...], ast.Expr] = field(default_factory=dict)
     #: The comparisons asked of each number (`> 100000`), for the message.
-    asked: dict[tuple[str, ...], list[str]] = field(default_factory=dict)
+    asked: dict[tuple[str, ...], list[tuple[str, float]]] = field(default_factory=dict)
 
 
 class MeaningCheck:
@@ -170,6 +169,8 @@ class MeaningCheck:
         #: The `approve` condition being read (a part that makes it never hold gives way to
         #: the line's E034).
         self.approve_condition: ast.Expr | None = None
+        #: Intervals already computed, by node.
+        self.intervals: dict[int, Interval] = {}
         #: The input `value` is in the rule being read (`on input set NAME`), else None.
         self.value_input: str | None = None
         #: `and` nodes already read as part of a chain (a chain is read once, at its top).
@@ -187,13 +188,14 @@ class MeaningCheck:
 
     @cached_property
     def past_dates(self) -> frozenset[str]:
-        """Date inputs that hold a date in the past: a `latest:` before today, or a birth."""
+        """Date inputs named for a birth: a date in the past, whatever the day the template is
+        checked (a `latest:` would depend on that day: the checker's answer must not)."""
         past = set()
         for item in self.run.template.inputs:
             if item.input_type != "date":
                 continue
             name = item.name.lower()
-            if any(word in name for word in _PAST_WORDS) or "maxDate" in item.checks:
+            if any(word in name for word in _PAST_WORDS):
                 past.add(item.name)
         return frozenset(past)
 
@@ -354,12 +356,14 @@ class MeaningCheck:
                 _FLIPPED[node.operator],
                 literal_number(node.left),
             )
-        if bound is None or not _reads_something(subject):
-            return  # `10 / 5 > 1` is the same whatever the inspection: no declaration decides it
+        if bound is None:
+            return
         self.fraction(subject, bound, node)
         low, high = self.interval(subject)
         if low == high or (low == -math.inf and high == math.inf):
-            return  # a constant (`let limit = 10`) is the author's to compare; unbounded: unknown
+            # a constant (`let limit = 10`, `10 / 5 > 1`) is the author's to compare, the same
+            # whatever the inspection: no declaration decides it; unbounded: nothing known
+            return
         decided = _decided(operator, low, high, bound)
         if decided is None:
             return
@@ -381,6 +385,13 @@ class MeaningCheck:
         self.decided(node, decided, because, role)
 
     def interval(self, node: ast.Expr) -> Interval:
+        """A number's interval (kept by node: an `and` chain and its comparison ask twice)."""
+        known = self.intervals.get(id(node))
+        if known is None:
+            known = self.intervals[id(node)] = self._interval(node)
+        return known
+
+    def _interval(self, node: ast.Expr) -> Interval:
         if isinstance(node, ast.Attribute) and node.name in FIELD_INTERVALS:
             return FIELD_INTERVALS[node.name]
         if isinstance(node, ast.Call) and node.function in _DATE_DIFFERENCES:
@@ -467,9 +478,10 @@ class MeaningCheck:
             after = _narrowed(before, operator, bound)
             facts.intervals[path] = after
             asked = facts.asked.setdefault(path, [])
-            asked.append(f"{operator} {_shown(bound)}")
+            asked.append((operator, bound))
             if after[0] > after[1] and len(asked) > 1:  # one alone: `comparison` says it
-                return f"`{'.'.join(path)}` cannot be {' and '.join(asked)} at once"
+                both = " and ".join(f"{o} {_shown(b)}" for o, b in asked)
+                return f"`{'.'.join(path)}` cannot be {both} at once"
             return None
         path = _path(term)
         if path is None:
@@ -730,17 +742,6 @@ def _tests_defined(condition: ast.Expr, value: ast.Expr) -> bool:
             and current.function == "defined"
             and current.arguments == (value,)
         ):
-            return True
-        pending.extend(children(current))
-    return False
-
-
-def _reads_something(node: ast.Expr) -> bool:
-    """Whether an expression reads anything of the inspection (a name, a field, a call)."""
-    pending = [node]
-    while pending:
-        current = pending.pop()
-        if isinstance(current, ast.Name | ast.Attribute | ast.Call | ast.Quantifier):
             return True
         pending.extend(children(current))
     return False
