@@ -31,6 +31,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--counterexamples", type=Path, help="write each counterexample's events file here"
     )
+    parser.add_argument(
+        "--write-tests",
+        type=Path,
+        metavar="FILE",
+        help="write the inspections the proofs found as cases (NAME.tests.json format), each "
+        "expecting what simulate made of it: a start for the template's tests",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -66,6 +73,10 @@ def run(args: argparse.Namespace) -> int:
             if result.answer == "fails" and result.events is not None:
                 target = args.counterexamples / f"{result.name}.events.json"
                 target.write_text(json.dumps(result.events, indent=2, ensure_ascii=False) + "\n")
+    if args.write_tests is not None:
+        args.write_tests.write_text(
+            json.dumps({"cases": found_cases(results)}, indent=2, ensure_ascii=False) + "\n"
+        )
     if args.format == "json":
         document = {
             "template": str(args.template),
@@ -91,6 +102,27 @@ def run(args: argparse.Namespace) -> int:
     if any(result.answer == "fails" for result in results):
         return 1
     return 2 if any(result.answer == "unknown" for result in results) else 0
+
+
+def found_cases(results: list[Any]) -> list[dict[str, Any]]:
+    """One case per distinct inspection the proofs replayed, named after what it shows and
+    expecting the status, veredict and reasons simulate gave it."""
+    cases: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for result in results:
+        if result.events is None or result.replayed is None:
+            continue
+        key = json.dumps(result.events, sort_keys=True)
+        if key in seen:
+            continue
+        seen.add(key)
+        ends = result.replayed
+        expect = {"status": ends["status"], "veredict": ends["veredict"]}
+        if ends["status"] == "completed":
+            expect["reasons"] = ends.get("reasons", [])
+        name = result.description if result.answer == "holds" else f"FAILS: {result.description}"
+        cases.append({"name": name, **result.events, "expect": expect})
+    return cases
 
 
 def register_test(subparsers: Any) -> None:

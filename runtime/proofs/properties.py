@@ -22,7 +22,14 @@ import z3
 from runtime.evaldata import build_env
 from runtime.program import Program
 from runtime.proofs.events import Replayed, events_of, replay
-from runtime.proofs.symbolic import FALSE, Functions, Outcome, Scenario, Unsupported
+from runtime.proofs.symbolic import (
+    FALSE,
+    MAX_DECLARED,
+    Functions,
+    Outcome,
+    Scenario,
+    Unsupported,
+)
 from runtime.reference import ReferenceEvaluator
 
 Answer = Literal["holds", "fails", "unknown"]
@@ -218,7 +225,13 @@ def reachable(
     if found.unknown:
         return Result(name, description, "unknown", found.unknown, found.events, _replayed(found))
     if found.events is None:
-        return Result(name, description, "fails", "no inspection reaches it")
+        return Result(
+            name,
+            description,
+            "fails",
+            "no inspection reaches it (within the scenario: each photo uploaded once, at most "
+            f"{MAX_DECLARED} declared damages, docs/language.md)",
+        )
     return Result(name, description, "holds", "", found.events, _replayed(found))
 
 

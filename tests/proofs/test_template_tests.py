@@ -152,3 +152,22 @@ def test_a_malformed_tests_file_is_refused_with_where(document: object, message:
         .replace(".", r"\."),
     ):
         read_cases(document)
+
+
+SHIPPED = [
+    *sorted((ROOT / "inspectlang" / "builtins").glob("*.insp")),
+    *[
+        p
+        for p in sorted((ROOT / "examples").rglob("*.insp"))
+        if p.with_suffix(".tests.json").exists()
+    ],
+]
+
+
+@pytest.mark.parametrize("template", SHIPPED, ids=[p.stem for p in SHIPPED])
+def test_the_shipped_templates_cases_pass_with_full_coverage(
+    template: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["test", str(template), "--min-coverage", "100", "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["passed"] and report["uncovered"] == []
