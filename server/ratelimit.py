@@ -58,10 +58,17 @@ class Counter(Protocol):
 
 
 class DatabaseCounter:
-    """Counters in `rate_limit_counters` (PostgreSQL or SQLite, both have upserts)."""
+    """Counters in `rate_limit_counters` (PostgreSQL or SQLite, both have upserts).
 
-    def __init__(self, db: Database) -> None:
+    The table is shared by every limiter of the deployment (the API keys' one-minute windows,
+    the consumer links' ten-minute ones), so a count purges only rows older than
+    `keep_seconds`, the longest any of them still reads: purging "every window before mine"
+    deleted the links' current window each time an API request purged (1 in 100), and the
+    link throttle forgot its failures."""
+
+    def __init__(self, db: Database, keep_seconds: int | None = None) -> None:
         self.db = db
+        self.keep_seconds = 2 * LINK_WINDOW_SECONDS if keep_seconds is None else keep_seconds
 
     def hit(self, bucket: str, window_start: int, ttl: int) -> int:
         from server.tables import RateLimitCounter
@@ -81,7 +88,8 @@ class DatabaseCounter:
             ).scalar_one()
             if random.random() < PURGE_PROBABILITY:
                 table: Any = cast(Any, RateLimitCounter).__table__
-                connection.execute(delete(table).where(table.c.window_start < window_start))
+                oldest = window_start - self.keep_seconds
+                connection.execute(delete(table).where(table.c.window_start < oldest))
         return int(count)
 
     def peek(self, bucket: str, window_start: int) -> int:
@@ -247,7 +255,8 @@ def make_counter(settings: Settings, db: Database) -> Counter:
     if settings.redis_url:
         return RedisCounter(settings.redis_url)
     if db.dialect == "postgresql":
-        return DatabaseCounter(db)
+        longest = max(settings.rate_limit_window_seconds, LINK_WINDOW_SECONDS)
+        return DatabaseCounter(db, keep_seconds=2 * longest)
     return MemoryCounter()
 
 

@@ -71,12 +71,13 @@ def open_link(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> 
         return redirect(_continue_url(visit, now))
     throttle: LinkThrottle = request.app.state.link_throttle
     address = request.client.host if request.client is not None else "unknown"
-    wait = throttle.refused(address, inspection_id)
+    # The app's clock, as everything of the request: its windows are the ones tests pin.
+    wait = throttle.refused(address, inspection_id, now.timestamp())
     if wait is not None:
         return too_many_attempts(negotiate(request.headers.get("accept-language")), wait)
     holder = access.open_with_code(shared.db, inspection_id, code)
     if holder is None:
-        throttle.failed(address, inspection_id)
+        throttle.failed(address, inspection_id, now.timestamp())
         return not_found(negotiate(request.headers.get("accept-language")))
     view = access.read_for_consumer(
         shared.db, shared.settings.public_url, holder.auth, inspection_id

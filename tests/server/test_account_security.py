@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import secrets
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -197,19 +198,39 @@ def test_inviting_another_companys_member_answers_as_any_invitation(
 
 
 def test_link_codes_are_throttled_per_inspection_and_per_address(
-    live_server: str, team: dict[str, Any]
+    team: dict[str, Any], settings: Any, db: Database, serve_app: Any
 ) -> None:
+    """Alone it passed; in a full PostgreSQL run it once got the 404 page where 429 was due.
+    Its counts live in windows of the wall clock (`LINK_WINDOW_SECONDS`), kept on PostgreSQL
+    in the session's one `rate_limit_counters` table, under fixed ids and addresses: a run
+    that crossed a window's edge started counting again from 0, and any test before it in the
+    same window counted into the same buckets. Now the throttle reads the app's clock, pinned
+    here to the middle of a window of its own, and the ids and addresses are this run's."""
+    from server.app import create_app
+    from server.ratelimit import LINK_WINDOW_SECONDS
+
+    windows = secrets.randbelow(10**6) + 10**6  # a window of 1989-2008: no other run's
+    moment = datetime.fromtimestamp(windows * LINK_WINDOW_SECONDS + LINK_WINDOW_SECONDS / 2, UTC)
+    subnet = f"127.{secrets.randbelow(200) + 20}.{secrets.randbelow(250)}"
+    first, second, third, fourth = (f"{subnet}.{host}" for host in (2, 3, 4, 5))
+    with serve_app(create_app(settings, db=db, clock=lambda: moment)) as live_server:
+        created = httpx.post(
+            f"{live_server}/v1/inspection/car",
+            json={"templateId": "easy", "locale": "en_US", "delivery": {"disabled": True}},
+            headers={"x-api-key": team["testKey"]},
+        )
+        assert created.status_code == 201, created.text
+        _throttled(live_server, created.json(), (first, second, third, fourth))
+
+
+def _throttled(live_server: str, created: dict[str, Any], addresses: tuple[str, ...]) -> None:
     from server.ratelimit import LINK_FAILURES_PER_ADDRESS, LINK_FAILURES_PER_INSPECTION
 
-    created = httpx.post(
-        f"{live_server}/v1/inspection/car",
-        json={"templateId": "easy", "locale": "en_US", "delivery": {"disabled": True}},
-        headers={"x-api-key": team["testKey"]},
-    )
-    assert created.status_code == 201, created.text
-    inspection_id, link = created.json()["inspectionId"], created.json()["magicLink"]
+    first, second, third, fourth = addresses
+    inspection_id, link = created["inspectionId"], created["magicLink"]
     right_code = link.split("code=")[1]
-    unknown = "0123456789abcdef01234567"
+    unknown = secrets.token_hex(12)
+    fresh = [secrets.token_hex(12) for _ in range(LINK_FAILURES_PER_ADDRESS + 2)]
     csrf_meta = re.compile(r'<meta name="csrf-token" content="[^"]+">')
 
     def open_link(identifier: str, code: str, address: str) -> httpx.Response:
@@ -221,20 +242,20 @@ def test_link_codes_are_throttled_per_inspection_and_per_address(
     # Wrong codes for an inspection from one address, an unknown id from another: the same
     # 404 page, until each id reached its limit.
     for attempt in range(LINK_FAILURES_PER_INSPECTION):
-        wrong = open_link(inspection_id, f"wrong{attempt}", "127.0.0.2")
-        nobody = open_link(unknown, f"any{attempt}", "127.0.0.3")
+        wrong = open_link(inspection_id, f"wrong{attempt}", first)
+        nobody = open_link(unknown, f"any{attempt}", second)
         assert wrong.status_code == nobody.status_code == 404
         assert csrf_meta.sub("", wrong.text) == csrf_meta.sub("", nobody.text)
     # Then 429 for both ids, from any address, the right code included: an attacker learns
     # nothing while refused.
-    for refused in (open_link(inspection_id, "wrong", "127.0.0.4"),
-                    open_link(unknown, "any", "127.0.0.4"),
-                    open_link(inspection_id, right_code, "127.0.0.4")):  # fmt: skip
+    for refused in (open_link(inspection_id, "wrong", third),
+                    open_link(unknown, "any", third),
+                    open_link(inspection_id, right_code, third)):  # fmt: skip
         assert refused.status_code == 429, refused.text
         assert int(refused.headers["retry-after"]) > 0
         assert "Too many attempts" in refused.text
-    # Per address: 127.0.0.2 has failed 20 times; fresh ids answer 404 until its 30th failure.
+    # Per address: the first has failed 20 times; fresh ids answer 404 until its 30th failure.
     for attempt in range(LINK_FAILURES_PER_ADDRESS - LINK_FAILURES_PER_INSPECTION):
-        assert open_link(f"{attempt:024x}", "x", "127.0.0.2").status_code == 404
-    assert open_link("f" * 24, "x", "127.0.0.2").status_code == 429
-    assert open_link("f" * 24, "x", "127.0.0.5").status_code == 404  # another address
+        assert open_link(fresh[attempt], "x", first).status_code == 404
+    assert open_link(fresh[-1], "x", first).status_code == 429
+    assert open_link(fresh[-1], "x", fourth).status_code == 404  # another address

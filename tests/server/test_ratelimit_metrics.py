@@ -168,3 +168,22 @@ def test_ready_over_http(client: httpx.Client) -> None:
     response = client.get("/ready")
     assert response.status_code == 200
     assert response.json()["checks"] == {"database": "ok", "blobs": "ok"}
+
+
+def test_a_purge_keeps_the_windows_other_limiters_still_read(
+    db: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The API keys' limiter (one-minute windows) and the link throttle (ten-minute windows)
+    share `rate_limit_counters`: a count that purged "every window before mine" deleted the
+    links' current window (1 in 100 API requests), and the throttle forgot its failures."""
+    from server import ratelimit
+
+    monkeypatch.setattr(ratelimit.random, "random", lambda: 0.0)  # purge on every count
+    counter = ratelimit.DatabaseCounter(db, keep_seconds=2 * ratelimit.LINK_WINDOW_SECONDS)
+    links = ratelimit.LinkThrottle(counter)
+    start = 10**9 // ratelimit.LINK_WINDOW_SECONDS * ratelimit.LINK_WINDOW_SECONDS
+    for _ in range(ratelimit.LINK_FAILURES_PER_INSPECTION):
+        links.failed("127.9.9.9", "a" * 24, now=start + 1)
+    minute = start + 7 * 60  # the API's window seven minutes into the links' one
+    counter.hit("company:test:key", minute, 120)
+    assert links.refused("127.9.9.8", "a" * 24, now=start + 7 * 60 + 1) is not None
