@@ -4,13 +4,14 @@ time, GPS position and camera, and a reduced copy of its pixels that every uploa
 Memory is bounded whatever the file claims (issue 21 §3: a 205 KB one-colour 7060x7060 PNG used
 to cost ~400 MB, decoded whole three times):
 
-- The size is read from the header first; over `MAX_PIXELS` nothing is decoded.
+- The size is read from the header first; over `MAX_PIXELS`, or longer than `MAX_ASPECT_RATIO`
+  times its width (or the reverse), nothing is decoded.
 - A JPEG is decoded at 1/2, 1/4 or 1/8 of its size straight from its DCT coefficients
   (`Image.draft`), never above about twice `DECODE_SIDE`.
 - A non-interlaced PNG of 8 bits or less per channel is decoded in strips of rows
   (`_png_reduced`): each strip is inflated, unfiltered by Pillow's own decoder, reduced and
   pasted into the small copy, so the whole picture never exists at full size.
-- Other pictures (WebP, 16-bit or interlaced PNG) are decoded whole only up to
+- Other pictures (WebP, 16-bit or interlaced PNG, progressive JPEG) are decoded whole only up to
   `MAX_WHOLE_DECODE_PIXELS`; larger ones count as not decodable (400 `invalid_image`).
 - Decodes run on one small pool (`DECODE_WORKERS` threads): concurrent uploads wait their turn
   instead of adding up, and only those threads' allocator arenas ever hold decode buffers.
@@ -37,8 +38,16 @@ from PIL import Image
 
 #: Largest picture accepted (width x height, read from the header); larger ones are not decoded.
 MAX_PIXELS = 50_000_000
-#: Largest picture of a format without a reduced decode (WebP, 16-bit or interlaced PNG) that is
-#: decoded whole: 16 MP is 64 MB of RGBA. Cameras write JPEG; larger lossless files are refused.
+#: Most a picture's long side may be of its short side (a phone's panorama is about 8:1). A
+#: 142 KB PNG of 200000x250 (issue 39) is under `MAX_PIXELS` yet one of its rows alone is 600 KB
+#: and each whole copy 150 MB; refused from its header, nothing decoded.
+MAX_ASPECT_RATIO = 20
+#: Most bytes of PNG rows inflated at a time (whole strips of `PNG_STRIP_ROWS` or fewer rows):
+#: a 31,600 px wide RGBA strip of 16 rows times the reduction would be 30 MB, held in copies.
+PNG_STRIP_BYTES = 4_000_000
+#: Largest picture of a format without a reduced decode (WebP, 16-bit or interlaced PNG,
+#: progressive JPEG) that is decoded whole: 16 MP is 64 MB of RGBA. Cameras write baseline JPEG;
+#: larger files of those formats are refused.
 MAX_WHOLE_DECODE_PIXELS = 16_000_000
 #: Longest side of the shared reduced copy (the quality check measures blur at this size).
 DECODE_SIDE = 1024
@@ -122,7 +131,7 @@ def _read_meta(data: bytes) -> ImageMeta:
             warnings.simplefilter("error", Image.DecompressionBombWarning)
             with Image.open(io.BytesIO(data)) as image:
                 width, height = image.size
-                if width * height > MAX_PIXELS:
+                if not within_limits(width, height):
                     return ImageMeta(decoded=False, width=width, height=height)
                 exif = _exif_of(image)
                 picture = _reduced(data, image)
@@ -145,23 +154,74 @@ def _read_meta(data: bytes) -> ImageMeta:
         return ImageMeta(decoded=False)
 
 
+def within_limits(width: int, height: int) -> bool:
+    """Whether a picture of this size is decoded at all (`MAX_PIXELS`, `MAX_ASPECT_RATIO`)."""
+    return width * height <= MAX_PIXELS and max(width, height) <= MAX_ASPECT_RATIO * max(
+        1, min(width, height)
+    )
+
+
+#: EXIF orientation -> the transposition that makes the picture upright (as `ImageOps.
+#: exif_transpose`, applied to the reduced copy instead of the whole picture).
+_UPRIGHT = {
+    2: Image.Transpose.FLIP_LEFT_RIGHT,
+    3: Image.Transpose.ROTATE_180,
+    4: Image.Transpose.FLIP_TOP_BOTTOM,
+    5: Image.Transpose.TRANSPOSE,
+    6: Image.Transpose.ROTATE_270,
+    7: Image.Transpose.TRANSVERSE,
+    8: Image.Transpose.ROTATE_90,
+}
+
+
+def reduced_picture(data: bytes, side: int) -> Image.Image | None:
+    """The picture upright (EXIF orientation applied), RGB, its longest side at most `side`,
+    decoded the bounded way of the upload check, on the decoding pool: what a thumbnail (the
+    dashboard's, a share page's, a report's) and an analyzer start from. None when the bytes
+    are no picture or one outside the limits (the upload refused those: 400 `invalid_image`)."""
+    return _DECODER.submit(_reduced_upright, data, side).result()
+
+
+def _reduced_upright(data: bytes, side: int) -> Image.Image | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as image:
+                if not within_limits(*image.size):
+                    return None
+                orientation = _exif_of(image).get(ORIENTATION, 1)
+                picture = _reduced(data, image, side)
+        if picture is None:
+            return None
+        turn = _UPRIGHT.get(orientation)
+        return picture if turn is None else picture.transpose(turn)
+    except Exception:  # any decoding failure of untrusted bytes is "not a picture"
+        return None
+
+
 # --- the bounded decode ------------------------------------------------------------------------
 
 
-def _reduced(data: bytes, image: Any) -> Image.Image | None:
-    """The picture in RGB at most `DECODE_SIDE` long, decoded bounded; None when its
-    format has no reduced decode and it is over `MAX_WHOLE_DECODE_PIXELS`."""
+def _reduced(data: bytes, image: Any, side: int = DECODE_SIDE) -> Image.Image | None:
+    """The picture in RGB at most `side` long, decoded bounded; None when its format has no
+    reduced decode and it is over `MAX_WHOLE_DECODE_PIXELS`."""
     width, height = image.size
+    if image.format == "JPEG" and "progression" in image.info:
+        # A progressive JPEG keeps every DCT coefficient of the whole picture while it decodes,
+        # at whatever scale (a 50 Mpx one: 240 MB): decoded only as small as other formats.
+        return _small_rgb(image, side) if width * height <= MAX_WHOLE_DECODE_PIXELS else None
     if image.format == "JPEG":
-        image.draft("RGB", (DECODE_SIDE, DECODE_SIDE))
-        return _small_rgb(image)
+        # The DCT scale that still leaves the fitted size on both sides: asking for a square
+        # (side, side) kept a wide panorama at full size, its short side being under `side`.
+        image.draft("RGB", _fit(width, height, side))
+        return _small_rgb(image, side)
     if image.format == "PNG":
         strips = _png_layout(data, image)
         if strips is not None:
-            return _png_reduced(data, image, strips)
+            return _png_reduced(data, image, strips, side)
     if width * height > MAX_WHOLE_DECODE_PIXELS:
         return None
-    return _small_rgb(image)
+    return _small_rgb(image, side)
 
 
 def _factors(size: tuple[int, int], target: tuple[int, int]) -> tuple[int, int]:
@@ -170,22 +230,22 @@ def _factors(size: tuple[int, int], target: tuple[int, int]) -> tuple[int, int]:
     return (max(1, int(size[0] / target[0] / 2.0)), max(1, int(size[1] / target[1] / 2.0)))
 
 
-def _fit(width: int, height: int) -> tuple[int, int]:
-    """The size at most `DECODE_SIDE` long with the picture's proportions."""
-    scale = DECODE_SIDE / max(width, height)
+def _fit(width: int, height: int, side: int = DECODE_SIDE) -> tuple[int, int]:
+    """The size at most `side` long with the picture's proportions."""
+    scale = side / max(width, height)
     if scale >= 1:
         return width, height
     return max(1, round(width * scale)), max(1, round(height * scale))
 
 
-def _small_rgb(image: Any) -> Image.Image:
-    """A new RGB picture at most `DECODE_SIDE` long (as `Image.thumbnail` reduces: a box
+def _small_rgb(image: Any, side: int = DECODE_SIDE) -> Image.Image:
+    """A new RGB picture at most `side` long (as `Image.thumbnail` reduces: a box
     reduction within a gap of 2, then bilinear), the opened file left alone."""
     image.load()
     if image.mode not in ("RGB", "L"):  # palette, alpha, CMYK: resampled as colours
         image = image.convert("RGB")
     picture: Image.Image = image.resize(
-        _fit(*image.size), Image.Resampling.BILINEAR, reducing_gap=2.0
+        _fit(*image.size, side), Image.Resampling.BILINEAR, reducing_gap=2.0
     )
     return picture if picture.mode == "RGB" else picture.convert("RGB")
 
@@ -249,7 +309,9 @@ def _inflated(data: bytes, layout: _PngLayout, size: int) -> Iterator[bytes]:
         yield bytes(pending)
 
 
-def _png_reduced(data: bytes, image: Any, layout: _PngLayout) -> Image.Image:
+def _png_reduced(
+    data: bytes, image: Any, layout: _PngLayout, side: int = DECODE_SIDE
+) -> Image.Image:
     """The PNG box-reduced strip by strip, then resampled: what `_small_rgb` gives."""
     width, height = image.size
     mode, rawmode = image.mode, image.tile[0].args
@@ -257,9 +319,9 @@ def _png_reduced(data: bytes, image: Any, layout: _PngLayout) -> Image.Image:
     carrier = _CARRIERS[layout.filter_bpp]
     carrier_width = layout.stride // layout.filter_bpp
     row = layout.stride + 1
-    target = _fit(width, height)
+    target = _fit(width, height, side)
     across, down = _factors((width, height), target)
-    rows_per_strip = PNG_STRIP_ROWS * down
+    rows_per_strip = down * max(1, min(PNG_STRIP_ROWS, PNG_STRIP_BYTES // (row * down)))
     small = Image.new("RGB", (-(-width // across), -(-height // down)))
     previous = bytes(layout.stride)
     y = 0

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from PIL import Image, ImageOps
 
 from runtime.errors import InspectionRuntimeError
+from runtime.imagemeta import reduced_picture, within_limits
 
 if TYPE_CHECKING:
     import numpy as np
@@ -24,23 +25,35 @@ class UnreadablePhoto(InspectionRuntimeError, ValueError):
 
 
 def open_rgb(data: bytes, max_side: int = DEFAULT_MAX_SIDE) -> Image.Image:
-    """The photo upright (EXIF orientation applied), in RGB, its longest side <= `max_side`."""
+    """The photo upright (EXIF orientation applied), in RGB, its longest side <= `max_side`.
+
+    A JPEG is decoded straight at 1/2, 1/4 or 1/8 of its size when that still leaves its fitted
+    size (from its DCT coefficients: a 12 MP photo bounded to 1280 px decodes for the cost of a
+    3 MP one), then resampled with Lanczos. Anything else goes the upload check's bounded way
+    (`runtime.imagemeta.reduced_picture`: a PNG in strips, nothing over the upload's limits),
+    so no picture the upload accepted is ever whole in memory (issue 39)."""
     try:
         with Image.open(io.BytesIO(data)) as opened:
-            # A JPEG is decoded straight at 1/2, 1/4 or 1/8 of its size when that still
-            # leaves `max_side` pixels (from its DCT coefficients: a 12 MP photo bounded to
-            # 1280 px decodes for the cost of a 3 MP one).
-            opened.draft("RGB", (max_side, max_side))
-            image = ImageOps.exif_transpose(opened)
-            image = image.convert("RGB")
+            if opened.format != "JPEG" or not within_limits(*opened.size):
+                reduced = None
+            else:
+                width, height = opened.size
+                scale = min(1.0, max_side / max(width, height))
+                opened.draft("RGB", (max(1, round(width * scale)), max(1, round(height * scale))))
+                reduced = ImageOps.exif_transpose(opened).convert("RGB")
     except Exception as error:  # untrusted bytes: any decoder failure is "unreadable"
         raise UnreadablePhoto(str(error)) from None
-    longest = max(image.size)
+    if reduced is None:
+        image = reduced_picture(data, max_side)
+        if image is None:
+            raise UnreadablePhoto("not a picture within the upload's limits")
+        return image
+    longest = max(reduced.size)
     if longest > max_side:
         scale = max_side / longest
-        size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
-        image = image.resize(size, Image.Resampling.LANCZOS)
-    return image
+        size = (max(1, round(reduced.width * scale)), max(1, round(reduced.height * scale)))
+        reduced = reduced.resize(size, Image.Resampling.LANCZOS)
+    return reduced
 
 
 def rgb_array(data: bytes, max_side: int = DEFAULT_MAX_SIDE) -> npt.NDArray[np.uint8]:

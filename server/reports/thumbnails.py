@@ -1,47 +1,31 @@
-"""Downscaled JPEG thumbnails for reports (Pillow), so a report stays small and fast to build.
+"""Downscaled JPEG thumbnails for reports, the dashboard and share pages, so a page or a report
+stays small and fast to build.
 
-A JPEG is decoded with `draft()` straight at a reduced DCT scale, which is several times faster
-than decoding the full image and resizing it. Anything Pillow cannot read becomes None (the
-report then says the image is unavailable) instead of failing the whole report.
+Decoded the one bounded way (`runtime.imagemeta.reduced_picture`): a JPEG straight at a reduced
+DCT scale (`draft()`), a PNG in strips of rows, nothing over the upload's limits, at most
+`DECODE_WORKERS` at once; a 7071x7071 photo's thumbnail no longer decodes all of it (565 MB,
+issue 39). Anything that cannot be read becomes None (the report then says the image is
+unavailable) instead of failing the whole report.
 """
 
 from __future__ import annotations
 
 import io
-import warnings
 
-from PIL import Image, ImageOps
+from PIL import Image
+
+from runtime.imagemeta import reduced_picture
 
 #: Longest side of a report thumbnail, in pixels.
 THUMBNAIL_SIZE = 400
 #: JPEG quality of thumbnails.
 THUMBNAIL_QUALITY = 72
-#: Refuse to decode images with more pixels than this (decompression bombs).
-MAX_PIXELS = 60_000_000
 
 
 def thumbnail(content: bytes, size: int = THUMBNAIL_SIZE) -> Image.Image | None:
-    """An RGB image whose longest side is at most `size` pixels, or None when unreadable."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            opened = Image.open(io.BytesIO(content))
-            if opened.width * opened.height > MAX_PIXELS:
-                return None
-            if opened.format == "JPEG":
-                opened.draft("RGB", (size, size))
-            image: Image.Image = ImageOps.exif_transpose(opened).convert("RGB")
-            image.thumbnail((size, size), Image.Resampling.BILINEAR)
-            image.load()
-            return image
-    except (
-        OSError,
-        ValueError,
-        SyntaxError,
-        Image.DecompressionBombError,
-        Image.DecompressionBombWarning,
-    ):
-        return None
+    """An RGB image whose longest side is at most `size` pixels, upright, or None when
+    unreadable (`runtime.imagemeta.reduced_picture`: the upload check's bounded decode)."""
+    return reduced_picture(content, size)
 
 
 def thumbnail_jpeg(

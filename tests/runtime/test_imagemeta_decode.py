@@ -38,7 +38,7 @@ def whole(data: bytes) -> Image.Image:
 @pytest.mark.parametrize(
     "mode", ["RGB", "RGBA", "L", "LA", "P", "1"], ids=lambda mode: f"mode-{mode}"
 )
-@pytest.mark.parametrize("size", [(2100, 1300), (700, 500), (3, 2500)], ids=str)
+@pytest.mark.parametrize("size", [(2100, 1300), (700, 500), (125, 2500)], ids=str)
 def test_a_png_decoded_in_strips_equals_its_whole_decode(mode: str, size: tuple[int, int]) -> None:
     picture = scene(size)
     converted = picture.convert(mode) if mode != "P" else picture.quantize(64)

@@ -210,3 +210,57 @@ def test_file_inputs_are_attachments_unless_a_picture(
     else:
         assert disposition.startswith("attachment; ")
     assert served.content == data
+
+
+def _picture(size: tuple[int, int], fmt: str, mode: str = "RGB", **options: Any) -> bytes:
+    buffer = io.BytesIO()
+    Image.new(mode, size, 90).save(buffer, fmt, **options)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("name", "make", "said"),
+    [
+        # Issue 39: a 142 KB PNG of 200000x250 (50 Mpx) cost the server ~900 MB.
+        ("strip.png", lambda: _picture((200000, 250), "PNG"), "at most 20 times its short side"),
+        ("tall.png", lambda: _picture((250, 5100), "PNG"), "at most 20 times its short side"),
+        (
+            "progressive.jpg",
+            lambda: _picture((4100, 4100), "JPEG", progressive=True),
+            "progressive JPEG) at most 16,000,000 pixels",
+        ),
+        ("deep.png", lambda: _picture((4100, 4100), "PNG", "I;16"), "16,000,000 pixels"),
+    ],
+)
+def test_an_image_outside_the_memory_limits_is_refused_from_its_header(
+    client: httpx.Client,
+    db: Database,
+    test_headers: dict[str, str],
+    product: dict[str, Any],
+    name: str,
+    make: Any,
+    said: str,
+) -> None:
+    """Each refusal is 400 `invalid_image` naming the limit, and nothing is stored."""
+    response = client.post(
+        f"/v1/inspection/image/{product['productId']}",
+        files={"image": (name, make(), "image/png"), "data": (None, '{"side": "front"}')},
+        headers=test_headers,
+    )
+    assert (response.status_code, response.json()["code"]) == (400, "invalid_image"), response.text
+    assert said in response.json()["description"]
+    assert stored_images(db, product["inspectionId"]) == 0
+
+
+def test_a_photo_at_the_aspect_limit_is_accepted(
+    client: httpx.Client, test_headers: dict[str, str], product: dict[str, Any]
+) -> None:
+    response = client.post(
+        f"/v1/inspection/image/{product['productId']}",
+        files={
+            "image": ("panorama.png", _picture((5000, 250), "PNG"), "image/png"),
+            "data": (None, '{"side": "front"}'),
+        },
+        headers=test_headers,
+    )
+    assert response.status_code == 201, response.text
