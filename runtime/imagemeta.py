@@ -244,8 +244,9 @@ def _small_rgb(image: Any, side: int = DECODE_SIDE) -> Image.Image:
     image.load()
     if image.mode not in ("RGB", "L"):  # palette, alpha, CMYK: resampled as colours
         image = image.convert("RGB")
+    width, height = image.size
     picture: Image.Image = image.resize(
-        _fit(*image.size, side), Image.Resampling.BILINEAR, reducing_gap=2.0
+        _fit(width, height, side), Image.Resampling.BILINEAR, reducing_gap=2.0
     )
     return picture if picture.mode == "RGB" else picture.convert("RGB")
 
