@@ -4,6 +4,7 @@ lines, the event timeline, PDF reports and a presigned share link."""
 
 from __future__ import annotations
 
+import functools
 from datetime import timedelta
 from typing import Any
 from urllib.parse import urlencode
@@ -288,6 +289,7 @@ def _detail_page(
     context["history"] = inspection_history(app_services(request), context, locale)
     context["history_csv"] = f"/dashboard/inspections/{inspection_id}/history.csv"
     context["photo_names"] = history.photo_names(context["inspection"])
+    context["review_reason"] = functools.partial(history.reason_text, locale=locale)
     return render(
         request,
         "inspection.html",

@@ -18,7 +18,6 @@ from sqlmodel import Session
 
 from runtime import InspectionState
 from runtime import review as runtime_review
-from runtime.wording import review_reason_text
 from server.auth import AuthContext
 from server.common import run_runtime
 from server.db import Database
@@ -27,8 +26,7 @@ from server.inspections import review_queue
 from server.inspections import service as inspections
 from server.inspections.deliveries import deliver_retake, retake_message
 from server.settings import Settings
-from server.web import history, i18n
-from server.web.validations import validation_label
+from server.web import history
 
 #: Cases per page of the review queue.
 QUEUE_PAGE_SIZE = 50
@@ -267,7 +265,7 @@ def case(
         replaced=replaced,
         # Why a person decides, while one does: after a retake the old reasons no longer hold.
         reasons=[
-            {**reason, "message": reason_text(reason, locale)}
+            {**reason, "message": history.reason_text(reason, locale)}
             for reason in (review.get("reasons") or [] if state.status == "review" else [])
         ],
         decisions=list(review.get("decisions") or []),
@@ -281,18 +279,9 @@ def case(
     )
 
 
-def reason_text(reason: dict[str, Any], locale: str | None) -> str:
-    """Why a case waits, as a reader of `locale` reads it: the validation by its name for
-    people (`Not recaptured`), never its code (`recaptured`)."""
-    chosen = i18n.choose_locale(locale)
-    if isinstance(reason.get("validation"), str):
-        reason = {**reason, "validation": f"“{validation_label(reason['validation'], chosen)}”"}
-    return review_reason_text(reason, chosen)
-
-
 def reason_texts(reasons: list[dict[str, Any]], locale: str | None) -> list[str]:
     """Why cases wait, as a reader of `locale` reads it (the queue page)."""
-    return [reason_text(reason, locale) for reason in reasons]
+    return [history.reason_text(reason, locale) for reason in reasons]
 
 
 def _suggestion(

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from runtime.wording import review_reason_text
 from server.web import i18n, moments
 from server.web.validations import validation_label
 
@@ -175,6 +176,16 @@ def _damage_text(data: Mapping[str, Any]) -> str:
         return ""
     parts = (damage.get(key) for key in ("part", "damage", "severity"))
     return " · ".join(str(part) for part in parts if part not in (None, ""))
+
+
+def reason_text(reason: Mapping[str, Any], locale: str | None) -> str:
+    """Why a case waits for a person (a `review.reasons` item), as a reader of `locale` reads
+    it: the validation by its name for people (“Not a photo of a screen”), never its code."""
+    chosen = i18n.choose_locale(locale)
+    found = dict(reason)
+    if isinstance(found.get("validation"), str):
+        found["validation"] = f"“{validation_label(found['validation'], chosen)}”"
+    return review_reason_text(found, chosen)
 
 
 def csv_lines(found: list[Step], locale: str) -> Iterator[str]:

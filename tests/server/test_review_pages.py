@@ -282,7 +282,7 @@ def test_the_rules_suggestion_in_the_reviewers_language(
     # Why it waits: written by the runtime in the inspection's locale, re-worded from its
     # fields in the reviewer's language on the case and queue pages.
     from runtime.wording import review_reason_text
-    from server.review.service import reason_text
+    from server.web.history import reason_text
 
     [reason] = [r for r in document["review"]["reasons"] if r["code"] != "rule"][:1]
     assert reason["message"] == review_reason_text(reason, "es_AR")
