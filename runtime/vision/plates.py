@@ -44,7 +44,8 @@ LEFT_OUT_PENALTY = 0.03
 #: Penalty on a candidate fitting no known format (unknown country): below a left-out
 #: character's, so that `7KQ4521` is not cut to the Chilean-looking `KQ4521`.
 GENERIC_PENALTY = 0.02
-#: Share of the thinner row's text height by which a two-row plate's boxes may overlap.
+#: Share of the thinner row's text height by which a two-row plate's boxes (or the boxes of
+#: groups side by side) may overlap.
 STACK_OVERLAP = 0.4
 #: Candidates needing more fixes than this are not plates but words.
 MAX_FIXES = 2
@@ -112,26 +113,79 @@ def _word(window: str, plate_format: str) -> bool:
     return letters_there > 1 or letters_there >= len(digit_places) / 2
 
 
+#: Most OCR boxes one plate row is split into (`AB`, `123`, `CD` boxed apart).
+MAX_PIECES = 4
+
+
+def _beside(first: TextLine, second: TextLine) -> bool:
+    """Whether `second` continues `first`'s row just to its right (a plate's groups boxed
+    apart): the gap under two text heights, or the loose boxes overlapping by a few pixels."""
+    gap = second.left - first.right
+    return same_row(first, second) and -STACK_OVERLAP * first.thickness <= gap < 2 * first.thickness
+
+
+def _stacked(first: TextLine, second: TextLine) -> bool:
+    """Whether `second` is the lower row of a two-row plate whose upper row is `first`: it
+    starts under the first, their boxes touching or overlapping by a few pixels (OCR's boxes
+    are drawn loose), and the two overlap across."""
+    gap = second.top - first.bottom
+    return (
+        -STACK_OVERLAP * min(first.thickness, second.thickness) <= gap <= first.height
+        and second.middle > first.bottom
+        and second.left < first.right
+        and first.left < second.right
+    )
+
+
+def _row_runs(lines: list[TextLine]) -> list[list[TextLine]]:
+    """Every run of one to `MAX_PIECES` lines side by side, left to right: a plate printed
+    `AB 123 CD` may come out of OCR as three boxes, and only the whole run is the plate."""
+    runs: list[list[TextLine]] = []
+    frontier = [[line] for line in lines]
+    while frontier:
+        runs.extend(frontier)
+        frontier = [
+            [*run, after]
+            for run in frontier
+            if len(run) < MAX_PIECES
+            for after in lines
+            if after not in run and _beside(run[-1], after)
+        ]
+    return runs
+
+
+#: Most characters of a piece that can be a plate's group (`1234`); a longer neighbour is
+#: another text (a dealer's name), not part of the plate left out.
+GROUP_LENGTH = 4
+
+
+def _run_text(run: list[TextLine], lines: list[TextLine]) -> tuple[str, float]:
+    """A run's code and confidence: its characters' mean OCR confidence, less
+    `LEFT_OUT_PENALTY` per character of a plate group just beside it that it leaves out (so
+    that `AB` + `123` is not the plate when `CD` follows)."""
+    codes = [normalize_code(line.text) for line in run]
+    code = "".join(codes)
+    weights = [max(1, len(piece)) for piece in codes]
+    confidence = sum(
+        line.confidence * weight for line, weight in zip(run, weights, strict=True)
+    ) / sum(weights)
+    left_out = 0
+    for neighbours in (
+        [line for line in lines if line not in run and _beside(line, run[0])],
+        [line for line in lines if line not in run and _beside(run[-1], line)],
+    ):
+        groups = [len(normalize_code(line.text)) for line in neighbours]
+        left_out += max([size for size in groups if size <= GROUP_LENGTH], default=0)
+    return code, confidence - LEFT_OUT_PENALTY * left_out
+
+
 def _line_texts(lines: list[TextLine]) -> list[tuple[str, float]]:
-    """Each line's code and confidence, plus each pair of stacked lines (a two-row plate) and
-    of lines side by side (a plate whose letters and digits OCR boxed apart)."""
-    texts = [(normalize_code(line.text), line.confidence) for line in lines]
+    """Each run of lines side by side (a single line, or a plate whose groups OCR boxed
+    apart) and each pair of stacked lines (a two-row plate), with its confidence."""
+    texts = [_run_text(run, lines) for run in _row_runs(lines)]
     for first in lines:
         for second in lines:
-            if first is second:
-                continue
-            # Rows of a two-row plate: the second starts under the first, their boxes touching
-            # or overlapping by a few pixels (OCR's boxes are drawn loose).
-            gap = second.top - first.bottom
-            stacked = (
-                -STACK_OVERLAP * min(first.thickness, second.thickness) <= gap <= first.height
-                and second.middle > first.bottom
-            )
-            overlapping = second.left < first.right and first.left < second.right
-            beside = (
-                same_row(first, second) and 0 <= second.left - first.right < 2 * first.thickness
-            )
-            if (stacked and overlapping) or beside:
+            if first is not second and _stacked(first, second):
                 code = normalize_code(first.text) + normalize_code(second.text)
                 texts.append((code, min(first.confidence, second.confidence)))
     return [(code, confidence) for code, confidence in texts if code]
@@ -147,27 +201,36 @@ def _windows(code: str, lengths: set[int]) -> list[tuple[str, int]]:
     ]
 
 
+#: Every format known here.
+ALL_FORMATS = tuple(sorted({f for fs in PLATE_FORMATS.values() for f in fs}))
+#: Penalty on a candidate fitting another country's format than the one said: more than one
+#: character left out plus a look-alike fixed, so that a Brazilian `ABC1D23` seen with country
+#: AR is read whole rather than cut to the Argentine-looking `ABC102`, while the country's own
+#: format still wins a tie.
+FOREIGN_PENALTY = 0.04
+
+
 def plate_candidates(lines: list[TextLine], country: str | None) -> list[PlateRead]:
-    """Plate candidates in the lines, best first: the country's formats, or every known
-    format plus the generic one when the country has none here."""
-    formats = PLATE_FORMATS.get((country or "").upper())
-    allowed = formats or tuple(sorted({f for fs in PLATE_FORMATS.values() for f in fs}))
-    lengths = {len(f) for f in allowed} | (set() if formats else set(GENERIC_LENGTHS))
+    """Plate candidates in the lines, best first: the country's formats first, then every
+    other known format (at `FOREIGN_PENALTY`), plus the generic one when the country has none
+    here."""
+    formats = PLATE_FORMATS.get((country or "").upper(), ())
+    lengths = {len(f) for f in ALL_FORMATS} | (set() if formats else set(GENERIC_LENGTHS))
     found: dict[str, PlateRead] = {}
     for code, confidence in _line_texts(lines):
         for window, left_out in _windows(code, lengths):
             base = confidence - LEFT_OUT_PENALTY * left_out
             reads = []
-            for plate_format in allowed:
+            for plate_format in ALL_FORMATS:
                 coerced = coerce(window, plate_format)
                 if (
                     coerced is not None
                     and coerced[1] <= MAX_FIXES
                     and not _word(window, plate_format)
                 ):
-                    reads.append(
-                        PlateRead(coerced[0], base - _penalty(window, coerced[0]), plate_format)
-                    )
+                    foreign = FOREIGN_PENALTY if formats and plate_format not in formats else 0.0
+                    score = base - _penalty(window, coerced[0]) - foreign
+                    reads.append(PlateRead(coerced[0], score, plate_format))
             if not formats and _generic(window):
                 reads.append(PlateRead(window, base - GENERIC_PENALTY, None))
             for read in reads:

@@ -118,6 +118,36 @@ def test_a_nine_character_plate_is_not_cut() -> None:
     assert outcome.valid and outcome.result == "ABCD12345"
 
 
+def test_a_plate_whose_groups_ocr_boxed_apart_is_read_whole() -> None:
+    """Regression: a drawn `AB 123 CD` came out of OCR as three boxes (`AB`, `123`, `CD`, the
+    first two overlapping by a few pixels) and was read `AB123` with no country and nothing
+    with country AR: only pairs of boxes were joined, and only when they did not overlap."""
+    apart = [line("AB", 0, 0.99, left=0), line("123", 0, 0.96, left=310), line("CD", 0, 0.89, 620)]
+    overlapping = [line("AB", 0, left=0), line(" 123", 0, left=295), line("CD", 0, left=600)]
+    for pieces in (apart, overlapping):
+        for country in (None, "AR"):
+            assert compare_plate(pieces, country, None).result == "AB123CD", (pieces, country)
+            outcome = compare_plate(pieces, country, "AB 123 CD")
+            assert outcome.valid and outcome.confidence >= 95
+            assert not compare_plate(pieces, country, "AB 123 CE").valid
+    # `AB 123` boxed apart from `CD`: the five characters alone are not the plate.
+    assert compare_plate([line("AB 123"), line("CD", left=320)], None, None).result == "AB123CD"
+    # A long word beside a plate is no part of it and costs the plate nothing.
+    outcome = compare_plate([line("AB 123 CD"), line("CONCESIONARIA", left=320)], "AR", None)
+    assert outcome.result == "AB123CD" and outcome.confidence >= 95
+
+
+def test_a_brazilian_mercosur_plate_is_read_whole_whatever_the_country() -> None:
+    """`ABC1D23` said to be Argentine was cut to the old Argentine-looking `ABC102`: another
+    country's format now costs less than cutting a character and fixing a look-alike."""
+    for country in (None, "BR", "AR", "UY"):
+        assert compare_plate([line("ABC1D23")], country, None).result == "ABC1D23", country
+        assert compare_plate([line("ABC1D23")], country, "ABC-1D23").valid
+        assert not compare_plate([line("ABC1D23")], country, "ABC1D24").valid
+    # The country's own format still wins where both fit: `AB123CD` stays Argentine.
+    assert compare_plate([line("A8 123 CD")], "AR", None).result == "AB123CD"
+
+
 def test_serial_found_after_its_caption_with_look_alikes() -> None:
     outcome = compare_serial([line("S/N: C02XK1ZJHV2O")], "c02xk1zjhv20")
     assert outcome.valid and outcome.result == "C02XK1ZJHV20"
@@ -333,6 +363,58 @@ def test_model_finds_no_plate_in_a_cat() -> None:
         .valid
     )
     assert not PlateAnalyzer().analyze(AnalysisSubject(photo, country="AR")).valid
+
+
+def car_rear(text: str) -> bytes:
+    """A drawn car's rear: a red body and a white plate whose widely spaced `AB  123  CD`
+    runs over its right edge onto the body (OCR boxes it as `AB`, `123` and `CD`, the first
+    two overlapping)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    from benchmarks.vision.render import FONTS
+
+    photo = Image.new("RGB", (1280, 960), (70, 75, 82))
+    draw = ImageDraw.Draw(photo)
+    draw.rectangle([120, 200, 1160, 760], fill=(160, 30, 35))
+    draw.rectangle([390, 520, 890, 650], fill=(245, 245, 245), outline=(20, 20, 20), width=6)
+    face = ImageFont.truetype(str(FONTS["dejavu-sans"]), 84)
+    box = draw.textbbox((0, 0), text, font=face)
+    place = (640 - (box[2] - box[0]) / 2, 585 - (box[3] - box[1]) / 2 - box[1])
+    draw.text(place, text, fill=(15, 15, 15), font=face)
+    return jpeg_of(photo)
+
+
+@needs_model
+def test_model_reads_a_drawn_mercosur_plate_boxed_in_three_pieces() -> None:
+    """The regression of issue 37: read `AB123` with no country and nothing with AR."""
+    from runtime.vision.plates import PlateAnalyzer
+
+    photo = car_rear("AB  123  CD")
+    analyzer = PlateAnalyzer()
+    for country in (None, "AR"):
+        assert analyzer.analyze(AnalysisSubject(photo, country=country)).result == "AB123CD"
+        declared = AnalysisSubject(photo, declared={"plate": "AB 123 CD"}, country=country)
+        assert analyzer.analyze(declared).valid
+        wrong = AnalysisSubject(photo, declared={"plate": "AB 128 CD"}, country=country)
+        assert not analyzer.analyze(wrong).valid
+
+
+@needs_model
+def test_model_reads_a_drawn_brazilian_mercosur_plate_with_any_country() -> None:
+    import random
+
+    from benchmarks.vision.plates import draw_plate, plate_photo
+    from runtime.vision.plates import PlateAnalyzer
+
+    plate = draw_plate("ABC1D23", "LLLDLDD", "BR", "mercosur", "dejavu-sans")
+    photo = plate_photo(plate, "clean", random.Random(3))
+    analyzer = PlateAnalyzer()
+    for country in (None, "BR", "AR"):
+        assert analyzer.analyze(AnalysisSubject(photo, country=country)).result == "ABC1D23"
+        declared = AnalysisSubject(photo, declared={"plate": "ABC 1D23"}, country=country)
+        assert analyzer.analyze(declared).valid
+        wrong = AnalysisSubject(photo, declared={"plate": "ABC1D28"}, country=country)
+        assert not analyzer.analyze(wrong).valid
 
 
 def document_photo(kind: str) -> tuple[bytes, dict[str, object]]:
