@@ -8,7 +8,10 @@ company name and the image bytes, so a renderer needs no database. Both the rend
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the renderer imports this module: it starts nothing of the server's
+    from server.web.history import Step
 
 
 @dataclass(frozen=True)
@@ -37,3 +40,5 @@ class ReportData:
     producer_name: str = ""
     #: The company's time zone (`Settings.time_zone`): the report's moments are shown in it.
     time_zone: str = "UTC"
+    #: The inspection's history in the report's language (`server.web.history`).
+    history: list[Step] = field(default_factory=list)

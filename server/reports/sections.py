@@ -334,14 +334,59 @@ def producer_text(report: ReportData) -> str:
     return report.company_name
 
 
+#: Inspection and product types in words (translated by `Words`).
+TYPE_WORDS = {
+    "car": _("Car"),
+    "motorbike": _("Motorbike"),
+    "bike": _("Bicycle"),
+    "machine": _("Machine"),
+    "goods": _("Goods"),
+    "phone": _("Phone"),
+    "people": _("Person"),
+    "custom": _("Other"),
+}
+#: Who completed the inspection (`completedBy`), in words.
+COMPLETED_BY_WORDS = {
+    "consumer": _("The consumer"),
+    "client": _("The company (API)"),
+    "reviewer": _("A person, on review"),
+    "expiration": _("The link's expiry"),
+}
+
+
+def completed_by_text(inspection: dict[str, Any], w: Words) -> str:
+    """`completedBy` in words; for a review, with the reviewer's name."""
+    code = inspection.get("completedBy")
+    if code is None:
+        return "-"
+    text = w(COMPLETED_BY_WORDS.get(str(code), str(code)))
+    decisions = (inspection.get("review") or {}).get("decisions") or []
+    if code == "reviewer" and decisions and isinstance(decisions[-1], dict):
+        text += f" ({show((decisions[-1].get('by') or {}).get('name'))})"
+    return text
+
+
+def history_section(report: ReportData) -> Section | None:
+    """Every step, who did what on which photo, when and why: the page's and the CSV's words."""
+    if not report.history:
+        return None
+    w = words(report)
+    header = [w(_("When")), w(_("Who")), w(_("What")), w(_("Photo")), w(_("Why"))]
+    rows = [[s.when, s.who, s.what, s.photo or "-", s.why or "-"] for s in report.history]
+    return Section(w(_("History")), tables=[Table(header, rows, weights=[3, 3, 4, 2, 4])])
+
+
 def summary_section(report: ReportData) -> Section:
     inspection = report.inspection
     w = words(report)
     rows = [
         (w(_("Inspection")), show(inspection.get("_id"))),
-        (w(_("Type")), show(inspection.get("type"))),
+        (
+            w(_("Type")),
+            w(TYPE_WORDS.get(str(inspection.get("type")), show(inspection.get("type")))),
+        ),
         (w(_("Status")), w.status(inspection.get("status"))),
-        (w(_("Completed by")), w.value(inspection.get("completedBy"))),
+        (w(_("Completed by")), completed_by_text(inspection, w)),
         (w(_("Template")), show((inspection.get("template") or {}).get("name"))),
         (w(_("Producer")), producer_text(report)),
     ]
@@ -366,7 +411,7 @@ def product_sections(report: ReportData) -> list[Section]:
     for index, product in enumerate(products, start=1):
         kind = str(product.get("type") or report.inspection.get("type") or "custom")
         data = product.get(kind) if isinstance(product.get(kind), dict) else {}
-        rows = [(w(_("Type")), kind)]
+        rows = [(w(_("Type")), w(TYPE_WORDS.get(kind, kind)))]
         for key, label in PRODUCT_FIELD_LABELS.get(kind, []):
             value = data.get(key) if key != "milage" else data.get("milage", data.get("mileage"))
             if value in (None, ""):
@@ -593,4 +638,7 @@ def build_sections(report: ReportData) -> tuple[Headline, list[Section]]:
     notes = explanation_section(report)
     if notes is not None:
         sections.append(notes)
+    steps = history_section(report)
+    if steps is not None:
+        sections.append(steps)
     return headline(report), sections

@@ -48,6 +48,7 @@ from server.reports.thumbnails import thumbnail_jpeg
 from server.settings import Settings
 from server.tables import Company, JobRecord, Member
 from server.urlsafety import check_endpoint
+from server.web import history
 from server.webhooks.service import deliver, enqueue_delivery
 
 logger = logging.getLogger("server.reports")
@@ -287,6 +288,12 @@ def build_report_data(
         generated_at=iso(now) or "",
         report_request_id=record.id,
         time_zone=time_zone,
+        history=history.steps(
+            loaded.state.events,
+            history.photo_names(document),
+            str(document.get("locale") or loaded.state.locale),
+            time_zone,
+        ),
     )
 
 

@@ -155,6 +155,13 @@ def readable(page: Any, locale: str, where: str, *, photos: bool = True) -> None
     if locale != "en_US":
         left = [word for word in ENGLISH if word in text]
         assert not left, f"{where} ({locale}) left in English: {left}"
+    page.evaluate(  # lazy photos load once scrolled to
+        """async () => { window.scrollTo(0, document.body.scrollHeight);
+            await Promise.all([...document.querySelectorAll('main img')].map(i => i.complete
+                ? null : new Promise(done => { i.onload = i.onerror = done;
+                    setTimeout(done, 5000); })));
+            window.scrollTo(0, 0); }"""
+    )
     ratios = page.evaluate(
         """() => [...document.querySelectorAll('main img')]
             .filter(i => i.complete && i.naturalWidth > 0 && i.getBoundingClientRect().height > 0)
@@ -248,8 +255,12 @@ def test_the_pdf_of_a_reviewed_retaken_inspection_in_es_ar(team: dict[str, Any])
     text = " ".join(
         " ".join(p.extract_text() for p in pypdf.PdfReader(io.BytesIO(pdf)).pages).split()
     )
-    assert "La foto nueva muestra la patente" in text
-    assert text.count("La foto nueva muestra la patente") == 1, "the reason is printed once"
+    # The reason once under the verdict, and again as the decision's step in the history.
+    verdict_part, _, history_part = text.partition("Historial")
+    assert verdict_part.count("La foto nueva muestra la patente") == 1, "printed once"
+    assert "Aprobó la inspección - La foto nueva muestra la patente" in history_part
+    assert "Auto real, de día" in history_part  # the reviewer's note
+    assert "Completada por Una persona, en revisión" in text and " car " not in text
     assert "(Horário de Brasília)" not in text  # es_AR words for the company's zone
     assert "(hora de Brasilia)" in text
     assert not re.search(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}", text)
