@@ -199,6 +199,9 @@ def test_the_language_command_names_no_other_package(capsys: pytest.CaptureFixtu
     assert set(cli.LANGUAGE_COMMANDS) == {"check", "compile", "decompile", "fmt", "lsp"}
     assert set(program.COMMANDS) == set(cli.LANGUAGE_COMMANDS) | {
         "simulate",
+        "verify",  # the proofs replay through the runtime's simulation (runtime.proofs)
+        "test",
+        "diff",
         "serve",
         "worker",
         "admin",
