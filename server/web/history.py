@@ -130,7 +130,7 @@ def steps(
             )
             add(event, who, say(FINISHED.get(finished_by, FINISHED["client"])))
         elif kind == "validation":
-            label = validation_label(str(data.get("validation") or ""), chosen)
+            label = quoted_validation(data.get("validation"), chosen)
             what = say(_("Read %(validation)s")) % {"validation": label}
             add(event, say(A_MACHINE), what, name(data.get("imageId")))
         elif kind == "damage":
@@ -153,7 +153,7 @@ def _review_steps(
 ) -> None:
     """A person's results (one step each, with their damages) and decision."""
     for result in data.get("results") or []:
-        label = validation_label(str(result.get("validation") or ""), locale)
+        label = quoted_validation(result.get("validation"), locale)
         if result.get("valid"):
             what = say(_("Marked %(validation)s as valid")) % {"validation": label}
         else:
@@ -178,13 +178,19 @@ def _damage_text(data: Mapping[str, Any]) -> str:
     return " · ".join(str(part) for part in parts if part not in (None, ""))
 
 
+def quoted_validation(name: Any, locale: str) -> str:
+    """A validation by its name for people, quoted so a sentence reads around it:
+    `Marcó “No es foto de una pantalla” como válida`."""
+    return f"“{validation_label(str(name or ''), locale)}”"
+
+
 def reason_text(reason: Mapping[str, Any], locale: str | None) -> str:
     """Why a case waits for a person (a `review.reasons` item), as a reader of `locale` reads
     it: the validation by its name for people (“Not a photo of a screen”), never its code."""
     chosen = i18n.choose_locale(locale)
     found = dict(reason)
     if isinstance(found.get("validation"), str):
-        found["validation"] = f"“{validation_label(found['validation'], chosen)}”"
+        found["validation"] = quoted_validation(found["validation"], chosen)
     return review_reason_text(found, chosen)
 
 
