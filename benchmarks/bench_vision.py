@@ -167,6 +167,7 @@ REAL_KINDS = {
     "color": ("color",),
     "color_cross_validated": ("color",),
     "color_plate_anchored": ("color",),
+    "color_selective": ("color",),
     "document": ("dni", "full_name", "birthdate", "sex", "age"),
     "face": ("face_comparison",),
     "quality": ("quality",),
@@ -187,6 +188,7 @@ def real_figures(only: set[str], failures: bool) -> dict[str, Any]:
         "color": real.colors,
         "color_cross_validated": real.colors_cross_validated,
         "color_plate_anchored": real.colors_plate_anchored,
+        "color_selective": real.colors_selective,
         "document": real.documents,
         "face": lambda: real.faces(DEFAULT_MAX_DISTANCE),
         "quality": real.quality,
@@ -201,6 +203,8 @@ def real_figures(only: set[str], failures: bool) -> dict[str, Any]:
         hidden = ("failures", "curve", "features", "degraded_let_through")
         shown = {k: v for k, v in figures_.items() if k not in hidden}
         print(f"real {kind}: {json.dumps(shown)}")
+        for point in figures_.get("curve", []) if kind == "color_selective" else []:
+            print(f"  risk-coverage {json.dumps(point)}")
         if failures:
             for failure in figures_.get("failures", []):
                 print(f"  FAIL {failure}")
@@ -224,6 +228,13 @@ def real_targets(figures_: dict[str, Any]) -> dict[str, bool]:
         # Boundaries chosen on the real photos themselves, counted on the photo left out.
         cross = figures_["color_cross_validated"]["leave_one_out_exact"]
         out["real_color_exact_ge_90pct_cv"] = _rate(cross) >= 0.9
+    if "color_selective" in figures_:
+        # Shade ceiling and review band fitted without the photo judged (leave one out).
+        selective = figures_["color_selective"]
+        out["real_color_wrong_le_1pct_of_decided_cv"] = (
+            _rate(selective["wrong_among_decided"]) <= 0.01
+        )
+        out["real_color_coverage_ge_60pct_cv"] = _rate(selective["decided"]) >= 0.6
     if "plate" in figures_:
         plate = figures_["plate"]
         out["real_plate_exact_ge_95pct"] = _rate(plate["exact_no_country"]) >= 0.95

@@ -803,3 +803,112 @@ def recaptures() -> dict[str, Any]:
         },
         "shipped": False,
     }
+
+
+#: Review bands tried by `colors_selective`: the machine accepts a declared color at and above
+#: `high`, refuses it at and under `low`, and a person decides between (0-100 confidences, as
+#: a template's `minimum confidence` / `review below confidence` read them).
+COLOR_BANDS = tuple(
+    (low, high)
+    for low in (0.5, 1, 2, 5, 10, 20, 25, 30, 40, 50)
+    for high in (50, 60, 70, 75, 80, 90, 95, 98, 99)
+)
+#: The issue's target: wrong among decided at most this share.
+COLOR_RISK_TARGET = 0.01
+
+
+def _selective(cases: list[tuple[float, bool]], band: tuple[float, float]) -> tuple[int, int]:
+    """(decided, wrong among decided) of (confidence, declared is true) cases under `band`."""
+    low, high = band
+    decided = wrong = 0
+    for confidence, true in cases:
+        if confidence >= high or confidence <= low:
+            decided += 1
+            wrong += (confidence >= high) != true
+    return decided, wrong
+
+
+def _best_band(cases: list[tuple[float, bool]]) -> tuple[float, float]:
+    """The band deciding most of `cases` with wrong at most `COLOR_RISK_TARGET` of decided
+    (none fits: the band with the fewest wrong); ties go to the narrower band."""
+
+    def key(band: tuple[float, float]) -> tuple[bool, float, float]:
+        decided, wrong = _selective(cases, band)
+        fits = wrong <= COLOR_RISK_TARGET * decided
+        return (fits, decided if fits else -wrong, band[0] - band[1])
+
+    return max(COLOR_BANDS, key=key)
+
+
+def shade_ceiling(reads: list[tuple[str, str]]) -> float:
+    """`color.SHADE_CEILING` fitted on (truth, read) pairs: the percentage of shade bodies
+    read as a shade that were read right, rounded down to a multiple of 5 (50 at least)."""
+    from runtime.vision.color import SHADES
+
+    shades = [(truth, read) for truth, read in reads if truth in SHADES and read in SHADES]
+    right = sum(truth == read for truth, read in shades)
+    percent = 100.0 * right / len(shades) if shades else 50.0
+    return max(50.0, 5.0 * (percent // 5))
+
+
+def colors_selective() -> dict[str, Any]:
+    """Decide or defer: each real body photo against each of the nine colors (the true one
+    must pass, the eight others must fail). Leave one photo out: the shade ceiling
+    (`shade_ceiling`) and then the review band (most cases decided with wrong at most 1% of
+    decided) are fitted on the other photos and judged on the photo left out; the counts of
+    those are the cross-validated risk (wrong among decided) and coverage (share decided).
+    Beside them, the ceiling and band all the photos choose (the shipped ceiling; fitted on
+    these photos, so not unseen) and the risk-coverage curve of every band at that ceiling."""
+    from runtime.vision.color import ANALYSIS_SIDE, COLORS, color_scores, pass_confidence
+    from runtime.vision.pictures import rgb_array
+
+    photos = entries("color")
+    truths = [entry.truth["color"] for entry in photos]
+    scores = [color_scores(rgb_array(entry.data(), ANALYSIS_SIDE)) for entry in photos]
+    reads = [(truth, max(s, key=lambda c: s[c])) for truth, s in zip(truths, scores, strict=True)]
+
+    def cases(indices: list[int], ceiling: float) -> list[tuple[float, bool]]:
+        return [
+            (pass_confidence(scores[i], other, shade_ceiling=ceiling), other == truths[i])
+            for i in indices
+            for other in COLORS
+        ]
+
+    decided = wrong = 0
+    chosen: dict[str, int] = {}
+    for index in range(len(photos)):
+        others = [i for i in range(len(photos)) if i != index]
+        ceiling = shade_ceiling([reads[i] for i in others])
+        band = _best_band(cases(others, ceiling))
+        name = f"ceiling {ceiling:g}, band {band[0]:g}-{band[1]:g}"
+        chosen[name] = chosen.get(name, 0) + 1
+        photo_decided, photo_wrong = _selective(cases([index], ceiling), band)
+        decided += photo_decided
+        wrong += photo_wrong
+    everyone = list(range(len(photos)))
+    ceiling = shade_ceiling(reads)
+    every = cases(everyone, ceiling)
+    total = len(every)
+    curve = []
+    for band in COLOR_BANDS:
+        band_decided, band_wrong = _selective(every, band)
+        curve.append(
+            {
+                "band": f"{band[0]:g}-{band[1]:g}",
+                "decided": count(band_decided, total),
+                "wrong": count(band_wrong, band_decided),
+            }
+        )
+    all_band = _best_band(every)
+    return {
+        "photos": len(photos),
+        "cases": total,
+        "decided": count(decided, total),
+        "wrong_among_decided": count(wrong, decided),
+        "coverage": round(decided / total, 3) if total else None,
+        "risk": round(wrong / decided, 4) if decided else None,
+        "chosen_leave_one_out": chosen,
+        "shade_ceiling_all_photos": ceiling,
+        "band_all_photos": f"{all_band[0]:g}-{all_band[1]:g}",
+        "curve": curve,
+    }

@@ -213,13 +213,38 @@ def color_scores(
     return {color: score / total for color, score in scores.items()}
 
 
-def pass_confidence(scores: dict[str, float], declared: str) -> float:
+#: The colorless shades: which of them a body is depends on light more than on paint.
+SHADES = frozenset({"white", "grey", "black"})
+#: Highest confidence (and 100 minus the lowest) when a shade is declared and the body reads
+#: as a shade (white in shade or grey, silver in sun or white, black with reflections or grey):
+#: the share of shade bodies read as a shade that the real photos' reads got right (13 of 20 on
+#: `../shared/vision-real`, rounded down to a multiple of 5; `benchmarks/vision/real.py`
+#: `colors_selective` refits it without each photo). A template's `review below confidence`
+#: above it sends every such case to a person; one at or under it decides them as before.
+SHADE_CEILING = 65.0
+
+
+def contest(scores: dict[str, float], declared: str) -> str:
+    """The color `declared` is measured against: the best other one."""
+    return max((color for color in scores if color != declared), key=lambda c: scores[c])
+
+
+def pass_confidence(
+    scores: dict[str, float], declared: str, *, shade_ceiling: float = SHADE_CEILING
+) -> float:
     """0-100 confidence that the body is `declared`: 50 when it ties with the best other color,
-    >= 95 when it leads by 30% of its score, <= 5 when another leads it by as much."""
+    >= 95 when it leads by 30% of its score, <= 5 when another leads it by as much; between
+    `100 - shade_ceiling` and `shade_ceiling` when a shade is declared and the body reads as
+    a shade (which one, this analyzer cannot tell on real photos: see `SHADE_CEILING`)."""
     mine = scores[declared]
-    best_other = max(score for color, score in scores.items() if color != declared)
+    rival = contest(scores, declared)
+    best_other = scores[rival]
     margin = (mine - best_other) / max(mine, best_other, 1e-9)
-    return 100.0 * _sigmoid(margin / MARGIN_SCALE)
+    confidence = 100.0 * _sigmoid(margin / MARGIN_SCALE)
+    best = declared if mine >= best_other else rival
+    if declared in SHADES and best in SHADES:
+        confidence = min(shade_ceiling, max(100.0 - shade_ceiling, confidence))
+    return confidence
 
 
 @register

@@ -21,7 +21,7 @@ from benchmarks.vision import color as color_cases
 from benchmarks.vision import faces as face_cases
 from runtime.validators import CompleteValidator, ImageUpload, ValidationContext
 from runtime.vision import AnalysisSubject
-from runtime.vision.color import ANALYSIS_SIDE, ColorAnalyzer, canonical, color_scores
+from runtime.vision.color import ANALYSIS_SIDE, COLORS, ColorAnalyzer, canonical, color_scores
 from runtime.vision.faces import FaceComparison
 from runtime.vision.pictures import rgb_array
 from runtime.vision.quality import assess
@@ -131,6 +131,28 @@ def test_color_against_the_declared_one(paint: str, declared: str, valid: bool) 
     assert outcome.result == paint
     assert outcome.valid is valid
     assert (outcome.confidence >= 50) is valid
+
+
+def test_a_shade_against_a_shade_stays_inside_the_review_band() -> None:
+    """White in shade, silver in sun and black with reflections are told apart by light more
+    than by paint: with a shade declared and the body read as a shade, the confidence stays
+    between 100 - SHADE_CEILING and SHADE_CEILING (a person decides under a review band above
+    it); valid still means the declared shade leads. A shade against a colored body, and a
+    colored declaration, keep their steep confidence."""
+    from runtime.vision.color import SHADE_CEILING, pass_confidence
+
+    grey_body = {color: 0.0 for color in COLORS} | {"grey": 0.8, "white": 0.1, "orange": 0.1}
+    assert pass_confidence(grey_body, "grey") == SHADE_CEILING
+    assert pass_confidence(grey_body, "white") == 100.0 - SHADE_CEILING
+    assert pass_confidence(grey_body, "black") == 100.0 - SHADE_CEILING  # rival grey
+    assert pass_confidence(grey_body, "red") < 1  # a color against a grey body: refused
+    red_body = {color: 0.0 for color in COLORS} | {"red": 0.8, "white": 0.2}
+    assert pass_confidence(red_body, "white") < 1 and pass_confidence(red_body, "red") > 99
+    assert pass_confidence(grey_body, "grey", shade_ceiling=90.0) == 90.0
+    outcome = ColorAnalyzer().analyze(
+        AnalysisSubject(data=vehicle("white", 11), declared={"color": "white"})
+    )
+    assert outcome.valid and outcome.confidence == SHADE_CEILING
 
 
 def test_the_colorless_boundaries_are_parameters_the_shipped_ones_by_default() -> None:
