@@ -11,6 +11,7 @@ missing.
 from __future__ import annotations
 
 import importlib
+import os
 import sqlite3
 import urllib.parse
 from collections.abc import Iterator
@@ -44,6 +45,10 @@ SQLITE_BUSY_TIMEOUT_MS = 30_000
 #: How long (s) the readiness probe waits for SQLite's write lock: a writer holding it longer
 #: shows that writes go through.
 SQLITE_PROBE_TIMEOUT_S = 1.0
+#: Free bytes under the SQLite file below which the readiness probe says the disk is full: a
+#: write that still fits in the write-ahead log's old space succeeds there, the next that
+#: needs a new page fails (issue 39: `/ready` said "ok" while writes failed).
+MIN_FREE_BYTES = 4 * 1024 * 1024
 
 #: Connections kept open per process. Requests use connections from up to 40 threads at once
 #: (anyio's worker threads); connections beyond the pool are closed when returned, so a pool
@@ -177,10 +182,12 @@ class Database:
     def check_writable(self) -> None:
         """Raise when the database would refuse a write now (the readiness probe).
 
-        SQLite: a connection of its own (never a pooled one, which may hold files opened before
-        the data directory turned read-only) takes the write lock (`BEGIN IMMEDIATE`), writes
-        the header's `user_version` unchanged and rolls back; a lock held by another writer
-        past `SQLITE_PROBE_TIMEOUT_S` counts as writable.
+        SQLite: the file system under it has `MIN_FREE_BYTES` free, and a connection of its own
+        (never a pooled one, which may hold files opened before the data directory turned
+        read-only) takes the write lock (`BEGIN IMMEDIATE`), writes the header's `user_version`
+        unchanged and commits it: a page really written to the log and synced (a rolled-back
+        write never reaches the disk, so it said "ok" on a full one); a lock held by another
+        writer past `SQLITE_PROBE_TIMEOUT_S` counts as writable.
         PostgreSQL: a new transaction is not read-only (a standby, or
         `default_transaction_read_only`).
         """
@@ -192,15 +199,19 @@ class Database:
             return
         if self._file is None:
             return
+        space = os.statvfs(self._file.parent)
+        free = space.f_bavail * space.f_frsize
+        if free < MIN_FREE_BYTES:
+            raise DatabaseReadOnly(f"the disk under the database is full ({free} bytes free)")
         probe = self._connect(timeout=SQLITE_PROBE_TIMEOUT_S)
         probe.isolation_level = None  # the probe says BEGIN and ROLLBACK itself
         try:
             probe.execute("BEGIN IMMEDIATE")
-            # A real write, rolled back: `BEGIN IMMEDIATE` alone succeeds on a read-only file
-            # while other connections keep its write-ahead log open.
+            # A real write: `BEGIN IMMEDIATE` alone succeeds on a read-only file while other
+            # connections keep its write-ahead log open.
             version = probe.execute("PRAGMA user_version").fetchone()[0]
             probe.execute(f"PRAGMA user_version={int(version)}")
-            probe.execute("ROLLBACK")
+            probe.execute("COMMIT")
         except sqlite3.OperationalError as error:
             if error.sqlite_errorcode & 0xFF not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
                 raise DatabaseReadOnly(f"SQLite refuses writes: {error}") from error

@@ -40,7 +40,7 @@ from sqlmodel import Session, col, select
 from server import metrics
 from server.blobs import BlobStore, open_store
 from server.db import Database
-from server.errors import ServerError
+from server.errors import ServerError, infrastructure_fault
 from server.settings import Settings
 from server.tables import JobRecord
 
@@ -440,28 +440,59 @@ def purge_finished(db: Database, *, now: datetime | None = None) -> int:
         return int(result.rowcount)  # type: ignore[attr-defined]
 
 
-def _purge_web_sessions(db: Database, name: str) -> None:
+class OutageLog:
+    """What a worker says while its database or blob store is down: one line when an outage
+    begins (or changes kind) and one when it ends, instead of a traceback for every failed
+    claim, each poll (issue 39). A failure that is no outage (a bug) keeps its traceback."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        #: The outage going on (`storage_unavailable`, `service_unavailable`), or None.
+        self.fault: str | None = None
+
+    def failed(self, action: str, error: BaseException) -> None:
+        fault = infrastructure_fault(error)
+        if fault is None:
+            logger.error("worker %s: %s failed", self.name, action, exc_info=error)
+        elif fault != self.fault:
+            self.fault = fault
+            logger.error(
+                "worker %s: %s (%s: %s); retrying every poll, quietly, until it answers",
+                *(self.name, fault, type(error).__name__, error),
+            )
+
+    def succeeded(self) -> None:
+        if self.fault is not None:
+            logger.warning("worker %s: %s is over, jobs run again", self.name, self.fault)
+            self.fault = None
+
+
+def _purge_web_sessions(db: Database, outage: OutageLog) -> None:
     """Delete expired browser sessions of the web pages (`server.web.sessions`), and the
     partner applications' codes and tokens no request can use any more."""
     chores = registered()
     try:
         chores.purge_sessions(db, utcnow())
-    except Exception:
-        logger.warning("worker %s: purging expired web sessions failed", name, exc_info=True)
+    except Exception as error:
+        outage.failed("purging expired web sessions", error)
     if chores.purge_partner_tokens is None:
         return
     try:
         chores.purge_partner_tokens(db, utcnow())
-    except Exception:
-        logger.warning("worker %s: purging spent partner tokens failed", name, exc_info=True)
+    except Exception as error:
+        outage.failed("purging spent partner tokens", error)
 
 
-def sweep_expired(db: Database, name: str = "worker") -> int:
-    """Run the expiry sweep once; its failure is logged, never fatal to the worker."""
+def sweep_expired(db: Database, name: str = "worker", outage: OutageLog | None = None) -> int:
+    """Run the expiry sweep once; its failure is logged (through `outage` when given), never
+    fatal to the worker."""
     try:
         blocked = int(registered().expiry_sweep(db))
-    except Exception:
-        logger.warning("%s: expiry sweep failed", name, exc_info=True)
+    except Exception as error:
+        if outage is not None:
+            outage.failed("the expiry sweep", error)
+        else:
+            logger.warning("%s: expiry sweep failed", name, exc_info=True)
         return 0
     if blocked:
         logger.info("%s: expiry sweep blocked %s inspection(s)", name, blocked)
@@ -508,25 +539,30 @@ def run_worker(
             restore[signum] = signal.signal(signum, lambda *_: stop.set())
     name = f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
     logger.info("worker %s started", name)
+    outage = OutageLog(name)
     next_purge = 0.0
     next_sweep = 0.0
     try:
         while not stop.is_set():
-            if time.monotonic() >= next_purge:
+            # The chores wait while the database is down (the claims say when it is back).
+            if outage.fault is None and time.monotonic() >= next_purge:
                 next_purge = time.monotonic() + PURGE_EVERY_SECONDS
                 try:
                     purge_finished(db)
-                except Exception:
-                    logger.warning("worker %s: purging finished jobs failed", name, exc_info=True)
-                _purge_web_sessions(db, name)
-            if settings.expiry_sweep_seconds > 0 and time.monotonic() >= next_sweep:
+                except Exception as error:
+                    outage.failed("purging finished jobs", error)
+                _purge_web_sessions(db, outage)
+            sweep_due = settings.expiry_sweep_seconds > 0 and time.monotonic() >= next_sweep
+            if outage.fault is None and sweep_due:
                 next_sweep = time.monotonic() + settings.expiry_sweep_seconds
-                sweep_expired(db, name)
+                sweep_expired(db, name, outage)
             try:
                 ran = run_once(db, settings, config, blobs=store)
-            except Exception:
-                logger.exception("worker %s: could not claim or run a job", name)
+            except Exception as error:
+                outage.failed("claiming or running a job", error)
                 ran = False
+            else:
+                outage.succeeded()
             if not ran:
                 _wakeup.wait(config.poll_seconds)
                 _wakeup.clear()

@@ -419,3 +419,78 @@ def test_an_exclusive_sqlite_database_keeps_its_wal_index_in_memory(tmp_path: Pa
         assert other.returncode != 0 and "database is locked" in other.stderr, other.stderr
     finally:
         database.dispose()
+
+
+def test_a_worker_logs_an_outage_once_not_a_traceback_per_claim(
+    settings: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A database that refuses (nothing listens on its port) while the worker polls: one line
+    saying so, not a traceback for each failed claim (issue 39)."""
+    from server.app import register_jobs
+    from server.blobs import LocalBlobStore
+    from server.db import Database
+    from server.jobs import WorkerConfig, run_worker
+
+    register_jobs()
+    database = Database(f"postgresql://postgres@127.0.0.1:{_free_port()}/nowhere")
+    stop = threading.Event()
+    config = WorkerConfig(poll_seconds=0.05)
+    worker = threading.Thread(
+        target=run_worker,
+        args=(database, settings),
+        kwargs={"stop_event": stop, "config": config, "blobs": LocalBlobStore(tmp_path)},
+    )
+    with caplog.at_level(logging.INFO, logger="server.jobs"):
+        worker.start()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not any(
+            "service_unavailable" in record.getMessage() for record in caplog.records
+        ):
+            time.sleep(0.05)
+        time.sleep(1.0)  # twenty more polls, all failing
+        stop.set()
+        worker.join(timeout=60)
+    database.dispose()
+    lines = [r for r in caplog.records if r.name == "server.jobs" and r.levelno >= logging.WARNING]
+    assert len(lines) == 1, [r.getMessage() for r in lines]
+    assert "service_unavailable" in lines[0].getMessage()
+    assert lines[0].exc_info is None
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 16 MB tmpfs of the test's own (mounting one needs root)."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)])
+    if done.returncode != 0:
+        pytest.skip("mounting a tmpfs needs root (CAP_SYS_ADMIN)")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=True)
+
+
+def test_ready_says_a_full_disk_is_full(tiny_disk: Path) -> None:
+    """Disk full: `/ready`'s database check said "ok" (its write was rolled back, so it never
+    reached the disk) while writes failed (issue 39). Now it commits a real write and checks
+    the free space, and says "ok" again once there is room."""
+    from sqlalchemy import text
+
+    from server.db import Database, DatabaseReadOnly
+
+    database = Database(f"sqlite:///{tiny_disk / 'full.sqlite3'}", exclusive=True)
+    try:
+        with database.engine.begin() as connection:
+            connection.execute(text("CREATE TABLE t (doc TEXT)"))
+        database.check_writable()
+        filler = tiny_disk / "filler"
+        with filler.open("wb") as out, contextlib.suppress(OSError):
+            while True:
+                out.write(b"\0" * 65536)
+        with pytest.raises(DatabaseReadOnly, match="full"):
+            database.check_writable()
+        filler.unlink()
+        database.check_writable()
+    finally:
+        database.dispose()
