@@ -193,6 +193,8 @@ def _env(settings: Settings) -> dict[str, str]:
         "INSPECTLANG_DATA_DIR": str(settings.data_dir),
         "INSPECTLANG_SECRET": settings.secret,
         "INSPECTLANG_ALLOW_LOOPBACK_WEBHOOKS": "1",
+        # Workers and the test's own process share the SQLite file.
+        "INSPECTLANG_SQLITE_EXCLUSIVE": "0",
         "PYTHONPATH": str(ROOT),
     }
 

@@ -46,6 +46,8 @@ def test_serve_renders_a_report_and_exits_cleanly_on_sigterm(
         "INSPECTLANG_SECRET": settings.secret,
         "INSPECTLANG_PUBLIC_URL": f"http://127.0.0.1:{port}",
         "INSPECTLANG_WORKER": "1",
+        # The test's own process reads the SQLite file while serve runs.
+        "INSPECTLANG_SQLITE_EXCLUSIVE": "0",
     }
     server = subprocess.Popen(
         [
