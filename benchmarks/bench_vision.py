@@ -168,6 +168,7 @@ REAL_KINDS = {
     "color_cross_validated": ("color",),
     "color_plate_anchored": ("color",),
     "color_selective": ("color",),
+    "plate_selective": ("plate",),
     "document": ("dni", "full_name", "birthdate", "sex", "age"),
     "face": ("face_comparison",),
     "quality": ("quality",),
@@ -189,6 +190,7 @@ def real_figures(only: set[str], failures: bool) -> dict[str, Any]:
         "color_cross_validated": real.colors_cross_validated,
         "color_plate_anchored": real.colors_plate_anchored,
         "color_selective": real.colors_selective,
+        "plate_selective": real.plates_selective,
         "document": real.documents,
         "face": lambda: real.faces(DEFAULT_MAX_DISTANCE),
         "quality": real.quality,
@@ -203,7 +205,7 @@ def real_figures(only: set[str], failures: bool) -> dict[str, Any]:
         hidden = ("failures", "curve", "features", "degraded_let_through")
         shown = {k: v for k, v in figures_.items() if k not in hidden}
         print(f"real {kind}: {json.dumps(shown)}")
-        for point in figures_.get("curve", []) if kind == "color_selective" else []:
+        for point in figures_.get("curve", []) if kind.endswith("_selective") else []:
             print(f"  risk-coverage {json.dumps(point)}")
         if failures:
             for failure in figures_.get("failures", []):
@@ -235,6 +237,11 @@ def real_targets(figures_: dict[str, Any]) -> dict[str, bool]:
             _rate(selective["wrong_among_decided"]) <= 0.01
         )
         out["real_color_coverage_ge_60pct_cv"] = _rate(selective["decided"]) >= 0.6
+    if "plate_selective" in figures_:
+        # The review band chosen without the photo judged (leave one out).
+        selective = figures_["plate_selective"]
+        out["real_plate_wrong_accepted_0_cv"] = selective["wrong_accepted"].startswith("0/")
+        out["real_plate_coverage_ge_90pct_cv"] = _rate(selective["decided"]) >= 0.9
     if "plate" in figures_:
         plate = figures_["plate"]
         out["real_plate_exact_ge_95pct"] = _rate(plate["exact_no_country"]) >= 0.95

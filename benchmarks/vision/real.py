@@ -828,16 +828,89 @@ def _selective(cases: list[tuple[float, bool]], band: tuple[float, float]) -> tu
     return decided, wrong
 
 
-def _best_band(cases: list[tuple[float, bool]]) -> tuple[float, float]:
-    """The band deciding most of `cases` with wrong at most `COLOR_RISK_TARGET` of decided
-    (none fits: the band with the fewest wrong); ties go to the narrower band."""
+def _best_band(
+    cases: list[tuple[float, bool]],
+    bands: tuple[tuple[float, float], ...] = COLOR_BANDS,
+    risk: float = COLOR_RISK_TARGET,
+) -> tuple[float, float]:
+    """The band deciding most of `cases` with wrong at most `risk` of decided (none fits: the
+    band with the fewest wrong); ties go to the narrower band."""
 
     def key(band: tuple[float, float]) -> tuple[bool, float, float]:
         decided, wrong = _selective(cases, band)
-        fits = wrong <= COLOR_RISK_TARGET * decided
+        fits = wrong <= risk * decided
         return (fits, decided if fits else -wrong, band[0] - band[1])
 
-    return max(COLOR_BANDS, key=key)
+    return max(bands, key=key)
+
+
+def _band_name(band: tuple[float, float]) -> str:
+    return f"{band[0]:g}-{band[1]:g}"
+
+
+def _leave_one_out(per_photo: list[list[tuple[float, bool]]], risk: float) -> dict[str, Any]:
+    """Risk and coverage of (confidence, declared is true) cases grouped by photo: each
+    photo's cases judged by the band `_best_band` chooses on the other photos' cases; and
+    the curve of every band on all of them (descriptive: fitted)."""
+    decided = wrong = accepted_wrong = 0
+    chosen: dict[str, int] = {}
+    for index, photo_cases in enumerate(per_photo):
+        others = [case for i, cases in enumerate(per_photo) if i != index for case in cases]
+        band = _best_band(others, COLOR_BANDS, risk)
+        chosen[_band_name(band)] = chosen.get(_band_name(band), 0) + 1
+        photo_decided, photo_wrong = _selective(photo_cases, band)
+        decided += photo_decided
+        wrong += photo_wrong
+        accepted_wrong += sum(conf >= band[1] and not true for conf, true in photo_cases)
+    every = [case for cases in per_photo for case in cases]
+    total = len(every)
+    curve = []
+    for band in COLOR_BANDS:
+        band_decided, band_wrong = _selective(every, band)
+        curve.append(
+            {
+                "band": _band_name(band),
+                "decided": count(band_decided, total),
+                "wrong": count(band_wrong, band_decided),
+            }
+        )
+    return {
+        "photos": len(per_photo),
+        "cases": total,
+        "decided": count(decided, total),
+        "wrong_among_decided": count(wrong, decided),
+        "wrong_accepted": count(accepted_wrong, sum(not true for _, true in every)),
+        "coverage": round(decided / total, 3) if total else None,
+        "risk": round(wrong / decided, 4) if decided else None,
+        "bands_chosen_leave_one_out": chosen,
+        "band_all_photos": _band_name(_best_band(every, COLOR_BANDS, risk)),
+        "curve": curve,
+    }
+
+
+def plates_selective() -> dict[str, Any]:
+    """Decide or defer for `plate`: each real plate photo, with its country, declared right
+    (must pass) and wrong by one or two characters (must fail); the review band chosen leave
+    one photo out with no wrong plate accepted (the issue's target) and judged on the photo
+    left out. The confidence is the analyzer's own: nothing here is fitted to it."""
+    from runtime.vision.plates import PlateAnalyzer
+
+    analyzer = PlateAnalyzer()
+    per_photo: list[list[tuple[float, bool]]] = []
+    for entry in entries("plate"):
+        data, truth, country = entry.data(), entry.truth["text"], entry.truth.get("country")
+        per_photo.append(
+            [
+                (
+                    analyzer.analyze(
+                        AnalysisSubject(data=data, country=country, declared={"plate": plate})
+                    ).confidence,
+                    plate == truth,
+                )
+                for plate in (truth, wrong_plate(truth))
+            ]
+        )
+    return _leave_one_out(per_photo, 0.0)
 
 
 def shade_ceiling(reads: list[tuple[str, str]]) -> float:

@@ -319,3 +319,18 @@ def test_the_backdrop_is_the_burnt_white_joined_to_the_frame_edge() -> None:
     assert len(found) == CELLS * CELLS - len(outline) - len(enclosed) - 1
     assert _backdrop([0.4] + [1.0] * (CELLS * CELLS - 1)) == set(range(1, CELLS * CELLS))
     assert _backdrop([0.0] * (CELLS * CELLS)) == set()
+
+
+def test_risk_coverage_judges_each_photo_by_a_band_chosen_without_it() -> None:
+    """The benchmark's decide-or-defer figure: a photo's confident mistakes are not hidden by
+    a band fitted on that photo. Four clean photos and one whose true value is refused and a
+    wrong one accepted, both confidently: judged by the band the clean ones chose (50-50) it
+    counts both mistakes; the clean ones, judged by a band that defers the bad photo's cases
+    (1-98), are decided right."""
+    from benchmarks.vision.real import _leave_one_out
+
+    clean = [(99.0, True), (1.0, False)]
+    figures = _leave_one_out([clean, clean, clean, clean, [(97.0, False), (2.0, True)]], 0.0)
+    assert figures["bands_chosen_leave_one_out"] == {"1-98": 4, "50-50": 1}
+    assert (figures["decided"], figures["wrong_among_decided"]) == ("10/10", "2/10")
+    assert figures["wrong_accepted"] == "1/5"
