@@ -169,6 +169,7 @@ REAL_KINDS = {
     "color_plate_anchored": ("color",),
     "color_selective": ("color",),
     "plate_selective": ("plate",),
+    "face_selective": ("face_comparison",),
     "document": ("dni", "full_name", "birthdate", "sex", "age"),
     "face": ("face_comparison",),
     "quality": ("quality",),
@@ -191,6 +192,7 @@ def real_figures(only: set[str], failures: bool) -> dict[str, Any]:
         "color_plate_anchored": real.colors_plate_anchored,
         "color_selective": real.colors_selective,
         "plate_selective": real.plates_selective,
+        "face_selective": lambda: real.faces_selective(DEFAULT_MAX_DISTANCE),
         "document": real.documents,
         "face": lambda: real.faces(DEFAULT_MAX_DISTANCE),
         "quality": real.quality,
@@ -242,6 +244,12 @@ def real_targets(figures_: dict[str, Any]) -> dict[str, bool]:
         selective = figures_["plate_selective"]
         out["real_plate_wrong_accepted_0_cv"] = selective["wrong_accepted"].startswith("0/")
         out["real_plate_coverage_ge_90pct_cv"] = _rate(selective["decided"]) >= 0.9
+    if "face_selective" in figures_:
+        selective = figures_["face_selective"]
+        out["real_face_different_accepted_le_0_1pct_cv"] = (
+            _rate(selective["wrong_accepted"]) <= 0.001
+        )
+        out["real_face_coverage_ge_85pct_cv"] = _rate(selective["decided"]) >= 0.85
     if "plate" in figures_:
         plate = figures_["plate"]
         out["real_plate_exact_ge_95pct"] = _rate(plate["exact_no_country"]) >= 0.95

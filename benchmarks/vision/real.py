@@ -985,3 +985,26 @@ def colors_selective() -> dict[str, Any]:
         "band_all_photos": f"{all_band[0]:g}-{all_band[1]:g}",
         "curve": curve,
     }
+
+
+#: The issue's target for faces: a different person accepted at most this share.
+FACE_RISK_TARGET = 0.001
+
+
+def faces_selective(shipped: float) -> dict[str, Any]:
+    """Decide or defer for `face_comparison`: the real pairs (same person must pass, different
+    people and document portraits must fail) at the shipped threshold's confidence, grouped
+    by the person they belong to (`owner`); the review band chosen leave one person out (wrong
+    at most 0.1% of decided) and judged on that person's pairs."""
+    from runtime.vision.faces import pass_confidence
+
+    same, different = pair_distances(face_set())
+    people = sorted({owner(p[1]) for p in same + different})
+    groups = [
+        [(pass_confidence(d, shipped), True) for d, who in same if owner(who) == person]
+        + [(pass_confidence(d, shipped), False) for d, who in different if owner(who) == person]
+        for person in people
+    ]
+    figures = _leave_one_out(groups, FACE_RISK_TARGET)
+    figures["people"] = figures.pop("photos")
+    return figures
