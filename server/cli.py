@@ -9,6 +9,7 @@ ONE JSON object on stdout; on failure they print `{"code", "description"}` on st
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -116,6 +117,36 @@ def _settings(args: argparse.Namespace, **overrides: Any) -> Settings:
     )
 
 
+class DatabaseInUse(Exception):
+    """The SQLite file is held by a running `serve` or `worker` alone (`unix-excl`)."""
+
+
+def _refuse_if_held(settings: Settings) -> None:
+    """`DatabaseInUse` at once, instead of waiting out SQLite's 30 s busy timeout and failing,
+    when a running service holds the SQLite file alone (`Settings.sqlite_exclusive`)."""
+    import sqlite3
+
+    from sqlalchemy.engine import make_url
+
+    url = make_url(settings.database_url)
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+        return
+    path = Path(str(url.database)).expanduser()
+    if not path.is_file():
+        return
+    try:
+        with contextlib.closing(sqlite3.connect(path, timeout=0.5)) as probe:
+            probe.execute("PRAGMA schema_version").fetchone()
+    except sqlite3.OperationalError as error:
+        if "locked" not in str(error):
+            raise
+        raise DatabaseInUse(
+            f"{path} is held by a running `inspectlang serve` or `worker`, which keeps its SQLite "
+            "file alone (INSPECTLANG_SQLITE_EXCLUSIVE): read the outbox at the service's "
+            "/dev/outbox page, or stop the service for this command (docs/operations.md)."
+        ) from None
+
+
 def _open_database(settings: Settings, *, long_running: bool = False) -> Any:
     """The database, migrated in development; `SchemaOutdated` on an old schema in production.
     A long-running process (`serve`, `worker`) holds a SQLite file alone
@@ -124,6 +155,7 @@ def _open_database(settings: Settings, *, long_running: bool = False) -> Any:
     from server.db import Database
 
     exclusive = long_running and settings.sqlite_exclusive
+    _refuse_if_held(settings)
     database = Database(settings.database_url, exclusive=exclusive)
     try:
         migrate.prepare(database, settings.env)
@@ -145,6 +177,7 @@ def _open_existing_database(settings: Settings) -> Any:
     sqlite_file = url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:")
     if sqlite_file and not Path(str(url.database)).is_file():
         return None
+    _refuse_if_held(settings)
     database = Database(settings.database_url)
     try:
         if migrate.current(database) != migrate.head():
@@ -195,6 +228,8 @@ def run_serve(args: argparse.Namespace) -> int:
         database = _open_database(settings, long_running=True)
     except SchemaOutdated as error:
         return _fail("schema_outdated", str(error))
+    except DatabaseInUse as error:
+        return _fail("database_in_use", str(error))
     if args.demo:
         keys = ensure_demo_company(database, settings.data_dir)
         print(describe(keys, f"http://{args.host}:{args.port}"), flush=True)
@@ -249,6 +284,8 @@ def run_worker(args: argparse.Namespace) -> int:
         database = _open_database(settings, long_running=True)
     except SchemaOutdated as error:
         return _fail("schema_outdated", str(error))
+    except DatabaseInUse as error:
+        return _fail("database_in_use", str(error))
     print(vision_status(settings), flush=True)
     if args.metrics_port:
         from prometheus_client import start_http_server
@@ -271,8 +308,11 @@ def run_migrate(args: argparse.Namespace) -> int:
 
     try:
         settings = _settings(args)
+        _refuse_if_held(settings)
     except SettingsError as error:
         return _fail("invalid_settings", str(error))
+    except DatabaseInUse as error:
+        return _fail("database_in_use", str(error))
     database = Database(settings.database_url)
     try:
         before, after = migrate.upgrade(database)
@@ -291,6 +331,8 @@ def _admin(args: argparse.Namespace, action: Any) -> int:
         return _fail("invalid_settings", str(error))
     except SchemaOutdated as error:
         return _fail("schema_outdated", str(error))
+    except DatabaseInUse as error:
+        return _fail("database_in_use", str(error))
     try:
         return _print(action(database))
     except AdminError as error:
@@ -349,6 +391,8 @@ def run_outbox(args: argparse.Namespace) -> int:
         database = _open_existing_database(settings)
     except SchemaOutdated as error:
         return _fail("schema_outdated", str(error))
+    except DatabaseInUse as error:
+        return _fail("database_in_use", str(error))
     if database is None:
         return _fail(
             "no_database",
