@@ -26,7 +26,8 @@ own indexes (few rows match them).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, text
@@ -36,109 +37,157 @@ COUNTED_FILTERS = frozenset({"status", "veredict", "type"})
 #: Counter rows per combination on PostgreSQL.
 SHARDS = 16
 
-_KEY = "company_id, testing, status, veredict, type"
 
-POSTGRESQL_DDL = [
-    f"""
-CREATE OR REPLACE FUNCTION inspection_counts_maintain() RETURNS trigger
+@dataclass(frozen=True, slots=True)
+class KeyColumn:
+    """A column of a counter table's key and how a row of `inspections` gives its value."""
+
+    name: str
+    #: The `inspections` columns the value is read from (an update of one moves the count).
+    sources: tuple[str, ...] = ()
+    #: Its PostgreSQL expression over a row ("" for the inspection column of the same name).
+    postgresql: str = ""
+    #: Its SQLite expression over the row `{row}` (NEW, OLD, inspections); "" likewise.
+    sqlite: str = ""
+
+    def read_from(self) -> tuple[str, ...]:
+        return self.sources or (self.name,)
+
+    def pg_value(self) -> str:
+        return f"{self.postgresql} AS {self.name}" if self.postgresql else self.name
+
+    def sqlite_value(self, row: str) -> str:
+        return self.sqlite.format(row=row) if self.sqlite else f"{row}.{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class CounterTriggers:
+    """The triggers keeping a counter table exact, for each dialect, and the statement filling
+    it once from the rows already there: what a migration creating the table runs (copied
+    into it as text, frozen), and the definition a head database's triggers are compared with
+    (tests/server/test_migrations.py)."""
+
+    postgresql: list[str]
+    postgresql_drop: list[str]
+    sqlite: list[str]
+    sqlite_drop: list[str]
+    backfill_postgresql: str
+    backfill_sqlite: str
+
+    def install(self, connection: Connection) -> None:
+        """Create (or replace) the triggers for the connection's dialect."""
+        postgresql = connection.dialect.name == "postgresql"
+        for statement in self.postgresql if postgresql else self.sqlite:
+            connection.exec_driver_sql(statement)
+
+
+def counter_triggers(table: str, columns: Sequence[KeyColumn]) -> CounterTriggers:
+    """The triggers maintaining `table`, counting inspections per `columns` (and shard): per
+    statement on PostgreSQL, into a random one of `SHARDS` rows, upserted in key order; per
+    row on SQLite, into shard 0. Rows read from `inspections` are grouped by the key's names,
+    or by position when a key column is computed (an alias is no input column)."""
+    key = ", ".join(column.name for column in columns)
+    values = ", ".join(column.pg_value() for column in columns)
+    computed = any(column.postgresql for column in columns)
+    group = ", ".join(str(n) for n in range(1, len(columns) + 1)) if computed else key
+    upsert = f"ON CONFLICT ({key}, shard) DO UPDATE SET count = c.count + EXCLUDED.count;"
+    function = f"{table}_maintain"
+    events = ("insert", "update", "delete")
+    function_ddl = f"""
+CREATE OR REPLACE FUNCTION {function}() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
     chosen_shard smallint := floor(random() * {SHARDS})::smallint;
 BEGIN
     IF TG_OP = 'INSERT' THEN
-        INSERT INTO inspection_counts AS c ({_KEY}, shard, count)
-        SELECT {_KEY}, chosen_shard, count(*) FROM new_rows
-        GROUP BY {_KEY} ORDER BY {_KEY}
-        ON CONFLICT ({_KEY}, shard) DO UPDATE SET count = c.count + EXCLUDED.count;
+        INSERT INTO {table} AS c ({key}, shard, count)
+        SELECT {values}, chosen_shard, count(*) FROM new_rows
+        GROUP BY {group} ORDER BY {group}
+        {upsert}
     ELSIF TG_OP = 'DELETE' THEN
-        INSERT INTO inspection_counts AS c ({_KEY}, shard, count)
-        SELECT {_KEY}, chosen_shard, -count(*) FROM old_rows
-        GROUP BY {_KEY} ORDER BY {_KEY}
-        ON CONFLICT ({_KEY}, shard) DO UPDATE SET count = c.count + EXCLUDED.count;
+        INSERT INTO {table} AS c ({key}, shard, count)
+        SELECT {values}, chosen_shard, -count(*) FROM old_rows
+        GROUP BY {group} ORDER BY {group}
+        {upsert}
     ELSE
-        INSERT INTO inspection_counts AS c ({_KEY}, shard, count)
-        SELECT {_KEY}, chosen_shard, sum(delta) FROM (
-            SELECT {_KEY}, -1 AS delta FROM old_rows
+        INSERT INTO {table} AS c ({key}, shard, count)
+        SELECT {key}, chosen_shard, sum(delta) FROM (
+            SELECT {values}, -1 AS delta FROM old_rows
             UNION ALL
-            SELECT {_KEY}, 1 AS delta FROM new_rows
+            SELECT {values}, 1 AS delta FROM new_rows
         ) AS moved
-        GROUP BY {_KEY} HAVING sum(delta) <> 0 ORDER BY {_KEY}
-        ON CONFLICT ({_KEY}, shard) DO UPDATE SET count = c.count + EXCLUDED.count;
+        GROUP BY {key} HAVING sum(delta) <> 0 ORDER BY {key}
+        {upsert}
     END IF;
     RETURN NULL;
 END
 $$
-""",
-    "DROP TRIGGER IF EXISTS inspection_counts_insert ON inspections",
-    "DROP TRIGGER IF EXISTS inspection_counts_update ON inspections",
-    "DROP TRIGGER IF EXISTS inspection_counts_delete ON inspections",
-    """CREATE TRIGGER inspection_counts_insert AFTER INSERT ON inspections
-    REFERENCING NEW TABLE AS new_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION inspection_counts_maintain()""",
-    """CREATE TRIGGER inspection_counts_update AFTER UPDATE ON inspections
-    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION inspection_counts_maintain()""",
-    """CREATE TRIGGER inspection_counts_delete AFTER DELETE ON inspections
-    REFERENCING OLD TABLE AS old_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION inspection_counts_maintain()""",
-]
+"""
+    transitions = {
+        "insert": "NEW TABLE AS new_rows",
+        "update": "OLD TABLE AS old_rows NEW TABLE AS new_rows",
+        "delete": "OLD TABLE AS old_rows",
+    }
+    pg_drops = [f"DROP TRIGGER IF EXISTS {table}_{event} ON inspections" for event in events]
+    postgresql = [
+        function_ddl,
+        *pg_drops,
+        *(
+            f"""CREATE TRIGGER {table}_{event} AFTER {event.upper()} ON inspections
+    REFERENCING {transitions[event]}
+    FOR EACH STATEMENT EXECUTE FUNCTION {function}()"""
+            for event in events
+        ),
+    ]
 
-POSTGRESQL_DROP = [
-    "DROP TRIGGER IF EXISTS inspection_counts_insert ON inspections",
-    "DROP TRIGGER IF EXISTS inspection_counts_update ON inspections",
-    "DROP TRIGGER IF EXISTS inspection_counts_delete ON inspections",
-    "DROP FUNCTION IF EXISTS inspection_counts_maintain()",
-]
+    def add(row: str, delta: int) -> str:
+        row_values = ", ".join(column.sqlite_value(row) for column in columns)
+        return (
+            f"INSERT INTO {table} ({key}, shard, count) VALUES ({row_values}, 0, {delta}) "
+            f"ON CONFLICT ({key}, shard) DO UPDATE SET count = count + ({delta});"
+        )
 
-
-def _sqlite_add(row: str, delta: int) -> str:
-    return (
-        f"INSERT INTO inspection_counts ({_KEY}, shard, count) VALUES ({row}.company_id, "
-        f"{row}.testing, {row}.status, {row}.veredict, {row}.type, 0, {delta}) "
-        f"ON CONFLICT ({_KEY}, shard) DO UPDATE SET count = count + ({delta});"
+    sources = [source for column in columns for source in column.read_from()]
+    changed = [f"OLD.{source} IS NOT NEW.{source}" for source in sources]
+    when = "\n      OR ".join(" OR ".join(changed[i : i + 2]) for i in range(0, len(changed), 2))
+    sqlite_drops = [f"DROP TRIGGER IF EXISTS {table}_{event}" for event in events]
+    sqlite = [
+        *sqlite_drops,
+        f"""CREATE TRIGGER {table}_insert AFTER INSERT ON inspections
+    BEGIN {add("NEW", 1)} END""",
+        f"""CREATE TRIGGER {table}_update
+    AFTER UPDATE OF {", ".join(sources)} ON inspections
+    WHEN {when}
+    BEGIN {add("OLD", -1)} {add("NEW", 1)} END""",
+        f"""CREATE TRIGGER {table}_delete AFTER DELETE ON inspections
+    BEGIN {add("OLD", -1)} END""",
+    ]
+    backfill = (
+        f"INSERT INTO {table} ({key}, shard, count) SELECT {{values}}, 0, count(*) "
+        f"FROM inspections GROUP BY {group}"
+    )
+    return CounterTriggers(
+        postgresql=postgresql,
+        postgresql_drop=[*pg_drops, f"DROP FUNCTION IF EXISTS {function}()"],
+        sqlite=sqlite,
+        sqlite_drop=sqlite_drops,
+        backfill_postgresql=backfill.format(values=values),
+        backfill_sqlite=backfill.format(
+            values=", ".join(
+                f"{column.sqlite_value('inspections')} AS {column.name}"
+                if column.sqlite
+                else column.name
+                for column in columns
+            )
+        ),
     )
 
 
-SQLITE_DDL = [
-    "DROP TRIGGER IF EXISTS inspection_counts_insert",
-    "DROP TRIGGER IF EXISTS inspection_counts_update",
-    "DROP TRIGGER IF EXISTS inspection_counts_delete",
-    f"""CREATE TRIGGER inspection_counts_insert AFTER INSERT ON inspections
-    BEGIN {_sqlite_add("NEW", 1)} END""",
-    f"""CREATE TRIGGER inspection_counts_update
-    AFTER UPDATE OF company_id, testing, status, veredict, type ON inspections
-    WHEN OLD.company_id IS NOT NEW.company_id OR OLD.testing IS NOT NEW.testing
-      OR OLD.status IS NOT NEW.status OR OLD.veredict IS NOT NEW.veredict
-      OR OLD.type IS NOT NEW.type
-    BEGIN {_sqlite_add("OLD", -1)} {_sqlite_add("NEW", 1)} END""",
-    f"""CREATE TRIGGER inspection_counts_delete AFTER DELETE ON inspections
-    BEGIN {_sqlite_add("OLD", -1)} END""",
-]
-
-SQLITE_DROP = [
-    "DROP TRIGGER IF EXISTS inspection_counts_insert",
-    "DROP TRIGGER IF EXISTS inspection_counts_update",
-    "DROP TRIGGER IF EXISTS inspection_counts_delete",
-]
-
-#: Fills the counts from the rows already there (the migration, once, under its lock).
-BACKFILL = (
-    f"INSERT INTO inspection_counts ({_KEY}, shard, count) "
-    f"SELECT {_KEY}, 0, count(*) FROM inspections GROUP BY {_KEY}"
+#: The triggers keeping `inspection_counts` exact.
+TRIGGERS = counter_triggers(
+    "inspection_counts",
+    [KeyColumn(name) for name in ("company_id", "testing", "status", "veredict", "type")],
 )
-
-
-def install(connection: Connection) -> None:
-    """Create (or replace) the triggers for the connection's dialect."""
-    statements = POSTGRESQL_DDL if connection.dialect.name == "postgresql" else SQLITE_DDL
-    for statement in statements:
-        connection.exec_driver_sql(statement)
-
-
-def uninstall(connection: Connection) -> None:
-    statements = POSTGRESQL_DROP if connection.dialect.name == "postgresql" else SQLITE_DROP
-    for statement in statements:
-        connection.exec_driver_sql(statement)
 
 
 def counted(chosen: Mapping[str, str]) -> bool:

@@ -26,129 +26,34 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
-from server.inspections.counts import COUNTED_FILTERS, SHARDS
+from server.inspections.counts import COUNTED_FILTERS, KeyColumn, counter_triggers
 
 #: Seconds per bucket.
 HOUR = 3600
 #: Offsets below this walk the index directly (a few hundred microseconds at most).
 MIN_OFFSET = 2_000
 
-_KEY = "company_id, testing, hour, status, veredict, type"
-_VALUES = "company_id, testing, {hour} AS hour, status, veredict, type"
-_PG_HOUR = f"floor(extract(epoch FROM created_at) / {HOUR})::bigint"
+#: The hour of a row's `created_at` on PostgreSQL (`extract` is exact `numeric`) and on SQLite,
+#: where `created_at` is stored as 'YYYY-MM-DD HH:MM:SS.ffffff' (naive UTC): the fraction is
+#: cut off first, since SQLite's date functions round it to milliseconds and 23:59:59.9999
+#: would land in the next hour.
+HOUR_COLUMN = KeyColumn(
+    "hour",
+    sources=("created_at",),
+    postgresql=f"floor(extract(epoch FROM created_at) / {HOUR})::bigint",
+    sqlite=f"CAST(strftime('%s', substr({{row}}.created_at, 1, 19)) AS INTEGER) / {HOUR}",
+)
 
-POSTGRESQL_DDL = [
-    f"""
-CREATE OR REPLACE FUNCTION inspection_hour_counts_maintain() RETURNS trigger
-LANGUAGE plpgsql AS $$
-DECLARE
-    chosen_shard smallint := floor(random() * {SHARDS})::smallint;
-BEGIN
-    IF TG_OP = 'INSERT' THEN
-        INSERT INTO inspection_hour_counts AS c ({_KEY}, shard, count)
-        SELECT {_VALUES.format(hour=_PG_HOUR)}, chosen_shard, count(*) FROM new_rows
-        GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6
-        ON CONFLICT ({_KEY}, shard) DO UPDATE SET count = c.count + EXCLUDED.count;
-    ELSIF TG_OP = 'DELETE' THEN
-        INSERT INTO inspection_hour_counts AS c ({_KEY}, shard, count)
-        SELECT {_VALUES.format(hour=_PG_HOUR)}, chosen_shard, -count(*) FROM old_rows
-        GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6
-        ON CONFLICT ({_KEY}, shard) DO UPDATE SET count = c.count + EXCLUDED.count;
-    ELSE
-        INSERT INTO inspection_hour_counts AS c ({_KEY}, shard, count)
-        SELECT {_KEY}, chosen_shard, sum(delta) FROM (
-            SELECT {_VALUES.format(hour=_PG_HOUR)}, -1 AS delta FROM old_rows
-            UNION ALL
-            SELECT {_VALUES.format(hour=_PG_HOUR)}, 1 AS delta FROM new_rows
-        ) AS moved
-        GROUP BY {_KEY} HAVING sum(delta) <> 0 ORDER BY {_KEY}
-        ON CONFLICT ({_KEY}, shard) DO UPDATE SET count = c.count + EXCLUDED.count;
-    END IF;
-    RETURN NULL;
-END
-$$
-""",
-    "DROP TRIGGER IF EXISTS inspection_hour_counts_insert ON inspections",
-    "DROP TRIGGER IF EXISTS inspection_hour_counts_update ON inspections",
-    "DROP TRIGGER IF EXISTS inspection_hour_counts_delete ON inspections",
-    """CREATE TRIGGER inspection_hour_counts_insert AFTER INSERT ON inspections
-    REFERENCING NEW TABLE AS new_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION inspection_hour_counts_maintain()""",
-    """CREATE TRIGGER inspection_hour_counts_update AFTER UPDATE ON inspections
-    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION inspection_hour_counts_maintain()""",
-    """CREATE TRIGGER inspection_hour_counts_delete AFTER DELETE ON inspections
-    REFERENCING OLD TABLE AS old_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION inspection_hour_counts_maintain()""",
-]
-
-POSTGRESQL_DROP = [
-    "DROP TRIGGER IF EXISTS inspection_hour_counts_insert ON inspections",
-    "DROP TRIGGER IF EXISTS inspection_hour_counts_update ON inspections",
-    "DROP TRIGGER IF EXISTS inspection_hour_counts_delete ON inspections",
-    "DROP FUNCTION IF EXISTS inspection_hour_counts_maintain()",
-]
-
-
-def _sqlite_hour(row: str) -> str:
-    # created_at is stored as 'YYYY-MM-DD HH:MM:SS.ffffff' (naive UTC). The fraction is cut
-    # off first: SQLite's date functions round it to milliseconds, and 23:59:59.9999 would
-    # land in the next hour.
-    return f"CAST(strftime('%s', substr({row}.created_at, 1, 19)) AS INTEGER) / {HOUR}"
-
-
-def _sqlite_add(row: str, delta: int) -> str:
-    return (
-        f"INSERT INTO inspection_hour_counts ({_KEY}, shard, count) VALUES ({row}.company_id, "
-        f"{row}.testing, {_sqlite_hour(row)}, {row}.status, {row}.veredict, {row}.type, 0, "
-        f"{delta}) ON CONFLICT ({_KEY}, shard) DO UPDATE SET count = count + ({delta});"
-    )
-
-
-SQLITE_DDL = [
-    "DROP TRIGGER IF EXISTS inspection_hour_counts_insert",
-    "DROP TRIGGER IF EXISTS inspection_hour_counts_update",
-    "DROP TRIGGER IF EXISTS inspection_hour_counts_delete",
-    f"""CREATE TRIGGER inspection_hour_counts_insert AFTER INSERT ON inspections
-    BEGIN {_sqlite_add("NEW", 1)} END""",
-    f"""CREATE TRIGGER inspection_hour_counts_update
-    AFTER UPDATE OF company_id, testing, created_at, status, veredict, type ON inspections
-    WHEN OLD.company_id IS NOT NEW.company_id OR OLD.testing IS NOT NEW.testing
-      OR OLD.created_at IS NOT NEW.created_at OR OLD.status IS NOT NEW.status
-      OR OLD.veredict IS NOT NEW.veredict OR OLD.type IS NOT NEW.type
-    BEGIN {_sqlite_add("OLD", -1)} {_sqlite_add("NEW", 1)} END""",
-    f"""CREATE TRIGGER inspection_hour_counts_delete AFTER DELETE ON inspections
-    BEGIN {_sqlite_add("OLD", -1)} END""",
-]
-
-SQLITE_DROP = [
-    "DROP TRIGGER IF EXISTS inspection_hour_counts_insert",
-    "DROP TRIGGER IF EXISTS inspection_hour_counts_update",
-    "DROP TRIGGER IF EXISTS inspection_hour_counts_delete",
-]
-
-
-def backfill(connection: Connection) -> None:
-    """Fill the counts from the rows already there (the migration, once, under its lock)."""
-    hour = _PG_HOUR if connection.dialect.name == "postgresql" else _sqlite_hour("inspections")
-    connection.exec_driver_sql(
-        f"INSERT INTO inspection_hour_counts ({_KEY}, shard, count) "
-        f"SELECT {_VALUES.format(hour=hour)}, 0, count(*) FROM inspections "
-        "GROUP BY 1, 2, 3, 4, 5, 6"
-    )
-
-
-def install(connection: Connection) -> None:
-    """Create (or replace) the triggers for the connection's dialect."""
-    statements = POSTGRESQL_DDL if connection.dialect.name == "postgresql" else SQLITE_DDL
-    for statement in statements:
-        connection.exec_driver_sql(statement)
-
-
-def uninstall(connection: Connection) -> None:
-    statements = POSTGRESQL_DROP if connection.dialect.name == "postgresql" else SQLITE_DROP
-    for statement in statements:
-        connection.exec_driver_sql(statement)
+#: The triggers keeping `inspection_hour_counts` exact.
+TRIGGERS = counter_triggers(
+    "inspection_hour_counts",
+    [
+        KeyColumn("company_id"),
+        KeyColumn("testing"),
+        HOUR_COLUMN,
+        *(KeyColumn(name) for name in ("status", "veredict", "type")),
+    ],
+)
 
 
 def hour_start(hour: int) -> datetime:

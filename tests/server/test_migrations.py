@@ -6,10 +6,14 @@
 - A database built at the first revision and filled keeps every row through the upgrade to head.
 - A database made by `create_all` before migrations existed is stamped and upgraded.
 - Development upgrades at start; production refuses an old schema and names the command.
+- A revision imports no project code (its SQL and values are its own, frozen), and the counter
+  triggers it leaves at head are the ones the code describes (`counts.TRIGGERS`,
+  `hour_counts.TRIGGERS`), as the tables are the models.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -27,6 +31,7 @@ from sqlmodel import SQLModel
 from server import migrate
 from server.db import Database, import_table_modules
 from server.errors import SchemaOutdated
+from server.inspections import counts, hour_counts
 
 #: The installed command, beside this interpreter.
 INSPECTLANG = str(Path(sys.executable).with_name("inspectlang"))
@@ -230,3 +235,107 @@ def test_revisions_form_one_chain_numbered_in_order() -> None:
         assert script.path is not None and Path(script.path).stem.startswith(script.revision)
     numbered = [int(s.revision[:4]) for s in chain if s.revision not in HISTORICAL_NAMES]
     assert numbered == list(range(numbered[0], numbered[0] + len(numbered)))
+
+
+#: Top-level packages of the project: a revision importing one would change when today's code
+#: does, after databases were migrated with what it did then.
+PROJECT_PACKAGES = {"server", "runtime", "inspectlang"}
+
+
+def imported_modules(source: str) -> list[tuple[int, str]]:
+    """Every module a Python source imports, anywhere in it (line, dotted name); a relative
+    import is named by its dots."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            found.append((node.lineno, "." * node.level + (node.module or "")))
+    return found
+
+
+def project_imports(source: str) -> list[tuple[int, str]]:
+    return [
+        (line, name)
+        for line, name in imported_modules(source)
+        if name.startswith(".") or name.split(".")[0] in PROJECT_PACKAGES
+    ]
+
+
+def test_revisions_import_no_project_code() -> None:
+    """Each revision holds its own SQL and values (issue 38): none imports `server`, `runtime`
+    or `inspectlang`, at the top or inside a function, nor anything relative."""
+    versions = sorted((migrate.MIGRATIONS / "versions").glob("[0-9]*.py"))
+    assert len(versions) >= 12
+    offending = {
+        path.name: found
+        for path in versions
+        if (found := project_imports(path.read_text(encoding="utf-8")))
+    }
+    assert offending == {}
+
+
+def test_the_import_check_finds_project_imports() -> None:
+    source = (
+        "import sqlalchemy as sa\nfrom alembic import op\nimport runtime.state\n"
+        "def upgrade():\n    from server.tables import UtcDateTime\n"
+        "    from . import helpers\n    import inspectlang\n"
+    )
+    assert project_imports(source) == [
+        (3, "runtime.state"),
+        (5, "server.tables"),
+        (6, "."),
+        (7, "inspectlang"),
+    ]
+
+
+#: The counter triggers every head database has.
+COUNTER_TRIGGERS = {
+    f"{table}_{event}"
+    for table in ("inspection_counts", "inspection_hour_counts")
+    for event in ("insert", "update", "delete")
+}
+
+
+def triggers(database: Database) -> dict[str, str]:
+    """The definitions of the triggers on `inspections` (and on PostgreSQL of their functions)
+    as the database holds them."""
+    with database.engine.connect() as connection:
+        if database.dialect == "sqlite":
+            rows = connection.exec_driver_sql(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'trigger'"
+                " AND tbl_name = 'inspections'"
+            )
+            return {name: sql for name, sql in rows}
+        rows = connection.exec_driver_sql(
+            "SELECT t.tgname, pg_get_triggerdef(t.oid) FROM pg_trigger t"
+            " JOIN pg_class c ON c.oid = t.tgrelid"
+            " JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE NOT t.tgisinternal AND c.relname = 'inspections'"
+            " AND n.nspname = current_schema()"
+        )
+        found = {name: definition for name, definition in rows}
+        functions = connection.exec_driver_sql(
+            "SELECT p.proname, p.prosrc FROM pg_proc p"
+            " JOIN pg_namespace n ON n.oid = p.pronamespace"
+            " WHERE n.nspname = current_schema() AND starts_with(p.proname, 'inspection')"
+        )
+        return found | {f"{name}()": source for name, source in functions}
+
+
+def test_head_triggers_are_the_codes_definition(empty_db: Database) -> None:
+    """The migrations hold their trigger SQL as text; the code's one generator
+    (`counts.counter_triggers`) describes what head has. Installing today's definition over a
+    head database changes nothing, so a trigger changed in the code without its revision fails
+    here."""
+    migrate.upgrade(empty_db)
+    migrated = triggers(empty_db)
+    assert set(migrated) >= COUNTER_TRIGGERS
+    if empty_db.dialect == "postgresql":
+        assert {"inspection_counts_maintain()", "inspection_hour_counts_maintain()"} <= set(
+            migrated
+        )
+    with empty_db.engine.begin() as connection:
+        counts.TRIGGERS.install(connection)
+        hour_counts.TRIGGERS.install(connection)
+    assert triggers(empty_db) == migrated

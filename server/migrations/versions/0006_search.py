@@ -12,14 +12,12 @@ Create Date: 2026-11-25
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import unicodedata
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
 from alembic import op
-
-from server.inspections.searchtext import search_text
-from server.tables import UtcDateTime
 
 revision: str = "0006_search"
 down_revision: str | None = "0005_hour_counts"
@@ -28,6 +26,61 @@ depends_on: str | Sequence[str] | None = None
 
 #: Rows read and written per round trip while filling the column.
 BATCH = 2000
+
+# The search text as this revision computed it (frozen: `server.inspections.searchtext` is
+# today's, which the service writes on every save).
+
+#: Longest `search_text` stored (characters).
+MAX_SEARCH_CHARS = 2000
+#: Product fields searched beside the plate.
+PRODUCT_FIELDS = ("plate", "make", "model", "vin", "serial", "name", "imei")
+#: Consumer fields searched.
+CONSUMER_FIELDS = ("identification", "email", "phone")
+
+
+def fold(text: str) -> str:
+    """Accent- and case-folded, every run of non-alphanumerics one space."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    plain = "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
+    return " ".join("".join(c if c.isalnum() else " " for c in plain).split())
+
+
+def _words(value: Any) -> list[str]:
+    if value is None or isinstance(value, (dict, list, bool)):
+        return []
+    words = fold(str(value)).split()
+    return [*words, "".join(words)] if len(words) > 1 else words
+
+
+def search_text(document: Mapping[str, Any]) -> str:
+    """The normalized text a search matches, from a stored state document."""
+    parts: list[str] = []
+    parts += _words(document.get("_id") or document.get("id"))
+    consumer = document.get("consumer")
+    if isinstance(consumer, Mapping):
+        name = " ".join(
+            str(consumer[key])
+            for key in ("firstName", "lastName")
+            if isinstance(consumer.get(key), str)
+        )
+        parts += _words(name)
+        for key in CONSUMER_FIELDS:
+            parts += _words(consumer.get(key))
+    for product in document.get("products") or []:
+        if not isinstance(product, Mapping):
+            continue
+        data = product.get("data")
+        if not isinstance(data, Mapping):
+            data = product.get(product.get("type") or "")
+        if isinstance(data, Mapping):
+            for key in PRODUCT_FIELDS:
+                parts += _words(data.get(key))
+    metadata = document.get("metadata")
+    if isinstance(metadata, Mapping):
+        for value in metadata.values():
+            parts += _words(value)
+    seen: dict[str, None] = dict.fromkeys(parts)
+    return " ".join(seen)[:MAX_SEARCH_CHARS]
 
 
 def upgrade() -> None:
@@ -45,9 +98,9 @@ def upgrade() -> None:
         sa.Column("company_id", sa.String(length=64), nullable=False),
         sa.Column("testing", sa.Boolean(), nullable=False),
         sa.Column("created_by", sa.String(length=32), nullable=False),
-        sa.Column("created_at", UtcDateTime(), nullable=False),
-        sa.Column("expires_at", UtcDateTime(), nullable=False),
-        sa.Column("revoked_at", UtcDateTime(), nullable=True),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("revoked_at", sa.DateTime(timezone=True), nullable=True),
         sa.ForeignKeyConstraint(["inspection_id"], ["inspections.id"]),
         sa.PrimaryKeyConstraint("id"),
     )

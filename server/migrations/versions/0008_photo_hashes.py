@@ -15,13 +15,17 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from server.images.tables import BAND_COLUMNS, ID_TYPE, INCLUDED_COLUMNS
-from server.tables import UtcDateTime
-
 revision: str = "0008_photo_hashes"
 down_revision: str | None = "0007_review"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
+
+# The table as this revision made it (frozen; `server.images.tables` is today's): the id's type,
+# the eight 16-bit band columns (whole photo `w0`-`w3`, central crop `c0`-`c3`) and what each
+# band index carries on PostgreSQL (`INCLUDE`, for index-only look-ups).
+ID_TYPE = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+BAND_COLUMNS = ["w0", "w1", "w2", "w3", "c0", "c1", "c2", "c3"]
+INCLUDED_COLUMNS = ["testing", "inspection_id", "image_id", "phash", "phash_center"]
 
 
 def upgrade() -> None:
@@ -35,7 +39,7 @@ def upgrade() -> None:
         sa.Column("phash", sa.BigInteger(), nullable=False),
         sa.Column("phash_center", sa.BigInteger(), nullable=False),
         *(sa.Column(column, sa.Integer(), nullable=False) for column in BAND_COLUMNS),
-        sa.Column("created_at", UtcDateTime(), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     )
     for column in BAND_COLUMNS:
         op.create_index(

@@ -15,8 +15,6 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from server.tables import UtcDateTime
-
 revision: str = "0009_pending_invitations"
 down_revision: str | None = "0008_photo_hashes"
 branch_labels: str | Sequence[str] | None = None
@@ -32,7 +30,7 @@ def upgrade() -> None:
         ),
         sa.Column("email", sa.String(length=320), nullable=False),
         sa.Column("role", sa.String(length=16), nullable=False),
-        sa.Column("created_at", UtcDateTime(), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.UniqueConstraint("company_id", "email", name="uq_dashboard_pending_invitations_email"),
     )
     op.create_index(

@@ -13,8 +13,6 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from server.tables import UtcDateTime
-
 revision: str = "0010_shared_files"
 down_revision: str | None = "0009_pending_invitations"
 branch_labels: str | Sequence[str] | None = None
@@ -28,8 +26,8 @@ def upgrade() -> None:
         sa.Column("company_id", sa.String(length=64), nullable=False),
         sa.Column("name", sa.String(length=100), nullable=False),
         sa.Column("source", sa.String(), nullable=False),
-        sa.Column("created_at", UtcDateTime(), nullable=False),
-        sa.Column("updated_at", UtcDateTime(), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
         sa.UniqueConstraint("company_id", "name", name="uq_template_shared_files_name"),
     )
 
