@@ -56,13 +56,14 @@ def pytest_collection_modifyitems(
     a signed-in browser, a company) by design, and some read as one story (a key revoked after
     it was used); what must hold is that no file depends on another having run first, which is
     what a shuffled file order shows (process-wide state left behind, a shared throttle)."""
+    # Marked before the other hooks run: `-m db` deselects in one of them.
+    _mark_database_tests(items)
     written = {id(item): index for index, item in enumerate(items)}
     result = yield
     position: dict[Path, int] = {}
     for index, item in enumerate(items):
         position.setdefault(item.path, index)
     items.sort(key=lambda item: (position[item.path], written[id(item)]))
-    _mark_database_tests(items)
     return result
 
 
