@@ -163,6 +163,8 @@ def test_explain_is_data() -> None:
         "rules",
         "variables",
         "ruleErrors",
+        "reviewReasons",  # why a person decides, when the inspection went to review
+        "machine",  # the verdict the machine would have given
     }
 
 
