@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from server.errors import SchemaOutdated
+from server.errors import SchemaOutdated, ServerError
 from server.settings import Settings, SettingsError
 from server.urlsafety import check_provider_urls
 
@@ -117,7 +117,7 @@ def _settings(args: argparse.Namespace, **overrides: Any) -> Settings:
     )
 
 
-class DatabaseInUse(Exception):
+class DatabaseInUse(ServerError):
     """The SQLite file is held by a running `serve` or `worker` alone (`unix-excl`)."""
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from inspectlang import ir
 from runtime.cli import ScriptError, Simulation
-from runtime.errors import InspectionError
+from runtime.errors import InspectionError, InspectionRuntimeError
 from runtime.evaldata import build_env
 from runtime.program import Program
 from runtime.reference import Env, ReferenceEvaluator
@@ -39,7 +39,7 @@ from runtime.state import InspectionState
 EXPECTATIONS = ("status", "veredict", "reasons", "reasonsInclude")
 
 
-class CasesError(ValueError):
+class CasesError(InspectionRuntimeError, ValueError):
     """The tests file is not a list of cases as the module says (with where)."""
 
 

@@ -32,6 +32,7 @@ from inspectlang import ir
 from inspectlang.manifest import CONSUMER_FIELDS, PRODUCT_FIELDS, InputSpec
 from inspectlang.vocabulary import MAX_NUMBER
 from inspectlang.vocabulary import MAX_TEXT_LENGTH as MAX_TEXT
+from runtime.errors import InspectionRuntimeError
 from runtime.evaldata import input_value
 from runtime.program import Program
 from runtime.validators import REGISTRY
@@ -51,7 +52,7 @@ TRUE = z3.BoolVal(True)
 FALSE = z3.BoolVal(False)
 
 
-class Unsupported(Exception):
+class Unsupported(InspectionRuntimeError):
     """A construct the encoding does not express; `verify` says so instead of guessing."""
 
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
 import msgspec
-from litestar import Request, Response, get, post
+from litestar import Request, get, post
 from litestar.params import FromPath, QueryParameter
 from litestar.response import Redirect
 from sqlmodel import Session
@@ -22,6 +22,7 @@ from inspectlang.timestamps import utc_timestamp
 from server import tokens
 from server.auth import AuthContext, find_member
 from server.bodies import RequestBody, ResponseBody, decode_body
+from server.boundary import SafeTextResponse
 from server.common import in_thread, through_link
 from server.db import Database
 from server.deps import PUBLIC_OPT, auth_of, services
@@ -210,7 +211,7 @@ def read_presigned(
     auth = verify_link(app.db, inspection_id, token, app.clock())
     document = inspections.get_inspection(app.db, app.settings, auth, inspection_id)
     through_link(app.settings.public_url, document, inspection_id, token)
-    return Response(document, headers={"vary": "Accept"})
+    return SafeTextResponse(document, headers={"vary": "Accept"})
 
 
 #: The readable page of a detail link (`server.inspections.shares.PAGE_PATH`, served by the

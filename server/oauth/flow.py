@@ -47,6 +47,7 @@ from sqlalchemy import update
 from sqlmodel import Session, select
 
 from server.db import Database
+from server.errors import ServerError
 from server.oauth import scopes
 from server.oauth.tables import PartnerApp, PartnerAuthorization, PartnerCode, PartnerToken
 from server.tokens import hash_token
@@ -65,27 +66,27 @@ REFRESH_PREFIX = "prt_"
 # --- refusals with the service's codes ----------------------------------------------------------
 
 
-class CodeUsed(InvalidGrantError):  # type: ignore[misc]
+class CodeUsed(InvalidGrantError, ServerError):  # type: ignore[misc]
     service_code = "authorization_code_used"
 
 
-class CodeExpired(InvalidGrantError):  # type: ignore[misc]
+class CodeExpired(InvalidGrantError, ServerError):  # type: ignore[misc]
     service_code = "authorization_code_expired"
 
 
-class RedirectMismatch(InvalidGrantError):  # type: ignore[misc]
+class RedirectMismatch(InvalidGrantError, ServerError):  # type: ignore[misc]
     service_code = "redirect_uri_mismatch"
 
 
-class RefreshReused(InvalidGrantError):  # type: ignore[misc]
+class RefreshReused(InvalidGrantError, ServerError):  # type: ignore[misc]
     service_code = "refresh_token_reused"
 
 
-class RefreshExpired(InvalidGrantError):  # type: ignore[misc]
+class RefreshExpired(InvalidGrantError, ServerError):  # type: ignore[misc]
     service_code = "refresh_token_expired"
 
 
-class AuthorizationRevoked(InvalidGrantError):  # type: ignore[misc]
+class AuthorizationRevoked(InvalidGrantError, ServerError):  # type: ignore[misc]
     service_code = "authorization_revoked"
 
 

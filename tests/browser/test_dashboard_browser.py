@@ -256,7 +256,7 @@ def test_inspection_listed_opened_and_pdf_downloaded(
     original = dash.request.get(f"{live_server}{full}")
     assert original.ok and original.body() == png()  # the thumbnail links to the upload itself
     assert shown(dash.get_by_role("heading", name="Why this verdict"))
-    assert dash.locator(".timeline li").count() >= 3
+    assert dash.locator(".history-table tbody tr").count() >= 3  # created, photo, finished
     dash.get_by_role("button", name="Make a share link (7 days)").click()
     share = dash.locator("#share-link").input_value()
     assert f"/share/{completed['inspectionId']}?token=" in share  # a page; the JSON beside it

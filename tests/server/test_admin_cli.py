@@ -171,6 +171,8 @@ def start_demo(database_url: str, data_dir: Path, port: int) -> tuple[subprocess
         [INSPECTLANG, "serve", "--demo", "--no-worker", "--port", str(port), "--data-dir",
          str(data_dir), "--database-url", database_url],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # The module's database is open in this process too: shared, not held alone.
+        env={**os.environ, "INSPECTLANG_SQLITE_EXCLUSIVE": "0"},
     )  # fmt: skip
     assert process.stdout is not None
     banner = []
