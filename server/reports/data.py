@@ -22,6 +22,10 @@ class ReportImage:
     content: bytes | None = None
     #: "product", "identity" or "custom": where the image belongs.
     target: str = "product"
+    #: For a photo a retake replaced (`record["replaced"]`): who asked for the retake and the
+    #: message they wrote (the retake event's), so the report says why it was replaced.
+    replaced_by: str = ""
+    replaced_because: str = ""
 
 
 @dataclass(frozen=True)

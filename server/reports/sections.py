@@ -111,6 +111,38 @@ CONSUMER_FIELD_LABELS: list[tuple[str, str]] = [
 #: How the explanation's missing items (`runtime.missing`) are named, by kind.
 MISSING_KINDS: dict[str, str] = {"photo": _("Missing photo"), "input": _("Missing input")}
 
+#: Values the API and the analyzers write as English codes (a color read, a declared use, a
+#: damage's part, kind and severity), in words of the report's language. A value not listed
+#: (a plate, a make, a company's own words) is shown as written.
+VALUE_WORDS: dict[str, str] = {
+    "yellow": _("yellow"),
+    "blue": _("blue"),
+    "white": _("white"),
+    "gold": _("gold"),
+    "grey": _("grey"),
+    "gray": _("grey"),
+    "silver": _("silver"),
+    "orange": _("orange"),
+    "black": _("black"),
+    "red": _("red"),
+    "green": _("green"),
+    "brown": _("brown"),
+    "private": _("private"),
+    "commercial": _("commercial"),
+    "dent": _("dent"),
+    "scratch": _("scratch"),
+    "broken": _("broken"),
+    "minor": _("minor"),
+    "moderate": _("moderate"),
+    "severe": _("severe"),
+    "unknown": _("not known"),
+    "trunk": _("trunk"),
+    "hood": _("hood"),
+    "door": _("door"),
+    "bumper": _("bumper"),
+    "windshield": _("windshield"),
+}
+
 #: Fields whose value is masked but for the last four characters.
 MASKED_FIELDS: frozenset[str] = frozenset({"identification", "phone", "imei"})
 
@@ -231,6 +263,12 @@ class Words:
             return ", ".join(f"{k}: {self.value(item)}" for k, item in value.items()) or "-"
         return show(value)
 
+    def word(self, value: Any) -> str:
+        """A coded value (`grey`, `minor`, `trunk`) in words; any other value as `value`."""
+        if isinstance(value, str) and value.strip().lower() in VALUE_WORDS:
+            return self(VALUE_WORDS[value.strip().lower()])
+        return self.value(value)
+
     def moment(self, value: Any) -> str:
         """An ISO 8601 moment as `25 nov 2026, 11:03:00 (hora de Argentina)`: the language, the
         company's time zone and its name, as every page shows it (`server.web.moments`)."""
@@ -262,7 +300,9 @@ VERDICT_WORDS = {
 
 
 def verdict_reasons(inspection: dict[str, Any], explanation: dict[str, Any]) -> list[str]:
-    """The reasons behind the verdict, from the runtime's explanation (or the inspection)."""
+    """The reasons behind the verdict, from the runtime's explanation (or the inspection), each
+    once: a person's reason is printed in their decision's line (`reviewed_lines`), not again
+    here."""
     raw = explanation.get("reasons")
     if raw is None:
         raw = inspection.get("reasons", [])
@@ -273,7 +313,12 @@ def verdict_reasons(inspection: dict[str, Any], explanation: dict[str, Any]) -> 
             reasons.append(show(text if text is not None else reason))
         else:
             reasons.append(show(reason))
-    return reasons
+    decided = {
+        show(item.get("reason")).strip()
+        for item in (inspection.get("review") or {}).get("decisions") or []
+        if isinstance(item, dict)
+    }
+    return list(dict.fromkeys(r for r in reasons if r.strip() not in decided))
 
 
 def report_locale(report: ReportData) -> str:
@@ -416,7 +461,7 @@ def product_sections(report: ReportData) -> list[Section]:
             value = data.get(key) if key != "milage" else data.get("milage", data.get("mileage"))
             if value in (None, ""):
                 continue
-            shown = w.value(value) if not isinstance(value, int) else str(value)
+            shown = w.word(value) if not isinstance(value, int) else str(value)
             rows.append((w(label), mask(shown) if key in MASKED_FIELDS else shown))
         for product_input in product.get("inputs") or []:
             label = input_label(
@@ -498,11 +543,21 @@ def image_block(report: ReportData, image: ReportImage, locale: str) -> ImageBlo
     record = image.record
     w = words(report)
     side = show(record.get("side"))
-    label = image_label(report, record.get("templateImageIdentifier"), side, locale)
+    label = str(record.get("label") or "") or image_label(
+        report, record.get("templateImageIdentifier"), side, locale
+    )
     facts = [
         (w(_("Approved")), w.value(record.get("approved"))),
         (w(_("Uploaded")), w.moment(record.get("uploadedAt"))),
     ]
+    if record.get("replaced"):
+        # The earlier photo of a retake: when it was replaced, who asked and why.
+        label = w(_("%(photo)s (replaced)")) % {"photo": label}
+        facts += [
+            (w(_("Replaced")), w.moment(record.get("replacedAt"))),
+            (w(_("Retake asked by")), image.replaced_by or "-"),
+            (w(_("Why")), image.replaced_because or "-"),
+        ]
     # What the photo was judged on (`server.web.capture`: time, place, device, attempt), its
     # capture time written as the report writes moments (language, time zone).
     facts += capture.of_record(record, w.locale, w.moment)
@@ -524,12 +579,12 @@ def image_block(report: ReportData, image: ReportImage, locale: str) -> ImageBlo
             [
                 validation_label(str(item.get("validation")), w.locale),
                 w.value(item.get("confidence")),
-                w.value(item.get("result")),
+                result_text(item, report, w),
                 w(_("pending")) if item.get("valid") is None else w.value(item.get("valid")),
             ]
             for item in record.get("validations") or []
         ],
-        weights=[5, 2, 3, 2],
+        weights=[4, 2, 4, 2],
     )
     damages_raw = record.get("damages") or []
     damages = (
@@ -537,9 +592,9 @@ def image_block(report: ReportData, image: ReportImage, locale: str) -> ImageBlo
             [w(_("Part")), w(_("Damage")), w(_("Severity")), w(_("Percentage"))],
             [
                 [
-                    show(item.get("part")),
-                    show(item.get("damage")),
-                    show(item.get("severity")),
+                    w.word(item.get("part")),
+                    w.word(item.get("damage")),
+                    w.word(item.get("severity")),
                     w.value(item.get("percentage")),
                 ]
                 for item in damages_raw
@@ -549,6 +604,40 @@ def image_block(report: ReportData, image: ReportImage, locale: str) -> ImageBlo
         else None
     )
     return ImageBlock(label, image.content, facts, validations, damages)
+
+
+#: The runtime's rule errors (`runtime.errors.RULE_ERROR_CODES`) in words, never by code.
+RULE_ERROR_WORDS: dict[str, str] = {
+    "division_by_zero": _("a division by zero (the result is missing)"),
+    "number_too_large": _("a number too large (the result is missing)"),
+    "text_too_long": _("a text too long (the result is missing)"),
+    "list_too_long": _("a list too long (the result is missing)"),
+    "missing_value": _("a missing value (the variable keeps its value)"),
+    "step_limit": _("too many steps (the rest was skipped)"),
+    "invalid_pattern": _("a pattern that cannot be read (the result is missing)"),
+}
+
+#: Validations whose result names another inspection (the one that holds the same photo).
+NAMES_AN_INSPECTION = frozenset({"duplicate"})
+
+
+def result_text(item: dict[str, Any], report: ReportData, w: Words) -> str:
+    """What a validation read, in words: a coded value in the report's language, a duplicate's
+    inspection named as such (this one, or the other's id on a line of its own, so it wraps
+    inside its column), and a person's note after it."""
+    result = item.get("result")
+    if item.get("validation") in NAMES_AN_INSPECTION and isinstance(result, str) and result:
+        if result == report.inspection.get("_id"):
+            text = w(_("Already in this inspection"))
+        else:
+            text = w(_("Already in inspection %(id)s")) % {"id": result}
+    else:
+        text = w.word(result)
+    note = item.get("note")
+    if isinstance(note, str) and note.strip():
+        said = w(_("Note: %(note)s")) % {"note": f"\u201c{note.strip()}\u201d"}
+        text = said if text == "-" else f"{text} - {said}"
+    return text
 
 
 def condition_text(kind: str, label: str, w: Words | None = None) -> str:
@@ -605,9 +694,10 @@ def explanation_section(report: ReportData) -> Section | None:
     paragraphs: list[str] = []
     for error in report.explanation.get("ruleErrors") or []:
         if isinstance(error, dict):
+            what = RULE_ERROR_WORDS.get(str(error.get("code")), _("an error"))
             paragraphs.append(
-                w(_("Rule error %(code)s: %(message)s"))
-                % {"code": show(error.get("code")), "message": show(error.get("message"))}
+                w(_("A rule could not be evaluated, %(what)s: %(message)s"))
+                % {"what": w(what), "message": show(error.get("message"))}
             )
     if not tables and not paragraphs:
         return None
@@ -628,13 +718,12 @@ def build_sections(report: ReportData) -> tuple[Headline, list[Section]]:
     ):
         if optional is not None:
             sections.append(optional)
-    if report.images:
-        sections.append(
-            Section(
-                words(report)(_("Photos")),
-                images=[image_block(report, img, locale) for img in report.images],
-            )
-        )
+    current = [img for img in report.images if not img.record.get("replaced")]
+    replaced = [img for img in report.images if img.record.get("replaced")]
+    for title, group in ((_("Photos"), current), (_("Replaced photos"), replaced)):
+        if group:
+            blocks = [image_block(report, img, locale) for img in group]
+            sections.append(Section(words(report)(title), images=blocks))
     notes = explanation_section(report)
     if notes is not None:
         sections.append(notes)

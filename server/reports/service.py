@@ -225,10 +225,11 @@ def _plain(value: Any) -> dict[str, Any]:
 
 
 def _image_records(document: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
-    """Every image record of an inspection document with its target, in document order."""
+    """Every image record of an inspection document with its target, in document order (the
+    photos a retake replaced included: the report shows them, marked as replaced)."""
     found: list[tuple[dict[str, Any], str]] = []
     for product in document.get("products") or []:
-        for key in ("images", "extraImages"):
+        for key in ("images", "extraImages", "replacedImages"):
             found.extend((image, "product") for image in product.get(key) or [])
     identity = document.get("identity") or {}
     for key in ("images", "extraImages"):
@@ -237,6 +238,19 @@ def _image_records(document: dict[str, Any]) -> list[tuple[dict[str, Any], str]]
     for key in ("images", "extraImages"):
         found.extend((image, "custom") for image in custom.get(key) or [])
     return [(image, target) for image, target in found if isinstance(image, dict)]
+
+
+def _retakes(events: list[Any]) -> dict[str, tuple[str, str]]:
+    """Image id -> (who asked for its retake, the message they wrote), from the retake events."""
+    found: dict[str, tuple[str, str]] = {}
+    for event in events:
+        if event.kind != "retake":
+            continue
+        data = event.data or {}
+        who = str((data.get("by") or {}).get("name") or "")
+        for image_id in data.get("images") or []:
+            found[str(image_id)] = (who, str(data.get("message") or ""))
+    return found
 
 
 def build_report_data(
@@ -267,6 +281,7 @@ def build_report_data(
             value = getattr(loaded.state, key)
             document[key] = iso(value) if isinstance(value, datetime) else value
     explanation = _plain(runtime.explain(loaded.program, loaded.state))
+    retakes = _retakes(loaded.state.events)
     images: list[ReportImage] = []
     for image, target in _image_records(document):
         row = stored.get(str(image.get("_id")))
@@ -277,7 +292,18 @@ def build_report_data(
                 content = thumbnail_jpeg(blobs.get(row.blob_key), quality=90)
             except BlobNotFound:
                 content = None
-        images.append(ReportImage(record=image, content=content, target=target))
+        by, because = (
+            retakes.get(str(image.get("_id")), ("", "")) if image.get("replaced") else ("", "")
+        )
+        images.append(
+            ReportImage(
+                record=image,
+                content=content,
+                target=target,
+                replaced_by=by,
+                replaced_because=because,
+            )
+        )
     return ReportData(
         inspection=document,
         template=loaded.manifest.to_api(),

@@ -13,7 +13,6 @@ import re
 import secrets
 import shutil
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from PIL import Image, ImageDraw
 from server.dashboard import accounts
 from server.db import Database
 from tests.browser.test_dashboard_browser import PASSWORD, sign_in
+from tests.reports.test_report_readable import report_pdf
 
 TEMPLATE = """
 template "Readable check"
@@ -230,17 +230,7 @@ def test_the_pdf_of_a_reviewed_retaken_inspection_in_es_ar(team: dict[str, Any])
         },
     )  # fmt: skip
     assert decided.status_code == 200, decided.text
-    requested = api.post(f"/v1/inspection/{inspection_id}/report/request", json={})
-    assert requested.status_code == 201, requested.text
-    request_id = requested.json()["_id"]
-    deadline = time.monotonic() + 120
-    while True:
-        state = api.get(f"/v1/inspection/{inspection_id}/report/request/{request_id}").json()
-        if state["status"] == "completed":
-            break
-        assert time.monotonic() < deadline, "the PDF was not made in 2 minutes"
-        time.sleep(0.5)
-    pdf = httpx.get(state["result"]["url"], timeout=30).content
+    pdf = report_pdf(api, inspection_id)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / "report-es_AR.pdf").write_bytes(pdf)
     pdftoppm = shutil.which("pdftoppm")
@@ -260,6 +250,9 @@ def test_the_pdf_of_a_reviewed_retaken_inspection_in_es_ar(team: dict[str, Any])
     assert verdict_part.count("La foto nueva muestra la patente") == 1, "printed once"
     assert "Aprobó la inspección - La foto nueva muestra la patente" in history_part
     assert "Auto real, de día" in history_part  # the reviewer's note
+    # The earlier back photo, labelled as replaced, with the retake's message.
+    assert "Fotos reemplazadas" in verdict_part and "Back (reemplazada)" in verdict_part
+    assert "The plate is cut off" in verdict_part
     assert "Completada por Una persona, en revisión" in text and " car " not in text
     assert "(Horário de Brasília)" not in text  # es_AR words for the company's zone
     assert "(hora de Brasilia)" in text

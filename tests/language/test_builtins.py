@@ -383,8 +383,14 @@ def test_deep_car_disapproves_a_plate_that_does_not_match() -> None:
     assert state.reasons_in("en_US") == [
         "The plate in the photos does not match the declared plate"
     ]
+    # The checks' names in the inspection's language (es_AR here): the built-ins translate them.
+    assert document["locale"] == "es_AR"
     checks = {item["name"]: item["valid"] for item in document["globalValidations"]}
-    assert checks == {"Plate matches": False, "Make matches": True, "Live photos": True}
+    assert checks == {
+        "La patente coincide": False,
+        "La marca coincide": True,
+        "Fotos en vivo": True,
+    }
 
 
 def test_deep_car_scores_detected_damage() -> None:

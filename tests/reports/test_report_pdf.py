@@ -37,7 +37,8 @@ def pdf_text(pdf_bytes: bytes) -> str:
 def test_pdf_shows_verdict_reasons_and_car(pdf_text: str) -> None:
     assert "DESAPROBADA" in pdf_text  # the inspection's language (es_AR)
     assert "The plate does not match the photo" in pdf_text
-    for value in ("AB123CD", "Toyota", "Corolla", "2019", "white", "private", "42000"):
+    # Coded values in words of the report's language (white, private), names as written.
+    for value in ("AB123CD", "Toyota", "Corolla", "2019", "blanco", "particular", "42000"):
         assert value in pdf_text, value
     assert "ACME Seguros" in pdf_text
     assert "Car underwriting" in pdf_text
@@ -90,7 +91,8 @@ def test_pdf_lists_every_validation_with_confidence(pdf_text: str) -> None:
             # Known validations by their name for people, custom ones by their own name.
             assert validation_label(validation["validation"], "es_AR") in pdf_text
     assert "plate_matches" in pdf_text and "Plate read matches" in pdf_text
-    assert "trunk" in pdf_text and "dent" in pdf_text and "minor" in pdf_text
+    # The damage's part, kind and severity in words (trunk, dent, minor).
+    assert "baúl" in pdf_text and "abolladura" in pdf_text and "leve" in pdf_text
     for side in ("front", "back", "left", "right", "dashboard"):
         assert side in pdf_text
 
@@ -105,7 +107,9 @@ def test_pdf_input_labels_in_the_inspection_locale(pdf_text: str) -> None:
 def test_pdf_explains_the_verdict(pdf_text: str) -> None:
     assert "Cómo se llegó al veredicto" in pdf_text
     assert "Condición de aprobación (si no se cumple: Photos missing)" in pdf_text
-    assert "division_by_zero" in pdf_text
+    flat = _flat(pdf_text)
+    assert "Una regla no se pudo evaluar, una división por cero (falta el resultado)" in flat
+    assert "division_by_zero" not in pdf_text
 
 
 def test_pdf_page_numbers_and_metadata(pdf_bytes: bytes) -> None:
