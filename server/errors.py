@@ -95,6 +95,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "template_name_taken": 409,
     "template_not_editable": 409,
     "template_type_changed": 409,
+    "template_tests_failed": 422,
     "invalid_filter": 400,
     "invalid_limit": 400,
     "invalid_page": 400,

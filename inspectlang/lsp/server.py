@@ -30,6 +30,7 @@ from inspectlang.diagnostics import Diagnostic
 from inspectlang.errors import InspectlangError
 from inspectlang.formatter import format_source
 from inspectlang.lsp.index import DocumentIndex, Symbol, build_index, diagnostics, is_name
+from inspectlang.lsp.plugins import provided
 
 SOURCE = "inspectlang"
 
@@ -72,15 +73,14 @@ def _to_lsp(document: TextDocument, diagnostic: Diagnostic) -> types.Diagnostic:
     return types.Diagnostic(
         range=_to_range(document, diagnostic.span),
         message=message,
-        severity=(
-            types.DiagnosticSeverity.Error
-            if diagnostic.severity == "error"
-            else types.DiagnosticSeverity.Warning
-        ),
+        severity=_SEVERITIES[diagnostic.severity],
         code=diagnostic.code,
         source=SOURCE,
         data={"suggestion": diagnostic.suggestion} if diagnostic.suggestion else None,
     )
+
+
+_SEVERITIES = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning}
 
 
 #: How long the server waits, once a change has come while a check ran (or while more input
@@ -114,6 +114,12 @@ class InspServer(LanguageServer):
         self.pending: dict[str, asyncio.Task[None]] = {}
         self.checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="insp-check")
         self.input = StandardInput()
+        #: The plug-ins' diagnostics of each template (`inspectlang.lsp.plugins`), with the
+        #: text they were found for: published beside the checker's while the text is that one.
+        self.extra: dict[str, tuple[str, list[Diagnostic]]] = {}
+        #: The other files each template's plug-in diagnostics were last published to (a file
+        #: no longer reported on is published empty).
+        self.extra_files: dict[str, set[str]] = {}
 
     def document(self, uri: str) -> TextDocument:
         """An open document; a request about one the editor never opened is an error."""
@@ -134,6 +140,7 @@ class InspServer(LanguageServer):
         if task is not None:
             task.cancel()
         self.indexes.pop(uri, None)
+        self.extra.pop(uri, None)
 
     async def _check(self, uri: str, delay: float) -> None:
         loop = asyncio.get_running_loop()
@@ -167,6 +174,9 @@ class InspServer(LanguageServer):
                 del self.pending[uri]
 
     def publish(self, document: TextDocument, found: list[Diagnostic]) -> None:
+        source, extra = self.extra.get(document.uri, ("", []))
+        if source == document.source:
+            found = [*found, *extra]
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(
                 uri=document.uri,
@@ -174,6 +184,42 @@ class InspServer(LanguageServer):
                 version=document.version,
             )
         )
+
+    async def provide(self, uri: str) -> None:
+        """Run the plug-ins' providers on the saved template `uri` (or the template beside the
+        tests file `uri`): their diagnostics of the template join the checker's; those of
+        other files are published under each file's URI."""
+        template = _template_of(uri)
+        if template is None:
+            return
+        document = self.workspace.text_documents.get(template)
+        if document is not None:
+            path, source = _name(document), document.source
+        else:
+            path = self.workspace.get_text_document(template).path
+            try:
+                source = Path(path).read_text(encoding="utf-8")
+            except (OSError, ValueError):
+                return
+        loop = asyncio.get_running_loop()
+        found = await loop.run_in_executor(self.checker, provided, path, source)
+        own = [d for d in found if d.filename == path]
+        self.extra[template] = (source, own)
+        by_file: dict[str, list[Diagnostic]] = {}
+        for diagnostic in found:
+            if diagnostic.filename != path:
+                by_file.setdefault(Path(diagnostic.filename).as_uri(), []).append(diagnostic)
+        for other in self.extra_files.get(template, set()) - set(by_file):
+            by_file[other] = []
+        self.extra_files[template] = {other for other, items in by_file.items() if items}
+        for other, items in by_file.items():
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(
+                    uri=other, diagnostics=[_file_diagnostic(d) for d in items]
+                )
+            )
+        if document is not None:
+            self.schedule(template)
 
     def index(self, uri: str) -> tuple[TextDocument, DocumentIndex]:
         document = self.document(uri)
@@ -243,6 +289,31 @@ def _name(document: TextDocument) -> str:
     return document.filename or "<template>"
 
 
+def _template_of(uri: str) -> str | None:
+    """The template a saved file's diagnostics belong to: itself, or `NAME.insp` beside the
+    tests file `NAME.tests.json`; None for any other file."""
+    if uri.endswith(".insp"):
+        return uri
+    if uri.endswith(".tests.json"):
+        return uri.removesuffix(".tests.json") + ".insp"
+    return None
+
+
+def _file_diagnostic(diagnostic: Diagnostic) -> types.Diagnostic:
+    """A diagnostic of a file that may not be open (its columns counted in characters)."""
+    span = diagnostic.span
+    return types.Diagnostic(
+        range=types.Range(
+            types.Position(span.line - 1, span.column - 1),
+            types.Position(span.end_line - 1, span.end_column - 1),
+        ),
+        message=diagnostic.message,
+        severity=_SEVERITIES[diagnostic.severity],
+        code=diagnostic.code,
+        source=SOURCE,
+    )
+
+
 def _included_definition(index: DocumentIndex, symbol: Symbol) -> types.Location | None:
     """Where a name an included file declares is declared, in that file (not open in the
     editor: its columns are counted in characters)."""
@@ -264,9 +335,16 @@ def create_server() -> InspServer:
     server = InspServer()
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: InspServer, params: types.DidOpenTextDocumentParams) -> None:
-        ls.forget(params.text_document.uri)
-        ls.schedule(params.text_document.uri)
+    async def did_open(ls: InspServer, params: types.DidOpenTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        if not uri.endswith(".tests.json"):  # a tests file is no template: no checker
+            ls.forget(uri)
+            ls.schedule(uri)
+        await ls.provide(uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    async def did_save(ls: InspServer, params: types.DidSaveTextDocumentParams) -> None:
+        await ls.provide(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: InspServer, params: types.DidChangeTextDocumentParams) -> None:

@@ -37,6 +37,13 @@ from runtime.state import InspectionState
 
 #: The expectations a case may state.
 EXPECTATIONS = ("status", "veredict", "reasons", "reasonsInclude")
+#: Most cases one tests file holds, and most events one case holds: a template saved through
+#: the API runs its cases in the request (server/templates/service.py).
+MAX_CASES = 200
+MAX_CASE_EVENTS = 200
+#: Widest and tallest photo an `image` event may ask for, in pixels (`runtime.cli.photo`
+#: draws it in memory: 4096 x 4096 is 48 MiB).
+MAX_PHOTO_SIDE = 4096
 
 
 class CasesError(InspectionRuntimeError, ValueError):
@@ -53,6 +60,8 @@ def read_cases(document: Any) -> list[dict[str, Any]]:
     if not isinstance(document, dict) or not isinstance(document.get("cases"), list):
         raise CasesError('a tests file is {"cases": [...]}')
     cases = document["cases"]
+    if len(cases) > MAX_CASES:
+        raise CasesError(f"at most {MAX_CASES} cases, not {len(cases)}")
     for index, case in enumerate(cases):
         where = f"cases[{index}]"
         if not isinstance(case, dict):
@@ -61,6 +70,7 @@ def read_cases(document: Any) -> list[dict[str, Any]]:
             raise CasesError(f"{where}: a case needs a name")
         if not isinstance(case.get("events"), list) or not case["events"]:
             raise CasesError(f"{where} ({case['name']}): events is a non-empty list")
+        _check_events(f"{where} ({case['name']})", case["events"])
         expect = case.get("expect")
         if not isinstance(expect, dict) or not expect:
             raise CasesError(f"{where} ({case['name']}): expect states status, veredict or reasons")
@@ -71,6 +81,53 @@ def read_cases(document: Any) -> list[dict[str, Any]]:
                 f"expected one of {', '.join(EXPECTATIONS)}"
             )
     return list(cases)
+
+
+def _check_events(where: str, events: list[Any]) -> None:
+    if len(events) > MAX_CASE_EVENTS:
+        raise CasesError(f"{where}: at most {MAX_CASE_EVENTS} events, not {len(events)}")
+    for number, event in enumerate(events, start=1):
+        if not isinstance(event, dict):
+            raise CasesError(f"{where}: event {number} is not an object")
+        for side in ("width", "height"):
+            value = event.get(side, 1)
+            if type(value) is not int or not 1 <= value <= MAX_PHOTO_SIDE:
+                raise CasesError(
+                    f"{where}: event {number}'s {side} is a whole number from 1 to {MAX_PHOTO_SIDE}"
+                )
+
+
+def case_lines(text: str) -> list[int]:
+    """The line (from 1) where each case of a tests file's `cases` list begins, in order; an
+    empty list when the text is not a tests document. Read with a small scanner because
+    `json` keeps no positions."""
+    starts: list[int] = []
+    depth = 0
+    key: str | None = None
+    in_cases = False
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char == '"':
+            end = index + 1
+            while end < len(text) and text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            if depth == 1:
+                key = text[index + 1 : end]
+            index = end + 1
+            continue
+        if char in "[{":
+            if in_cases and depth == 2 and char == "{":
+                starts.append(text.count("\n", 0, index) + 1)
+            depth += 1
+            if depth == 2 and char == "[" and key == "cases":
+                in_cases = True
+        elif char in "]}":
+            depth -= 1
+            if depth == 1:
+                in_cases = False
+        index += 1
+    return starts
 
 
 class _Recorder(ReferenceEvaluator):
@@ -181,6 +238,9 @@ class CaseResult:
     status: str | None
     veredict: str | None
     reasons: list[str]
+    #: The template lines of the verdict lines that decided the run (each disapprove and review
+    #: line that held, the approve line approving or refusing): where a failure shows.
+    lines: list[int] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -190,6 +250,7 @@ class CaseResult:
             "status": self.status,
             "veredict": self.veredict,
             "reasons": self.reasons,
+            "lines": self.lines,
         }
 
 
@@ -222,19 +283,27 @@ def run_case(program: Program, case: dict[str, Any]) -> tuple[CaseResult, set[tu
     """One case through simulate: whether it ends as expected, and the decisions it took."""
     watched = observed(program)
     script = {"events": case["events"], **({"start": case["start"]} if "start" in case else {})}
-    simulation = Simulation(watched, script)
     problems: list[str] = []
+    try:
+        simulation = Simulation(watched, script)
+    except (TypeError, ValueError) as error:
+        return _unrun(case, [f"start: {error}"]), set()
     for index, event in enumerate(case["events"], start=1):
         try:
             simulation.apply(event)
         except InspectionError as error:
             problems.append(f"event {index} ({event.get('event')}) refused: {error.code}")
-        except (ScriptError, KeyError, TypeError, ValueError, AttributeError) as error:
+        except (ScriptError, LookupError, TypeError, ValueError, AttributeError) as error:
+            problems.append(f"event {index}: {error}")
+        except ArithmeticError as error:  # a clock moved past the calendar's end
             problems.append(f"event {index}: {error}")
     state = simulation.state
     taken = set(watched.taken)
+    lines: list[int] = []
     if state is not None and state.status in ("completed", "review"):
-        taken |= _outcomes(watched, state)
+        decided = _outcomes(watched, state)
+        taken |= decided
+        lines = _decided_lines(program, decided)
     status = state.status if state is not None else None
     veredict = state.veredict if state is not None else None
     reasons = list(state.reasons) if state is not None else []
@@ -248,7 +317,19 @@ def run_case(program: Program, case: dict[str, Any]) -> tuple[CaseResult, set[tu
     for reason in expect.get("reasonsInclude", []):
         if reason not in reasons:
             problems.append(f"reason {reason!r} missing from {reasons}")
-    return CaseResult(case["name"], not problems, problems, status, veredict, reasons), taken
+    result = CaseResult(case["name"], not problems, problems, status, veredict, reasons, lines)
+    return result, taken
+
+
+def _unrun(case: dict[str, Any], problems: list[str]) -> CaseResult:
+    return CaseResult(case["name"], False, problems, None, None, [])
+
+
+def _decided_lines(program: Program, decided: set[tuple[str, ...]]) -> list[int]:
+    lines = {int(key[1]) for key in decided if key[0] in ("disapprove", "review")}
+    if program.approve_when is not None and ({("approve",), ("otherwise",)} & decided):
+        lines.add(program.approve_when.span[0])
+    return sorted(lines)
 
 
 def run_cases(program: Program, cases: list[dict[str, Any]]) -> Report:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+import msgspec
 from litestar import Request, delete, get, post, put
 from litestar.params import FromPath, PathParameter, QueryParameter
 from litestar.response import Response
@@ -27,6 +28,7 @@ from server.templates.schemas import (
     Template,
     TemplateSource,
 )
+from server.templates.service import TemplateTests
 
 TAGS = ["templates"]
 
@@ -140,17 +142,34 @@ def get_template_source(
 async def _source(request: Request[Any, Any, Any]) -> str:
     """The `.insp` source of the body; a missing or blank one (nothing to compile) is 400
     `invalid_body` naming `source`, however it is sent."""
+    return (await _template_body(request)).source
+
+
+async def _template_body(request: Request[Any, Any, Any]) -> TemplateSource:
+    """The body as a `TemplateSource` (a text/plain body is its `source` alone); a missing or
+    blank source is 400 `invalid_body` naming `source`."""
     body = await read_body(request, allow_text=True, max_json_bytes=TEMPLATE_BODY_BYTES)
     if body.text is None and body.data is None:  # no body, or a blank one
         raise ApiError.of(
             "invalid_body", SOURCE_MESSAGE, [{"field": "source", "message": "missing"}]
         )
-    source = body.text if body.text is not None else decode_body(body, TemplateSource).source
-    if source.strip():
-        return source
+    decoded = (
+        TemplateSource(source=body.text)
+        if body.text is not None
+        else decode_body(body, TemplateSource)
+    )
+    if decoded.source.strip():
+        return decoded
     raise ApiError.of(
         "invalid_body", SOURCE_MESSAGE, [{"field": "source", "message": "empty or not text"}]
     )
+
+
+def _tests(body: TemplateSource) -> TemplateTests:
+    """The body's template tests, checked (400 `invalid_body` naming `tests`); without
+    `tests`, no cases (a revision then keeps the previous revision's)."""
+    sent = None if isinstance(body.tests, msgspec.UnsetType) else body.tests
+    return templates.template_tests(sent, must_pass=body.testsMustPass)
 
 
 @post(
@@ -166,8 +185,10 @@ async def create_template(request: Request[Any, Any, Any]) -> dict[str, Any]:
     """Create a custom template (`type: created`) from its `.insp` source."""
     app = services(request)
     auth = auth_of(request)
-    source = await _source(request)
-    saved = await in_thread(templates.create_template, app.db, auth.company_id, source, app.clock())
+    body = await _template_body(request)
+    saved = await in_thread(
+        templates.create_template, app.db, auth.company_id, body.source, app.clock(), _tests(body)
+    )
     return _with_warnings(saved, app.settings)
 
 
@@ -187,9 +208,15 @@ async def revise_template(
     """A new revision of a custom template; inspections created before keep their revision."""
     app = services(request)
     auth = auth_of(request)
-    source = await _source(request)
+    body = await _template_body(request)
     saved = await in_thread(
-        templates.revise_template, app.db, auth.company_id, template_id, source, app.clock()
+        templates.revise_template,
+        app.db,
+        auth.company_id,
+        template_id,
+        body.source,
+        app.clock(),
+        _tests(body),
     )
     return _with_warnings(saved, app.settings)
 

@@ -35,6 +35,22 @@ class TemplateSource(RequestBody):
             extra_json_schema={"format": SOURCE_FORMAT},
         ),
     ]
+    tests: Annotated[
+        dict[str, Any] | Unset,
+        msgspec.Meta(
+            description='The revision\'s template tests, `{"cases": [...]}` as in '
+            "`NAME.tests.json` (docs/language.md); run on the save, answered in `testResults`. "
+            'A revision without `tests` keeps the previous revision\'s; `{"cases": []}` '
+            "drops them."
+        ),
+    ] = UNSET
+    testsMustPass: Annotated[
+        bool,
+        msgspec.Meta(
+            description="`true`: a failing case refuses the save (422 `template_tests_failed`); "
+            "by default failing cases are answered and the revision is saved."
+        ),
+    ] = False
 
 
 #: The JSON Schema `format` of a shared file's source: `.insp` text holding only `let`, `check`
@@ -164,6 +180,20 @@ class Template(ResponseBody):
             description="On a revision (`PUT`): what it decides differently from the revision "
             "before (`inspectlang diff`): `equivalent`, and `differences`, each way an "
             "inspection one approves and the other does not, with events files (docs/api.md)."
+        ),
+    ] = msgspec.UNSET
+    tests: Annotated[
+        dict[str, Any] | msgspec.UnsetType,
+        msgspec.Meta(
+            description='A custom template revision\'s template tests (`{"cases": [...]}`), '
+            "when it has any."
+        ),
+    ] = msgspec.UNSET
+    testResults: Annotated[
+        dict[str, Any] | msgspec.UnsetType,
+        msgspec.Meta(
+            description="On a save of a revision with tests: each case's result and the "
+            "decision coverage (`inspectlang test --format json`, docs/api.md)."
         ),
     ] = msgspec.UNSET
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import threading
 import weakref
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
@@ -38,6 +39,7 @@ from inspectlang.includes import IncludeResolver, check_shared_file
 from inspectlang.manifest import ALIASES, INSPECTION_TYPES, Template, revision_of, with_revision
 from runtime import Program, load_program, new_object_id
 from runtime.errors import InvalidProgram
+from runtime.proofs.cases import CasesError, Report, read_cases, run_cases
 from server.boundary import name_problem
 from server.db import Database
 from server.errors import ApiError
@@ -85,12 +87,80 @@ def template_not_found() -> ApiError:
     return ApiError.of("not_found_template", "No template with that id.")
 
 
-# --- compiling ---------------------------------------------------------------------------------
+# --- names -------------------------------------------------------------------------------------
 
 
 def name_key(name: str) -> str:
     """Names are unique per company regardless of case and spacing."""
     return " ".join(name.split()).casefold()
+
+
+# --- template tests ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TemplateTests:
+    """A revision's template tests as a save receives them: the cases (checked; None: the
+    body sent none, so a revision keeps the previous revision's), and whether a failing case
+    refuses the save."""
+
+    cases: list[dict[str, Any]] | None
+    must_pass: bool = False
+
+    def document(self) -> dict[str, Any] | None:
+        """What the revision stores: `{"cases": [...]}`, or None for no cases."""
+        return {"cases": self.cases} if self.cases else None
+
+
+def template_tests(document: Any, *, must_pass: bool = False) -> TemplateTests:
+    """The cases of a `tests` document (`runtime.proofs.cases.read_cases`; None: none sent);
+    one that is not a tests document is 400 `invalid_body` naming `tests` with what is wrong
+    and where."""
+    if document is None:
+        return TemplateTests(None, must_pass)
+    try:
+        cases = read_cases(document)
+    except CasesError as error:
+        raise ApiError.of(
+            "invalid_body",
+            'tests must be {"cases": [...]} as in NAME.tests.json (docs/language.md).',
+            [{"field": "tests", "message": str(error)}],
+        ) from None
+    return TemplateTests(cases, must_pass)
+
+
+def run_template_tests(manifest: Template, tests: TemplateTests | None) -> Report | None:
+    """Run the cases against the compiled revision; with `must_pass`, a failing case is 422
+    `template_tests_failed` naming each failing case and its problems (nothing is stored)."""
+    if tests is None or not tests.cases:
+        return None
+    report = run_cases(load_program(manifest), tests.cases)
+    if tests.must_pass and not report.passed:
+        failing = [
+            {"field": "tests", "case": case.name, "index": index,
+             "message": "; ".join(case.problems), "problems": case.problems}
+            for index, case in enumerate(report.cases)
+            if not case.passed
+        ]  # fmt: skip
+        raise ApiError.of(
+            "template_tests_failed",
+            f"{len(failing)} of {len(report.cases)} template test(s) fail; nothing was saved.",
+            failing,
+        )
+    return report
+
+
+def _with_tests(
+    data: dict[str, Any], document: dict[str, Any] | None, report: Report | None
+) -> dict[str, Any]:
+    if document is not None:
+        data["tests"] = document
+    if report is not None:
+        data["testResults"] = report.to_json()
+    return data
+
+
+# --- compiling ---------------------------------------------------------------------------------
 
 
 def compile_template(
@@ -266,8 +336,15 @@ def _name_taken(name: str) -> ApiError:
     )
 
 
-def create_template(db: Database, company_id: str, source: str, now: datetime) -> dict[str, Any]:
-    """Compile and store a new custom template (revision 1); the template object."""
+def create_template(
+    db: Database,
+    company_id: str,
+    source: str,
+    now: datetime,
+    tests: TemplateTests | None = None,
+) -> dict[str, Any]:
+    """Compile and store a new custom template (revision 1) with its template tests, run; the
+    template object (with `tests` and `testResults` when it has cases)."""
     template_id = new_object_id()
     manifest = compile_template(
         source,
@@ -276,6 +353,8 @@ def create_template(db: Database, company_id: str, source: str, now: datetime) -
         now=now,
         includes=CompanyFiles(db, company_id),
     )
+    report = run_template_tests(manifest, tests)
+    document = tests.document() if tests is not None else None
     key = manifest_key(manifest)
     with db.session(immediate=True) as session:
         _check_name_free(session, company_id, manifest.name, None)
@@ -295,17 +374,29 @@ def create_template(db: Database, company_id: str, source: str, now: datetime) -
         session.flush()
         session.add(
             TemplateRevisionRecord(
-                template_id=template_id, number=1, source=source, manifest_key=key, created_at=now
+                template_id=template_id,
+                number=1,
+                source=source,
+                manifest_key=key,
+                tests=document,
+                created_at=now,
             )
         )
         _commit_or_name_taken(session, manifest.name)
-    return _api(manifest, record, with_logic=False)
+    return _with_tests(_api(manifest, record, with_logic=False), document, report)
 
 
 def revise_template(
-    db: Database, company_id: str, template_id: str, source: str, now: datetime
+    db: Database,
+    company_id: str,
+    template_id: str,
+    source: str,
+    now: datetime,
+    tests: TemplateTests | None = None,
 ) -> dict[str, Any]:
-    """Store a new revision of a custom template; existing inspections keep theirs."""
+    """Store a new revision of a custom template with its template tests (None: the previous
+    revision's), run; existing inspections keep their revision. The answer adds `changes`,
+    and `tests` and `testResults` when the revision has cases."""
     with db.session(immediate=True) as session:
         record = _find_record(session, company_id, template_id)
         if record is None:
@@ -334,6 +425,12 @@ def revise_template(
                 f"{manifest.inspectionType}); create a new template instead.",
             )
         _check_name_free(session, company_id, manifest.name, template_id)
+        if tests is None or tests.cases is None:
+            kept = _latest_revision(session, record).tests
+            must_pass = tests is not None and tests.must_pass
+            tests = template_tests(kept or {"cases": []}, must_pass=must_pass)
+        report = run_template_tests(manifest, tests)
+        document = tests.document() if tests is not None else None
         previous = load_manifest(session, record.manifest_key)
         key = manifest_key(manifest)
         store_manifest(session, key, manifest, now)
@@ -349,12 +446,51 @@ def revise_template(
                 number=record.latest_revision,
                 source=source,
                 manifest_key=key,
+                tests=document,
                 created_at=now,
             )
         )
         _commit_or_name_taken(session, manifest.name)
     # After the commit: the solver's seconds never hold the template's row.
-    return {**_api(manifest, record, with_logic=False), "changes": changes(previous, manifest)}
+    saved = {**_api(manifest, record, with_logic=False), "changes": changes(previous, manifest)}
+    return _with_tests(saved, document, report)
+
+
+def preview_revision(
+    db: Database,
+    company_id: str,
+    template_id: str | None,
+    source: str,
+    now: datetime,
+    tests: TemplateTests | None,
+) -> dict[str, Any]:
+    """What saving `source` (and `tests`) would answer, without storing anything: `changes`
+    against the template's latest revision (when `template_id` names one) and `testResults`.
+    A source that does not compile is the save's 422 `invalid_template`."""
+    includes = CompanyFiles(db, company_id)
+    previous: Template | None = None
+    created_at = now
+    if template_id:
+        with db.session() as session:
+            record = _find_record(session, company_id, template_id)
+            if record is None:
+                raise template_not_found()
+            previous = load_manifest(session, record.manifest_key)
+            created_at = record.created_at
+    manifest = compile_template(
+        source,
+        template_id=template_id or new_object_id(),
+        created_at=created_at,
+        now=now,
+        includes=includes,
+    )
+    report = run_template_tests(manifest, tests)
+    answer: dict[str, Any] = {}
+    if previous is not None:
+        answer["changes"] = changes(previous, manifest)
+    if report is not None:
+        answer["testResults"] = report.to_json()
+    return answer
 
 
 def changes(previous: Template, manifest: Template) -> dict[str, Any]:
@@ -447,7 +583,8 @@ def get_template(
     with db.session() as session:
         record = _find_record(session, company_id, template_id)
         if record is not None:
-            return _api(load_manifest(session, record.manifest_key), record, with_logic)
+            data = _api(load_manifest(session, record.manifest_key), record, with_logic)
+            return _with_tests(data, _latest_revision(session, record).tests, None)
     builtin = get_builtin_by_id(template_id)
     if builtin is None:
         raise template_not_found()
@@ -460,13 +597,17 @@ def get_template_source(db: Database, company_id: str, template_id: str) -> str:
         record = _find_record(session, company_id, template_id)
         if record is None:
             raise template_not_found()
-        revision = session.execute(
-            select(TemplateRevisionRecord).where(
-                cast(Any, TemplateRevisionRecord.template_id) == template_id,
-                cast(Any, TemplateRevisionRecord.number) == record.latest_revision,
-            )
-        ).scalar_one()
-        return str(revision.source)
+        return str(_latest_revision(session, record).source)
+
+
+def _latest_revision(session: Session, record: TemplateRecord) -> TemplateRevisionRecord:
+    """The template's latest revision row (its source and tests)."""
+    statement = select(TemplateRevisionRecord).where(
+        cast(Any, TemplateRevisionRecord.template_id) == record.id,
+        cast(Any, TemplateRevisionRecord.number) == record.latest_revision,
+    )
+    revision: TemplateRevisionRecord = session.execute(statement).scalar_one()
+    return revision
 
 
 def source_of(db: Database, manifest_key: str, template_id: str) -> str | None:

@@ -63,6 +63,8 @@ class TemplateRevisionRecord(SQLModel, table=True):
     number: int
     source: str
     manifest_key: str = Field(foreign_key="template_manifests.key", max_length=64)
+    #: The revision's template tests, `{"cases": [...]}` as in `NAME.tests.json`; None: none.
+    tests: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
     created_at: datetime = timestamp_field()
 
 
