@@ -32,7 +32,13 @@ from runtime.state import (
     stage,
 )
 from runtime.transitions import apply_event, find_product, iso, settle
-from runtime.validators import REGISTRY, ImageUpload, ValidationContext, capture_fields
+from runtime.validators import (
+    REGISTRY,
+    ImageUpload,
+    ValidationContext,
+    capture_fields,
+    declined_evidence,
+)
 
 Ids = Callable[[], str]
 #: Most extra images per product.
@@ -341,7 +347,12 @@ def add_image(
             route=route(validation.validation, machine),
         )
         validator = REGISTRY.get(validation.validation)
-        if item.run and validator is not None:
+        declined = declined_evidence(validation.validation, upload, meta) if item.run else None
+        if declined is not None:
+            # Not run on evidence the consumer declined: a person decides it (docs/language.md).
+            item.declined = declined
+            item.route = "person"
+        elif item.run and validator is not None:
             options = validation_options(program, spec.identifier, validation.validation)
             context = ValidationContext(
                 now=now,

@@ -9,8 +9,9 @@ inspection stays `processing` waiting on nobody.
 At `finish`, `review_reasons` lists why a person must decide before there is a verdict; any
 reason puts the inspection in `review` (docs/review.md). The four sources, in this order:
 
-1. `no_machine_route` / `no_result`: a required validation of a current photo has no result
-   (nothing here runs it, or its machine had not answered by the finish);
+1. `location_declined` / `no_machine_route` / `no_result`: a required validation of a current
+   photo has no result (the consumer declined the location it needs, nothing here runs it, or
+   its machine had not answered by the finish);
 2. `low_confidence`: a machine result below the validation's `reviewBelow` (manifest
    `logic.images.<id>.validations.<name>.reviewBelow`, written by `review below confidence N`);
 3. `rule`: a `review "reason" when ...` rule of the verdict block holds (`Program.reviews`);
@@ -41,6 +42,8 @@ REVIEW_REASON_CODES: dict[str, str] = {
     "rule": "a `review ... when` rule of the template holds",
     "rule_error": "a rule of the verdict could not be evaluated (fail closed)",
     "retake": "photos retaken at a reviewer's request: the reviewer looks at them",
+    "location_declined": "a required validation not run: the consumer declined to share the "
+    "location it needs",
 }
 
 
@@ -116,7 +119,9 @@ def _validation_reasons(program: Program, state: InspectionState) -> list[dict[s
                     "validation": record.validation,
                     "label": label,
                 }
-                if not record.reported and record.route == "person":
+                if not record.reported and record.declined == "location":
+                    code = "location_declined"
+                elif not record.reported and record.route == "person":
                     code = "no_machine_route"
                 elif not record.reported:
                     code = "no_result"

@@ -57,6 +57,10 @@ class ValidationRecord(_Model):
     reviewedAt: str | None = None
     #: A reviewer's note on the result.
     note: str | None = None
+    #: The evidence the consumer declined to give that this validation needs (`location`):
+    #: the validation was not run; routed to a person, who decides it when it is required
+    #: (`runtime.validators.declined_evidence`, docs/language.md "Declined evidence").
+    declined: str | None = None
 
 
 class DamageRecord(_Model):

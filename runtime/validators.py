@@ -62,6 +62,9 @@ class ImageUpload:
     #: What decoding the bytes found, when the caller already decoded them (the server does,
     #: to refuse what is not a photo): the engine then does not decode them again.
     meta: ImageMeta | None = None
+    #: Evidence the person taking the photo declined to give (`location`: no position from
+    #: the browser): a validation that needs it is not run on a photo that lacks it.
+    declined: frozenset[str] = frozenset()
     #: Earlier photos of the company's other inspections near this one, as the caller's
     #: history found them (`runtime.evidence.DuplicateMatch`; the server's look-up is
     #: `server/images/duplicates.py`): `duplicate` fails on them.
@@ -269,6 +272,23 @@ def haversine_meters(a: tuple[float, float], b: tuple[float, float]) -> float:
         + math.cos(lat1) * math.cos(lat2) * math.sin((lon2 - lon1) / 2) ** 2
     )
     return 2 * EARTH_RADIUS_METERS * math.asin(min(1.0, math.sqrt(h)))
+
+
+#: The evidence a consumer may decline to give, and the validations that need it.
+NEEDS_EVIDENCE: dict[str, str] = {"distance": "location"}
+
+
+def declined_evidence(name: str, image: ImageUpload, meta: ImageMeta) -> str | None:
+    """The evidence validation `name` needs that the consumer declined to give and the photo
+    does not carry itself (a photo's own EXIF position still counts), else None. Such a
+    validation is not run: it is neither passed nor failed, and a person decides it when it is
+    required (`runtime.routing`, reason `location_declined`)."""
+    evidence = NEEDS_EVIDENCE.get(name)
+    if evidence is None or evidence not in image.declined:
+        return None
+    if evidence == "location" and location(image, meta) is not None:
+        return None
+    return evidence
 
 
 @register

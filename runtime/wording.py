@@ -24,6 +24,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "low_confidence": "{label}: {validation} confidence {confidence} is below {reviewBelow}",
         "review_rule_error": "A review rule (line {line}) could not be evaluated: {code}",
         "retake": "Photos retaken at {by}'s request: {retakeMessage}",
+        "location_declined": "{label}: the consumer chose not to share their location, so "
+        "{validation} was not checked",
     },
     "es_AR": {
         "photo": "Falta la foto obligatoria: {label}",
@@ -37,6 +39,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "{reviewBelow}",
         "review_rule_error": "Una regla de revisión (línea {line}) no se pudo evaluar: {code}",
         "retake": "Fotos repetidas a pedido de {by}: {retakeMessage}",
+        "location_declined": "{label}: quien hizo la inspección eligió no compartir su "
+        "ubicación, así que {validation} no se verificó",
     },
     "pt_BR": {
         "photo": "Foto obrigatória não enviada: {label}",
@@ -50,6 +54,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "{reviewBelow}",
         "review_rule_error": "Uma regra de revisão (linha {line}) não pôde ser avaliada: {code}",
         "retake": "Fotos refeitas a pedido de {by}: {retakeMessage}",
+        "location_declined": "{label}: quem fez a inspeção escolheu não compartilhar a "
+        "localização, então {validation} não foi verificado",
     },
 }
 #: The locales the table writes (the first is the fallback).
@@ -75,6 +81,7 @@ def say(key: str, locale: str | None, **values: Any) -> str:
 REVIEW_REASON_FIELDS: dict[str, tuple[str, ...]] = {
     "no_machine_route": ("label", "validation"),
     "no_result": ("label", "validation"),
+    "location_declined": ("label", "validation"),
     "low_confidence": ("label", "validation", "confidence", "reviewBelow"),
     "rule_error": ("line", "error"),
     "retake": ("by", "retakeMessage"),

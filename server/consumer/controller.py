@@ -24,6 +24,7 @@ from server.boundary import name_problem
 from server.common import in_thread
 from server.consumer import flow
 from server.consumer.messages import localized
+from server.consumer.names import template_name
 from server.consumer.outbox import ClientIdMiddleware, go_to, refusal, wants_json
 from server.consumer.photos import photo_status, upload_photo
 from server.consumer.visits import (
@@ -149,7 +150,7 @@ def _common(visit: Visit, step: flow.Step) -> dict[str, Any]:
     previous, following = flow.neighbours(visit.view.program, step.key, visit.view.state)
     return {
         "company": visit.view.company_name,
-        "template_name": visit.view.state.template.name,
+        "template_name": template_name(visit.view.state, visit.locale),
         "inspection_id": visit.inspection_id,
         "step": step,
         "step_number": index + 1,
@@ -193,9 +194,12 @@ def _render_step(
     if step.kind == "welcome":
         context["photo_count"] = len(program.manifest.images)
         context["input_count"] = len(flow.update_inputs(program.manifest))
+        context["kind"] = state.type
         context["damage"] = flow.damage_enabled(program)
         context["consent"] = bool(visit.flags.get("consent"))
         context["location"] = bool(visit.flags.get("location"))
+        context["location_use"] = flow.location_use(program)
+        context["consent_error"] = bool(errors and "consent" in errors)
     elif step.kind == "details":
         fields = flow.fields(program, state, locale, None)
         for item in fields:
@@ -212,6 +216,8 @@ def _render_step(
         context["error_count"] = len(errors or {})
         photo = flow.photo_of(state, step.image.identifier)
         retake = state.retake
+        following = flow.after_photo(program, state, visit.flags, step.key)
+        context["next_url"] = step_url(visit.inspection_id, following.key) if following else None
         context.update(
             image=step.image,
             label=flow.photo_label(program, step.image, locale),
@@ -262,6 +268,18 @@ def _render_step(
         context["damages"] = [d for d in (product.damages if product else []) if d.declared]
         context["extra_count"] = len(product.extraImages) if product else 0
         context["error"] = (errors or {}).get("finish")
+        declined = [
+            record
+            for product in state.products
+            for image in product.images
+            for record in image.validations
+            if record.declined == "location"
+        ]
+        context["location_declined"] = (
+            ("required" if any(record.required for record in declined) else "optional")
+            if declined
+            else None
+        )
         context["photo_sources"] = {
             photo.id: image_src(visit.view.document, photo.id)
             for _spec, _label, photo in context["photos"]
@@ -278,7 +296,9 @@ async def accept_welcome(request: Request[Any, Any, Any], inspection_id: FromPat
     form = await request.form()
     if form.get("consent") != "yes":
         step = flow.Step("welcome", "welcome")
-        return await in_thread(_render_step, visit, step, status=400)
+        return await in_thread(
+            _render_step, visit, step, errors={"consent": "required"}, status=400
+        )
     await in_thread(set_flags, visit, consent=True, location=form.get("location") == "yes")
     _previous, following = flow.neighbours(visit.view.program, "welcome", visit.view.state)
     return redirect(step_url(inspection_id, following.key if following else "review"))
@@ -496,7 +516,7 @@ def done(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> Any:
         locale=visit.locale,
         context={
             "company": visit.view.company_name,
-            "template_name": visit.view.state.template.name,
+            "template_name": template_name(visit.view.state, visit.locale),
             "inspection_id": inspection_id,
             "done": True,
         },

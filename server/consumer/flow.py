@@ -17,6 +17,7 @@ from inspectlang.manifest import ImageSpec, InputSpec, Template
 from runtime import InspectionState, Program
 from runtime.api_view import image_label, input_label, localized_value
 from runtime.evaldata import asked_images, build_env, unasked
+from runtime.validators import NEEDS_EVIDENCE
 from server.consumer.messages import field_messages
 
 #: Validations whose name says the photo is of the person (front camera).
@@ -150,6 +151,25 @@ def resume_step(program: Program, state: InspectionState, flags: dict[str, Any])
     return steps(program)[-1]
 
 
+def after_photo(
+    program: Program, state: InspectionState, flags: dict[str, Any], key: str
+) -> Step | None:
+    """Where a photo step's Continue goes: the first later step not done yet (a photo with
+    none, an optional one too, the details or damage step not passed), else the review. After
+    one retaken photo the consumer goes on to Send, not through the photos already taken."""
+    shown = steps(program, state)
+    index = next((i for i, step in enumerate(shown) if step.key == key), None)
+    if index is None:
+        return neighbours(program, key, state)[1]
+    for step in shown[index + 1 :]:
+        if step.kind == "photo" and step.image is not None:
+            if photo_of(state, step.image.identifier) is None:
+                return step
+        elif step.kind in ("details", "damage") and not flags.get(step.kind):
+            return step
+    return shown[-1]
+
+
 def step_by_key(program: Program, key: str) -> Step | None:
     return next((step for step in steps(program) if step.key == key), None)
 
@@ -232,3 +252,18 @@ def capture_mode(image: ImageSpec) -> str:
     names = [image.side.lower(), image.identifier.lower()]
     names += [v.validation for v in image.validations]
     return "user" if any(hint in name for name in names for hint in SELFIE_HINTS) else "environment"
+
+
+def location_use(program: Program) -> str | None:
+    """What declining the location means for this template: `required` (a required check
+    needs it: a person decides instead), `optional` (a check needing it is left out), None (no
+    check needs it). docs/language.md, "Declined evidence"."""
+    needing = [
+        validation
+        for image in program.manifest.images
+        for validation in image.validations
+        if validation.run and NEEDS_EVIDENCE.get(validation.validation) == "location"
+    ]
+    if any(validation.required for validation in needing):
+        return "required"
+    return "optional" if needing else None

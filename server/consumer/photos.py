@@ -4,6 +4,7 @@ complete (polled)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from litestar import Request, get, post
@@ -11,6 +12,7 @@ from litestar.params import FromPath
 from litestar.response import Response
 
 from runtime.engine import attempts_left
+from runtime.state import ValidationRecord
 from server.common import in_thread
 from server.consumer.visits import Visit, visit_of
 from server.errors import ApiError
@@ -36,6 +38,13 @@ def _json_error(visit: Visit | None, error: ApiError) -> Response[Any]:
     )
 
 
+def location_declined(visit: Visit, denied: bool) -> frozenset[str]:
+    """`{"location"}` when the consumer declined to share their position (left the welcome's
+    location box unticked, or the browser refused it): the checks that need it are not run
+    and, where required, a person decides them (docs/consumer.md, "Declining the location")."""
+    return frozenset({"location"}) if denied or not visit.flags.get("location") else frozenset()
+
+
 @post("/{inspection_id:str}/photo", status_code=201)
 async def upload_photo(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> Any:
     """A photo from `consumer.js` (multipart: `image`, `data` JSON with `identifier` or
@@ -45,7 +54,9 @@ async def upload_photo(request: Request[Any, Any, Any], inspection_id: FromPath[
         return Response({"code": "inspection_not_found"}, status_code=404)
     try:
         body = await read_body(request)
-        data = body.data if isinstance(body.data, dict) else {}
+        data = dict(body.data) if isinstance(body.data, dict) else {}
+        # The page's own word that the browser refused the position (not the API's field).
+        denied = data.pop("locationDenied", None) is True
         products = visit.view.state.products
         if not products:
             raise ApiError.of("product_not_found", "The inspection has no product.")
@@ -59,6 +70,7 @@ async def upload_photo(request: Request[Any, Any, Any], inspection_id: FromPath[
             body.files.get("image"),
             data,
             visit.shared.clock(),
+            declined=location_declined(visit, denied),
         )
     except ApiError as error:
         return _json_error(visit, error)
@@ -69,6 +81,30 @@ async def upload_photo(request: Request[Any, Any, Any], inspection_id: FromPath[
         if fresh is not None:
             left = attempts_left(fresh.view.program, fresh.view.state, identifier)
     return Response({**view, "attemptsLeft": left}, status_code=201, media_type="application/json")
+
+
+def spaced_plate(text: str) -> str:
+    """A plate as people write it: letters and digits in groups (`AB123CD` -> `AB 123 CD`)."""
+    compact = "".join(text.split()).upper()
+    return re.sub(r"(?<=[A-Z])(?=\d)|(?<=\d)(?=[A-Z])", " ", compact)
+
+
+def what_was_read(record: ValidationRecord, declared: dict[str, Any], locale: str) -> str:
+    """What a reading check read, beside what was declared, in the consumer's words ("" for a
+    check that reads nothing a person can compare): `plate` says the plate it read."""
+    if record.validation != "plate" or not record.reported:
+        return ""
+    read = record.result if isinstance(record.result, str) and record.result.strip() else None
+    expected = declared.get("plate")
+    expected = expected if isinstance(expected, str) and expected.strip() else None
+    if read is None:
+        return gettext(locale, "We could not read a plate in this photo.")
+    if expected is None:
+        return gettext(locale, "We read %(read)s.") % {"read": spaced_plate(read)}
+    return gettext(locale, "We read %(read)s; the declared plate is %(declared)s.") % {
+        "read": spaced_plate(read),
+        "declared": spaced_plate(expected),
+    }
 
 
 @get("/{inspection_id:str}/status", sync_to_thread=True)
@@ -94,6 +130,7 @@ def photo_status(request: Request[Any, Any, Any], inspection_id: FromPath[str]) 
                             "done": v.reported or not v.run,
                             "valid": v.valid,
                             "required": v.required,
+                            "read": what_was_read(v, product.data, visit.locale),
                         }
                         for v in image.validations
                         # One a person decides later is not "Checking…" on the phone forever.

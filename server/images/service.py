@@ -104,8 +104,12 @@ def upload_image(
     image: UploadedFile | None,
     data: Any,
     now: datetime,
+    *,
+    declined: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
-    """Store an uploaded photo and add it to its product's inspection; the image record."""
+    """Store an uploaded photo and add it to its product's inspection; the image record.
+    `declined`: evidence the consumer declined to give (`location`, from the consumer's pages:
+    `runtime.validators.declined_evidence`)."""
     _check_scope(auth, product_id)
     if image is None or not image.data:
         raise ApiError.of(
@@ -147,6 +151,7 @@ def upload_image(
             content_type=content_type,
             meta=meta,
             duplicates=tuple(found),
+            declined=declined,
             src=content_url(settings.public_url, image_id),
             **{name: value for name, value in fields.items() if value is not None},
         )

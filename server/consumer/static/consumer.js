@@ -92,6 +92,25 @@
     });
   });
 
+  /* The welcome's consent: a message in the page (announced: role=alert), not only the
+     browser's bubble, when Start is pressed without it. */
+  Array.prototype.forEach.call(document.querySelectorAll("form[data-consent]"), function (form) {
+    var box = form.querySelector("input[name=consent]"), error = form.querySelector("[data-consent-error]");
+    form.addEventListener("submit", function (event) {
+      if (box.checked) return;
+      event.preventDefault();
+      error.textContent = error.dataset.message;
+      error.hidden = false;
+      box.setAttribute("aria-invalid", "true");
+      box.focus();
+    });
+    box.addEventListener("change", function () {
+      if (!box.checked) return;
+      error.hidden = true; error.textContent = "";
+      box.removeAttribute("aria-invalid");
+    });
+  });
+
   /* ---- photos ---- */
   /* The original's EXIF segment (APP1 "Exif"), or null. Its Orientation is set to 1 (the canvas
      draws the photo upright) and its thumbnail (IFD1: the photo unturned, at full framing) is
@@ -159,7 +178,10 @@
     return new Promise(function (resolve) {
       navigator.geolocation.getCurrentPosition(function (p) {
         resolve({ latitude: p.coords.latitude, longitude: p.coords.longitude });
-      }, function () { resolve(null); }, { timeout: 5000, maximumAge: 60000 });
+      }, function (error) {
+        /* A refused permission is a declined location (docs/consumer.md); a timeout is not. */
+        resolve(error && error.code === 1 ? { denied: true } : null);
+      }, { timeout: 5000, maximumAge: 60000 });
     });
   }
   /* A small copy of the photo for previews (pending ones are shown from it, offline too). */
@@ -360,6 +382,13 @@
             var li = document.createElement("li");
             li.className = v.done ? (v.valid ? "ok" : "bad") : "wait";
             li.textContent = v.label + ": " + (v.done ? (v.valid ? photoWords.passed : photoWords.notPassed) : photoWords.checking);
+            if (v.read) {  /* what the check read, beside what was declared */
+              var read = document.createElement("small");
+              read.className = "check-read";
+              read.textContent = v.read;
+              li.appendChild(document.createElement("br"));
+              li.appendChild(read);
+            }
             if (v.help) {  /* what the check looks at, in the page's language */
               var help = document.createElement("small");
               help.className = "check-help";
@@ -448,7 +477,8 @@
         var data = { date: localNow() }, id = Box.newId();
         if (box.dataset.identifier) data.identifier = box.dataset.identifier;
         else data.side = "extra";
-        if (got[1]) data.coordinates = got[1];
+        if (got[1] && got[1].denied) data.locationDenied = true;
+        else if (got[1]) data.coordinates = got[1];
         var body = Box.multipart(id, [["data", JSON.stringify(data)], ["image", got[0], "photo.jpg"]]);
         return thumbnail(got[0]).then(function (thumb) {
           return queue({ clientId: id, kind: "photo", url: box.dataset.upload, body: body.body,
