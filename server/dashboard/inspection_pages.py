@@ -37,7 +37,6 @@ from server.inspections import deliveries, listing, search, shares
 from server.inspections import service as inspections
 from server.reports import service as reports
 from server.reports.schemas import ReportRequestBody
-from server.reports.thumbnails import thumbnail_jpeg
 from server.stored_files import stored_file_response
 from server.templates import service as templates
 from server.web import capture, history
@@ -425,17 +424,13 @@ async def photo(
 
     def read() -> tuple[bytes, str | None]:
         try:
-            content, filename = images.image_content(
+            # `?size=thumb`: the photo's thumbnail, made once and kept beside it
+            return images.image_content(
                 app.db, app.blobs, image_id, auth=member.auth, token=None,
-                inspection_id=inspection_id,
+                inspection_id=inspection_id, thumb=size == "thumb",
             )  # fmt: skip
         except ApiError as error:
             raise NotFound(f"photo {image_id}") from error
-        if size == "thumb":
-            small = thumbnail_jpeg(content)
-            if small is not None:
-                return small, None
-        return content, filename
 
     content, filename = await in_thread(read)
     # Never the uploader's declared type: a consumer's `x.html` would run as this member.

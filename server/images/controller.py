@@ -3,7 +3,7 @@ read an image's bytes, and record an analysis service's validation result."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from litestar import Request, get, post
 from litestar.params import FromPath, QueryParameter
@@ -121,6 +121,14 @@ def shared_file(
     inspection_id: FromPath[str],
     file_id: FromPath[str],
     token: LinkToken = "",
+    size: Annotated[
+        Literal["full", "thumb"],
+        QueryParameter(
+            name="size",
+            description="`thumb`: the photo's JPEG thumbnail (400 px on its long side), as "
+            "the share page shows it; a file that is no photo comes whole.",
+        ),
+    ] = "full",
 ) -> Response[bytes]:
     """A photo or file of the inspection, for the holder of its presigned detail or share
     link (the links of the `src` values it answers): 403 `link_revoked` or `link_expired` as
@@ -128,8 +136,9 @@ def shared_file(
     app = services(request)
     auth = verify_link(app.db, inspection_id, token, app.clock())
     data, filename = images.image_content(
-        app.db, app.blobs, file_id, auth=auth, token=None, inspection_id=inspection_id
-    )
+        app.db, app.blobs, file_id, auth=auth, token=None, inspection_id=inspection_id,
+        thumb=size == "thumb",
+    )  # fmt: skip
     return stored_file_response(data, filename)
 
 

@@ -35,6 +35,7 @@ from server.inspections import service as inspections
 from server.inspections.tables import ImageRecord
 from server.multipart import UploadedFile
 from server.settings import Settings
+from server.thumbnails import kept_thumbnail
 
 #: Lifetime of an upload token (`POST /v1/inspection/image/token/:productId`).
 UPLOAD_TOKEN_TTL_SECONDS = 15 * 60
@@ -310,10 +311,13 @@ def image_content(
     auth: AuthContext | None,
     token: str | None,
     inspection_id: str | None = None,
+    thumb: bool = False,
 ) -> tuple[bytes, str | None]:
     """The bytes of an image or file input and its upload's file name (served by
     `server.stored_files.stored_file_response`), for its company's key or a valid content
-    token; with `inspection_id`, only a file of that inspection (the dashboard's photo route)."""
+    token; with `inspection_id`, only a file of that inspection (the dashboard's photo route).
+    `thumb`: its JPEG thumbnail instead (`server.thumbnails.kept_thumbnail`: made once and
+    kept) when it has one, the file itself when not (a PDF file input)."""
     if auth is None:
         if not token:
             raise ApiError.of("unauthorized", "Send the x-api-key header or a `token` parameter.")
@@ -337,7 +341,9 @@ def image_content(
     ):
         raise ApiError.of("image_not_found", "No image with that id.")
     try:
-        data = blobs.get(record.blob_key)
+        small = kept_thumbnail(blobs, record.blob_key) if thumb else None
+        if small is not None:
+            return small, None
+        return blobs.get(record.blob_key), record.filename
     except BlobNotFound:
         raise ApiError.of("image_not_found", "The image's bytes are no longer stored.") from None
-    return data, record.filename

@@ -44,7 +44,7 @@ from server.reports.sections import (  # noqa: E402
     Table,
     build_sections,
 )
-from server.reports.thumbnails import thumbnail  # noqa: E402
+from server.thumbnails import thumbnail  # noqa: E402
 
 #: Rows per drawn table: borb 3 cannot split a table across pages, so long tables are chunked.
 ROWS_PER_TABLE = 22

@@ -44,9 +44,9 @@ from server.reports.schemas import (
     ReportStatus,
 )
 from server.reports.tables import ReportRequestRecord
-from server.reports.thumbnails import thumbnail_jpeg
 from server.settings import Settings
 from server.tables import Company, JobRecord, Member
+from server.thumbnails import kept_thumbnail
 from server.urlsafety import check_endpoint
 from server.web import history
 from server.webhooks.service import deliver, enqueue_delivery
@@ -61,6 +61,8 @@ CALLBACK_JOB = "report_callback"
 RENDERER_FACTORY: Callable[[], ReportRenderer] = default_renderer
 #: Attempts of a report job before the request is marked failed.
 REPORT_MAX_ATTEMPTS = 4
+#: JPEG quality of the thumbnails a report draws (the dashboard's: 72).
+REPORT_QUALITY = 90
 #: Inspection statuses a report may be requested for.
 REPORTABLE_STATUSES = frozenset({"completed"})
 
@@ -288,8 +290,9 @@ def build_report_data(
         content: bytes | None = None
         if row is not None:
             try:
-                # only a thumbnail is kept: memory stays small however many photos there are
-                content = thumbnail_jpeg(blobs.get(row.blob_key), quality=90)
+                # only a thumbnail is held: memory stays small however many photos there are;
+                # made once and kept, so a report built again decodes no photo
+                content = kept_thumbnail(blobs, row.blob_key, quality=REPORT_QUALITY)
             except BlobNotFound:
                 content = None
         by, because = (

@@ -6,7 +6,7 @@ import io
 
 from PIL import Image
 
-from server.reports.thumbnails import THUMBNAIL_SIZE, thumbnail, thumbnail_jpeg
+from server.thumbnails import THUMBNAIL_SIZE, thumbnail, thumbnail_jpeg
 
 from .samples import photo
 

@@ -139,6 +139,43 @@ def test_every_store_keeps_large_blobs_whole(store: BlobStore) -> None:
     store.delete(key)
 
 
+def test_every_store_keeps_thumbnails(store: BlobStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A photo's thumbnail is made once and kept in the store beside it; an unreadable file's
+    lack of one is kept too (`server.thumbnails.NO_THUMBNAIL`), so neither is decoded again."""
+    import io
+
+    from PIL import Image
+
+    import server.thumbnails as thumbnails
+
+    made: list[int] = []
+    decode = thumbnails.reduced_picture
+    monkeypatch.setattr(
+        thumbnails, "reduced_picture", lambda data, side: made.append(side) or decode(data, side)
+    )
+    picture = io.BytesIO()
+    Image.new("RGB", (900, 600), (10, 120, 200)).save(picture, format="JPEG")
+    key = f"images/company/{secrets.token_hex(6)}"
+    store.put(key, picture.getvalue())
+    first = thumbnails.kept_thumbnail(store, key)
+    assert first is not None and first[:2] == b"\xff\xd8"
+    assert thumbnails.kept_thumbnail(store, key) == first
+    assert made == [thumbnails.THUMBNAIL_SIZE]
+    kept = thumbnails.thumbnail_key(key, thumbnails.THUMBNAIL_SIZE, thumbnails.THUMBNAIL_QUALITY)
+    assert store.get(kept) == first
+    # Another size or quality is its own thumbnail.
+    assert thumbnails.kept_thumbnail(store, key, 200, 90) not in (None, first)
+    assert made == [thumbnails.THUMBNAIL_SIZE, 200]
+
+    document = f"images/company/{secrets.token_hex(6)}"
+    store.put(document, b"%PDF-1.7 not a photo")
+    assert thumbnails.kept_thumbnail(store, document) is None
+    assert thumbnails.kept_thumbnail(store, document) is None
+    assert len(made) == 3
+    with pytest.raises(BlobNotFound):
+        thumbnails.kept_thumbnail(store, f"images/company/{secrets.token_hex(6)}")
+
+
 def test_unknown_blob_urls_are_refused(settings: Settings) -> None:
     for url in ("ftp://host/dir", "s3://", "file://host/dir", "mongodb"):
         with pytest.raises(BlobUrlError):
