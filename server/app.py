@@ -30,7 +30,7 @@ from server.blobs import BlobStore, open_store
 from server.boundary import BoundaryMiddleware, SafeTextResponse
 from server.consumer import CONSUMER_AREA
 from server.dashboard.routes import DASHBOARD_AREA
-from server.db import Database
+from server.db import Database, DatabaseReadOnly
 from server.delivery.service import DELIVERY_JOB
 from server.deps import (
     BEARER_STATE,
@@ -113,13 +113,16 @@ def readiness(database: Database, blobs: BlobStore) -> dict[str, str]:
     """`{"database": "ok" | error, "blobs": "ok" | error}`: each answers and accepts writes
     (`Database.check_writable`, `BlobStore.ping` writes and deletes a probe), so a process whose
     data directory turned read-only or full leaves the load balancer's rotation. The errors name
-    the exception only (no connection strings or credentials)."""
+    the exception, and for a refused write (`DatabaseReadOnly`) why it was refused (its
+    message is the server's own: no connection strings or credentials)."""
     checks: dict[str, str] = {}
     try:
         with database.engine.connect() as connection:
             connection.execute(text("SELECT 1"))
         database.check_writable()
         checks["database"] = "ok"
+    except DatabaseReadOnly as error:
+        checks["database"] = f"{type(error).__name__}: {error}"
     except Exception as error:
         checks["database"] = type(error).__name__
     try:

@@ -21,6 +21,8 @@ from typing import Any, Literal
 
 from sqlalchemy import event
 from sqlalchemy.engine import URL, Engine, make_url
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.pool import NullPool
 from sqlmodel import Session, SQLModel, create_engine
 
 from server.errors import SQLITE_STORAGE_CODES, ServerError, StorageUnavailable
@@ -49,6 +51,13 @@ SQLITE_PROBE_TIMEOUT_S = 1.0
 #: write that still fits in the write-ahead log's old space succeeds there, the next that
 #: needs a new page fails (issue 39: `/ready` said "ok" while writes failed).
 MIN_FREE_BYTES = 4 * 1024 * 1024
+#: How long (ms) the readiness probe's write may take on PostgreSQL before it counts as refused.
+READY_STATEMENT_TIMEOUT_MS = 2000
+#: The readiness probe's write on PostgreSQL: one row of `ready_probe` (revision 0014).
+READY_PROBE_UPSERT = (
+    "INSERT INTO ready_probe (name, written_at) VALUES ('ready', now()) "
+    "ON CONFLICT (name) DO UPDATE SET written_at = EXCLUDED.written_at"
+)
 
 #: Connections kept open per process. Requests use connections from up to 40 threads at once
 #: (anyio's worker threads); connections beyond the pool are closed when returned, so a pool
@@ -116,6 +125,8 @@ class Database:
         #: Set when the storage refused a SQLite write; `check_writable` clears it.
         self._refused_writes = False
         self.engine: Engine = self._create_engine(echo)
+        #: PostgreSQL: the unpooled engine of the readiness probe (`_check_postgres_writes`).
+        self._probe_engine: Engine | None = None
 
     def _create_engine(self, echo: bool) -> Engine:
         if self.dialect == "postgresql":
@@ -188,14 +199,10 @@ class Database:
         unchanged and commits it: a page really written to the log and synced (a rolled-back
         write never reaches the disk, so it said "ok" on a full one); a lock held by another
         writer past `SQLITE_PROBE_TIMEOUT_S` counts as writable.
-        PostgreSQL: a new transaction is not read-only (a standby, or
-        `default_transaction_read_only`).
+        PostgreSQL: `_check_postgres_writes`.
         """
         if self.dialect == "postgresql":
-            with self.engine.connect() as connection:
-                read_only = connection.exec_driver_sql("SHOW transaction_read_only").scalar()
-                if read_only == "on":
-                    raise DatabaseReadOnly("the database's transactions are read-only")
+            self._check_postgres_writes()
             return
         if self._file is None:
             return
@@ -222,9 +229,49 @@ class Database:
             self._refused_writes = False
             self.engine.dispose(close=False)
 
+    def _check_postgres_writes(self) -> None:
+        """A real write, committed: a connection of its own (never a pooled one, which keeps
+        the settings of its start: a database made read-only since, `ALTER DATABASE ... SET
+        default_transaction_read_only`, or a standby after a failover, refuses new ones) writes
+        the row of `ready_probe` (`READY_PROBE_UPSERT`) in a transaction of its own, bounded by
+        `READY_STATEMENT_TIMEOUT_MS`. `SHOW transaction_read_only` alone said "ok" on a full
+        disk. A refusal raises `DatabaseReadOnly` saying why (read-only, disk full, timed out:
+        PostgreSQL's own words, no connection string); a database that cannot be reached
+        raises as any connection does."""
+        import psycopg
+
+        if self._probe_engine is None:
+            self._probe_engine = create_engine(
+                self.url,
+                poolclass=NullPool,
+                connect_args={"connect_timeout": CONNECT_TIMEOUT_S},
+            )
+        try:
+            with self._probe_engine.begin() as connection:
+                connection.exec_driver_sql(
+                    f"SET LOCAL statement_timeout = {READY_STATEMENT_TIMEOUT_MS}"
+                )
+                connection.exec_driver_sql(READY_PROBE_UPSERT)
+        except DBAPIError as error:
+            original = error.orig
+            if not isinstance(original, psycopg.Error) or original.sqlstate is None:
+                raise
+            if original.sqlstate in ("57014", "55P03"):  # statement or lock timeout
+                reason = f"a write took over {READY_STATEMENT_TIMEOUT_MS} ms"
+            elif original.sqlstate[:2] in ("25", "53") or original.sqlstate == "42501":
+                # a read-only transaction, disk full or out of memory, no right to write
+                reason = original.diag.message_primary or original.sqlstate
+            else:
+                raise
+            raise DatabaseReadOnly(
+                f"PostgreSQL refuses writes: {reason} (SQLSTATE {original.sqlstate})"
+            ) from error
+
     def dispose(self) -> None:
         """Close every pooled connection (at shutdown)."""
         self.engine.dispose()
+        if self._probe_engine is not None:
+            self._probe_engine.dispose()
 
 
 def import_table_modules() -> None:

@@ -170,6 +170,17 @@ class BlobChunk(SQLModel, table=True):
     data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
 
 
+class ReadyProbe(SQLModel, table=True):
+    """The row the readiness probe writes on PostgreSQL (`Database.check_writable`): an UPSERT
+    committed in a short transaction of its own, so `/ready` fails when writes fail (a
+    read-only database, a full disk), not only when the database stops answering."""
+
+    __tablename__ = "ready_probe"
+
+    name: str = Field(primary_key=True, max_length=32)
+    written_at: datetime = timestamp_field()
+
+
 class RateLimitCounter(SQLModel, table=True):
     """Requests of one API key (`bucket`) in one fixed window (`server.ratelimit`), shared by
     every API process through the database."""

@@ -167,7 +167,8 @@ def test_a_read_only_data_directory_answers_503_and_never_kills_the_server(
             assert _is_storage_refusal(response), response.text
         assert ready.status_code == 503, ready.text
         checks = ready.json()["checks"]
-        assert checks["database"] != "ok" and checks["blobs"] != "ok", checks
+        assert checks["database"].startswith("DatabaseReadOnly: "), checks  # and why
+        assert checks["blobs"] != "ok", checks
         assert served["process"].poll() is None, "the server died"
 
         _set_writable(served["data"], True)
@@ -494,3 +495,69 @@ def test_ready_says_a_full_disk_is_full(tiny_disk: Path) -> None:
         database.check_writable()
     finally:
         database.dispose()
+
+
+def test_ready_on_postgresql_tells_the_truth_about_writes(
+    postgres_schema_url: str | None, settings: Any, db: Any, serve_app: Any
+) -> None:
+    """`/ready` on PostgreSQL writes (an UPSERT into `ready_probe`, committed, on a connection
+    of its own): a database made read-only for new connections, which `SELECT 1` and the pooled
+    connections never notice, fails the database check and says why; so does a write that
+    cannot finish within the probe's statement timeout; both recover once writes go through."""
+    if postgres_schema_url is None:
+        pytest.skip("PostgreSQL's writes: run with TEST_DATABASE_URL (make test-postgres)")
+    import psycopg
+    from sqlalchemy import text
+    from sqlalchemy.engine import make_url
+
+    from server.app import create_app
+    from server.db import READY_STATEMENT_TIMEOUT_MS
+
+    name = make_url(postgres_schema_url).database
+    conninfo = postgres_schema_url.replace("postgresql+psycopg://", "postgresql://")
+
+    def probe_row() -> Any:
+        with db.engine.connect() as connection:
+            return connection.execute(
+                text("SELECT written_at FROM ready_probe WHERE name = 'ready'")
+            ).scalar()
+
+    with serve_app(create_app(settings, db=db)) as base, httpx.Client(base_url=base) as client:
+        ready = client.get("/ready")
+        assert ready.status_code == 200, ready.text
+        first = probe_row()
+        assert first is not None  # the probe wrote its row
+        assert client.get("/ready").status_code == 200
+        assert probe_row() > first  # and writes it again at each probe
+
+        with psycopg.connect(conninfo, autocommit=True) as admin:
+            admin.execute(f'ALTER DATABASE "{name}" SET default_transaction_read_only = on')
+            try:
+                # The pool's connections still write: only the probe's own connection is new.
+                with db.engine.begin() as pooled:
+                    pooled.execute(text("SELECT 1"))
+                refused = client.get("/ready")
+            finally:
+                admin.execute(f'ALTER DATABASE "{name}" RESET default_transaction_read_only')
+        assert refused.status_code == 503, refused.text
+        assert refused.headers["retry-after"] == str(UNAVAILABLE_RETRY_AFTER_SECONDS)
+        body = refused.json()
+        assert body["code"] == "not_ready" and body["checks"]["blobs"] == "ok"
+        assert body["checks"]["database"] == (
+            "DatabaseReadOnly: PostgreSQL refuses writes: cannot execute INSERT in a read-only "
+            "transaction (SQLSTATE 25006)"
+        )
+        assert client.get("/ready").status_code == 200
+
+        # A write that hangs (here: the probe's row held by another transaction) is a refusal
+        # after the statement timeout, not a probe that hangs with it.
+        with psycopg.connect(conninfo) as holder:
+            holder.execute("SELECT * FROM ready_probe WHERE name = 'ready' FOR UPDATE")
+            stuck = client.get("/ready", timeout=30)
+            holder.rollback()
+        assert stuck.status_code == 503, stuck.text
+        assert stuck.json()["checks"]["database"] == (
+            f"DatabaseReadOnly: PostgreSQL refuses writes: a write took over "
+            f"{READY_STATEMENT_TIMEOUT_MS} ms (SQLSTATE 57014)"
+        )
+        assert client.get("/ready").status_code == 200
