@@ -2,7 +2,9 @@
 printable, for someone outside the company: verdict and reasons, the declared product, photos
 with their validations, the inputs, and the PDF report when one was made. No session, nothing
 to change; the token decides (`server.inspections.shares.check`: expired, altered, foreign or
-revoked links get a 403 page with the reason). In the inspection's language."""
+revoked links get a 403 page with the reason, in the reader's language from `Accept-Language`;
+a client whose `Accept` asks for JSON gets the API's error object instead). In the
+inspection's language."""
 
 from __future__ import annotations
 
@@ -16,8 +18,8 @@ from server.common import in_thread, through_link
 from server.dashboard import labels
 from server.deps import services
 from server.errors import ApiError
+from server.inspections import presign, shares
 from server.inspections import service as inspections
-from server.inspections import shares
 from server.reports import service as reports
 from server.web import i18n
 from server.web.templating import page
@@ -39,6 +41,8 @@ def _shared(request: Request[Any, Any, Any], inspection_id: str, token: str) -> 
         # Its photos through the share's own token: they die with the share.
         through_link(app.settings.public_url, document, inspection_id, token)
     except ApiError as error:
+        if presign.prefers_json(request.headers.get("accept")):
+            raise  # a client of the API asked: the error object, as the JSON URL answers
         locale = i18n.negotiate(request.headers.get("accept-language"))
         message = REFUSALS.get(error.code, REFUSALS["invalid_link"])
         return page(

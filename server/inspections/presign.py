@@ -223,8 +223,27 @@ def prefers_html(accept: str | None) -> bool:
     """Whether an `Accept` header asks for HTML before JSON: `text/html` named with a quality
     above zero and at least that of `application/json` (and, at equal quality, listed first).
     No header, `*/*` alone, or JSON first: False (API clients and the SDKs get JSON)."""
-    if not accept:
+    html, json = _html_and_json(accept)
+    if html is None or html[0] <= 0:
         return False
+    if json is None:
+        return True
+    return html[0] > json[0] or (html[0] == json[0] and html[1] < json[1])
+
+
+def prefers_json(accept: str | None) -> bool:
+    """Whether an `Accept` header names `application/json` (quality above zero) and does not
+    ask for HTML before it: a client of the API. A browser, no header or `*/*`: False (the
+    share page answers them with a page)."""
+    json = _html_and_json(accept)[1]
+    return json is not None and json[0] > 0 and not prefers_html(accept)
+
+
+def _html_and_json(accept: str | None) -> tuple[tuple[float, int] | None, ...]:
+    """The (quality, position) of `text/html` and of `application/json` in an `Accept` header
+    (None where not named; the first 50 entries read)."""
+    if not accept:
+        return None, None
     ranked: dict[str, tuple[float, int]] = {}
     for position, part in enumerate(accept.split(",")[:50]):
         kind, _, params = part.strip().partition(";")
@@ -237,13 +256,7 @@ def prefers_html(accept: str | None) -> bool:
                 except ValueError:
                     quality = 0.0
         ranked.setdefault(kind.strip().lower(), (quality, position))
-    html = ranked.get("text/html")
-    if html is None or html[0] <= 0:
-        return False
-    json = ranked.get("application/json")
-    if json is None:
-        return True
-    return html[0] > json[0] or (html[0] == json[0] and html[1] < json[1])
+    return ranked.get("text/html"), ranked.get("application/json")
 
 
 def verify_link(db: Database, inspection_id: str, token: str, now: datetime) -> AuthContext:
