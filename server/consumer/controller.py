@@ -530,6 +530,7 @@ ASSETS = (
     "consumer/vendor/idb-8.0.4.umd.js",
     "consumer/outbox.js",
     "consumer/consumer.js",
+    "consumer/offline.js",
 )
 #: Raised when the service worker itself changes in a way its assets' hashes do not show.
 WORKER_REVISION = "1"

@@ -1,7 +1,7 @@
 """The server's half of the phone's outbox (docs/consumer.md, "Offline"): a request of the
 consumer's script carrying the client's id is run once, and a repeat gets the first answer.
 
-`consumer.js` writes each photo, each set of answers and the final send to the phone's
+`offline.js` writes each photo, each set of answers and the final send to the phone's
 IndexedDB with an id it makes (a UUID), then sends them one at a time with that id as
 `Idempotency-Key`, again after any failure, until the server answers. A retry after a lost
 answer (the photo arrived, the network dropped before the 201 came back) must not store a

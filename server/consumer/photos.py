@@ -1,4 +1,4 @@
-"""The JSON endpoints `consumer.js` calls on a photo step: the upload (through the same images
+"""The JSON endpoints `offline.js` calls on a photo step: the upload (through the same images
 service as `POST /v1/inspection/image/:productId`) and the photos' validation results as they
 complete (polled)."""
 
@@ -47,7 +47,7 @@ def location_declined(visit: Visit, denied: bool) -> frozenset[str]:
 
 @post("/{inspection_id:str}/photo", status_code=201)
 async def upload_photo(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> Any:
-    """A photo from `consumer.js` (multipart: `image`, `data` JSON with `identifier` or
+    """A photo from `offline.js` (multipart: `image`, `data` JSON with `identifier` or
     `side`, `coordinates`). Answers the image as the API does, plus `attemptsLeft`."""
     visit = await in_thread(visit_of, request, inspection_id)
     if visit is None:
@@ -109,7 +109,7 @@ def what_was_read(record: ValidationRecord, declared: dict[str, Any], locale: st
 
 @get("/{inspection_id:str}/status", sync_to_thread=True)
 def photo_status(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> Any:
-    """Each photo's validations as they complete (`consumer.js` polls this)."""
+    """Each photo's validations as they complete (`offline.js` polls this)."""
     visit = visit_of(request, inspection_id)
     if visit is None:
         return Response({"code": "inspection_not_found"}, status_code=404)

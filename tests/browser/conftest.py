@@ -162,6 +162,6 @@ def axe_check() -> Callable[[Any, str], None]:
 
 def submit(page: Any, selector: str = "button[type=submit]") -> None:
     """Click a form's button and wait for the page it leads to: the consumer's forms go
-    through the outbox (`consumer.js`), which moves on by script once the server answered."""
+    through the outbox (`offline.js`), which moves on by script once the server answered."""
     with page.expect_navigation(timeout=30_000):
         page.click(selector)

@@ -27,6 +27,7 @@ from server.db import Database
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, submit
 
 TEMPLATE = Path(__file__).with_name("offline_flow.insp")
+ANSWERS = Path(__file__).with_name("offline_answers.insp")
 PHONE = {"width": 390, "height": 844}
 REPEAT = int(os.environ.get("OFFLINE_REPEAT", "1"))
 RESULTS = os.environ.get("OFFLINE_RESULTS")
@@ -52,9 +53,12 @@ def api(live_server: str, db: Database) -> Any:
     company = create_company(db, "Offline Boxes", ["member-1"])
     headers = {"x-api-key": company["testKey"]}
     with httpx.Client(base_url=live_server, headers=headers, timeout=30) as client:
-        made = client.post("/v1/inspection/template", json={"source": TEMPLATE.read_text()})
-        assert made.status_code == 201, made.text
-        yield {"client": client, "template": made.json()["_id"], "base": live_server}
+        made = {}
+        for name, source in (("template", TEMPLATE), ("answers", ANSWERS)):
+            answer = client.post("/v1/inspection/template", json={"source": source.read_text()})
+            assert answer.status_code == 201, answer.text
+            made[name] = answer.json()["_id"]
+        yield {"client": client, "base": live_server, **made}
 
 
 @pytest.fixture(scope="module")
@@ -73,9 +77,9 @@ def camera(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     return made
 
 
-def create(api: dict[str, Any]) -> tuple[str, str]:
+def create(api: dict[str, Any], template: str = "template") -> tuple[str, str]:
     body = {
-        "templateId": api["template"],
+        "templateId": api[template],
         "locale": "en_US",
         "delivery": {"channel": "email", "destination": "ana@example.com"},
         "goods": {"description": "Four boxes", "quantity": 4},
@@ -127,11 +131,11 @@ def heading(page: Any) -> str:
     return str(page.locator("h1").first.inner_text())
 
 
-def open_flow(page: Any, link: str) -> None:
+def open_flow(page: Any, link: str, first: str = SLOTS[0]) -> None:
     page.goto(link)
     page.check("input[name=consent]")
     submit(page)
-    assert heading(page) == SLOTS[0]
+    assert heading(page) == first
     # The service worker controls the page before the network may go. A page whose navigation
     # began before the worker activated stays uncontrolled (`clients.claim()` takes the pages
     # there are); the next page is controlled, as the consumer's next step would be.
@@ -358,3 +362,123 @@ def test_photos_pending_when_the_browser_closed_go_out_when_it_opens_again(
 ) -> None:
     for run in range(REPEAT):
         check(closed_with_photos_pending(browser, api, camera, tmp_path / f"profile-{run}"))
+
+
+# --- answers given offline, and the Send button -------------------------------------------------
+
+
+def outbox_items(page: Any) -> list[dict[str, Any]]:
+    """The items of this inspection's outbox on the phone: kind and state."""
+    return list(
+        page.evaluate("""async () => {
+            const id = document.querySelector('[data-consumer]').dataset.inspection;
+            const items = await new InspectlangOutbox.Outbox(id).all();
+            return items.map(i => ({kind: i.kind, state: i.state, clientId: i.clientId}));
+        }""")
+    )
+
+
+def claimed_keys(db: Database, inspection_id: str) -> list[str]:
+    """The client ids the server ran a request of this inspection's outbox for (each one is
+    claimed once, before its handler runs: server/consumer/outbox.py)."""
+    from sqlmodel import col, select
+
+    from server.tables import IdempotencyRecord
+
+    with db.session() as session:
+        query = select(IdempotencyRecord.key).where(
+            col(IdempotencyRecord.key).startswith(f"consumer/{inspection_id}/")
+        )
+        return [key.rsplit("/", 1)[-1] for key in session.exec(query)]
+
+
+SEND = "form[data-outbox=finish] button[type=submit]"
+
+
+def says(page: Any, text: str) -> None:
+    """Waits for the page's outbox line to say `text` (it is drawn from IndexedDB)."""
+    page.wait_for_function(
+        "(t) => document.querySelector('[data-outbox-status]').textContent.includes(t)",
+        arg=text,
+        timeout=10_000,
+    )
+
+
+def test_answers_given_offline_are_kept_across_a_reload_and_arrive_once(
+    browser: Any, api: dict[str, Any], camera: list[Path], db: Database
+) -> None:
+    """The questions answered offline (their own step and the one beside the photo), the photo
+    taken, the page reloaded offline: the answers are still there, on the phone and on the
+    pages. Send pressed twice offline queues one send, and the button says it waits. The
+    network back: each answer, the photo and the send run once on the server, and the
+    inspection reaches its verdict with no reload."""
+    inspection_id, link = create(api, "answers")
+    context, page = new_context(browser)
+    try:
+        open_flow(page, link, first="A few questions")
+        wait_kept(page, 4)  # welcome, the questions, the photo, review
+        context.set_offline(True)
+        page.get_by_label("Number of boxes").fill("4")
+        page.get_by_label("State of the boxes").select_option(label="Intact")
+        page.click("button[type=submit]")
+        page.wait_for_selector("h1:has-text('The seal')")  # from the service worker's copy
+        says(page, "1 item waits to be sent")
+        page.get_by_label("The seal is whole").check()
+        page.click("form[data-outbox] button[type=submit]")
+        page.wait_for_selector("[data-form-notice].ok")
+        take(page, camera[0], sent=False)
+
+        page.reload()  # offline: the answers wait on the phone and show on their pages
+        assert heading(page) == "The seal"
+        page.wait_for_selector(PENDING + " img")
+        says(page, "3 items wait to be sent")
+        assert page.get_by_label("The seal is whole").is_checked()
+        page.click("a.button.secondary:has-text('Back')")
+        assert heading(page) == "A few questions"
+        says(page, "3 items wait to be sent")
+        assert page.get_by_label("Number of boxes").input_value() == "4"
+        chosen = page.get_by_label("State of the boxes").evaluate("s => s.selectedOptions[0].text")
+        assert chosen == "Intact"
+        page.go_back()
+        assert heading(page) == "The seal"
+        page.click("[data-next]")
+        assert heading(page) == "Review and send"
+
+        page.dblclick(SEND)  # a double tap: one send
+        page.wait_for_function(
+            "(s) => document.querySelector(s).textContent === 'Waiting for a connection to send'",
+            arg=SEND,
+        )
+        assert page.locator(SEND).is_disabled()
+        page.click(SEND, force=True)  # pressed again: the disabled button queues nothing
+        page.reload()  # the send queued before the reload still holds the button
+        page.wait_for_function(
+            "(s) => document.querySelector(s).textContent === 'Waiting for a connection to send'",
+            arg=SEND,
+        )
+        assert page.locator(SEND).is_disabled()
+        kinds = sorted(item["kind"] for item in outbox_items(page))
+        assert kinds == ["finish", "form", "form", "photo"], kinds
+        queued = {item["clientId"] for item in outbox_items(page)}
+        assert claimed_keys(db, inspection_id) == []  # nothing left the phone meanwhile
+
+        context.set_offline(False)
+        page.wait_for_url("**/done", timeout=60_000)  # no reload: the page moves on by itself
+        assert heading(page) == "Thank you!"
+        document = api["client"].get(f"/v1/inspection/{inspection_id}").json()
+        product = document["products"][0]
+        given = document["template"]["inputs"] + product["inputs"]  # general, beside the photo
+        values = {item["label"]: item.get("value") for item in given}
+        assert values == {
+            "Number of boxes": 4,
+            "State of the boxes": "Intact",
+            "The seal is whole": True,
+        }
+        assert [image["attempt"] for image in product["images"]] == [1]
+        assert document["status"] == "completed" and document["completedBy"] == "consumer"
+        assert document["veredict"] == "approved", document["reasons"]
+        claimed = claimed_keys(db, inspection_id)
+        assert sorted(claimed) == sorted(queued), (claimed, queued)  # each item ran once
+        assert not page.errors, page.errors
+    finally:
+        context.close()
