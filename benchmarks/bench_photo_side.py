@@ -1,7 +1,8 @@
 """How large the consumer's page must keep a photo (`MAX_SIDE` in
-server/consumer/static/consumer.js, docs/consumer.md "Offline"): the analyzers' decisions on the
-real photographs (`../shared/vision-real`) downscaled to each candidate longest side, against
-the same photos as they are (the baseline, measured in this run), and the bytes a phone sends.
+server/consumer/static/offline.js; docs/consumer.md "Offline", docs/vision.md): the analyzers'
+decisions on the real photographs (`../shared/vision-real`) downscaled to each candidate longest
+side, against the same photos as they are (the baseline, measured in this run), and the bytes
+a phone sends.
 
 - plates: exact reads with nothing declared (`benchmarks.vision.real.plates`);
 - faces: every pair of the real face photos (52, 13 people) and of dlib's example faces
@@ -12,7 +13,7 @@ the same photos as they are (the baseline, measured in this run), and the bytes 
 - bytes: the real photo with the most pixels (a 4352 px portrait) as JPEG 85, as the page
   encodes it.
 
-    python benchmarks/bench_photo_side.py [--sides 2048,1600,1280,1024,800]
+    python benchmarks/bench_photo_side.py [--sides 2048,1600,1280,1024,800,640]
 
 The last line printed is one JSON object.
 """
@@ -124,7 +125,7 @@ def face_changes(faces: list[float | None], baseline: list[float | None]) -> dic
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sides", default="2048,1600,1280,1024,800")
+    parser.add_argument("--sides", default="2048,1600,1280,1024,800,640")
     args = parser.parse_args()
     if not real.available():
         print(json.dumps({"missing": str(real.REAL)}))
