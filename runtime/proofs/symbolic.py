@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import re._parser as sre  # type: ignore[import-not-found]  # the standard parser of `re`
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -80,6 +81,65 @@ class Value:
 
     defined: z3.BoolRef
     term: z3.ExprRef
+    #: A text that is always this many decimal digits (an input whose pattern admits nothing
+    #: else, an IMEI): one integer 0..9 each, so `substring`, `number`, `length`, `starts_with`
+    #: and `matches` of it are arithmetic, which z3 decides, not string constraints it may not.
+    digits: tuple[z3.ArithRef, ...] | None = None
+
+
+def digit_text(digits: tuple[z3.ArithRef, ...]) -> z3.ExprRef:
+    """The text its digits write (the term simulate's events read the input from)."""
+    chars = [z3.StrFromCode(48 + d) for d in digits]
+    if not chars:
+        return z3.StringVal("")
+    return chars[0] if len(chars) == 1 else z3.Concat(*chars)
+
+
+def digits_value(digits: tuple[z3.ArithRef, ...]) -> z3.ArithRef:
+    """The whole number the digits write, leading zeros included (`number("042")` is 42)."""
+    total: z3.ArithRef = z3.IntVal(0)
+    for d in digits:
+        total = total * 10 + d
+    return z3.ToReal(total)
+
+
+def fixed_digits(pattern: str | None, low: int, high: int) -> int | None:
+    """n when the texts `pattern` admits (RE2, searched) within `low`..`high` characters are
+    exactly the texts of n ASCII digits; None otherwise."""
+    if not pattern:
+        return None
+    try:
+        items = list(sre.parse(pattern))
+    except Exception:  # a pattern the checker let through but `re` refuses
+        return None
+    if len(items) < 3 or str(items[0][0]) != "AT" or str(items[-1][0]) != "AT":
+        return None
+    if str(items[0][1]) not in ("AT_BEGINNING", "AT_BEGINNING_STRING") or str(items[-1][1]) not in (
+        "AT_END",
+        "AT_END_STRING",
+    ):
+        return None
+
+    def digit(item: Any) -> bool:
+        op, arg = item
+        if str(op) != "IN" or len(arg) != 1:
+            return False
+        kind, value = arg[0]
+        return (str(kind) == "RANGE" and tuple(value) == (48, 57)) or (
+            str(kind) == "CATEGORY" and str(value) == "CATEGORY_DIGIT"  # RE2: ASCII only
+        )
+
+    least, most = 0, 0
+    for op, arg in items[1:-1]:
+        if digit((op, arg)):
+            least, most = least + 1, most + 1
+        elif str(op) == "MAX_REPEAT" and len(arg[2]) == 1 and digit(next(iter(arg[2]))):
+            least += arg[0]
+            most = most + arg[1] if arg[1] != sre.MAXREPEAT else 10**9
+        else:
+            return None
+    least, most = max(least, low), min(most, high)
+    return least if least == most else None
 
 
 @dataclass
@@ -443,8 +503,10 @@ class Evaluator:
         if operator == "/":
             zero = b == 0
             self.error("division_by_zero", node, z3.And(defined, zero))
-            return self.number(node, Value(z3.And(defined, z3.Not(zero)), a / b))
-        term = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b}[operator]()
+            return self.number(node, Value(z3.And(defined, z3.Not(zero)), linear_quotient(a, b)))
+        if operator == "*":
+            return self.number(node, Value(defined, linear_product(a, b)))
+        term = {"+": lambda: a + b, "-": lambda: a - b}[operator]()
         return self.number(node, Value(defined, term))
 
     def number(self, node: ir.Node, value: Value) -> Value:
@@ -602,6 +664,9 @@ class Evaluator:
             # or a date is short.
             bound = 40 if node.function == "text" and types[0] != "text" else MAX_TEXT
             self.functions_axiom(z3.Length(result.term) <= bound)
+        if node.function == "trim":
+            # `str.strip` only removes: never longer than its text.
+            self.functions_axiom(z3.Length(result.term) <= z3.Length(args[0].term))
         if node.function == "years_between":
             self.functions_axiom(years_axiom(args[0].term, args[1].term, result.term))
         return result
@@ -669,6 +734,8 @@ class Evaluator:
 
     def call_length(self, node: ir.Call, args: list[Any]) -> Value | None:
         a = args[0]
+        if isinstance(a, Value) and a.digits is not None:
+            return Value(a.defined, z3.RealVal(len(a.digits)))
         if isinstance(a, Items):
             count = z3.Sum([z3.If(p, 1, 0) for p, _ in a.items]) if a.items else z3.IntVal(0)
             return Value(a.defined, z3.ToReal(count))
@@ -684,12 +751,55 @@ class Evaluator:
             z3.And(container.defined, item.defined), z3.Contains(container.term, item.term)
         )
 
+    def _digits_affix(self, text: Value, affix: Value, start: bool) -> Value | None:
+        """`starts_with`/`ends_with` of a text of digits and a constant."""
+        cases = constant_cases(affix.term)
+        if text.digits is None or cases is None or len(cases) != 1:
+            return None
+        written = to_python(cases[0][1], "text")
+        if len(written) > len(text.digits) or not all(c in "0123456789" for c in written):
+            return Value(z3.And(text.defined, affix.defined), FALSE)
+        size = len(written)
+        part = text.digits[:size] if start else text.digits[len(text.digits) - size :]
+        same = z3.And(TRUE, *[d == int(c) for d, c in zip(part, written, strict=True)])
+        return Value(z3.And(text.defined, affix.defined), same)
+
+    def call_matches(self, node: ir.Call, args: list[Any]) -> Value | None:
+        """`matches` of a text of digits and a constant pattern: decided once for every text of
+        that many digits when all or none match; else the pattern's language."""
+        text, pattern = args
+        cases = constant_cases(pattern.term)
+        if text.digits is None or cases is None or len(cases) != 1:
+            return None
+        written = to_python(cases[0][1], "text")
+        from inspectlang.patterns import compiled_pattern
+
+        language = pattern_language(written) if compiled_pattern(written) is not None else None
+        if language is None:
+            return None
+        probe = z3.Solver()
+        probe.set("timeout", 500)
+        sample = z3.String("digits")
+        shape = z3.InRe(sample, z3.Loop(z3.Range("0", "9"), len(text.digits), len(text.digits)))
+        defined = z3.And(text.defined, pattern.defined)
+        if probe.check(shape, z3.Not(z3.InRe(sample, language))) == z3.unsat:
+            return Value(defined, TRUE)
+        if probe.check(shape, z3.InRe(sample, language)) == z3.unsat:
+            return Value(defined, FALSE)
+        return Value(defined, z3.InRe(text.term, language))
+
     def call_starts_with(self, node: ir.Call, args: list[Any]) -> Value | None:
         text, prefix = args
+        found = self._digits_affix(text, prefix, start=True)
+        if found is not None:
+            return found
         return Value(z3.And(text.defined, prefix.defined), z3.PrefixOf(prefix.term, text.term))
 
     def call_ends_with(self, node: ir.Call, args: list[Any]) -> Value | None:
         text, suffix = args
+        found = self._digits_affix(text, suffix, start=False)
+        if found is not None:
+            return found
         return Value(z3.And(text.defined, suffix.defined), z3.SuffixOf(suffix.term, text.term))
 
     def call_days_between(self, node: ir.Call, args: list[Any]) -> Value | None:
@@ -707,6 +817,11 @@ class Evaluator:
         a = args[0]
         if node.args[0].type == "boolean":
             return Value(a.defined, z3.If(a.term, z3.RealVal(1), z3.RealVal(0)))
+        if a.digits is not None:
+            if not a.digits:
+                self.error("number_of_text", node, a.defined)
+                return missing("number")
+            return self.number(node, Value(a.defined, digits_value(a.digits)))
         if constant_cases(a.term) is not None:
             return None
         # Whether the text writes a number is exact (`runtime.values._DECIMAL` around spaces);
@@ -721,6 +836,13 @@ class Evaluator:
     def call_substring(self, node: ir.Call, args: list[Any]) -> Value | None:
         text, *bounds = args
         positions = [constant_cases(b.term) for b in bounds]
+        if text.digits is not None and all(p is not None and len(p) == 1 for p in positions):
+            # Python's slice of the text is the slice of its digits, negative positions too.
+            at = [to_python(p[0][1], "number") for p in positions if p is not None]
+            if all(isinstance(x, int) for x in at):
+                part = text.digits[slice(*at) if len(at) == 2 else slice(at[0], None)]
+                defined = z3.And(*[a.defined for a in args])
+                return Value(defined, digit_text(part), part)
         if constant_cases(text.term) is not None or any(
             p is None or len(p) != 1 for p in positions
         ):
@@ -820,6 +942,88 @@ def lists_equal(left: Any, right: Any) -> z3.BoolRef:
     return z3.Or(z3.And(z3.Not(left.defined), z3.Not(right.defined)), both_defined)
 
 
+def finite_values(term: z3.ExprRef, limit: int = MAX_CASES) -> list[Fraction] | None:
+    """Every value a numeric term can take, when it is built from constants by `If`, `+`, `-`,
+    `*` and counts (`If(p, 1, 0)`), at most `limit` of them; None otherwise. A superset is
+    sound: a product by the term is then a choice among constant products."""
+
+    def combine(
+        parts: list[list[Fraction]], join: Callable[[Fraction, Fraction], Fraction]
+    ) -> list[Fraction] | None:
+        found = parts[0]
+        for part in parts[1:]:
+            if len(found) * len(part) > limit * limit:
+                return None
+            found = sorted({join(x, y) for x in found for y in part})
+            if len(found) > limit:
+                return None
+        return found
+
+    def walk(t: z3.ExprRef) -> list[Fraction] | None:
+        if z3.is_rational_value(t) or z3.is_int_value(t):
+            return [Fraction(t.as_fraction() if z3.is_rational_value(t) else t.as_long())]
+        if z3.is_app_of(t, z3.Z3_OP_ITE):
+            left, right = walk(t.arg(1)), walk(t.arg(2))
+            if left is None or right is None:
+                return None
+            both = sorted(set(left) | set(right))
+            return both if len(both) <= limit else None
+        if z3.is_app_of(t, z3.Z3_OP_TO_REAL) or z3.is_app_of(t, z3.Z3_OP_TO_INT):
+            inner = walk(t.arg(0))
+            if inner is None or z3.is_app_of(t, z3.Z3_OP_TO_REAL):
+                return inner
+            return sorted({Fraction(x.numerator // x.denominator) for x in inner})
+        if z3.is_app_of(t, z3.Z3_OP_UMINUS):
+            inner = walk(t.arg(0))
+            return None if inner is None else sorted({-x for x in inner})
+        joins: dict[int, Callable[[Fraction, Fraction], Fraction]] = {
+            z3.Z3_OP_ADD: lambda x, y: x + y,
+            z3.Z3_OP_SUB: lambda x, y: x - y,
+            z3.Z3_OP_MUL: lambda x, y: x * y,
+        }
+        for op, join in joins.items():
+            if z3.is_app_of(t, op):
+                parts = [walk(c) for c in t.children()]
+                if any(p is None for p in parts):
+                    return None
+                return combine([p for p in parts if p is not None], join)
+        return None
+
+    return walk(term)
+
+
+def _by_cases(factor: z3.ExprRef, values: list[Fraction], each: Callable[[Any], Any]) -> Any:
+    """`each(v)` for the value v the factor takes (the last case without a test: the factor
+    takes one of the values)."""
+    result = each(z3.RealVal(values[-1]))
+    for value in reversed(values[:-1]):
+        result = z3.If(factor == z3.RealVal(value), each(z3.RealVal(value)), result)
+    return result
+
+
+def linear_product(a: z3.ExprRef, b: z3.ExprRef) -> z3.ExprRef:
+    """`a * b`, linear where a factor takes a few values (a price times a deduction of a few
+    steps): nonlinear arithmetic made z3 give up within the time limit."""
+    if constant_cases(a) is None and constant_cases(b) is None:
+        values = finite_values(b)
+        if values is not None:
+            return _by_cases(b, values, lambda v: a * v)
+        values = finite_values(a)
+        if values is not None:
+            return _by_cases(a, values, lambda v: v * b)
+    return a * b
+
+
+def linear_quotient(a: z3.ExprRef, b: z3.ExprRef) -> z3.ExprRef:
+    """`a / b`, linear where the divisor takes a few values (never read when it is 0)."""
+    if constant_cases(b) is None:
+        values = finite_values(b)
+        if values is not None:
+            nonzero = [v for v in values if v != 0] or [Fraction(1)]
+            return _by_cases(b, nonzero, lambda v: a / v)
+    return a / b
+
+
 def years_axiom(first: z3.ExprRef, second: z3.ExprRef, years: z3.ExprRef) -> z3.BoolRef:
     """What whole years between two dates must be, whatever the calendar: a year is 365 or 366
     days, so `years` lies between (days - 366) / 366 and days / 365 + 1, roughly; stated
@@ -862,8 +1066,6 @@ def pattern_language(pattern: str) -> z3.ReRef | None:
     """The texts `pattern_search(pattern, text)` accepts, as a z3 regular expression, for the
     patterns of literals, classes, repeats, groups and alternatives; None for anything else
     (the input is then left free, and a replay the runtime refuses is `unknown`)."""
-    import re._parser as sre  # type: ignore[import-not-found]  # the standard parser of `re`
-
     try:
         parsed = sre.parse(pattern)
     except Exception:  # a pattern the checker let through but `re` refuses
@@ -1113,6 +1315,14 @@ class Scenario:
                 self.constraints.append(z3.IsInt(raw))
             value = Value(given, raw)
         elif spec.type in ("text", "textarea", "file", "video"):
+            size = fixed_digits(rules.pattern, rules.minLength or 0, rules.maxLength or MAX_TEXT)
+            if size is not None and spec.type in ("text", "textarea"):
+                digits = tuple(z3.Int(f"input.{name}[{k}]") for k in range(size))
+                self.constraints += [z3.And(d >= 0, d <= 9) for d in digits]
+                raw = digit_text(digits)
+                leaf = InputLeaf(spec, name, given, raw, Value(given, raw, digits))
+                self.inputs[key] = leaf
+                return leaf
             raw = z3.String(f"input.{name}")
             self.constraints.append(z3.Length(raw) <= (rules.maxLength or MAX_TEXT))
             self.constraints.append(z3.Length(raw) >= (rules.minLength or 0))
