@@ -108,7 +108,6 @@ def timed_pair(first: Any, second: Any) -> tuple[float, bytes, float, bytes]:
 
 def queue_throughput(database_url: str, data_dir: Path) -> float:
     """Reports per minute: QUEUE_REPORTS requests drained by two worker processes."""
-    from server.app import register_jobs
     from server.auth import create_company
     from server.blobs import LocalBlobStore
     from server.db import Database
@@ -116,7 +115,6 @@ def queue_throughput(database_url: str, data_dir: Path) -> float:
     from server.reports.tables import ReportRequestRecord
     from tests.reports.inspections import insert_inspection
 
-    register_jobs()
     db = Database(database_url)
     db.create_all()
     company = create_company(db, f"Bench {secrets.token_hex(3)}", [])

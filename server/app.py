@@ -12,6 +12,7 @@ handlers reach them through `server.deps.services(request)`.
 
 from __future__ import annotations
 
+import functools
 import logging
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 from litestar.static_files import create_static_files_router
 from sqlalchemy import text
 
-from server import jobs, log_redaction, metrics, migrate, tokens
+from server import jobs, log_redaction, metrics, migrate, routing
 from server.blobs import BlobStore, open_store
 from server.boundary import BoundaryMiddleware, SafeTextResponse
 from server.consumer import CONSUMER_AREA
@@ -199,9 +200,10 @@ def api_docs_assets() -> Any:
     )
 
 
-def job_kinds() -> jobs.Registry:
+def job_kinds(analyzers: routing.Analyzers) -> jobs.Registry:
     """Every kind of durable job with its handlers, and the worker's chores: named here, at the
-    composition root, in imports the layering contracts check (not strings resolved later)."""
+    composition root, in imports the layering contracts check (not strings resolved later). The
+    analysis job runs `analyzers`, the app's own."""
     from server.images import analysis
     from server.inspections import deliveries, expiry
     from server.reports import service as reports
@@ -220,7 +222,9 @@ def job_kinds() -> jobs.Registry:
             DELIVERY_JOB: jobs.JobKind(
                 deliveries.run_link_delivery_job, deliveries.link_delivery_given_up
             ),
-            analysis.JOB_KIND: jobs.JobKind(analysis.run_analysis_job),
+            analysis.JOB_KIND: jobs.JobKind(
+                functools.partial(analysis.run_analysis_job, analyzers)
+            ),
         },
         expiry_sweep=expiry.expire_overdue,
         purge_sessions=sessions.purge_expired,
@@ -228,9 +232,9 @@ def job_kinds() -> jobs.Registry:
     )
 
 
-def register_jobs() -> None:
-    """Register `job_kinds()` for this process (the app and the `worker` command do)."""
-    jobs.register(job_kinds())
+def worker_jobs(settings: Settings) -> jobs.Registry:
+    """The job kinds of a worker outside an app (the `worker` command): with its own analyzers."""
+    return job_kinds(routing.local_analyzers(settings))
 
 
 def create_app(
@@ -251,13 +255,14 @@ def create_app(
     check_provider_urls(settings)
     database = db or Database(settings.database_url)
     migrate.prepare(database, settings.env)
-    tokens.configure(settings.secret)
-    register_jobs()
+    analyzers = routing.local_analyzers(settings)
     shared = Services(
         db=database,
         settings=settings,
         blobs=blobs or open_store(settings, database),
         clock=clock or system_clock,
+        analyzers=analyzers,
+        jobs=job_kinds(analyzers),
     )
     pages = mount(settings, PAGE_AREAS if page_areas is None else page_areas)
     state = State(
@@ -334,9 +339,8 @@ def _close_rate_limiter(app: Litestar) -> None:
 
 def _log_capabilities(app: Litestar) -> None:
     """Say at start-up which validations go to a person here (docs/review.md)."""
-    from server import routing
-
-    routing.log_capabilities(app.state.settings)
+    shared: Services = app.state.services
+    routing.log_capabilities(shared.settings, shared.analyzers)
 
 
 def _start_worker(app: Litestar) -> None:
@@ -346,7 +350,10 @@ def _start_worker(app: Litestar) -> None:
         return
     from server.jobs import start_worker_thread  # the job handlers import the report renderer
 
-    app.state.worker = start_worker_thread(app.state.db, settings, blobs=app.state.blobs)
+    shared: Services = app.state.services
+    app.state.worker = start_worker_thread(
+        shared.db, settings, registry=shared.jobs, blobs=shared.blobs
+    )
 
 
 def _stop_worker(app: Litestar) -> None:

@@ -275,11 +275,10 @@ def run_worker(args: argparse.Namespace) -> int:
     except SettingsError as error:
         return _fail("invalid_settings", str(error))
     from server import log_redaction
-    from server.app import register_jobs
+    from server.app import worker_jobs
     from server.jobs import run_worker
 
     log_redaction.install()
-    register_jobs()
     try:
         database = _open_database(settings, long_running=True)
     except SchemaOutdated as error:
@@ -292,7 +291,7 @@ def run_worker(args: argparse.Namespace) -> int:
 
         start_http_server(args.metrics_port, addr=args.metrics_host)
     try:
-        run_worker(database, settings)
+        run_worker(database, settings, registry=worker_jobs(settings))
     finally:
         database.dispose()
     return 0

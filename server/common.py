@@ -14,6 +14,7 @@ import anyio.to_thread
 from runtime import InspectionError
 from server import tokens
 from server.errors import ApiError, from_inspection_error
+from server.settings import Settings
 
 T = TypeVar("T")
 
@@ -83,20 +84,26 @@ def _relink_stored_files(
     return document
 
 
-def sign_sources(public_url: str, document: Any, company_id: str, testing: bool) -> Any:
-    """Add a fresh content token to every link to this server's stored files in a document
-    (image `src` values and file input values), in place; returns the document."""
+def sign_sources(settings: Settings, document: Any, company_id: str, testing: bool) -> Any:
+    """Add a fresh content token (signed with the app's secret) to every link to this server's
+    stored files in a document (image `src` values and file input values), in place; returns
+    the document."""
     mode: tokens.Mode = "test" if testing else "live"
 
     def signed(file_id: str, link: str) -> str | None:
         if not link.endswith("/content"):
             return None
         token, _ = tokens.issue(
-            CONTENT_TOKEN_KIND, file_id, company_id, mode, CONTENT_TOKEN_TTL_SECONDS
+            CONTENT_TOKEN_KIND,
+            file_id,
+            company_id,
+            mode,
+            CONTENT_TOKEN_TTL_SECONDS,
+            secret=settings.secret,
         )
         return f"{link}?token={token}"
 
-    return _relink_stored_files(public_url, document, signed)
+    return _relink_stored_files(settings.public_url, document, signed)
 
 
 def shared_file_url(public_url: str, inspection_id: str, file_id: str, token: str) -> str:

@@ -36,7 +36,9 @@ from server.auth import AuthContext, authenticate_key, parse_api_key, verify_api
 from server.blobs import BlobStore
 from server.db import Database
 from server.errors import ApiError
+from server.jobs import Registry
 from server.key_lookup import AsyncKeyLookup
+from server.routing import Analyzers
 from server.settings import Settings
 
 Clock = Callable[[], datetime]
@@ -87,7 +89,9 @@ class AuthMiddleware(AbstractAuthenticationMiddleware):
         if api_key is None and image_token is not None:
             if not connection.route_handler.opt.get(IMAGE_TOKEN_OPT):
                 raise ApiError.of("unauthorized", "This endpoint needs an x-api-key header.")
-            claims = tokens.verify("image", image_token, now=state.clock())
+            claims = tokens.verify(
+                "image", image_token, secret=state.settings.secret, now=state.clock()
+            )
             context = AuthContext(
                 company_id=claims.company_id,
                 mode=claims.mode,
@@ -155,12 +159,17 @@ async def delegated(
 
 @dataclass(frozen=True, slots=True)
 class Services:
-    """The app's shared objects a handler uses, built once by `create_app`."""
+    """The app's shared objects a handler uses, built once by `create_app`: everything an app
+    holds that another app in the same process must not see (its secret is `settings.secret`)."""
 
     db: Database
     settings: Settings
     blobs: BlobStore
     clock: Clock
+    #: The photo analyzers this app runs (`server.routing.local_analyzers`).
+    analyzers: Analyzers
+    #: The job kinds and chores its worker runs (`server.app.job_kinds`).
+    jobs: Registry
 
 
 def services(connection: ASGIConnection[Any, Any, Any, Any]) -> Services:

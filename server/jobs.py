@@ -12,14 +12,17 @@ complete a job that another worker now owns. Failures are retried with exponenti
 full jitter; after `max_attempts` the kind's give-up handler runs (a report is marked failed).
 
 This module depends on none of the work it runs: the composition root (`server.app.job_kinds`)
-registers every kind's handlers and the worker's periodic chores with `register`, in plain
-imports the layering contracts see. Every `settings.expiry_sweep_seconds` the worker also runs
-the expiry sweep, which blocks inspections still open past their `expiresAt`.
+names every kind's handlers and the worker's periodic chores in a `Registry`, in plain imports
+the layering contracts see, and hands it to the worker it starts (`run_worker(registry=...)`):
+nothing is held by the process, so two apps in one process each run their own. A job of a kind
+the worker's registry does not name fails for good. Every `settings.expiry_sweep_seconds` the
+worker also runs the expiry sweep, which blocks inspections still open past their `expiresAt`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import random
@@ -68,26 +71,6 @@ class Registry:
     purge_sessions: Callable[[Database, datetime], Any]
     #: Deletes partner applications' codes and tokens past use (`server.oauth.service`).
     purge_partner_tokens: Callable[[Database, datetime], Any] | None = None
-
-
-_registry: Registry | None = None
-
-
-def register(registry: Registry) -> None:
-    """Name the handlers (the composition root does, before any job is enqueued or run)."""
-    global _registry
-    _registry = registry
-
-
-def registered() -> Registry:
-    if _registry is None:
-        raise RuntimeError("no job kinds registered: call server.app.register_jobs() first")
-    return _registry
-
-
-def _check_kind(kind: str) -> None:
-    if kind not in registered().kinds:
-        raise ValueError(f"unknown job kind {kind!r}")
 
 
 #: Attempts of a job before it fails for good (a kind may pass its own to `enqueue`).
@@ -184,7 +167,6 @@ def enqueue(
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
 ) -> JobRecord:
     """Add a job in the caller's transaction (it runs once that transaction commits)."""
-    _check_kind(kind)
     job = JobRecord(
         kind=kind,
         payload=payload,
@@ -204,7 +186,6 @@ def job_row(
     kind: str, payload: dict[str, Any], *, max_attempts: int = DEFAULT_MAX_ATTEMPTS
 ) -> dict[str, Any]:
     """A job as a row for `enqueue_rows` (what `enqueue` would add)."""
-    _check_kind(kind)
     now = utcnow()
     return {
         "kind": kind,
@@ -327,6 +308,7 @@ def _heartbeat(db: Database, job: JobRecord, lease_seconds: float) -> Iterator[N
 def _finish(
     db: Database,
     job: JobRecord,
+    registry: Registry,
     *,
     status: str,
     error: str | None = None,
@@ -350,7 +332,8 @@ def _finish(
             session.rollback()
             logger.warning("job %s: lease lost before it could be marked %s", job.id, status)
             return False
-        give_up = registered().kinds[job.kind].give_up if status == "failed" else None
+        known = registry.kinds.get(job.kind)
+        give_up = known.give_up if known is not None and status == "failed" else None
         if give_up is not None:
             give_up(session, job, error or "failed")
         session.commit()
@@ -358,25 +341,40 @@ def _finish(
 
 
 def run_job(
-    db: Database, settings: Settings, job: JobRecord, config: WorkerConfig, blobs: BlobStore
+    db: Database,
+    settings: Settings,
+    job: JobRecord,
+    config: WorkerConfig,
+    blobs: BlobStore,
+    registry: Registry,
 ) -> None:
     """Run one claimed job to its next state: done, queued again (retry) or failed; counted in
     `server.metrics` by kind and outcome."""
     started = time.perf_counter()
     outcome = "error"
     try:
-        outcome = _run_job(db, settings, job, config, blobs)
+        outcome = _run_job(db, settings, job, config, blobs, registry)
     finally:
         metrics.job_done(job.kind, outcome, time.perf_counter() - started)
 
 
 def _run_job(
-    db: Database, settings: Settings, job: JobRecord, config: WorkerConfig, blobs: BlobStore
+    db: Database,
+    settings: Settings,
+    job: JobRecord,
+    config: WorkerConfig,
+    blobs: BlobStore,
+    registry: Registry,
 ) -> str:
     """Run one claimed job to its next state; its outcome: done, retry or failed."""
     assert job.id is not None and job.locked_by is not None
+    finish = functools.partial(_finish, db, job, registry)
     if job.attempts > job.max_attempts:  # its workers kept dying: stop trying
-        _finish(db, job, status="failed", error=job.last_error or "worker lost too many times")
+        finish(status="failed", error=job.last_error or "worker lost too many times")
+        return "failed"
+    kind = registry.kinds.get(job.kind)
+    if kind is None:  # nothing here runs it: retrying would not change that
+        finish(status="failed", error=f"unknown job kind {job.kind!r}")
         return "failed"
     context = JobContext(
         db=db,
@@ -391,15 +389,15 @@ def _run_job(
     )
     try:
         with _heartbeat(db, job, config.lease_seconds):
-            registered().kinds[job.kind].run(context)
+            kind.run(context)
     except GiveUp as error:
-        _finish(db, job, status="failed", error=str(error))
+        finish(status="failed", error=str(error))
         return "failed"
     except Exception as error:
         message = f"{type(error).__name__}: {error}"
         if job.attempts >= job.max_attempts:
             logger.warning("job %s (%s) failed for good: %s", job.id, job.kind, message)
-            _finish(db, job, status="failed", error=message)
+            finish(status="failed", error=message)
             return "failed"
         if isinstance(error, RetryLater):
             delay = max(error.delay_seconds, 0.0)  # the handler caps it
@@ -411,10 +409,10 @@ def _run_job(
                 "job %s (%s) attempt %s failed: %s", job.id, job.kind, job.attempts, message
             )
         run_at = utcnow() + timedelta(seconds=delay)
-        _finish(db, job, status="queued", error=message, run_at=run_at)
+        finish(status="queued", error=message, run_at=run_at)
         return "retry"
     if not context.completed:
-        _finish(db, job, status="done")
+        finish(status="done")
     return "done"
 
 
@@ -467,10 +465,9 @@ class OutageLog:
             self.fault = None
 
 
-def _purge_web_sessions(db: Database, outage: OutageLog) -> None:
+def _purge_web_sessions(db: Database, chores: Registry, outage: OutageLog) -> None:
     """Delete expired browser sessions of the web pages (`server.web.sessions`), and the
     partner applications' codes and tokens no request can use any more."""
-    chores = registered()
     try:
         chores.purge_sessions(db, utcnow())
     except Exception as error:
@@ -483,11 +480,13 @@ def _purge_web_sessions(db: Database, outage: OutageLog) -> None:
         outage.failed("purging spent partner tokens", error)
 
 
-def sweep_expired(db: Database, name: str = "worker", outage: OutageLog | None = None) -> int:
-    """Run the expiry sweep once; its failure is logged (through `outage` when given), never
-    fatal to the worker."""
+def sweep_expired(
+    db: Database, registry: Registry, name: str = "worker", outage: OutageLog | None = None
+) -> int:
+    """Run the expiry sweep of `registry` once; its failure is logged (through `outage` when
+    given), never fatal to the worker."""
     try:
-        blocked = int(registered().expiry_sweep(db))
+        blocked = int(registry.expiry_sweep(db))
     except Exception as error:
         if outage is not None:
             outage.failed("the expiry sweep", error)
@@ -504,15 +503,16 @@ def run_once(
     settings: Settings,
     config: WorkerConfig | None = None,
     *,
+    registry: Registry,
     blobs: BlobStore | None = None,
 ) -> bool:
-    """Claim and run at most one job; True when one ran. `blobs` defaults to the store
-    `settings` configure (`server.blobs.open_store`)."""
+    """Claim and run at most one job with the handlers of `registry`; True when one ran.
+    `blobs` defaults to the store `settings` configure (`server.blobs.open_store`)."""
     config = config or default_config()
     job = claim(db, lease_seconds=config.lease_seconds)
     if job is None:
         return False
-    run_job(db, settings, job, config, blobs or open_store(settings, db))
+    run_job(db, settings, job, config, blobs or open_store(settings, db), registry)
     return True
 
 
@@ -520,6 +520,7 @@ def run_worker(
     db: Database,
     settings: Settings,
     *,
+    registry: Registry,
     stop_event: threading.Event | None = None,
     config: WorkerConfig | None = None,
     blobs: BlobStore | None = None,
@@ -551,13 +552,13 @@ def run_worker(
                     purge_finished(db)
                 except Exception as error:
                     outage.failed("purging finished jobs", error)
-                _purge_web_sessions(db, outage)
+                _purge_web_sessions(db, registry, outage)
             sweep_due = settings.expiry_sweep_seconds > 0 and time.monotonic() >= next_sweep
             if outage.fault is None and sweep_due:
                 next_sweep = time.monotonic() + settings.expiry_sweep_seconds
-                sweep_expired(db, name, outage)
+                sweep_expired(db, registry, name, outage)
             try:
-                ran = run_once(db, settings, config, blobs=store)
+                ran = run_once(db, settings, config, registry=registry, blobs=store)
             except Exception as error:
                 outage.failed("claiming or running a job", error)
                 ran = False
@@ -590,6 +591,7 @@ def start_worker_thread(
     db: Database,
     settings: Settings,
     *,
+    registry: Registry,
     workers: int = 1,
     config: WorkerConfig | None = None,
     blobs: BlobStore | None = None,
@@ -601,7 +603,7 @@ def start_worker_thread(
         threading.Thread(
             target=run_worker,
             args=(db, settings),
-            kwargs={"stop_event": stop, "config": config, "blobs": blobs},
+            kwargs={"stop_event": stop, "config": config, "blobs": blobs, "registry": registry},
             name=f"inspectlang-worker-{index}",
             daemon=True,
         )

@@ -7,11 +7,16 @@ own service posts its results (`INSPECTLANG_POSTED_VALIDATIONS`). Every other va
 routed to a person (`runtime.routing`): it never holds an inspection in `processing`, and when
 it is required the finished inspection waits in `review`. The service says so at start-up,
 in `GET /v1/capabilities`, and as warning `W900` when a template is saved (docs/review.md).
+
+The analyzers are the app's own (`local_analyzers`, built once by `create_app` and held in its
+`Services`, passed to the worker's analysis job): two apps in one process, one with vision on
+and one off, each decide with theirs.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from inspectlang.manifest import VALIDATION_NAMES
@@ -27,28 +32,33 @@ logger = logging.getLogger("server.routing")
 PERSON_ROUTED_WARNING = "W900"
 
 
+#: An app's analyzers by validation name (`local_analyzers`).
+Analyzers = Mapping[str, "Analyzer"]
+
+
 def local_analyzers(settings: Settings) -> dict[str, Analyzer]:
-    """The analyzers this process runs (empty when vision is off or not installed)."""
+    """New analyzers for an app with these settings (none when vision is off or not
+    installed); `create_app` and the `worker` command build them once."""
     if not settings.vision:
         return {}
     from runtime import vision
 
-    return dict(vision.load_analyzers())
+    return vision.load_analyzers()
 
 
-def analyzable(settings: Settings) -> set[str]:
+def analyzable(settings: Settings, analyzers: Analyzers) -> set[str]:
     """Validation names the worker can produce a result for."""
-    return set(local_analyzers(settings)) | set(settings.validation_providers)
+    return set(analyzers) | set(settings.validation_providers)
 
 
-def machine_validations(settings: Settings) -> frozenset[str]:
+def machine_validations(settings: Settings, analyzers: Analyzers) -> frozenset[str]:
     """Validation names a machine decides in this deployment; every other goes to a person."""
-    return frozenset(REGISTRY) | analyzable(settings) | settings.posted_validations
+    return frozenset(REGISTRY) | analyzable(settings, analyzers) | settings.posted_validations
 
 
-def capabilities(settings: Settings) -> dict[str, Any]:
+def capabilities(settings: Settings, analyzers: Analyzers) -> dict[str, Any]:
     """`GET /v1/capabilities`: who decides each validation of the language here."""
-    local = set(REGISTRY) | set(local_analyzers(settings))
+    local = set(REGISTRY) | set(analyzers)
     providers = set(settings.validation_providers)
     posted = set(settings.posted_validations)
     routes: dict[str, str] = {}
@@ -68,9 +78,9 @@ def capabilities(settings: Settings) -> dict[str, Any]:
     }
 
 
-def log_capabilities(settings: Settings) -> None:
+def log_capabilities(settings: Settings, analyzers: Analyzers) -> None:
     """The start-up line saying which validations wait for a person here."""
-    found = capabilities(settings)
+    found = capabilities(settings, analyzers)
     logger.info(
         "validations decided by a machine here: %s; by a person (status review): %s",
         ", ".join(found["machine"]) or "none",

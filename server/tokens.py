@@ -4,8 +4,9 @@ A token is `<payload>.<signature>`, both base64url without padding; the payload 
 with the kind, subject, company, mode and expiry. Signing and the constant-time check are
 itsdangerous's `Signer` (HMAC-SHA256 over the text, keyed with the server secret as is: the
 same signatures this module wrote by hand before, so links issued earlier stay valid); this
-module adds the claims, the kind and the expiry. The secret is set once per process by
-`configure` (the app does it from `Settings.secret`); `issue`/`verify` also take `secret=`.
+module adds the claims, the kind and the expiry. Every call names its secret (`secret=`, the
+app's `Settings.secret`): nothing is held by the process, so two apps in one process each sign
+and check with their own.
 
 This is the service's one signing scheme: `sign`/`signature_matches` give the same signature to
 any other signed text (the report links of `server.reports.links` sign `report-link|id|expiry`,
@@ -33,8 +34,6 @@ Mode = Literal["test", "live"]
 #: Longest token accepted by `verify`, so a huge header cannot make us hash megabytes.
 MAX_TOKEN_LENGTH = 2048
 
-_secret: bytes | None = None
-
 
 class TokenError(ApiError):
     """A token that is malformed, forged, of another kind, or expired (HTTP 401)."""
@@ -57,20 +56,6 @@ class TokenClaims:
 #: What a token looks like: its claims and its signature, each base64url (stated in the API
 #: document; anything else is refused by `verify` as `invalid_token`).
 TOKEN_PATTERN = r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$"
-
-
-def configure(secret: str) -> None:
-    """Set the process-wide signing secret (called by `create_app`)."""
-    global _secret
-    _secret = secret.encode("utf-8")
-
-
-def _key(secret: str | None) -> bytes:
-    if secret is not None:
-        return secret.encode("utf-8")
-    if _secret is None:
-        raise RuntimeError("server.tokens.configure(secret) has not been called")
-    return _secret
 
 
 def _b64encode(data: bytes) -> str:
@@ -96,16 +81,16 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def sign(message: str, *, secret: str | None = None) -> str:
+def sign(message: str, *, secret: str) -> str:
     """The scheme's signature of `message`: base64url HMAC-SHA256 with the server secret."""
-    return _signer(_key(secret)).get_signature(message).decode("ascii")
+    return _signer(secret.encode("utf-8")).get_signature(message).decode("ascii")
 
 
-def signature_matches(message: str, given: str, *, secret: str | None = None) -> bool:
+def signature_matches(message: str, given: str, *, secret: str) -> bool:
     """Whether `given` is the signature of `message`, compared in constant time."""
     if not given.isascii():
         return False
-    return _signer(_key(secret)).verify_signature(message, given)
+    return _signer(secret.encode("utf-8")).verify_signature(message, given)
 
 
 def issue(
@@ -115,8 +100,8 @@ def issue(
     mode: Mode,
     ttl_seconds: int,
     *,
+    secret: str,
     now: datetime | None = None,
-    secret: str | None = None,
     holder: str | None = None,
 ) -> tuple[str, datetime]:
     """A token for `kind` (e.g. "image") about `subject`, valid `ttl_seconds`; and its expiry.
@@ -133,17 +118,15 @@ def issue(
     if holder is not None:
         claims["h"] = holder
     payload = _b64encode(json.dumps(claims, separators=(",", ":")).encode("utf-8"))
-    return _signer(_key(secret)).sign(payload).decode("ascii"), expires_at
+    return _signer(secret.encode("utf-8")).sign(payload).decode("ascii"), expires_at
 
 
-def verify(
-    kind: str, token: str, *, now: datetime | None = None, secret: str | None = None
-) -> TokenClaims:
+def verify(kind: str, token: str, *, secret: str, now: datetime | None = None) -> TokenClaims:
     """The claims of a valid, unexpired token of `kind`; `TokenError` otherwise."""
     if not token or len(token) > MAX_TOKEN_LENGTH or not token.isascii() or token.count(".") != 1:
         raise TokenError("invalid_token", "The token is malformed.")
     try:
-        payload = _signer(_key(secret)).unsign(token).decode("ascii")
+        payload = _signer(secret.encode("utf-8")).unsign(token).decode("ascii")
     except BadSignature:
         raise TokenError("invalid_token", "The token signature is not valid.") from None
     try:

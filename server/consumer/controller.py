@@ -80,9 +80,7 @@ def open_link(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> 
     if holder is None:
         throttle.failed(address, inspection_id, now.timestamp())
         return not_found(negotiate(request.headers.get("accept-language")))
-    view = access.read_for_consumer(
-        shared.db, shared.settings.public_url, holder.auth, inspection_id
-    )
+    view = access.read_for_consumer(shared.db, shared.settings, holder.auth, inspection_id)
     locale = choose_locale(view.state.locale)
     # A link past its own window while the inspection is still open (an expired inspection is
     # blocked below, by the first change that notices it, and shows the same page).
@@ -107,9 +105,7 @@ def open_link(request: Request[Any, Any, Any], inspection_id: FromPath[str]) -> 
             inspections.start_inspection(
                 shared.db, shared.settings, holder.auth, inspection_id, now
             )
-        view = access.read_for_consumer(
-            shared.db, shared.settings.public_url, holder.auth, inspection_id
-        )
+        view = access.read_for_consumer(shared.db, shared.settings, holder.auth, inspection_id)
     ended = status_page(view, now)
     if ended is not None:
         return ended

@@ -65,6 +65,7 @@ async def upload_photo(request: Request[Any, Any, Any], inspection_id: FromPath[
             visit.shared.db,
             visit.shared.settings,
             visit.shared.blobs,
+            visit.shared.analyzers,
             visit.auth,
             products[0].id,
             body.files.get("image"),

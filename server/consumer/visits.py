@@ -152,7 +152,7 @@ def visit_of(request: Request[Any, Any, Any], inspection_id: str) -> Visit | Non
         return None
     auth = access.consumer_auth(row.company_id, row.data.get("testing", False), inspection_id)
     try:
-        view = access.read_for_consumer(shared.db, shared.settings.public_url, auth, inspection_id)
+        view = access.read_for_consumer(shared.db, shared.settings, auth, inspection_id)
     except ApiError:
         return None
     return Visit(shared=shared, session=row, auth=auth, inspection_id=inspection_id, view=view)

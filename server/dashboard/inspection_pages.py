@@ -427,7 +427,8 @@ async def photo(
             # `?size=thumb`: the photo's thumbnail, made once and kept beside it
             return images.image_content(
                 app.db, app.blobs, image_id, auth=member.auth, token=None,
-                inspection_id=inspection_id, thumb=size == "thumb",
+                secret=app.settings.secret, inspection_id=inspection_id,
+                thumb=size == "thumb",
             )  # fmt: skip
         except ApiError as error:
             raise NotFound(f"photo {image_id}") from error

@@ -36,7 +36,7 @@ REFUSALS = {
 def _shared(request: Request[Any, Any, Any], inspection_id: str, token: str) -> Any:
     app = services(request)
     try:
-        auth = shares.check(app.db, inspection_id, token, app.clock())
+        auth = shares.check(app.db, app.settings.secret, inspection_id, token, app.clock())
         document = inspections.get_inspection(app.db, app.settings, auth, inspection_id)
         # Its photos through the share's own token: they die with the share.
         through_link(app.settings.public_url, document, inspection_id, token)

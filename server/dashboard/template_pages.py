@@ -328,7 +328,7 @@ async def check(request: Request[Any, Any, Any]) -> dict[str, Any]:
     require(member, "templates.view")
     source = _text(await _json_body(request), "source")
     app = app_services(request)
-    machine = routing.machine_validations(app.settings)
+    machine = routing.machine_validations(app.settings, app.analyzers)
     shared = _shared_files(request, member)
     found = await in_thread(diagnostics_of, source, app.clock(), machine, shared)
     return {"diagnostics": found}

@@ -35,7 +35,7 @@ from server.images import providers
 from server.inspections import service as inspections
 from server.inspections.tables import ImageRecord as ImageRow
 from server.jobs import GiveUp, JobContext, RetryLater, job_row
-from server.routing import analyzable, local_analyzers, machine_validations
+from server.routing import Analyzers, analyzable, local_analyzers, machine_validations
 from server.settings import Settings
 
 logger = logging.getLogger("server.analysis")
@@ -47,17 +47,19 @@ JOB_KIND = "image_analysis"
 MAX_ATTEMPTS = 6
 
 
-def _needs(settings: Settings, name: str) -> frozenset[str]:
+def _needs(analyzers: Analyzers, name: str) -> frozenset[str]:
     """Reference roles the analyzer of `name` compares with (none for a provider)."""
-    analyzer = local_analyzers(settings).get(name)
+    analyzer = analyzers.get(name)
     return analyzer.needs if analyzer is not None else frozenset()
 
 
-def jobs_after_upload(settings: Settings, state: InspectionState, image_id: str) -> list[str]:
+def jobs_after_upload(
+    settings: Settings, analyzers: Analyzers, state: InspectionState, image_id: str
+) -> list[str]:
     """Images to analyse after `image_id` was uploaded: that one when it waits for something
     the worker can produce, and any other photo waiting for this one as its reference (a
     selfie's face comparison waiting for the identity document)."""
-    names = analyzable(settings)
+    names = analyzable(settings, analyzers)
     if not names:
         return []
     wanted: list[str] = []
@@ -70,7 +72,7 @@ def jobs_after_upload(settings: Settings, state: InspectionState, image_id: str)
             continue
         refs = analysis.references(state, other.image)
         if any(
-            ref.id == image_id and role in _needs(settings, name)
+            ref.id == image_id and role in _needs(analyzers, name)
             for name in other.names
             for role, ref in refs.items()
         ):
@@ -118,6 +120,7 @@ class _Photo:
     """What the job knows of the photo it analyses."""
 
     ctx: JobContext
+    analyzers: Analyzers
     inspection_id: str
     image_id: str
     data: bytes
@@ -129,8 +132,9 @@ class _Photo:
     reference_bytes: dict[str, bytes] = field(default_factory=dict)
 
 
-def run_analysis_job(ctx: JobContext) -> None:
-    """Analyse one photo: every waiting validation this worker can produce, one record each."""
+def run_analysis_job(analyzers: Analyzers, ctx: JobContext) -> None:
+    """Analyse one photo: every waiting validation this worker can produce (with a provider or
+    one of `analyzers`, the app's), one record each."""
     payload = ctx.payload
     inspection_id, image_id = payload["inspectionId"], payload["imageId"]
     auth = AuthContext(company_id=payload["companyId"], mode=payload["mode"], key_id="worker")
@@ -149,6 +153,7 @@ def run_analysis_job(ctx: JobContext) -> None:
     state = loaded.state
     photo = _Photo(
         ctx,
+        analyzers,
         inspection_id,
         image_id,
         *stored,
@@ -215,7 +220,7 @@ def _outcome(
             answer.confidence, answer.confidence >= 50, answer.result, entities
         )
         return outcome, [_builtins(damage) for damage in answer.damages]
-    analyzer = local_analyzers(photo.ctx.settings).get(name)
+    analyzer = photo.analyzers.get(name)
     if analyzer is None:
         return None
     roles = analyzer.needs

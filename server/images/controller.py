@@ -55,6 +55,7 @@ async def upload_image(
         app.db,
         app.settings,
         app.blobs,
+        app.analyzers,
         auth,
         product_id,
         body.files.get("image"),
@@ -74,7 +75,7 @@ async def upload_token(request: Request[Any, Any, Any], product_id: FromPath[str
     """A short-lived token for header `x-image-token`: uploads of this product, no API key."""
     app = services(request)
     auth = auth_of(request)
-    return await in_thread(images.upload_token, app.db, auth, product_id, app.clock())
+    return await in_thread(images.upload_token, app.db, app.settings, auth, product_id, app.clock())
 
 
 @get(
@@ -99,7 +100,9 @@ def image_content(
     app = services(request)
     api_key = request.headers.get("x-api-key")
     auth = authenticate_key(app.db, api_key) if api_key is not None else None
-    data, filename = images.image_content(app.db, app.blobs, image_id, auth=auth, token=token)
+    data, filename = images.image_content(
+        app.db, app.blobs, image_id, auth=auth, token=token, secret=app.settings.secret
+    )
     return stored_file_response(data, filename)
 
 
@@ -134,10 +137,10 @@ def shared_file(
     link (the links of the `src` values it answers): 403 `link_revoked` or `link_expired` as
     soon as the link is, where an image's own content token lived on for its hour."""
     app = services(request)
-    auth = verify_link(app.db, inspection_id, token, app.clock())
+    auth = verify_link(app.db, app.settings.secret, inspection_id, token, app.clock())
     data, filename = images.image_content(
-        app.db, app.blobs, file_id, auth=auth, token=None, inspection_id=inspection_id,
-        thumb=size == "thumb",
+        app.db, app.blobs, file_id, auth=auth, token=None, secret=app.settings.secret,
+        inspection_id=inspection_id, thumb=size == "thumb",
     )  # fmt: skip
     return stored_file_response(data, filename)
 

@@ -34,6 +34,7 @@ from server.images.schemas import UNSET, Coordinates, ImageData, UploadToken
 from server.inspections import service as inspections
 from server.inspections.tables import ImageRecord
 from server.multipart import UploadedFile
+from server.routing import Analyzers
 from server.settings import Settings
 from server.thumbnails import kept_thumbnail
 
@@ -100,6 +101,7 @@ def upload_image(
     db: Database,
     settings: Settings,
     blobs: BlobStore,
+    analyzers: Analyzers,
     auth: AuthContext,
     product_id: str,
     image: UploadedFile | None,
@@ -165,7 +167,7 @@ def upload_image(
             upload,
             now=now,
             ids=lambda: next(fresh, None) or new_object_id(),
-            machine=analysis.machine_validations(settings),
+            machine=analysis.machine_validations(settings, analyzers),
         )
         if record.id != image_id:  # the runtime named it otherwise: point src at its id
             stored = _image_by_id(state, record.id)
@@ -192,7 +194,7 @@ def upload_image(
             # second upload of the same request, tests/server/test_multiprocess.py).
             answers.append(_answer(settings, loaded, state, added[0], image.data, meta))
             store_with(session, claim, StoredResponse.json(201, answers[0]))
-        analyse = analysis.jobs_after_upload(settings, state, added[0])
+        analyse = analysis.jobs_after_upload(settings, analyzers, state, added[0])
         if analyse:
             analysis.enqueue_analysis(session, auth, loaded.record.id, analyse)
         session.add(
@@ -247,7 +249,7 @@ def _answer(
 ) -> dict[str, Any]:
     """The upload's answer: the image as the inspection now shows it, its quality and, for a
     side no image of the template has, a warning."""
-    document = inspections.to_document(loaded.program, state, loaded.record, settings.public_url)
+    document = inspections.to_document(loaded.program, state, loaded.record, settings)
     view = _find_view(document, image_id)
     if view is None:
         raise ApiError.of("internal_error", "The uploaded image is missing from the inspection.")
@@ -285,13 +287,21 @@ def _find_view(document: dict[str, Any], image_id: str) -> dict[str, Any] | None
     return None
 
 
-def upload_token(db: Database, auth: AuthContext, product_id: str, now: datetime) -> UploadToken:
+def upload_token(
+    db: Database, settings: Settings, auth: AuthContext, product_id: str, now: datetime
+) -> UploadToken:
     """A short-lived token that lets a device upload images of this product without the key."""
     _check_scope(auth, product_id)
     with db.session() as session:
         inspections.find_product(session, auth, product_id)
     token, expires_at = tokens.issue(
-        UPLOAD_TOKEN_KIND, product_id, auth.company_id, auth.mode, UPLOAD_TOKEN_TTL_SECONDS, now=now
+        UPLOAD_TOKEN_KIND,
+        product_id,
+        auth.company_id,
+        auth.mode,
+        UPLOAD_TOKEN_TTL_SECONDS,
+        secret=settings.secret,
+        now=now,
     )
     return UploadToken(token=token, expiresAt=utc_timestamp(expires_at))
 
@@ -310,6 +320,7 @@ def image_content(
     *,
     auth: AuthContext | None,
     token: str | None,
+    secret: str,
     inspection_id: str | None = None,
     thumb: bool = False,
 ) -> tuple[bytes, str | None]:
@@ -322,7 +333,7 @@ def image_content(
         if not token:
             raise ApiError.of("unauthorized", "Send the x-api-key header or a `token` parameter.")
         try:
-            claims = tokens.verify(CONTENT_TOKEN_KIND, token)
+            claims = tokens.verify(CONTENT_TOKEN_KIND, token, secret=secret)
         except tokens.TokenError as error:
             code = "link_expired" if error.code == "token_expired" else "invalid_link"
             raise ApiError(code, 403, error.description) from None

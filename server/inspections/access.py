@@ -22,6 +22,7 @@ from server.db import Database
 from server.delivery import service as deliveries
 from server.inspections import service
 from server.inspections.tables import InspectionRecord
+from server.settings import Settings
 from server.tables import Company
 from server.tokens import hash_token as code_hash
 
@@ -84,7 +85,7 @@ class ConsumerView:
 
 
 def read_for_consumer(
-    db: Database, public_url: str, auth: AuthContext, inspection_id: str
+    db: Database, settings: Settings, auth: AuthContext, inspection_id: str
 ) -> ConsumerView:
     """The inspection as its consumer sees it (404 `inspection_not_found` when not theirs)."""
     if auth.scope != f"consumer:{inspection_id}":
@@ -94,7 +95,7 @@ def read_for_consumer(
         loaded = service.load(session, record)
         company = session.get(Company, record.company_id)
         delivered = deliveries.latest(session, inspection_id)
-    document = service.to_document(loaded.program, loaded.state, record, public_url)
+    document = service.to_document(loaded.program, loaded.state, record, settings)
     hours = loaded.manifest.parameters.linkExpiresInHours
     if delivered is not None:  # a resend's link has its own window, counted from the resend
         link_expires_at = delivered.expires_at

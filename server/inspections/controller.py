@@ -154,7 +154,7 @@ def list_inspections(
         "plate": plate,
         "templateId": template_id,
     }
-    return listing.list_inspections(app.db, app.settings.public_url, auth, params)
+    return listing.list_inspections(app.db, app.settings, auth, params)
 
 
 @get(

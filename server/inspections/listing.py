@@ -35,6 +35,7 @@ from server.inspections import counts, hour_counts
 from server.inspections.searchtext import like_pattern
 from server.inspections.service import present, stored_document
 from server.inspections.tables import InspectionCountRecord, InspectionRecord
+from server.settings import Settings
 
 #: Page size when none is asked for (spec: default 10).
 DEFAULT_LIMIT = 10
@@ -242,7 +243,7 @@ def page_statement(
 
 def list_inspections(
     db: Database,
-    public_url: str,
+    settings: Settings,
     auth: AuthContext,
     params: Mapping[str, str | None],
     narrowing: Narrowing | None = None,
@@ -264,15 +265,15 @@ def list_inspections(
             rows = connection.execute(statement).all()
         # A page past the end has no row to carry the total: count alone (rare).
         total = int(rows[0][3]) if rows else total_of(connection, auth, chosen, narrowing)
-    link_prefix = file_link_prefix(public_url)
+    link_prefix = file_link_prefix(settings.public_url)
     documents = []
     for inspection_id, text, delivery, _ in rows:
         if text is None:
             with db.session() as session:
                 document = stored_document(session, inspection_id)
-            present(document, inspection_id, auth.company_id, auth.testing, public_url, delivery)
+            present(document, inspection_id, auth.company_id, auth.testing, settings, delivery)
         else:
-            document = _document(text, link_prefix, public_url, auth, inspection_id, delivery)
+            document = _document(text, link_prefix, settings, auth, inspection_id, delivery)
         documents.append(document)
     total_pages = max(1, -(-total // limit))
     has_prev = page > 1
@@ -302,7 +303,7 @@ _decode = msgspec.json.Decoder(dict[str, Any]).decode
 def _document(
     text: str,
     link_prefix: str,
-    public_url: str,
+    settings: Settings,
     auth: AuthContext,
     inspection_id: str,
     delivery: dict[str, Any] | None,
@@ -320,7 +321,7 @@ def _document(
         document["delivery"] = delivery
     # A backslash may be an escape hiding a link from the plain search: walk then, to be sure.
     if link_prefix in text or "\\" in text:
-        sign_sources(public_url, document, auth.company_id, auth.testing)
+        sign_sources(settings, document, auth.company_id, auth.testing)
     return document
 
 

@@ -133,6 +133,7 @@ def presign_link(
         auth.company_id,
         auth.mode,
         expires_in,
+        secret=settings.secret,
         now=now,
         holder=holder,
     )
@@ -208,7 +209,7 @@ def read_presigned(
     if prefers_html(request.headers.get("accept")):
         page = f"{SHARE_PAGE_PATH}/{quote(inspection_id, safe='')}?token={quote(token, safe='')}"
         return Redirect(page, status_code=303, headers={"vary": "Accept"})
-    auth = verify_link(app.db, inspection_id, token, app.clock())
+    auth = verify_link(app.db, app.settings.secret, inspection_id, token, app.clock())
     document = inspections.get_inspection(app.db, app.settings, auth, inspection_id)
     through_link(app.settings.public_url, document, inspection_id, token)
     return SafeTextResponse(document, headers={"vary": "Accept"})
@@ -259,12 +260,14 @@ def _html_and_json(accept: str | None) -> tuple[tuple[float, int] | None, ...]:
     return ranked.get("text/html"), ranked.get("application/json")
 
 
-def verify_link(db: Database, inspection_id: str, token: str, now: datetime) -> AuthContext:
+def verify_link(
+    db: Database, secret: str, inspection_id: str, token: str, now: datetime
+) -> AuthContext:
     """Whose view a detail token opens (the JSON here, the dashboard's share page): 403
     `link_expired`, `invalid_link` (altered, missing, another inspection's) or `link_revoked`
     (a share link revoked from the dashboard: `server.inspections.shares`)."""
     try:
-        claims = tokens.verify(DETAIL_TOKEN_KIND, token, now=now)
+        claims = tokens.verify(DETAIL_TOKEN_KIND, token, secret=secret, now=now)
     except tokens.TokenError as error:
         code = "link_expired" if error.code == "token_expired" else "invalid_link"
         raise ApiError(code, 403, error.description) from None

@@ -148,7 +148,7 @@ def present(
     inspection_id: str,
     company_id: str,
     testing: bool,
-    public_url: str,
+    settings: Settings,
     delivery: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A stored document as the API returns it: `testing` from the row (the key mode it
@@ -158,12 +158,12 @@ def present(
     document["testing"] = testing
     if delivery is not None:
         document["delivery"] = delivery
-    sign_sources(public_url, document, company_id, testing)
+    sign_sources(settings, document, company_id, testing)
     return document
 
 
 def to_document(
-    program: Program, state: InspectionState, record: InspectionRecord, public_url: str
+    program: Program, state: InspectionState, record: InspectionRecord, settings: Settings
 ) -> dict[str, Any]:
     """The Inspection object of a state just computed."""
     return present(
@@ -171,7 +171,7 @@ def to_document(
         record.id,
         record.company_id,
         record.testing,
-        public_url,
+        settings,
         record.delivery,
     )
 
@@ -240,9 +240,7 @@ def get_inspection(
     if document is None:
         with db.session() as session:
             document = stored_document(session, inspection_id)
-    return present(
-        document, inspection_id, auth.company_id, auth.testing, settings.public_url, found[1]
-    )
+    return present(document, inspection_id, auth.company_id, auth.testing, settings, found[1])
 
 
 def stored_document(session: Session, inspection_id: str) -> dict[str, Any]:
@@ -530,7 +528,7 @@ def changed_document(
     answers: list[dict[str, Any]] = []
 
     def answer(session: Session, loaded: Loaded, state: InspectionState) -> None:
-        document = to_document(loaded.program, state, loaded.record, settings.public_url)
+        document = to_document(loaded.program, state, loaded.record, settings)
         answers.append(document if message is None else {**document, "message": message})
         store_answer(session, 200, answers[0])
 
@@ -627,7 +625,7 @@ def record_validation(
     )
     assert recorded is not None  # only `only_once` results are skipped
     loaded, state = recorded
-    return to_document(loaded.program, state, loaded.record, settings.public_url)
+    return to_document(loaded.program, state, loaded.record, settings)
 
 
 class _AlreadyReported(ServerError):

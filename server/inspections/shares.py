@@ -133,11 +133,11 @@ def revoke(
         return bool(cast(Any, result).rowcount)
 
 
-def check(db: Database, inspection_id: str, token: str, now: datetime) -> AuthContext:
+def check(db: Database, secret: str, inspection_id: str, token: str, now: datetime) -> AuthContext:
     """Whose view a share token opens: refused with 403 when expired (`link_expired`),
     altered, missing or for another inspection (`invalid_link`), or revoked (`link_revoked`)."""
     try:
-        claims = tokens.verify(presign.DETAIL_TOKEN_KIND, token, now=now)
+        claims = tokens.verify(presign.DETAIL_TOKEN_KIND, token, secret=secret, now=now)
     except tokens.TokenError as error:
         code = "link_expired" if error.code == "token_expired" else "invalid_link"
         raise ApiError(code, 403, error.description) from None

@@ -263,7 +263,7 @@ def member_inspections(
         "veredict": veredict,
         "type": inspection_type,
     }
-    found = listing.list_inspections(app.db, app.settings.public_url, auth, params, narrowing)
+    found = listing.list_inspections(app.db, app.settings, auth, params, narrowing)
     return {
         "inspections": found["inspections"],
         "pagination": {

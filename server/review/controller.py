@@ -97,7 +97,7 @@ async def retake_inspection(
 )
 def get_capabilities(request: Request[Any, Any, Any]) -> dict[str, Any]:
     """Each validation's route here: `local`, `provider`, `api` or `person` (status review)."""
-    return routing.capabilities(services(request).settings)
+    return routing.capabilities(services(request).settings, services(request).analyzers)
 
 
 ROUTES: list[Any] = [review_inspection, retake_inspection, get_capabilities]

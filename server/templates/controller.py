@@ -15,11 +15,10 @@ from inspectlang.vocabulary import INSPECTION_TYPES
 from server import routing
 from server.bodies import decode_body
 from server.common import in_thread
-from server.deps import auth_of, services
+from server.deps import Services, auth_of, services
 from server.errors import ApiError
 from server.multipart import TEMPLATE_BODY_BYTES, read_body
 from server.schemas import DERIVED, Message, operation
-from server.settings import Settings
 from server.templates import service as templates
 from server.templates.schemas import (
     SOURCE_MESSAGE,
@@ -189,7 +188,7 @@ async def create_template(request: Request[Any, Any, Any]) -> dict[str, Any]:
     saved = await in_thread(
         templates.create_template, app.db, auth.company_id, body.source, app.clock(), _tests(body)
     )
-    return _with_warnings(saved, app.settings)
+    return _with_warnings(saved, app)
 
 
 @put(
@@ -218,13 +217,13 @@ async def revise_template(
         app.clock(),
         _tests(body),
     )
-    return _with_warnings(saved, app.settings)
+    return _with_warnings(saved, app)
 
 
-def _with_warnings(saved: dict[str, Any], settings: Settings) -> dict[str, Any]:
+def _with_warnings(saved: dict[str, Any], app: Services) -> dict[str, Any]:
     """The saved template with `warnings`: each required validation that goes to a person in
     this deployment (`W900`, docs/review.md)."""
-    machine = routing.machine_validations(settings)
+    machine = routing.machine_validations(app.settings, app.analyzers)
     return {**saved, "warnings": routing.person_routed_warnings(saved, machine)}
 
 

@@ -122,11 +122,14 @@ Drain = Callable[..., None]
 def drain(db: Database, settings: Settings, fast_config: WorkerConfig) -> Drain:
     """Run due jobs in this thread until `until()` holds (default: no job left to run)."""
     from server import jobs
+    from server.app import worker_jobs
+
+    registry = worker_jobs(settings)
 
     def run(until: Callable[[], bool] | None = None, timeout: float = 180.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            ran = jobs.run_once(db, settings, fast_config)
+            ran = jobs.run_once(db, settings, fast_config, registry=registry)
             if until is not None and until():
                 return
             if until is None and not ran and not pending_jobs(db):

@@ -11,6 +11,7 @@ import textwrap
 import threading
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -42,15 +43,17 @@ def record_job(ctx: jobs.JobContext) -> None:
         HANDLED.append(ctx.job_id)
 
 
+NOOP = "test_noop"
+
+
 @pytest.fixture
-def noop_kind(monkeypatch: pytest.MonkeyPatch) -> str:
+def registry() -> jobs.Registry:
+    """The app's job kinds and `NOOP`, which records the jobs it ran in `HANDLED`."""
     from server.app import job_kinds
 
-    registry = job_kinds()
-    registry.kinds["test_noop"] = jobs.JobKind(record_job)
-    monkeypatch.setattr(jobs, "_registry", registry)
+    found = job_kinds({})
     HANDLED.clear()
-    return "test_noop"
+    return replace(found, kinds={**found.kinds, NOOP: jobs.JobKind(record_job)})
 
 
 def _enqueue(db: Database, kind: str, count: int) -> list[int]:
@@ -67,11 +70,11 @@ def test_backoff_grows_with_jitter_and_a_cap() -> None:
         assert len(delays) > 1  # jittered
 
 
-def test_old_finished_jobs_are_purged(db: Database, noop_kind: str) -> None:
+def test_old_finished_jobs_are_purged(db: Database) -> None:
     from datetime import UTC, datetime, timedelta
 
     now = datetime.now(UTC)
-    ids = _enqueue(db, noop_kind, 4)
+    ids = _enqueue(db, NOOP, 4)
     ages = [("done", 8), ("done", 1), ("failed", 8), ("failed", 31)]
     with db.session() as session:
         for job_id, (status, days) in zip(ids, ages, strict=True):
@@ -86,22 +89,32 @@ def test_old_finished_jobs_are_purged(db: Database, noop_kind: str) -> None:
     assert [job_id in left for job_id in ids] == [False, True, True, False]
 
 
-def test_unknown_kinds_cannot_be_enqueued(db: Database) -> None:
-    with db.session() as session, pytest.raises(ValueError, match="unknown job kind"):
-        jobs.enqueue(session, "nope", {})
+def test_a_job_of_a_kind_the_worker_does_not_run_fails_for_good(
+    db: Database, settings: Settings, registry: jobs.Registry
+) -> None:
+    (job_id,) = _enqueue(db, "nope", 1)
+    config = jobs.WorkerConfig(backoff_base_seconds=0.01)
+    for _ in range(100):
+        with db.session() as session:
+            job = session.get(JobRecord, job_id)
+            assert job is not None
+            if job.status != "queued":
+                break
+        jobs.run_once(db, settings, config, registry=registry)
+    assert (job.status, job.attempts, job.last_error) == ("failed", 1, "unknown job kind 'nope'")
 
 
 def test_concurrent_workers_run_each_job_exactly_once(
-    db: Database, settings: Settings, noop_kind: str
+    db: Database, settings: Settings, registry: jobs.Registry
 ) -> None:
-    ids = _enqueue(db, noop_kind, 40)
+    ids = _enqueue(db, NOOP, 40)
     stop = threading.Event()
     config = jobs.WorkerConfig(poll_seconds=0.02, lease_seconds=10)
     workers = [
         threading.Thread(
             target=jobs.run_worker,
             args=(db, settings),
-            kwargs={"stop_event": stop, "config": config},
+            kwargs={"stop_event": stop, "config": config, "registry": registry},
         )
         for _ in range(4)
     ]
@@ -120,15 +133,15 @@ def test_concurrent_workers_run_each_job_exactly_once(
     assert set(counts) == set(ids)
     assert max(counts.values()) == 1
     with db.session() as session:
-        rows = session.exec(select(JobRecord).where(JobRecord.kind == noop_kind)).all()
+        rows = session.exec(select(JobRecord).where(JobRecord.kind == NOOP)).all()
         assert {row.status for row in rows if row.id in ids} == {"done"}
         assert {row.attempts for row in rows if row.id in ids} == {1}
 
 
 def test_an_expired_lease_is_claimed_again_and_the_old_holder_is_fenced(
-    db: Database, noop_kind: str
+    db: Database, registry: jobs.Registry
 ) -> None:
-    (job_id,) = _enqueue(db, noop_kind, 1)
+    (job_id,) = _enqueue(db, NOOP, 1)
     first = jobs.claim(db, lease_seconds=0.3)
     assert first is not None and first.id == job_id and first.attempts == 1
     assert jobs.claim(db, lease_seconds=0.3) is None  # held
@@ -136,8 +149,10 @@ def test_an_expired_lease_is_claimed_again_and_the_old_holder_is_fenced(
     second = jobs.claim(db, lease_seconds=30)
     assert second is not None and second.id == job_id and second.attempts == 2
     assert second.locked_by != first.locked_by
-    assert jobs._finish(db, first, status="done") is False  # the dead holder cannot finish it
-    assert jobs._finish(db, second, status="done") is True
+    assert (
+        jobs._finish(db, first, registry, status="done") is False
+    )  # the dead holder cannot finish it
+    assert jobs._finish(db, second, registry, status="done") is True
     with db.session() as session:
         row = session.get(JobRecord, job_id)
         assert row is not None and row.status == "done"

@@ -14,6 +14,7 @@ import httpx
 import pytest
 from sqlmodel import select
 
+from server.app import worker_jobs
 from server.blobs import LocalBlobStore
 from server.db import Database
 from server.inspections import events
@@ -232,7 +233,7 @@ def test_delivery_rechecks_the_url_policy(
     config = jobs.WorkerConfig(backoff_base_seconds=0.01)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not attempts(db, delivery_id):
-        jobs.run_once(db, production, config)
+        jobs.run_once(db, production, config, registry=worker_jobs(production))
     (attempt,) = attempts(db, delivery_id)
     assert attempt.status_code is None and attempt.error == "callback_url_not_allowed"
     assert receiver.received == []
@@ -256,7 +257,12 @@ def test_production_delivery_connects_to_the_checked_address(
     delivery_id = _deliver(db, company["companyId"], f"http://hooks.customer.test:{port}/in?x=1")
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not attempts(db, delivery_id):
-        jobs.run_once(db, production, jobs.WorkerConfig(backoff_base_seconds=0.01))
+        jobs.run_once(
+            db,
+            production,
+            jobs.WorkerConfig(backoff_base_seconds=0.01),
+            registry=worker_jobs(production),
+        )
     (delivery,) = receiver.wait_for(1)
     assert delivery.headers["host"] == f"hooks.customer.test:{port}"
     assert delivery.path == "/in?x=1"
@@ -266,7 +272,12 @@ def test_production_delivery_connects_to_the_checked_address(
     refused = _deliver(db, company["companyId"], f"http://hooks.customer.test:{port}/in")
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not attempts(db, refused):
-        jobs.run_once(db, production, jobs.WorkerConfig(backoff_base_seconds=0.01))
+        jobs.run_once(
+            db,
+            production,
+            jobs.WorkerConfig(backoff_base_seconds=0.01),
+            registry=worker_jobs(production),
+        )
     assert [a.error for a in attempts(db, refused)] == ["callback_url_not_allowed"]
     assert len(receiver.received) == 1
 

@@ -48,7 +48,7 @@ def test_a_validator_for_a_name_without_an_entry_is_refused() -> None:
         class NotAnAnalyzer:
             name: ClassVar[str] = "not_a_validation"
 
-    assert "not_a_validation" not in REGISTRY and "not_a_validation" not in vision.ANALYZERS
+    assert "not_a_validation" not in REGISTRY and "not_a_validation" not in vision.load_analyzers()
 
 
 def test_docs_vision_says_where_each_validation_runs_as_its_entry_does() -> None:

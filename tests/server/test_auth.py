@@ -20,6 +20,7 @@ from server.auth import (
     revoke_key,
 )
 from server.db import Database
+from server.settings import Settings
 from server.tables import ApiKey
 
 
@@ -154,9 +155,11 @@ def test_openapi_31_declares_the_api_key_and_has_browsable_pages(
 
 
 def test_image_token_authenticates_only_routes_that_accept_it(
-    probe_client: httpx.Client, company: dict[str, Any]
+    probe_client: httpx.Client, company: dict[str, Any], settings: Settings
 ) -> None:
-    token, _ = tokens.issue("image", "product-1", company["companyId"], "test", 600)
+    token, _ = tokens.issue(
+        "image", "product-1", company["companyId"], "test", 600, secret=settings.secret
+    )
     response = probe_client.get("/test/image/product-1", headers={"x-image-token": token})
     assert response.status_code == 200, response.text
     assert response.json() == {"productId": "product-1", "scope": "image:product-1", "mode": "test"}
@@ -165,37 +168,42 @@ def test_image_token_authenticates_only_routes_that_accept_it(
 
 
 def test_expired_image_token_gets_token_expired(
-    probe_client: httpx.Client, company: dict[str, Any], probe: Any
+    probe_client: httpx.Client, company: dict[str, Any], probe: Any, settings: Settings
 ) -> None:
     issued_at = probe.clock.now - timedelta(seconds=120)
-    token, _ = tokens.issue("image", "p", company["companyId"], "live", 60, now=issued_at)
+    token, _ = tokens.issue(
+        "image", "p", company["companyId"], "live", 60, secret=settings.secret, now=issued_at
+    )
     response = probe_client.get("/test/image/p", headers={"x-image-token": token})
     assert_unauthorized(response, "token_expired")
 
 
 @pytest.mark.parametrize("mutation", ["signature", "payload", "kind", "garbage"])
 def test_forged_image_token_gets_invalid_token(
-    probe_client: httpx.Client, company: dict[str, Any], mutation: str
+    probe_client: httpx.Client, company: dict[str, Any], mutation: str, settings: Settings
 ) -> None:
-    token, _ = tokens.issue("image", "p", company["companyId"], "test", 600)
+    secret = settings.secret
+    token, _ = tokens.issue("image", "p", company["companyId"], "test", 600, secret=secret)
     payload, signature = token.split(".")
     if mutation == "signature":
         forged = f"{payload}.{signature[:-2]}{'AA' if signature[-2:] != 'AA' else 'BB'}"
     elif mutation == "payload":
-        other, _ = tokens.issue("image", "q", company["companyId"], "live", 600)
+        other, _ = tokens.issue("image", "q", company["companyId"], "live", 600, secret=secret)
         forged = f"{other.split('.')[0]}.{signature}"
     elif mutation == "kind":
-        forged, _ = tokens.issue("report", "p", company["companyId"], "test", 600)
+        forged, _ = tokens.issue("report", "p", company["companyId"], "test", 600, secret=secret)
     else:
         forged = "not-a-token"
     response = probe_client.get("/test/image/p", headers={"x-image-token": forged})
     assert_unauthorized(response, "invalid_token")
 
 
-def test_token_signed_with_another_secret_is_refused(company: dict[str, Any]) -> None:
+def test_token_signed_with_another_secret_is_refused(
+    company: dict[str, Any], settings: Settings
+) -> None:
     token, _ = tokens.issue("image", "p", company["companyId"], "test", 600, secret="other")
     with pytest.raises(tokens.TokenError) as caught:
-        tokens.verify("image", token)
+        tokens.verify("image", token, secret=settings.secret)
     assert caught.value.code == "invalid_token"
     claims = tokens.verify("image", token, secret="other")
     assert (claims.subject, claims.company_id, claims.mode) == ("p", company["companyId"], "test")

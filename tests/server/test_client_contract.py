@@ -20,6 +20,7 @@ from server import tokens
 from server.auth import add_member
 from server.db import Database
 from server.inspections.tables import InspectionRecord
+from server.settings import Settings
 from server.webhooks import service as webhooks
 
 DELIVERY = {"channel": "email", "destination": "driver@example.com"}
@@ -591,7 +592,11 @@ def test_node_flat_machinery_update(client: httpx.Client, test_headers: dict[str
 
 
 def test_node_presign_with_an_identity(
-    client: httpx.Client, test_headers: dict[str, str], company: dict[str, Any], db: Database
+    client: httpx.Client,
+    test_headers: dict[str, str],
+    company: dict[str, Any],
+    db: Database,
+    settings: Settings,
 ) -> None:
     """`presignDetail(id, {expiresInSeconds, identity: {type, id}})` (400 `unknown_field`
     before): the member must exist (404 `not_found_user`), and the link records who it is for."""
@@ -608,7 +613,7 @@ def test_node_presign_with_an_identity(
         assert response.status_code == 200, response.text
         answer = response.json()
         assert answer["identity"] == {**identity, "userId": member["memberId"]}
-        claims = tokens.verify("inspection_detail", answer["accessToken"])
+        claims = tokens.verify("inspection_detail", answer["accessToken"], secret=settings.secret)
         assert claims.holder == member["memberId"]
         assert httpx.get(answer["url"]).status_code == 200
     for identity in ({"type": "internalId", "id": "nobody"}, {"type": "user", "id": "nobody"}):

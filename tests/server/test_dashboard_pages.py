@@ -360,9 +360,10 @@ def receiver() -> Iterator[tuple[str, list[dict[str, str]]]]:
 
 def _run_jobs(db: Any, settings: Any) -> None:
     from server import jobs
+    from server.app import worker_jobs
 
     config = jobs.WorkerConfig(lease_seconds=5.0, poll_seconds=0.02, backoff_base_seconds=0.05)
-    while jobs.run_once(db, settings, config):
+    while jobs.run_once(db, settings, config, registry=worker_jobs(settings)):
         pass
 
 

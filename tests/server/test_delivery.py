@@ -30,6 +30,7 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP, Envelope, Session
 from sqlmodel import col, select
 
+from server.app import worker_jobs
 from server.db import Database
 from server.delivery.tables import LinkDeliveryRecord, OutboxMessageRecord
 from server.jobs import WorkerConfig, run_once
@@ -53,14 +54,15 @@ def run_jobs(
     deadline = time.monotonic() + seconds
     while not until():
         assert time.monotonic() < deadline, "the delivery did not finish"
-        if not run_once(db, settings, FAST):
+        if not run_once(db, settings, FAST, registry=worker_jobs(settings)):
             time.sleep(0.05)
 
 
 def drain(db: Database, settings: Settings) -> None:
     """Run every job that is due (earlier tests leave some), so a test sees only its own."""
     deadline = time.monotonic() + 60
-    while run_once(db, settings, FAST) and time.monotonic() < deadline:
+    registry = worker_jobs(settings)
+    while run_once(db, settings, FAST, registry=registry) and time.monotonic() < deadline:
         pass
 
 
@@ -457,15 +459,14 @@ def test_whatsapp_through_twilio_and_through_metas_cloud_api(
 WORKER = """
 import sys
 from server.db import Database
-from server.app import register_jobs
+from server.app import worker_jobs
 from server.jobs import WorkerConfig, run_worker
 from server.settings import Settings
-register_jobs()
 settings = Settings.from_env(data_dir=sys.argv[2], database_url=sys.argv[1], secret="s")
 config = WorkerConfig(
     lease_seconds=2, poll_seconds=0.05, backoff_base_seconds=0.05, backoff_max_seconds=0.1
 )
-run_worker(Database(sys.argv[1]), settings, config=config)
+run_worker(Database(sys.argv[1]), settings, registry=worker_jobs(settings), config=config)
 """
 
 

@@ -16,6 +16,7 @@ import pytest
 
 import runtime
 from server import jobs
+from server.app import worker_jobs
 from server.db import Database
 from server.inspections.expiry import expire_overdue
 from server.inspections.service import load
@@ -152,7 +153,7 @@ def test_one_sweep_blocks_an_overdue_inspection_and_tells_its_callback(
         for b in received
     ):
         assert time.monotonic() < deadline, f"no inspection_blocked delivery: {received}"
-        if not jobs.run_once(db, settings):
+        if not jobs.run_once(db, settings, registry=worker_jobs(settings)):
             time.sleep(0.05)
     expire_overdue(db)  # a second sweep finds it blocked and leaves it alone
     assert [e.kind for e in load_events(db, inspection_id)] == ["create", "expire"]
@@ -216,7 +217,11 @@ def test_the_worker_sweeps_on_its_own(
     past: httpx.Client, headers: dict[str, str], db: Database, settings: Settings
 ) -> None:
     inspection_id = create(past, headers)
-    handle = jobs.start_worker_thread(db, settings.model_copy(update={"expiry_sweep_seconds": 1}))
+    handle = jobs.start_worker_thread(
+        db,
+        settings.model_copy(update={"expiry_sweep_seconds": 1}),
+        registry=worker_jobs(settings),
+    )
     try:
         deadline = time.monotonic() + 60
         while stored(db, inspection_id).status != "blocked":

@@ -16,6 +16,7 @@ from server.auth import AuthContext
 from server.db import Database
 from server.inspections import hour_counts, listing
 from server.inspections.tables import InspectionHourCountRecord, InspectionRecord
+from server.settings import Settings
 
 TABLE: Any = InspectionRecord.__table__  # type: ignore[attr-defined]
 HOURS: Any = InspectionHourCountRecord.__table__  # type: ignore[attr-defined]
@@ -90,12 +91,12 @@ def _plain_page(db: Database, company_id: str, status: str | None, offset: int) 
         return list(connection.execute(statement).scalars())
 
 
-def _check_pages(db: Database, company_id: str) -> None:
+def _check_pages(db: Database, settings: Settings, company_id: str) -> None:
     auth = AuthContext(company_id=company_id, mode="live", key_id="hours")
     for status in (None, *STATUSES):
         for page in (1, 2, 7, 13, 20, 31, 59, 60, 61, 200):
             params = {"limit": "10", "page": str(page), "status": status}
-            listed = listing.list_inspections(db, "http://x", auth, params)
+            listed = listing.list_inspections(db, settings, auth, params)
             expected = _plain_page(db, company_id, status, (page - 1) * 10)
             assert [d["_id"] for d in listed["inspections"]] == expected, (status, page)
 
@@ -119,16 +120,16 @@ def _check_counts(db: Database, company_id: str) -> None:
 
 
 def test_deep_pages_through_hour_counts_equal_the_plain_walk(
-    loaded: tuple[Database, str], monkeypatch: pytest.MonkeyPatch
+    loaded: tuple[Database, str], settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db, company_id = loaded
     monkeypatch.setattr(hour_counts, "MIN_OFFSET", 0)  # every page skips through the hours
     _check_counts(db, company_id)
-    _check_pages(db, company_id)
+    _check_pages(db, settings, company_id)
 
 
 def test_hour_counts_stay_exact_through_changes_and_deletes(
-    loaded: tuple[Database, str], monkeypatch: pytest.MonkeyPatch
+    loaded: tuple[Database, str], settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db, company_id = loaded
     monkeypatch.setattr(hour_counts, "MIN_OFFSET", 0)
@@ -145,4 +146,4 @@ def test_hour_counts_stay_exact_through_changes_and_deletes(
         )
         connection.execute(delete(TABLE).where(TABLE.c.id.in_(ids[60:90])))
     _check_counts(db, company_id)
-    _check_pages(db, company_id)
+    _check_pages(db, settings, company_id)

@@ -20,6 +20,7 @@ import httpx
 import pytest
 from sqlmodel import col, select
 
+from server.app import worker_jobs
 from server.auth import AdminError, add_member, create_company
 from server.db import Database
 from server.delivery.tables import LinkDeliveryRecord
@@ -128,7 +129,7 @@ def test_a_message_that_cannot_be_built_fails_at_once_with_its_reason(
     deadline = time.monotonic() + 60
     while delivery().status not in ("sent", "failed"):
         assert time.monotonic() < deadline, "the delivery did not finish"
-        if not run_once(db, settings, FAST):
+        if not run_once(db, settings, FAST, registry=worker_jobs(settings)):
             time.sleep(0.05)
     record = delivery()
     assert (record.status, record.attempts) == ("failed", 0)  # no send was ever tried

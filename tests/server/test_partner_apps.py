@@ -30,6 +30,7 @@ from server.auth import create_company
 from server.dashboard import accounts
 from server.db import Database
 from server.oauth.tables import PartnerCode, PartnerToken
+from server.settings import Settings
 from server.tables import utcnow
 from tests.server.test_dashboard_pages import PASSWORD, Browserish
 
@@ -815,16 +816,15 @@ def test_the_worker_purges_spent_codes_and_tokens(
     browsers: Callable[[str], Browserish],
     world: dict[str, Any],
     app_credentials: dict[str, str],
+    settings: Settings,
 ) -> None:
     """Codes a day past their expiry and pairs whose refresh token expired are deleted; a live
     pair stays and still works."""
-    from server import jobs
-    from server.app import register_jobs
+    from server.app import worker_jobs
 
     key = world["partner"]["testKey"]
     live = tokens_for(client, browsers(world["a"]["emails"]["editor"]), app_credentials, key)
-    register_jobs()
-    purge = jobs.registered().purge_partner_tokens
+    purge = worker_jobs(settings).purge_partner_tokens
     assert purge is not None
     purge(db, utcnow())  # nothing of this test's is spent yet
     still = node_get(client, "/account/membership/authenticated", key, live["access_token"])

@@ -12,7 +12,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from sqlmodel import Session
 
-from server.app import create_app
+from server.app import create_app, worker_jobs
 from server.db import Database
 from server.settings import Settings
 from tests.conftest import ServeApp
@@ -119,7 +119,7 @@ def test_metrics_count_requests_and_jobs(
         session.commit()
         job_id = job.id
     for _ in range(50):
-        if not jobs.run_once(db, settings):
+        if not jobs.run_once(db, settings, registry=worker_jobs(settings)):
             break
     with Session(db.engine) as session:
         from server.tables import JobRecord

@@ -353,12 +353,13 @@ def test_capabilities_name_each_route_of_the_deployment(settings: Any) -> None:
             "posted_validations": frozenset({"damage"}),
         }
     )
-    routes = routing.capabilities(configured)["validations"]
+    analyzers = routing.local_analyzers(configured)
+    routes = routing.capabilities(configured, analyzers)["validations"]
     assert (routes["make"], routes["damage"], routes["date"], routes["recaptured"]) == (
         "provider",
         "api",
         "local",
         "person",
     )
-    machine = routing.machine_validations(configured)
+    machine = routing.machine_validations(configured, analyzers)
     assert {"make", "damage", "date"} <= machine and "recaptured" not in machine

@@ -427,19 +427,23 @@ def test_a_worker_logs_an_outage_once_not_a_traceback_per_claim(
 ) -> None:
     """A database that refuses (nothing listens on its port) while the worker polls: one line
     saying so, not a traceback for each failed claim (issue 39)."""
-    from server.app import register_jobs
+    from server.app import worker_jobs
     from server.blobs import LocalBlobStore
     from server.db import Database
     from server.jobs import WorkerConfig, run_worker
 
-    register_jobs()
     database = Database(f"postgresql://postgres@127.0.0.1:{_free_port()}/nowhere")
     stop = threading.Event()
     config = WorkerConfig(poll_seconds=0.05)
     worker = threading.Thread(
         target=run_worker,
         args=(database, settings),
-        kwargs={"stop_event": stop, "config": config, "blobs": LocalBlobStore(tmp_path)},
+        kwargs={
+            "stop_event": stop,
+            "config": config,
+            "blobs": LocalBlobStore(tmp_path),
+            "registry": worker_jobs(settings),
+        },
     )
     with caplog.at_level(logging.INFO, logger="server.jobs"):
         worker.start()

@@ -22,6 +22,7 @@ import pytest
 from PIL import Image, ImageDraw
 from sqlmodel import col, select
 
+from server.app import worker_jobs
 from server.db import Database
 from server.jobs import WorkerConfig, run_once
 from server.settings import Settings
@@ -123,7 +124,7 @@ def run_jobs(db: Database, settings: Settings, seconds: float = 20) -> None:
     """Run every due job until the queue holds no queued analysis job."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if run_once(db, settings, FAST):
+        if run_once(db, settings, FAST, registry=worker_jobs(settings)):
             continue
         with db.session() as session:
             waiting = session.execute(

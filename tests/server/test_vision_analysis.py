@@ -25,6 +25,7 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 from sqlmodel import col, select
 
+from server.app import worker_jobs
 from server.db import Database
 from server.jobs import WorkerConfig, run_once
 from server.settings import Settings
@@ -165,7 +166,9 @@ def analysis_jobs(db: Database, status: str) -> list[JobRecord]:
 def run_jobs(db: Database, settings: Settings, seconds: float = 180) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if not run_once(db, settings, FAST) and not analysis_jobs(db, "queued"):
+        if not run_once(db, settings, FAST, registry=worker_jobs(settings)) and not analysis_jobs(
+            db, "queued"
+        ):
             return
     raise AssertionError("the analysis jobs did not finish")
 
@@ -248,15 +251,14 @@ def test_a_selfie_is_compared_with_the_document_read_by_its_mrz(
 WORKER = """
 import sys
 from server.db import Database
-from server.app import register_jobs
+from server.app import worker_jobs
 from server.jobs import WorkerConfig, run_worker
 from server.settings import Settings
-register_jobs()
 settings = Settings.from_env(data_dir=sys.argv[2], database_url=sys.argv[1], secret="s")
 config = WorkerConfig(
     lease_seconds=2, poll_seconds=0.05, backoff_base_seconds=0.05, backoff_max_seconds=0.1
 )
-run_worker(Database(sys.argv[1]), settings, config=config)
+run_worker(Database(sys.argv[1]), settings, registry=worker_jobs(settings), config=config)
 """
 
 

@@ -476,10 +476,11 @@ def test_model_reads_an_identity_document_once_for_five_validations(
 
 
 def identity_outcome(name: str, subject: AnalysisSubject) -> ValidationOutcome:
-    import runtime.vision.identity  # noqa: F401  (registers the identity analyzers)
-    from runtime.vision import ANALYZERS
+    from runtime.vision import analyze
 
-    return ANALYZERS[name].analyze(subject)
+    outcome = analyze(name, subject)
+    assert outcome is not None
+    return outcome
 
 
 @needs_model
