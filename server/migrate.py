@@ -10,7 +10,9 @@ service can migrate itself; nothing reads an `alembic.ini` from the working dire
   (a backup first, one process at a time).
 - A database made before migrations existed (tables, no `alembic_version`) holds exactly the
   first revision's schema (`create_all` of the same tables): it is stamped at that revision,
-  then upgraded.
+  then upgraded. One `create_all` made of today's tables is stamped at head, and given what
+  the revisions make beside the tables (`install_head_extras`: the counter triggers, counted
+  afresh, and on PostgreSQL the search's trigram index), which `create_all` cannot make.
 
 On PostgreSQL an upgrade holds an advisory lock, so processes starting together upgrade once.
 """
@@ -71,7 +73,10 @@ def upgrade(database: Database, revision: str = "head") -> tuple[str | None, str
         if before is None and inspect(connection).has_table(SENTINEL_TABLE):
             # Made by `create_all`: of this version (exactly the models: at head), or of one
             # from before migrations existed (the first revision's tables).
-            command.stamp(config, "head" if _matches_models(connection) else BASE_REVISION)
+            at_head = _matches_models(connection)
+            command.stamp(config, "head" if at_head else BASE_REVISION)
+            if at_head:
+                install_head_extras(connection)
         command.upgrade(config, revision)
         after = MigrationContext.configure(connection).get_current_revision()
     return before, after
@@ -86,6 +91,19 @@ MIGRATION_ONLY_INDEXES = frozenset({"ix_inspections_search"})
 def include_object(item: Any, name: str | None, kind: str, reflected: bool, other: Any) -> bool:
     """Alembic's comparison filter: everything but `MIGRATION_ONLY_INDEXES`."""
     return not (kind == "index" and name in MIGRATION_ONLY_INDEXES)
+
+
+def install_head_extras(connection: Connection) -> None:
+    """What the revisions leave at head beside the tables' metadata, made from today's code:
+    the counter triggers of `counts` and `hour_counts` (their counts rebuilt from the rows
+    there) and, on PostgreSQL, `MIGRATION_ONLY_INDEXES`. For a database `create_all` made, which
+    is stamped at head without running a revision (tests/server/test_migrations.py)."""
+    from server.inspections import counts, hour_counts, search
+
+    counts.TRIGGERS.rebuild(connection)
+    hour_counts.TRIGGERS.rebuild(connection)
+    if connection.dialect.name == "postgresql":
+        search.create_search_index(connection)
 
 
 def _matches_models(connection: Connection) -> bool:

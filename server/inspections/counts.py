@@ -67,6 +67,8 @@ class CounterTriggers:
     into it as text, frozen), and the definition a head database's triggers are compared with
     (tests/server/test_migrations.py)."""
 
+    #: The counter table they keep.
+    table: str
     postgresql: list[str]
     postgresql_drop: list[str]
     sqlite: list[str]
@@ -79,6 +81,14 @@ class CounterTriggers:
         postgresql = connection.dialect.name == "postgresql"
         for statement in self.postgresql if postgresql else self.sqlite:
             connection.exec_driver_sql(statement)
+
+    def rebuild(self, connection: Connection) -> None:
+        """Install the triggers and count the rows already there afresh (a table whose
+        triggers were missing holds no true count)."""
+        self.install(connection)
+        connection.exec_driver_sql(f"DELETE FROM {self.table}")
+        postgresql = connection.dialect.name == "postgresql"
+        connection.exec_driver_sql(self.backfill_postgresql if postgresql else self.backfill_sqlite)
 
 
 def counter_triggers(table: str, columns: Sequence[KeyColumn]) -> CounterTriggers:
@@ -167,6 +177,7 @@ $$
         f"FROM inspections GROUP BY {group}"
     )
     return CounterTriggers(
+        table=table,
         postgresql=postgresql,
         postgresql_drop=[*pg_drops, f"DROP FUNCTION IF EXISTS {function}()"],
         sqlite=sqlite,

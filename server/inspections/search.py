@@ -26,7 +26,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 import msgspec
-from sqlalchemy import Select, Text, cast, func, select
+from sqlalchemy import Connection, Select, Text, cast, func, select
 
 from server.auth import AuthContext
 from server.db import Database
@@ -34,6 +34,22 @@ from server.errors import ApiError
 from server.inspections import listing
 from server.inspections.searchtext import like_pattern, terms
 from server.inspections.tables import InspectionRecord
+
+
+def create_search_index(connection: Connection) -> None:
+    """The trigram index of `search_text` on PostgreSQL (revision 0006 made it so, from its own
+    copy): its operator class named with the schema `pg_trgm` lives in (an extension is once
+    per database, whatever schema the app's `search_path` names)."""
+    connection.exec_driver_sql("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public")
+    schema = connection.exec_driver_sql(
+        "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace"
+        " WHERE e.extname = 'pg_trgm'"
+    ).scalar_one()
+    connection.exec_driver_sql(
+        "CREATE INDEX IF NOT EXISTS ix_inspections_search ON inspections"
+        f' USING gin (search_text "{schema}".gin_trgm_ops)'
+    )
+
 
 #: The status of an inspection waiting for a person's decision (the review queue's status).
 REVIEW_STATUS = "review"

@@ -339,3 +339,62 @@ def test_head_triggers_are_the_codes_definition(empty_db: Database) -> None:
         counts.TRIGGERS.install(connection)
         hour_counts.TRIGGERS.install(connection)
     assert triggers(empty_db) == migrated
+
+
+def test_a_database_made_by_create_all_is_stamped_at_head_with_its_triggers(
+    empty_db: Database,
+) -> None:
+    """`create_all` makes today's tables but no trigger: the upgrade that stamps it at head
+    installs the counter triggers (the same definitions a migrated head has) and counts the
+    inspections already there, so the listing's totals are true from then on."""
+    from server.auth import create_company
+    from server.inspections.tables import InspectionRecord
+    from server.templates.tables import TemplateManifestRecord
+
+    empty_db.create_all()
+    company_id = create_company(empty_db, "Made by create_all", [])["companyId"]
+    now = datetime(2026, 3, 1, 7, 0, tzinfo=UTC)
+    row = {
+        "company_id": company_id,
+        "testing": False,
+        "type": "car",
+        "veredict": "not_defined",
+        "manifest_key": "create-all",
+        "template_id": "easy",
+        "access_code_hash": "0" * 64,
+        "created_at": now,
+        "updated_at": now,
+        "state": {},
+        "document": {},
+    }
+    table = InspectionRecord.__table__  # type: ignore[attr-defined]
+    with empty_db.engine.begin() as connection:
+        connection.execute(
+            insert(TemplateManifestRecord.__table__),  # type: ignore[attr-defined]
+            [{"key": "create-all", "template_id": "easy", "manifest": {}, "created_at": now}],
+        )
+        connection.execute(insert(table), [{**row, "id": "a" * 24, "status": "created"}])
+    assert triggers(empty_db) == {}
+
+    assert migrate.upgrade(empty_db) == (None, migrate.head())
+    stamped = triggers(empty_db)
+    assert set(stamped) >= COUNTER_TRIGGERS
+    with empty_db.engine.begin() as connection:
+        counts.TRIGGERS.install(connection)
+        hour_counts.TRIGGERS.install(connection)
+    assert triggers(empty_db) == stamped  # today's definitions, as a migrated head has them
+
+    with empty_db.engine.begin() as connection:
+        connection.execute(insert(table), [{**row, "id": "b" * 24, "status": "started"}])
+        totals = [
+            counts.total(connection, company_id, False, chosen)
+            for chosen in ({}, {"status": "created"}, {"status": "started"})
+        ]
+        hours = connection.exec_driver_sql(
+            "SELECT COALESCE(SUM(count), 0) FROM inspection_hour_counts"
+        ).scalar_one()
+    assert (totals, hours) == ([2, 1, 1], 2)
+    if empty_db.dialect == "postgresql":
+        assert "ix_inspections_search" in {
+            index["name"] for index in inspect(empty_db.engine).get_indexes("inspections")
+        }
