@@ -136,9 +136,17 @@ def retaken_in_review(api: httpx.Client, template_id: str, locale: str) -> str:
     return str(inspection_id)
 
 
-def readable(page: Any, locale: str, where: str, *, photos: bool = True) -> None:
-    """No code, key, literal or raw timestamp; no English the catalogs translate; photos in
-    proportion."""
+def readable(
+    page: Any,
+    locale: str,
+    where: str,
+    *,
+    photos: bool = True,
+    english: tuple[str, ...] = ENGLISH,
+    internal: re.Pattern[str] = INTERNAL,
+) -> None:
+    """No code, key, literal or raw timestamp (`internal`); no English the catalogs translate
+    (`english`); photos in proportion."""
     page.wait_for_load_state("load")
     # The template's own source (and its conditions' text) is shown as written, for its authors.
     text = page.evaluate(
@@ -148,12 +156,12 @@ def readable(page: Any, locale: str, where: str, *, photos: bool = True) -> None
             document.body.appendChild(main); const text = main.innerText; main.remove();
             return text; }"""
     )
-    found = INTERNAL.search(text)
+    found = internal.search(text)
     assert found is None, (
         f"{where} ({locale}): {text[max(0, found.start() - 80) : found.end() + 40]!r}"
     )
     if locale != "en_US":
-        left = [word for word in ENGLISH if word in text]
+        left = [word for word in english if word in text]
         assert not left, f"{where} ({locale}) left in English: {left}"
     page.evaluate(  # lazy photos load once scrolled to
         """async () => { window.scrollTo(0, document.body.scrollHeight);

@@ -370,7 +370,8 @@
       if (next) { next.classList.remove("secondary"); next.textContent = next.dataset.continue || next.textContent; }
       var attempts = box.querySelector("[data-attempts]");
       if (attempts && typeof body.attemptsLeft === "number") {
-        attempts.textContent = (body.attemptsLeft === 1 ? photoWords.leftOne : photoWords.leftOther).replace("{n}", body.attemptsLeft);
+        attempts.textContent = body.attemptsLeft === 0 ? photoWords.leftNone
+          : (body.attemptsLeft === 1 ? photoWords.leftOne : photoWords.leftOther).replace("{n}", body.attemptsLeft);
         if (body.attemptsLeft === 0) { take.hidden = true; camera.tabIndex = -1; }
       }
       if (checks) checks.textContent = "";
