@@ -1,6 +1,8 @@
 """Template pages: the list, the `.insp` editor (diagnostics as you type from the compiler's
-JSON diagnostics, one-click suggestions, format, save as a new revision under the API's rules),
-revisions with a diff between any two, a simulate panel, and starting from a built-in."""
+JSON diagnostics, one-click suggestions, format, template tests, save as a new revision under
+the API's rules after a review of what it changes: the semantic diff against the saved
+revision and the tests' results), revisions with a diff between any two, a simulate panel, and
+starting from a built-in."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from runtime.cli import ScriptError, Simulation, summary
 from runtime.errors import InspectionError
 from runtime.explain import explain, render_text
 from runtime.program import load_program
+from runtime.proofs.cases import case_lines
 from server import routing
 from server.common import in_thread
 from server.dashboard import labels
@@ -259,12 +262,17 @@ def _editor(
     error: str | None = None,
     status_code: int = 200,
     builtin: bool = False,
+    tests: str | None = None,
 ) -> Any:
+    if tests is None:
+        saved = (template or {}).get("tests")
+        tests = json.dumps(saved, indent=2, ensure_ascii=False) if saved and not builtin else ""
     return render(
         request,
         "editor.html",
         {
             "source": source,
+            "tests": tests,
             "template": template,
             "diagnostics": diagnostics or [],
             "message": message,
@@ -357,16 +365,20 @@ async def save(request: Request[Any, Any, Any]) -> Any:
     app = app_services(request)
     form = await request.form()
     source = str(form.get("source", "")).replace("\r\n", "\n")
+    tests_text = str(form.get("tests", "")).replace("\r\n", "\n")
     template_id = str(form.get("template_id", ""))
     now = app.clock()
+    company_id = member.actor.company_id
     try:
+        # The form's tests field is the revision's whole set: blank is none.
+        tests = _form_tests(tests_text)
         if template_id:
             saved = await in_thread(
-                templates.revise_template, app.db, member.actor.company_id, template_id, source, now
+                templates.revise_template, app.db, company_id, template_id, source, now, tests
             )
         else:
             saved = await in_thread(
-                templates.create_template, app.db, member.actor.company_id, source, now
+                templates.create_template, app.db, company_id, source, now, tests
             )
     except ApiError as error:
         current = None
@@ -375,12 +387,118 @@ async def save(request: Request[Any, Any, Any]) -> Any:
                 current = templates.get_template(app.db, member.actor.company_id, template_id)
             except ApiError:
                 current = None
-        found = [_with_caret(item, source) for item in (error.errors or [])]
+        found, problems = _refusal(error, source)
         return _editor(
             request, member, source=source, template=current, diagnostics=found,
-            error=error.description, status_code=error.status,
+            error=" ".join([error.description, *problems]), status_code=error.status,
+            tests=tests_text,
         )  # fmt: skip
     return redirect(f"{PREFIX}/templates/{saved['_id']}?saved=1")
+
+
+def _refusal(error: ApiError, source: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """A refused save's diagnostics of the source (with carets), and its other problems (the
+    tests field's, which have no line) as text."""
+    items = error.errors or []
+    found = [_with_caret(item, source) for item in items if "line" in item]
+    return found, [str(item.get("message", "")) for item in items if "line" not in item]
+
+
+def _form_tests(text: str) -> templates.TemplateTests:
+    """The editor's tests field as a save's tests: blank is no cases; text that is not a tests
+    document is the API's 400 `invalid_body` naming `tests`."""
+    if not text.strip():
+        return templates.template_tests({"cases": []})
+    try:
+        document = json.loads(text)
+    except ValueError as error:
+        raise ApiError.of(
+            "invalid_body",
+            "The template tests are not JSON.",
+            [{"field": "tests", "message": str(error)}],
+        ) from None
+    return templates.template_tests(document)
+
+
+def review_before_save(
+    db: Any,
+    company_id: str,
+    template_id: str,
+    source: str,
+    tests_text: str,
+    now: datetime,
+) -> dict[str, Any]:
+    """What the editor shows before a save: the save's diagnostics when the source does not
+    compile (or the tests' problem), else `changes` against the saved revision (when there is
+    one), `testResults` with each case's line in the tests field (`at`), and each difference's
+    example in a few words (`facts`)."""
+    try:
+        tests = _form_tests(tests_text)
+        answer = templates.preview_revision(db, company_id, template_id or None, source, now, tests)
+    except ApiError as error:
+        found, problems = _refusal(error, source)
+        if found:
+            return {"diagnostics": found}
+        return {"problem": " ".join([error.description, *problems])}
+    starts = case_lines(tests_text)
+    for index, case in enumerate(answer.get("testResults", {}).get("cases", [])):
+        case["at"] = starts[index] if index < len(starts) else None
+    for difference in answer.get("changes", {}).get("differences", []):
+        example = difference.get("example")
+        if example is not None:
+            difference["facts"] = example_facts(example["new"]["events"])
+    return answer
+
+
+def example_facts(script: dict[str, Any]) -> list[dict[str, str]]:
+    """An example inspection (an events file) in a few facts, for the page to word: each value
+    it was created or updated with (`name`, `value`), each photo it sent with its results
+    (`photo`, `results`), each damage it declared (`damage`)."""
+    facts: list[dict[str, str]] = []
+
+    def text(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False)
+
+    for event in script.get("events", []):
+        kind = event.get("event")
+        body = event.get("body") if isinstance(event.get("body"), dict) else {}
+        if kind in ("create", "update", "update_product"):
+            inputs = body.get("inputs")
+            for item in inputs if isinstance(inputs, list) else []:
+                if isinstance(item, dict):
+                    name = str(item.get("input", item.get("identifier")))
+                    facts.append({"name": name, "value": text(item.get("value"))})
+            for key, value in body.items():
+                if key not in ("inputs", "locale", "delivery") and isinstance(value, dict):
+                    facts.extend(
+                        {"name": f"{key}.{field}", "value": text(item)}
+                        for field, item in value.items()
+                    )
+        elif kind == "image":
+            results = ", ".join(
+                f"{r.get('validation')} {text(r.get('confidence', r.get('result')))}"
+                for r in event.get("validations", [])
+                if isinstance(r, dict)
+            )
+            facts.append({"photo": str(event.get("image")), "results": results})
+        elif kind == "damage":
+            facts.append({"damage": text(body)})
+    return facts
+
+
+@post("/templates/review", status_code=200)
+async def review(request: Request[Any, Any, Any]) -> dict[str, Any]:
+    """The review the editor shows before a save (`review_before_save`); nothing is stored."""
+    member = signed_in(request)
+    require(member, "templates.edit")
+    data = await _json_body(request)
+    source, tests_text = _text(data, "source"), _text(data, "tests")
+    template_id = _text(data, "template_id")
+    app = app_services(request)
+    company_id = member.actor.company_id
+    return await in_thread(
+        review_before_save, app.db, company_id, template_id, source, tests_text, app.clock()
+    )
 
 
 def _revisions(app: Any, company_id: str, template_id: str) -> list[TemplateRevisionRecord]:
@@ -504,6 +622,7 @@ ROUTES: list[Any] = [
     check,
     format_template,
     save,
+    review,
     simulate,
     revisions,
     edit_template,

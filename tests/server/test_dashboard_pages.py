@@ -4,6 +4,7 @@ separation, and the template editor's diagnostics endpoint."""
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 from collections.abc import Callable, Iterator
@@ -534,3 +535,40 @@ def test_the_shared_files_page_lists_opens_and_saves_a_companys_shared_file(
         "/dashboard/templates/shared", data={"name": "page-common", "source": "let a = 1\n"}
     )
     assert denied.status_code == 403
+
+
+def test_the_review_before_a_save_and_a_save_with_tests(
+    browser_for: Callable[[str], Browserish],
+) -> None:
+    """Issue 33: `/dashboard/templates/review` answers what the save would (nothing stored):
+    test results with each case's line in the tests field, the example's facts; tests that are
+    not JSON or not a tests document are a problem, never a 5xx; the save stores the field's
+    cases with the revision, and refuses a broken field with the editor and its text kept."""
+    from tests.server.test_template_tests_api import HIGH, LOW, MILEAGE
+
+    client = browser_for("editor")
+    source = MILEAGE.format(n="dashboard", limit=100000)
+    tests = json.dumps({"cases": [LOW, {**HIGH, "expect": {"veredict": "approved"}}]}, indent=2)
+    body = {"source": source, "tests": tests, "template_id": ""}
+    answer = client.post("/dashboard/templates/review", json=body).json()
+    assert "changes" not in answer  # a new template: nothing to compare with
+    results = answer["testResults"]
+    assert [(c["passed"], c["at"]) for c in results["cases"]] == [(True, 3), (False, 29)]
+    assert tests.splitlines()[28] == "    {"
+    for broken in ("{not json", '{"cases": [{"name": "x"}]}'):
+        refused = client.post("/dashboard/templates/review", json={**body, "tests": broken})
+        assert refused.status_code == 200 and "tests" in refused.json()["problem"]
+    bad = client.post("/dashboard/templates/save", data={"source": source, "tests": "{oops"})
+    assert bad.status_code == 400 and "The template tests are not JSON." in bad.text
+    assert "{oops" in bad.text
+    saved = client.post("/dashboard/templates/save", data={"source": source, "tests": tests})
+    assert saved.status_code == 303, saved.text
+    template_id = saved.headers["location"].split("/templates/")[1].split("?")[0]
+    stricter = {**body, "source": source.replace("100000", "1000"), "template_id": template_id}
+    review = client.post("/dashboard/templates/review", json=stricter).json()
+    by_old = review["changes"]["differences"][1]
+    assert by_old["answer"] == "differs"
+    assert by_old["facts"] and set(by_old["facts"][0]) == {"name", "value"}
+    assert by_old["facts"][0]["name"] == "mileage"
+    page = client.get(f"/dashboard/templates/{template_id}").text
+    assert "a low mileage is approved" in page  # the saved cases fill the tests field

@@ -1,6 +1,8 @@
 // The template editor: diagnostics as you type (the server compiles with the API's rules and
-// answers the compiler's JSON diagnostics), one click to apply a did-you-mean, format, simulate.
-// No framework, no build step; every request carries the page's CSRF token.
+// answers the compiler's JSON diagnostics), one click to apply a did-you-mean, format, simulate,
+// and a review before each save: what the revision decides differently from the saved one (the
+// semantic diff) and the template tests' results, failing cases marked in both gutters; the
+// author confirms to save. No framework, no build step; every request carries the CSRF token.
 (function () {
   "use strict";
   var source = document.getElementById("source");
@@ -16,6 +18,16 @@
   var timer = null;
   var sequence = 0;
   var marked = {};
+  // Lines of failing template tests: in the template (the verdict lines that decided them) and
+  // in the tests field (where each failing case begins); cleared by the next edit.
+  var failing = {};
+  var failingCases = {};
+  var tests = document.getElementById("tests");
+  var testsGutter = document.getElementById("tests-gutter");
+  var review = document.getElementById("review");
+  var reviewBody = document.getElementById("review-body");
+  var reviewStatus = document.getElementById("review-status");
+  var confirmed = false;
 
   function post(path, body) {
     return fetch(path, {
@@ -26,12 +38,22 @@
     }).then(function (response) { return response.json(); });
   }
 
+  function mark(line, diagnostic, test) {
+    return (test ? "\u2717" : diagnostic ? "\u25CF" : " ") + " " + line;
+  }
+
   function drawGutter() {
     var count = source.value.split("\n").length;
     var lines = [];
-    for (var i = 1; i <= count; i++) lines.push((marked[i] ? "\u25CF " : "  ") + i);
+    for (var i = 1; i <= count; i++) lines.push(mark(i, marked[i], failing[i]));
     gutter.textContent = lines.join("\n");
     gutter.scrollTop = source.scrollTop;
+    if (!tests) return;
+    var testLines = [];
+    var testCount = tests.value.split("\n").length;
+    for (var j = 1; j <= testCount; j++) testLines.push(mark(j, false, failingCases[j]));
+    testsGutter.textContent = testLines.join("\n");
+    testsGutter.scrollTop = tests.scrollTop;
   }
 
   function offsetOf(line, column) {
@@ -100,6 +122,8 @@
   }
 
   source.addEventListener("input", function () {
+    failing = {};
+    hideReview();
     drawGutter();
     clearTimeout(timer);
     timer = setTimeout(check, 300);
@@ -155,6 +179,152 @@
       result.textContent = lines.join("\n");
     });
   });
+
+  // --- the review before a save ----------------------------------------------------------
+
+  function fill(text, values) {
+    return text.replace(/\{(\w+)\}/g, function (_, key) { return values[key]; });
+  }
+
+  function element(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function ends(end) {
+    var text = word(end.veredict, end.veredict) + " (" + end.status + ")";
+    if (end.reasons && end.reasons.length) text += ": " + end.reasons.join("; ");
+    return text;
+  }
+
+  function factText(fact) {
+    if (fact.photo !== undefined) return word("photo", "photo") + " " + fact.photo + (fact.results ? " (" + fact.results + ")" : "");
+    if (fact.damage !== undefined) return word("damage", "damage") + " " + fact.damage;
+    return fact.name + " = " + fact.value;
+  }
+
+  function showChanges(changes) {
+    var part = element("section", "changes");
+    part.appendChild(element("h3", "", word("changesTitle", "What this revision decides differently")));
+    if (!changes) {
+      part.appendChild(element("p", "", word("newTemplate", "A new template.")));
+      return part;
+    }
+    if (changes.equivalent) {
+      part.appendChild(element("p", "equivalent", word("equivalent", "Equivalent.")));
+      return part;
+    }
+    var list = element("ul", "differences");
+    changes.differences.forEach(function (d) {
+      var item = element("li", "difference " + d.answer);
+      var title = element("strong", "", word(d.difference, d.description) + ": ");
+      item.appendChild(title);
+      if (d.answer !== "differs") {
+        item.appendChild(document.createTextNode(word(d.answer, d.answer) + (d.detail ? " (" + d.detail + ")" : "")));
+      } else {
+        var facts = (d.facts || []).map(factText);
+        item.appendChild(document.createTextNode(word("forExample", "for example:") + " " + (facts.length ? facts.join("; ") : word("nothingSent", "nothing sent"))));
+        var outcome = element("ul", "outcomes");
+        outcome.appendChild(element("li", "", word("savedEnds", "the saved revision:") + " " + ends(d.example.old.ends)));
+        outcome.appendChild(element("li", "", word("newEnds", "this revision:") + " " + ends(d.example.new.ends)));
+        item.appendChild(outcome);
+      }
+      list.appendChild(item);
+    });
+    part.appendChild(list);
+    return part;
+  }
+
+  function showTests(results) {
+    var part = element("section", "tests-results");
+    part.appendChild(element("h3", "", word("testsTitle", "Template tests")));
+    failing = {};
+    failingCases = {};
+    if (!results) {
+      part.appendChild(element("p", "", word("noTests", "No template tests.")));
+      return part;
+    }
+    var passed = results.cases.filter(function (c) { return c.passed; }).length;
+    part.appendChild(element("p", results.passed ? "passed" : "failed", fill(word("testsSummary", "{passed} of {total} cases pass; decision coverage {coverage}%."), { passed: passed, total: results.cases.length, coverage: results.coverage })));
+    var list = element("ul", "cases");
+    results.cases.forEach(function (c) {
+      var item = element("li", c.passed ? "case passed" : "case failed");
+      var head = (c.passed ? "\u2713 " : "\u2717 ") + c.name + ": " + (c.passed ? word("casePasses", "passes") : word("caseFails", "fails"));
+      item.appendChild(element("strong", "", head));
+      if (!c.passed) {
+        var where = [];
+        if (c.at) { where.push(fill(word("testsLine", "tests line {line}"), { line: c.at })); failingCases[c.at] = true; }
+        if (c.lines && c.lines.length) {
+          where.push(fill(word("templateLines", "decided at template line {lines}"), { lines: c.lines.join(", ") }));
+          c.lines.forEach(function (line) { failing[line] = true; });
+        }
+        if (where.length) item.appendChild(element("span", "where", " (" + where.join("; ") + ")"));
+        var problems = element("ul", "problems");
+        c.problems.forEach(function (p) { problems.appendChild(element("li", "", p)); });
+        item.appendChild(problems);
+      }
+      list.appendChild(item);
+    });
+    part.appendChild(list);
+    return part;
+  }
+
+  // Scroll a field to the first of `lines` (1-based), a few lines above it, so its mark shows.
+  function scrollTo(field, lines) {
+    if (!lines.length) return;
+    var first = Math.min.apply(null, lines.map(Number));
+    var height = parseFloat(getComputedStyle(field).lineHeight) || 20;
+    field.scrollTop = Math.max(0, (first - 3) * height);
+  }
+
+  function hideReview() {
+    if (review) review.hidden = true;
+  }
+
+  function templateId() {
+    var field = form.querySelector('input[name="template_id"]');
+    return field ? field.value : "";
+  }
+
+  if (form && review && tests) {
+    tests.addEventListener("input", function () { failingCases = {}; hideReview(); drawGutter(); });
+    tests.addEventListener("scroll", function () { testsGutter.scrollTop = tests.scrollTop; });
+    form.addEventListener("submit", function (event) {
+      if (confirmed) return;
+      event.preventDefault();
+      reviewStatus.textContent = word("reviewing", "Reviewing…");
+      post("/dashboard/templates/review", {
+        source: source.value, tests: tests.value, template_id: templateId()
+      }).then(function (data) {
+        reviewStatus.textContent = "";
+        if (data.diagnostics) { show(data.diagnostics); return; }
+        if (data.problem) { reviewStatus.textContent = word("problemLabel", "Problem:") + " " + data.problem; return; }
+        if (!data.changes && !data.testResults) {  // a new template without tests: nothing to review
+          confirmed = true;
+          form.submit();
+          return;
+        }
+        reviewBody.textContent = "";
+        reviewBody.appendChild(showChanges(data.changes));
+        reviewBody.appendChild(showTests(data.testResults));
+        review.hidden = false;
+        drawGutter();
+        scrollTo(source, Object.keys(failing));
+        scrollTo(tests, Object.keys(failingCases));
+        review.focus();
+      });
+    });
+    document.getElementById("confirm-save").addEventListener("click", function () {
+      confirmed = true;
+      form.submit();
+    });
+    document.getElementById("keep-editing").addEventListener("click", function () {
+      hideReview();
+      source.focus();
+    });
+  }
 
   drawGutter();
   check();

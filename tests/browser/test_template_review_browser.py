@@ -1,0 +1,141 @@
+"""Issue 33 in the dashboard's template editor, in a real Chromium at 360 px: a template saved
+through the API with its template tests opens in the editor with its cases; the author raises
+the mileage limit and adds a case, presses save, and sees before anything is stored what the
+revision approves that the saved one refused (an example inspection, with how each revision
+ends) and the failing case, marked at its line in the tests and at the verdict line that decided
+it; confirms, and the API answers revision 2 with the three cases. The same review in es_AR.
+Screenshots under tests/artifacts/test_template_review_browser/."""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from typing import Any
+
+import httpx
+import pytest
+
+from runtime.proofs.cases import case_lines
+from server.dashboard import accounts
+from tests.browser.test_dashboard_browser import PASSWORD, WIDTH, look, sign_in
+from tests.server.test_template_tests_api import HIGH, LOW, MIDDLE, MILEAGE
+
+
+@pytest.fixture(scope="module")
+def team(db: Any) -> dict[str, Any]:
+    from server.auth import create_company
+
+    company = create_company(db, f"Gate Insurance {secrets.token_hex(2)}", ["driver-1"])
+    email = f"author-{secrets.token_hex(3)}@gate.example.com"
+    accounts.create_account(db, company["companyId"], email, "owner", PASSWORD)
+    return {**company, "email": email}
+
+
+@pytest.fixture(scope="module")
+def saved(live_server: str, team: dict[str, Any]) -> dict[str, Any]:
+    """The template, revision 1, saved through the API with two passing cases."""
+    with httpx.Client(base_url=live_server, timeout=60) as api:
+        created = api.post(
+            "/v1/inspection/template",
+            json={"source": MILEAGE.format(n=1, limit=100000), "tests": {"cases": [LOW, HIGH]}},
+            headers={"x-api-key": team["testKey"]},
+        )
+    assert created.status_code == 201, created.text
+    assert created.json()["testResults"]["passed"] is True
+    return dict(created.json())
+
+
+def _edit(page: Any, source_limit: str) -> None:
+    """Raise the limit in the source and add the 150,000 km case to the tests."""
+    source = page.locator("#source")
+    source.fill(source.input_value().replace("100000", source_limit))
+    tests = page.locator("#tests")
+    cases = json.loads(tests.input_value())
+    cases["cases"].append(MIDDLE)
+    tests.fill(json.dumps(cases, indent=2))
+
+
+def test_the_editor_reviews_diff_and_tests_before_saving(
+    live_server: str,
+    team: dict[str, Any],
+    saved: dict[str, Any],
+    new_phone: Any,
+    screenshot: Any,
+    axe_check: Any,
+) -> None:
+    _context, page, _log = new_phone(width=WIDTH)
+    sign_in(page, live_server, team["email"])
+    page.goto(f"{live_server}/dashboard/templates/{saved['_id']}")
+    assert json.loads(page.get_by_label("Template tests (JSON)").input_value()) == {
+        "cases": [LOW, HIGH]
+    }
+    _edit(page, "160000")
+    page.get_by_role("button", name="Save as a new revision").click()
+    review = page.locator("#review")
+    review.wait_for(state="visible", timeout=60_000)
+    text = review.inner_text()
+    assert "Before you save" in text
+    assert "Approved by this revision and not by the saved one: for example: mileage = " in text
+    assert "the saved revision: Disapproved (completed): Too many kilometres" in text
+    assert "this revision: Approved (completed)" in text
+    assert "Approved by the saved revision and not by this one: none" in text
+    assert "2 of 3 cases pass" in text
+    tests_text = page.locator("#tests").input_value()
+    case_line = case_lines(tests_text)[2]  # where the third case's object begins
+    failing = review.locator("li.case.failed")
+    assert failing.count() == 1
+    assert failing.inner_text().startswith(f"✗ {MIDDLE['name']}: fails")
+    assert f"tests line {case_line}" in failing.inner_text()
+    assert "decided at template line 14" in failing.inner_text()
+    assert "veredict is approved, expected disapproved" in failing.inner_text()
+    # Marked at their place: the template's approve line and the case's first line.
+    assert "✗ 14" in page.locator("#gutter").inner_text().splitlines()
+    assert f"✗ {case_line}" in page.locator("#tests-gutter").inner_text().splitlines()
+    look(page, "01-review-before-save", screenshot, axe_check)
+    with httpx.Client(base_url=live_server, timeout=60) as api:
+        before = api.get(
+            f"/v1/inspection/template/{saved['_id']}", headers={"x-api-key": team["testKey"]}
+        ).json()
+    assert before["revision"] == 1  # nothing stored yet
+
+    page.get_by_role("button", name="Confirm and save").click()
+    page.wait_for_url(re.compile(r"\?saved=1$"))
+    look(page, "02-saved", screenshot, axe_check)
+    with httpx.Client(base_url=live_server, timeout=60) as api:
+        after = api.get(
+            f"/v1/inspection/template/{saved['_id']}", headers={"x-api-key": team["testKey"]}
+        ).json()
+    assert after["revision"] == 2
+    assert after["tests"] == {"cases": [LOW, HIGH, MIDDLE]}
+    assert json.loads(page.locator("#tests").input_value()) == after["tests"]
+
+
+def test_the_review_in_spanish_and_keep_editing(
+    live_server: str,
+    team: dict[str, Any],
+    saved: dict[str, Any],
+    new_phone: Any,
+    screenshot: Any,
+    axe_check: Any,
+) -> None:
+    _context, page, _log = new_phone(width=WIDTH, locale="es-AR")
+    page.goto(f"{live_server}/dashboard/sign-in")
+    page.locator("#email").fill(team["email"])
+    page.locator("#password").fill(PASSWORD)
+    page.get_by_role("button", name="Iniciar sesión").click()
+    page.wait_for_load_state()
+    page.goto(f"{live_server}/dashboard/templates/{saved['_id']}")
+    source = page.locator("#source")
+    source.fill(source.input_value().replace("disapprove", "review", 1).replace(
+        '"Too many kilometres"', '"Too many kilometres: a person decides"'
+    ))  # fmt: skip
+    page.get_by_role("button", name="Guardar como nueva revisión").click()
+    review = page.locator("#review")
+    review.wait_for(state="visible", timeout=60_000)
+    text = review.inner_text()
+    assert "Antes de guardar" in text and "Qué decide distinto esta revisión" in text
+    assert "Pruebas de la plantilla" in text and "casos" in text
+    look(page, "03-review-es_AR", screenshot, axe_check)
+    page.get_by_role("button", name="Seguir editando").click()
+    assert review.is_hidden()
