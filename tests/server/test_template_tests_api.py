@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import pytest
 
 MILEAGE = """\
 template "Mileage gate {n}"
@@ -204,3 +205,18 @@ def test_cases_that_break_the_simulation_fail_as_cases(
     cases = response.json()["testResults"]["cases"]
     assert [c["passed"] for c in cases] == [False] * 4
     assert all(c["problems"] for c in cases)
+
+
+def test_the_cases_of_a_document_are_bounded_in_all() -> None:
+    """A save runs every case in its request: past 2,000 events or 200 megapixels of photos in
+    all, the document is refused before anything runs (`read_cases`)."""
+    from runtime.proofs.cases import CasesError, read_cases
+
+    photo = {"event": "image", "image": "front", "width": 4096, "height": 4096}
+    big = {**LOW, "events": [*LOW["events"], *[photo] * 12]}
+    with pytest.raises(CasesError, match="megapixels"):
+        read_cases({"cases": [big]})
+    many = {**LOW, "events": [{"event": "start"}] * 200}
+    with pytest.raises(CasesError, match="2000 events"):
+        read_cases({"cases": [many] * 11})
+    assert len(read_cases({"cases": [many] * 10})) == 10
