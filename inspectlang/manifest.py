@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import PydanticSerializationError, SchemaSerializer, core_schema, to_json
 
 # The validation names (the spec's, then the product's): one entry each, with their texts.
+from inspectlang.product_fields import TYPE_FIELDS, fields_of
 from inspectlang.validations import VALIDATION_NAMES as VALIDATION_NAMES
 
 #: Inspection types of the spec, in the spec's order.
@@ -68,74 +69,11 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "damage": ("car",),
 }
 
-#: Product fields per inspection type, with their expression type. `milage` is spelled as the
+#: Product fields per inspection type, with their expression type, from the one table of
+#: `inspectlang.product_fields` (labels and search there too). `milage` is spelled as the
 #: spec's product update body spells it. `people` has no product: its data is the consumer.
 PRODUCT_FIELDS: dict[str, dict[str, str]] = {
-    "car": {
-        "plate": "text",
-        "color": "text",
-        "make": "text",
-        "model": "text",
-        "use": "text",
-        "year": "number",
-        "milage": "number",
-        "vin": "text",
-        "chassis": "text",
-    },
-    "moto": {
-        "plate": "text",
-        "color": "text",
-        "make": "text",
-        "model": "text",
-        "use": "text",
-        "year": "number",
-        "milage": "number",
-        "chassis": "text",
-    },
-    "bike": {
-        "make": "text",
-        "model": "text",
-        "color": "text",
-        "year": "number",
-        "serial": "text",
-        "price": "number",
-        "serialNumber": "text",
-    },
-    "machinery": {
-        "make": "text",
-        "model": "text",
-        "year": "number",
-        "serial": "text",
-        "hours": "number",
-        "color": "text",
-        "purpose": "text",
-        "use": "text",
-        "type": "text",
-        "plate": "text",
-    },
-    "goods": {
-        "description": "text",
-        "quantity": "number",
-        "value": "number",
-        "serial": "text",
-        "make": "text",
-        "model": "text",
-        "type": "text",
-        "category": "text",
-        "serialNumber": "text",
-        "price": "number",
-    },
-    "people": {},
-    "custom": {"description": "text", "reference": "text"},
-    "cellphone": {
-        "make": "text",
-        "model": "text",
-        "color": "text",
-        "imei": "text",
-        "year": "number",
-        "price": "number",
-        "serialNumber": "text",
-    },
+    kind: {field.name: field.type for field in fields_of(kind)} for kind in TYPE_FIELDS
 }
 
 #: Machinery kinds the client libraries send as `machinery.type`.

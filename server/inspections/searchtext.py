@@ -8,11 +8,13 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
+from inspectlang.product_fields import SEARCHABLE
+
 #: Longest `search_text` stored (characters): enough for every searched field of a real
 #: inspection; a giant metadata value is cut, not indexed whole.
 MAX_SEARCH_CHARS = 2000
-#: Product fields searched beside the plate.
-PRODUCT_FIELDS = ("plate", "make", "model", "vin", "serial", "name", "imei")
+#: Product fields searched: the searchable ones of the language's table.
+PRODUCT_FIELDS = SEARCHABLE
 #: Consumer fields searched.
 CONSUMER_FIELDS = ("identification", "email", "phone")
 

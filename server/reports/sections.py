@@ -13,6 +13,7 @@ from typing import Any
 
 from babel import numbers as babel_numbers
 
+from inspectlang.product_fields import fields_of
 from server.reports.data import ReportData, ReportImage
 from server.web import capture, i18n, moments
 from server.web.validations import validation_label
@@ -25,74 +26,6 @@ def _(message: str) -> str:
 
 #: Decimals kept for numbers (a confidence of 99.97768539238172 prints as 99.98).
 DECIMALS = 2
-
-#: Product fields shown per inspection type, in this order, with their English label.
-PRODUCT_FIELD_LABELS: dict[str, list[tuple[str, str]]] = {
-    "car": [
-        ("plate", _("Plate")),
-        ("make", _("Make")),
-        ("model", _("Model")),
-        ("year", _("Year")),
-        ("color", _("Color")),
-        ("use", _("Use")),
-        ("milage", _("Mileage")),
-        ("vin", _("VIN")),
-        ("chassis", _("Chassis")),
-    ],
-    "moto": [
-        ("plate", _("Plate")),
-        ("make", _("Make")),
-        ("model", _("Model")),
-        ("year", _("Year")),
-        ("color", _("Color")),
-        ("use", _("Use")),
-        ("milage", _("Mileage")),
-        ("chassis", _("Chassis")),
-    ],
-    "bike": [
-        ("make", _("Make")),
-        ("model", _("Model")),
-        ("color", _("Color")),
-        ("year", _("Year")),
-        ("serial", _("Serial")),
-        ("serialNumber", _("Serial number")),
-        ("price", _("Price")),
-    ],
-    "machinery": [
-        ("make", _("Make")),
-        ("model", _("Model")),
-        ("year", _("Year")),
-        ("serial", _("Serial")),
-        ("hours", _("Hours")),
-        ("type", _("Type")),
-        ("purpose", _("Purpose")),
-        ("use", _("Use")),
-        ("color", _("Color")),
-        ("plate", _("Plate")),
-    ],
-    "goods": [
-        ("description", _("Description")),
-        ("quantity", _("Quantity")),
-        ("value", _("Value")),
-        ("serial", _("Serial")),
-        ("make", _("Make")),
-        ("model", _("Model")),
-        ("type", _("Type")),
-        ("category", _("Category")),
-        ("serialNumber", _("Serial number")),
-        ("price", _("Price")),
-    ],
-    "custom": [("description", _("Description")), ("reference", _("Reference"))],
-    "cellphone": [
-        ("make", _("Make")),
-        ("model", _("Model")),
-        ("color", _("Color")),
-        ("imei", _("IMEI")),
-        ("year", _("Year")),
-        ("serialNumber", _("Serial number")),
-        ("price", _("Price")),
-    ],
-}
 
 #: Consumer fields shown, with labels; identification-like fields are masked.
 CONSUMER_FIELD_LABELS: list[tuple[str, str]] = [
@@ -457,12 +390,14 @@ def product_sections(report: ReportData) -> list[Section]:
         kind = str(product.get("type") or report.inspection.get("type") or "custom")
         data = product.get(kind) if isinstance(product.get(kind), dict) else {}
         rows = [(w(_("Type")), w(TYPE_WORDS.get(kind, kind)))]
-        for key, label in PRODUCT_FIELD_LABELS.get(kind, []):
+        for product_field in fields_of(kind):  # the language's table: order and labels
+            key = product_field.name
             value = data.get(key) if key != "milage" else data.get("milage", data.get("mileage"))
             if value in (None, ""):
                 continue
             shown = w.word(value) if not isinstance(value, int) else str(value)
-            rows.append((w(label), mask(shown) if key in MASKED_FIELDS else shown))
+            label = product_field.label(w.locale)
+            rows.append((label, mask(shown) if key in MASKED_FIELDS else shown))
         for product_input in product.get("inputs") or []:
             label = input_label(
                 report,
