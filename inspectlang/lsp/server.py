@@ -113,6 +113,11 @@ class InspServer(LanguageServer):
         #: picked up by it (the result for an older text is dropped, never published).
         self.pending: dict[str, asyncio.Task[None]] = {}
         self.checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="insp-check")
+        #: The plug-ins run beside the checker: a template's tests taking seconds after a save
+        #: never hold up the diagnostics of the next keystroke.
+        self.plugins = ThreadPoolExecutor(max_workers=1, thread_name_prefix="insp-plugins")
+        #: How many plug-in runs each template has asked for: only the latest one publishes.
+        self.provisions: dict[str, int] = {}
         self.input = StandardInput()
         #: The plug-ins' diagnostics of each template (`inspectlang.lsp.plugins`), with the
         #: text they were found for: published beside the checker's while the text is that one.
@@ -202,7 +207,10 @@ class InspServer(LanguageServer):
             except (OSError, ValueError):
                 return
         loop = asyncio.get_running_loop()
-        found = await loop.run_in_executor(self.checker, provided, path, source)
+        run = self.provisions[template] = self.provisions.get(template, 0) + 1
+        found = await loop.run_in_executor(self.plugins, provided, path, source)
+        if self.provisions[template] != run:
+            return  # a later save asked again: its run publishes
         own = [d for d in found if d.filename == path]
         self.extra[template] = (source, own)
         by_file: dict[str, list[Diagnostic]] = {}
