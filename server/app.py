@@ -49,6 +49,7 @@ from server.inspections.delivery_routes import ROUTES as DELIVERY_ROUTES
 from server.inspections.presign import ROUTES as PRESIGN_ROUTES
 from server.key_lookup import AsyncKeyLookup
 from server.metrics_middleware import RequestMetricsMiddleware
+from server.multipart import FormRequest
 from server.oauth import service as oauth
 from server.oauth.controller import ROUTES as OAUTH_ROUTES
 from server.oauth.routes import OAUTH_AREA
@@ -302,6 +303,7 @@ def create_app(
             DefineMiddleware(IdempotencyMiddleware),
         ],
         exception_handlers=EXCEPTION_HANDLERS,
+        request_class=FormRequest,
         response_class=SafeTextResponse,
         openapi_config=openapi_config(),
         request_max_body_size=settings.max_body_bytes,

@@ -24,6 +24,7 @@ import copy
 import json
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -138,6 +139,18 @@ def _resources(http: httpx.Client, key: str) -> dict[str, str]:
     }
 
 
+@contextmanager
+def fuzzing(
+    live_server: str, headers: dict[str, str]
+) -> Iterator[tuple[httpx.Client, dict[str, Any], dict[str, str]]]:
+    """A client of the caller (`CONCURRENT` connections), the OpenAPI document, and the
+    caller's real resources by path parameter name (`_resources`)."""
+    limits = httpx.Limits(max_connections=CONCURRENT)
+    with httpx.Client(base_url=live_server, timeout=60, headers=headers, limits=limits) as http:
+        document = http.get("/schema/openapi.json").json()
+        yield http, document, _resources(http, headers["x-api-key"])
+
+
 def _url(path: str, parameters: list[dict[str, Any]], known: dict[str, str]) -> str:
     for parameter in parameters:
         if parameter.get("in") != "path":
@@ -173,12 +186,7 @@ def test_no_hostile_body_gets_a_5xx(
 ) -> None:
     failures: list[str] = []
     sent: list[int] = []
-    limits = httpx.Limits(max_connections=CONCURRENT)
-    with httpx.Client(
-        base_url=live_server, timeout=60, headers=test_headers, limits=limits
-    ) as http:
-        document = http.get("/schema/openapi.json").json()
-        known = _resources(http, test_headers["x-api-key"])
+    with fuzzing(live_server, test_headers) as (http, document, known):
         operations = _json_operations(document, known)
         assert len(operations) >= 15, [label for _, _, label, _ in operations]
 
