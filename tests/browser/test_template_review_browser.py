@@ -3,7 +3,8 @@ through the API with its template tests opens in the editor with its cases; the 
 the mileage limit and adds a case, presses save, and sees before anything is stored what the
 revision approves that the saved one refused (an example inspection, with how each revision
 ends) and the failing case, marked at its line in the tests and at the verdict line that decided
-it; confirms, and the API answers revision 2 with the three cases. The same review in es_AR.
+it; confirms, and the API answers revision 2 with the three cases. The same review in es_AR and
+pt_BR.
 Screenshots under tests/artifacts/test_template_review_browser/."""
 
 from __future__ import annotations
@@ -77,8 +78,8 @@ def test_the_editor_reviews_diff_and_tests_before_saving(
     text = review.inner_text()
     assert "Before you save" in text
     assert "Approved by this revision and not by the saved one: for example: mileage = " in text
-    assert "the saved revision: Disapproved (completed): Too many kilometres" in text
-    assert "this revision: Approved (completed)" in text
+    assert "the saved revision: Disapproved (Completed): Too many kilometres" in text
+    assert "this revision: Approved (Completed)" in text
     assert "Approved by the saved revision and not by this one: none" in text
     assert "2 of 3 cases pass" in text
     tests_text = page.locator("#tests").input_value()
@@ -88,7 +89,7 @@ def test_the_editor_reviews_diff_and_tests_before_saving(
     assert failing.inner_text().startswith(f"✗ {MIDDLE['name']}: fails")
     assert f"tests line {case_line}" in failing.inner_text()
     assert "decided at template line 14" in failing.inner_text()
-    assert "veredict is approved, expected disapproved" in failing.inner_text()
+    assert "verdict Approved, expected Disapproved" in failing.inner_text()
     # Marked at their place: the template's approve line and the case's first line.
     assert "✗ 14" in page.locator("#gutter").inner_text().splitlines()
     assert f"✗ {case_line}" in page.locator("#tests-gutter").inner_text().splitlines()
@@ -111,31 +112,47 @@ def test_the_editor_reviews_diff_and_tests_before_saving(
     assert json.loads(page.locator("#tests").input_value()) == after["tests"]
 
 
-def test_the_review_in_spanish_and_keep_editing(
+#: Per browser locale: the sign-in and save buttons, the review's words, the button to close it.
+WORDS = {
+    "es-AR": ("Iniciar sesión", "Guardar como nueva revisión",
+              ["Antes de guardar", "Qué decide distinto esta revisión",
+               "Pruebas de la plantilla", "Pasan", "cobertura de decisiones", "por ejemplo"],
+              "Seguir editando"),
+    "pt-BR": ("Entrar", "Salvar como nova revisão",
+              ["Antes de salvar", "O que esta revisão decide de outro modo",
+               "Testes do modelo", "Passam", "cobertura de decisões", "por exemplo"],
+              "Continuar editando"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("locale", sorted(WORDS))
+def test_the_review_in_spanish_and_portuguese_and_keep_editing(
     live_server: str,
     team: dict[str, Any],
     saved: dict[str, Any],
     new_phone: Any,
     screenshot: Any,
     axe_check: Any,
+    locale: str,
 ) -> None:
-    _context, page, _log = new_phone(width=WIDTH, locale="es-AR")
+    sign_in_button, save_button, expected, keep_editing = WORDS[locale]
+    _context, page, _log = new_phone(width=WIDTH, locale=locale)
     page.goto(f"{live_server}/dashboard/sign-in")
     page.locator("#email").fill(team["email"])
     page.locator("#password").fill(PASSWORD)
-    page.get_by_role("button", name="Iniciar sesión").click()
+    page.get_by_role("button", name=sign_in_button).click()
     page.wait_for_load_state()
     page.goto(f"{live_server}/dashboard/templates/{saved['_id']}")
     source = page.locator("#source")
-    source.fill(source.input_value().replace("disapprove", "review", 1).replace(
-        '"Too many kilometres"', '"Too many kilometres: a person decides"'
-    ))  # fmt: skip
-    page.get_by_role("button", name="Guardar como nueva revisión").click()
+    source.fill(source.input_value().replace(" > 1", " > 2", 1))  # the limit doubled, or more
+    page.get_by_role("button", name=save_button).click()
     review = page.locator("#review")
     review.wait_for(state="visible", timeout=60_000)
     text = review.inner_text()
-    assert "Antes de guardar" in text and "Qué decide distinto esta revisión" in text
-    assert "Pruebas de la plantilla" in text and "casos" in text
-    look(page, "03-review-es_AR", screenshot, axe_check)
-    page.get_by_role("button", name="Seguir editando").click()
+    for words in expected:
+        assert words in text, (words, text)
+    assert "Before you save" not in text and "for example" not in text
+    assert "veredict is" not in text and "(completed)" not in text
+    look(page, f"03-review-{locale}", screenshot, axe_check)
+    page.get_by_role("button", name=keep_editing).click()
     assert review.is_hidden()

@@ -194,7 +194,7 @@
   }
 
   function ends(end) {
-    var text = word(end.veredict, end.veredict) + " (" + end.status + ")";
+    var text = word(end.veredict, end.veredict) + " (" + word("status." + end.status, end.status) + ")";
     if (end.reasons && end.reasons.length) text += ": " + end.reasons.join("; ");
     return text;
   }
@@ -249,7 +249,7 @@
     var passed = results.cases.filter(function (c) { return c.passed; }).length;
     part.appendChild(element("p", results.passed ? "passed" : "failed", fill(word("testsSummary", "{passed} of {total} cases pass; decision coverage {coverage}%."), { passed: passed, total: results.cases.length, coverage: results.coverage })));
     var list = element("ul", "cases");
-    results.cases.forEach(function (c) {
+    results.cases.forEach(function (c, index) {
       var item = element("li", c.passed ? "case passed" : "case failed");
       var head = (c.passed ? "\u2713 " : "\u2717 ") + c.name + ": " + (c.passed ? word("casePasses", "passes") : word("caseFails", "fails"));
       item.appendChild(element("strong", "", head));
@@ -262,7 +262,7 @@
         }
         if (where.length) item.appendChild(element("span", "where", " (" + where.join("; ") + ")"));
         var problems = element("ul", "problems");
-        c.problems.forEach(function (p) { problems.appendChild(element("li", "", p)); });
+        problemTexts(c, index).forEach(function (p) { problems.appendChild(element("li", "", p)); });
         item.appendChild(problems);
       }
       list.appendChild(item);
@@ -277,6 +277,28 @@
     var first = Math.min.apply(null, lines.map(Number));
     var height = parseFloat(getComputedStyle(field).lineHeight) || 20;
     field.scrollTop = Math.max(0, (first - 3) * height);
+  }
+
+  // A failing case's problems in the page's words where they compare a verdict or a status
+  // (the case's expectations read from the tests field); any other problem as the runtime says.
+  function problemTexts(result, index) {
+    var expect = {};
+    try { expect = JSON.parse(tests.value).cases[index].expect || {}; } catch (error) { expect = {}; }
+    var texts = [];
+    var worded = false;
+    if (expect.veredict !== undefined && expect.veredict !== result.veredict) {
+      texts.push(fill(word("verdictDiffers", "verdict {got}, expected {expected}"), { got: word(result.veredict, result.veredict), expected: word(expect.veredict, expect.veredict) }));
+      worded = true;
+    }
+    if (expect.status !== undefined && expect.status !== result.status) {
+      texts.push(fill(word("statusDiffers", "status {got}, expected {expected}"), { got: word("status." + result.status, result.status), expected: word("status." + expect.status, expect.status) }));
+      worded = true;
+    }
+    result.problems.forEach(function (p) {
+      if (worded && (p.indexOf("veredict is ") === 0 || p.indexOf("status is ") === 0)) return;
+      texts.push(p);
+    });
+    return texts;
   }
 
   function hideReview() {
