@@ -150,12 +150,12 @@ Expr: TypeAlias = (
 
 @dataclass(frozen=True, slots=True)
 class SetStatement:
-    """`set VARIABLE to VALUE`."""
+    """`set NAME to VALUE` (`name` as in the IR's `SetStatement`)."""
 
-    variable: str
+    name: str
     value: Expr
     span: Span = _span()
-    variable_span: Span = _span()
+    name_span: Span = _span()
     comments: tuple[str, ...] = _comments()
     trailing_comment: str | None = field(default=None, kw_only=True)
 

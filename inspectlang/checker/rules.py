@@ -186,8 +186,8 @@ def _if_statement(run: Run, statement: ast.IfStatement, depth: int) -> ir.IfStat
 def _set_statement(run: Run, statement: ast.SetStatement) -> ir.SetStatement:
     scope = run.scope
     value_type, value = run.expressions.check(statement.value)
-    name = statement.variable
-    span = statement.variable_span if statement.variable_span.line else statement.span
+    name = statement.name
+    span = statement.name_span if statement.name_span.line else statement.span
     variable_type = scope.variables.get(name)
     if variable_type is None:
         run.reporter.report(

@@ -459,10 +459,10 @@ class _Indexer:
                                 self.expression(value, frozenset())
 
     def statement(self, statement: Any, bound: frozenset[str]) -> None:
-        """A statement's uses, field by field: a `variable` field names a variable (`set`),
-        an expression is walked, a nested statement (an `if`'s branches) visited."""
-        if hasattr(statement, "variable") and hasattr(statement, "variable_span"):
-            self.add("variable", statement.variable, statement.variable_span)
+        """A statement's uses, field by field: a `name` field names a variable (`set`), an
+        expression is walked, a nested statement (an `if`'s branches) visited."""
+        if hasattr(statement, "name") and hasattr(statement, "name_span"):
+            self.add("variable", statement.name, statement.name_span)
         for value in _children(statement):
             if _is_expression(value):
                 self.expression(value, bound)

@@ -371,7 +371,7 @@ def test_rule_and_require_spans() -> None:
     assert rule.event.of_image_span == Span(4, 31, 4, 36)
     statement = rule.body[0]
     assert isinstance(statement, SetStatement)
-    assert statement.variable_span == Span(5, 9, 5, 13)
+    assert statement.name_span == Span(5, 9, 5, 13)
 
 
 # --------------------------------------------------------------------------------------------
