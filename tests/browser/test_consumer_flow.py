@@ -498,9 +498,9 @@ def test_retake_a_failed_upload_retried_and_resume_after_closing(
     # maxAttempts (3) is the number of photos the slot accepts: the fourth is refused, the
     # third stays.
     take_photo(page, photos["packages"])
-    assert page.inner_text("[data-attempts]") == (
-        "This photo cannot be sent again: the last one sent is kept."
-    )
+    no_more = "This photo cannot be sent again: the last one sent is kept."
+    assert page.inner_text("[data-attempts]") == no_more
+    assert page.locator("[data-take]").is_hidden()
     kept = [image["_id"] for image in inspection(api, inspection_id)["products"][0]["images"]]
     page.set_input_files("[data-camera]", str(photos["retake"]))
     page.wait_for_selector("[data-notice].bad")

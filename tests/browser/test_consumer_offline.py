@@ -77,10 +77,12 @@ def camera(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     return made
 
 
-def create(api: dict[str, Any], template: str = "template") -> tuple[str, str]:
+def create(
+    api: dict[str, Any], template: str = "template", locale: str = "en_US"
+) -> tuple[str, str]:
     body = {
         "templateId": api[template],
-        "locale": "en_US",
+        "locale": locale,
         "delivery": {"channel": "email", "destination": "ana@example.com"},
         "goods": {"description": "Four boxes", "quantity": 4},
     }
@@ -113,9 +115,9 @@ def counted(
     return outcome
 
 
-def new_context(browser: Any) -> tuple[Any, Any]:
+def new_context(browser: Any, locale: str = "en-US") -> tuple[Any, Any]:
     context = browser.new_context(
-        viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=1, locale="en-US"
+        viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=1, locale=locale
     )
     return context, watched(context.new_page())
 
@@ -204,14 +206,15 @@ def offline_after_the_second_photo(
         page.reload()  # offline: the page comes back with its pending photo
         assert heading(page) == SLOTS[3]
         page.wait_for_selector(PENDING + " img")
-        assert "2 items wait to be sent" in page.inner_text("[data-outbox-status]")
+        assert "2 photos not sent yet." in page.inner_text("[data-outbox-status]")
         if look:
             look(page, "02-reloaded-offline-pending-photo")
         page.click("[data-next]")
         assert heading(page) == "Review and send"
         page.click("button:has-text('Send inspection')")
         page.wait_for_selector("[data-form-notice].ok")
-        assert "3 items wait to be sent" in page.inner_text("[data-outbox-status]")
+        status = page.inner_text("[data-outbox-status]")
+        assert "2 photos not sent yet. Your inspection is not sent yet." in status, status
         if look:
             look(page, "03-review-send-queued-offline")
         assert len(images_of(api, inspection_id)) == 2  # nothing left the phone meanwhile
@@ -422,7 +425,7 @@ def test_answers_given_offline_are_kept_across_a_reload_and_arrive_once(
         page.get_by_label("State of the boxes").select_option(label="Intact")
         page.click("button[type=submit]")
         page.wait_for_selector("h1:has-text('The seal')")  # from the service worker's copy
-        says(page, "1 item waits to be sent")
+        says(page, "Your answers are not sent yet.")
         page.get_by_label("The seal is whole").check()
         page.click("form[data-outbox] button[type=submit]")
         page.wait_for_selector("[data-form-notice].ok")
@@ -431,11 +434,11 @@ def test_answers_given_offline_are_kept_across_a_reload_and_arrive_once(
         page.reload()  # offline: the answers wait on the phone and show on their pages
         assert heading(page) == "The seal"
         page.wait_for_selector(PENDING + " img")
-        says(page, "3 items wait to be sent")
+        says(page, "1 photo not sent yet. Your answers are not sent yet.")
         assert page.get_by_label("The seal is whole").is_checked()
         page.click("a.button.secondary:has-text('Back')")
         assert heading(page) == "A few questions"
-        says(page, "3 items wait to be sent")
+        says(page, "1 photo not sent yet. Your answers are not sent yet.")
         assert page.get_by_label("Number of boxes").input_value() == "4"
         chosen = page.get_by_label("State of the boxes").evaluate("s => s.selectedOptions[0].text")
         assert chosen == "Intact"
@@ -479,6 +482,93 @@ def test_answers_given_offline_are_kept_across_a_reload_and_arrive_once(
         assert document["veredict"] == "approved", document["reasons"]
         claimed = claimed_keys(db, inspection_id)
         assert sorted(claimed) == sorted(queued), (claimed, queued)  # each item ran once
+        assert not page.errors, page.errors
+    finally:
+        context.close()
+
+
+# --- each state on a phone in the street, in es_AR ------------------------------------------------
+
+
+def test_each_state_of_a_photo_and_of_the_send_in_es_AR_at_390_px(
+    browser: Any,
+    api: dict[str, Any],
+    camera: list[Path],
+    screenshot: Any,
+    axe_check: Any,
+    tmp_path: Path,
+) -> None:
+    """Sending, sent, saved on the phone, reloaded offline, refused (a file that is no photo),
+    no retake left, the send queued offline and gone out by itself: each one photographed at
+    390 px in es_AR, for a person to read as the consumer would, and checked by axe-core. The
+    words are the catalog's (server/web/locale/es_AR)."""
+    inspection_id, link = create(api, locale="es_AR")
+    context, page = new_context(browser, "es-AR")
+    broken = tmp_path / "broken.jpg"
+    broken.write_bytes(b"not a photo: the camera app wrote half a file")
+
+    def look(name: str) -> None:
+        screenshot(page, f"es-AR-{name}")
+        axe_check(page, name)
+
+    try:
+        open_flow(page, link, first="Frente de las cajas")
+        wait_kept(page, 6)
+        cdp = context.new_cdp_session(page)
+        cdp.send("Network.enable")
+        slow = {"offline": False, "latency": 400, "downloadThroughput": 64 * 1024}
+        cdp.send("Network.emulateNetworkConditions", {**slow, "uploadThroughput": 8 * 1024})
+        page.set_input_files("[data-camera]", str(camera[0]))
+        page.wait_for_selector("[data-progress]:not([hidden])")
+        assert "Enviando tu foto" in page.inner_text("[data-progress]")
+        look("01-sending")
+        normal = {"offline": False, "latency": 0, "downloadThroughput": -1}
+        cdp.send("Network.emulateNetworkConditions", {**normal, "uploadThroughput": -1})
+        page.wait_for_selector("[data-notice].ok", timeout=60_000)
+        assert "Foto recibida" in page.inner_text("[data-notice]")
+        look("02-sent")
+
+        context.set_offline(True)
+        take(page, camera[1], sent=False)
+        page.set_input_files("[data-camera]", str(broken))
+        says(page, "2 fotos todavía sin enviar. No tenés conexión")
+        assert "Guardada en tu teléfono, todavía sin enviar" in page.inner_text("[data-queue]")
+        look("03-saved-on-the-phone")
+        page.reload()
+        assert heading(page) == "Frente de las cajas"
+        page.wait_for_selector(PENDING + " img")
+        says(page, "2 fotos todavía sin enviar. No tenés conexión")
+        assert page.locator("[data-preview]").is_visible()  # the photo waiting, not "No photo"
+        no_more = "Esta foto ya no se puede volver a enviar: se guarda la última que enviaste."
+        assert page.inner_text("[data-attempts]") == no_more  # 1 sent (its answer said) + 2 here
+        look("04-reloaded-offline")
+
+        context.set_offline(False)
+        page.wait_for_selector("[data-queue] li.state-failed", timeout=60_000)
+        refused = page.inner_text("[data-queue] li.state-failed")
+        assert "Ese archivo no es una foto que podamos leer" in refused, refused
+        look("05-refused")
+
+        context.set_offline(True)  # the slot takes 3 photos: 2 sent, this one waits
+        take(page, camera[2], sent=False)
+        assert page.locator("[data-take]").is_hidden()  # no fourth photo to be refused
+        assert page.inner_text("[data-attempts]") == no_more
+        look("06-no-retake-left")
+
+        page.goto(page.url.rsplit("/step/", 1)[0] + "/step/review")
+        assert heading(page) == "Revisá y enviá"
+        page.click(SEND)
+        page.wait_for_function(
+            "(s) => document.querySelector(s).textContent === 'Esperando conexión para enviar'",
+            arg=SEND,
+        )
+        says(page, "1 foto todavía sin enviar. Tu inspección todavía no se envió.")
+        look("07-send-queued")
+        context.set_offline(False)
+        page.wait_for_url("**/done", timeout=60_000)
+        look("08-sent-by-itself")
+        images = images_of(api, inspection_id)
+        assert [image["attempt"] for image in images] == [3], images
         assert not page.errors, page.errors
     finally:
         context.close()

@@ -130,6 +130,7 @@
       return words.sending + (f ? " " + Math.round(f * 100) + "%" : "");
     }
     if (item.state === "failed") return words.failed + " " + ((item.answer || {}).message || "");
+    if (item.state === "saved" || item.state === "waiting") return words.waiting;
     return words[item.state] || "";
   }
   var photoBoxes = Array.prototype.slice.call(document.querySelectorAll("[data-photo]"));
@@ -142,32 +143,50 @@
       refill(items);
       forms(items);
       sendButtons(items);
-      var waiting = items.filter(function (i) { return outbox.pending(i); }).length;
       var failed = items.filter(function (i) { return i.state === "failed" && i.kind !== "photo" && !settled[i.clientId]; });
-      var text = waiting ? (waiting === 1 ? words.waitingOne : words.waitingOther).replace("{n}", waiting) + " " + (navigator.onLine ? "" : words.offline) : "";
+      var text = waitingText(items.filter(function (i) { return outbox.pending(i); }));
       failed.forEach(function (i) { text += " " + words.failed + " " + ((i.answer || {}).message || ""); });
       if (statusLine && statusLine.textContent !== text.trim()) statusLine.textContent = text.trim();
       if (statusLine) statusLine.hidden = !text.trim();
     });
   }
-  function review(items) {  /* the review page: pending photos instead of "Missing" */
+  /* What waits on the phone, in the consumer's words: the photos counted, the answers and
+     the send named, and when offline that it all goes out by itself. */
+  function waitingText(pending) {
+    var photos = pending.filter(function (i) { return i.kind === "photo"; }).length, parts = [];
+    if (photos) parts.push((photos === 1 ? words.photosOne : words.photosOther).replace("{n}", photos));
+    if (pending.some(function (i) { return i.kind === "form"; })) parts.push(words.answersWaiting);
+    if (pending.some(function (i) { return i.kind === "finish"; })) parts.push(words.sendWaitingLine);
+    /* offline: the browser says so, or the last try found no network (a weak signal) */
+    var cut = !navigator.onLine || pending.some(function (i) { return i.state === "waiting" && i.why === "network"; });
+    if (parts.length && cut) parts.push(words.offline);
+    return parts.join(" ");
+  }
+  /* The review page: a photo kept on the phone (or sent since the page was drawn) instead of
+     "Missing", with that same photo's state; the list of photos not taken says only those. */
+  function review(items) {
     Array.prototype.forEach.call(document.querySelectorAll("[data-slot]"), function (li) {
-      var mine = items.filter(function (i) { return i.slot === li.dataset.slot && i.state !== "failed"; }).pop();
-      var missing = li.querySelector(".missing");
-      if (!mine || !missing || !url(mine)) return;
-      var img = document.createElement("img");
-      img.src = url(mine); img.alt = missing.dataset.label || "";
-      missing.replaceWith(img);
-      var note = document.createElement("span");
-      note.className = "state"; note.dataset.state = "";
-      li.appendChild(note);
+      var mine = items.filter(function (i) { return i.slot === li.dataset.slot && i.state !== "failed" && url(i); }).pop();
+      var missing = li.querySelector(".missing"), shown = li.querySelector("img[data-kept]");
+      if (!mine || (!missing && !shown)) return;
+      if (missing) {
+        shown = document.createElement("img");
+        shown.dataset.kept = ""; shown.alt = missing.dataset.label || "";
+        missing.replaceWith(shown);
+        var note = document.createElement("span");
+        note.className = "state"; note.dataset.state = "";
+        li.appendChild(note);
+      }
+      if (shown.getAttribute("src") !== url(mine)) shown.src = url(mine);
+      li.querySelector("[data-state]").textContent = stateText(mine);
     });
-    Array.prototype.forEach.call(document.querySelectorAll("[data-slot] [data-state]"), function (note) {
-      var mine = items.filter(function (i) { return i.slot === note.parentNode.dataset.slot; }).pop();
-      if (mine) note.textContent = stateText(mine);
-    });
+    var list = document.querySelector("[data-missing-list]");
+    if (!list) return;
+    var labels = Array.prototype.map.call(document.querySelectorAll("[data-slot] .missing"), function (m) { return m.dataset.label; });
+    list.hidden = !labels.length;
+    if (labels.length) list.textContent = list.dataset.words.replace("{list}", labels.join(", "));
     var gaps = document.querySelector("[data-missing-photos]");
-    if (gaps && document.querySelectorAll("[data-slot] .missing").length === 0) gaps.hidden = true;
+    if (gaps) gaps.hidden = !labels.length;
   }
   function go(next) {  /* to the page the server named: a new copy even when only its #part differs */
     var target = new URL(next, location.href);
@@ -199,7 +218,9 @@
   function sendButtons(items) {
     Array.prototype.forEach.call(document.querySelectorAll("form[data-outbox='finish']"), function (form) {
       var mine = items.filter(function (i) { return i.kind === "finish" && outbox.pending(i); })[0];
-      holdSend(form, mine ? (mine.state === "sending" || navigator.onLine && !mine.tries ? "sending" : "waiting") : null);
+      /* a send the server took: the page is moving on, the button stays as it was */
+      var took = items.some(function (i) { return i.kind === "finish" && i.state === "sent" && (i.answer || {}).next; });
+      holdSend(form, mine ? (mine.state === "sending" || navigator.onLine && !mine.tries ? "sending" : "waiting") : took ? "sending" : null);
     });
   }
   function holdSend(form, state) {
@@ -322,7 +343,20 @@
     var take = box.querySelector("[data-take]");
     var next = document.querySelector("[data-next]");
     var extras = box.querySelector("[data-extras]"), shownExtras = {};
-    var handled = null;  /* items already answered when the page was drawn: the page shows them */
+    var handled = null;  /* items already answered: answered() has run, or the page shows them */
+    var initial = null;  /* items already answered when the page was drawn: the page shows them */
+    var knownLeft = Number(box.dataset.attemptsLeft);  /* the server's latest word */
+    /* How many more photos the slot takes: the server's count less the photos still on the
+       phone, which will use theirs; none left hides the camera (a fourth photo offline of a
+       slot that takes three would only be refused). */
+    function showLeft(pending) {
+      var attempts = box.querySelector("[data-attempts]");
+      if (!attempts || isNaN(knownLeft) || extras) return;
+      var left = Math.max(0, knownLeft - pending);
+      var text = left === 0 ? photoWords.leftNone : (left === 1 ? photoWords.leftOne : photoWords.leftOther).replace("{n}", left);
+      if (attempts.textContent !== text) attempts.textContent = text;
+      if (take) { take.hidden = left === 0; camera.tabIndex = left === 0 ? -1 : 0; }
+    }
     function say(text, tone) {
       notice.textContent = text; notice.hidden = !text;
       notice.className = "notice" + (tone ? " " + tone : "");
@@ -368,19 +402,14 @@
         say(photoWords.sent, "ok");
       }
       if (next) { next.classList.remove("secondary"); next.textContent = next.dataset.continue || next.textContent; }
-      var attempts = box.querySelector("[data-attempts]");
-      if (attempts && typeof body.attemptsLeft === "number") {
-        attempts.textContent = body.attemptsLeft === 0 ? photoWords.leftNone
-          : (body.attemptsLeft === 1 ? photoWords.leftOne : photoWords.leftOther).replace("{n}", body.attemptsLeft);
-        if (body.attemptsLeft === 0) { take.hidden = true; camera.tabIndex = -1; }
-      }
+      if (typeof body.attemptsLeft === "number") knownLeft = body.attemptsLeft;
       if (checks) checks.textContent = "";
       if (body._id) poll(body._id, POLLS);
     }
     box.render = function (items) {
       if (handled === null) {
-        handled = {};
-        items.forEach(function (i) { if (!outbox.pending(i)) handled[i.clientId] = true; });
+        handled = {}; initial = {};
+        items.forEach(function (i) { if (!outbox.pending(i)) handled[i.clientId] = initial[i.clientId] = true; });
       }
       var sending = items.filter(function (i) { return i.state === "sending"; })[0];
       progress.hidden = !sending;
@@ -401,7 +430,7 @@
         li.appendChild(document.createTextNode(stateText(item)));
         list.appendChild(li);
       });
-      var latest = items.filter(function (i) { return i.state !== "failed" && !handled[i.clientId]; }).pop();
+      var latest = items.filter(function (i) { return i.state !== "failed" && !initial[i.clientId] && url(i); }).pop();
       if (latest && url(latest) && !extras) {
         var preview = box.querySelector("[data-preview]");
         preview.src = url(latest); preview.hidden = false;
@@ -420,6 +449,14 @@
           answered(item);
         }
       });
+      /* a photo sent since this copy of the page was drawn (offline, the service worker's
+         copy) told the count; the outbox is emptied at the thank-you page, before any
+         reviewer's retake could raise it */
+      items.forEach(function (i) {
+        var said = (i.answer || {}).attemptsLeft;
+        if (i.state === "sent" && typeof said === "number" && !(said >= knownLeft)) knownLeft = said;
+      });
+      showLeft(items.filter(function (i) { return outbox.pending(i); }).length);
       if (items.some(function (i) { return outbox.pending(i); }) && next) {
         next.classList.remove("secondary"); next.textContent = next.dataset.continue || next.textContent;
       }
