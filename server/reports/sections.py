@@ -274,10 +274,37 @@ def input_label(report: ReportData, identifier: str, fallback: str, locale: str)
     return str(label or fallback or identifier)
 
 
+def pgettext(context: str, message: str) -> tuple[str, str]:
+    """Marks a message with its context for the catalog extraction; translated by `side_text`."""
+    return context, message
+
+
+#: The usual photo sides in words, for a photo whose template gives it no label (a side of the
+#: template's own, `trunk_open`, is shown as written). In the context "photo side": "Back" is
+#: also the consumer's button ("Volver"), a side here ("Parte trasera").
+SIDE_WORDS: dict[str, tuple[str, str]] = {
+    "front": pgettext("photo side", "Front"),
+    "back": pgettext("photo side", "Back"),
+    "left": pgettext("photo side", "Left side"),
+    "right": pgettext("photo side", "Right side"),
+    "dashboard": pgettext("photo side", "Dashboard"),
+    "odometer": pgettext("photo side", "Odometer"),
+    "interior": pgettext("photo side", "Interior"),
+    "plate": pgettext("photo side", "Plate"),
+    "selfie": pgettext("photo side", "Selfie"),
+}
+
+
 def image_label(report: ReportData, identifier: str | None, side: str, locale: str) -> str:
+    """The photo's label in the report's language, else its side in words."""
     images = report.template.get("logic", {}).get("images", {})
     labels = images.get(identifier or "", {}).get("labels", {}) if identifier else {}
-    return str(labels.get(locale) or labels.get("") or side or "image")
+    found = labels.get(locale) or labels.get("")
+    if found:
+        return str(found)
+    if side in SIDE_WORDS:
+        return str(i18n.translations(i18n.choose_locale(locale)).pgettext(*SIDE_WORDS[side]))
+    return side or "-"
 
 
 def headline(report: ReportData) -> Headline:

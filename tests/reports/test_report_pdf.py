@@ -93,8 +93,9 @@ def test_pdf_lists_every_validation_with_confidence(pdf_text: str) -> None:
     assert "plate_matches" in pdf_text and "Plate read matches" in pdf_text
     # The damage's part, kind and severity in words (trunk, dent, minor).
     assert "baúl" in pdf_text and "abolladura" in pdf_text and "leve" in pdf_text
-    for side in ("front", "back", "left", "right", "dashboard"):
-        assert side in pdf_text
+    # A photo with no label in the template: its side in words of the report's language.
+    for side in ("Frente", "Parte trasera", "Lateral izquierdo", "Lateral derecho", "Tablero"):
+        assert side in pdf_text, side
 
 
 def test_pdf_input_labels_in_the_inspection_locale(pdf_text: str) -> None:
