@@ -738,18 +738,24 @@ class Decoder:
             if not isinstance(node, dict):
                 raise MalformedIR("a statement must be an object", here)
             op = node.get("op")
-            if op == "set":
-                name = _text(node.get("name"), "invalid name {!r}", here)
-                value = self.expression(node.get("value"), f"{here}.value", depth)
-                result.append(SetStatement(name, value, read_span(node, here)))
-            elif op == "if":
-                condition = self.expression(node.get("cond"), f"{here}.cond", depth)
-                then = self.statements(node.get("then"), f"{here}.then", depth + 1)
-                otherwise = self.statements(node.get("else") or [], f"{here}.else", depth + 1)
-                result.append(IfStatement(condition, then, otherwise, read_span(node, here)))
-            else:
+            read = _STATEMENTS.get(op) if isinstance(op, str) else None
+            if read is None:
                 raise MalformedIR(f"unknown statement op {op!r}", here)
+            result.append(read(self, node, here, depth))
         return tuple(result)
+
+    # -- one reader per statement op, as for expressions (`_STATEMENTS`) ------------------------
+
+    def set_statement(self, node: JsonNode, where: str, depth: int) -> Statement:
+        name = _text(node.get("name"), "invalid name {!r}", where)
+        value = self.expression(node.get("value"), f"{where}.value", depth)
+        return SetStatement(name, value, read_span(node, where))
+
+    def if_statement(self, node: JsonNode, where: str, depth: int) -> Statement:
+        condition = self.expression(node.get("cond"), f"{where}.cond", depth)
+        then = self.statements(node.get("then"), f"{where}.then", depth + 1)
+        otherwise = self.statements(node.get("else") or [], f"{where}.else", depth + 1)
+        return IfStatement(condition, then, otherwise, read_span(node, where))
 
     # -- one reader per op: the node with its fields; type, span and let are set after ---------
 
@@ -851,6 +857,12 @@ _EXPRESSIONS: dict[str, Any] = {
     "call": Decoder.call,
     "conditional": Decoder.conditional,
     **dict.fromkeys(QUANTIFIERS, Decoder.quantifier),
+}
+
+#: The statement readers by op, as `_EXPRESSIONS` for expressions.
+_STATEMENTS: dict[str, Callable[[Decoder, JsonNode, str, int], Statement]] = {
+    SetStatement.op: Decoder.set_statement,
+    IfStatement.op: Decoder.if_statement,
 }
 
 
