@@ -1,7 +1,7 @@
 """The page a share link opens (`/share/<inspection id>?token=…`): the inspection, readable and
 printable, for someone outside the company: verdict and reasons, the declared product, photos
 with their validations, the inputs, and the PDF report when one was made. No session, nothing
-to change; the token decides (`server.inspections.shares.check`: expired, altered, foreign or
+to change; the token decides (`server.inspections.presign.verify_link`: expired, altered, foreign or
 revoked links get a 403 page with the reason, in the reader's language from `Accept-Language`;
 a client whose `Accept` asks for JSON gets the API's error object instead). In the
 inspection's language."""
@@ -18,7 +18,7 @@ from server.common import in_thread, through_link
 from server.dashboard import labels
 from server.deps import services
 from server.errors import ApiError
-from server.inspections import presign, shares
+from server.inspections import presign
 from server.inspections import service as inspections
 from server.reports import service as reports
 from server.web import i18n
@@ -36,7 +36,7 @@ REFUSALS = {
 def _shared(request: Request[Any, Any, Any], inspection_id: str, token: str) -> Any:
     app = services(request)
     try:
-        auth = shares.check(app.db, app.settings.secret, inspection_id, token, app.clock())
+        auth = presign.verify_link(app.db, app.settings.secret, inspection_id, token, app.clock())
         document = inspections.get_inspection(app.db, app.settings, auth, inspection_id)
         # Its photos through the share's own token: they die with the share.
         through_link(app.settings.public_url, document, inspection_id, token)

@@ -6,7 +6,7 @@ A share link is a presigned detail token (`presign`, kind `inspection_detail`) w
 same token opens the readable page (`/share/<id>?token=…`, `server/dashboard/share_pages.py`)
 and the Inspection object as JSON for API clients (`/v1/inspection/presign/detail/<id>?token=…`);
 both refuse an expired (`link_expired`), altered or foreign (`invalid_link`) or revoked
-(`link_revoked`) token with 403, through `check`.
+(`link_revoked`) token with 403, through the one check of both (`presign.verify_link`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from sqlalchemy import select, update
 from server import tokens
 from server.auth import AuthContext
 from server.db import Database
-from server.errors import ApiError
 from server.inspections import presign
 from server.inspections.tables import ShareLinkRecord
 from server.settings import Settings
@@ -131,20 +130,3 @@ def revoke(
         )
         session.commit()
         return bool(cast(Any, result).rowcount)
-
-
-def check(db: Database, secret: str, inspection_id: str, token: str, now: datetime) -> AuthContext:
-    """Whose view a share token opens: refused with 403 when expired (`link_expired`),
-    altered, missing or for another inspection (`invalid_link`), or revoked (`link_revoked`)."""
-    try:
-        claims = tokens.verify(presign.DETAIL_TOKEN_KIND, token, secret=secret, now=now)
-    except tokens.TokenError as error:
-        code = "link_expired" if error.code == "token_expired" else "invalid_link"
-        raise ApiError(code, 403, error.description) from None
-    if claims.subject != inspection_id:
-        raise ApiError("invalid_link", 403, "The link is for another inspection.")
-    with db.session() as session:
-        row = session.get(ShareLinkRecord, tokens.hash_token(token))
-    if row is not None and row.revoked_at is not None:
-        raise ApiError("link_revoked", 403, "This link was revoked by the company that made it.")
-    return AuthContext(company_id=claims.company_id, mode=claims.mode, key_id="presigned-link")

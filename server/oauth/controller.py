@@ -6,7 +6,7 @@ are the inspection routes themselves (`oauth_scope` in their `opt`)."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, time
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from litestar import Request, Response, get, post
 from litestar.params import QueryParameter
@@ -70,7 +70,7 @@ async def _library_token(request: Request[Any, Any, Any], grant_type: str) -> Re
     app = services(request)
     form = service.library_form(json_object(await read_body(request)), grant_type)
     answer = await in_thread(
-        service.token_endpoint, app.db, app.settings.public_url, form, {}, app.clock()
+        service.endpoint_answer, "token", app.db, app.settings.public_url, form, {}, app.clock()
     )
     return _answer(answer)
 
@@ -115,6 +115,24 @@ async def refresh_token(request: Request[Any, Any, Any]) -> Response[Any]:
     return await _library_token(request, "refresh_token")
 
 
+async def _rfc_endpoint(
+    request: Request[Any, Any, Any], endpoint: Literal["token", "revocation"]
+) -> Response[Any]:
+    """An RFC endpoint's answer (`service.endpoint_answer`) to its form and the client's
+    credentials."""
+    app = services(request)
+    answer = await in_thread(
+        service.endpoint_answer,
+        endpoint,
+        app.db,
+        app.settings.public_url,
+        await _form(request),
+        _client_headers(request),
+        app.clock(),
+    )
+    return _answer(answer)
+
+
 async def _form(request: Request[Any, Any, Any]) -> dict[str, str]:
     form = await request.form()
     return {key: value for key, value in form.items() if isinstance(value, str)}
@@ -142,16 +160,7 @@ def _client_headers(request: Request[Any, Any, Any]) -> dict[str, str]:
 async def token(request: Request[Any, Any, Any]) -> Response[Any]:
     """RFC 6749's token endpoint: `application/x-www-form-urlencoded`, the client authenticated
     by HTTP Basic or by `client_id` and `client_secret` in the form."""
-    app = services(request)
-    answer = await in_thread(
-        service.token_endpoint,
-        app.db,
-        app.settings.public_url,
-        await _form(request),
-        _client_headers(request),
-        app.clock(),
-    )
-    return _answer(answer)
+    return await _rfc_endpoint(request, "token")
 
 
 @post(
@@ -166,16 +175,7 @@ async def token(request: Request[Any, Any, Any]) -> Response[Any]:
 async def revoke(request: Request[Any, Any, Any]) -> Response[Any]:
     """RFC 7009: revoke a token. A refresh token ends its whole authorization; an unknown token
     is answered 200 as the RFC says."""
-    app = services(request)
-    answer = await in_thread(
-        service.revocation_endpoint,
-        app.db,
-        app.settings.public_url,
-        await _form(request),
-        _client_headers(request),
-        app.clock(),
-    )
-    return _answer(answer)
+    return await _rfc_endpoint(request, "revocation")
 
 
 @get(

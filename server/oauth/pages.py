@@ -75,6 +75,17 @@ def _refusal(request: Request[Any, Any, Any], member: Member | None, error: ApiE
     return i18n.translations(member_locale(request, member)).gettext(message)
 
 
+def _refused(request: Request[Any, Any, Any], member: Member, error: ApiError) -> Any:
+    """The page of an authorization request or answer refused: why, in the member's words."""
+    return render(
+        request,
+        "oauth/refused.html",
+        {"code": error.code, "message": _refusal(request, member, error)},
+        member=member,
+        status_code=error.status,
+    )
+
+
 def _scope_labels(request: Request[Any, Any, Any], member: Member, names: list[str]) -> list[str]:
     translations = i18n.translations(member_locale(request, member))
     return [translations.gettext(scopes.SCOPES[name].label) for name in names]
@@ -101,13 +112,7 @@ async def consent(request: Request[Any, Any, Any]) -> Any:
             app.clock(),
         )
     except ApiError as error:
-        return render(
-            request,
-            "oauth/refused.html",
-            {"code": error.code, "message": _refusal(request, member, error)},
-            member=member,
-            status_code=error.status,
-        )
+        return _refused(request, member, error)
     usable = scopes.usable(found.scopes, member.actor.role)
     shown = render(
         request,
@@ -164,13 +169,7 @@ async def decide(request: Request[Any, Any, Any]) -> Any:
             app.clock(),
         )
     except ApiError as error:
-        return render(
-            request,
-            "oauth/refused.html",
-            {"code": error.code, "message": _refusal(request, member, error)},
-            member=member,
-            status_code=error.status,
-        )
+        return _refused(request, member, error)
     # The application's own address, checked against its registered ones (exact match).
     return Redirect(path=location, status_code=303)
 

@@ -15,7 +15,7 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import Any, Literal, cast
 from urllib.parse import urlsplit
 
 from authlib.oauth2.rfc6749 import OAuth2Error
@@ -366,35 +366,28 @@ def purge_spent(db: Database, now: datetime) -> int:
 # --- the token endpoints ------------------------------------------------------------------------
 
 
-def token_endpoint(
+#: The RFC endpoints `endpoint_answer` answers, by the name Authlib gives them: their paths.
+ENDPOINT_PATHS = {"token": TOKEN_PATH, "revocation": "/v1/account/oauth/revoke"}
+
+
+def endpoint_answer(
+    endpoint: Literal["token", "revocation"],
     db: Database,
     public_url: str,
     data: Mapping[str, str],
     headers: Mapping[str, str],
     now: datetime,
 ) -> flow.Answer:
-    """RFC 6749 token endpoint (authorization_code and refresh_token grants)."""
+    """RFC 6749's token endpoint (authorization_code and refresh_token grants), or RFC 7009's
+    revocation of an access or a refresh token (the latter ends its authorization); 400 as the
+    RFC's error when the public URL is not HTTPS (`InsecureTransportError`)."""
     server = flow.PartnerServer(db, now)
     try:
-        request = _request(public_url, TOKEN_PATH, data, headers)
+        request = _request(public_url, ENDPOINT_PATHS[endpoint], data, headers)
     except InsecureTransportError as error:
         return flow.Answer(400, flow.error_body(error), {})
-    return cast(flow.Answer, server.create_token_response(request))
-
-
-def revocation_endpoint(
-    db: Database,
-    public_url: str,
-    data: Mapping[str, str],
-    headers: Mapping[str, str],
-    now: datetime,
-) -> flow.Answer:
-    """RFC 7009: revoke an access or a refresh token (the latter ends its authorization)."""
-    server = flow.PartnerServer(db, now)
-    try:
-        request = _request(public_url, "/v1/account/oauth/revoke", data, headers)
-    except InsecureTransportError as error:
-        return flow.Answer(400, flow.error_body(error), {})
+    if endpoint == "token":
+        return cast(flow.Answer, server.create_token_response(request))
     return cast(flow.Answer, server.create_endpoint_response("revocation", request))
 
 
