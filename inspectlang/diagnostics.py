@@ -203,11 +203,12 @@ CODES: dict[str, str] = {
     "W007": "a translated reason shows other values than its line",
     "W008": "a condition, or a part of one, that the template's declarations decide",
     "W009": "`all(...)` over photos that may all be absent holds with no photo at all",
-    "W010": "a confidence written as a fraction where a percent (0 to 100) is meant",
+    "W010": "a confidence or percentage written as a fraction where a percent (0 to 100) is meant",
     "W011": "a review band not above the minimum confidence: no result reaches a person",
     "W012": "a date difference whose sign is fixed: its arguments are reversed",
     "W013": "an `otherwise` with no `approve when` line is never used",
     "W014": "a quantifier's item hides a let, a variable or an outer item of that name",
     "W015": "a reason translated to some declared locales, not to all",
     "W016": "a disapproval that reads an input which may be missing",
+    "W017": "a check that nothing reads where the verdict decides with checks",
 }

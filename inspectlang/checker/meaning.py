@@ -13,7 +13,8 @@ its expressions may name nothing). It knows, of a template:
 - which inputs may be missing (not `required`), which photos may be
   absent (`optional`, or asked only `when`), and each select's option keys.
 
-The codes (docs/language.md, "Diagnostics"): W008 a condition, or a part of one, that the
+The codes (docs/language.md, "Diagnostics"): W017 a check nothing reads where the verdict
+decides with checks, W008 a condition, or a part of one, that the
 declarations decide (always true when its values are given, or never true), E034 an approval
 that can never hold, E048 `number()` of a select whose keys are not numbers, E049 two names that
 differ only in case, W009 `all(...)` over photos that may all be absent, W010 a confidence
@@ -53,6 +54,8 @@ _DATE_DIFFERENCES = frozenset({"years_between", "months_between", "days_between"
 #: Words in a date input's name that say it is in the past (a birth date).
 _PAST_WORDS = ("birth", "nacim", "nasc")
 _FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "!=": "!="}
+#: The roles of the verdict's lines.
+_VERDICT_ROLES = frozenset({"approve", "disapprove", "review"})
 #: The functions whose calls `MeaningCheck.call` reads.
 _CALLS_READ = frozenset({"number", *_DATE_DIFFERENCES})
 
@@ -175,6 +178,10 @@ class MeaningCheck:
         self.value_input: str | None = None
         #: `and` nodes already read as part of a chain (a chain is read once, at its top).
         self.inner: set[int] = set()
+        #: The checks some expression reads (`checks.NAME`); the others are W017.
+        self.checks_read: set[str] = set()
+        #: Whether a verdict line reads a check (then the checks are what decides).
+        self.verdict_reads_checks = False
 
     @cached_property
     def ranges(self) -> Ranges:
@@ -285,7 +292,12 @@ class MeaningCheck:
             elif kind is ast.Attribute:
                 if role == "disapprove":
                     self.optional_input(node, root, seen_inputs)
-                stack.append(node.value)
+                value = node.value
+                if type(value) is ast.Name and value.name == "checks":
+                    self.checks_read.add(node.name)
+                    if role in _VERDICT_ROLES:
+                        self.verdict_reads_checks = True
+                stack.append(value)
             elif kind is ast.Call:
                 if node.function in _CALLS_READ:
                     self.call(node)
@@ -502,11 +514,16 @@ class MeaningCheck:
             facts.needs_upload.setdefault(path[:-1], subject)
 
     def fraction(self, subject: ast.Expr, bound: float, node: ast.Expr) -> None:
-        if isinstance(subject, ast.Attribute) and subject.name == "confidence" and 0 < bound < 1:
+        if not 0 < bound < 1:
+            return
+        if isinstance(subject, ast.Quantifier) and subject.kind == "sum":
+            # `sum(d in damages of d.percentage) > 0.3`: a sum of percents is in percent too
+            subject = subject.value if subject.value is not None else subject
+        if isinstance(subject, ast.Attribute) and subject.name in ("confidence", "percentage"):
             self.reporter.report(
                 "W010",
-                f"a confidence is 0 to 100: {_shown(bound)} is {_shown(bound * 100)}%? write "
-                f"{_shown(bound * 100)}",
+                f"a {subject.name} is 0 to 100: {_shown(bound)} is {_shown(bound * 100)}%? "
+                f"write {_shown(bound * 100)}",
                 node.span,
                 severity="warning",
             )
@@ -619,6 +636,24 @@ class MeaningCheck:
         self.same_names_but_case()
         self.confidences()
         self.verdict_lines()
+        self.unread_checks()
+
+    def unread_checks(self) -> None:
+        """W017: a check no verdict line, rule, let or other check reads, where the verdict
+        decides with checks: it is computed and shown and decides nothing, when its siblings
+        do (the line that reads it is missing). A template whose verdict reads no check at all
+        shows its checks for information: those are not reported."""
+        if not self.verdict_reads_checks:
+            return
+        for declaration in self.run.module.declarations:
+            if isinstance(declaration, ast.CheckDecl) and declaration.name not in self.checks_read:
+                self.reporter.warn(
+                    "W017",
+                    f"check `{declaration.name}` is read by no verdict line, rule or let: it "
+                    'is shown and decides nothing; read it (`disapprove "..." when not '
+                    f"checks.{declaration.name}`) or drop it",
+                    declaration.name_span,
+                )
 
     def same_names_but_case(self) -> None:
         groups: tuple[tuple[type, ...], ...] = (

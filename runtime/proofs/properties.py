@@ -346,6 +346,15 @@ def verify(program: Program) -> list[Result]:
         ),
         never(
             prover,
+            "no_approval_with_refused_photo",
+            "no inspection is approved while a required photo was refused (a required validation "
+            "failed on it)",
+            z3.And(outcome.approved, outcome.refused_photo),
+            explain="the approval does not read the photos' `approved` (write "
+            "`all(i in images where i.approved)` into it)",
+        ),
+        never(
+            prover,
             "no_approval_on_missing_value",
             "no inspection is approved because a disapprove or review line's condition was missing",
             z3.And(
@@ -400,6 +409,18 @@ def verify(program: Program) -> list[Result]:
                 _line_holds("disapprove", index),
             )
         )
+        if outcome.review_lines:
+            # Review outranks disapprove: a line every review line takes first never refuses.
+            results.append(
+                reachable(
+                    prover,
+                    f"disapprove_line_{_line(program, span)}_decides",
+                    f"the disapprove line at line {_line(program, span)} can refuse an inspection "
+                    "(no review line sends it to a person first)",
+                    z3.And(holds, outcome.disapproved),
+                    _line_holds("disapprove", index),
+                )
+            )
     for index, (holds, _) in enumerate(outcome.review_lines):
         span = program.reviews[index][2]
         results.append(

@@ -1234,6 +1234,8 @@ class Outcome:
     disapproved: z3.BoolRef
     missing_photo: z3.BoolRef
     unreported_required: z3.BoolRef
+    #: A photo the template requires was uploaded and refused (a required validation failed).
+    refused_photo: z3.BoolRef
     #: Each disapprove line: (holds, its condition defined).
     disapprove_lines: list[tuple[z3.BoolRef, z3.BoolRef]]
     #: Each review line: (holds, its condition defined).
@@ -1917,6 +1919,7 @@ class Scenario:
                 evaluator.value(program.otherwise[1], env)
         missing_photo = FALSE
         unreported_required = FALSE
+        refused_photo = FALSE
         waits = FALSE
         for image in self.images:
             record = env.images[image.identifier]
@@ -1924,6 +1927,10 @@ class Scenario:
             if not image.optional:
                 missing_photo = z3.Or(
                     missing_photo, z3.And(self.asked(image.identifier), z3.Not(uploaded))
+                )
+                refused_photo = z3.Or(
+                    refused_photo,
+                    z3.And(record["processed"].term, z3.Not(record["approved"].term)),
                 )
             for v in image.validations:
                 if not v.run:
@@ -1970,6 +1977,7 @@ class Scenario:
             approved=z3.And(completed, machine_approved),
             disapproved=z3.And(completed, z3.Not(machine_approved)),
             missing_photo=missing_photo,
+            refused_photo=refused_photo,
             unreported_required=unreported_required,
             disapprove_lines=disapprove_lines,
             review_lines=review_lines,
