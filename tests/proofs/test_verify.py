@@ -173,8 +173,13 @@ verdict
 """
     )
     results = by_name(verify(program_of(source)))  # type: ignore[arg-type]
-    assert all(r.answer == "holds" for n, r in results.items() if "line" in n)
+    lines = {n: r.answer for n, r in results.items() if "line" in n}
+    decides = [n for n in lines if n.endswith("_decides")]
+    assert all(answer == "holds" for n, answer in lines.items() if n not in decides)
     assert results["no_approval_without_evidence"].answer == "holds"
+    # ...and the refusal never decides: every car under 1990 is under 2000, and goes to a person
+    assert decides == ["disapprove_line_23_decides"]
+    assert lines["disapprove_line_23_decides"] == "fails"
 
 
 @pytest.mark.parametrize("template", BUILTINS, ids=[p.stem for p in BUILTINS])
