@@ -64,8 +64,12 @@ def tests_path(template: Path) -> Path:
 
 def read_cases(document: Any) -> list[dict[str, Any]]:
     """The cases of a tests document, checked; `CasesError` says what is wrong and where."""
-    if not isinstance(document, dict) or not isinstance(document.get("cases"), list):
-        raise CasesError('a tests file is {"cases": [...]}')
+    if (
+        not isinstance(document, dict)
+        or not isinstance(document.get("cases"), list)
+        or set(document) != {"cases"}
+    ):
+        raise CasesError('a tests file is {"cases": [...]}, nothing else')
     cases = document["cases"]
     if len(cases) > MAX_CASES:
         raise CasesError(f"at most {MAX_CASES} cases, not {len(cases)}")
@@ -81,7 +85,7 @@ def read_cases(document: Any) -> list[dict[str, Any]]:
         _check_events(f"{where} ({case['name']})", case["events"])
         events += len(case["events"])
         pixels += sum(
-            event.get("width", 1280) * event.get("height", 960)
+            int(event.get("width", 1280)) * int(event.get("height", 960))
             for event in case["events"]
             if event.get("event") == "image"
         )
@@ -99,7 +103,67 @@ def read_cases(document: Any) -> list[dict[str, Any]]:
                 f"{where} ({case['name']}): unknown expectation {sorted(unknown)[0]!r}; "
                 f"expected one of {', '.join(EXPECTATIONS)}"
             )
+        _check_types(f"{where} ({case['name']})", case, expect)
     return list(cases)
+
+
+def _check_types(where: str, case: dict[str, Any], expect: dict[str, Any]) -> None:
+    """`start`, `status` and `veredict` are text; `reasons` and `reasonsInclude` lists of text
+    (`TESTS_SCHEMA`)."""
+    texts = [("start", case.get("start", "")), *[(k, expect.get(k, "")) for k in EXPECTATIONS[:2]]]
+    for key, value in texts:
+        if not isinstance(value, str):
+            raise CasesError(f"{where}: {key} is text")
+    for key in EXPECTATIONS[2:]:
+        value = expect.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise CasesError(f"{where}: {key} is a list of texts")
+
+
+#: The JSON Schema of a tests document, as `read_cases` checks it (the API documents it).
+_TEXTS: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+TESTS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["cases"],
+    "additionalProperties": False,
+    "properties": {
+        "cases": {
+            "type": "array",
+            "maxItems": MAX_CASES,
+            "items": {
+                "type": "object",
+                "required": ["name", "events", "expect"],
+                "properties": {
+                    "name": {"type": "string", "minLength": 1},
+                    "start": {"type": "string"},
+                    "events": {
+                        "type": "array",
+                        "minItems": 1,
+                        "maxItems": MAX_CASE_EVENTS,
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                side: {"type": "integer", "minimum": 1, "maximum": MAX_PHOTO_SIDE}
+                                for side in ("width", "height")
+                            },
+                        },
+                    },
+                    "expect": {
+                        "type": "object",
+                        "minProperties": 1,
+                        "additionalProperties": False,
+                        "properties": {
+                            "status": {"type": "string"},
+                            "veredict": {"type": "string"},
+                            "reasons": _TEXTS,
+                            "reasonsInclude": _TEXTS,
+                        },
+                    },
+                },
+            },
+        }
+    },
+}
 
 
 def _check_events(where: str, events: list[Any]) -> None:
@@ -110,7 +174,9 @@ def _check_events(where: str, events: list[Any]) -> None:
             raise CasesError(f"{where}: event {number} is not an object")
         for side in ("width", "height"):
             value = event.get(side, 1)
-            if type(value) is not int or not 1 <= value <= MAX_PHOTO_SIDE:
+            # JSON has one number type: 640.0 is a whole number (JSON Schema's `integer`).
+            whole = type(value) is int or (type(value) is float and value.is_integer())
+            if not whole or not 1 <= value <= MAX_PHOTO_SIDE:
                 raise CasesError(
                     f"{where}: event {number}'s {side} is a whole number from 1 to {MAX_PHOTO_SIDE}"
                 )

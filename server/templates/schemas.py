@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from runtime.proofs.cases import TESTS_SCHEMA
 from server.bodies import InputType, InspectionType, RequestBody, ResponseBody
 
 Unset = msgspec.UnsetType
@@ -41,7 +42,8 @@ class TemplateSource(RequestBody):
             description='The revision\'s template tests, `{"cases": [...]}` as in '
             "`NAME.tests.json` (docs/language.md); run on the save, answered in `testResults`. "
             'A revision without `tests` keeps the previous revision\'s; `{"cases": []}` '
-            "drops them."
+            "drops them. At most 2,000 events and 200 megapixels of photos in all.",
+            extra_json_schema=TESTS_SCHEMA,
         ),
     ] = UNSET
     testsMustPass: Annotated[
