@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 from inspectlang.compiler import compile_source
 from inspectlang.decompiler import decompile, decompile_module
+from inspectlang.diagnostics import TemplateError
 from inspectlang.manifest import INPUT_TYPES, VALIDATION_NAMES, Template
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -276,7 +277,16 @@ def template_sources(draw: st.DrawFn) -> str:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(template_sources())
 def test_generated_manifests_round_trip(source: str) -> None:
-    template = compile_source(source, "generated.insp")
+    try:
+        template = compile_source(source, "generated.insp")
+    except TemplateError as error:
+        # The generator writes random conditions, and the meaning stage refuses an `approve when`
+        # that no inspection can meet (E034: `-3 = length(t)`); such a text is no template, so it
+        # has no manifest to round-trip. Any other error is the generator's or the compiler's
+        # fault and fails the test.
+        if {d.code for d in error.diagnostics} == {"E034"}:
+            reject()
+        raise
     assert normalized(round_trip(template).to_api()) == normalized(template.to_api())
 
 
