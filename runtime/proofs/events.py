@@ -18,7 +18,14 @@ import z3
 from runtime.cli import ScriptError, Simulation
 from runtime.errors import InspectionError
 from runtime.program import Program
-from runtime.proofs.symbolic import FieldLeaf, InputLeaf, Scenario, to_python
+from runtime.proofs.symbolic import (
+    FieldLeaf,
+    ImageLeaf,
+    InputLeaf,
+    Scenario,
+    ValidationLeaf,
+    to_python,
+)
 from runtime.state import InspectionState
 
 #: Where the simulated photos are taken (a point in Buenos Aires), when they carry a position.
@@ -93,40 +100,50 @@ def events_of(scenario: Scenario, model: z3.ModelRef) -> dict[str, Any]:
     for image in scenario.images:
         if not _true(model, image.uploaded):
             continue
-        event: dict[str, Any] = {"event": "image", "image": image.name}
-        results = []
-        for v in image.validations:
-            if not v.run:
-                continue
-            if v.local:
-                valid = _true(model, z3.Bool(scenario.name(f"image.{image.name}.{v.name}.valid")))
-                if v.name == "complete" and not valid:
-                    event["width"], event["height"] = 1, 1
-                if v.name == "date" and not valid:
-                    event["exifDate"] = None
-                if v.name == "distance" and valid:
-                    event["gps"] = PLACE
-                continue
-            if not _true(model, v.reported):
-                continue
-            result: dict[str, Any] = {
-                "validation": v.name,
-                "confidence": _value(model, v.confidence, "number"),
-            }
-            if _true(model, v.result.defined):
-                result["result"] = _value(model, v.result.term, "text")
-            damages = [_damage(model, d) for d in v.damages if _true(model, d.present)]
-            if damages:
-                result["damages"] = damages
-            results.append(result)
-        if results:
-            event["validations"] = results
-        events.append(event)
+        if image.first is not None and _true(model, image.retaken):
+            # the refused first upload of the same photo, then the retake
+            events.append(_upload(scenario, model, image, image.first))
+        events.append(_upload(scenario, model, image, image.validations))
     for damage in scenario.declared:
         if _true(model, damage.present):
             events.append({"event": "damage", "body": _damage(model, damage)})
     events.append({"event": "finish", "completedBy": "client"})
     return {"start": f"{today.isoformat()}T12:00:00Z", "events": events}
+
+
+def _upload(
+    scenario: Scenario, model: z3.ModelRef, image: ImageLeaf, leaves: list[ValidationLeaf]
+) -> dict[str, Any]:
+    """One upload of a photo with the machine results `leaves` give it."""
+    event: dict[str, Any] = {"event": "image", "image": image.name}
+    results = []
+    for v in leaves:
+        if not v.run:
+            continue
+        if v.local:
+            valid = _true(model, z3.Bool(scenario.name(f"image.{image.name}.{v.name}.valid")))
+            if v.name == "complete" and not valid:
+                event["width"], event["height"] = 1, 1
+            if v.name == "date" and not valid:
+                event["exifDate"] = None
+            if v.name == "distance" and valid:
+                event["gps"] = PLACE
+            continue
+        if not _true(model, v.reported):
+            continue
+        result: dict[str, Any] = {
+            "validation": v.name,
+            "confidence": _value(model, v.confidence, "number"),
+        }
+        if _true(model, v.result.defined):
+            result["result"] = _value(model, v.result.term, "text")
+        damages = [_damage(model, d) for d in v.damages if _true(model, d.present)]
+        if damages:
+            result["damages"] = damages
+        results.append(result)
+    if results:
+        event["validations"] = results
+    return event
 
 
 @dataclass

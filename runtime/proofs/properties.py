@@ -265,7 +265,8 @@ def reachable(
             name,
             description,
             "fails",
-            "no inspection reaches it (within the scenario: each photo uploaded once, at most "
+            "no inspection reaches it (within the scenario: each photo uploaded once, or retaken "
+            "once where the template reads retakes, at most "
             f"{MAX_DECLARED} declared damages, docs/language.md)",
         )
     return Result(name, description, "holds", "", found.events, _replayed(found))

@@ -1173,6 +1173,10 @@ class ImageLeaf:
     optional: bool
     uploaded: z3.BoolRef
     validations: list[ValidationLeaf]
+    #: The retake: an earlier upload of the same photo, refused, before this one (the leaves of
+    #: its validations); None when the scenario does not model one for this photo.
+    first: list[ValidationLeaf] | None = None
+    retaken: z3.BoolRef = FALSE
 
 
 @dataclass
@@ -1222,6 +1226,8 @@ class Step:
     image: int | None = None
     validation: int | None = None
     damage: int | None = None
+    #: The step belongs to the refused first upload of a retaken photo.
+    first: bool = False
 
 
 @dataclass
@@ -1285,6 +1291,9 @@ class Scenario:
         #: their values at the finish matter.
         self._rules_read_checks = _reads(
             program, lambda n: isinstance(n, ir.CheckValue), rules_only=True
+        )
+        self._reads_attempts = _reads(
+            program, lambda n: isinstance(n, ir.RecordField) and n.name == "attempts"
         )
         self.images = self._images()
         self.declared = self._declared()
@@ -1496,18 +1505,87 @@ class Scenario:
                         damages,
                     )
                 )
-            images.append(
-                ImageLeaf(
-                    spec.identifier,
-                    name,
-                    spec.side,
-                    self.program.image_optional(spec.identifier),
-                    uploaded,
-                    validations,
-                )
+            leaf = ImageLeaf(
+                spec.identifier,
+                name,
+                spec.side,
+                self.program.image_optional(spec.identifier),
+                uploaded,
+                validations,
             )
+            if self._retakes(spec.identifier, validations):
+                self._first_attempt(leaf)
+            images.append(leaf)
             uploaded_before.append(uploaded)
         return images
+
+    def _retakes(self, identifier: str, validations: list[ValidationLeaf]) -> bool:
+        """Whether the scenario models a retake of this photo: the template allows a second
+        attempt, and reads what one changes (an image's `attempts`, or a rule on this photo's
+        upload, results or processing). Not for photos whose upload checks a second upload of
+        the same photo changes (`duplicate`), whose `age` result or damages the scenario
+        would need twice."""
+        if self.manifest.parameters.maxAttempts < 2:
+            return False
+        if any(v.run and (v.name in ("duplicate", "age") or v.damages) for v in validations):
+            return False
+        attrs = {"image": identifier}
+        if self._reads_attempts or self._matching("image_uploaded", attrs):
+            return True
+        if self._matching("image_processed", attrs):
+            return True
+        return any(
+            self._matching(event, {**attrs, "validation": v.name})
+            for v in validations
+            if v.run
+            for event in ("validation_passed", "validation_failed")
+        )
+
+    def _first_attempt(self, image: ImageLeaf) -> None:
+        """The leaves of a refused first upload of the same photo: each upload check the same
+        as on the retake (the same photo), each machine result its own; all results in, and
+        the photo not approved (else nothing asks for a retake)."""
+        retaken = z3.Bool(self.name(f"image.{image.name}.retaken"))
+        first: list[ValidationLeaf] = []
+        refused = []
+        for v in image.validations:
+            where = f"image.{image.name}#1.{v.name}"
+            if v.local or not v.run:
+                leaf = ValidationLeaf(**{**v.__dict__, "damages": []})
+            else:
+                reported = z3.Bool(self.name(f"{where}.ran"))
+                confidence = z3.Real(self.name(f"{where}.confidence"))
+                result = Value(
+                    z3.Bool(self.name(f"{where}.result?")), z3.String(self.name(f"{where}.result"))
+                )
+                self.constraints += [
+                    confidence >= 0,
+                    confidence <= 100,
+                    z3.Length(result.term) <= MAX_LEAF_TEXT,
+                    z3.Implies(retaken, reported),
+                ]
+                valid = confidence >= v.threshold
+                leaf = ValidationLeaf(
+                    v.name,
+                    v.run,
+                    v.required,
+                    v.local,
+                    v.threshold,
+                    v.review_below,
+                    reported,
+                    confidence,
+                    valid,
+                    result,
+                )
+            if v.run and v.required:
+                refused.append(z3.Not(leaf.valid))
+            first.append(leaf)
+        self.constraints += [
+            z3.Implies(retaken, image.uploaded),
+            z3.Implies(retaken, z3.Or(FALSE, *refused)),
+        ]
+        image.first = first
+        image.retaken = retaken
 
     def _damage(self, where: str, declared: bool) -> DamageLeaf:
         leaf = DamageLeaf(
@@ -1547,40 +1625,9 @@ class Scenario:
                 )
         steps.append(Step("start", TRUE, [("inspection_started", TRUE, {}, {})]))
         for k, image in enumerate(self.images):
-            upload = Step("image", image.uploaded, [], image=k)
-            upload.triggers.append(
-                ("image_uploaded", TRUE, {"image": k}, {"image": image.identifier})
-            )
-            for j, v in enumerate(image.validations):
-                if v.local and v.run:
-                    self._validation_triggers(upload, image, j)
-            upload.triggers.append(
-                (
-                    "image_processed",
-                    self._processed(image, upload_only=True),
-                    {"image": k},
-                    {"image": image.identifier},
-                )
-            )
-            steps.append(upload)
-            for j, v in enumerate(image.validations):
-                if v.local or not v.run:
-                    continue
-                step = Step(
-                    "validation", z3.And(image.uploaded, v.reported), [], image=k, validation=j
-                )
-                self._validation_triggers(step, image, j)
-                before = self._processed(image, upto=j, include=False)
-                after = self._processed(image, upto=j, include=True)
-                step.triggers.append(
-                    (
-                        "image_processed",
-                        z3.And(after, z3.Not(before)),
-                        {"image": k},
-                        {"image": image.identifier},
-                    )
-                )
-                steps.append(step)
+            if image.first is not None:
+                steps += self._upload_steps(k, image, image.first, image.retaken, first=True)
+            steps += self._upload_steps(k, image, image.validations, image.uploaded)
         for d, damage in enumerate(self.declared):
             steps.append(
                 Step(
@@ -1593,23 +1640,72 @@ class Scenario:
         steps.append(Step("finish", TRUE, [("finish", TRUE, {}, {})]))
         return steps
 
+    def _upload_steps(
+        self,
+        k: int,
+        image: ImageLeaf,
+        leaves: list[ValidationLeaf],
+        uploaded: z3.BoolRef,
+        first: bool = False,
+    ) -> list[Step]:
+        """One upload of photo k and its machine results, each a step with its triggers."""
+        upload = Step("image", uploaded, [], image=k, first=first)
+        upload.triggers.append(("image_uploaded", TRUE, {"image": k}, {"image": image.identifier}))
+        for j, v in enumerate(leaves):
+            if v.local and v.run:
+                self._validation_triggers(upload, image, j, leaves)
+        upload.triggers.append(
+            (
+                "image_processed",
+                self._processed(leaves, upload_only=True),
+                {"image": k},
+                {"image": image.identifier},
+            )
+        )
+        steps = [upload]
+        for j, v in enumerate(leaves):
+            if v.local or not v.run:
+                continue
+            step = Step(
+                "validation", z3.And(uploaded, v.reported), [], image=k, validation=j, first=first
+            )
+            self._validation_triggers(step, image, j, leaves)
+            before = self._processed(leaves, upto=j, include=False)
+            after = self._processed(leaves, upto=j, include=True)
+            step.triggers.append(
+                (
+                    "image_processed",
+                    z3.And(after, z3.Not(before)),
+                    {"image": k},
+                    {"image": image.identifier},
+                )
+            )
+            steps.append(step)
+        return steps
+
     def _given_inputs(self) -> set[str]:
         """Inputs the scenario may give: all of them (each given or not)."""
         return {spec.identifier for spec in self.manifest.inputs}
 
-    def _validation_triggers(self, step: Step, image: ImageLeaf, j: int) -> None:
-        v = image.validations[j]
+    def _validation_triggers(
+        self, step: Step, image: ImageLeaf, j: int, leaves: list[ValidationLeaf]
+    ) -> None:
+        v = leaves[j]
         subject = {"image": self.images.index(image), "validation": (image, j)}
         attrs = {"image": image.identifier, "validation": v.name}
         step.triggers.append(("validation_passed", v.valid, subject, attrs))
         step.triggers.append(("validation_failed", z3.Not(v.valid), subject, attrs))
 
     def _processed(
-        self, image: ImageLeaf, upload_only: bool = False, upto: int = -1, include: bool = True
+        self,
+        leaves: list[ValidationLeaf],
+        upload_only: bool = False,
+        upto: int = -1,
+        include: bool = True,
     ) -> z3.BoolRef:
         """Every run validation has a result (all are machine-routed in a simulation)."""
         parts = []
-        for j, v in enumerate(image.validations):
+        for j, v in enumerate(leaves):
             if not v.run:
                 continue
             if v.local:
@@ -1639,6 +1735,7 @@ class Scenario:
         damages_declared: int,
         variables: dict[str, Value],
         checks: dict[str, z3.BoolRef],
+        first: bool = False,
     ) -> Env:
         images: dict[str, dict[str, Any]] = {}
         image_list: list[tuple[z3.BoolRef, Any]] = []
@@ -1646,22 +1743,41 @@ class Scenario:
         all_damages: list[tuple[z3.BoolRef, Any]] = []
         asked_env: Env | None = None
         for k, image in enumerate(self.images):
-            uploaded = z3.And(image.uploaded, z3.BoolVal(position[0] >= k))
-            reported = [self._visible(image, j, position) for j in range(len(image.validations))]
-            processed = z3.And(
-                uploaded, *[r for v, r in zip(image.validations, reported, strict=True) if v.run]
-            )
+            leaves = image.validations
+            if first and position[0] == k and image.first is not None:
+                # the refused first upload of a retaken photo, its results as they come in
+                leaves = image.first
+                uploaded = image.retaken
+                reported = [
+                    FALSE
+                    if not v.run
+                    else uploaded
+                    if v.local
+                    else z3.And(uploaded, v.reported)
+                    if j <= position[1]
+                    else FALSE
+                    for j, v in enumerate(leaves)
+                ]
+                attempts: z3.ArithRef = z3.If(uploaded, z3.RealVal(1), z3.RealVal(0))
+            else:
+                uploaded = z3.And(image.uploaded, z3.BoolVal(position[0] >= k))
+                reported = [self._visible(image, j, position) for j in range(len(leaves))]
+                attempts = z3.If(
+                    uploaded, z3.If(image.retaken, z3.RealVal(2), z3.RealVal(1)), z3.RealVal(0)
+                )
+            ran = [r for v, r in zip(leaves, reported, strict=True) if v.run]
+            processed = z3.And(uploaded, *ran)
             approved = z3.And(
                 processed,
                 *[
                     z3.And(r, v.valid)
-                    for v, r in zip(image.validations, reported, strict=True)
+                    for v, r in zip(leaves, reported, strict=True)
                     if v.run and v.required
                 ],
             )
             records = []
             damages: list[tuple[z3.BoolRef, Any]] = []
-            for v, r in zip(image.validations, reported, strict=True):
+            for v, r in zip(leaves, reported, strict=True):
                 record = {
                     "name": known(z3.StringVal(v.name)),
                     "valid": Value(r, v.valid),
@@ -1685,12 +1801,12 @@ class Scenario:
                 "approved": known(approved),
                 "processed": known(processed),
                 "uploaded": known(uploaded),
-                "attempts": known(z3.If(uploaded, z3.RealVal(1), z3.RealVal(0))),
+                "attempts": known(attempts),
                 "uploaded_at": Value(uploaded, self.today),
                 "validations": Items([(uploaded, r) for r in records]),
                 "damages": Items(damages),
             }
-            for v, r in zip(image.validations, records, strict=True):
+            for v, r in zip(leaves, records, strict=True):
                 record_of_image[v.name] = r
             images[image.identifier] = record_of_image
             all_validations += [(uploaded, r) for r in records]
@@ -1758,7 +1874,6 @@ class Scenario:
         checks = {c.id: FALSE for c in program.checks}
         branches: dict[tuple[int, tuple[int, ...], str], z3.BoolRef] = {}
         blocked: z3.BoolRef = FALSE
-        max_attempts = self.manifest.parameters.maxAttempts
         declared = 0
         finish_env: Env | None = None
         for step in self._steps():
@@ -1778,9 +1893,10 @@ class Scenario:
                 if (rules := self._matching(name, attrs))
             ]
             recheck = step.kind == "finish" or self._rules_read_checks
-            if not matching and not recheck:
+            exhausted = self._exhausted(step)
+            if not matching and not recheck and z3.is_false(exhausted):
                 continue
-            env = self._env(position, declared, variables, checks)
+            env = self._env(position, declared, variables, checks, step.first)
             for _, condition, subject, _, rules in matching:
                 env.event = self._subject(env, subject)
                 for index, rule in rules:
@@ -1790,15 +1906,15 @@ class Scenario:
                     self._statements(evaluator, rule.body, env, index, branches)
                 env.vars = variables
             env.event = {}
-            if step.kind in ("image", "validation") and max_attempts <= 1:
+            if not z3.is_false(exhausted):
                 assert step.image is not None
-                image = self.images[step.image]
-                k = step.image
-                env_images = env.images[image.identifier]
+                env_images = env.images[self.images[step.image].identifier]
                 blocked_here = z3.And(
-                    happens, env_images["processed"].term, z3.Not(env_images["approved"].term)
+                    happens,
+                    exhausted,
+                    env_images["processed"].term,
+                    z3.Not(env_images["approved"].term),
                 )
-                del k
             else:
                 blocked_here = FALSE
             new_checks = {}
@@ -1816,6 +1932,19 @@ class Scenario:
                 finish_happens = happens
         assert finish_env is not None
         return self._verdict(finish_env, finish_happens, blocked, branches)
+
+    def _exhausted(self, step: Step) -> z3.BoolRef:
+        """Whether an upload step uses the photo's last attempt (a refused photo then blocks
+        the inspection, `runtime.transitions._after_results`)."""
+        if step.kind not in ("image", "validation") or step.image is None:
+            return FALSE
+        most = self.manifest.parameters.maxAttempts
+        image = self.images[step.image]
+        if step.first:
+            return FALSE  # the first of at least two
+        if image.first is not None:
+            return z3.And(image.retaken, z3.BoolVal(most <= 2))
+        return z3.BoolVal(most <= 1)
 
     def _matching(self, name: str, attrs: dict[str, str]) -> list[tuple[int, Any]]:
         """The rules a trigger runs, in source order (`runtime.transitions._matches`)."""

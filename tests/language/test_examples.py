@@ -371,6 +371,11 @@ TRIGGERS: dict[str, str] = {
     "W016": _bike(
         "input km\n    type: numeric\n", verdict='    disapprove "Far" when inputs.km > 100\n'
     ),
+    "W017": _bike(
+        "check seen\n    valid when: images.left.recaptured.valid\n\n"
+        "check shown\n    valid when: images.left.recaptured.ran\n",
+        verdict='    disapprove "Not seen" when not checks.seen\n',
+    ),
 }
 
 #: The files the triggers' `include` lines name (E043-E047).
