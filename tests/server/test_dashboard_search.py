@@ -247,10 +247,15 @@ def test_export_of_100000_rows_streams(db: Any) -> None:
 
 
 def _any_manifest_key(db: Any) -> str:
-    from sqlalchemy import select
+    """The key of a stored manifest for the rows to point at: the car built-in's, stored here so
+    the test does not depend on an earlier test having made an inspection."""
+    from inspectlang.builtins import get_builtin
+    from server.templates.service import manifest_key, store_manifest
 
-    from server.templates.tables import TemplateManifestRecord
-
-    with db.engine.connect() as connection:
-        key = connection.execute(select(TemplateManifestRecord.key).limit(1)).scalar_one()  # type: ignore[arg-type]
-    return str(key)
+    manifest = get_builtin("easy", "car")
+    assert manifest is not None
+    key = manifest_key(manifest)
+    with db.session() as session:
+        store_manifest(session, key, manifest, datetime.now(UTC))
+        session.commit()
+    return key
