@@ -7,6 +7,11 @@ image stored more than once: a slot's `attempt` above 1, or more images than pho
 and both must be 0. The suite runs each scenario once; `benchmarks/bench_offline.py` runs them
 20 times each (`OFFLINE_REPEAT`) and reports the counts and the time from the network's return
 to the last photo stored (`OFFLINE_RESULTS`, one JSON line per run).
+
+Also, once each: answers given offline (kept across an offline reload, each item run once by
+the server, the verdict reached with no reload) with the Send button that a second press
+cannot make send twice; and each state of a photo and of the send in es_AR at 390 px, for a
+person to look at (screenshots) and for axe-core.
 """
 
 from __future__ import annotations
