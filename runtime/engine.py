@@ -39,6 +39,7 @@ from runtime.validators import (
     capture_fields,
     declined_evidence,
 )
+from runtime.wording import seen_problem
 
 Ids = Callable[[], str]
 #: Most extra images per product.
@@ -422,7 +423,8 @@ def record_validation(
     ids: Ids = new_object_id,
 ) -> InspectionState:
     """A result from an analysis (this runtime's `runtime.vision` or an outside service):
-    `{validation, confidence, result}`, plus damages it found and identity-document fields it
+    `{validation, confidence, result}` (and `seen`, what the analyzer saw beyond its result:
+    `runtime.wording.SEEN_KINDS`), plus damages it found and identity-document fields it
     read (`entities`: `{entity, valid, result}`). Also taken while the inspection waits in
     `review`: a late machine result fills what the reviewer would otherwise decide."""
     require(state, "result")
@@ -459,6 +461,10 @@ def record_validation(
         raise InspectionError("invalid_validation_result", "result must be a text or a number")
     if isinstance(value, str) and len(value) > 1000:
         raise InspectionError("invalid_validation_result", "result has at most 1000 characters")
+    seen = result.get("seen")
+    problem = None if seen is None else seen_problem(seen)
+    if problem is not None:
+        raise InspectionError("invalid_validation_result", problem)
     entity_list = [_entity(item) for item in entities]
     if len(entity_list) > MAX_ENTITIES:
         raise InspectionError("invalid_validation_result", f"at most {MAX_ENTITIES} entities")
@@ -474,6 +480,8 @@ def record_validation(
     }
     if entity_list:
         data["entities"] = entity_list
+    if seen is not None:
+        data["seen"] = seen
     event = EventRecord(kind="validation", at=iso(now), data=data)
     return apply_event(program, state, event, owned=True)
 

@@ -14,6 +14,8 @@ reason puts the inspection in `review` (docs/review.md). The four sources, in th
    its machine had not answered by the finish);
 2. `low_confidence`: a machine result below the validation's `reviewBelow` (manifest
    `logic.images.<id>.validations.<name>.reviewBelow`, written by `review below confidence N`);
+   the reason keeps the `result`, what the analyzer `seen` when it said, and `machineSaw`, what
+   the machine saw as a sentence in the inspection's locale (`runtime.wording.machine_saw`);
 3. `rule`: a `review "reason" when ...` rule of the verdict block holds (`Program.reviews`);
 4. `rule_error`: a rule of the verdict block could not be evaluated (division by zero, step
    limit...) and the verdict would otherwise approve: fail closed, never `approved` by a
@@ -32,7 +34,7 @@ from runtime.errors import StepLimitExceeded
 from runtime.program import Program
 from runtime.state import ImageRecord, InspectionState, RetakeState, Route, ValidationRecord
 from runtime.validators import REGISTRY
-from runtime.wording import review_reason_text
+from runtime.wording import machine_saw, review_reason_text
 
 #: Reason codes of `review.reasons[].code`, with what each means (docs/review.md).
 REVIEW_REASON_CODES: dict[str, str] = {
@@ -129,7 +131,14 @@ def _validation_reasons(program: Program, state: InspectionState) -> list[dict[s
                     code = "low_confidence"
                     where["confidence"] = record.confidence
                     where["reviewBelow"] = review_below(program, image, record.validation)
-                reasons.append(_worded(code, locale, **where))
+                    where["result"] = record.result
+                    if record.seen is not None:
+                        where["seen"] = dict(record.seen)
+                reason = _worded(code, locale, **where)
+                saw = machine_saw(reason, locale) if code == "low_confidence" else None
+                if saw is not None:
+                    reason["machineSaw"] = saw
+                reasons.append(reason)
     return reasons
 
 

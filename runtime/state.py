@@ -47,6 +47,8 @@ class ValidationRecord(_Model):
     confidence: float | None = None
     valid: bool | None = None
     result: Any = None
+    #: What the analyzer saw beyond `result` (`runtime.wording.SEEN_KINDS`), when it said.
+    seen: dict[str, Any] | None = None
     reported: bool = False
     #: Computed by a validator of this runtime (complete, date, distance) rather than reported.
     local: bool = False

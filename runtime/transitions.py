@@ -289,6 +289,7 @@ def _apply_validation(
     record.confidence = float(event.data["confidence"])
     record.valid = record.confidence >= record.threshold
     record.result = event.data["result"]
+    record.seen = event.data.get("seen")
     record.reported = True
     identifier = image.templateImageIdentifier or ""
     if record.validation == "age" and record.valid:

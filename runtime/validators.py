@@ -94,12 +94,15 @@ class ValidationOutcome:
     """A validator's verdict on one photo: `confidence` 0-100, `valid`, and `result`, the value
     behind it (the plate read, the color found, the face distance, the photo's age in hours...).
     `entities` are fields read from an identity document (`{entity, valid, result}`, the spec's
-    Identity image shape)."""
+    Identity image shape). `seen` is what the machine saw beyond `result`, for a reviewer
+    (`runtime.wording.SEEN_KINDS`: the two colors a body reads between, a face distance and
+    its limit); a person deciding a review-band case reads it in their language."""
 
     confidence: float
     valid: bool
     result: Any = None
     entities: tuple[dict[str, Any], ...] = ()
+    seen: dict[str, Any] | None = None
 
 
 class Validator(Protocol):

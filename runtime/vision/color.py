@@ -265,4 +265,8 @@ class ColorAnalyzer:
         if declared is None:  # nothing (or no known color) to compare with
             return ValidationOutcome(confidence=0.0, valid=False, result=found)
         confidence = pass_confidence(scores, declared)
-        return ValidationOutcome(confidence=confidence, valid=confidence >= 50, result=found)
+        second = max((color for color in COLORS if color != found), key=lambda c: scores[c])
+        seen = {"kind": "color", "colors": [found, second], "colorless": {found, second} <= SHADES}
+        return ValidationOutcome(
+            confidence=confidence, valid=confidence >= 50, result=found, seen=seen
+        )

@@ -255,6 +255,7 @@ def compare(
         confidence=pass_confidence(distance, threshold),
         valid=distance <= threshold,
         result=round(distance, 3),
+        seen={"kind": "face", "distance": round(distance, 3), "limit": threshold},
     )
 
 

@@ -270,17 +270,20 @@ def _record(
     value = result if result is None or isinstance(result, str | int | float) else str(result)
     if isinstance(value, str):
         value = value[:1000]
+    reported: dict[str, Any] = {
+        "validation": name,
+        "confidence": max(0.0, min(100.0, float(outcome.confidence))),
+        "result": value,
+    }
+    if outcome.seen is not None:
+        reported["seen"] = outcome.seen
     try:
         inspections.record_result(
             ctx.db,
             auth,
             inspection_id,
             image_id,
-            {
-                "validation": name,
-                "confidence": max(0.0, min(100.0, float(outcome.confidence))),
-                "result": value,
-            },
+            reported,
             entities=[dict(entity) for entity in outcome.entities],
             damages=damages,
             now=datetime.now(UTC),

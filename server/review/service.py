@@ -265,7 +265,7 @@ def case(
         replaced=replaced,
         # Why a person decides, while one does: after a retake the old reasons no longer hold.
         reasons=[
-            {**reason, "message": history.reason_text(reason, locale)}
+            _reworded(reason, locale)
             for reason in (review.get("reasons") or [] if state.status == "review" else [])
         ],
         decisions=list(review.get("decisions") or []),
@@ -277,6 +277,15 @@ def case(
         retake=review.get("retake"),
         age=age(since, now) if state.status == "review" else None,
     )
+
+
+def _reworded(reason: dict[str, Any], locale: str | None) -> dict[str, Any]:
+    """A reason in the reader's language: its message, and what the machine saw when it keeps
+    that (`low_confidence`)."""
+    found = {**reason, "message": history.reason_text(reason, locale)}
+    if reason.get("machineSaw") is not None:
+        found["machineSaw"] = history.machine_saw_text(reason, locale) or reason["machineSaw"]
+    return found
 
 
 def reason_texts(reasons: list[dict[str, Any]], locale: str | None) -> list[str]:

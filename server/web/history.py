@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from runtime.wording import review_reason_text
+from runtime.wording import machine_saw, review_reason_text
 from server.web import i18n, moments
 from server.web.validations import validation_label
 
@@ -132,7 +132,8 @@ def steps(
         elif kind == "validation":
             label = quoted_validation(data.get("validation"), chosen)
             what = say(_("Read %(validation)s")) % {"validation": label}
-            add(event, say(A_MACHINE), what, name(data.get("imageId")))
+            saw = machine_saw_text(data, chosen) or ""
+            add(event, say(A_MACHINE), what, name(data.get("imageId")), saw)
         elif kind == "damage":
             add(event, say(THE_API), say(_("Recorded a damage")), why=_damage_text(data))
         elif kind == "claim":
@@ -192,6 +193,17 @@ def reason_text(reason: Mapping[str, Any], locale: str | None) -> str:
     if isinstance(found.get("validation"), str):
         found["validation"] = quoted_validation(found["validation"], chosen)
     return review_reason_text(found, chosen)
+
+
+def machine_saw_text(fields: Mapping[str, Any], locale: str | None) -> str | None:
+    """What the machine saw for a result (a `validation` event's data, or a `low_confidence`
+    reason), as a reader of `locale` reads it, the validation by its name for people; None
+    for a result with no confidence (`runtime.wording.machine_saw`)."""
+    chosen = i18n.choose_locale(locale)
+    found = dict(fields)
+    if isinstance(found.get("validation"), str):
+        found["validation"] = quoted_validation(found["validation"], chosen)
+    return machine_saw(found, chosen)
 
 
 def csv_lines(found: list[Step], locale: str) -> Iterator[str]:

@@ -722,3 +722,81 @@ def test_every_locale_of_the_runtimes_wording_says_the_same_things() -> None:
     for code, fields in REVIEW_REASON_FIELDS.items():
         key = "rule_error" if code == "rule_error" else code
         assert placeholders(english[key]) <= set(fields) | {"code", "line"}, code
+
+
+# --- what the machine saw (issue 37) -------------------------------------------------------------
+
+
+def _plate_in_the_review_band(locale: str, result: dict[str, Any]) -> InspectionState:
+    """A plate result of confidence 62 where the template sends under 70 to a person."""
+    base = program_of(SOURCE.replace("    validate recaptured\n", ""))
+    program = with_logic(base, images={ident(base, "front"): {"plate": {"reviewBelow": 70.0}}})
+    state = started(program, {"locale": locale})
+    machine = BARE_MACHINE | {"plate"}
+    state, front = upload(program, state, ident(program, "front"), machine=machine)
+    state, _ = upload(program, state, ident(program, "back"), machine=machine)
+    state = rt.record_validation(program, state, front.id, result, now=at(4))
+    return rt.finish(program, state, completed_by="consumer", now=at(5))
+
+
+def test_a_review_band_reason_says_what_the_machine_saw_in_the_inspections_language() -> None:
+    result = {"validation": "plate", "confidence": 62.4, "result": "AB123CD"}
+    state = _plate_in_the_review_band("es_AR", result)
+    assert state.status == "review" and state.review is not None
+    [reason] = state.review.reasons
+    assert reason["code"] == "low_confidence"
+    assert reason["result"] == "AB123CD"
+    assert "seen" not in reason  # the plate says nothing beyond its read
+    assert reason["machineSaw"] == "plate: se leyó AB123CD con 62%"
+    from runtime.wording import machine_saw
+
+    assert machine_saw(reason, "en_US") == "plate: read AB123CD at 62%"
+    assert machine_saw(reason, "pt_BR") == "plate: leu AB123CD com 62%"
+
+
+def test_what_an_analyzer_saw_is_kept_and_worded_per_kind() -> None:
+    """A color read between two colorless shades says so; a face says its distance and the
+    limit; the state keeps the structured `seen` for pages to re-word."""
+    from runtime.wording import machine_saw
+
+    seen = {"kind": "color", "colors": ["white", "grey"], "colorless": True}
+    result = {"validation": "plate", "confidence": 55.0, "result": "white", "seen": seen}
+    state = _plate_in_the_review_band("en_US", result)
+    assert state.review is not None
+    [reason] = state.review.reasons
+    assert reason["seen"] == seen
+    assert reason["machineSaw"] == (
+        "body color between white and grey, a paint without hue: light and shade decide which"
+    )
+    assert machine_saw(reason, "es_AR") == (
+        "color de carrocería entre blanco y gris, un color sin matiz: la luz y la sombra deciden "
+        "cuál"
+    )
+    colored = {**reason, "seen": {"kind": "color", "colors": ["red", "orange"], "colorless": False}}
+    assert machine_saw(colored, "pt_BR") == "cor da carroceria entre vermelho e laranja"
+    face = {"confidence": 30, "seen": {"kind": "face", "distance": 0.52, "limit": 0.5}}
+    assert machine_saw(face, "en_US") == "faces at distance 0.52 (the same person up to 0.5)"
+    nothing = {"validation": "serialNumber", "confidence": 12.0, "result": None}
+    assert machine_saw(nothing, "es_AR") == "serialNumber: no se leyó nada (12%)"
+    assert machine_saw({"validation": "plate", "result": "AB123CD"}, "en_US") is None
+
+
+@pytest.mark.parametrize(
+    "seen",
+    [
+        "white",
+        {"kind": "paint", "colors": ["white", "grey"]},
+        {"kind": "color", "colors": ["white"], "colorless": True},
+        {"kind": "color", "colors": ["white", "pink"], "colorless": True},
+        {"kind": "color", "colors": ["white", "grey"], "colorless": "yes"},
+        {"kind": "color", "colors": ["white", "grey"], "colorless": True, "extra": 1},
+        {"kind": "face", "distance": "far", "limit": 0.5},
+        {"kind": "face", "distance": True, "limit": 0.5},
+    ],
+)
+def test_a_result_whose_seen_has_another_shape_is_refused(seen: Any) -> None:
+    with pytest.raises(InspectionError) as raised:
+        _plate_in_the_review_band(
+            "en_US", {"validation": "plate", "confidence": 50, "result": "X", "seen": seen}
+        )
+    assert raised.value.code == "invalid_validation_result"

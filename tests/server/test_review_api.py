@@ -5,6 +5,7 @@ events, the queue and decision rows, and two reviewers deciding at once."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -64,8 +65,13 @@ def jpeg() -> bytes:
 
 
 def finished_in_review(
-    client: httpx.Client, headers: dict[str, str], template: dict[str, Any]
+    client: httpx.Client,
+    headers: dict[str, str],
+    template: dict[str, Any],
+    before_finish: Callable[[str, list[str]], None] | None = None,
 ) -> dict[str, Any]:
+    """An es_AR inspection of `template` with its front and back uploaded, finished into
+    review; `before_finish(inspection_id, image_ids)` runs between the uploads and the finish."""
     created = client.post(
         "/v1/inspection/car",
         json={
@@ -79,6 +85,7 @@ def finished_in_review(
     )
     assert created.status_code == 201, created.text
     product_id = created.json()["productId"]
+    image_ids = []
     for side in ("front", "back"):
         uploaded = client.post(
             f"/v1/inspection/image/{product_id}",
@@ -90,7 +97,10 @@ def finished_in_review(
         )
         assert uploaded.status_code == 201, uploaded.text
         assert uploaded.json()["processed"] is True  # nothing here runs recaptured or make
+        image_ids.append(uploaded.json()["_id"])
     inspection_id = created.json()["inspectionId"]
+    if before_finish is not None:
+        before_finish(inspection_id, image_ids)
     document = client.get(f"/v1/inspection/{inspection_id}", headers=headers).json()
     assert document["status"] == "created"  # never `processing` waiting on nobody
     finished = client.post(f"/v1/inspection/finish/{inspection_id}", headers=headers)

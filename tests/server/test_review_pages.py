@@ -307,3 +307,39 @@ def test_the_rules_suggestion_in_the_reviewers_language(
     finally:
         browser.get(path)
         browser.post("/dashboard/language", data={"locale": "en_US", "next": path})
+
+
+def test_a_review_band_case_says_what_the_machine_saw(
+    client: httpx.Client, browsers: Callable[[str], Browserish], team: dict[str, Any]
+) -> None:
+    """A machine result in the template's review band (issue 37): the case page says what the
+    machine saw under the reason, and the history says it beside the machine's result."""
+    headers = {"x-api-key": team["testKey"]}
+    source = SOURCE.replace("{n}", secrets.token_hex(3)).replace(
+        "    validate recaptured\n", "    validate recaptured, review below confidence 90\n"
+    )
+    saved = client.post(
+        "/v1/inspection/template",
+        content=source,
+        headers={**headers, "content-type": "text/plain"},
+    )
+    assert saved.status_code == 201, saved.text
+
+    def report(inspection_id: str, image_ids: list[str]) -> None:
+        reported = client.post(
+            f"/v1/inspection/{inspection_id}/image/{image_ids[0]}/validation",
+            json={"validation": "recaptured", "confidence": 62, "result": "genuine"},
+            headers=headers,
+        )
+        assert reported.status_code == 200, reported.text
+
+    finished = finished_in_review(client, headers, saved.json(), report)
+    inspection_id = finished["_id"]
+    [reason] = finished["review"]["reasons"]
+    assert reason["code"] == "low_confidence" and reason["result"] == "genuine"
+    assert reason["machineSaw"] == "recaptured: se leyó genuine con 62%"  # the inspection's
+    browser = browsers(team["emails"]["reviewer"])
+    page = browser.get(f"/dashboard/review/{inspection_id}").text
+    saw = "“Not a photo of a screen”: read genuine at 62%"
+    assert html.escape(f"The machine saw: {saw}") in page
+    assert html.escape(saw) in page.split('id="h-history"')[1]  # the history's "Why"

@@ -22,7 +22,7 @@ from benchmarks.vision import faces as face_cases
 from runtime.validators import CompleteValidator, ImageUpload, ValidationContext
 from runtime.vision import AnalysisSubject
 from runtime.vision.color import ANALYSIS_SIDE, COLORS, ColorAnalyzer, canonical, color_scores
-from runtime.vision.faces import FaceComparison
+from runtime.vision.faces import DEFAULT_MAX_DISTANCE, FaceComparison
 from runtime.vision.pictures import rgb_array
 from runtime.vision.quality import assess
 
@@ -78,6 +78,10 @@ def test_another_person_is_refused(faces: dict[str, Image.Image], obama_card: by
     confidence, valid, distance = compare(jpeg(faces["biden.jpg"]), obama_card)
     assert not valid and confidence <= 5
     assert isinstance(distance, float) and distance > 0.7
+    outcome = FaceComparison().analyze(
+        AnalysisSubject(data=jpeg(faces["biden.jpg"]), references={"document": obama_card})
+    )
+    assert outcome.seen == {"kind": "face", "distance": distance, "limit": DEFAULT_MAX_DISTANCE}
 
 
 def test_max_face_distance_option_moves_the_threshold(
@@ -153,6 +157,21 @@ def test_a_shade_against_a_shade_stays_inside_the_review_band() -> None:
         AnalysisSubject(data=vehicle("white", 11), declared={"color": "white"})
     )
     assert outcome.valid and outcome.confidence == SHADE_CEILING
+    # What a reviewer reads: the two colors the body reads between, and whether both are
+    # colorless shades (issue 37).
+    assert outcome.seen is not None and outcome.seen["kind"] == "color"
+    first, second = outcome.seen["colors"]
+    assert first == "white"
+    assert outcome.seen["colorless"] is (second in {"grey", "black"})
+
+
+def test_a_colored_body_says_the_two_colors_it_reads_between() -> None:
+    outcome = ColorAnalyzer().analyze(
+        AnalysisSubject(data=vehicle("red", 11), declared={"color": "rojo"})
+    )
+    assert outcome.seen is not None
+    first, second = outcome.seen["colors"]
+    assert first == "red" and second != "red" and outcome.seen["colorless"] is False
 
 
 def test_the_colorless_boundaries_are_parameters_the_shipped_ones_by_default() -> None:
