@@ -169,6 +169,10 @@ REAL_KINDS = {
     "color_plate_anchored": ("color",),
     "color_selective": ("color",),
     "plate_selective": ("plate",),
+    "plate_registry": ("plate",),
+    "document_selective": ("dni", "full_name", "birthdate", "sex"),
+    "serial_selective": ("serialNumber",),
+    "quality_selective": ("quality",),
     "face_selective": ("face_comparison",),
     "document": ("dni", "full_name", "birthdate", "sex", "age"),
     "face": ("face_comparison",),
@@ -192,6 +196,12 @@ def real_figures(only: set[str], failures: bool) -> dict[str, Any]:
         "color_plate_anchored": real.colors_plate_anchored,
         "color_selective": real.colors_selective,
         "plate_selective": real.plates_selective,
+        # The second real set, held out: reported only, never fitted on (the review band
+        # comes from the shared set's photos).
+        "plate_registry": real.registry_plates,
+        "document_selective": real.documents_selective,
+        "serial_selective": real.serials_selective,
+        "quality_selective": real.quality_selective,
         "face_selective": lambda: real.faces_selective(DEFAULT_MAX_DISTANCE),
         "document": real.documents,
         "face": lambda: real.faces(DEFAULT_MAX_DISTANCE),
@@ -244,6 +254,21 @@ def real_targets(figures_: dict[str, Any]) -> dict[str, bool]:
         selective = figures_["plate_selective"]
         out["real_plate_wrong_accepted_0_cv"] = selective["wrong_accepted"].startswith("0/")
         out["real_plate_coverage_ge_90pct_cv"] = _rate(selective["decided"]) >= 0.9
+    for kind, name in (
+        ("document_selective", "mrz_fields"),
+        ("serial_selective", "serial"),
+        ("quality_selective", "quality_blur"),
+    ):
+        if kind in figures_:
+            # The review band chosen without the photo judged (leave one out).
+            selective = figures_[kind]
+            out[f"real_{name}_wrong_le_1pct_of_decided_cv"] = (
+                _rate(selective["wrong_among_decided"]) <= 0.01
+            )
+    if figures_.get("plate_registry", {}).get("photos"):
+        registry = figures_["plate_registry"]
+        out["registry_plate_wrong_accepted_0"] = registry["wrong_accepted"].startswith("0/")
+        out["registry_plate_wrong_refused_all"] = _rate(registry["wrong_plate_refused"]) == 1.0
     if "face_selective" in figures_:
         selective = figures_["face_selective"]
         out["real_face_different_accepted_le_0_1pct_cv"] = (

@@ -10,7 +10,13 @@ orientation). Detection (finding where text is, the costly step) works on a copy
 `DETECTION_SIDE` pixels long; recognition reads each line found from the photo at
 `RECOGNITION_SIDE`, so small text keeps its pixels. One photo is read once: the lines are kept
 by the photo's hash (`CACHE_SIZE` photos), and every validation that reads text (`plate`,
-`serialNumber`, the identity fields) shares them.
+`serialNumber`, the identity fields) shares them. A reader may ask for some lines first
+(`keep`: the MRZ-shaped ones of a document): the boxes found and the lines recognized stay in
+the cache, so asking for the rest later recognizes only the rest.
+
+CPU: each model runs on `THREADS` onnxruntime threads. With onnxruntime's default (a thread per
+core) a photo's CPU time grew by about a third on a busy machine (threads spinning while they
+wait for each other) for the same lines; the service runs one analysis per worker.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,8 +37,10 @@ if TYPE_CHECKING:
 __all__ = [
     "DETECTION_SIDE",
     "RECOGNITION_SIDE",
+    "THREADS",
     "TextLine",
     "forget_lines",
+    "long_box",
     "read_lines",
     "same_row",
 ]
@@ -49,10 +58,13 @@ CACHE_SIZE = 64
 MIN_TEXT_SCORE = 0.3
 #: The detector's box threshold (RapidOCR's default).
 BOX_THRESHOLD = 0.5
+#: onnxruntime threads per model (0: onnxruntime's default, one per core, as until 2026-11-28;
+#: the cost benchmark measures both).
+THREADS = 1
 
-_engine: Any = None
+_engines: dict[int, Any] = {}
 _engine_lock = threading.Lock()
-_cache: OrderedDict[bytes, list[TextLine]] = OrderedDict()
+_cache: OrderedDict[bytes, _PhotoText] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
@@ -106,18 +118,41 @@ def same_row(first: TextLine, second: TextLine) -> bool:
     return close and overlap < 0.3 * max(narrower, 1.0)
 
 
-def _get_engine() -> Any:
-    """The process's engine, built on first call (caller holds `_engine_lock`)."""
-    global _engine
-    if _engine is None:
+@dataclass
+class _PhotoText:
+    """What is known of one photo's text: the boxes found (in recognition pixels) and the
+    lines recognized so far, by box index (None: recognized, no text kept)."""
+
+    boxes: list[Any]
+    read: dict[int, TextLine | None]
+
+
+def _get_engine(threads: int = THREADS) -> Any:
+    """The process's engine for `threads`, built on first call (caller holds `_engine_lock`)."""
+    if threads not in _engines:
         from rapidocr_onnxruntime import RapidOCR
 
-        _engine = RapidOCR(
+        per_model = {"intra_op_num_threads": threads, "inter_op_num_threads": 1} if threads else {}
+        _engines[threads] = RapidOCR(
             det_limit_type="max",
             det_limit_side_len=DETECTION_SIDE,
             text_score=MIN_TEXT_SCORE,
+            **per_model,
         )
-    return _engine
+    return _engines[threads]
+
+
+#: Which lines to recognize, by their box (four corners in recognition pixels): all when None.
+Keep = Callable[[tuple[tuple[float, float], ...]], bool]
+
+
+def long_box(box: tuple[tuple[float, float], ...], ratio: float) -> bool:
+    """Whether a box is at least `ratio` times longer than high (its top edge against the mean
+    of its left and right edges): an MRZ row is 20-30 times."""
+    (x0, y0), (x1, y1), (x2, y2), (x3, y3) = box[:4]
+    length = ((x1 - x0) ** 2 + (y1 - y0) ** 2) ** 0.5
+    height = ((x3 - x0) ** 2 + (y3 - y0) ** 2) ** 0.5 + ((x2 - x1) ** 2 + (y2 - y1) ** 2) ** 0.5
+    return bool(length >= ratio * max(height / 2, 1.0))
 
 
 def read_lines(
@@ -125,24 +160,38 @@ def read_lines(
     *,
     detection_side: int = DETECTION_SIDE,
     recognition_side: int = RECOGNITION_SIDE,
+    threads: int = THREADS,
+    keep: Keep | None = None,
 ) -> list[TextLine]:
     """The text lines of a photo (bytes, decoded by `pictures.rgb_array`, or an RGB array),
     top to bottom then left to right, in the pixels of the photo bounded to
-    `recognition_side`; empty when no text is found. Photos given as bytes are read once
-    (cached by their hash); the sides are parameters for the benchmark's comparisons."""
+    `recognition_side`; empty when no text is found. With `keep`, only the lines whose box it
+    keeps are recognized and returned. Photos given as bytes are read once (their boxes and
+    recognized lines cached by their hash: a later call recognizes only boxes not recognized
+    yet); the sides and threads are parameters for the benchmark's comparisons."""
     if not isinstance(image, bytes):
-        return _read(image, detection_side)
-    key = hashlib.sha256(image).digest() + f":{detection_side}:{recognition_side}".encode()
+        text = _detect(image, detection_side, threads)
+        return _recognize(image, text, keep, threads)
+    key = (
+        hashlib.sha256(image).digest() + f":{detection_side}:{recognition_side}:{threads}".encode()
+    )
     with _cache_lock:
-        if key in _cache:
+        known = _cache.get(key)
+        if known is not None:
             _cache.move_to_end(key)
-            return list(_cache[key])
-    lines = _read(rgb_array(image, recognition_side), detection_side)
+            wanted = _wanted(known, keep)
+            if all(index in known.read for index in wanted):
+                return _lines(known, wanted)
+    pixels = rgb_array(image, recognition_side)
+    if known is None:
+        known = _detect(pixels, detection_side, threads)
+    lines = _recognize(pixels, known, keep, threads)
     with _cache_lock:
-        _cache[key] = lines
+        _cache[key] = known
+        _cache.move_to_end(key)
         while len(_cache) > CACHE_SIZE:
             _cache.popitem(last=False)
-    return list(lines)
+    return lines
 
 
 def forget_lines() -> None:
@@ -151,8 +200,8 @@ def forget_lines() -> None:
         _cache.clear()
 
 
-def _read(pixels: npt.NDArray[np.uint8], detection_side: int) -> list[TextLine]:
-    """Detection on a copy at most `detection_side` long, recognition on `pixels`."""
+def _detect(pixels: npt.NDArray[np.uint8], detection_side: int, threads: int) -> _PhotoText:
+    """The text boxes of `pixels`, found on a copy at most `detection_side` long."""
     import numpy as np
     from PIL import Image
 
@@ -162,30 +211,54 @@ def _read(pixels: npt.NDArray[np.uint8], detection_side: int) -> list[TextLine]:
     if scale < 1.0:
         size = (max(1, round(width * scale)), max(1, round(height * scale)))
         small = np.asarray(Image.fromarray(pixels).resize(size, Image.Resampling.BILINEAR))
-    bgr = pixels[:, :, ::-1].copy()  # the models were trained on OpenCV's BGR order
     with _engine_lock:
-        engine = _get_engine()
+        engine = _get_engine(threads)
         engine.text_det.postprocess_op.box_thresh = BOX_THRESHOLD
         # A very wide or very low picture is padded above and below first, as the engine does.
         padded, record = engine.maybe_add_letterbox(small[:, :, ::-1].copy(), {})
         boxes, _ = engine.auto_text_det(padded)
-        if boxes is None:
-            return []
-        top = record["padding_1"]["top"]
-        boxes = [
+    if boxes is None:
+        return _PhotoText([], {})
+    top = record["padding_1"]["top"]
+    return _PhotoText(
+        [
             np.clip((np.asarray(box) - (0, top)) / scale, 0, (width, height)).astype(np.float32)
             for box in boxes
-        ]
-        crops = engine.get_crop_img_list(bgr, boxes)
-        recognized, _ = engine.text_rec(crops)
-    lines = [
-        TextLine(
-            text=str(text),
-            confidence=float(score),
-            box=tuple((float(x), float(y)) for x, y in box),
-        )
-        for box, (text, score) in zip(boxes, recognized, strict=True)
-        if score >= MIN_TEXT_SCORE and str(text).strip()
-    ]
+        ],
+        {},
+    )
+
+
+def _corners(box: Any) -> tuple[tuple[float, float], ...]:
+    return tuple((float(x), float(y)) for x, y in box)
+
+
+def _wanted(text: _PhotoText, keep: Keep | None) -> list[int]:
+    return [i for i, box in enumerate(text.boxes) if keep is None or keep(_corners(box))]
+
+
+def _lines(text: _PhotoText, wanted: list[int]) -> list[TextLine]:
+    lines = [line for i in wanted if (line := text.read.get(i)) is not None]
     lines.sort(key=lambda line: (line.top, line.left))
     return lines
+
+
+def _recognize(
+    pixels: npt.NDArray[np.uint8], text: _PhotoText, keep: Keep | None, threads: int
+) -> list[TextLine]:
+    """Recognize the kept boxes not recognized yet (cut from `pixels`, in BGR as the models
+    were trained), and return every kept box's line."""
+    wanted = _wanted(text, keep)
+    missing = [i for i in wanted if i not in text.read]
+    if missing:
+        bgr = pixels[:, :, ::-1].copy()
+        with _engine_lock:
+            engine = _get_engine(threads)
+            crops = engine.get_crop_img_list(bgr, [text.boxes[i] for i in missing])
+            recognized, _ = engine.text_rec(crops)
+        for index, (found, score) in zip(missing, recognized, strict=True):
+            keep_it = score >= MIN_TEXT_SCORE and str(found).strip()
+            text.read[index] = (
+                TextLine(str(found), float(score), _corners(text.boxes[index])) if keep_it else None
+            )
+    return _lines(text, wanted)

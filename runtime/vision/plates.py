@@ -51,6 +51,12 @@ STACK_OVERLAP = 0.4
 MAX_FIXES = 2
 #: Score (OCR confidence minus penalties) at and above which a plate counts as read.
 READ_BOUNDARY = 0.5
+#: Longest side (pixels) the text detector sees on a plate photo: its cost grows with the
+#: square of it. At 576 a plate's characters on a whole car from 5 m are ~11 px high, still
+#: found; the real plates read as at `ocr.DETECTION_SIDE` (800) for about half the CPU
+#: (benchmarks/bench_vision_cost.py, docs/vision.md "Cost per photo"). At 544 they did too,
+#: but the drawn Mercosur plate whose `CD` runs off the plate was read `AB123CL`.
+PLATE_DETECTION_SIDE = 576
 
 
 @dataclass(frozen=True)
@@ -275,7 +281,7 @@ class PlateAnalyzer:
 
     def analyze(self, subject: AnalysisSubject) -> ValidationOutcome:
         try:
-            lines = read_lines(subject.data)
+            lines = read_lines(subject.data, detection_side=PLATE_DETECTION_SIDE)
         except UnreadablePhoto:
             return ValidationOutcome(0.0, False, None)
         declared = subject.declared.get("plate")

@@ -449,6 +449,8 @@ def test_model_reads_an_identity_document_once_for_five_validations(
         name: identity_outcome(name, subject)
         for name in ("dni", "full_name", "birthdate", "age", "sex")
     }
+    # One reading: the MRZ's long lines, which hold every check digit here (the rest of
+    # the page is not recognized), shared by the five validations.
     assert len(calls) == 1
     assert all(outcome.valid and outcome.confidence >= 95 for outcome in outcomes.values()), (
         outcomes
@@ -500,3 +502,33 @@ def test_model_refuses_a_document_number_whose_check_digit_is_corrupted() -> Non
     assert not outcome.valid and outcome.confidence <= 5
     entities = {entity["entity"]: entity for entity in outcome.entities}
     assert entities["documentNumber"]["valid"] is False and entities["birthdate"]["valid"] is True
+
+
+@needs_model
+def test_lines_asked_for_first_are_not_recognized_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`read_lines(keep=...)` recognizes only the kept boxes; asking for every line later
+    finds the boxes again from the cache and recognizes only the others (issue 37: a
+    document's MRZ first)."""
+    from runtime.vision import identity, ocr
+
+    photo, _ = document_photo("TD3")
+    ocr.forget_lines()
+    crops: list[int] = []
+    engine = ocr._get_engine()
+    recognize = engine.text_rec
+
+    def counted(found: list[object]) -> object:
+        crops.append(len(found))
+        return recognize(found)
+
+    monkeypatch.setattr(engine, "text_rec", counted)
+    long_lines = ocr.read_lines(photo, keep=identity._mrz_shaped)
+    every = ocr.read_lines(photo)
+    assert 2 <= len(long_lines) < len(every)
+    assert {line.text for line in long_lines} <= {line.text for line in every}
+    assert any("<<" in line.text for line in long_lines)
+    [cached] = ocr._cache.values()
+    first, rest = crops
+    assert first + rest == len(cached.boxes)  # each box recognized once
+    assert first >= len(long_lines) and rest >= len(every) - len(long_lines) > 0
+    assert ocr.read_lines(photo) == every and len(crops) == 2  # all cached now

@@ -1,0 +1,219 @@
+"""CPU seconds per photo of `plate` and of the document (MRZ) reading, variants side by side.
+
+The real photos (`../shared/vision-real/`, `INSPECTLANG_VISION_REAL`) scaled to the long side
+the consumer's page sends (`SIDE`, 1600 px, JPEG 90), each photo read by every variant in turn
+(so a busy machine weighs on each alike), with nothing cached between variants. `today` is the
+pipeline before 2026-11-28 (onnxruntime's default threads; every line of a document read);
+`shipped` is the analyzers' defaults; the others are what was tried on the way. Per variant:
+median and p90 CPU seconds (every thread of the process), and the accuracy on the same photos:
+plates read exactly with no country given, the true plate accepted and a wrong one refused;
+MRZ fields right against the transcribed truth, and the true holder's declarations passing.
+
+    python benchmarks/bench_vision_cost.py [--variants today,shipped] [--only plate|document]
+
+The last line printed is one JSON object with every figure and a `targets` object of booleans.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.vision import real
+from runtime.vision import AnalysisSubject
+from runtime.vision.plates import PLATE_DETECTION_SIDE
+
+#: The long side (px) of the photos the consumer's page uploads.
+SIDE = 1600
+#: Plate reading variants: keyword arguments of `runtime.vision.ocr.read_lines`.
+PLATE_VARIANTS: dict[str, dict[str, Any]] = {
+    "today": {"threads": 0, "detection_side": 800},
+    "one_thread_800": {"threads": 1, "detection_side": 800},
+    "shipped": {"detection_side": PLATE_DETECTION_SIDE},
+}
+#: Document reading variants: keyword arguments of `runtime.vision.identity.document_reading`.
+DOCUMENT_VARIANTS: dict[str, dict[str, Any]] = {
+    "today": {"threads": 0, "detection_side": 1280, "mrz_first": False},
+    "one_thread": {"threads": 1, "detection_side": 1280, "mrz_first": False},
+    "mrz_first_1280": {"threads": 1, "detection_side": 1280, "mrz_side": 1280},
+    "shipped": {},
+    "mrz_first_640": {"threads": 1, "detection_side": 1280, "mrz_side": 640},
+}
+PLATE_TARGET_S = 0.2
+DOCUMENT_TARGET_S = 1.0
+
+
+def cpu(call: Callable[[], Any]) -> tuple[float, Any]:
+    started = time.process_time()
+    result = call()
+    return time.process_time() - started, result
+
+
+def summary(times: list[float]) -> dict[str, float]:
+    ordered = sorted(times)
+    return {
+        "median_cpu_s": round(statistics.median(ordered), 3),
+        "p90_cpu_s": round(ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))], 3),
+    }
+
+
+def plates(variants: list[str]) -> dict[str, Any]:
+    from runtime.vision.ocr import forget_lines, read_lines
+    from runtime.vision.plates import compare_plate
+
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    exact = dict.fromkeys(variants, 0)
+    accepted = dict.fromkeys(variants, 0)
+    refused = dict.fromkeys(variants, 0)
+    failures: dict[str, list[str]] = {name: [] for name in variants}
+    photos = real.entries("plate")
+    for entry in photos:
+        data = real.resized(entry.data(), SIDE)
+        truth, country = entry.truth["text"], entry.truth.get("country")
+        for name in variants:
+            options = PLATE_VARIANTS[name]
+            forget_lines()
+            seconds, lines = cpu(lambda data=data, options=options: read_lines(data, **options))
+            times[name].append(seconds)
+            read = compare_plate(lines, None, None).result
+            exact[name] += read == truth
+            accepted[name] += compare_plate(lines, country, truth).valid
+            refused[name] += not compare_plate(lines, country, real.wrong_plate(truth)).valid
+            if read != truth:
+                failures[name].append(f"{entry.file}: {read}")
+    total = len(photos)
+    return {
+        name: {
+            "options": PLATE_VARIANTS[name],
+            **summary(times[name]),
+            "exact_no_country": real.count(exact[name], total),
+            "true_plate_accepted": real.count(accepted[name], total),
+            "wrong_plate_refused": real.count(refused[name], total),
+            "failures": failures[name],
+        }
+        for name in variants
+    }
+
+
+def documents(variants: list[str]) -> dict[str, Any]:
+    from runtime.vision import load_analyzers
+    from runtime.vision.identity import document_reading, entities, forget_readings
+    from runtime.vision.ocr import forget_lines
+
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    right = dict.fromkeys(variants, 0)
+    passed = dict.fromkeys(variants, 0)
+    failures: dict[str, list[str]] = {name: [] for name in variants}
+    photos = real.entries("document")
+    for entry in photos:
+        data = real.resized(entry.data(), SIDE)
+        truth = real._truth_zone(entry)
+        for name in variants:
+            options = DOCUMENT_VARIANTS[name]
+            forget_lines()
+            forget_readings()
+            seconds, reading = cpu(
+                lambda data=data, options=options: document_reading(data, **options)
+            )
+            times[name].append(seconds)
+            hits, wrong = real.fields_right(reading, truth)
+            right[name] += hits
+            failures[name] += [f"{entry.file} {line}" for line in wrong]
+            # The true holder's declarations, judged on this variant's reading (cached).
+            declared = real.holder_declarations(truth, reading)
+            subject = AnalysisSubject(data=data, declared=declared)
+            found = entities(reading, declared, subject.now)
+            for validation in real.HOLDER_VALIDATIONS:
+                analyzer = load_analyzers()[validation]
+                valid = reading is not None and analyzer.judge(reading, subject, found).valid
+                passed[name] += valid
+    total = len(photos)
+    fields = len(real.DOCUMENT_FIELDS) * total
+    checks = len(real.HOLDER_VALIDATIONS) * total
+    return {
+        name: {
+            "options": DOCUMENT_VARIANTS[name],
+            **summary(times[name]),
+            "fields_right": real.count(right[name], fields),
+            "true_holder_passes": real.count(passed[name], checks),
+            "failures": failures[name],
+        }
+        for name in variants
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--variants", default="", help="comma-separated variants (all)")
+    parser.add_argument("--only", default="", choices=("", "plate", "document"))
+    arguments = parser.parse_args()
+    if not real.available():
+        print(json.dumps({"missing": str(real.REAL)}))
+        return
+    chosen = [name for name in arguments.variants.split(",") if name]
+    report: dict[str, Any] = {"side": SIDE}
+    # Warm up every engine: loading models is not a photo's cost.
+    from runtime.vision.ocr import forget_lines, read_lines
+
+    warm = real.resized(real.entries("plate")[0].data(), SIDE)
+    for threads in (0, 1):
+        read_lines(warm, threads=threads)
+    forget_lines()
+    if arguments.only in ("", "plate"):
+        names = [n for n in PLATE_VARIANTS if not chosen or n in chosen]
+        report["plate"] = plates(names)
+    if arguments.only in ("", "document"):
+        names = [n for n in DOCUMENT_VARIANTS if not chosen or n in chosen]
+        report["document"] = documents(names)
+    for kind in ("plate", "document"):
+        for name, figures in report.get(kind, {}).items():
+            shown = {k: v for k, v in figures.items() if k not in ("failures", "options")}
+            print(f"{kind} {name}: {json.dumps(shown)}")
+            for failure in figures["failures"]:
+                print(f"  {failure}")
+    report["targets"] = targets(report)
+    print(json.dumps(report, separators=(",", ":")))
+
+
+def _hits(text: str) -> int:
+    return int(text.split("/")[0])
+
+
+#: Per kind: the target's name, its CPU bound, and the accuracy counts that must not drop.
+TARGETS = {
+    "plate": (
+        "plate_median_cpu_le_0_2s",
+        PLATE_TARGET_S,
+        ("exact_no_country", "true_plate_accepted", "wrong_plate_refused"),
+    ),
+    "document": ("mrz_median_cpu_le_1s", DOCUMENT_TARGET_S, ("fields_right", "true_holder_passes")),
+}
+
+
+def targets(report: dict[str, Any]) -> dict[str, bool]:
+    """The shipped variant's median within the issue's bound, and its accuracy counts at least
+    today's, per kind measured."""
+    out: dict[str, bool] = {}
+    for kind, (name, bound, counts) in TARGETS.items():
+        variants = report.get(kind, {})
+        if "shipped" not in variants:
+            continue
+        shipped = variants["shipped"]
+        out[name] = shipped["median_cpu_s"] <= bound
+        if "today" in variants:
+            today = variants["today"]
+            kept = all(_hits(shipped[key]) >= _hits(today[key]) for key in counts)
+            out[f"{kind}_accuracy_kept"] = kept
+    return out
+
+
+if __name__ == "__main__":
+    main()
