@@ -43,9 +43,8 @@ PLATE_VARIANTS: dict[str, dict[str, Any]] = {
 DOCUMENT_VARIANTS: dict[str, dict[str, Any]] = {
     "today": {"threads": 0, "detection_side": 1280, "mrz_first": False},
     "one_thread": {"threads": 1, "detection_side": 1280, "mrz_first": False},
-    "mrz_first_1280": {"threads": 1, "detection_side": 1280, "mrz_side": 1280},
     "shipped": {},
-    "mrz_first_640": {"threads": 1, "detection_side": 1280, "mrz_side": 640},
+    "mrz_first_800": {"threads": 1, "detection_side": 1280, "mrz_side": 800},
 }
 PLATE_TARGET_S = 0.2
 DOCUMENT_TARGET_S = 1.0

@@ -39,9 +39,11 @@ __all__ = [
 #: (names, an MRZ of 44 characters across the card); at the 800 px of a plate photo the drawn
 #: set's names were cut more often (full_name 0.917 against 0.972 at 1280).
 DOCUMENT_DETECTION_SIDE = 1280
-#: Longest side the text detector sees when looking for the MRZ first: its characters are
-#: the document's largest printed text but for the title (a TD3 row spans the page in 44).
-MRZ_DETECTION_SIDE = 800
+#: Longest side the text detector sees when looking for the MRZ first: the document's
+#: (`DOCUMENT_DETECTION_SIDE`), so a document read whole after all reuses the boxes. At 800 the
+#: MRZ was found at 70% of the CPU, but names (no check digit) came out worse: VOR for VZOR,
+#: 61/66 fields right against 62/66 (benchmarks/bench_vision_cost.py, docs/vision.md).
+MRZ_DETECTION_SIDE = DOCUMENT_DETECTION_SIDE
 #: An MRZ row's box is 20-30 times longer than high (30 or 44 characters); boxes at least this
 #: long are the first read on a document photo (a row cut in two by the detector still is).
 MRZ_RATIO = 8.0
@@ -67,8 +69,9 @@ def document_reading(
     """The document in a photo, read once per distinct photo (LRU keyed by SHA-256).
 
     With `mrz_first`, the long lines found by a detection at `mrz_side` are recognized first
-    (`MRZ_RATIO`): when they hold an MRZ whose check digits all hold, that is the reading and
-    the rest of the document is not recognized (most of a document's OCR cost: a passport has
+    (`MRZ_RATIO`): when they hold an MRZ whose check digits all hold and whose birthdate's
+    century is not open (`_century_open`), that is the reading and the rest of the document is
+    not recognized (most of a document's OCR cost: a passport has
     20-40 lines); else the document is read whole, detected at `detection_side`, as without
     `mrz_first`. The options are the cost benchmark's."""
     options = f":{detection_side}:{threads}:{mrz_first}:{mrz_side}"
@@ -84,7 +87,12 @@ def document_reading(
                 data, detection_side=mrz_side, threads=threads, keep=_mrz_shaped
             )
             reading = read_document(long_lines)
-        if reading is None or reading.source != "mrz" or reading.confidence < 1.0:
+        if (
+            reading is None
+            or reading.source != "mrz"
+            or reading.confidence < 1.0
+            or _century_open(reading)
+        ):
             reading = read_document(
                 read_lines(data, detection_side=detection_side, threads=threads)
             )
@@ -95,6 +103,13 @@ def document_reading(
         while len(_cache) > CACHE_SIZE:
             _cache.popitem(last=False)
     return reading
+
+
+def _century_open(reading: DocumentReading) -> bool:
+    """Whether the MRZ's birthdate may be a century earlier: one read in this century could be
+    a holder's born 100 years before, which only a date printed on the document settles
+    (`documents.settle_century`: the Czech specimen's 110101 is 1911, printed 01.01.1911)."""
+    return reading.birthdate is not None and reading.birthdate.year >= 2000
 
 
 def _mrz_shaped(box: tuple[tuple[float, float], ...]) -> bool:
@@ -269,9 +284,40 @@ def entities(
     )
 
 
+#: Confidence of a field the machine cannot judge: not read, read under `READ_BOUNDARY` (an MRZ
+#: check digit that fails), or a name read close to the declared one but not the same (names
+#: have no check digit). Under 50 (not valid) but well above a confident refusal's, so that a
+#: template's review band sends it to a person: on the real specimens such cases were the
+#: true holder's 6 of 8 times (docs/vision.md, "Decide or defer: MRZ fields").
+UNSURE = 25.0
+#: A name read at least this similar to the declared one (difflib's ratio over letters, the
+#: words sorted) is unsure rather than different: OCR drops or adds a letter or two.
+CLOSE_NAME = 0.6
+
+
 def _outcome(score: float, result: Any, found: tuple[dict[str, Any], ...]) -> ValidationOutcome:
     confidence, valid = decide(score, READ_BOUNDARY)
     return ValidationOutcome(confidence, valid, result, found)
+
+
+def _judged(
+    read: Any, matches: bool, score: float, found: tuple[dict[str, Any], ...], close: bool = False
+) -> ValidationOutcome:
+    """A field's outcome: decided when read well and matching (or well and clearly not),
+    `UNSURE` when not read, read under `READ_BOUNDARY`, or only `close`."""
+    if read is None or (matches and score < READ_BOUNDARY) or (not matches and close):
+        return ValidationOutcome(UNSURE, False, read, found)
+    return _outcome(score if matches else 0.0, read, found)
+
+
+def close_name(read: str, declared: str) -> bool:
+    """Whether two names differ only by what OCR does to a name (a letter or two)."""
+    from difflib import SequenceMatcher
+
+    def letters(text: str) -> str:
+        return " ".join(sorted(name_tokens(text)))
+
+    return SequenceMatcher(None, letters(read), letters(declared)).ratio() >= CLOSE_NAME
 
 
 class _IdentityAnalyzer:
@@ -282,8 +328,8 @@ class _IdentityAnalyzer:
 
     def analyze(self, subject: AnalysisSubject) -> ValidationOutcome:
         reading = document_reading(subject.data)
-        if reading is None:
-            return _outcome(0.0, None, ())
+        if reading is None:  # no document read: a person looks
+            return _judged(None, False, 0.0, ())
         return self.judge(reading, subject, entities(reading, subject.declared, subject.now))
 
     def judge(
@@ -305,8 +351,9 @@ class DocumentNumberAnalyzer(_IdentityAnalyzer):
         number = reading.document_number
         wanted = subject.declared.get("identification")
         matches = number is not None and (not wanted or same_code(number, str(wanted)))
-        score = reading.confidences.get("document_number", 0.0) if matches else 0.0
-        return _outcome(score, normalize_code(number) if number else None, found)
+        score = reading.confidences.get("document_number", 0.0)
+        read = normalize_code(number) if number else None
+        return _judged(read, matches, score, found, close=score < READ_BOUNDARY)
 
 
 @register
@@ -327,7 +374,9 @@ class FullNameAnalyzer(_IdentityAnalyzer):
             read = next((name for name in variants if same_name(name, wanted)), read)
         matches = read is not None and (not wanted or same_name(read, wanted))
         fields = [reading.confidences.get(name, 0.0) for name in ("given_names", "surname")]
-        return _outcome(min(fields) if matches else 0.0, read, found)
+        names = [f"{given} {surname}".strip() for surname, given in reading.names]
+        close = bool(wanted) and any(close_name(name, wanted) for name in [*names, read or ""])
+        return _judged(read, matches, min(fields), found, close=close)
 
 
 @register
@@ -343,8 +392,9 @@ class BirthdateAnalyzer(_IdentityAnalyzer):
         read = reading.birthdate
         wanted = subject.declared.get("birthdate")
         matches = read is not None and (not wanted or _declared_date(wanted) == read)
-        score = reading.confidences.get("birthdate", 0.0) if matches else 0.0
-        return _outcome(score, read.isoformat() if read else None, found)
+        score = reading.confidences.get("birthdate", 0.0)
+        text = read.isoformat() if read else None
+        return _judged(text, matches, score, found, close=score < READ_BOUNDARY)
 
 
 @register
@@ -378,5 +428,5 @@ class SexAnalyzer(_IdentityAnalyzer):
         read = iso_sex(reading.sex) if reading.sex else None
         wanted = subject.declared.get("sex")
         matches = read is not None and (wanted is None or iso_sex(wanted) == read)
-        score = reading.confidences.get("sex", 0.0) if matches else 0.0
-        return _outcome(score, read, found)
+        score = reading.confidences.get("sex", 0.0)
+        return _judged(read, matches, score, found, close=score < READ_BOUNDARY)
