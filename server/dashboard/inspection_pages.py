@@ -287,7 +287,7 @@ def _detail_page(
     context["reasons"] = context["state"].reasons_in(locale)
     context["history"] = inspection_history(app_services(request), context, locale)
     context["history_csv"] = f"/dashboard/inspections/{inspection_id}/history.csv"
-    context["photo_names"] = history.photo_names(context["inspection"])
+    context["photo_names"] = history.photo_names(context["inspection"], locale)
     context["review_reason"] = functools.partial(history.reason_text, locale=locale)
     return render(
         request,
@@ -300,7 +300,7 @@ def _detail_page(
 
 def inspection_history(app: Services, detail: dict[str, Any], locale: str) -> list[history.Step]:
     """The history of the inspection `_detail` read, for a reader of `locale`."""
-    names = history.photo_names(detail["inspection"])
+    names = history.photo_names(detail["inspection"], locale)
     return history.steps(detail["state"].events, names, locale, app.settings.time_zone)
 
 

@@ -17,6 +17,7 @@ from inspectlang.product_fields import fields_of
 from server.reports.data import ReportData, ReportImage
 from server.web import capture, i18n, moments
 from server.web.validations import validation_label
+from server.web.words import side_word, value_word
 
 
 def _(message: str) -> str:
@@ -44,37 +45,6 @@ CONSUMER_FIELD_LABELS: list[tuple[str, str]] = [
 #: How the explanation's missing items (`runtime.missing`) are named, by kind.
 MISSING_KINDS: dict[str, str] = {"photo": _("Missing photo"), "input": _("Missing input")}
 
-#: Values the API and the analyzers write as English codes (a color read, a declared use, a
-#: damage's part, kind and severity), in words of the report's language. A value not listed
-#: (a plate, a make, a company's own words) is shown as written.
-VALUE_WORDS: dict[str, str] = {
-    "yellow": _("yellow"),
-    "blue": _("blue"),
-    "white": _("white"),
-    "gold": _("gold"),
-    "grey": _("grey"),
-    "gray": _("grey"),
-    "silver": _("silver"),
-    "orange": _("orange"),
-    "black": _("black"),
-    "red": _("red"),
-    "green": _("green"),
-    "brown": _("brown"),
-    "private": _("private"),
-    "commercial": _("commercial"),
-    "dent": _("dent"),
-    "scratch": _("scratch"),
-    "broken": _("broken"),
-    "minor": _("minor"),
-    "moderate": _("moderate"),
-    "severe": _("severe"),
-    "unknown": _("not known"),
-    "trunk": _("trunk"),
-    "hood": _("hood"),
-    "door": _("door"),
-    "bumper": _("bumper"),
-    "windshield": _("windshield"),
-}
 
 #: Fields whose value is masked but for the last four characters.
 MASKED_FIELDS: frozenset[str] = frozenset({"identification", "phone", "imei"})
@@ -198,9 +168,8 @@ class Words:
 
     def word(self, value: Any) -> str:
         """A coded value (`grey`, `minor`, `trunk`) in words; any other value as `value`."""
-        if isinstance(value, str) and value.strip().lower() in VALUE_WORDS:
-            return self(VALUE_WORDS[value.strip().lower()])
-        return self.value(value)
+        found = value_word(value, self.locale)
+        return self.value(value) if found is None else found
 
     def moment(self, value: Any) -> str:
         """An ISO 8601 moment as `25 nov 2026, 11:03:00 (hora de Argentina)`: the language, the
@@ -274,27 +243,6 @@ def input_label(report: ReportData, identifier: str, fallback: str, locale: str)
     return str(label or fallback or identifier)
 
 
-def pgettext(context: str, message: str) -> tuple[str, str]:
-    """Marks a message with its context for the catalog extraction; translated by `side_text`."""
-    return context, message
-
-
-#: The usual photo sides in words, for a photo whose template gives it no label (a side of the
-#: template's own, `trunk_open`, is shown as written). In the context "photo side": "Back" is
-#: also the consumer's button ("Volver"), a side here ("Parte trasera").
-SIDE_WORDS: dict[str, tuple[str, str]] = {
-    "front": pgettext("photo side", "Front"),
-    "back": pgettext("photo side", "Back"),
-    "left": pgettext("photo side", "Left side"),
-    "right": pgettext("photo side", "Right side"),
-    "dashboard": pgettext("photo side", "Dashboard"),
-    "odometer": pgettext("photo side", "Odometer"),
-    "interior": pgettext("photo side", "Interior"),
-    "plate": pgettext("photo side", "Plate"),
-    "selfie": pgettext("photo side", "Selfie"),
-}
-
-
 def image_label(report: ReportData, identifier: str | None, side: str, locale: str) -> str:
     """The photo's label in the report's language, else its side in words."""
     images = report.template.get("logic", {}).get("images", {})
@@ -302,9 +250,7 @@ def image_label(report: ReportData, identifier: str | None, side: str, locale: s
     found = labels.get(locale) or labels.get("")
     if found:
         return str(found)
-    if side in SIDE_WORDS:
-        return str(i18n.translations(i18n.choose_locale(locale)).pgettext(*SIDE_WORDS[side]))
-    return side or "-"
+    return side_word(side, locale) or "-"
 
 
 def headline(report: ReportData) -> Headline:

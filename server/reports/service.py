@@ -283,6 +283,7 @@ def build_report_data(
             value = getattr(loaded.state, key)
             document[key] = iso(value) if isinstance(value, datetime) else value
     explanation = _plain(runtime.explain(loaded.program, loaded.state))
+    locale = str(document.get("locale") or loaded.state.locale)
     retakes = _retakes(loaded.state.events)
     images: list[ReportImage] = []
     for image, target in _image_records(document):
@@ -318,10 +319,7 @@ def build_report_data(
         report_request_id=record.id,
         time_zone=time_zone,
         history=history.steps(
-            loaded.state.events,
-            history.photo_names(document),
-            str(document.get("locale") or loaded.state.locale),
-            time_zone,
+            loaded.state.events, history.photo_names(document, locale), locale, time_zone
         ),
     )
 

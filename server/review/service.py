@@ -270,7 +270,7 @@ def case(
         ],
         decisions=list(review.get("decisions") or []),
         history=history.steps(
-            state.events, history.photo_names(document), locale, settings.time_zone
+            state.events, history.photo_names(document, locale), locale, settings.time_zone
         ),
         suggestion=_suggestion(review.get("suggestion"), state, reader_locale),
         assignee=review.get("assignee"),

@@ -23,6 +23,7 @@ from typing import Any
 from runtime.wording import machine_saw, review_reason_text
 from server.web import i18n, moments
 from server.web.validations import validation_label
+from server.web.words import side_word, value_word
 
 
 def _(message: str) -> str:
@@ -71,9 +72,10 @@ class Step:
     why: str
 
 
-def photo_names(document: Mapping[str, Any]) -> dict[str, str]:
-    """Image id -> the photo's label (its side when unlabelled) from an Inspection object:
-    current and replaced photos of every product, the identity and custom images."""
+def photo_names(document: Mapping[str, Any], locale: str | None) -> dict[str, str]:
+    """Image id -> the photo's label (its side in words of `locale` when unlabelled, as the PDF
+    says it) from an Inspection object: current and replaced photos of every product, the
+    identity and custom images."""
     names: dict[str, str] = {}
     holders = [*(document.get("products") or []), document.get("identity") or {}]
     holders.append(document.get("custom") or {})
@@ -81,7 +83,8 @@ def photo_names(document: Mapping[str, Any]) -> dict[str, str]:
         for key in ("images", "extraImages", "replacedImages"):
             for image in holder.get(key) or []:
                 if isinstance(image, dict) and image.get("_id"):
-                    names[str(image["_id"])] = str(image.get("label") or image.get("side") or "")
+                    label = image.get("label") or side_word(str(image.get("side") or ""), locale)
+                    names[str(image["_id"])] = str(label)
     return names
 
 
@@ -135,7 +138,7 @@ def steps(
             saw = machine_saw_text(data, chosen) or ""
             add(event, say(A_MACHINE), what, name(data.get("imageId")), saw)
         elif kind == "damage":
-            add(event, say(THE_API), say(_("Recorded a damage")), why=_damage_text(data))
+            add(event, say(THE_API), say(_("Recorded a damage")), why=_damage_text(data, chosen))
         elif kind == "claim":
             released = bool(data.get("release"))
             what = say(_("Released the case")) if released else say(_("Took the case"))
@@ -162,7 +165,7 @@ def _review_steps(
         add(event, who, what, name(result.get("imageId")), str(result.get("note") or ""))
         for damage in result.get("damages") or []:
             add(event, who, say(_("Recorded a damage")), name(result.get("imageId")),
-                _damage_text({"damage": damage}))  # fmt: skip
+                _damage_text({"damage": damage}, locale))  # fmt: skip
     verdict = data.get("veredict")
     if verdict == "approved":
         add(event, who, say(_("Approved the inspection")), why=str(data.get("reason") or ""))
@@ -170,13 +173,16 @@ def _review_steps(
         add(event, who, say(_("Disapproved the inspection")), why=str(data.get("reason") or ""))
 
 
-def _damage_text(data: Mapping[str, Any]) -> str:
-    """`rear bumper · scratch · minor`: what a person or service wrote, in its order."""
+def _damage_text(data: Mapping[str, Any], locale: str) -> str:
+    """`baúl · abolladura · leve`: what a person or service wrote, in its order, each coded value
+    in words of `locale` (as the PDF says it); a part of its own (`rear bumper`) as written."""
     damage = data.get("damage") or {}
     if not isinstance(damage, Mapping):
         return ""
     parts = (damage.get(key) for key in ("part", "damage", "severity"))
-    return " · ".join(str(part) for part in parts if part not in (None, ""))
+    return " · ".join(
+        value_word(part, locale) or str(part) for part in parts if part not in (None, "")
+    )
 
 
 def quoted_validation(name: Any, locale: str) -> str:

@@ -186,6 +186,20 @@ def test_a_reviewer_works_a_case_from_the_queue_to_the_decision(
     assert [team["emails"]["reviewer"], "Approved the inspection", "", "Checked every photo"] in [
         line[1:] for line in lines
     ]
+    assert ["Recorded a damage", "Back", "bumper · scratch · minor"] in [row[2:] for row in lines]
+    # In the reader's language, the damage in the PDF's words (server/web/words.py).
+    page = f"/dashboard/inspections/{inspection_id}"
+    try:
+        owner.post("/dashboard/language", data={"locale": "es_AR", "next": page})
+        exported = owner.get(f"/dashboard/inspections/{inspection_id}/history.csv")
+        lines = list(csv.reader(io.StringIO(exported.text)))
+        assert lines[0] == ["Cuándo", "Quién", "Qué", "Foto", "Por qué"]
+        assert ["Registró un daño", "Back", "paragolpes · rayón · leve"] in [
+            row[2:] for row in lines
+        ]
+        assert "paragolpes · rayón · leve" in owner.get(page).text
+    finally:
+        owner.post("/dashboard/language", data={"locale": "en_US", "next": page})
 
 
 def test_a_viewer_sees_the_queue_but_cannot_claim_or_decide(
