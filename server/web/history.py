@@ -203,12 +203,14 @@ def reason_text(reason: Mapping[str, Any], locale: str | None) -> str:
 
 def machine_saw_text(fields: Mapping[str, Any], locale: str | None) -> str | None:
     """What the machine saw for a result (a `validation` event's data, or a `low_confidence`
-    reason), as a reader of `locale` reads it, the validation by its name for people; None
-    for a result with no confidence (`runtime.wording.machine_saw`)."""
+    reason), as a reader of `locale` reads it: the validation by its name for people, a coded
+    value read in words ("gris", as the PDF says it); None for a result with no confidence
+    (`runtime.wording.machine_saw`)."""
     chosen = i18n.choose_locale(locale)
     found = dict(fields)
     if isinstance(found.get("validation"), str):
         found["validation"] = quoted_validation(found["validation"], chosen)
+    found["result"] = value_word(found.get("result"), chosen) or found.get("result")
     return machine_saw(found, chosen)
 
 

@@ -83,6 +83,15 @@ def test_a_damage_reads_in_the_readers_language() -> None:
     assert english == "trunk · dent · minor"
 
 
+def test_a_coded_value_the_machine_read_is_in_words() -> None:
+    read = {"validation": "color", "confidence": 93.2, "result": "grey", "imageId": "i-front"}
+    [step] = steps_of([EventRecord(kind="validation", at=AT, data=read)], "es_AR")
+    assert (step.photo, step.why) == ("Frente", "“Color coincide”: se leyó gris con 93%")
+    plate = {**read, "validation": "plate", "result": "AB123CD"}  # not a code: as written
+    [step] = steps_of([EventRecord(kind="validation", at=AT, data=plate)], "es_AR")
+    assert "AB123CD" in step.why
+
+
 def test_the_history_and_the_pdf_say_the_same_words() -> None:
     words = Words("es_AR")
     [step] = steps_of(
