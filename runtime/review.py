@@ -9,14 +9,22 @@ contract is docs/review.md; `who` is `{"id", "name"}` of the member or API key a
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from runtime.engine import new_object_id
 from runtime.errors import InspectionError
-from runtime.intake import problem, read_damage
 from runtime.program import Program
-from runtime.state import MAX_DAMAGES, Event, EventRecord, InspectionState, allows, require
+from runtime.state import (
+    MAX_DAMAGES,
+    DamageRecord,
+    Event,
+    EventRecord,
+    InspectionState,
+    allows,
+    require,
+)
 from runtime.transitions import apply_event, iso
 
 Ids = Any
@@ -26,7 +34,58 @@ MAX_REASON_CHARS = 2_000
 MAX_RESULTS = 200
 #: Most photos one retake names (unknown ids are 404 `image_not_found`).
 MAX_RETAKE_IMAGES = 50
-VEREDICTS = ("approved", "disapproved")
+#: A person's verdict.
+Veredict = Literal["approved", "disapproved"]
+
+
+# The requests, as typed values: the server decodes each body once, at its edge, into one of
+# these (`server.review.schemas`), with the stable codes of a bad body (`invalid_body`,
+# `reason_required`); the functions below take them as they are.
+
+
+@dataclass(frozen=True, slots=True)
+class FoundDamage:
+    """A damage a reviewer found on a photo: part, kind and severity (1 to 100 characters)."""
+
+    part: str
+    damage: str
+    severity: str
+    percentage: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PersonResult:
+    """One validation's result on one photo, as a person's; `note` trimmed, never blank."""
+
+    image_id: str
+    validation: str
+    valid: bool
+    note: str | None = None
+    damages: tuple[FoundDamage, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A person's verdict and its reason (trimmed, never blank)."""
+
+    veredict: Veredict
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewRequest:
+    """Results to record (at most `MAX_RESULTS`), a decision, or both."""
+
+    results: tuple[PersonResult, ...] = ()
+    decision: Decision | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RetakeRequest:
+    """The photos to take again (ids as sent, repeats allowed) and the consumer's message."""
+
+    images: tuple[str, ...]
+    message: str
 
 
 def _who(who: dict[str, str]) -> dict[str, str]:
@@ -48,31 +107,6 @@ def _in_review(state: InspectionState, event: Event) -> None:
             f"{who} decided this inspection at {last.get('at')}: {last.get('veredict')}",
         )
     require(state, event)
-
-
-def _text(value: Any, field: str, *, required: bool, code: str = "reason_required") -> str | None:
-    """A trimmed text of at most MAX_REASON_CHARS; a required one missing or blank is `code`."""
-    if value is None or (isinstance(value, str) and not value.strip() and not required):
-        if required:
-            raise InspectionError(
-                code,
-                f"{field} is required",
-                [problem(field, "required", f"{field} is required")],
-            )
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise InspectionError(
-            code if required else "invalid_body",
-            f"{field} must be a non-empty text",
-            [problem(field, "required", "a non-empty text")],
-        )
-    if len(value) > MAX_REASON_CHARS:
-        raise InspectionError(
-            "invalid_body",
-            f"{field} has at most {MAX_REASON_CHARS} characters",
-            [problem(field, "length", f"at most {MAX_REASON_CHARS}")],
-        )
-    return value.strip()
 
 
 def claim(
@@ -101,80 +135,41 @@ def claim(
 def review(
     program: Program,
     state: InspectionState,
-    body: dict[str, Any],
+    request: ReviewRequest,
     who: dict[str, str],
     *,
     now: dt.datetime,
     ids: Ids = new_object_id,
 ) -> InspectionState:
-    """`POST /v1/inspection/:id/review`: record each result as a person's and, with
-    `veredict`, complete the inspection (`completedBy: reviewer`)."""
-    if not isinstance(body, dict):
-        raise InspectionError("invalid_body", "the body must be an object")
-    unknown = set(body) - {"validations", "veredict", "reason"}
-    if unknown:
-        raise InspectionError(
-            "invalid_body",
-            f"unknown field {sorted(unknown)[0]!r}",
-            [problem(name, "unknown_field", "not allowed") for name in unknown],
-        )
-    veredict = body.get("veredict")
-    if veredict is not None and veredict not in VEREDICTS:
-        raise InspectionError(
-            "invalid_body",
-            "veredict is approved or disapproved",
-            [problem("veredict", "enum", "approved or disapproved")],
-        )
-    reason = _text(body.get("reason"), "reason", required=veredict is not None)
-    items = body.get("validations", [])
-    if not isinstance(items, list) or len(items) > MAX_RESULTS:
-        raise InspectionError(
-            "invalid_body",
-            f"validations is a list of at most {MAX_RESULTS} results",
-            [problem("validations", "type", "a list")],
-        )
-    if not items and veredict is None:
-        raise InspectionError(
-            "invalid_body", "send validations to record, a veredict with its reason, or both"
-        )
+    """`POST /v1/inspection/:id/review`: record each result as a person's and, with a
+    `decision`, complete the inspection (`completedBy: reviewer`). The request is already of
+    its type (the server decodes the body at its edge); what is left to refuse here is what
+    only the state can tell: a photo or validation it does not have, another person's result,
+    too many damages."""
     person = _who(who)
-    _in_review(state, "decide" if veredict is not None else "record")
-    results = list(_results(state, items, person, ids))
+    _in_review(state, "decide" if request.decision is not None else "record")
+    if not request.results and request.decision is None:
+        return state  # nothing to record
+    results = list(_results(state, request.results, person, ids))
     if state.damage_count() + sum(len(r["damages"]) for r in results) > MAX_DAMAGES:
         raise InspectionError("invalid_body", f"at most {MAX_DAMAGES} damages")
     data: dict[str, Any] = {"by": person, "results": results}
-    if veredict is not None:
-        data["veredict"] = veredict
-        data["reason"] = reason
+    if request.decision is not None:
+        data["veredict"] = request.decision.veredict
+        data["reason"] = request.decision.reason
     return apply_event(program, state, EventRecord(kind="review", at=iso(now), data=data))
 
 
 def _results(
-    state: InspectionState, items: list[Any], person: dict[str, str], ids: Ids
+    state: InspectionState,
+    results: Sequence[PersonResult],
+    person: dict[str, str],
+    ids: Ids,
 ) -> Iterable[dict[str, Any]]:
     seen: set[tuple[str, str]] = set()
-    for index, item in enumerate(items):
-        where = f"validations.{index}"
-        if not isinstance(item, dict) or set(item) - {
-            "imageId",
-            "validation",
-            "valid",
-            "note",
-            "damages",
-        }:
-            raise InspectionError(
-                "invalid_body",
-                f"{where}: a result is {{imageId, validation, valid, note?, damages?}}",
-                [problem(where, "type", "a result object")],
-            )
-        image_id, name, valid = item.get("imageId"), item.get("validation"), item.get("valid")
-        if not isinstance(valid, bool):
-            raise InspectionError(
-                "invalid_body",
-                f"{where}.valid must be true or false",
-                [problem(f"{where}.valid", "type", "a boolean")],
-            )
-        found = state.find_image(image_id) if isinstance(image_id, str) else None
+    for index, result in enumerate(results):
+        image_id, name = result.image_id, result.validation
+        found = state.find_image(image_id)
         if found is None:
             raise InspectionError("image_not_found", f"no current photo {image_id!r}")
         record = next((v for v in found[1].validations if v.validation == name and v.run), None)
@@ -189,65 +184,49 @@ def _results(
             )
         key = (found[1].id, record.validation)
         if key in seen:
-            raise InspectionError("invalid_body", f"{where}: {name} on {image_id} twice")
-        seen.add(key)
-        damages = item.get("damages") or []
-        if not isinstance(damages, list):
             raise InspectionError(
-                "invalid_body",
-                f"{where}.damages is a list of {{part, damage, severity}}",
-                [problem(f"{where}.damages", "type", "a list")],
+                "invalid_body", f"validations.{index}: {name} on {image_id} twice"
             )
-        result: dict[str, Any] = {
+        seen.add(key)
+        yield {
             "imageId": image_id,
             "validation": name,
-            "valid": valid,
-            "note": _text(item.get("note"), f"{where}.note", required=False),
-            # Checked as a declared damage (a bad one is `invalid_body`), recorded as found on
-            # the photo by the reviewer.
+            "valid": result.valid,
+            "note": result.note,
+            # Recorded as found on the photo by the reviewer.
             "damages": [
                 {
-                    **read_damage(d, ids, declared=True).to_json(),
+                    **DamageRecord(
+                        id=ids(),
+                        part=damage.part,
+                        damage=damage.damage,
+                        severity=damage.severity,
+                        percentage=damage.percentage,
+                    ).to_json(),
                     "declared": False,
                     "imageId": image_id,
                 }
-                for d in damages
+                for damage in result.damages
             ],
         }
-        yield result
 
 
 def retake(
     program: Program,
     state: InspectionState,
-    body: dict[str, Any],
+    request: RetakeRequest,
     who: dict[str, str],
     *,
     now: dt.datetime,
 ) -> InspectionState:
     """`POST /v1/inspection/:id/retake`: the named photos' slots reopen, the inspection goes
     back to `started`; 409 `retake_not_possible` once completed or blocked."""
-    if not isinstance(body, dict) or set(body) - {"images", "message"}:
-        raise InspectionError("invalid_body", "the body is {images: [imageId, ...], message}")
-    images = body.get("images")
-    if (
-        not isinstance(images, list)
-        or not images
-        or not all(isinstance(i, str) for i in images)
-        or len(images) > MAX_RETAKE_IMAGES
-    ):
-        raise InspectionError(
-            "invalid_body",
-            "images is a non-empty list of image ids",
-            [problem("images", "type", "a list of image ids")],
-        )
-    message = _text(body.get("message"), "message", required=True, code="invalid_body")
     require(state, "retake")
     person = _who(who)
-    unique = list(dict.fromkeys(images))
+    unique = list(dict.fromkeys(request.images))
     for image_id in unique:
         found = state.find_image(image_id)
         if found is None or found[1].templateImageIdentifier is None:
             raise InspectionError("image_not_found", f"no current template photo {image_id!r}")
-    data = {"by": person, "images": unique, "message": message}
+    data = {"by": person, "images": unique, "message": request.message}
     return apply_event(program, state, EventRecord(kind="retake", at=iso(now), data=data))

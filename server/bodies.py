@@ -60,6 +60,9 @@ class RequestBody(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     #: Top-level fields whose JSON type another layer checks with codes of its own (the
     #: runtime's `invalid_metadata` problems): `decode_shape` leaves them as they are.
     typed_later: ClassVar[frozenset[str]] = frozenset()
+    #: Code of an unknown field, at any depth (the review bodies keep their first code,
+    #: `invalid_body`, from before they were decoded here).
+    unknown_field_code: ClassVar[str] = "unknown_field"
 
 
 class ResponseBody(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -88,7 +91,7 @@ def _refusal(model: type[RequestBody], message: str) -> ApiError:
     name = top.group("name") if top else ""
     if named is not None and named.group("kind") == "unknown":
         return ApiError(
-            "unknown_field",
+            model.unknown_field_code,
             400,
             f"The request body has no field {field!r}.",
             [{"field": field, "code": "unknown_field", "message": what}],

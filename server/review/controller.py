@@ -19,6 +19,9 @@ from server.review.schemas import (
     Capabilities,
     RetakeBody,
     RetakeRequested,
+    decoded_or_refusal,
+    retake_request,
+    review_request,
 )
 from server.schemas import operation
 
@@ -43,7 +46,7 @@ async def review_inspection(
     (and its `reason`) the inspection completes, `completedBy: reviewer`."""
     app = services(request)
     auth = auth_of(request)
-    body = json_object(await read_body(request), required=True)
+    body = decoded_or_refusal(review_request, json_object(await read_body(request)))
     return await in_thread(
         service.review,
         app.db,
@@ -74,7 +77,7 @@ async def retake_inspection(
     inspection's channel; 409 `retake_not_possible` once completed."""
     app = services(request)
     auth = auth_of(request)
-    body = json_object(await read_body(request), required=True)
+    body = decoded_or_refusal(retake_request, json_object(await read_body(request)))
     return await in_thread(
         service.retake,
         app.db,

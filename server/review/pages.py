@@ -28,6 +28,7 @@ from server.dashboard.web import (
 from server.delivery.messages import Message
 from server.errors import ApiError
 from server.review import service
+from server.review.schemas import retake_request, review_request
 from server.web import i18n
 
 #: Longest damage entry text the form takes (the runtime's limit for a damage's texts).
@@ -239,8 +240,9 @@ async def submit_review(request: Request[Any, Any, Any], inspection_id: FromPath
         body = review_body(form, case)
         if form.get("action") == "decide" and "veredict" not in body:
             raise ApiError("invalid_body", 400, "Choose approved or disapproved before deciding.")
+        typed = review_request(body)
         service.review(
-            app.db, app.settings, member.auth, inspection_id, body, who(member), app.clock()
+            app.db, app.settings, member.auth, inspection_id, typed, who(member), app.clock()
         )
         return body
 
@@ -285,7 +287,7 @@ async def ask_retake(request: Request[Any, Any, Any], inspection_id: FromPath[st
             app.settings,
             member.auth,
             inspection_id,
-            body,
+            retake_request(body),
             who(member),
             app.clock(),
         )

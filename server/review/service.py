@@ -22,6 +22,7 @@ from server.auth import AuthContext
 from server.common import run_runtime
 from server.db import Database
 from server.delivery.messages import Message
+from server.errors import ApiError
 from server.inspections import review_queue
 from server.inspections import service as inspections
 from server.inspections.deliveries import deliver_retake, retake_message
@@ -46,15 +47,21 @@ def review(
     settings: Settings,
     auth: AuthContext,
     inspection_id: str,
-    body: Any,
+    request: runtime_review.ReviewRequest | ApiError,
     who: Who,
     now: datetime,
 ) -> dict[str, Any]:
     """`POST /v1/inspection/:id/review`: the Inspection after the person's results (and
-    decision); `inspection_reviewed` is published on a decision."""
+    decision); `inspection_reviewed` is published on a decision. `request` is the body decoded
+    at the edge, or its 400, raised once the inspection is found
+    (`schemas.decoded_or_refusal`)."""
 
     def operation(loaded: inspections.Loaded) -> InspectionState:
-        return run_runtime(runtime_review.review, loaded.program, loaded.state, body, who, now=now)
+        if isinstance(request, ApiError):
+            raise request
+        return run_runtime(
+            runtime_review.review, loaded.program, loaded.state, request, who, now=now
+        )
 
     def events(
         loaded: inspections.Loaded, state: InspectionState
@@ -75,16 +82,21 @@ def retake(
     settings: Settings,
     auth: AuthContext,
     inspection_id: str,
-    body: Any,
+    request: runtime_review.RetakeRequest | ApiError,
     who: Who,
     now: datetime,
 ) -> dict[str, Any]:
     """`POST /v1/inspection/:id/retake`: the slots reopen and a new link carries the message
-    through the inspection's channel (202 with the link and the delivery)."""
+    through the inspection's channel (202 with the link and the delivery); `request` as in
+    `review`."""
     sent: dict[str, Any] = {}
 
     def operation(loaded: inspections.Loaded) -> InspectionState:
-        return run_runtime(runtime_review.retake, loaded.program, loaded.state, body, who, now=now)
+        if isinstance(request, ApiError):
+            raise request
+        return run_runtime(
+            runtime_review.retake, loaded.program, loaded.state, request, who, now=now
+        )
 
     def events(
         loaded: inspections.Loaded, state: InspectionState
@@ -97,7 +109,7 @@ def retake(
         sent.update(
             message="Retake requested",
             status=state.status,
-            images=list(body["images"]) if isinstance(body, dict) else [],
+            images=list(request.images) if not isinstance(request, ApiError) else [],
             magicLink=link,
             delivery=delivery,
         )

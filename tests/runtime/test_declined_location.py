@@ -118,13 +118,12 @@ def test_a_declined_location_is_not_run_and_a_person_decides_the_required_check(
     )
     # The person decides it as any check routed to them; then the machine's verdict approves.
     state = rv.claim(program, state, ANA, now=NOW + dt.timedelta(minutes=4))
-    body = {
-        "validations": [
-            {"imageId": image.id, "validation": "distance", "valid": True}
-            for image in state.products[0].images
-        ]
-    }
-    state = rv.review(program, state, body, ANA, now=NOW + dt.timedelta(minutes=5))
+    request = rv.ReviewRequest(
+        results=tuple(
+            rv.PersonResult(image.id, "distance", valid=True) for image in state.products[0].images
+        )
+    )
+    state = rv.review(program, state, request, ANA, now=NOW + dt.timedelta(minutes=5))
     assert state.review is not None and state.review.machine is not None
     assert state.review.machine["veredict"] == "approved"
     assert rt.replay(program, state.events) == state

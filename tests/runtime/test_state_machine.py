@@ -95,18 +95,18 @@ def _damage(program: Program, state: InspectionState, now: dt.datetime) -> Inspe
 
 def _record(program: Program, state: InspectionState, now: dt.datetime) -> InspectionState:
     found = _waiting(state) or ("0" * 24, "plate")
-    body = {"validations": [{"imageId": found[0], "validation": found[1], "valid": True}]}
-    return rv.review(program, state, body, ANA, now=now)
+    request = rv.ReviewRequest(results=(rv.PersonResult(found[0], found[1], valid=True),))
+    return rv.review(program, state, request, ANA, now=now)
 
 
 def _decide(program: Program, state: InspectionState, now: dt.datetime) -> InspectionState:
-    body = {"veredict": "approved", "reason": "looked at it"}
-    return rv.review(program, state, body, ANA, now=now)
+    request = rv.ReviewRequest(decision=rv.Decision("approved", "looked at it"))
+    return rv.review(program, state, request, ANA, now=now)
 
 
 def _retake(program: Program, state: InspectionState, now: dt.datetime) -> InspectionState:
     images = [image.id for image in state.products[0].images] or ["0" * 24]
-    return rv.retake(program, state, {"images": images[:1], "message": "again"}, ANA, now=now)
+    return rv.retake(program, state, rv.RetakeRequest(tuple(images[:1]), "again"), ANA, now=now)
 
 
 #: What a machine's result may lead to: the analysis over, a slot blocked, or a review's end.
