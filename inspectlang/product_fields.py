@@ -20,6 +20,8 @@ LABEL_LOCALES = ("en_US", "es_AR", "pt_BR")
 
 @dataclass(frozen=True, slots=True)
 class ProductField:
+    """One field of a product (`plate`, `make`, `imei`, ...): its type, labels and search."""
+
     name: str
     #: Its expression type in templates.
     type: Literal["text", "number"]

@@ -212,6 +212,7 @@ class InspServer(LanguageServer):
         if self.provisions[template] != run:
             return  # a later save asked again: its run publishes
         own = [d for d in found if d.filename == path]
+        _, before = self.extra.get(template, ("", []))
         self.extra[template] = (source, own)
         by_file: dict[str, list[Diagnostic]] = {}
         for diagnostic in found:
@@ -226,7 +227,9 @@ class InspServer(LanguageServer):
                     uri=other, diagnostics=[_file_diagnostic(d) for d in items]
                 )
             )
-        if document is not None:
+        if document is not None and (own or before):
+            # Published again only when the plug-ins' part of it changes: passing tests after
+            # an open add nothing, and a second publication of the same text is noise.
             self.schedule(template)
 
     def index(self, uri: str) -> tuple[TextDocument, DocumentIndex]:

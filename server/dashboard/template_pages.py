@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from litestar import Request, get, post
 from litestar.params import FromPath, FromQuery
 
-from inspectlang.builtins import ALIAS_TABLE, builtin_source
+from inspectlang.builtins import ALIAS_TABLE, builtin_source, get_builtin_by_id
 from inspectlang.diagnostics import TemplateError
 from inspectlang.formatter import format_source
 from inspectlang.includes import IncludeResolver
@@ -77,11 +77,15 @@ MAX_SCRIPT_CHARS = 200_000
 
 
 def _builtin_choices() -> list[dict[str, str]]:
-    return [
-        {"id": builtin_id, "label": f"{inspection_type} ({alias})"}
-        for alias, by_type in ALIAS_TABLE.items()
-        for inspection_type, builtin_id in by_type.items()
-    ]
+    """Each built-in to start from, by its name (a catalog message: the page says it in its
+    language, as the template list and the consumer's pages do)."""
+    choices = []
+    for by_type in ALIAS_TABLE.values():
+        for builtin_id in by_type.values():
+            manifest = get_builtin_by_id(builtin_id)
+            if manifest is not None:
+                choices.append({"id": builtin_id, "label": manifest.name})
+    return choices
 
 
 def _builtin_copy(builtin_id: str) -> str | None:
