@@ -23,7 +23,7 @@ from server.deps import Services, services
 from server.errors import ServerError
 from server.inspections import review_queue
 from server.tables import Company
-from server.web import i18n
+from server.web import i18n, words
 from server.web import sessions as web_sessions
 from server.web.templating import page
 from server.web.validations import validation_label
@@ -119,6 +119,7 @@ def render(
             "delivery_label": labels.labeller(translations, labels.DELIVERY),
             "languages": LANGUAGES,
             "role_label": labels.labeller(translations, labels.ROLES),
+            "type_label": labels.labeller(translations, words.TYPE_WORDS),
             "validation_name": functools.partial(validation_label, locale=locale),
             "timezone": services(request).settings.time_zone,
             **(context or {}),

@@ -17,7 +17,7 @@ from inspectlang.product_fields import fields_of
 from server.reports.data import ReportData, ReportImage
 from server.web import capture, i18n, moments
 from server.web.validations import validation_label
-from server.web.words import side_word, value_word
+from server.web.words import TYPE_WORDS, side_word, value_word
 
 
 def _(message: str) -> str:
@@ -285,17 +285,6 @@ def producer_text(report: ReportData) -> str:
     return report.company_name
 
 
-#: Inspection and product types in words (translated by `Words`).
-TYPE_WORDS = {
-    "car": _("Car"),
-    "motorbike": _("Motorbike"),
-    "bike": _("Bicycle"),
-    "machine": _("Machine"),
-    "goods": _("Goods"),
-    "phone": _("Phone"),
-    "people": _("Person"),
-    "custom": _("Other"),
-}
 #: Who completed the inspection (`completedBy`), in words.
 COMPLETED_BY_WORDS = {
     "consumer": _("The consumer"),

@@ -1,5 +1,6 @@
 """Coded values in words, the same on every page that shows them: a color read, a declared use,
-a damage's part, kind and severity (`VALUE_WORDS`), and a photo's usual side (`SIDE_WORDS`).
+a damage's part, kind and severity (`VALUE_WORDS`), a photo's usual side (`SIDE_WORDS`) and an
+inspection's type (`TYPE_WORDS`).
 
 The PDF report (`server.reports.sections`) and the history (`server.web.history`: the
 dashboard's and the review page's history, its CSV) both say them from here, so a damage reads
@@ -18,6 +19,19 @@ def _(message: str) -> str:
     """Marks a message for the catalog extraction (domain `web`); `value_word` translates."""
     return message
 
+
+#: Inspection and product types (`inspectlang.manifest.INSPECTION_TYPES`, the spec's) in words:
+#: the PDF's type rows and the dashboard's template list.
+TYPE_WORDS: dict[str, str] = {
+    "car": _("Car"),
+    "moto": _("Motorbike"),
+    "bike": _("Bicycle"),
+    "machinery": _("Machine"),
+    "goods": _("Goods"),
+    "people": _("Person"),
+    "custom": _("Other"),
+    "cellphone": _("Phone"),
+}
 
 #: Values the API and the analyzers write as English codes (a color read, a declared use, a
 #: damage's part, kind and severity), in words of the reader's language. A value not listed

@@ -38,3 +38,13 @@ def test_the_report_shows_every_product_field_of_the_type(
     for (_label, value), name in zip(shown, fields, strict=True):
         if name not in MASKED_FIELDS:
             assert value == str(values[name])
+
+
+def test_every_inspection_type_has_its_word() -> None:
+    """The words are keyed by the spec's types: the report's table keyed `motorbike`, `machine`
+    and `phone` left a moto's, a machine's and a phone's report saying `moto`, `machinery`,
+    `cellphone`."""
+    from inspectlang.manifest import INSPECTION_TYPES
+    from server.web.words import TYPE_WORDS
+
+    assert set(TYPE_WORDS) == set(INSPECTION_TYPES)
