@@ -162,6 +162,24 @@ def axe_check() -> Callable[[Any, str], None]:
 
 def submit(page: Any, selector: str = "button[type=submit]") -> None:
     """Click a form's button and wait for the page it leads to: the consumer's forms go
-    through the outbox (`offline.js`), which moves on by script once the server answered."""
-    with page.expect_navigation(timeout=30_000):
-        page.click(selector)
+    through the outbox (`offline.js`), which moves on by script once the server answered.
+
+    The button is waited for, on a loaded page, before the navigation is: a click that just
+    followed a link (a photo step's Continue) may still be loading the page with the button,
+    and that load would otherwise be taken for the one the button leads to. On a timeout the
+    page's address and text are printed, to tell a slow server from a wrong page."""
+    try:
+        page.wait_for_selector(selector, state="visible", timeout=30_000)
+        page.wait_for_load_state("load", timeout=30_000)
+        with page.expect_navigation(timeout=30_000):
+            page.click(selector)
+    except Exception:
+        print(f"submit({selector!r}) failed on {page.url}:\n{_page_text(page)}")
+        raise
+
+
+def _page_text(page: Any) -> str:
+    try:
+        return str(page.inner_text("body", timeout=2_000))[:2_000]
+    except Exception as error:  # the page is gone or navigating: say so instead
+        return f"(no text: {error})"
