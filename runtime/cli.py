@@ -49,7 +49,14 @@ def register(subparsers: Any) -> None:
 
 
 class ScriptError(InspectionRuntimeError):
-    """The events file itself is malformed (not a refused event)."""
+    """The events file itself is malformed (not a refused event): a stable `code`
+    (`unknown_input`, `unknown_image`, `create_first`, `unknown_event`, `not_an_object`,
+    `events_not_list`) and the `name` it could not find, if any."""
+
+    def __init__(self, message: str, code: str, name: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.name = name
 
 
 def photo(event: dict[str, Any], moment: dt.datetime) -> bytes:
@@ -100,7 +107,7 @@ class Simulation:
         for identifier, logic in self.program.manifest.logic.inputs.items():
             if logic.name == name:
                 return identifier
-        raise ScriptError(f"the template has no input named {name!r}")
+        raise ScriptError(f"the template has no input named {name!r}", "unknown_input", name)
 
     def body(self, body: Any) -> Any:
         """Input names -> identifiers in a body's `inputs`."""
@@ -138,11 +145,11 @@ class Simulation:
             for image in product.images:
                 if image.templateImageIdentifier == identifier or image.id == name:
                     return image.id
-        raise ScriptError(f"no uploaded image {name!r}")
+        raise ScriptError(f"no uploaded image {name!r}", "unknown_image", name)
 
     def require_state(self) -> InspectionState:
         if self.state is None:
-            raise ScriptError("the first event must be create")
+            raise ScriptError("the first event must be create", "create_first")
         return self.state
 
     def apply(self, event: dict[str, Any]) -> None:
@@ -220,7 +227,7 @@ class Simulation:
         elif kind == "expire":
             self.state = engine.expire(program, state, now=now)
         else:
-            raise ScriptError(f"unknown event {kind!r}")
+            raise ScriptError(f"unknown event {kind!r}", "unknown_event", kind)
 
 
 def summary(index: int, event: dict[str, Any], state: InspectionState | None) -> dict[str, Any]:
@@ -256,7 +263,7 @@ def run(args: argparse.Namespace) -> int:
         script = json.loads(args.events.read_text(encoding="utf-8"))
         events = script["events"]
         if not isinstance(events, list):
-            raise ScriptError("events must be a list")
+            raise ScriptError("events must be a list", "events_not_list")
     except (OSError, ValueError, KeyError, TypeError, ScriptError) as error:
         print(f"{args.events}: not an events file: {error}", file=sys.stderr)
         return 1

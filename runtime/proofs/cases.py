@@ -53,8 +53,52 @@ MAX_TOTAL_EVENTS = 2_000
 MAX_TOTAL_PIXELS = 200_000_000
 
 
+#: What a tests file may get wrong, by `CasesError.code`, in English (its text; a page words the
+#: code and values in its own language).
+TESTS_FILE_PROBLEMS: dict[str, str] = {
+    "not_a_tests_document": 'a tests file is {{"cases": [...]}}, nothing else',
+    "too_many_cases": "at most {limit} cases, not {count}",
+    "case_not_object": "a case is an object",
+    "case_without_name": "a case needs a name",
+    "events_empty": "events is a non-empty list",
+    "too_many_events": "at most {limit} events, not {count}",
+    "event_not_object": "event {event} is not an object",
+    "photo_side": "event {event}'s {side} is a whole number from 1 to {limit}",
+    "too_much_in_all": (
+        "the cases hold more than {events} events or {megapixels} megapixels of photos in all"
+    ),
+    "expect_empty": "expect states status, veredict or reasons",
+    "unknown_expectation": "unknown expectation {expectation!r}; expected one of {expected}",
+    "not_text": "{key} is text",
+    "not_texts": "{key} is a list of texts",
+    "unreadable_file": "{detail}",
+}
+
+
 class CasesError(InspectionRuntimeError, ValueError):
-    """The tests file is not a list of cases as the module says (with where)."""
+    """The tests file is not a list of cases as the module says: a `code` of
+    `TESTS_FILE_PROBLEMS` with its `values`, and where: the case's index and name (None for the
+    file as a whole) and, read from a file, its path."""
+
+    def __init__(
+        self,
+        code: str,
+        *,
+        case: int | None = None,
+        name: str | None = None,
+        path: Path | None = None,
+        **values: Any,
+    ) -> None:
+        self.code, self.values = code, values
+        self.case, self.name, self.path = case, name, path
+        where = "" if case is None else f"cases[{case}]" + ("" if name is None else f" ({name})")
+        text = TESTS_FILE_PROBLEMS[code].format(**values)
+        text = f"{where}: {text}" if where else text
+        super().__init__(f"{path}: {text}" if path is not None else text)
+
+    def at(self, path: Path) -> CasesError:
+        """The same problem, in the file at `path`."""
+        return CasesError(self.code, case=self.case, name=self.name, path=path, **self.values)
 
 
 def tests_path(template: Path) -> Path:
@@ -69,20 +113,20 @@ def read_cases(document: Any) -> list[dict[str, Any]]:
         or not isinstance(document.get("cases"), list)
         or set(document) != {"cases"}
     ):
-        raise CasesError('a tests file is {"cases": [...]}, nothing else')
+        raise CasesError("not_a_tests_document")
     cases = document["cases"]
     if len(cases) > MAX_CASES:
-        raise CasesError(f"at most {MAX_CASES} cases, not {len(cases)}")
+        raise CasesError("too_many_cases", limit=MAX_CASES, count=len(cases))
     events = pixels = 0
     for index, case in enumerate(cases):
-        where = f"cases[{index}]"
         if not isinstance(case, dict):
-            raise CasesError(f"{where}: a case is an object")
+            raise CasesError("case_not_object", case=index)
         if not isinstance(case.get("name"), str) or not case["name"]:
-            raise CasesError(f"{where}: a case needs a name")
+            raise CasesError("case_without_name", case=index)
+        name = case["name"]
         if not isinstance(case.get("events"), list) or not case["events"]:
-            raise CasesError(f"{where} ({case['name']}): events is a non-empty list")
-        _check_events(f"{where} ({case['name']})", case["events"])
+            raise CasesError("events_empty", case=index, name=name)
+        _check_events(index, name, case["events"])
         events += len(case["events"])
         pixels += sum(
             int(event.get("width", 1280)) * int(event.get("height", 960))
@@ -91,33 +135,39 @@ def read_cases(document: Any) -> list[dict[str, Any]]:
         )
         if events > MAX_TOTAL_EVENTS or pixels > MAX_TOTAL_PIXELS:
             raise CasesError(
-                f"{where} ({case['name']}): the cases hold more than {MAX_TOTAL_EVENTS} events "
-                f"or {MAX_TOTAL_PIXELS // 1_000_000} megapixels of photos in all"
+                "too_much_in_all",
+                case=index,
+                name=name,
+                events=MAX_TOTAL_EVENTS,
+                megapixels=MAX_TOTAL_PIXELS // 1_000_000,
             )
         expect = case.get("expect")
         if not isinstance(expect, dict) or not expect:
-            raise CasesError(f"{where} ({case['name']}): expect states status, veredict or reasons")
+            raise CasesError("expect_empty", case=index, name=name)
         unknown = set(expect) - set(EXPECTATIONS)
         if unknown:
             raise CasesError(
-                f"{where} ({case['name']}): unknown expectation {sorted(unknown)[0]!r}; "
-                f"expected one of {', '.join(EXPECTATIONS)}"
+                "unknown_expectation",
+                case=index,
+                name=name,
+                expectation=sorted(unknown)[0],
+                expected=", ".join(EXPECTATIONS),
             )
-        _check_types(f"{where} ({case['name']})", case, expect)
+        _check_types(index, name, case, expect)
     return list(cases)
 
 
-def _check_types(where: str, case: dict[str, Any], expect: dict[str, Any]) -> None:
+def _check_types(index: int, name: str, case: dict[str, Any], expect: dict[str, Any]) -> None:
     """`start`, `status` and `veredict` are text; `reasons` and `reasonsInclude` lists of text
     (`TESTS_SCHEMA`)."""
     texts = [("start", case.get("start", "")), *[(k, expect.get(k, "")) for k in EXPECTATIONS[:2]]]
     for key, value in texts:
         if not isinstance(value, str):
-            raise CasesError(f"{where}: {key} is text")
+            raise CasesError("not_text", case=index, name=name, key=key)
     for key in EXPECTATIONS[2:]:
         value = expect.get(key, [])
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-            raise CasesError(f"{where}: {key} is a list of texts")
+            raise CasesError("not_texts", case=index, name=name, key=key)
 
 
 #: The JSON Schema of a tests document, as `read_cases` checks it (the API documents it).
@@ -166,20 +216,23 @@ TESTS_SCHEMA: dict[str, Any] = {
 }
 
 
-def _check_events(where: str, events: list[Any]) -> None:
+def _check_events(index: int, name: str, events: list[Any]) -> None:
     if len(events) > MAX_CASE_EVENTS:
-        raise CasesError(f"{where}: at most {MAX_CASE_EVENTS} events, not {len(events)}")
+        raise CasesError(
+            "too_many_events", case=index, name=name, limit=MAX_CASE_EVENTS, count=len(events)
+        )
     for number, event in enumerate(events, start=1):
         if not isinstance(event, dict):
-            raise CasesError(f"{where}: event {number} is not an object")
+            raise CasesError("event_not_object", case=index, name=name, event=number)
         for side in ("width", "height"):
             value = event.get(side, 1)
             # JSON has one number type: 640.0 is a whole number (JSON Schema's `integer`).
             whole = type(value) is int or (type(value) is float and value.is_integer())
             if not whole or not 1 <= value <= MAX_PHOTO_SIDE:
                 raise CasesError(
-                    f"{where}: event {number}'s {side} is a whole number from 1 to {MAX_PHOTO_SIDE}"
-                )
+                    "photo_side", case=index, name=name, event=number, side=side,
+                    limit=MAX_PHOTO_SIDE,
+                )  # fmt: skip
 
 
 def case_lines(text: str) -> list[int]:
@@ -315,11 +368,48 @@ def _outcomes(program: Program, state: InspectionState) -> set[tuple[str, ...]]:
     return seen
 
 
+#: Why a case fails, by `Problem.code`, in English: the `problems` of `testResults` and what
+#: `inspectlang test` prints. `failures` gives each as its code and values, for a page to word.
+CASE_PROBLEMS: dict[str, str] = {
+    "start_invalid": "start: {detail}",
+    "event_refused": "event {event} ({kind}) refused: {error}",
+    "event_invalid": "event {event}: {detail}",
+    "status_differs": "status is {actual}, expected {expected}",
+    "veredict_differs": "veredict is {actual}, expected {expected}",
+    "reasons_differ": "reasons are {actual}, expected {expected}",
+    "reason_missing": "reason {reason!r} missing from {actual}",
+}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Why a case fails, as data: a code of `CASE_PROBLEMS` and its values (JSON values)."""
+
+    code: str
+    values: dict[str, Any]
+
+    @property
+    def text(self) -> str:
+        return CASE_PROBLEMS[self.code].format(**self.values)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"code": self.code, **self.values}
+
+
+def _event_invalid(number: int, event: dict[str, Any], error: Exception) -> Problem:
+    """An event the runtime could not read: the script's own problem (`ScriptError.code`, with
+    the name it could not find) or `unreadable` (a field of the wrong form: a date, a number)."""
+    values = {"event": number, "kind": event.get("event"), "detail": str(error)}
+    if isinstance(error, ScriptError):
+        return Problem("event_invalid", {**values, "reason": error.code, "name": error.name})
+    return Problem("event_invalid", {**values, "reason": "unreadable", "name": None})
+
+
 @dataclass
 class CaseResult:
     name: str
     passed: bool
-    problems: list[str]
+    problems: list[Problem]
     status: str | None
     veredict: str | None
     reasons: list[str]
@@ -327,11 +417,17 @@ class CaseResult:
     #: line that held, the approve line approving or refusing): where a failure shows.
     lines: list[int] = field(default_factory=list)
 
+    @property
+    def texts(self) -> list[str]:
+        """The problems in English."""
+        return [problem.text for problem in self.problems]
+
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "passed": self.passed,
-            "problems": self.problems,
+            "problems": self.texts,
+            "failures": [problem.to_json() for problem in self.problems],
             "status": self.status,
             "veredict": self.veredict,
             "reasons": self.reasons,
@@ -368,20 +464,22 @@ def run_case(program: Program, case: dict[str, Any]) -> tuple[CaseResult, set[tu
     """One case through simulate: whether it ends as expected, and the decisions it took."""
     watched = observed(program)
     script = {"events": case["events"], **({"start": case["start"]} if "start" in case else {})}
-    problems: list[str] = []
+    problems: list[Problem] = []
     try:
         simulation = Simulation(watched, script)
     except (TypeError, ValueError) as error:
-        return _unrun(case, [f"start: {error}"]), set()
+        start = {"start": case.get("start"), "detail": str(error)}
+        return _unrun(case, [Problem("start_invalid", start)]), set()
     for index, event in enumerate(case["events"], start=1):
         try:
             simulation.apply(event)
         except InspectionError as error:
-            problems.append(f"event {index} ({event.get('event')}) refused: {error.code}")
+            refused = {"event": index, "kind": event.get("event"), "error": error.code}
+            problems.append(Problem("event_refused", refused))
         except (ScriptError, LookupError, TypeError, ValueError, AttributeError) as error:
-            problems.append(f"event {index}: {error}")
+            problems.append(_event_invalid(index, event, error))
         except ArithmeticError as error:  # a clock moved past the calendar's end
-            problems.append(f"event {index}: {error}")
+            problems.append(_event_invalid(index, event, error))
     state = simulation.state
     taken = set(watched.taken)
     lines: list[int] = []
@@ -393,20 +491,22 @@ def run_case(program: Program, case: dict[str, Any]) -> tuple[CaseResult, set[tu
     veredict = state.veredict if state is not None else None
     reasons = list(state.reasons) if state is not None else []
     expect = case["expect"]
-    if "status" in expect and expect["status"] != status:
-        problems.append(f"status is {status}, expected {expect['status']}")
-    if "veredict" in expect and expect["veredict"] != veredict:
-        problems.append(f"veredict is {veredict}, expected {expect['veredict']}")
+    for key, actual in (("status", status), ("veredict", veredict)):
+        if key in expect and expect[key] != actual:
+            differs = {"actual": actual, "expected": expect[key]}
+            problems.append(Problem(f"{key}_differs", differs))
     if "reasons" in expect and expect["reasons"] != reasons:
-        problems.append(f"reasons are {reasons}, expected {expect['reasons']}")
+        problems.append(
+            Problem("reasons_differ", {"actual": reasons, "expected": expect["reasons"]})
+        )
     for reason in expect.get("reasonsInclude", []):
         if reason not in reasons:
-            problems.append(f"reason {reason!r} missing from {reasons}")
+            problems.append(Problem("reason_missing", {"reason": reason, "actual": reasons}))
     result = CaseResult(case["name"], not problems, problems, status, veredict, reasons, lines)
     return result, taken
 
 
-def _unrun(case: dict[str, Any], problems: list[str]) -> CaseResult:
+def _unrun(case: dict[str, Any], problems: list[Problem]) -> CaseResult:
     return CaseResult(case["name"], False, problems, None, None, [])
 
 
@@ -434,8 +534,8 @@ def load_cases(path: Path) -> list[dict[str, Any]]:
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
-        raise CasesError(f"{path}: {error}") from None
+        raise CasesError("unreadable_file", path=path, detail=str(error)) from None
     try:
         return read_cases(document)
     except CasesError as error:
-        raise CasesError(f"{path}: {error}") from None
+        raise error.at(path) from None

@@ -159,7 +159,7 @@ def run_test(args: argparse.Namespace) -> int:
     else:
         for case in report.cases:
             print(f"{'ok  ' if case.passed else 'FAIL'} {case.name}")
-            for problem in case.problems:
+            for problem in case.texts:
                 print(f"     {problem}")
         passed = sum(case.passed for case in report.cases)
         print(f"{passed} of {len(report.cases)} cases pass")

@@ -21,6 +21,9 @@ from runtime.proofs.properties import Prover, summary
 from runtime.proofs.symbolic import Unsupported
 
 Answer = Literal["differs", "same", "unknown"]
+#: Why an answer is `unknown`: a construct the encoding does not express, or no answer within
+#: the time budget (the solver gave up, or it and the runtime did not agree in time).
+Unknown = Literal["not_expressed", "undecided"]
 
 
 @dataclass
@@ -35,6 +38,8 @@ class Direction:
     new_events: dict[str, Any] | None = None
     old_end: dict[str, Any] | None = None
     new_end: dict[str, Any] | None = None
+    #: With `unknown`: why, as a code (`detail` says it in English).
+    reason: Unknown | None = None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -44,6 +49,8 @@ class Direction:
         }
         if self.detail:
             data["detail"] = self.detail
+        if self.reason is not None:
+            data["reason"] = self.reason
         if self.answer == "differs":
             data["example"] = {
                 "old": {"events": self.old_events, "ends": self.old_end},
@@ -75,8 +82,11 @@ def difference(old: Program, new: Program) -> Difference:
         why = f"not expressed: {error}"
         return Difference(
             [
-                Direction("approved_by_new_only", "approved by NEW and not by OLD", "unknown", why),
-                Direction("approved_by_old_only", "approved by OLD and not by NEW", "unknown", why),
+                Direction(key, description, "unknown", why, reason="not_expressed")
+                for key, description in (
+                    ("approved_by_new_only", "approved by NEW and not by OLD"),
+                    ("approved_by_old_only", "approved by OLD and not by NEW"),
+                )
             ]
         )
     before, after = (s.outcome for s in prover.scenarios)
@@ -96,7 +106,8 @@ def difference(old: Program, new: Program) -> Difference:
     for key, description, goal in asked:
         found = prover.find(goal)
         if found.unknown:
-            directions.append(Direction(key, description, "unknown", found.unknown))
+            unknown = Direction(key, description, "unknown", found.unknown, reason="undecided")
+            directions.append(unknown)
         elif found.model is None or len(found.replays) != 2:
             directions.append(Direction(key, description, "same"))
         else:

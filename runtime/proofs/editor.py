@@ -54,7 +54,7 @@ def diagnostics(path: str, source: str) -> list[Diagnostic]:
     for index, case in enumerate(report.cases):
         if case.passed:
             continue
-        problems = "; ".join(case.problems)
+        problems = "; ".join(case.texts)
         line = starts[index] if index < len(starts) else 1
         found.append(
             Diagnostic(

@@ -24,16 +24,18 @@ from runtime.cli import ScriptError, Simulation, summary
 from runtime.errors import InspectionError
 from runtime.explain import explain, render_text
 from runtime.program import load_program
-from runtime.proofs.cases import case_lines
+from runtime.proofs.cases import CasesError, case_lines, read_cases
 from server import routing
 from server.common import in_thread
 from server.dashboard import labels
+from server.dashboard.editor_words import Words
 from server.dashboard.starter_events import starter_events
 from server.dashboard.web import (
     PREFIX,
     Member,
     NotFound,
     app_services,
+    member_locale,
     nav,
     redirect,
     render,
@@ -375,7 +377,7 @@ async def save(request: Request[Any, Any, Any]) -> Any:
     company_id = member.actor.company_id
     try:
         # The form's tests field is the revision's whole set: blank is none.
-        tests = _form_tests(tests_text)
+        tests = _form_tests(tests_text, Words(member_locale(request, member)))
         if template_id:
             saved = await in_thread(
                 templates.revise_template, app.db, company_id, template_id, source, now, tests
@@ -384,20 +386,30 @@ async def save(request: Request[Any, Any, Any]) -> Any:
             saved = await in_thread(
                 templates.create_template, app.db, company_id, source, now, tests
             )
-    except ApiError as error:
-        current = None
-        if template_id:
-            try:
-                current = templates.get_template(app.db, member.actor.company_id, template_id)
-            except ApiError:
-                current = None
-        found, problems = _refusal(error, source)
+    except UnreadableTests as error:
+        current = _current(app, company_id, template_id)
         return _editor(
-            request, member, source=source, template=current, diagnostics=found,
-            error=" ".join([error.description, *problems]), status_code=error.status,
+            request, member, source=source, template=current, error=str(error), status_code=400,
             tests=tests_text,
         )  # fmt: skip
+    except ApiError as error:
+        found, problems = _refusal(error, source)
+        return _editor(
+            request, member, source=source, template=_current(app, company_id, template_id),
+            diagnostics=found, error=" ".join([error.description, *problems]),
+            status_code=error.status, tests=tests_text,
+        )  # fmt: skip
     return redirect(f"{PREFIX}/templates/{saved['_id']}?saved=1")
+
+
+def _current(app: Any, company_id: str, template_id: str) -> dict[str, Any] | None:
+    """The template a refused save was revising, to show the editor again (None: a new one)."""
+    if not template_id:
+        return None
+    try:
+        return templates.get_template(app.db, company_id, template_id)
+    except ApiError:
+        return None
 
 
 def _refusal(error: ApiError, source: str) -> tuple[list[dict[str, Any]], list[str]]:
@@ -408,20 +420,24 @@ def _refusal(error: ApiError, source: str) -> tuple[list[dict[str, Any]], list[s
     return found, [str(item.get("message", "")) for item in items if "line" not in item]
 
 
-def _form_tests(text: str) -> templates.TemplateTests:
+class UnreadableTests(Exception):
+    """The editor's tests field is not a tests document: why, in the page's words (`str`)."""
+
+
+def _form_tests(text: str, words: Words) -> templates.TemplateTests:
     """The editor's tests field as a save's tests: blank is no cases; text that is not a tests
-    document is the API's 400 `invalid_body` naming `tests`."""
+    document is `UnreadableTests`, worded from `read_cases`' code (the API's 400 `invalid_body`
+    says the same in English)."""
     if not text.strip():
-        return templates.template_tests({"cases": []})
+        return templates.TemplateTests([])
     try:
         document = json.loads(text)
-    except ValueError as error:
-        raise ApiError.of(
-            "invalid_body",
-            "The template tests are not JSON.",
-            [{"field": "tests", "message": str(error)}],
-        ) from None
-    return templates.template_tests(document)
+    except json.JSONDecodeError as error:
+        raise UnreadableTests(words.not_json(error)) from None
+    try:
+        return templates.TemplateTests(read_cases(document))
+    except CasesError as error:
+        raise UnreadableTests(words.unreadable_tests(error)) from None
 
 
 def review_before_save(
@@ -431,14 +447,19 @@ def review_before_save(
     source: str,
     tests_text: str,
     now: datetime,
+    locale: str,
 ) -> dict[str, Any]:
     """What the editor shows before a save: the save's diagnostics when the source does not
     compile (or the tests' problem), else `changes` against the saved revision (when there is
-    one), `testResults` with each case's line in the tests field (`at`), and each difference's
-    example in a few words (`facts`)."""
+    one), `testResults` with each case's line in the tests field (`at`) and a failing case's
+    problems in the words of `locale` (`texts`), and each difference's example in a few facts,
+    each with its words (`text`)."""
+    words = Words(locale)
     try:
-        tests = _form_tests(tests_text)
+        tests = _form_tests(tests_text, words)
         answer = templates.preview_revision(db, company_id, template_id or None, source, now, tests)
+    except UnreadableTests as error:
+        return {"problem": str(error)}
     except ApiError as error:
         found, problems = _refusal(error, source)
         if found:
@@ -447,22 +468,21 @@ def review_before_save(
     starts = case_lines(tests_text)
     for index, case in enumerate(answer.get("testResults", {}).get("cases", [])):
         case["at"] = starts[index] if index < len(starts) else None
+        case["texts"] = [words.case_problem(failure) for failure in case["failures"]]
     for difference in answer.get("changes", {}).get("differences", []):
         example = difference.get("example")
         if example is not None:
-            difference["facts"] = example_facts(example["new"]["events"])
+            facts = example_facts(example["new"]["events"])
+            difference["facts"] = [{**fact, "text": words.fact(fact)} for fact in facts]
     return answer
 
 
-def example_facts(script: dict[str, Any]) -> list[dict[str, str]]:
+def example_facts(script: dict[str, Any]) -> list[dict[str, Any]]:
     """An example inspection (an events file) in a few facts, for the page to word: each value
     it was created or updated with (`name`, `value`), each photo it sent with its results
-    (`photo`, `results`), each damage it declared (`damage`)."""
-    facts: list[dict[str, str]] = []
-
-    def text(value: Any) -> str:
-        return json.dumps(value, ensure_ascii=False)
-
+    (`photo`, `results`: `validation` and its confidence or result), each damage it declared
+    (`damage`: the body)."""
+    facts: list[dict[str, Any]] = []
     for event in script.get("events", []):
         kind = event.get("event")
         body = event.get("body") if isinstance(event.get("body"), dict) else {}
@@ -471,23 +491,30 @@ def example_facts(script: dict[str, Any]) -> list[dict[str, str]]:
             for item in inputs if isinstance(inputs, list) else []:
                 if isinstance(item, dict):
                     name = str(item.get("input", item.get("identifier")))
-                    facts.append({"name": name, "value": text(item.get("value"))})
+                    facts.append({"name": name, "value": item.get("value")})
             for key, value in body.items():
                 if key not in ("inputs", "locale", "delivery") and isinstance(value, dict):
                     facts.extend(
-                        {"name": f"{key}.{field}", "value": text(item)}
-                        for field, item in value.items()
+                        {"name": f"{key}.{field}", "value": item} for field, item in value.items()
                     )
         elif kind == "image":
-            results = ", ".join(
-                f"{r.get('validation')} {text(r.get('confidence', r.get('result')))}"
+            results = [
+                {
+                    "validation": str(r.get("validation")),
+                    "result": r.get("confidence", r.get("result")),
+                }
                 for r in event.get("validations", [])
                 if isinstance(r, dict)
-            )
+            ]
             facts.append({"photo": str(event.get("image")), "results": results})
         elif kind == "damage":
-            facts.append({"damage": text(body)})
+            facts.append({"damage": body})
     return facts
+
+
+def _result_of(item: dict[str, Any]) -> Any:
+    """A validation result's confidence, else its result (a color read, a text)."""
+    return item.get("confidence", item.get("result"))
 
 
 @post("/templates/review", status_code=200)
@@ -500,8 +527,9 @@ async def review(request: Request[Any, Any, Any]) -> dict[str, Any]:
     template_id = _text(data, "template_id")
     app = app_services(request)
     company_id = member.actor.company_id
+    locale = member_locale(request, member)
     return await in_thread(
-        review_before_save, app.db, company_id, template_id, source, tests_text, app.clock()
+        review_before_save, app.db, company_id, template_id, source, tests_text, app.clock(), locale
     )
 
 
@@ -580,7 +608,7 @@ def simulate_source(
     for index, event in enumerate(events, start=1):
         try:
             if not isinstance(event, dict):
-                raise ScriptError("each event is an object")
+                raise ScriptError("each event is an object", "not_an_object")
             simulation.apply(event)
             steps.append(summary(index, event, simulation.state))
         except InspectionError as error:

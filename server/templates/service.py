@@ -138,7 +138,8 @@ def run_template_tests(manifest: Template, tests: TemplateTests | None) -> Repor
     if tests.must_pass and not report.passed:
         failing = [
             {"field": "tests", "case": case.name, "index": index,
-             "message": "; ".join(case.problems), "problems": case.problems}
+             "message": "; ".join(case.texts), "problems": case.texts,
+             "failures": [problem.to_json() for problem in case.problems]}
             for index, case in enumerate(report.cases)
             if not case.passed
         ]  # fmt: skip

@@ -138,7 +138,7 @@ def steps(
             saw = machine_saw_text(data, chosen) or ""
             add(event, say(A_MACHINE), what, name(data.get("imageId")), saw)
         elif kind == "damage":
-            add(event, say(THE_API), say(_("Recorded a damage")), why=_damage_text(data, chosen))
+            add(event, say(THE_API), say(_("Recorded a damage")), why=damage_text(data, chosen))
         elif kind == "claim":
             released = bool(data.get("release"))
             what = say(_("Released the case")) if released else say(_("Took the case"))
@@ -165,7 +165,7 @@ def _review_steps(
         add(event, who, what, name(result.get("imageId")), str(result.get("note") or ""))
         for damage in result.get("damages") or []:
             add(event, who, say(_("Recorded a damage")), name(result.get("imageId")),
-                _damage_text({"damage": damage}, locale))  # fmt: skip
+                damage_text({"damage": damage}, locale))  # fmt: skip
     verdict = data.get("veredict")
     if verdict == "approved":
         add(event, who, say(_("Approved the inspection")), why=str(data.get("reason") or ""))
@@ -173,7 +173,7 @@ def _review_steps(
         add(event, who, say(_("Disapproved the inspection")), why=str(data.get("reason") or ""))
 
 
-def _damage_text(data: Mapping[str, Any], locale: str) -> str:
+def damage_text(data: Mapping[str, Any], locale: str) -> str:
     """`baúl · abolladura · leve`: what a person or service wrote, in its order, each coded value
     in words of `locale` (as the PDF says it); a part of its own (`rear bumper`) as written."""
     damage = data.get("damage") or {}

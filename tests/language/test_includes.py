@@ -53,7 +53,7 @@ def test_the_parser_reads_an_include_with_its_spans_and_comment() -> None:
 
 def test_include_is_a_keyword_only_where_a_declaration_starts() -> None:
     source = 'template "T"\n    type: people\ninput include\n    type: text\n    required\n'
-    source += 'verdict\n'
+    source += "verdict\n"
     source += '    disapprove "x" when inputs.include = "a"\n'
     assert check_source(source) == []
 

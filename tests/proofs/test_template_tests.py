@@ -104,6 +104,50 @@ def test_a_wrong_expectation_fails_and_says_what_happened(
     assert "reasons are ['Two-door cars are not covered'], expected []" in out
 
 
+def test_each_problem_is_also_a_code_with_its_values() -> None:
+    """A failing case's `failures` are its `problems` as data (a page words them), in order."""
+    cases = [
+        case("two doors approved?", 2, {"veredict": "approved", "reasonsInclude": ["Old"]}),
+        {
+            "name": "events of a script gone wrong",
+            "start": "2024-05-01T12:00:00Z",
+            "events": [
+                {"event": "start"},
+                {"event": "create", "body": {"inputs": [{"input": "seats", "value": 4}]}},
+                {"event": "create", "body": {"inputs": [{"input": "doors", "value": 4}]}},
+                {"event": "validation", "image": "front", "validation": "plate", "confidence": 90},
+                {"event": "image", "image": "front", "validations": [{"validation": "face"}]},
+                {"event": "paint"},
+            ],
+            "expect": {"status": "completed"},
+        },
+    ]
+    first, second = run_cases(program(), cases).cases  # type: ignore[arg-type]
+    assert [failure["code"] for failure in first.to_json()["failures"]] == [
+        "veredict_differs", "reason_missing"
+    ]  # fmt: skip
+    assert first.to_json()["failures"][1] == {
+        "code": "reason_missing", "reason": "Old", "actual": ["Two-door cars are not covered"]
+    }  # fmt: skip
+    failures = second.to_json()["failures"]
+    assert [(f["code"], f.get("reason"), f.get("name"), f.get("error")) for f in failures] == [
+        ("event_invalid", "create_first", None, None),
+        ("event_invalid", "unknown_input", "seats", None),
+        ("event_invalid", "unknown_image", "front", None),
+        ("event_refused", None, None, "unknown_validation"),
+        ("event_invalid", "unknown_event", "paint", None),
+        ("status_differs", None, None, None),
+    ]
+    assert second.texts == [
+        "event 1: the first event must be create",
+        "event 2: the template has no input named 'seats'",
+        "event 4: no uploaded image 'front'",
+        "event 5 (image) refused: unknown_validation",
+        "event 6: unknown event 'paint'",
+        "status is processing, expected completed",
+    ]
+
+
 def test_min_coverage_fails_under_the_figure(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -555,11 +555,16 @@ def test_the_review_before_a_save_and_a_save_with_tests(
     results = answer["testResults"]
     assert [(c["passed"], c["at"]) for c in results["cases"]] == [(True, 3), (False, 29)]
     assert tests.splitlines()[28] == "    {"
-    for broken in ("{not json", '{"cases": [{"name": "x"}]}'):
-        refused = client.post("/dashboard/templates/review", json={**body, "tests": broken})
-        assert refused.status_code == 200 and "tests" in refused.json()["problem"]
+    broken = {
+        "{not json": "The template tests are not JSON: line 1, column 2.",
+        '{"cases": [{"name": "x"}]}': "Case 1 (x): Its events are a list of at least one event.",
+    }
+    for text, problem in broken.items():
+        refused = client.post("/dashboard/templates/review", json={**body, "tests": text})
+        assert refused.status_code == 200 and refused.json()["problem"] == problem
     bad = client.post("/dashboard/templates/save", data={"source": source, "tests": "{oops"})
-    assert bad.status_code == 400 and "The template tests are not JSON." in bad.text
+    assert bad.status_code == 400
+    assert "The template tests are not JSON: line 1, column 2." in bad.text
     assert "{oops" in bad.text
     saved = client.post("/dashboard/templates/save", data={"source": source, "tests": tests})
     assert saved.status_code == 303, saved.text
@@ -568,7 +573,50 @@ def test_the_review_before_a_save_and_a_save_with_tests(
     review = client.post("/dashboard/templates/review", json=stricter).json()
     by_old = review["changes"]["differences"][1]
     assert by_old["answer"] == "differs"
-    assert by_old["facts"] and set(by_old["facts"][0]) == {"name", "value"}
+    assert by_old["facts"] and set(by_old["facts"][0]) == {"name", "value", "text"}
     assert by_old["facts"][0]["name"] == "mileage"
+    assert by_old["facts"][0]["text"].startswith("mileage = ")
     page = client.get(f"/dashboard/templates/{template_id}").text
     assert "a low mileage is approved" in page  # the saved cases fill the tests field
+
+
+def test_the_review_words_failing_cases_in_the_members_language(
+    browser_for: Callable[[str], Browserish],
+) -> None:
+    """Issue 33: a failing case's problems, a tests field that is not one and an example
+    inspection's facts are answered in the page's language (es_AR here), worded from the
+    runtime's codes and values: no English sentence of the runtime reaches the review."""
+    from tests.server.test_template_tests_api import HIGH, LOW, MILEAGE
+
+    client = browser_for("editor")
+    client.http.headers["accept-language"] = "es-AR,es;q=0.9"
+    source = MILEAGE.format(n="palabras", limit=100000)
+    wrong = {**HIGH, "expect": {"veredict": "approved", "reasons": ["Demasiados kilómetros"]}}
+    unknown = {**LOW, "name": "una pregunta que no existe"}
+    unknown["events"] = [
+        {"event": "create", "body": {"inputs": [{"input": "kilometraje", "value": 1}]}},
+        {"event": "finish"},
+    ]
+    tests = json.dumps({"cases": [wrong, unknown]})
+    body = {"source": source, "tests": tests, "template_id": ""}
+    cases = client.post("/dashboard/templates/review", json=body).json()["testResults"]["cases"]
+    assert cases[0]["failures"][0] == {
+        "code": "veredict_differs", "actual": "disapproved", "expected": "approved"
+    }  # fmt: skip
+    assert cases[0]["texts"] == [
+        "Veredicto: Desaprobada; se esperaba: Aprobada.",
+        "Los motivos fueron: “Too many kilometres”; se esperaban exactamente: "
+        "“Demasiados kilómetros”.",
+    ]
+    assert cases[1]["texts"] == [
+        "El evento 1 (create) nombra una pregunta que la plantilla no tiene: kilometraje.",
+        "El evento 2 (finish) viene antes del create: el primer evento tiene que ser un create.",
+        "Estado: sin inspección; se esperaba: Completada.",
+        "Veredicto: Sin veredicto; se esperaba: Aprobada.",
+    ]
+    refused = client.post("/dashboard/templates/review", json={**body, "tests": "[1]"})
+    document = 'Las pruebas de la plantilla son {"cases": [...]} y nada más.'
+    assert refused.json() == {"problem": document}
+    saved = client.post("/dashboard/templates/save", data={"source": source, "tests": "{oops"})
+    assert saved.status_code == 400
+    assert "Las pruebas de la plantilla no son JSON válido: línea 1, columna 2." in saved.text

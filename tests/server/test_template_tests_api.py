@@ -92,6 +92,9 @@ def test_a_failing_case_is_answered_next_to_changes_and_the_revision_is_saved(
             "name": MIDDLE["name"],
             "passed": False,
             "problems": ["veredict is approved, expected disapproved"],
+            "failures": [
+                {"code": "veredict_differs", "actual": "approved", "expected": "disapproved"}
+            ],
             "status": "completed",
             "veredict": "approved",
             "reasons": [],
@@ -144,6 +147,9 @@ def test_tests_must_pass_refuses_the_save_and_stores_nothing(
             "index": 1,
             "message": "veredict is disapproved, expected approved",
             "problems": ["veredict is disapproved, expected approved"],
+            "failures": [
+                {"code": "veredict_differs", "actual": "disapproved", "expected": "approved"}
+            ],
         }
     ]
     listed = client.get(URL, params={"type": "created"}, headers=test_headers).json()

@@ -85,7 +85,7 @@
       where.className = "where";
       where.textContent = word("line", "line") + " " + d.line + ":" + d.column;
       item.appendChild(where);
-      item.appendChild(document.createTextNode(" " + d.severity + "[" + d.code + "]: " + d.message));
+      item.appendChild(document.createTextNode(" " + word("severity." + d.severity, d.severity) + "[" + d.code + "]: " + d.message));
       var pre = document.createElement("pre");
       pre.textContent = d.sourceLine + "\n" + d.caret;
       pre.tabIndex = 0;
@@ -93,7 +93,7 @@
       if (d.suggestion) {
         var hint = document.createElement("span");
         hint.className = "hint";
-        hint.textContent = "did you mean ";
+        hint.textContent = word("didYouMean", "did you mean") + " ";
         var code = document.createElement("code");
         code.textContent = d.suggestion;
         hint.appendChild(code);
@@ -199,12 +199,6 @@
     return text;
   }
 
-  function factText(fact) {
-    if (fact.photo !== undefined) return word("photo", "photo") + " " + fact.photo + (fact.results ? " (" + fact.results + ")" : "");
-    if (fact.damage !== undefined) return word("damage", "damage") + " " + fact.damage;
-    return fact.name + " = " + fact.value;
-  }
-
   function showChanges(changes) {
     var part = element("section", "changes");
     part.appendChild(element("h3", "", word("changesTitle", "What this revision decides differently")));
@@ -222,9 +216,10 @@
       var title = element("strong", "", word(d.difference, d.description) + ": ");
       item.appendChild(title);
       if (d.answer !== "differs") {
-        item.appendChild(document.createTextNode(word(d.answer, d.answer) + (d.detail ? " (" + d.detail + ")" : "")));
+        // Why it is not decided, in the page's words (`reason`; `detail` is the API's English).
+        item.appendChild(document.createTextNode(d.reason ? word("unknown." + d.reason, d.reason) : word(d.answer, d.answer)));
       } else {
-        var facts = (d.facts || []).map(factText);
+        var facts = (d.facts || []).map(function (fact) { return fact.text; });
         item.appendChild(document.createTextNode(word("forExample", "for example:") + " " + (facts.length ? facts.join("; ") : word("nothingSent", "nothing sent"))));
         var outcome = element("ul", "outcomes");
         outcome.appendChild(element("li", "", word("savedEnds", "the saved revision:") + " " + ends(d.example.old.ends)));
@@ -249,7 +244,7 @@
     var passed = results.cases.filter(function (c) { return c.passed; }).length;
     part.appendChild(element("p", results.passed ? "passed" : "failed", fill(word("testsSummary", "{passed} of {total} cases pass; decision coverage {coverage}%."), { passed: passed, total: results.cases.length, coverage: results.coverage })));
     var list = element("ul", "cases");
-    results.cases.forEach(function (c, index) {
+    results.cases.forEach(function (c) {
       var item = element("li", c.passed ? "case passed" : "case failed");
       var head = (c.passed ? "\u2713 " : "\u2717 ") + c.name + ": " + (c.passed ? word("casePasses", "passes") : word("caseFails", "fails"));
       item.appendChild(element("strong", "", head));
@@ -262,7 +257,8 @@
         }
         if (where.length) item.appendChild(element("span", "where", " (" + where.join("; ") + ")"));
         var problems = element("ul", "problems");
-        problemTexts(c, index).forEach(function (p) { problems.appendChild(element("li", "", p)); });
+        // Worded by the server in the page's language from the case's `failures`.
+        (c.texts || c.problems).forEach(function (p) { problems.appendChild(element("li", "", p)); });
         item.appendChild(problems);
       }
       list.appendChild(item);
@@ -277,28 +273,6 @@
     var first = Math.min.apply(null, lines.map(Number));
     var height = parseFloat(getComputedStyle(field).lineHeight) || 20;
     field.scrollTop = Math.max(0, (first - 3) * height);
-  }
-
-  // A failing case's problems in the page's words where they compare a verdict or a status
-  // (the case's expectations read from the tests field); any other problem as the runtime says.
-  function problemTexts(result, index) {
-    var expect = {};
-    try { expect = JSON.parse(tests.value).cases[index].expect || {}; } catch (error) { expect = {}; }
-    var texts = [];
-    var worded = false;
-    if (expect.veredict !== undefined && expect.veredict !== result.veredict) {
-      texts.push(fill(word("verdictDiffers", "verdict {got}, expected {expected}"), { got: word(result.veredict, result.veredict), expected: word(expect.veredict, expect.veredict) }));
-      worded = true;
-    }
-    if (expect.status !== undefined && expect.status !== result.status) {
-      texts.push(fill(word("statusDiffers", "status {got}, expected {expected}"), { got: word("status." + result.status, result.status), expected: word("status." + expect.status, expect.status) }));
-      worded = true;
-    }
-    result.problems.forEach(function (p) {
-      if (worded && (p.indexOf("veredict is ") === 0 || p.indexOf("status is ") === 0)) return;
-      texts.push(p);
-    });
-    return texts;
   }
 
   function hideReview() {
