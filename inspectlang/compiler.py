@@ -515,6 +515,7 @@ def _unhashed_manifest(checked: CheckedTemplate, now: datetime | None) -> Templa
                     for locale, texts in check.translations.items()
                 }
                 or None,
+                informational=True if check.informational else None,
             )
             for check in checked.checks
         ],

@@ -359,6 +359,8 @@ class Decompiler(ir.NodeVisitor):
             if texts.description is not None:
                 items.append(_prop("description", ast.Literal(texts.description), locale=locale))
         items.append(_prop("valid when", self.expression(check.valid)))
+        if check.informational:
+            items.append(ast.Flag("for information"))
         return ast.CheckDecl(check.key, tuple(items))
 
     def verdict(self) -> ast.VerdictDecl:

@@ -210,5 +210,7 @@ CODES: dict[str, str] = {
     "W014": "a quantifier's item hides a let, a variable or an outer item of that name",
     "W015": "a reason translated to some declared locales, not to all",
     "W016": "a disapproval that reads an input which may be missing",
-    "W017": "a check that nothing reads where the verdict decides with checks",
+    "W017": "a check that nothing reads, not marked `for information`",
+    "W018": "a date difference whose dates' names say it counts backwards",
+    "W019": "a check marked `for information` that a verdict line reads",
 }

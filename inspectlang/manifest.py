@@ -327,6 +327,8 @@ class Check(_Model):
     span: list[int]
     #: The name and description in the template's other locales (None: none written).
     translations: dict[str, CheckTranslation] | None = None
+    #: `for information`: shown, deciding nothing on purpose (None: not so marked).
+    informational: bool | None = None
 
 
 class ReasonTranslation(_Model):

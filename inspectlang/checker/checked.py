@@ -69,6 +69,8 @@ class CheckedCheck:
     span: ast.Span
     #: locale -> {"name"?, "description"?} written with `name LOCALE:`/`description LOCALE:`.
     translations: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: Marked `for information`: shown, deciding nothing on purpose (W017 does not report it).
+    informational: bool = False
 
 
 #: A verdict line's translated reasons: locale -> (text as written, its text node when it shows

@@ -8,10 +8,14 @@ from inspectlang.checker.checked import CheckedCheck
 from inspectlang.checker.context import Run
 from inspectlang.checker.declarations import first_declared
 from inspectlang.checker.expressions import constant_boolean
-from inspectlang.property_values import first_given, span_of
+from inspectlang.diagnostics import did_you_mean
+from inspectlang.property_values import first_given, norm, span_of
 from inspectlang.vocabulary import MAX_CHECKS
 
 CHECK_PROPERTIES = ("name", "description", "valid when")
+#: A check's flags: `for information` says it is shown and decides nothing on purpose (no
+#: verdict line, rule or let need read it; W017 reports an unread check without it).
+CHECK_FLAGS = ("for information",)
 
 
 def declare_checks(run: Run) -> None:
@@ -34,8 +38,9 @@ def declare_checks(run: Run) -> None:
         scope.checks[decl.name] = identifiers.check_id(run.template.template_id, decl.name)
         unique.append(decl)
     for decl in unique:
+        informational = check_flags(run, decl)
         props = properties.properties(
-            decl.items,
+            tuple(item for item in decl.items if not isinstance(item, ast.Flag)),
             CHECK_PROPERTIES,
             f"check `{decl.name}`",
             translatable=("name", "description"),
@@ -73,8 +78,29 @@ def declare_checks(run: Run) -> None:
                 list(scope.used_checks),
                 decl.span,
                 translations,
+                informational,
             )
         )
+
+
+def check_flags(run: Run, decl: ast.CheckDecl) -> bool:
+    """Whether a check is marked `for information`; any other flag is E010."""
+    informational = False
+    for item in decl.items:
+        if not isinstance(item, ast.Flag):
+            continue
+        words = norm(item.words)
+        if words in CHECK_FLAGS:
+            informational = True
+            continue
+        run.reporter.report(
+            "E010",
+            f"unknown flag `{item.words}` in check `{decl.name}`",
+            item.span,
+            did_you_mean(words, CHECK_FLAGS),
+            notes=("a check takes `name:`, `description:`, `valid when:` and `for information`",),
+        )
+    return informational
 
 
 def order_checks(run: Run) -> None:

@@ -13,15 +13,16 @@ its expressions may name nothing). It knows, of a template:
 - which inputs may be missing (not `required`), which photos may be
   absent (`optional`, or asked only `when`), and each select's option keys.
 
-The codes (docs/language.md, "Diagnostics"): W017 a check nothing reads where the verdict
-decides with checks, W008 a condition, or a part of one, that the
+The codes (docs/language.md, "Diagnostics"): W008 a condition, or a part of one, that the
 declarations decide (always true when its values are given, or never true), E034 an approval
 that can never hold, E048 `number()` of a select whose keys are not numbers, E049 two names that
 differ only in case, W009 `all(...)` over photos that may all be absent, W010 a confidence
 written as a fraction, W011 a review band under the minimum confidence, W012 a date difference
 whose sign is fixed (its arguments reversed), W013 an `otherwise` with no `approve`, W014 a
 quantifier's item hiding a let or a variable, W015 a reason not translated to a declared locale,
-W016 a disapproval that reads an input which may be missing.
+W016 a disapproval that reads an input which may be missing, W017 a check nothing reads and not
+marked `for information`, W018 a date difference whose dates' names say it counts backwards
+(`event_words`), W019 a check marked `for information` that a verdict line reads.
 
 Every walk is iterative; the stage reads each expression once, and the intervals only when a
 comparison with a number needs them (`bench_compile`'s `compile_vs_parse` measures the cost).
@@ -36,7 +37,9 @@ from functools import cached_property
 from typing import Any
 
 from inspectlang import ast
+from inspectlang.checker.checked import CheckedInput
 from inspectlang.checker.context import Run
+from inspectlang.checker.event_words import date_role
 from inspectlang.checker.ranges import ANY, Interval, Ranges, literal_number, written
 from inspectlang.checker.walk import children
 
@@ -180,8 +183,8 @@ class MeaningCheck:
         self.inner: set[int] = set()
         #: The checks some expression reads (`checks.NAME`); the others are W017.
         self.checks_read: set[str] = set()
-        #: Whether a verdict line reads a check (then the checks are what decides).
-        self.verdict_reads_checks = False
+        #: Where a verdict line first reads each check (one marked `for information` is W019).
+        self.checks_deciding: dict[str, ast.Expr] = {}
 
     @cached_property
     def ranges(self) -> Ranges:
@@ -296,7 +299,7 @@ class MeaningCheck:
                 if type(value) is ast.Name and value.name == "checks":
                     self.checks_read.add(node.name)
                     if role in _VERDICT_ROLES:
-                        self.verdict_reads_checks = True
+                        self.checks_deciding.setdefault(node.name, node)
                 stack.append(value)
             elif kind is ast.Call:
                 if node.function in _CALLS_READ:
@@ -550,6 +553,46 @@ class MeaningCheck:
                     suggestion=swapped,
                     severity="warning",
                 )
+            else:
+                self.date_order(node, first, second)
+
+    def date_order(self, node: ast.Call, first: ast.Expr, second: ast.Expr) -> None:
+        """W018: a date difference whose names say it counts backwards (the first date named
+        for an event that ends a span, the second for one that starts it)."""
+        if self._date_role(first) != "end" or self._date_role(second) != "start":
+            return
+        function = node.function
+        swapped = f"{function}({written(second)}, {written(first)})"
+        self.reporter.report(
+            "W018",
+            f"`{written(node)}` counts from `{written(first)}` back to `{written(second)}`: "
+            f"`{function}(a, b)` is b - a, and the names say `{written(second)}` comes first, "
+            f"so a later `{written(first)}` gives a negative count; write `{swapped}`",
+            node.span,
+            suggestion=swapped,
+            notes=(
+                f"to count back on purpose, write `-{swapped}`: the same number, with the "
+                "order the names say",
+            ),
+            severity="warning",
+        )
+
+    def _date_role(self, node: ast.Expr) -> str | None:
+        """What a date's name and labels say it is (`event_words.date_role`)."""
+        if not isinstance(node, ast.Attribute):
+            return None
+        texts = [node.name]
+        if isinstance(node.value, ast.Name) and node.value.name == "inputs":
+            found = self.date_inputs.get(node.name)
+            if found is None:
+                return None
+            texts.append(found.label)
+            texts.extend(str(t.get("label", "")) for t in found.translations.values())
+        return date_role(texts)
+
+    @cached_property
+    def date_inputs(self) -> dict[str, CheckedInput]:
+        return {i.name: i for i in self.run.template.inputs if i.input_type == "date"}
 
     def _in_the_past(self, node: ast.Expr) -> bool:
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
@@ -639,19 +682,31 @@ class MeaningCheck:
         self.unread_checks()
 
     def unread_checks(self) -> None:
-        """W017: a check no verdict line, rule, let or other check reads, where the verdict
-        decides with checks: it is computed and shown and decides nothing, when its siblings
-        do (the line that reads it is missing). A template whose verdict reads no check at all
-        shows its checks for information: those are not reported."""
-        if not self.verdict_reads_checks:
-            return
+        """W017: a check no verdict line, rule, let or other check reads, and not marked
+        `for information`: it is computed and shown and decides nothing, whatever else the
+        verdict reads (the line that reads it is missing, or it is there for information and
+        should say so). A check marked `for information` is never reported."""
+        informational = {c.key for c in self.run.template.checks if c.informational}
+        for name in sorted(informational & self.checks_deciding.keys()):
+            where = self.checks_deciding[name]
+            self.reporter.warn(
+                "W019",
+                f"check `{name}` is marked `for information`, and this verdict line reads it: "
+                "it decides; drop `for information`, or the line's use of it",
+                where.span,
+            )
         for declaration in self.run.module.declarations:
-            if isinstance(declaration, ast.CheckDecl) and declaration.name not in self.checks_read:
+            if (
+                isinstance(declaration, ast.CheckDecl)
+                and declaration.name not in self.checks_read
+                and declaration.name not in informational
+            ):
                 self.reporter.warn(
                     "W017",
                     f"check `{declaration.name}` is read by no verdict line, rule or let: it "
                     'is shown and decides nothing; read it (`disapprove "..." when not '
-                    f"checks.{declaration.name}`) or drop it",
+                    f"checks.{declaration.name}`), mark it `for information` under its "
+                    "`valid when:`, or drop it",
                     declaration.name_span,
                 )
 

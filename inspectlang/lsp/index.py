@@ -436,6 +436,8 @@ class _Indexer:
             for value in item.values:
                 if _is_expression(value):
                     self.expression(value, frozenset())
+        elif isinstance(item, ast.Flag):  # `required`, `for information`: shown as a property
+            self.word("property", " ".join(item.words.split()), item.span)
         elif isinstance(item, ast.Validate):
             self.word("validation", item.name, item.name_span)
         elif isinstance(item, ast.FeatureUse):

@@ -171,6 +171,15 @@ PROPERTIES: dict[str, str] = {
     "name": "The check's name in the API.",
     "description": "The check's description in the API.",
     "valid when": "The condition under which the check is valid.",
+    "for information": "The check is shown and decides nothing, on purpose: no verdict line, "
+    "rule or let need read it (a check nothing reads is W017 without it; one a verdict line "
+    "reads is W019 with it).",
+    # flags of inputs
+    "required": "The value must be given at each stage the input is asked.",
+    "optional": "The value may be left out (the default); a condition reading it must say "
+    "what a missing value means.",
+    "whole number": "Only whole numbers are accepted.",
+    "email": "The text must be an email address.",
 }
 
 #: What an `include` line does (its hover).
@@ -214,6 +223,7 @@ INNER_KEYWORDS = (
     "option",
     "required",
     "optional",
+    "for information",
     "and",
     "or",
     "not",

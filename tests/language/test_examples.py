@@ -376,6 +376,15 @@ TRIGGERS: dict[str, str] = {
         "check shown\n    valid when: images.left.recaptured.ran\n",
         verdict='    disapprove "Not seen" when not checks.seen\n',
     ),
+    "W018": _bike(
+        "input promised\n    type: date\n\ninput delivered\n    type: date\n\n"
+        "check on_time\n    valid when: days_between(inputs.delivered, inputs.promised) <= 2\n",
+        verdict='    disapprove "Late" when not checks.on_time\n',
+    ),
+    "W019": _bike(
+        "check seen\n    valid when: images.left.recaptured.valid\n    for information\n",
+        verdict='    disapprove "Not seen" when not checks.seen\n',
+    ),
 }
 
 #: The files the triggers' `include` lines name (E043-E047).

@@ -71,7 +71,7 @@ def test_patterns_re2_runs_compile(pattern: str) -> None:
         HEADER
         + f"input code\n    type: text\n    pattern: {quoted(pattern)}\n"
         + 'variable t: text = ""\ncheck c\n'
-        + f"    valid when: matches(t, {quoted(pattern)})\n"
+        + f"    valid when: matches(t, {quoted(pattern)})\n    for information\n"
         + VERDICT
     )
     assert check_source(source, "t.insp") == []

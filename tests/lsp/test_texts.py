@@ -74,3 +74,18 @@ def test_hover_explains_an_if_then_else_expression_on_each_of_its_words() -> Non
     for word in ("if", "then", "else"):
         hover = index.hover(4, line.index(f"{word} ") + 1)
         assert hover is not None and "if C then A else B" in hover, word
+
+
+def test_for_information_hovers_and_is_completed() -> None:
+    source = (
+        'template "Info"\n    type: car\n\ninput km\n    type: numeric\n    required\n\n'
+        "check low\n    valid when: inputs.km < 300000\n    for information\n\n"
+        "verdict\n    approve when true\n"
+    )
+    index = build_index(source)
+    hover = index.hover(10, 9)
+    assert hover is not None and "**for information**" in hover and "W017" in hover
+    required = index.hover(6, 6)
+    assert required is not None and "**required**" in required
+    typing = build_index(source.replace("    for information\n", "    for \n"))
+    assert ("for information", "keyword", "") in typing.completions(10, 9)
