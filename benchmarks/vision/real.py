@@ -949,16 +949,28 @@ def _leave_one_out(
             }
         )
     return {
-        "photos": len(per_photo),
+        **_selective_figures(len(per_photo), every, (decided, wrong, accepted_wrong)),
+        "bands_chosen_leave_one_out": chosen,
+        "band_all_photos": _band_name(_best_band(every, bands, risk)),
+        "curve": curve,
+    }
+
+
+def _selective_figures(
+    photos: int, every: list[tuple[float, bool]], counts: tuple[int, int, int]
+) -> dict[str, Any]:
+    """Risk and coverage over `every` case of `photos` photos from the counts left one out:
+    (decided, wrong among decided, wrong declarations accepted)."""
+    decided, wrong, accepted_wrong = counts
+    total = len(every)
+    return {
+        "photos": photos,
         "cases": total,
         "decided": count(decided, total),
         "wrong_among_decided": count(wrong, decided),
         "wrong_accepted": count(accepted_wrong, sum(not true for _, true in every)),
         "coverage": round(decided / total, 3) if total else None,
         "risk": round(wrong / decided, 4) if decided else None,
-        "bands_chosen_leave_one_out": chosen,
-        "band_all_photos": _band_name(_best_band(every, bands, risk)),
-        "curve": curve,
     }
 
 
@@ -1180,23 +1192,17 @@ def _leave_one_out_choosing(
         wrong += photo_wrong
         accepted_wrong += sum(conf >= band[1] and not true for conf, true in photo_cases)
     every = [case for cases in per_choice[shipped] for case in cases]
-    total = len(every)
+    at_shipped = _leave_one_out(per_choice[shipped], risk, bands)
     return {
-        "photos": photos,
-        "cases": total,
-        "decided": count(decided, total),
-        "wrong_among_decided": count(wrong, decided),
-        "wrong_accepted": count(accepted_wrong, sum(not true for _, true in every)),
-        "coverage": round(decided / total, 3) if total else None,
-        "risk": round(wrong / decided, 4) if decided else None,
+        **_selective_figures(photos, every, (decided, wrong, accepted_wrong)),
         "chosen_leave_one_out": chosen,
         f"shipped_{what.replace(' ', '_')}": shipped,
         "shipped_leave_one_out": {
             k: v
-            for k, v in _leave_one_out(per_choice[shipped], risk, bands).items()
+            for k, v in at_shipped.items()
             if k in ("decided", "wrong_among_decided", "wrong_accepted", "band_all_photos")
         },
-        "curve": _leave_one_out(per_choice[shipped], risk, bands)["curve"],
+        "curve": at_shipped["curve"],
     }
 
 
