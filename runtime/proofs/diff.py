@@ -2,11 +2,11 @@
 
 Both revisions run over one shared scenario (`runtime.proofs.symbolic.Scenario` with `shared`:
 the same inputs, product and consumer fields by name, the same photos and results by image and
-validation name), and the solver looks for an inspection one approves and the other does not,
-in each direction. Each example is two events files (one per revision: an input the other
-revision does not declare is left out of its create), each replayed through simulate; or the
-answer is "equivalent": no inspection of the scenario's shape is approved by one revision and
-not by the other.
+validation name, the same update at the same place), and the solver looks for an inspection one
+approves and the other does not, in each direction. Each example is two events files (one per
+revision: an input the other revision does not declare is left out of its create), each
+replayed through simulate; or the answer is "equivalent": no inspection of the scenario's shape
+is approved by one revision and not by the other.
 """
 
 from __future__ import annotations

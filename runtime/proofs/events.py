@@ -4,7 +4,8 @@ The file is the one `inspectlang simulate TEMPLATE EVENTS` reads (`runtime.cli`)
 with the model's inputs, product and consumer fields, the start, each photo the model uploads
 (in template order, with the results of its validations; the photo is drawn so the runtime's
 own upload checks give the model's outcome: a blank 1x1 photo fails `complete`, no capture time
-fails `date`, no position fails `distance`), the declared damages and the finish.
+fails `date`, no position fails `distance`), the declared damages and the finish; the inputs the
+model gives late in an `update` at the place it chose among these.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from runtime.proofs.symbolic import (
     FieldLeaf,
     ImageLeaf,
     InputLeaf,
+    Place,
     Scenario,
     ValidationLeaf,
     to_python,
@@ -82,13 +84,17 @@ def _damage(model: z3.ModelRef, leaf: Any) -> dict[str, Any]:
 def events_of(scenario: Scenario, model: z3.ModelRef) -> dict[str, Any]:
     """The events file of `model`, for `scenario`'s template."""
     today = dt.date.fromisoformat(_value(model, scenario.today, "date"))
-    inputs = []
+    inputs: list[dict[str, Any]] = []
+    late: list[dict[str, Any]] = []
     for spec in scenario.manifest.inputs:
         logic = scenario.manifest.logic.inputs.get(spec.identifier)
         name = logic.name if logic is not None else spec.identifier
         leaf = scenario.inputs.get(f"{name}:{spec.type}")
         if leaf is not None and _true(model, leaf.given):
-            inputs.append({"input": name, "value": _input(model, leaf)})
+            given = late if _true(model, leaf.late) else inputs
+            given.append({"input": name, "value": _input(model, leaf)})
+    # The update, at its place among the events (`Scenario.places`).
+    update = next((where for where, flag in scenario.places if late and _true(model, flag)), None)
     body: dict[str, Any] = {"inputs": inputs}
     product = _fields(model, scenario.product)
     if product or scenario.manifest.inspectionType != "people":
@@ -96,17 +102,29 @@ def events_of(scenario: Scenario, model: z3.ModelRef) -> dict[str, Any]:
     consumer = _fields(model, scenario.consumer)
     if consumer:
         body["consumer"] = consumer
-    events: list[dict[str, Any]] = [{"event": "create", "body": body}, {"event": "start"}]
-    for image in scenario.images:
-        if not _true(model, image.uploaded):
-            continue
-        if image.first is not None and _true(model, image.retaken):
-            # the refused first upload of the same photo, then the retake
-            events.append(_upload(scenario, model, image, image.first))
-        events.append(_upload(scenario, model, image, image.validations))
+    events: list[dict[str, Any]] = [{"event": "create", "body": body}]
+
+    def place(where: Place) -> None:
+        if where == update:
+            events.append({"event": "update", "body": {"inputs": late}})
+
+    place(Place("start"))
+    events.append({"event": "start"})
+    for k, image in enumerate(scenario.images):
+        if image.first is not None:
+            place(Place("image", k, first=True))
+            if _true(model, image.uploaded) and _true(model, image.retaken):
+                # the refused first upload of the same photo, then the retake
+                events.append(_upload(scenario, model, image, image.first))
+        place(Place("image", k))
+        if _true(model, image.uploaded):
+            events.append(_upload(scenario, model, image, image.validations))
+    if scenario.declared:
+        place(Place("damage"))
     for damage in scenario.declared:
         if _true(model, damage.present):
             events.append({"event": "damage", "body": _damage(model, damage)})
+    place(Place("finish"))
     events.append({"event": "finish", "completedBy": "client"})
     return {"start": f"{today.isoformat()}T12:00:00Z", "events": events}
 

@@ -29,6 +29,7 @@ from runtime.proofs.symbolic import (
     Outcome,
     Scenario,
     Unsupported,
+    late_inputs,
 )
 from runtime.reference import ReferenceEvaluator
 
@@ -96,10 +97,13 @@ class Prover:
         self.program = program
         self.programs = (program, *others)
         functions = Functions()
-        first = Scenario(program, functions)
+        #: The inputs an update may give, in either revision: one inspection for both.
+        late = frozenset().union(*(late_inputs(p) for p in self.programs))
+        first = Scenario(program, functions, late=late)
         #: One scenario per program, sharing their leaves (inputs, product and consumer fields
-        #: by name, photos and results by image and validation name): `diff` compares them.
-        self.scenarios = [first] + [Scenario(p, functions, shared=first) for p in others]
+        #: by name, photos and results by image and validation name, the update's place):
+        #: `diff` compares them.
+        self.scenarios = [first] + [Scenario(p, functions, shared=first, late=late) for p in others]
         self.scenario = first
         #: What every question is asked under: the scenarios' constraints, and the facts the
         #: runtime taught the uninterpreted functions so far.
@@ -265,9 +269,9 @@ def reachable(
             name,
             description,
             "fails",
-            "no inspection reaches it (within the scenario: each photo uploaded once, or retaken "
-            "once where the template reads retakes, at most "
-            f"{MAX_DECLARED} declared damages, docs/language.md)",
+            "no inspection reaches it (within the scenario: inputs given at the create or one "
+            "update, each photo uploaded once, or retaken once where the template reads "
+            f"retakes, at most {MAX_DECLARED} declared damages, docs/language.md)",
         )
     return Result(name, description, "holds", "", found.events, _replayed(found))
 

@@ -1207,6 +1207,9 @@ class InputLeaf:
     #: multiselect: one Bool per option.
     raw: Any
     value: Any
+    #: Given at the scenario's update rather than at the create (FALSE where its moment
+    #: changes nothing the template reads, `late_inputs`).
+    late: z3.BoolRef = FALSE
 
 
 @dataclass
@@ -1214,6 +1217,17 @@ class FieldLeaf:
     given: z3.BoolRef
     term: z3.ExprRef
     type: str
+
+
+@dataclass(frozen=True)
+class Place:
+    """A place the scenario's update may come at: before the start, before an upload of photo
+    `image` (`first`: before its refused first upload), before the declared damages, or before
+    the finish."""
+
+    before: str
+    image: int = -1
+    first: bool = False
 
 
 @dataclass
@@ -1228,6 +1242,11 @@ class Step:
     damage: int | None = None
     #: The step belongs to the refused first upload of a retaken photo.
     first: bool = False
+    #: How many of the update's possible places come before the step (the update's own place
+    #: included): its inputs are those given at the create, and the update's when it came.
+    moment: int = 0
+    #: An update step's place.
+    place: Place | None = None
 
 
 @dataclass
@@ -1239,6 +1258,8 @@ class Outcome:
     approved: z3.BoolRef
     disapproved: z3.BoolRef
     missing_photo: z3.BoolRef
+    #: A required input asked at the finish was never given (`Scenario._missing_inputs`).
+    missing_input: z3.BoolRef
     unreported_required: z3.BoolRef
     #: A photo the template requires was uploaded and refused (a required validation failed).
     refused_photo: z3.BoolRef
@@ -1264,6 +1285,7 @@ class Scenario:
         functions: Functions | None = None,
         prefix: str = "",
         shared: Scenario | None = None,
+        late: frozenset[str] | None = None,
     ) -> None:
         self.program = program
         self.manifest = program.manifest
@@ -1281,6 +1303,12 @@ class Scenario:
         self.product: dict[str, FieldLeaf] = shared.product if shared else {}
         self.consumer: dict[str, FieldLeaf] = shared.consumer if shared else {}
         self.today: Any = shared.today if shared else z3.Int(f"{prefix}today")
+        #: The names of the inputs the scenario may give at its update (`late_inputs`; `diff`
+        #: passes both revisions' together).
+        self.late = late_inputs(program) if late is None else late
+        #: The update's possible places in event order, each with the leaf saying it comes
+        #: there (named by what it precedes: two revisions share the places they both have).
+        self.places: list[tuple[Place, z3.BoolRef]] = []
         if not shared:
             self.constraints += [
                 self.today >= dt.date(YEARS[0], 1, 1).toordinal(),
@@ -1314,6 +1342,9 @@ class Scenario:
         if key in self.inputs:
             return self.inputs[key]
         given = z3.Bool(f"input.{name}?")
+        late = z3.Bool(f"input.{name}.late") if name in self.late else FALSE
+        if not z3.is_false(late):
+            self.constraints.append(z3.Implies(late, given))
         rules = spec.validationSchema
         raw: Any
         value: Any
@@ -1331,7 +1362,7 @@ class Scenario:
                 digits = tuple(z3.Int(f"input.{name}[{k}]") for k in range(size))
                 self.constraints += [z3.And(d >= 0, d <= 9) for d in digits]
                 raw = digit_text(digits)
-                leaf = InputLeaf(spec, name, given, raw, Value(given, raw, digits))
+                leaf = InputLeaf(spec, name, given, raw, Value(given, raw, digits), late)
                 self.inputs[key] = leaf
                 return leaf
             raw = z3.String(f"input.{name}")
@@ -1396,12 +1427,26 @@ class Scenario:
             )
         else:
             raise Unsupported(f"an input of type {spec.type}")
-        leaf = InputLeaf(spec, name, given, raw, value)
+        leaf = InputLeaf(spec, name, given, raw, value, late)
         self.inputs[key] = leaf
         return leaf
 
     def input_value(self, identifier: str) -> Any:
         return self.input_leaf(identifier).value
+
+    def input_at(self, identifier: str, moment: int | None) -> Any:
+        """The input's value at a step with `moment` of the update's places before it (None:
+        at the finish): missing before the update when it is given there."""
+        leaf = self.input_leaf(identifier)
+        if moment is None or z3.is_false(leaf.late):
+            return leaf.value
+        if moment >= len(self.places):
+            return leaf.value
+        came = z3.Or(FALSE, *[flag for _, flag in self.places[:moment]])
+        defined = z3.And(leaf.given, z3.Or(z3.Not(leaf.late), came))
+        if isinstance(leaf.value, Items):
+            return Items(leaf.value.items, defined)
+        return Value(defined, leaf.value.term, leaf.value.digits)
 
     def field_leaf(
         self, table: dict[str, FieldLeaf], kind: str, name: str, type_name: str
@@ -1615,21 +1660,53 @@ class Scenario:
     # -- the timeline -----------------------------------------------------------------------------
 
     def _steps(self) -> list[Step]:
-        """The scenario's events in the order `events` writes them, each with its triggers."""
+        """The scenario's events in the order `events` writes them, each with its triggers;
+        with inputs that may come late, an update step at each of its places (one of them
+        happens exactly when some input is given there)."""
         steps = [Step("create", TRUE, [("inspection_created", TRUE, {}, {})])]
+        late: list[tuple[str, InputLeaf]] = []
         for spec in self.manifest.inputs:
             if spec.identifier in self._given_inputs():
                 leaf = self.input_leaf(spec.identifier)
+                at_create = leaf.given
+                if not z3.is_false(leaf.late):
+                    at_create = z3.And(leaf.given, z3.Not(leaf.late))
+                    late.append((spec.identifier, leaf))
                 steps[0].triggers.append(
-                    ("input_set", leaf.given, {"value": leaf.value}, {"input": spec.identifier})
+                    ("input_set", at_create, {"value": leaf.value}, {"input": spec.identifier})
                 )
-        steps.append(Step("start", TRUE, [("inspection_started", TRUE, {}, {})]))
+        updated = z3.Or(FALSE, *[leaf.late for _, leaf in late])
+        self.places = []
+
+        def place(where: Place, before: str) -> None:
+            if late:
+                happens = z3.Bool(self.name(f"update before {before}"))
+                self.places.append((where, happens))
+                triggers = [
+                    ("input_set", leaf.late, {"value": leaf.value}, {"input": identifier})
+                    for identifier, leaf in late
+                ]
+                steps.append(
+                    Step("update", happens, triggers, moment=len(self.places), place=where)
+                )
+
+        def add(*new: Step) -> None:
+            for step in new:
+                step.moment = len(self.places)
+                steps.append(step)
+
+        place(Place("start"), "start")
+        add(Step("start", TRUE, [("inspection_started", TRUE, {}, {})]))
         for k, image in enumerate(self.images):
             if image.first is not None:
-                steps += self._upload_steps(k, image, image.first, image.retaken, first=True)
-            steps += self._upload_steps(k, image, image.validations, image.uploaded)
+                place(Place("image", k, first=True), f"image.{image.name}#1")
+                add(*self._upload_steps(k, image, image.first, image.retaken, first=True))
+            place(Place("image", k), f"image.{image.name}")
+            add(*self._upload_steps(k, image, image.validations, image.uploaded))
+        if self.declared:
+            place(Place("damage"), "damages")
         for d, damage in enumerate(self.declared):
-            steps.append(
+            add(
                 Step(
                     "damage",
                     damage.present,
@@ -1637,7 +1714,12 @@ class Scenario:
                     damage=d,
                 )
             )
-        steps.append(Step("finish", TRUE, [("finish", TRUE, {}, {})]))
+        place(Place("finish"), "finish")
+        add(Step("finish", TRUE, [("finish", TRUE, {}, {})]))
+        if late:
+            # One update, at one place, exactly when some input comes late.
+            flags = [flag for _, flag in self.places]
+            self.constraints += [z3.AtMost(*flags, 1), updated == z3.Or(*flags)]
         return steps
 
     def _upload_steps(
@@ -1736,6 +1818,7 @@ class Scenario:
         variables: dict[str, Value],
         checks: dict[str, z3.BoolRef],
         first: bool = False,
+        moment: int | None = None,
     ) -> Env:
         images: dict[str, dict[str, Any]] = {}
         image_list: list[tuple[z3.BoolRef, Any]] = []
@@ -1813,7 +1896,7 @@ class Scenario:
             all_damages += damages
             if image.identifier in self.program.asks:
                 if asked_env is None:
-                    asked_env = self._bare_env()
+                    asked_env = self._bare_env(moment)
                 evaluator = Evaluator(self.functions, [], "ask")
                 evaluator.axioms = self.axioms
                 asked = evaluator.condition(self.program.asks[image.identifier][1], asked_env)
@@ -1824,7 +1907,7 @@ class Scenario:
         declared = [(leaf.present, leaf.record()) for leaf in self.declared[:damages_declared]]
         return Env(
             vars=variables,
-            inputs=self.input_value,
+            inputs=lambda identifier: self.input_at(identifier, moment),
             product=self.product_value,
             consumer=self.consumer_value,
             images=images,
@@ -1836,10 +1919,10 @@ class Scenario:
             today=self.today,
         )
 
-    def _bare_env(self) -> Env:
+    def _bare_env(self, moment: int | None = None) -> Env:
         return Env(
             {},
-            self.input_value,
+            lambda identifier: self.input_at(identifier, moment),
             self.product_value,
             self.consumer_value,
             {},
@@ -1851,21 +1934,61 @@ class Scenario:
             self.today,
         )
 
-    def asked(self, identifier: str) -> z3.BoolRef:
-        """Whether an input or image's `ask when` holds (the scenario's data at creation)."""
+    def asked(self, identifier: str, moment: int | None = None) -> z3.BoolRef:
+        """Whether an input or image's `ask when` holds on the scenario's data at the finish
+        (`moment` 0: at the create, before the update)."""
         if identifier not in self.program.asks:
             return TRUE
         evaluator = Evaluator(self.functions, [], "ask")
         evaluator.axioms = self.axioms
-        return evaluator.condition(self.program.asks[identifier][1], self._bare_env())
+        return evaluator.condition(self.program.asks[identifier][1], self._bare_env(moment))
+
+    def _updates(self) -> bool:
+        """Whether the scenario holds an update: some input of the template may come late."""
+        return any(
+            not z3.is_false(self.input_leaf(spec.identifier).late) for spec in self.manifest.inputs
+        )
+
+    def _require_inputs(self) -> None:
+        """Required inputs are given whenever asked, else the create or the finish is refused:
+        one asked at `create` on the create's data is given there, one asked at `update` on
+        the finish's data by then (`runtime.engine`). Without an update in the scenario, the
+        two are the same data and every input comes at the create."""
+        updates = self._updates()
+        for spec in self.manifest.inputs:
+            if not spec.validationSchema.required:
+                continue
+            leaf = self.input_leaf(spec.identifier)
+            if not updates:
+                self.constraints.append(z3.Or(leaf.given, z3.Not(self.asked(spec.identifier))))
+                continue
+            if "create" in spec.stages:
+                at_create = z3.And(leaf.given, z3.Not(leaf.late))
+                self.constraints.append(z3.Or(at_create, z3.Not(self.asked(spec.identifier, 0))))
+            if "update" in spec.stages:
+                self.constraints.append(z3.Or(leaf.given, z3.Not(self.asked(spec.identifier))))
+
+    def _missing_inputs(self) -> z3.BoolRef:
+        """A required input asked at the finish and never given (asked at `create` only, its
+        `ask when` false at the create and true after the update): the verdict disapproves."""
+        if not self._updates():
+            return FALSE
+        return z3.Or(
+            FALSE,
+            *[
+                z3.And(
+                    self.asked(spec.identifier),
+                    z3.Not(self.input_leaf(spec.identifier).given),
+                )
+                for spec in self.manifest.inputs
+                if spec.validationSchema.required and "update" not in spec.stages
+            ],
+        )
 
     def _run(self) -> Outcome:
         program = self.program
-        # Required inputs are given whenever asked (else the create or the finish is refused).
-        for spec in self.manifest.inputs:
-            if spec.validationSchema.required:
-                leaf = self.input_leaf(spec.identifier)
-                self.constraints.append(z3.Or(leaf.given, z3.Not(self.asked(spec.identifier))))
+        steps = self._steps()  # first: the update's places say what the create saw
+        self._require_inputs()
         self._require_fields()
         variables = {
             v.name: to_term(v.initialValue, "number" if v.type == "numeric" else "text")
@@ -1876,8 +1999,9 @@ class Scenario:
         blocked: z3.BoolRef = FALSE
         declared = 0
         finish_env: Env | None = None
-        for step in self._steps():
+        for step in steps:
             happens = z3.And(step.happens, z3.Not(blocked))
+            first = step.first
             if step.kind == "damage":
                 declared += 1
             if step.kind in ("image", "validation"):
@@ -1885,6 +2009,10 @@ class Scenario:
                 position = (step.image, -1 if step.validation is None else step.validation)
             elif step.kind in ("create", "start"):
                 position = (-1, -1)
+            elif step.place is not None:
+                # An inspection that is no longer editable refuses the update.
+                self.constraints.append(z3.Implies(step.happens, z3.Not(blocked)))
+                position, first = self._place_position(step.place)
             else:
                 position = (len(self.images), 0)
             matching = [
@@ -1896,7 +2024,7 @@ class Scenario:
             exhausted = self._exhausted(step)
             if not matching and not recheck and z3.is_false(exhausted):
                 continue
-            env = self._env(position, declared, variables, checks, step.first)
+            env = self._env(position, declared, variables, checks, first, step.moment)
             for _, condition, subject, _, rules in matching:
                 env.event = self._subject(env, subject)
                 for index, rule in rules:
@@ -1932,6 +2060,18 @@ class Scenario:
                 finish_happens = happens
         assert finish_env is not None
         return self._verdict(finish_env, finish_happens, blocked, branches)
+
+    def _place_position(self, place: Place) -> tuple[tuple[int, int], bool]:
+        """The scenario position (`_env`) an update at `place` sees: every step before it done
+        (before photo k's upload: the photos before it with all their results; between a
+        retaken photo's first upload and its retake: that first upload, refused)."""
+        if place.before == "start":
+            return (-1, -1), False
+        if place.before != "image":
+            return (len(self.images), 0), False
+        if not place.first and self.images[place.image].first is not None:
+            return (place.image, len(self.images[place.image].validations)), True
+        return (place.image - 1, len(self.images[max(place.image - 1, 0)].validations)), False
 
     def _exhausted(self, step: Step) -> z3.BoolRef:
         """Whether an upload step uses the photo's last attempt (a refused photo then blocks
@@ -2054,12 +2194,12 @@ class Scenario:
             record = env.images[image.identifier]
             uploaded = record["uploaded"].term
             if not image.optional:
-                missing_photo = z3.Or(
-                    missing_photo, z3.And(self.asked(image.identifier), z3.Not(uploaded))
-                )
+                # A photo its `ask when` does not ask for is not required, missing or refused.
+                asked = self.asked(image.identifier)
+                missing_photo = z3.Or(missing_photo, z3.And(asked, z3.Not(uploaded)))
                 refused_photo = z3.Or(
                     refused_photo,
-                    z3.And(record["processed"].term, z3.Not(record["approved"].term)),
+                    z3.And(asked, record["processed"].term, z3.Not(record["approved"].term)),
                 )
             for v in image.validations:
                 if not v.run:
@@ -2072,7 +2212,10 @@ class Scenario:
                     waits = z3.Or(waits, z3.And(uploaded, z3.Not(reported)))
                 if v.review_below is not None:
                     waits = z3.Or(waits, z3.And(reported, v.confidence < v.review_below))
-        missing = missing_photo
+        missing_input = self._missing_inputs()
+        missing = (
+            missing_photo if z3.is_false(missing_input) else z3.Or(missing_photo, missing_input)
+        )
         machine_approved = z3.And(approved_template, z3.Not(missing))
         review_errors: list[RuleError] = []
         review_lines = []
@@ -2106,6 +2249,7 @@ class Scenario:
             approved=z3.And(completed, machine_approved),
             disapproved=z3.And(completed, z3.Not(machine_approved)),
             missing_photo=missing_photo,
+            missing_input=missing_input,
             refused_photo=refused_photo,
             unreported_required=unreported_required,
             disapprove_lines=disapprove_lines,
@@ -2123,6 +2267,71 @@ def _damage_node(node: Any) -> bool:
         or (isinstance(node, ir.RecordField) and node.name == "damages")
         or (isinstance(node, ir.EventSubject) and node.name == "damage")
     )
+
+
+def _inputs_read(*roots: Any) -> set[str]:
+    """The identifiers of the inputs the expressions or statements under `roots` read."""
+    found: set[str] = set()
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ir.InputValue):
+            found.add(node.name)
+        elif isinstance(node, ir.Node):
+            stack += [getattr(node, name, None) for name in node.fields]
+        elif isinstance(node, list | tuple):
+            stack += node
+    return found
+
+
+def late_inputs(program: Program) -> frozenset[str]:
+    """The names of the inputs the scenario may give at an update instead of the create: those
+    whose moment changes what the template reads. A rule reads an input while it runs (one
+    before the update sees it missing), an `on input set` rule runs at the update, a rule
+    reading `images` or the checks sees the photos an input's `ask when` asks or the checks as
+    they are at that event; and an input named by a required input's `ask when` decides
+    whether that one is required at the create. What reads inputs only at the finish (the
+    verdict, `on finish` rules: every input given is there by then) needs no update, nor an
+    input the create always requires (required at `create`, no `ask when`): the question
+    stays its size."""
+    asks = program.asks
+    found = _inputs_read(*(rule.body for rule in program.rules if rule.event != "finish"))
+    for rule in program.rules:
+        if rule.event == "input_set":
+            if rule.input is None:
+                found |= {spec.identifier for spec in program.manifest.inputs}
+            else:
+                found.add(rule.input)
+    if _reads(program, lambda n: isinstance(n, ir.Images), rules_only=True):
+        found |= _inputs_read(
+            *(asks[i.identifier][1] for i in program.manifest.images if i.identifier in asks)
+        )
+    if _reads(program, lambda n: isinstance(n, ir.CheckValue), rules_only=True):
+        found |= _inputs_read(*(check.valid for check in program.checks))
+    if not found:
+        return frozenset()
+    required = [
+        spec.identifier
+        for spec in program.manifest.inputs
+        if spec.validationSchema.required and spec.identifier in asks
+    ]
+    while True:
+        more = _inputs_read(*(asks[i][1] for i in required if i in found)) - found
+        if not more:
+            break
+        found |= more
+    names = set()
+    for spec in program.manifest.inputs:
+        if (
+            spec.validationSchema.required
+            and "create" in spec.stages
+            and spec.identifier not in asks
+        ):
+            found.discard(spec.identifier)
+    for identifier in found:
+        logic = program.manifest.logic.inputs.get(identifier)
+        names.add(logic.name if logic is not None else identifier)
+    return frozenset(names)
 
 
 def _reads(program: Program, wanted: Callable[[Any], bool], rules_only: bool = False) -> bool:
