@@ -40,11 +40,14 @@ PLATE_VARIANTS: dict[str, dict[str, Any]] = {
     "shipped": {"detection_side": PLATE_DETECTION_SIDE},
 }
 #: Document reading variants: keyword arguments of `runtime.vision.identity.document_reading`.
+#: `shipped` looks for the MRZ in its rows only (`mrz_band.mrz_rows`); `mrz_whole_page` is the
+#: MRZ-first reading shipped until then (the detector on the whole page at 1280 px first).
 DOCUMENT_VARIANTS: dict[str, dict[str, Any]] = {
     "today": {"threads": 0, "detection_side": 1280, "mrz_first": False},
     "one_thread": {"threads": 1, "detection_side": 1280, "mrz_first": False},
     "shipped": {},
-    "mrz_first_800": {"threads": 1, "detection_side": 1280, "mrz_side": 800},
+    "mrz_whole_page": {"mrz_band": False},
+    "mrz_first_800": {"threads": 1, "detection_side": 1280, "mrz_side": 800, "mrz_band": False},
 }
 PLATE_TARGET_S = 0.2
 DOCUMENT_TARGET_S = 1.0

@@ -22,6 +22,7 @@ from runtime.validators import ValidationOutcome, old_enough
 from runtime.vision import AnalysisSubject, register
 from runtime.vision.codes import decide, normalize_code, same_code
 from runtime.vision.documents import DocumentReading, read_document
+from runtime.vision.mrz_band import mrz_rows
 from runtime.vision.ocr import THREADS, long_box, read_lines
 from runtime.vision.pictures import UnreadablePhoto
 
@@ -39,8 +40,8 @@ __all__ = [
 #: (names, an MRZ of 44 characters across the card); at the 800 px of a plate photo the drawn
 #: set's names were cut more often (full_name 0.917 against 0.972 at 1280).
 DOCUMENT_DETECTION_SIDE = 1280
-#: Longest side the text detector sees when looking for the MRZ first: the document's
-#: (`DOCUMENT_DETECTION_SIDE`), so a document read whole after all reuses the boxes. At 800 the
+#: Longest side of the page at whose scale the text detector sees the MRZ's rows: the
+#: document's (`DOCUMENT_DETECTION_SIDE`). With the whole page looked at for the MRZ, at 800 the
 #: MRZ was found at 70% of the CPU, but names (no check digit) came out worse: VOR for VZOR,
 #: 61/66 fields right against 62/66 (benchmarks/bench_vision_cost.py, docs/vision.md).
 MRZ_DETECTION_SIDE = DOCUMENT_DETECTION_SIDE
@@ -65,16 +66,18 @@ def document_reading(
     threads: int = THREADS,
     mrz_first: bool = True,
     mrz_side: int = MRZ_DETECTION_SIDE,
+    mrz_band: bool = True,
 ) -> DocumentReading | None:
     """The document in a photo, read once per distinct photo (LRU keyed by SHA-256).
 
-    With `mrz_first`, the long lines found by a detection at `mrz_side` are recognized first
-    (`MRZ_RATIO`): when they hold an MRZ whose check digits all hold and whose birthdate's
+    With `mrz_first`, the long lines (`MRZ_RATIO`) found by a detection at `mrz_side` in the
+    rows where the MRZ is (`mrz_band.mrz_rows`; the whole page without `mrz_band`) are
+    recognized first: when they hold an MRZ whose check digits all hold and whose birthdate's
     century is not open (`_century_open`), that is the reading and the rest of the document is
-    not recognized (most of a document's OCR cost: a passport has
-    20-40 lines); else the document is read whole, detected at `detection_side`, as without
+    neither detected nor recognized (most of a document's OCR cost: a passport has 20-40
+    lines); else the document is read whole, detected at `detection_side`, as without
     `mrz_first`. The options are the cost benchmark's."""
-    options = f":{detection_side}:{threads}:{mrz_first}:{mrz_side}"
+    options = f":{detection_side}:{threads}:{mrz_first}:{mrz_side}:{mrz_band}"
     key = hashlib.sha256(data).digest() + options.encode()
     with _cache_lock:
         if key in _cache:
@@ -84,7 +87,11 @@ def document_reading(
         reading = None
         if mrz_first:
             long_lines = read_lines(
-                data, detection_side=mrz_side, threads=threads, keep=_mrz_shaped
+                data,
+                detection_side=mrz_side,
+                threads=threads,
+                keep=_mrz_shaped,
+                rows=mrz_rows if mrz_band else None,
             )
             reading = read_document(long_lines)
         if (

@@ -12,7 +12,9 @@ orientation). Detection (finding where text is, the costly step) works on a copy
 by the photo's hash (`CACHE_SIZE` photos), and every validation that reads text (`plate`,
 `serialNumber`, the identity fields) shares them. A reader may ask for some lines first
 (`keep`: the MRZ-shaped ones of a document): the boxes found and the lines recognized stay in
-the cache, so asking for the rest later recognizes only the rest.
+the cache, so asking for the rest later recognizes only the rest. A reader may also say which
+rows of the photo to look in (`rows`: `mrz_band.mrz_rows` for a document's MRZ): the detector
+then sees only that band, at the scale it would see the whole photo, for a fraction of the cost.
 
 CPU: each model runs on `THREADS` onnxruntime threads. With onnxruntime's default (a thread per
 core) a photo's CPU time grew by about a third on a busy machine (threads spinning while they
@@ -22,6 +24,7 @@ wait for each other) for the same lines; the service runs one analysis per worke
 from __future__ import annotations
 
 import hashlib
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -38,6 +41,7 @@ __all__ = [
     "DETECTION_SIDE",
     "RECOGNITION_SIDE",
     "THREADS",
+    "Rows",
     "TextLine",
     "forget_lines",
     "long_box",
@@ -58,6 +62,12 @@ CACHE_SIZE = 64
 MIN_TEXT_SCORE = 0.3
 #: The detector's box threshold (RapidOCR's default).
 BOX_THRESHOLD = 0.5
+#: The detector's stride: a band cut at multiples of it is seen as in the whole photo (the
+#: network downsamples by 32, and the engine rounds each side to a multiple of 32).
+DETECTION_STRIDE = 32
+#: RapidOCR pads a picture more than this many times wider than high above and below (its
+#: `width_height_ratio`), which would double a band's cost: a band is at least this high.
+WIDEST_BAND = 8
 #: onnxruntime threads per model (0: onnxruntime's default, one per core, as until 2026-11-28;
 #: the cost benchmark measures both).
 THREADS = 1
@@ -146,6 +156,11 @@ def _get_engine(threads: int = THREADS) -> Any:
 Keep = Callable[[tuple[tuple[float, float], ...]], bool]
 
 
+#: Which rows of a photo to look for text in, given its pixels: (top, bottom) in them, or None
+#: when there is nothing to look at (no line is then found).
+Rows = Callable[["npt.NDArray[np.uint8]"], tuple[int, int] | None]
+
+
 def long_box(box: tuple[tuple[float, float], ...], ratio: float) -> bool:
     """Whether a box is at least `ratio` times longer than high (its top edge against the mean
     of its left and right edges): an MRZ row is 20-30 times."""
@@ -162,19 +177,22 @@ def read_lines(
     recognition_side: int = RECOGNITION_SIDE,
     threads: int = THREADS,
     keep: Keep | None = None,
+    rows: Rows | None = None,
 ) -> list[TextLine]:
     """The text lines of a photo (bytes, decoded by `pictures.rgb_array`, or an RGB array),
     top to bottom then left to right, in the pixels of the photo bounded to
     `recognition_side`; empty when no text is found. With `keep`, only the lines whose box it
-    keeps are recognized and returned. Photos given as bytes are read once (their boxes and
-    recognized lines cached by their hash: a later call recognizes only boxes not recognized
-    yet); the sides and threads are parameters for the benchmark's comparisons."""
+    keeps are recognized and returned. With `rows`, text is looked for only in the band of
+    the photo it names (the whole width; boxes still in the photo's pixels). Photos given as
+    bytes are read once (their boxes and recognized lines cached by their hash: a later call
+    recognizes only boxes not recognized yet); the sides and threads are parameters for the
+    benchmark's comparisons."""
     if not isinstance(image, bytes):
-        text = _detect(image, detection_side, threads)
+        text = _detect(image, detection_side, threads, rows)
         return _recognize(image, text, keep, threads)
-    key = (
-        hashlib.sha256(image).digest() + f":{detection_side}:{recognition_side}:{threads}".encode()
-    )
+    band = rows.__qualname__ if rows is not None else ""
+    options = f":{detection_side}:{recognition_side}:{threads}:{band}"
+    key = hashlib.sha256(image).digest() + options.encode()
     with _cache_lock:
         known = _cache.get(key)
         if known is not None:
@@ -184,7 +202,7 @@ def read_lines(
                 return _lines(known, wanted)
     pixels = rgb_array(image, recognition_side)
     if known is None:
-        known = _detect(pixels, detection_side, threads)
+        known = _detect(pixels, detection_side, threads, rows)
     lines = _recognize(pixels, known, keep, threads)
     with _cache_lock:
         _cache[key] = known
@@ -200,8 +218,11 @@ def forget_lines() -> None:
         _cache.clear()
 
 
-def _detect(pixels: npt.NDArray[np.uint8], detection_side: int, threads: int) -> _PhotoText:
-    """The text boxes of `pixels`, found on a copy at most `detection_side` long."""
+def _detect(
+    pixels: npt.NDArray[np.uint8], detection_side: int, threads: int, rows: Rows | None = None
+) -> _PhotoText:
+    """The text boxes of `pixels`, found on a copy at most `detection_side` long (only in the
+    band `rows` names, when given)."""
     import numpy as np
     from PIL import Image
 
@@ -211,6 +232,13 @@ def _detect(pixels: npt.NDArray[np.uint8], detection_side: int, threads: int) ->
     if scale < 1.0:
         size = (max(1, round(width * scale)), max(1, round(height * scale)))
         small = np.asarray(Image.fromarray(pixels).resize(size, Image.Resampling.BILINEAR))
+    band_top = 0
+    if rows is not None:
+        band = rows(pixels)
+        if band is None:
+            return _PhotoText([], {})
+        band_top, band_bottom = _aligned_band(band, scale, small.shape[0], small.shape[1])
+        small = small[band_top:band_bottom]
     with _engine_lock:
         engine = _get_engine(threads)
         engine.text_det.postprocess_op.box_thresh = BOX_THRESHOLD
@@ -219,7 +247,7 @@ def _detect(pixels: npt.NDArray[np.uint8], detection_side: int, threads: int) ->
         boxes, _ = engine.auto_text_det(padded)
     if boxes is None:
         return _PhotoText([], {})
-    top = record["padding_1"]["top"]
+    top = record["padding_1"]["top"] - band_top
     return _PhotoText(
         [
             np.clip((np.asarray(box) - (0, top)) / scale, 0, (width, height)).astype(np.float32)
@@ -227,6 +255,20 @@ def _detect(pixels: npt.NDArray[np.uint8], detection_side: int, threads: int) ->
         ],
         {},
     )
+
+
+def _aligned_band(band: tuple[int, int], scale: float, height: int, width: int) -> tuple[int, int]:
+    """A band of rows (in the photo's pixels) in the detector's pixels (`scale`), widened to
+    multiples of `DETECTION_STRIDE` and to at least 1/`WIDEST_BAND` of the `width`, within
+    the `height`."""
+    stride = DETECTION_STRIDE
+    top = math.floor(band[0] * scale / stride) * stride
+    bottom = math.ceil(band[1] * scale / stride) * stride
+    lowest = math.ceil(width / WIDEST_BAND / stride) * stride
+    bottom = min(height, max(bottom, top + lowest))
+    if bottom - top < lowest:  # at the photo's foot: widened upwards
+        top = max(0, (height - lowest) // stride * stride)
+    return top, bottom
 
 
 def _corners(box: Any) -> tuple[tuple[float, float], ...]:

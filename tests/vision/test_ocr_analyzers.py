@@ -66,7 +66,7 @@ def test_coerce_resolves_look_alikes_by_position() -> None:
 
 
 def test_plate_read_from_a_mercosur_plate_with_look_alikes() -> None:
-    lines = [line("REPUBLICA ARGENTINA", 0), line("A8 I23 CD", 25)]
+    lines = [line("DNI", 0), line("A8 I23 CD", 25)]
     outcome = compare_plate(lines, "AR", "ab-123-cd")
     assert outcome.valid and outcome.result == "AB123CD" and outcome.confidence >= 95
 
@@ -534,6 +534,98 @@ def test_lines_asked_for_first_are_not_recognized_again(monkeypatch: pytest.Monk
     assert first + rest == len(cached.boxes)  # each box recognized once
     assert first >= len(long_lines) and rest >= len(every) - len(long_lines) > 0
     assert ocr.read_lines(photo) == every and len(crops) == 2  # all cached now
+
+
+# --- where the MRZ is, no model (issue 37: the detector then sees only those rows) -----------
+
+MONO = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf"
+SANS = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+
+
+def card_pixels(mrz: bool) -> object:
+    """A 1280 x 900 card: a short title and labelled fields, and TD1's three MRZ rows from
+    y = 650 (42 px characters, 54 px apart) when `mrz`."""
+    import numpy as np
+    from PIL import Image, ImageDraw, ImageFont
+
+    card = Image.new("RGB", (1280, 900), (225, 232, 240))
+    draw = ImageDraw.Draw(card)
+    draw.text((40, 40), "DNI", font=ImageFont.truetype(SANS, 30), fill=(20, 40, 90))
+    for index, text in enumerate(("Apellido / Surname", "PEREZ GOMEZ", "Sexo / Sex", "F")):
+        draw.text((400, 200 + 60 * index), text, font=ImageFont.truetype(SANS, 24), fill=(0, 0, 0))
+    if mrz:
+        for index, text in enumerate(TD1):
+            draw.text(
+                (30, 650 + index * 54), text, font=ImageFont.truetype(MONO, 42), fill=(0, 0, 0)
+            )
+    return np.asarray(card)
+
+
+def test_the_mrz_band_holds_the_mrz_rows_and_not_the_fields_above() -> None:
+    from runtime.vision.mrz_band import mrz_rows
+
+    band = mrz_rows(card_pixels(mrz=True))  # type: ignore[arg-type]
+    assert band is not None
+    top, bottom = band
+    assert 440 < top <= 650 and 650 + 2 * 54 + 42 <= bottom <= 900
+
+
+def test_no_mrz_band_on_a_blank_photo_or_a_card_of_short_fields() -> None:
+    import numpy as np
+
+    from runtime.vision.mrz_band import mrz_rows
+
+    assert mrz_rows(np.full((600, 800, 3), 200, dtype=np.uint8)) is None
+    assert mrz_rows(card_pixels(mrz=False)) is None  # type: ignore[arg-type]
+
+
+@given(
+    st.integers(0, 2000), st.integers(1, 400), st.sampled_from([0.5, 1.0]), st.integers(64, 2000)
+)
+def test_a_band_is_cut_where_the_detector_sees_it_as_in_the_whole_photo(
+    top: int, tall: int, scale: float, width: int
+) -> None:
+    """Cut at multiples of the detector's stride, at least 1/8 of the width high (RapidOCR
+    would pad a wider picture), holding the band asked for, within the photo."""
+    from runtime.vision.ocr import DETECTION_STRIDE, WIDEST_BAND, _aligned_band
+
+    height = 2400
+    cut_top, cut_bottom = _aligned_band((top, top + tall), scale, height, width)
+    assert cut_top % DETECTION_STRIDE == 0 and 0 <= cut_top < cut_bottom <= height
+    assert cut_bottom % DETECTION_STRIDE == 0 or cut_bottom == height
+    assert cut_top <= top * scale and cut_bottom >= min(height, (top + tall) * scale)
+    assert cut_bottom - cut_top >= min(height, width / WIDEST_BAND)
+
+
+@pytest.mark.parametrize("kind", ["TD3", "TD1", "card"])
+@needs_model
+def test_model_reads_the_mrz_from_its_rows_alone_and_a_card_without_one_whole(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A document with an MRZ is read from the detector's look at its rows only (a fraction of
+    the photo); a card without one, from the whole page after that look finds none."""
+    from runtime.vision import identity, ocr
+    from runtime.vision.pictures import rgb_array
+
+    photo, declared = document_photo(kind)
+    engine = ocr._get_engine()
+    detect = engine.auto_text_det
+    seen: list[int] = []
+    monkeypatch.setattr(
+        engine, "auto_text_det", lambda image: seen.append(len(image)) or detect(image)
+    )
+    ocr.forget_lines()
+    identity.forget_readings()
+    reading = identity.document_reading(photo)
+    assert reading is not None
+    height = len(rgb_array(photo, ocr.RECOGNITION_SIDE))
+    if kind == "card":
+        assert reading.source == "ocr" and seen[-1] >= height
+    else:
+        assert reading.source == "mrz" and reading.confidence == 1.0
+        assert seen and max(seen) <= height / 3
+    assert reading.document_number == str(declared["identification"]).replace(".", "")
+    assert reading.birthdate == dt.date(1990, 2, 15)
 
 
 def test_an_identity_field_the_machine_cannot_judge_is_unsure() -> None:
