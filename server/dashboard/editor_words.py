@@ -122,9 +122,9 @@ class Words:
         return labels.labeller(self.translations, dict(table))
 
     def listed(self, texts: Any) -> str:
-        """The template's own texts (reasons), each quoted; "none" for no text."""
+        """The template's own reasons, each quoted; "no reasons" for none."""
         if not isinstance(texts, list) or not texts:
-            return self.say(_("none"))
+            return self.say(_("no reasons"))
         return "; ".join(f"“{text}”" for text in texts)
 
     def status(self, status: Any) -> str:

@@ -33,18 +33,22 @@ def team(db: Any) -> dict[str, Any]:
     return {**company, "email": email}
 
 
-@pytest.fixture(scope="module")
-def saved(live_server: str, team: dict[str, Any]) -> dict[str, Any]:
-    """The template, revision 1, saved through the API with two passing cases."""
+def _saved(live_server: str, team: dict[str, Any], n: int) -> dict[str, Any]:
+    """Template number `n`, revision 1, saved through the API with two passing cases."""
     with httpx.Client(base_url=live_server, timeout=60) as api:
         created = api.post(
             "/v1/inspection/template",
-            json={"source": MILEAGE.format(n=1, limit=100000), "tests": {"cases": [LOW, HIGH]}},
+            json={"source": MILEAGE.format(n=n, limit=100000), "tests": {"cases": [LOW, HIGH]}},
             headers={"x-api-key": team["testKey"]},
         )
     assert created.status_code == 201, created.text
     assert created.json()["testResults"]["passed"] is True
     return dict(created.json())
+
+
+@pytest.fixture(scope="module")
+def saved(live_server: str, team: dict[str, Any]) -> dict[str, Any]:
+    return _saved(live_server, team, 1)
 
 
 def _edit(page: Any, source_limit: str) -> None:
@@ -89,7 +93,7 @@ def test_the_editor_reviews_diff_and_tests_before_saving(
     assert failing.inner_text().startswith(f"✗ {MIDDLE['name']}: fails")
     assert f"tests line {case_line}" in failing.inner_text()
     assert "decided at template line 14" in failing.inner_text()
-    assert "verdict Approved, expected Disapproved" in failing.inner_text()
+    assert "Verdict Approved, expected Disapproved." in failing.inner_text()
     # Marked at their place: the template's approve line and the case's first line.
     assert "✗ 14" in page.locator("#gutter").inner_text().splitlines()
     assert f"✗ {case_line}" in page.locator("#tests-gutter").inner_text().splitlines()
@@ -156,3 +160,77 @@ def test_the_review_in_spanish_and_portuguese_and_keep_editing(
     look(page, f"03-review-{locale}", screenshot, axe_check)
     page.get_by_role("button", name=keep_editing).click()
     assert review.is_hidden()
+
+
+def test_a_failing_case_is_said_in_spanish_and_the_revision_is_saved(
+    live_server: str, team: dict[str, Any], new_phone: Any, screenshot: Any, axe_check: Any
+) -> None:
+    """An es_AR author saves a revision whose tests fail in every way the runtime names: a
+    verdict and reasons that differ, an input the template lacks, an event before the create.
+    The review before the save says each in Spanish (worded from the runtime's codes, values in
+    words: 'Desaprobada', '150.000'), with no English sentence of the runtime left; a tests field
+    that is not JSON is refused in Spanish too; confirmed, the API answers revision 2 with the
+    failing cases stored."""
+    template_id = _saved(live_server, team, 5)["_id"]
+    _context, page, _log = new_phone(width=WIDTH, locale="es-AR")
+    page.goto(f"{live_server}/dashboard/sign-in")
+    page.locator("#email").fill(team["email"])
+    page.locator("#password").fill(PASSWORD)
+    page.get_by_role("button", name="Iniciar sesión").click()
+    page.wait_for_load_state()
+    page.goto(f"{live_server}/dashboard/templates/{template_id}")
+    tests = page.locator("#tests")
+    tests.fill("{oops")
+    page.get_by_role("button", name="Guardar como nueva revisión").click()
+    status = page.locator("#review-status")
+    status.get_by_text("no son JSON").wait_for(timeout=60_000)
+    assert status.inner_text() == (
+        "Problema: Las pruebas de la plantilla no son JSON válido: línea 1, columna 2."
+    )
+    look(page, "04-tests-not-json-es-AR", screenshot, axe_check)  # the sentence wraps at 360 px
+    wrong = {**HIGH, "expect": {"veredict": "approved", "reasons": []}}
+    unknown = {
+        "name": "una pregunta que no existe",
+        "events": [
+            {"event": "start"},
+            {"event": "create", "body": {"inputs": [{"input": "kilometraje", "value": 1}]}},
+        ],
+        "expect": {"status": "started"},
+    }
+    tests.fill(json.dumps({"cases": [LOW, wrong, unknown, MIDDLE]}, indent=2))
+    source = page.locator("#source")
+    source.fill(source.input_value().replace("100000", "160000"))
+    page.get_by_role("button", name="Guardar como nueva revisión").click()
+    review = page.locator("#review")
+    review.wait_for(state="visible", timeout=60_000)
+    failing = review.locator("li.case.failed")
+    assert failing.count() == 3
+    said = [failing.nth(index).locator("ul.problems").inner_text() for index in range(3)]
+    assert said[0].splitlines() == [
+        "Veredicto: Desaprobada; se esperaba: Aprobada.",
+        "Los motivos fueron: “Too many kilometres”; se esperaban exactamente: ningún motivo.",
+    ]
+    assert said[1].splitlines() == [
+        "El evento 1 (start) viene antes del create: el primer evento tiene que ser un create.",
+        "El evento 2 (create) nombra una pregunta que la plantilla no tiene: kilometraje.",
+        "Estado: sin inspección; se esperaba: Iniciada.",
+    ]
+    assert said[2] == "Veredicto: Aprobada; se esperaba: Desaprobada."
+    text = review.inner_text()
+    assert "Pasan 1 de 4 casos; cobertura de decisiones 66,7%." in text
+    assert re.search(r"por ejemplo: mileage = 1\d\d\.\d\d\d", text), text
+    # The runtime's sentences, in the problems and the difference (a case's name is the author's).
+    worded = "\n".join([*said, review.locator("section.changes").inner_text()])
+    for english in ("veredict is", "reasons are", "event 1", "refused:", ", expected", "named"):
+        assert english not in worded, (english, worded)
+    review.scroll_into_view_if_needed()
+    look(page, "05-failing-cases-es-AR", screenshot, axe_check)
+
+    page.get_by_role("button", name="Confirmar y guardar").click()
+    page.wait_for_url(re.compile(r"\?saved=1$"))
+    with httpx.Client(base_url=live_server, timeout=60) as api:
+        after = api.get(
+            f"/v1/inspection/template/{template_id}", headers={"x-api-key": team["testKey"]}
+        ).json()
+    assert after["revision"] == 2
+    assert after["tests"] == {"cases": [LOW, wrong, unknown, MIDDLE]}

@@ -182,6 +182,12 @@
 
   // --- the review before a save ----------------------------------------------------------
 
+  // A number in the page's language (66,7 in es-AR).
+  function number(value) {
+    try { return new Intl.NumberFormat(document.documentElement.lang || undefined).format(value); }
+    catch (error) { return String(value); }
+  }
+
   function fill(text, values) {
     return text.replace(/\{(\w+)\}/g, function (_, key) { return values[key]; });
   }
@@ -242,7 +248,7 @@
       return part;
     }
     var passed = results.cases.filter(function (c) { return c.passed; }).length;
-    part.appendChild(element("p", results.passed ? "passed" : "failed", fill(word("testsSummary", "{passed} of {total} cases pass; decision coverage {coverage}%."), { passed: passed, total: results.cases.length, coverage: results.coverage })));
+    part.appendChild(element("p", results.passed ? "passed" : "failed", fill(word("testsSummary", "{passed} of {total} cases pass; decision coverage {coverage}%."), { passed: passed, total: results.cases.length, coverage: number(results.coverage) })));
     var list = element("ul", "cases");
     results.cases.forEach(function (c) {
       var item = element("li", c.passed ? "case passed" : "case failed");
@@ -277,6 +283,7 @@
 
   function hideReview() {
     if (review) review.hidden = true;
+    if (reviewStatus) reviewStatus.textContent = "";  // a refusal's words are stale after an edit
   }
 
   function templateId() {
