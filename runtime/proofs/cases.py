@@ -312,26 +312,57 @@ def observed(program: Program) -> _Observed:
     return _Observed(**values, taken=set())
 
 
-def decisions(program: Program) -> dict[tuple[str, ...], str]:
-    """Every decision outcome of the template, with how a reader names it."""
-    found: dict[tuple[str, ...], str] = {}
+#: A decision outcome in English, by `Decision.kind` (the `covered` and `uncovered` texts).
+DECISION_TEXTS: dict[str, str] = {
+    "disapprove": "disapprove line {line} holds",
+    "review": "review line {line} holds",
+    "approve": "approve line {line} approves",
+    "approve_by_default": "approved (no disapproval held)",
+    "otherwise": "the approval at line {line} does not hold (otherwise)",
+    "then": "the then branch of the `if` at line {line}",
+    "else": "the else branch of the `if` at line {line}",
+    "check_true": "check {check} (line {line}) true",
+    "check_false": "check {check} (line {line}) false",
+}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A decision outcome of the template, as data: its `kind` (`DECISION_TEXTS`), the
+    template line it is at (none for an approval by default) and, for a check, its key."""
+
+    kind: str
+    line: int | None = None
+    check: str | None = None
+
+    @property
+    def text(self) -> str:
+        return DECISION_TEXTS[self.kind].format(line=self.line, check=self.check)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"kind": self.kind, "line": self.line}
+        return data if self.check is None else {**data, "check": self.check}
+
+
+def decisions(program: Program) -> dict[tuple[str, ...], Decision]:
+    """Every decision outcome of the template, by the key a run notes it under."""
+    found: dict[tuple[str, ...], Decision] = {}
     for _, _, span in program.disapprovals:
-        found[("disapprove", str(span[0]))] = f"disapprove line {span[0]} holds"
+        found[("disapprove", str(span[0]))] = Decision("disapprove", span[0])
     for _, _, span in program.reviews:
-        found[("review", str(span[0]))] = f"review line {span[0]} holds"
+        found[("review", str(span[0]))] = Decision("review", span[0])
     if program.approve_when is not None:
         line = program.approve_when.span[0]
-        found[("approve",)] = f"approve line {line} approves"
-        found[("otherwise",)] = f"the approval at line {line} does not hold (otherwise)"
+        found[("approve",)] = Decision("approve", line)
+        found[("otherwise",)] = Decision("otherwise", line)
     else:
-        found[("approve",)] = "approved (no disapproval held)"
+        found[("approve",)] = Decision("approve_by_default")
 
     def walk(rule: int, body: Sequence[ir.Statement]) -> None:
         for node in body:
             if isinstance(node, ir.IfStatement):
                 for branch in ("then", "else"):
-                    key = branch_key(rule, node, branch)
-                    found[key] = f"the {branch} branch of the `if` at line {node.span[0]}"
+                    found[branch_key(rule, node, branch)] = Decision(branch, node.span[0])
                 walk(rule, node.then)
                 walk(rule, node.otherwise)
 
@@ -339,8 +370,8 @@ def decisions(program: Program) -> dict[tuple[str, ...], str]:
         walk(index, rule.body)
     for check in program.checks:
         line = check.span[0]
-        found[("check", check.key, "true")] = f"check {check.key} (line {line}) true"
-        found[("check", check.key, "false")] = f"check {check.key} (line {line}) false"
+        found[("check", check.key, "true")] = Decision("check_true", line, check.key)
+        found[("check", check.key, "false")] = Decision("check_false", line, check.key)
     return found
 
 
@@ -440,6 +471,8 @@ class Report:
     cases: list[CaseResult]
     covered: list[str]
     uncovered: list[str]
+    #: The decisions no case exercised, as data (`uncovered` says them in English).
+    missed: list[Decision] = field(default_factory=list)
 
     @property
     def coverage(self) -> float:
@@ -457,6 +490,7 @@ class Report:
             "coverage": round(self.coverage, 1),
             "covered": self.covered,
             "uncovered": self.uncovered,
+            "uncoveredDecisions": [decision.to_json() for decision in self.missed],
         }
 
 
@@ -525,9 +559,9 @@ def run_cases(program: Program, cases: list[dict[str, Any]]) -> Report:
         results.append(result)
         taken |= seen
     every = decisions(program)
-    covered = [text for key, text in every.items() if key in taken]
-    uncovered = [text for key, text in every.items() if key not in taken]
-    return Report(results, covered, uncovered)
+    covered = [decision.text for key, decision in every.items() if key in taken]
+    missed = [decision for key, decision in every.items() if key not in taken]
+    return Report(results, covered, [decision.text for decision in missed], missed)
 
 
 def load_cases(path: Path) -> list[dict[str, Any]]:

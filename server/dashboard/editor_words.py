@@ -102,6 +102,18 @@ TESTS_FILE_PROBLEMS = {
     "not_texts": _("Its %(key)s is a list of texts."),
 }
 SIDES = {"width": _("width"), "height": _("height")}
+#: A decision no case exercised, by `Decision.kind` (`runtime.proofs.cases.DECISION_TEXTS`).
+DECISIONS = {
+    "disapprove": _("the disapprove line %(line)s holding"),
+    "review": _("the review line %(line)s holding"),
+    "approve": _("the approve line %(line)s approving"),
+    "approve_by_default": _("an approval (no disapprove line holding)"),
+    "otherwise": _("the approve line %(line)s not holding (otherwise)"),
+    "then": _("the if at line %(line)s true"),
+    "else": _("the if at line %(line)s false (its else)"),
+    "check_true": _("the check %(check)s (line %(line)s) valid"),
+    "check_false": _("the check %(check)s (line %(line)s) not valid"),
+}
 
 
 class Words:
@@ -160,6 +172,11 @@ class Words:
             return self.say(CASE_PROBLEMS[code], reason=f"“{values.get('reason')}”",
                             actual=self.listed(values.get("actual")))  # fmt: skip
         return self.say(CASE_PROBLEMS["start_invalid"], start=_shown(values.get("start")))
+
+    def decision(self, decision: Mapping[str, Any]) -> str:
+        """An item of `uncoveredDecisions` as the page says it."""
+        message = DECISIONS[str(decision.get("kind"))]
+        return self.say(message, line=decision.get("line"), check=decision.get("check"))
 
     def unreadable_tests(self, error: CasesError) -> str:
         """A tests field that is not a tests document, with the case it is in."""

@@ -451,9 +451,10 @@ def review_before_save(
 ) -> dict[str, Any]:
     """What the editor shows before a save: the save's diagnostics when the source does not
     compile (or the tests' problem), else `changes` against the saved revision (when there is
-    one), `testResults` with each case's line in the tests field (`at`) and a failing case's
-    problems in the words of `locale` (`texts`), and each difference's example in a few facts,
-    each with its words (`text`)."""
+    one), `testResults` with each case's line in the tests field (`at`), a failing case's
+    problems in the words of `locale` (`texts`) and the decisions no case exercised
+    (`missedTexts`), and each difference's example in a few facts, each with its words
+    (`text`)."""
     words = Words(locale)
     try:
         tests = _form_tests(tests_text, words)
@@ -466,6 +467,9 @@ def review_before_save(
             return {"diagnostics": found}
         return {"problem": " ".join([error.description, *problems])}
     starts = case_lines(tests_text)
+    if "testResults" in answer:
+        missed = answer["testResults"]["uncoveredDecisions"]
+        answer["testResults"]["missedTexts"] = [words.decision(item) for item in missed]
     for index, case in enumerate(answer.get("testResults", {}).get("cases", [])):
         case["at"] = starts[index] if index < len(starts) else None
         case["texts"] = [words.case_problem(failure) for failure in case["failures"]]

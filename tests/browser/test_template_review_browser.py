@@ -218,6 +218,11 @@ def test_a_failing_case_is_said_in_spanish_and_the_revision_is_saved(
     assert said[2] == "Veredicto: Aprobada; se esperaba: Desaprobada."
     text = review.inner_text()
     assert "Pasan 1 de 4 casos; cobertura de decisiones 66,7%." in text
+    assert "Decisiones que ningún caso pone a prueba: 1" in text
+    review.locator("details.missed summary").click()
+    assert review.locator("details.missed li").all_inner_texts() == [
+        "la línea approve 14 cuando no se cumple (otherwise)"
+    ]
     assert re.search(r"por ejemplo: mileage = 1\d\d\.\d\d\d", text), text
     # The runtime's sentences, in the problems and the difference (a case's name is the author's).
     worded = "\n".join([*said, review.locator("section.changes").inner_text()])

@@ -599,7 +599,12 @@ def test_the_review_words_failing_cases_in_the_members_language(
     ]
     tests = json.dumps({"cases": [wrong, unknown]})
     body = {"source": source, "tests": tests, "template_id": ""}
-    cases = client.post("/dashboard/templates/review", json=body).json()["testResults"]["cases"]
+    results = client.post("/dashboard/templates/review", json=body).json()["testResults"]
+    assert results["missedTexts"] == [
+        "la línea approve 14 cuando aprueba",
+        "la línea approve 14 cuando no se cumple (otherwise)",
+    ]
+    cases = results["cases"]
     assert cases[0]["failures"][0] == {
         "code": "veredict_differs", "actual": "disapproved", "expected": "approved"
     }  # fmt: skip

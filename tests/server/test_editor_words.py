@@ -107,3 +107,14 @@ def test_an_example_inspections_facts_in_words() -> None:
     assert words.fact(photo) == "foto Frente (plate: 93)"
     damage = {"damage": {"part": "trunk", "damage": "dent", "severity": "minor"}}
     assert words.fact(damage) == "un daño declarado: baúl · abolladura · leve"
+
+
+def test_every_decision_kind_has_its_words() -> None:
+    assert set(cases.DECISION_TEXTS) == set(editor_words.DECISIONS)
+    english, spanish = Words("en_US"), Words("es_AR")
+    for kind in cases.DECISION_TEXTS:
+        decision = cases.Decision(kind, 14, "plausible_mileage").to_json()
+        said = spanish.decision(decision)
+        assert said != english.decision(decision) and "%(" not in said, kind
+    otherwise = cases.Decision("otherwise", 14).to_json()
+    assert spanish.decision(otherwise) == "la línea approve 14 cuando no se cumple (otherwise)"

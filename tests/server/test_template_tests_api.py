@@ -61,6 +61,7 @@ def test_cases_are_saved_run_and_returned_with_the_revision(
     assert [c["name"] for c in results["cases"]] == [LOW["name"], HIGH["name"]]
     assert results["coverage"] == 66.7
     assert results["uncovered"] == ["the approval at line 14 does not hold (otherwise)"]
+    assert results["uncoveredDecisions"] == [{"kind": "otherwise", "line": 14}]
     fetched = client.get(f"{URL}/{saved['_id']}", headers=test_headers).json()
     assert fetched["tests"] == {"cases": [LOW, HIGH]}
     assert "testResults" not in fetched

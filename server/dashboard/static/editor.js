@@ -249,6 +249,14 @@
     }
     var passed = results.cases.filter(function (c) { return c.passed; }).length;
     part.appendChild(element("p", results.passed ? "passed" : "failed", fill(word("testsSummary", "{passed} of {total} cases pass; decision coverage {coverage}%."), { passed: passed, total: results.cases.length, coverage: number(results.coverage) })));
+    if (results.missedTexts && results.missedTexts.length) {
+      var missed = element("details", "missed");
+      missed.appendChild(element("summary", "", word("notExercised", "No case exercises:") + " " + results.missedTexts.length));
+      var missedList = element("ul", "");
+      results.missedTexts.forEach(function (text) { missedList.appendChild(element("li", "", text)); });
+      missed.appendChild(missedList);
+      part.appendChild(missed);
+    }
     var list = element("ul", "cases");
     results.cases.forEach(function (c) {
       var item = element("li", c.passed ? "case passed" : "case failed");
