@@ -20,6 +20,7 @@ from babel.support import NullTranslations
 
 from runtime.proofs.cases import CasesError
 from server.dashboard import labels
+from server.templates.service import MAX_SOURCE_CHARS
 from server.web import i18n
 from server.web.history import damage_text
 from server.web.words import side_word, value_word
@@ -102,6 +103,18 @@ TESTS_FILE_PROBLEMS = {
     "not_texts": _("Its %(key)s is a list of texts."),
 }
 SIDES = {"width": _("width"), "height": _("height")}
+#: A refused save or review, by the API error's code (another code keeps the API's English).
+#: `invalid_template` with diagnostics shows them at their lines; without, the source is too long.
+REFUSED_SAVES = {
+    "invalid_template": _("The template cannot be saved: the problems are shown at their lines."),
+    "source_too_long": _("The template source is longer than %(limit)s characters."),
+    "not_found_template": _("This template no longer exists: it may have been deleted."),
+    "template_not_editable": _("Built-in templates cannot be changed: save a copy as a new one."),
+    "template_type_changed": _(
+        "A revision cannot change the inspection type: save it as a new template instead."
+    ),
+    "template_name_taken": _("Another template of the company already has that name."),
+}
 #: A decision no case exercised, by `Decision.kind` (`runtime.proofs.cases.DECISION_TEXTS`).
 DECISIONS = {
     "disapprove": _("the disapprove line %(line)s holding"),
@@ -192,6 +205,13 @@ class Words:
             )
         return self.say(_("Case %(number)s (%(name)s): %(problem)s"),
                         number=error.case + 1, name=error.name, problem=problem)  # fmt: skip
+
+    def refused_save(self, code: str, english: str, *, has_lines: bool) -> str:
+        """A save or review the API refused with `code` (its `english` description when the
+        code has no words here); `has_lines`: the refusal's diagnostics are shown at their lines."""
+        if code == "invalid_template" and not has_lines:
+            return self.say(REFUSED_SAVES["source_too_long"], limit=self.value(MAX_SOURCE_CHARS))
+        return self.say(REFUSED_SAVES[code]) if code in REFUSED_SAVES else english
 
     def not_json(self, error: json.JSONDecodeError) -> str:
         return self.say(_("The template tests are not JSON: line %(line)s, column %(column)s."),

@@ -394,10 +394,12 @@ async def save(request: Request[Any, Any, Any]) -> Any:
         )  # fmt: skip
     except ApiError as error:
         found, problems = _refusal(error, source)
+        words = Words(member_locale(request, member))
+        english = " ".join([error.description, *problems])
+        said = words.refused_save(error.code, english, has_lines=bool(found))
         return _editor(
             request, member, source=source, template=_current(app, company_id, template_id),
-            diagnostics=found, error=" ".join([error.description, *problems]),
-            status_code=error.status, tests=tests_text,
+            diagnostics=found, error=said, status_code=error.status, tests=tests_text,
         )  # fmt: skip
     return redirect(f"{PREFIX}/templates/{saved['_id']}?saved=1")
 
@@ -465,7 +467,8 @@ def review_before_save(
         found, problems = _refusal(error, source)
         if found:
             return {"diagnostics": found}
-        return {"problem": " ".join([error.description, *problems])}
+        english = " ".join([error.description, *problems])
+        return {"problem": words.refused_save(error.code, english, has_lines=False)}
     starts = case_lines(tests_text)
     if "testResults" in answer:
         missed = answer["testResults"]["uncoveredDecisions"]

@@ -622,6 +622,8 @@ def test_the_review_words_failing_cases_in_the_members_language(
     refused = client.post("/dashboard/templates/review", json={**body, "tests": "[1]"})
     document = 'Las pruebas de la plantilla son {"cases": [...]} y nada más.'
     assert refused.json() == {"problem": document}
+    long = client.post("/dashboard/templates/review", json={**body, "source": "#" * 200_001})
+    assert long.json() == {"problem": "El código de la plantilla tiene más de 200.000 caracteres."}
     saved = client.post("/dashboard/templates/save", data={"source": source, "tests": "{oops"})
     assert saved.status_code == 400
     assert "Las pruebas de la plantilla no son JSON válido: línea 1, columna 2." in saved.text

@@ -118,3 +118,17 @@ def test_every_decision_kind_has_its_words() -> None:
         assert said != english.decision(decision) and "%(" not in said, kind
     otherwise = cases.Decision("otherwise", 14).to_json()
     assert spanish.decision(otherwise) == "la línea approve 14 cuando no se cumple (otherwise)"
+
+
+def test_a_refused_save_is_said_by_its_code() -> None:
+    spanish = Words("es_AR")
+    assert spanish.refused_save("invalid_template", "…", has_lines=False) == (
+        "El código de la plantilla tiene más de 200.000 caracteres."
+    )
+    assert spanish.refused_save("invalid_template", "…", has_lines=True) == (
+        "La plantilla no se puede guardar: los problemas se muestran en sus líneas."
+    )
+    assert spanish.refused_save("template_type_changed", "…", has_lines=False).startswith(
+        "Una revisión no puede cambiar el tipo de inspección"
+    )
+    assert spanish.refused_save("some_new_code", "In English.", has_lines=False) == "In English."
