@@ -13,6 +13,7 @@ import unicodedata
 
 __all__ = [
     "CONFUSABLE",
+    "UNSURE",
     "confidence_from_score",
     "decide",
     "normalize_code",
@@ -59,6 +60,14 @@ def shape_key(code: str) -> str:
 def same_code(read: str, declared: str) -> bool:
     """Whether a code read equals the declared one, up to case, separators and look-alikes."""
     return bool(normalize_code(declared)) and shape_key(read) == shape_key(declared)
+
+
+#: Confidence of a result the machine cannot judge (a field not read, or read differently only
+#: where the OCR itself was unsure): under 50 (not valid) but well above a confident refusal's,
+#: so that a template's review band (`minimum confidence 50, review below confidence 70`)
+#: sends it to a person. On the real specimens such identity fields were the true holder's 6
+#: of 8 times (docs/vision.md, "Decide or defer: MRZ fields").
+UNSURE = 25.0
 
 
 def confidence_from_score(score: float, boundary: float = 0.5, steepness: float = 20.0) -> float:

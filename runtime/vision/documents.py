@@ -14,7 +14,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field, replace
 
-from runtime.vision.machine_readable_zone import MachineZone, find_zone
+from runtime.vision.machine_readable_zone import MachineZone, clean_line, find_zone
 from runtime.vision.ocr import TextLine, same_row
 
 __all__ = ["DocumentReading", "read_document", "rows_of"]
@@ -73,6 +73,10 @@ class DocumentReading:
     #: Every (surname, given names) read, MRZ first then printed: names have no check digit,
     #: and OCR drops a letter in one place more often than in both.
     names: tuple[tuple[str, str], ...] = ()
+    #: The OCR's confidence (0..1) in the least sure letter of the MRZ's names, None when not
+    #: known: no check digit covers a name (the composite's covers the other rows), so this is
+    #: what tells a name misread (`N` for `LIN` at 0.42) from one read well.
+    name_letters: float | None = None
 
 
 def rows_of(lines: list[TextLine]) -> list[list[TextLine]]:
@@ -90,13 +94,18 @@ def rows_of(lines: list[TextLine]) -> list[list[TextLine]]:
     return [sorted(row, key=lambda item: item.left) for row in rows]
 
 
-def _from_zone(zone: MachineZone, ocr_confidence: float) -> DocumentReading:
+def _from_zone(
+    zone: MachineZone, ocr_confidence: float, name_letters: float | None = None
+) -> DocumentReading:
     checked = {"document_number", "birthdate", "expiry"}
     unchecked = VERIFIED if "composite" in zone.verified else min(OCR_CEILING, ocr_confidence)
     confidences = {
         name: (VERIFIED if name in zone.verified else 0.3) if name in checked else unchecked
         for name in FIELDS
     }
+    for name in ("surname", "given_names"):
+        if not getattr(zone, name):  # a name not read is not confirmed by any check digit
+            del confidences[name]
     if not (len(zone.nationality) == 3 and zone.nationality.isalpha()):
         confidences["nationality"] = 0.3  # a lost character: no check digit would tell
     return DocumentReading(
@@ -111,6 +120,7 @@ def _from_zone(zone: MachineZone, ocr_confidence: float) -> DocumentReading:
         nationality=zone.nationality or None,
         confidences=confidences,
         names=((zone.surname, zone.given_names),),
+        name_letters=name_letters,
     )
 
 
@@ -249,8 +259,29 @@ def read_document(lines: list[TextLine]) -> DocumentReading | None:
         zone = settle_century(zone, [line.text for line in lines])
         mrz_rows = [row for row, text in zip(rows, texts, strict=True) if "<" in text]
         scores = [line.confidence for row in mrz_rows for line in row] or [0.0]
-        return _merged(_from_zone(zone, sum(scores) / len(scores)), printed)
+        name_row = rows[zone.rows[0 if zone.kind == "TD3" else -1]] if zone.rows else None
+        letters = _name_letters(name_row, skip=5 if zone.kind == "TD3" else 0)
+        return _merged(_from_zone(zone, sum(scores) / len(scores), letters), printed)
     return printed
+
+
+def _name_letters(row: list[TextLine] | None, skip: int) -> float | None:
+    """The confidence of the least sure letter of the names on an MRZ name row: its MRZ
+    characters (`clean_line`'s) after the first `skip` (a passport's `P<UTO`), up to the
+    filler run that ends the given names. None without a row or a letter."""
+    if row is None:
+        return None
+    characters = [
+        (char, line.character_confidence(index))
+        for line in row
+        for index, letter in enumerate(line.text)
+        for char in clean_line(letter)
+    ]
+    names = "".join(char for char, _ in characters[skip:])
+    end = names.find("<<<")
+    kept = characters[skip : skip + end] if end >= 0 else characters[skip:]
+    letters = [confidence for char, confidence in kept if char.isalpha()]
+    return min(letters) if letters else None
 
 
 def settle_century(zone: MachineZone, texts: list[str]) -> MachineZone:

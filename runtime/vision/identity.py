@@ -20,13 +20,14 @@ from typing import Any, ClassVar
 
 from runtime.validators import ValidationOutcome, old_enough
 from runtime.vision import AnalysisSubject, register
-from runtime.vision.codes import decide, normalize_code, same_code
+from runtime.vision.codes import UNSURE, decide, normalize_code, same_code
 from runtime.vision.documents import DocumentReading, read_document
 from runtime.vision.mrz_band import mrz_rows
 from runtime.vision.ocr import THREADS, long_box, read_lines
 from runtime.vision.pictures import UnreadablePhoto
 
 __all__ = [
+    "UNSURE",
     "age_at",
     "document_reading",
     "entities",
@@ -291,12 +292,11 @@ def entities(
     )
 
 
-#: Confidence of a field the machine cannot judge: not read, read under `READ_BOUNDARY` (an MRZ
-#: check digit that fails), or a name read close to the declared one but not the same (names
-#: have no check digit). Under 50 (not valid) but well above a confident refusal's, so that a
-#: template's review band sends it to a person: on the real specimens such cases were the
-#: true holder's 6 of 8 times (docs/vision.md, "Decide or defer: MRZ fields").
-UNSURE = 25.0
+#: An MRZ name whose least sure letter the OCR read under this (0..1) refuses no declared name:
+#: `READ_BOUNDARY`, what counts as read for every field, not fitted to the real specimens
+#: (`benchmarks/vision/real.py` `documents_selective` chooses it leave one document out among
+#: `NAME_LETTER_FLOORS` and reports what each fold chose).
+NAME_LETTER_FLOOR = READ_BOUNDARY
 #: A name read at least this similar to the declared one (difflib's ratio over letters, the
 #: words sorted) is unsure rather than different: OCR drops or adds a letter or two.
 CLOSE_NAME = 0.6
@@ -311,10 +311,20 @@ def _judged(
     read: Any, matches: bool, score: float, found: tuple[dict[str, Any], ...], close: bool = False
 ) -> ValidationOutcome:
     """A field's outcome: decided when read well and matching (or well and clearly not),
-    `UNSURE` when not read, read under `READ_BOUNDARY`, or only `close`."""
+    `UNSURE` (`codes.UNSURE`) when not read, read under `READ_BOUNDARY`, or only `close`."""
     if read is None or (matches and score < READ_BOUNDARY) or (not matches and close):
         return ValidationOutcome(UNSURE, False, read, found)
     return _outcome(score if matches else 0.0, read, found)
+
+
+def weak_name(reading: DocumentReading, letter_floor: float = NAME_LETTER_FLOOR) -> bool:
+    """Whether the name read cannot refuse a declared one: a part of it not read (its
+    confidence under `READ_BOUNDARY`), or a letter of the MRZ's names the OCR read under
+    `letter_floor` (`documents.DocumentReading.name_letters`). A name that matches is
+    still accepted: a misread matching the declaration by chance is not what OCR does."""
+    fields = [reading.confidences.get(name, 0.0) for name in ("given_names", "surname")]
+    letters = reading.name_letters
+    return min(fields) < READ_BOUNDARY or (letters is not None and letters < letter_floor)
 
 
 def close_name(read: str, declared: str) -> bool:
@@ -370,6 +380,9 @@ class FullNameAnalyzer(_IdentityAnalyzer):
 
     name: ClassVar[str] = "full_name"
 
+    def __init__(self, letter_floor: float = NAME_LETTER_FLOOR) -> None:
+        self.letter_floor = letter_floor  # the benchmark's leave-one-out tries others
+
     def judge(
         self, reading: DocumentReading, subject: AnalysisSubject, found: tuple[dict[str, Any], ...]
     ) -> ValidationOutcome:
@@ -379,10 +392,13 @@ class FullNameAnalyzer(_IdentityAnalyzer):
         if wanted:
             variants = [f"{given} {surname}".strip() for surname, given in reading.names]
             read = next((name for name in variants if same_name(name, wanted)), read)
+        if read is not None and not name_tokens(read):
+            read = None  # no Latin letter (a name printed in Chinese characters): not compared
         matches = read is not None and (not wanted or same_name(read, wanted))
         fields = [reading.confidences.get(name, 0.0) for name in ("given_names", "surname")]
         names = [f"{given} {surname}".strip() for surname, given in reading.names]
         close = bool(wanted) and any(close_name(name, wanted) for name in [*names, read or ""])
+        close = close or weak_name(reading, self.letter_floor)
         return _judged(read, matches, min(fields), found, close=close)
 
 
@@ -414,12 +430,12 @@ class AgeAnalyzer(_IdentityAnalyzer):
     def judge(
         self, reading: DocumentReading, subject: AnalysisSubject, found: tuple[dict[str, Any], ...]
     ) -> ValidationOutcome:
-        if reading.birthdate is None:
-            return _outcome(0.0, None, found)
+        if reading.birthdate is None:  # not read: a person looks
+            return _judged(None, False, 0.0, found)
         age = age_at(reading.birthdate, subject.now.date())
-        accepted = old_enough(age, subject.options)
-        score = reading.confidences.get("birthdate", 0.0) if accepted else 0.0
-        return _outcome(score, age, found)
+        accepted = bool(old_enough(age, subject.options))  # an int age: never None
+        score = reading.confidences.get("birthdate", 0.0)
+        return _judged(age, accepted, score, found, close=score < READ_BOUNDARY)
 
 
 @register

@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from runtime.vision.codes import to_digit, to_letter
 
@@ -57,6 +57,10 @@ class MachineZone:
     sex: str | None  # "M", "F", "X" (unspecified), None when unreadable
     expiry: dt.date | None
     verified: frozenset[str] = field(default_factory=frozenset)
+    #: Indices of the OCR texts (`find_zone`'s) the zone was read from, top to bottom: the
+    #: name row is the first of a TD3's two and the last of a TD1's three. Empty when the
+    #: zone was read from its data line alone (the name row lost).
+    rows: tuple[int, ...] = ()
 
     @property
     def all_verified(self) -> bool:
@@ -252,7 +256,7 @@ def find_zone(texts: list[str]) -> MachineZone | None:
         # with P above a full second line is still a passport's.
         first_fits = 38 <= len(a) <= 50 or (a.startswith("P") and len(a) >= 10 and "<" in a)
         if first_fits and 38 <= len(b) <= 50 and (_looks_like_mrz(a) or _looks_like_mrz(b)):
-            readings.append(parse_td3(a, b))
+            readings.append(replace(parse_td3(a, b), rows=(index, index + 1)))
     for index in range(len(rows) - 2):
         trio = rows[index : index + 3]
         # The detector often cuts a line's trailing filler run: two full lines suffice.
@@ -262,7 +266,7 @@ def find_zone(texts: list[str]) -> MachineZone | None:
             and all(12 <= len(line) <= 36 for line in trio)
             and _looks_like_mrz("".join(trio))
         ):
-            readings.append(parse_td1(*trio))
+            readings.append(replace(parse_td1(*trio), rows=(index, index + 1, index + 2)))
     if not readings:
         # A passport whose name line OCR lost (a faint or cut first line) still has its data
         # line: alone it gives the number, dates, sex and nationality, each under its check

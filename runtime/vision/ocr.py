@@ -81,11 +81,20 @@ _cache_lock = threading.Lock()
 @dataclass(frozen=True)
 class TextLine:
     """One line of text: what was read, the recognizer's confidence (0..1), and its four
-    corners in the pixels of the image given to `read_lines` (clockwise from top left)."""
+    corners in the pixels of the image given to `read_lines` (clockwise from top left).
+    `characters` holds each character's confidence (0..1, one per character of `text`; the
+    line's `confidence` is their mean), empty when not known: a line whose mean is high may
+    still hold one letter the recognizer hesitated on, which is what a reader deciding on a
+    single character (a name's, a serial's) needs to know."""
 
     text: str
     confidence: float
     box: tuple[tuple[float, float], ...]
+    characters: tuple[float, ...] = ()
+
+    def character_confidence(self, index: int) -> float:
+        """The confidence of `text[index]`: the line's when the characters' are not known."""
+        return self.characters[index] if len(self.characters) == len(self.text) else self.confidence
 
     @property
     def top(self) -> float:
@@ -285,6 +294,15 @@ def _lines(text: _PhotoText, wanted: list[int]) -> list[TextLine]:
     return lines
 
 
+def _characters(found: str, word_box: list[Any]) -> tuple[float, ...]:
+    """Each character's confidence from the recognizer's word-box answer (its fifth item, one
+    probability per decoded character), empty when it does not line up with the text."""
+    if not word_box or len(word_box[0]) < 5:
+        return ()
+    characters = tuple(float(probability) for probability in word_box[0][4])
+    return characters if len(characters) == len(found) else ()
+
+
 def _recognize(
     pixels: npt.NDArray[np.uint8], text: _PhotoText, keep: Keep | None, threads: int
 ) -> list[TextLine]:
@@ -297,10 +315,14 @@ def _recognize(
         with _engine_lock:
             engine = _get_engine(threads)
             crops = engine.get_crop_img_list(bgr, [text.boxes[i] for i in missing])
-            recognized, _ = engine.text_rec(crops)
-        for index, (found, score) in zip(missing, recognized, strict=True):
+            # return_word_box: the decoder's per-character probabilities come back too.
+            recognized, _ = engine.text_rec(crops, return_word_box=True)
+        for index, (found, score, *word_box) in zip(missing, recognized, strict=True):
             keep_it = score >= MIN_TEXT_SCORE and str(found).strip()
+            characters = _characters(str(found), word_box)
             text.read[index] = (
-                TextLine(str(found), float(score), _corners(text.boxes[index])) if keep_it else None
+                TextLine(str(found), float(score), _corners(text.boxes[index]), characters)
+                if keep_it
+                else None
             )
     return _lines(text, wanted)

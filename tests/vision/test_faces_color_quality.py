@@ -355,3 +355,28 @@ def test_risk_coverage_judges_each_photo_by_a_band_chosen_without_it() -> None:
     assert figures["bands_chosen_leave_one_out"] == {"1-98": 4, "50-50": 1}
     assert (figures["decided"], figures["wrong_among_decided"]) == ("10/10", "2/10")
     assert figures["wrong_accepted"] == "1/5"
+
+
+def test_an_analyzers_threshold_is_chosen_with_the_band_without_the_photo_judged() -> None:
+    """Issue 37's name letter and serial character floors: chosen with the band on the other
+    photos, ties to the shipped one. Floor 0.5 defers the bad photo's true value (25) where
+    0.3 refuses it (0), and another photo shows a true value the machine defers (25), so the
+    band defers 25s: every fold keeps the shipped 0.5 (0.3 is wrong on the others) and the
+    bad photo is deferred, not counted wrong. When the shipped floor costs the other photos a
+    decision (a wrong value deferred too), the fold holding the bad photo out takes 0.3 and
+    the mistake shows."""
+    from benchmarks.vision.real import _leave_one_out_choosing
+
+    clean, unsure = [(99.0, True), (1.0, False)], [(25.0, True), (1.0, False)]
+    per_floor = {0.5: [clean, clean, clean, unsure, unsure]}
+    per_floor[0.3] = [clean, clean, clean, unsure, [(0.0, True), (1.0, False)]]
+    figures = _leave_one_out_choosing(per_floor, 0.5, 0.0, "floor")
+    assert figures["chosen_leave_one_out"] == {"floor 0.5, band 20-50": 5}
+    assert (figures["decided"], figures["wrong_among_decided"]) == ("8/10", "0/8")
+    costly = {
+        0.5: [clean, [(99.0, True), (25.0, False)], unsure, unsure],
+        0.3: [clean, clean, unsure, [(0.0, True), (1.0, False)]],
+    }
+    figures = _leave_one_out_choosing(costly, 0.5, 0.0, "floor")
+    assert figures["chosen_leave_one_out"]["floor 0.3, band 20-50"] == 1
+    assert figures["wrong_among_decided"].startswith("1/")

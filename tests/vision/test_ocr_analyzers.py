@@ -11,6 +11,7 @@ import datetime as dt
 import importlib.util
 import io
 import string
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -153,6 +154,24 @@ def test_serial_found_after_its_caption_with_look_alikes() -> None:
     assert outcome.valid and outcome.result == "C02XK1ZJHV20"
     assert not compare_serial([line("S/N: C02XK1ZJHV20")], "C02XK1ZJHV29").valid
     assert same_code("IMEI 3S0", "1MEI350")
+
+
+def test_a_serial_differing_only_where_ocr_was_unsure_is_deferred() -> None:
+    """Issue 37: a character the OCR read under `CHARACTER_FLOOR` cannot refuse a declared
+    serial (a person decides, `UNSURE`); a declaration differing in a character read surely
+    is still refused, and look-alikes are still the same character."""
+    from runtime.vision.codes import UNSURE
+
+    unsure_eight = TextLine("SN 4711-8233", 0.9, line("").box, (0.95,) * 8 + (0.31,) + (0.95,) * 3)
+    deferred = compare_serial([unsure_eight], "47115233")
+    assert not deferred.valid and deferred.confidence == UNSURE
+    assert deferred.result == "47118233"  # what the machine saw, for the reviewer
+    refused = compare_serial([unsure_eight], "47118234")  # the last 3 was read at 0.95
+    assert not refused.valid and refused.confidence < 5
+    sure = TextLine("SN 4711-8233", 0.95, line("").box, (0.95,) * 12)
+    assert compare_serial([sure], "47115233").confidence < 5
+    assert compare_serial([unsure_eight], "4711B233").valid  # B and 8: a look-alike
+    assert compare_serial([unsure_eight], "47115233", character_floor=0.3).confidence < 5
 
 
 # --- MRZ, no model --------------------------------------------------------------------------
@@ -340,6 +359,21 @@ def test_model_reads_the_declared_plate(plate_photo: bytes) -> None:
 
 
 @needs_model
+def test_model_gives_each_character_its_confidence(plate_photo: bytes) -> None:
+    """Every line read carries one confidence per character, whose mean is the line's (the
+    recognizer's own per-character probabilities: issue 37's serials and MRZ names)."""
+    from runtime.vision.ocr import read_lines
+
+    lines = read_lines(plate_photo)
+    assert lines
+    for found in lines:
+        assert len(found.characters) == len(found.text)
+        assert all(0.0 <= each <= 1.0 for each in found.characters)
+        assert sum(found.characters) / len(found.characters) == pytest.approx(found.confidence)
+        assert found.character_confidence(0) == found.characters[0]
+
+
+@needs_model
 def test_model_refuses_a_wrong_plate(plate_photo: bytes) -> None:
     from runtime.vision.plates import PlateAnalyzer
 
@@ -519,9 +553,9 @@ def test_lines_asked_for_first_are_not_recognized_again(monkeypatch: pytest.Monk
     engine = ocr._get_engine()
     recognize = engine.text_rec
 
-    def counted(found: list[object]) -> object:
+    def counted(found: list[object], **options: object) -> object:
         crops.append(len(found))
-        return recognize(found)
+        return recognize(found, **options)
 
     monkeypatch.setattr(engine, "text_rec", counted)
     long_lines = ocr.read_lines(photo, keep=identity._mrz_shaped)
@@ -652,7 +686,78 @@ def test_an_identity_field_the_machine_cannot_judge_is_unsure() -> None:
     assert SexAnalyzer().judge(reading, subject, ()).valid
     male = AnalysisSubject(b"", declared={"sex": 1})
     assert SexAnalyzer().judge(reading, male, ()).confidence < 5
+    # No check digit covers a name: one whose least sure MRZ letter the OCR read under the
+    # floor refuses nobody (the Taiwanese specimen's `N` for `LIN`, letters at 0.42-0.52);
+    # read surely, another person's name is still refused; a match is still accepted.
+    misread = DocumentReading(
+        source="mrz",
+        confidence=1.0,
+        surname="N",
+        given_names="M H",
+        confidences={"surname": 0.99, "given_names": 0.99},
+        names=(("N", "M H"),),
+        name_letters=0.42,
+    )
+    holder = AnalysisSubject(b"", declared={"firstName": "Mei Hua", "lastName": "Lin"})
+    assert names.judge(misread, holder, ()).confidence == UNSURE
+    assert names.judge(misread, other, ()).confidence == UNSURE
+    assert FullNameAnalyzer(letter_floor=0.4).judge(misread, holder, ()).confidence < 5
+    sure = replace(misread, name_letters=0.9)
+    assert names.judge(sure, other, ()).confidence < 5
+    matching = replace(misread, surname="LIN", given_names="MEI HUA", names=(("LIN", "MEI HUA"),))
+    assert names.judge(matching, holder, ()).valid
+    # A name not read in the MRZ (its name row lost) and printed only in Chinese characters
+    # is not compared: not read.
+    printed = DocumentReading(
+        source="mrz",
+        confidence=1.0,
+        given_names="林美華",
+        confidences={"given_names": 0.9},
+        names=(("", ""), ("", "林美華")),
+    )
+    outcome = names.judge(printed, holder, ())
+    assert outcome.confidence == UNSURE and outcome.result is None
     unverified = DocumentReading(source="mrz", confidence=0.5, sex="F", confidences={"sex": 0.3})
     assert SexAnalyzer().judge(unverified, male, ()).confidence == UNSURE
     assert SexAnalyzer().judge(unverified, subject, ()).confidence == UNSURE
     assert SexAnalyzer().judge(DocumentReading("ocr", 0.0), subject, ()).confidence == UNSURE
+
+
+def test_an_age_the_machine_cannot_judge_is_unsure() -> None:
+    """No birthdate read, or one read under its check digit: `UNSURE`, not a confident
+    'not of age'; a minor read surely is still refused (issue 37)."""
+    from runtime.vision.documents import DocumentReading
+    from runtime.vision.identity import UNSURE, AgeAnalyzer
+
+    now = AnalysisSubject(b"", now=NOW)
+    assert AgeAnalyzer().judge(DocumentReading("mrz", 1.0), now, ()).confidence == UNSURE
+    adult = dt.date(1980, 5, 1)
+    weak = DocumentReading("mrz", 0.5, birthdate=adult, confidences={"birthdate": 0.3})
+    assert AgeAnalyzer().judge(weak, now, ()).confidence == UNSURE
+    sure = replace(weak, confidences={"birthdate": 0.99})
+    assert AgeAnalyzer().judge(sure, now, ()).valid
+    minor = replace(sure, birthdate=dt.date(2015, 5, 1))
+    assert AgeAnalyzer().judge(minor, now, ()).confidence < 5
+
+
+def test_the_least_sure_letter_of_the_mrz_names() -> None:
+    """`DocumentReading.name_letters`: the OCR's per-character confidences of the names on
+    the MRZ's name row (after a passport's `P<UTO`, before the fillers that end them)."""
+    from runtime.vision.documents import read_document
+
+    first = "P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<"
+    second = "L898902C36UTO7408122F1204159ZE184226B<<<<<10"
+    characters = [0.99] * len(first)
+    characters[first.index("ANNA") + 1] = 0.41  # the first N of ANNA
+    characters[2] = 0.2  # the issuer's U: not a name letter
+    characters[-1] = 0.1  # a filler
+    rows = [
+        TextLine(first, 0.9, line("", top=0).box, tuple(characters)),
+        TextLine(second, 0.95, line("", top=40).box),
+    ]
+    reading = read_document(rows)
+    assert reading is not None and reading.surname == "ERIKSSON"
+    assert reading.name_letters == 0.41
+    data_only = read_document([TextLine(second, 0.95, line("", top=40).box)])
+    assert data_only is not None and data_only.name_letters is None
+    assert "surname" not in data_only.confidences  # a name not read is confirmed by nothing

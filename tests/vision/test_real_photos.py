@@ -110,6 +110,39 @@ def test_a_holder_born_in_1911_is_not_read_as_born_in_2011() -> None:
 
 
 @needs_real
+def test_the_taiwanese_holder_is_deferred_not_refused_on_a_name_misread() -> None:
+    """Issue 37: the passport's MRZ name row comes out `<NN<<M<H<<<...` (letters at 0.42 to
+    0.52) and its printed name in Chinese characters: its true holder was refused at 0 on
+    `full_name`. A name the machine cannot read is a person's to judge (`UNSURE`), and no
+    other person's name is accepted."""
+    from runtime.vision.codes import UNSURE
+
+    data = photo("document/100_pass-chn.jpg")
+    for declared in (
+        {"firstName": "Mei Hua", "lastName": "Lin"},
+        {"firstName": "Maria", "lastName": "Gonzalez"},
+    ):
+        outcome = analyze("full_name", AnalysisSubject(data=data, declared=declared))
+        assert outcome is not None and not outcome.valid and outcome.confidence == UNSURE
+
+
+@needs_real
+def test_a_photographed_code_is_read_as_printed() -> None:
+    """The shared set labels `plate/FZB9581.jpg` FZB9581 (its file's name); the plate reads
+    FBZ-9581 (`real.LABEL_CORRECTIONS`), which the serial analyzer accepts, and the code one
+    character off is refused."""
+    data = photo("plate/FZB9581.jpg")
+    right = analyze(
+        "serialNumber", AnalysisSubject(data=data, declared={"serialNumber": "FBZ9581"})
+    )
+    assert right is not None and right.valid
+    wrong = analyze(
+        "serialNumber", AnalysisSubject(data=data, declared={"serialNumber": "FBZ9584"})
+    )
+    assert wrong is not None and not wrong.valid and wrong.confidence < 5
+
+
+@needs_real
 def test_an_icelandic_name_matches_its_mrz_transliteration() -> None:
     """The MRZ spells ÆVARSDÓTTIR<<ÞURÍÐUR<ÖSP as AEVARSDOTTIR<<THURIDUR<OESP."""
     data = photo("document/100_pass-isl.png")
