@@ -1945,8 +1945,11 @@ class Scenario:
 
     def _updates(self) -> bool:
         """Whether the scenario holds an update: some input of the template may come late."""
+        logic = self.manifest.logic.inputs
         return any(
-            not z3.is_false(self.input_leaf(spec.identifier).late) for spec in self.manifest.inputs
+            (logic[spec.identifier].name if spec.identifier in logic else spec.identifier)
+            in self.late
+            for spec in self.manifest.inputs
         )
 
     def _require_inputs(self) -> None:
@@ -1987,8 +1990,14 @@ class Scenario:
 
     def _run(self) -> Outcome:
         program = self.program
-        steps = self._steps()  # first: the update's places say what the create saw
-        self._require_inputs()
+        if self._updates():
+            steps = self._steps()  # first: the update's places say what the create saw
+            self._require_inputs()
+        else:
+            # The order of the solver's assertions as before updates were modelled: z3's
+            # search follows it, and a template without an update keeps its question whole.
+            self._require_inputs()
+            steps = self._steps()
         self._require_fields()
         variables = {
             v.name: to_term(v.initialValue, "number" if v.type == "numeric" else "text")
@@ -2197,9 +2206,9 @@ class Scenario:
                 # A photo its `ask when` does not ask for is not required, missing or refused.
                 asked = self.asked(image.identifier)
                 missing_photo = z3.Or(missing_photo, z3.And(asked, z3.Not(uploaded)))
+                refused = z3.And(record["processed"].term, z3.Not(record["approved"].term))
                 refused_photo = z3.Or(
-                    refused_photo,
-                    z3.And(asked, record["processed"].term, z3.Not(record["approved"].term)),
+                    refused_photo, refused if z3.is_true(asked) else z3.And(asked, refused)
                 )
             for v in image.validations:
                 if not v.run:
