@@ -8,15 +8,21 @@ the reference evaluator, the explanation, the decompiler and the creation schema
 translation are `NodeVisitor`s: one `visit_<Class>` method per node kind, and a node no method
 is written for is refused with `UnknownNode`, never guessed at.
 
-The nodes are plain classes with `__slots__` and a hand-written `__init__`, not dataclasses:
-a frozen dataclass costs about 0.4 ms to define at import and three times a plain object to
-build, and a compile builds thousands of nodes (benchmarks/bench_compile.py, cold start).
+A node is a plain `@_node`, as the AST's are, and declares its
+fields once: in the order of its JSON keys, each field's JSON key (when it is not the field's
+name) and what the decoder says of a value of the wrong kind stated as the field's metadata
+(`_json`). The JSON writer and the decoder are one generic pair driven by those fields
+(`dataclasses.fields`), so a new node is its class and nothing else here. The JSON is stored
+and hashed (`logic.revision`): `tests/language/golden_ir.json` holds its bytes as written before
+the nodes were dataclasses, and the writer and the decoder must give them back.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
-from typing import Any, ClassVar
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, NamedTuple, Self, TypeVar, dataclass_transform
 
 from inspectlang.errors import InspectlangError
 from inspectlang.vocabulary import MAX_EXPRESSION_DEPTH, MAX_LIST_ITEMS, MAX_NODES
@@ -27,25 +33,78 @@ Span = tuple[int, int, int, int]
 NO_SPAN: Span = (0, 0, 0, 0)
 
 
+_KEEP = object()
+
+
+def _json(
+    key: str | None = None,
+    *,
+    refused: str = "invalid name {!r}",
+    at_most: int | None = None,
+    absent: Any = _KEEP,
+    omitted_when_none: bool = False,
+) -> dict[str, Any]:
+    """How a node's field is said in JSON, as the field's metadata (`field(metadata=...)`); a
+    field declared without it is written under its name, and a text of the wrong kind is an
+    invalid name:
+
+    - `key`: the JSON key (default: the field's name);
+    - `refused`: what the decoder says of a text or a list of the wrong kind (`{!r}`: it);
+    - `at_most`: the most items a list may hold;
+    - `absent`: the value of a key absent or null (default: None, checked as any value);
+    - `omitted_when_none`: the key is written only when the value is not None, and a value of
+      the wrong kind reads as None (the `let` annotation, which the evaluators ignore).
+    """
+    return {
+        "key": key,
+        "refused": refused,
+        "at_most": at_most,
+        "absent": absent,
+        "omitted_when_none": omitted_when_none,
+    }
+
+
+#: An expression's checked type; absent or null in the JSON it reads as "" (unchecked).
+_TYPE = _json(refused="unknown type {!r}", absent="")
+
+
+def _let() -> Any:
+    """The `let` a node is a use of (keyword only, None for none)."""
+    return field(default=None, kw_only=True, metadata=_json(omitted_when_none=True))
+
+
+_Kind = TypeVar("_Kind")
+
+
+#: How every node class with fields of its own is declared: a frozen dataclass with slots whose
+#: `__eq__` and `__repr__` are `Node`'s, one for all (`dataclass` compiles each method it writes
+#: for each class with `exec`: the IR's ~20 classes with their own equality and repr cost about
+#: 10% more instructions of a cold start, measured with cachegrind; docs/design/changes.md).
+@dataclass_transform(frozen_default=True, field_specifiers=(field,))
+def _node(kind: type[_Kind]) -> type[_Kind]:
+    return dataclass(frozen=True, slots=True, eq=False, repr=False)(kind)
+
+
 class Node:
-    """The base of every IR node. `op` is its kind's op in the JSON form; `fields` lists its
-    attributes in the order of its JSON keys; `children` names those holding nodes (or tuples
-    of nodes), for generic walks."""
+    """The base of every IR node. `op` is its kind's op in the JSON form; `children` names the
+    fields holding nodes (or tuples of nodes), in field order, for generic walks (set for each
+    node class from its fields, `_shape_of`). Two nodes are equal when they are of one class
+    with equal fields; nodes are not hashable."""
 
     __slots__ = ()
     op: ClassVar[str]
-    fields: ClassVar[tuple[str, ...]] = ()
     children: ClassVar[tuple[str, ...]] = ()
+    __dataclass_fields__: ClassVar[dict[str, Any]]
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and all(
-            getattr(self, name) == getattr(other, name) for name in self.fields
+            getattr(self, name) == getattr(other, name) for name in self.__dataclass_fields__
         )
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.fields)
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__dataclass_fields__)
         return f"{type(self).__name__}({shown})"
 
 
@@ -56,50 +115,53 @@ class Node:
 
 class Expression(Node):
     """An expression: its checked `type` (docs/design/ir.md), `span`, and `let`, the name of
-    the `let` this node is a use of (a copy of the let's expression; evaluators ignore it)."""
+    the `let` this node is a use of (a copy of the let's expression; evaluators ignore it).
+    Each expression class declares the three last, after its own fields, as its JSON has them."""
 
-    __slots__ = ("let", "span", "type")
+    __slots__ = ()
     type: str
     span: Span
     let: str | None
 
+    def used_as(self, let: str) -> Self:
+        """A copy of this expression marked as a use of `let` (the nodes are frozen)."""
+        return dataclasses.replace(self, let=let)
 
+
+@_node
 class Literal(Expression):
     """A number, text or boolean; for `type` `date` an ISO date text."""
 
-    __slots__ = ("value",)
-    fields = ("value", "type", "span", "let")
     op: ClassVar[str] = "literal"
     value: Any
+    type: str = field(metadata=_TYPE)
+    span: Span
+    let: str | None = _let()
 
-    def __init__(self, value: Any, type: str, span: Span, *, let: str | None = None) -> None:
-        self.value, self.type, self.span, self.let = value, type, span, let
 
-
+@_node
 class ListLiteral(Expression):
     """`[a, b, c]`."""
 
-    __slots__ = ("items",)
-    fields = ("items", "type", "span", "let")
-    children = ("items",)
     op: ClassVar[str] = "list"
-    items: tuple[Expression, ...]
+    items: tuple[Expression, ...] = field(
+        metadata=_json(
+            refused=f"a list needs at most {MAX_LIST_ITEMS} items", at_most=MAX_LIST_ITEMS
+        )
+    )
+    type: str = field(metadata=_TYPE)
+    span: Span
+    let: str | None = _let()
 
-    def __init__(
-        self, items: tuple[Expression, ...], type: str, span: Span, *, let: str | None = None
-    ) -> None:
-        self.items, self.type, self.span, self.let = items, type, span, let
 
-
+@_node
 class _Named(Expression):
     """A leaf read by one name (`name`, `id` or `field` in JSON, kept as `name`)."""
 
-    __slots__ = ("name",)
-    fields = ("name", "type", "span", "let")
     name: str
-
-    def __init__(self, name: str, type: str, span: Span, *, let: str | None = None) -> None:
-        self.name, self.type, self.span, self.let = name, type, span, let
+    type: str = field(metadata=_TYPE)
+    span: Span
+    let: str | None = _let()
 
 
 class Variable(_Named):
@@ -109,46 +171,52 @@ class Variable(_Named):
     op: ClassVar[str] = "var"
 
 
+@_node
 class InputValue(_Named):
     """An input's value; `name` is its identifier (`input_<uuid>`)."""
 
-    __slots__ = ()
     op: ClassVar[str] = "input"
+    name: str = field(metadata=_json("id", refused="invalid identifier {!r}"))
 
 
+@_node
 class ProductField(_Named):
     """A product field (`car.plate`); `name` is the field."""
 
-    __slots__ = ()
     op: ClassVar[str] = "product"
+    name: str = field(metadata=_json("field", refused="unknown product field {!r}"))
 
 
+@_node
 class ConsumerField(_Named):
     """A consumer field; `name` is the field."""
 
-    __slots__ = ()
     op: ClassVar[str] = "consumer"
+    name: str = field(metadata=_json("field", refused="unknown consumer field {!r}"))
 
 
+@_node
 class ImageValue(_Named):
     """The record of one template image; `name` is its identifier (`image_<uuid>`)."""
 
-    __slots__ = ()
     op: ClassVar[str] = "image"
+    name: str = field(metadata=_json("id", refused="invalid identifier {!r}"))
 
 
+@_node
 class CheckValue(_Named):
     """A global validation's current `valid`; `name` is the check's id."""
 
-    __slots__ = ()
     op: ClassVar[str] = "check"
+    name: str = field(metadata=_json("id", refused="invalid identifier {!r}"))
 
 
+@_node
 class EventSubject(_Named):
     """The rule's event subject: `name` is `image`, `validation`, `damage` or `value`."""
 
-    __slots__ = ()
     op: ClassVar[str] = "event"
+    name: str = field(metadata=_json("field", refused="unknown event subject {!r}"))
 
 
 class Local(_Named):
@@ -158,14 +226,13 @@ class Local(_Named):
     op: ClassVar[str] = "local"
 
 
+@_node
 class _Source(Expression):
     """A leaf with no name: a whole list of the inspection, or the event's date."""
 
-    __slots__ = ()
-    fields = ("type", "span", "let")
-
-    def __init__(self, type: str, span: Span, *, let: str | None = None) -> None:
-        self.type, self.span, self.let = type, span, let
+    type: str = field(metadata=_TYPE)
+    span: Span
+    let: str | None = _let()
 
 
 class Images(_Source):
@@ -196,141 +263,81 @@ class Now(_Source):
     op: ClassVar[str] = "now"
 
 
+@_node
 class RecordField(Expression):
     """`of.name`: a field of an image, validation or damage record."""
 
-    __slots__ = ("name", "of")
-    fields = ("of", "name", "type", "span", "let")
-    children = ("of",)
     op: ClassVar[str] = "field"
     of: Expression
     name: str
-
-    def __init__(
-        self, of: Expression, name: str, type: str, span: Span, *, let: str | None = None
-    ) -> None:
-        self.of, self.name, self.type, self.span, self.let = of, name, type, span, let
+    type: str = field(metadata=_TYPE)
+    span: Span
+    let: str | None = _let()
 
 
+@_node
 class Unary(Expression):
     """`not operand` or `-operand`."""
 
-    __slots__ = ("operand", "operator")
-    fields = ("operator", "operand", "type", "span", "let")
-    children = ("operand",)
     op: ClassVar[str] = "unary"
-    operator: str
+    operator: str = field(metadata=_json(refused="unknown operator {!r}"))
     operand: Expression
-
-    def __init__(
-        self, operator: str, operand: Expression, type: str, span: Span, *, let: str | None = None
-    ) -> None:
-        self.operator, self.operand, self.type, self.span, self.let = (
-            operator,
-            operand,
-            type,
-            span,
-            let,
-        )
+    type: str = field(metadata=_TYPE)
+    span: Span
+    let: str | None = _let()
 
 
+@_node
 class Binary(Expression):
     """`left operator right`: `+ - * / = != < <= > >= and or in`."""
 
-    __slots__ = ("left", "operator", "right")
-    fields = ("operator", "left", "right", "type", "span", "let")
-    children = ("left", "right")
     op: ClassVar[str] = "binary"
-    operator: str
+    operator: str = field(metadata=_json(refused="unknown operator {!r}"))
     left: Expression
     right: Expression
-
-    def __init__(
-        self,
-        operator: str,
-        left: Expression,
-        right: Expression,
-        type: str,
-        span: Span,
-        *,
-        let: str | None = None,
-    ) -> None:
-        self.operator, self.left, self.right = operator, left, right
-        self.type, self.span, self.let = type, span, let
+    type: str = field(metadata=_TYPE)
+    span: Span
+    let: str | None = _let()
 
 
+@_node
 class Conditional(Expression):
     """`if condition then then else otherwise`: `then` when the condition is true, `otherwise`
     when it is false or missing; only the chosen side is evaluated."""
 
-    __slots__ = ("condition", "otherwise", "then")
-    fields = ("condition", "then", "otherwise", "type", "span", "let")
-    children = ("condition", "then", "otherwise")
     op: ClassVar[str] = "conditional"
-    condition: Expression
+    condition: Expression = field(metadata=_json("cond"))
     then: Expression
-    otherwise: Expression
-
-    def __init__(
-        self,
-        condition: Expression,
-        then: Expression,
-        otherwise: Expression,
-        type: str,
-        span: Span,
-        *,
-        let: str | None = None,
-    ) -> None:
-        self.condition, self.then, self.otherwise = condition, then, otherwise
-        self.type, self.span, self.let = type, span, let
+    otherwise: Expression = field(metadata=_json("else"))
+    type: str = field(metadata=_TYPE)
+    span: Span
+    let: str | None = _let()
 
 
+@_node
 class Call(Expression):
-    """A library function call (`fn` in JSON)."""
+    """A library function call."""
 
-    __slots__ = ("args", "function")
-    fields = ("function", "args", "type", "span", "let")
-    children = ("args",)
     op: ClassVar[str] = "call"
-    function: str
-    args: tuple[Expression, ...]
-
-    def __init__(
-        self,
-        function: str,
-        args: tuple[Expression, ...],
-        type: str,
-        span: Span,
-        *,
-        let: str | None = None,
-    ) -> None:
-        self.function, self.args, self.type, self.span, self.let = function, args, type, span, let
+    function: str = field(metadata=_json("fn", refused="no function {!r}"))
+    args: tuple[Expression, ...] = field(metadata=_json(refused="call arguments must be a list"))
+    type: str = field(metadata=_TYPE)
+    span: Span
+    let: str | None = _let()
 
 
+@_node
 class Quantifier(Expression):
     """A quantifier over a list (its kind is its class, one per JSON op). `variable` names the
     bound item (None only for a plain `count(L)` or `sum(L)`); `body` is the `where` condition
-    (count, any, all) or the summed `value` (sum), None when absent."""
+    (count, any, all, filter) or the `value` (sum, map: their JSON key), None when absent."""
 
-    __slots__ = ("body", "over", "variable")
-    fields = ("variable", "over", "body", "type", "span", "let")
-    children = ("over", "body")
-    variable: str | None
+    variable: str | None = field(metadata=_json("var"))
     over: Expression
-    body: Expression | None
-
-    def __init__(
-        self,
-        variable: str | None,
-        over: Expression,
-        body: Expression | None,
-        type: str,
-        span: Span,
-        *,
-        let: str | None = None,
-    ) -> None:
-        self.variable, self.over, self.body = variable, over, body
-        self.type, self.span, self.let = type, span, let
+    body: Expression | None = field(metadata=_json("where"))
+    type: str = field(metadata=_TYPE)
+    span: Span
+    let: str | None = _let()
 
 
 class CountOf(Quantifier):
@@ -354,11 +361,12 @@ class AllOf(Quantifier):
     op: ClassVar[str] = "all"
 
 
+@_node
 class SumOf(Quantifier):
     """`sum(L)`, `sum(x in L of E)`."""
 
-    __slots__ = ()
     op: ClassVar[str] = "sum"
+    body: Expression | None = field(metadata=_json("value"))
 
 
 # -- lists (issue 25, construct 6) ------------------------------------------------------------
@@ -371,12 +379,13 @@ class FilterOf(Quantifier):
     op: ClassVar[str] = "filter"
 
 
+@_node
 class MapOf(Quantifier):
     """`map(x in L of E)`: E for each item, in order; a missing E is left out (a list of E's
     type: number or text)."""
 
-    __slots__ = ()
     op: ClassVar[str] = "map"
+    body: Expression | None = field(metadata=_json("value"))
 
 
 #: The quantifier classes by JSON op (and by the word written in the language).
@@ -396,44 +405,30 @@ VALUE_QUANTIFIERS = frozenset({"sum", "map"})
 class Statement(Node):
     """A statement of a rule body."""
 
-    __slots__ = ("span",)
+    __slots__ = ()
     span: Span
 
 
+@_node
 class SetStatement(Statement):
     """`set name to value`."""
 
-    __slots__ = ("name", "value")
-    fields = ("name", "value", "span")
-    children = ("value",)
     op: ClassVar[str] = "set"
     name: str
     value: Expression
-
-    def __init__(self, name: str, value: Expression, span: Span) -> None:
-        self.name, self.value, self.span = name, value, span
+    span: Span
 
 
+@_node
 class IfStatement(Statement):
     """`if condition` with its two branches (`otherwise` is empty when there is no `else`; an
     `else if` is an `if` alone in `otherwise`)."""
 
-    __slots__ = ("condition", "otherwise", "then")
-    fields = ("condition", "then", "otherwise", "span")
-    children = ("condition", "then", "otherwise")
     op: ClassVar[str] = "if"
-    condition: Expression
+    condition: Expression = field(metadata=_json("cond"))
     then: tuple[Statement, ...]
-    otherwise: tuple[Statement, ...]
-
-    def __init__(
-        self,
-        condition: Expression,
-        then: tuple[Statement, ...],
-        otherwise: tuple[Statement, ...],
-        span: Span,
-    ) -> None:
-        self.condition, self.then, self.otherwise, self.span = condition, then, otherwise, span
+    otherwise: tuple[Statement, ...] = field(metadata=_json("else", absent=()))
+    span: Span
 
 
 # --------------------------------------------------------------------------------------------
@@ -503,167 +498,124 @@ def walk(node: Node | None) -> Iterator[Node]:
 
 
 # --------------------------------------------------------------------------------------------
-# The JSON form (docs/design/ir.md)
+# The JSON form (docs/design/ir.md), driven by the nodes' fields
 # --------------------------------------------------------------------------------------------
 
 #: An IR node as JSON: an object with an `op` key.
 JsonNode = dict[str, Any]
 
+#: How a field's value is written and read, told by its annotation: a node, a node or None, a
+#: tuple of expressions (a JSON list), a tuple of statements, a span, a text, a text or None,
+#: or any JSON value as it is (a literal's).
+NODE, OPTIONAL_NODE, NODES, STATEMENTS, SPAN, TEXT, OPTIONAL_TEXT, VALUE = range(8)
+_HOW = {
+    "Expression": NODE,
+    "Expression | None": OPTIONAL_NODE,
+    "tuple[Expression, ...]": NODES,
+    "tuple[Statement, ...]": STATEMENTS,
+    "Span": SPAN,
+    "str": TEXT,
+    "str | None": OPTIONAL_TEXT,
+    "Any": VALUE,
+}
 
-class _JsonWriter(NodeVisitor):
-    """Typed nodes -> the manifest's JSON, keys in the order docs/design/ir.md shows them (the
-    order is part of `logic.revision`'s content hash).
 
-    Every node of a manifest's logic passes here (about 2,000 in a large template, issue 26):
-    `visit` takes no extra arguments and each expression's common keys (`type`, `span`, `let`)
-    are written in its own method, one call per node."""
+#: How the writer writes each: a node, a list of nodes, a span as a list; any other as it is.
+_WRITTEN_AS = {NODE: NODE, OPTIONAL_NODE: NODE, NODES: NODES, STATEMENTS: NODES, SPAN: SPAN}
 
-    walker = "JSON writer"
 
-    def visit(self, node: Any, *args: Any) -> Any:
-        method = self._methods.get(node.__class__)
-        if method is None or args:
-            return super().visit(node, *args)
-        return method(self, node)
+class _JsonField(NamedTuple):
+    """One field of a node class as its JSON has it (from the field and its `_json` metadata)."""
 
-    def expression(self, node: Expression, body: JsonNode) -> JsonNode:
-        body["type"] = node.type
-        body["span"] = list(node.span)
-        if node.let is not None:
-            body["let"] = node.let
-        return body
+    name: str
+    key: str
+    how: int
+    refused: str
+    at_most: int | None
+    absent: Any
+    omitted_when_none: bool
 
-    def visit_Literal(self, node: Literal) -> JsonNode:
-        body = {"op": "literal", "value": node.value, "type": node.type, "span": list(node.span)}
-        if node.let is not None:
-            body["let"] = node.let
-        return body
 
-    def visit_ListLiteral(self, node: ListLiteral) -> JsonNode:
-        return self.expression(node, {"op": "list", "items": [self.visit(i) for i in node.items]})
+class _Shape(NamedTuple):
+    """A node class's JSON: its op and its fields in key order; `written` is what the writer
+    needs of each, `(name, key, how, omitted_when_none)`."""
 
-    def named(self, node: _Named, key: str) -> JsonNode:
-        body = {"op": node.op, key: node.name, "type": node.type, "span": list(node.span)}
-        if node.let is not None:
-            body["let"] = node.let
-        return body
+    op: str
+    fields: tuple[_JsonField, ...]
+    written: tuple[tuple[str, str, int, bool], ...]
 
-    def visit_Variable(self, node: Variable) -> JsonNode:
-        return self.named(node, "name")
 
-    def visit_Local(self, node: Local) -> JsonNode:
-        return self.named(node, "name")
-
-    def visit_InputValue(self, node: InputValue) -> JsonNode:
-        return self.named(node, "id")
-
-    def visit_ImageValue(self, node: ImageValue) -> JsonNode:
-        return self.named(node, "id")
-
-    def visit_CheckValue(self, node: CheckValue) -> JsonNode:
-        return self.named(node, "id")
-
-    def visit_ProductField(self, node: ProductField) -> JsonNode:
-        return self.named(node, "field")
-
-    def visit_ConsumerField(self, node: ConsumerField) -> JsonNode:
-        return self.named(node, "field")
-
-    def visit_EventSubject(self, node: EventSubject) -> JsonNode:
-        return self.named(node, "field")
-
-    def source(self, node: _Source) -> JsonNode:
-        return self.expression(node, {"op": node.op})
-
-    visit_Images = visit_Damages = visit_Validations = visit_Now = source
-
-    def visit_RecordField(self, node: RecordField) -> JsonNode:
-        body = {
-            "op": "field",
-            "of": self.visit(node.of),
-            "name": node.name,
-            "type": node.type,
-            "span": list(node.span),
-        }
-        if node.let is not None:
-            body["let"] = node.let
-        return body
-
-    def visit_Unary(self, node: Unary) -> JsonNode:
-        body = {
-            "op": "unary",
-            "operator": node.operator,
-            "operand": self.visit(node.operand),
-            "type": node.type,
-            "span": list(node.span),
-        }
-        if node.let is not None:
-            body["let"] = node.let
-        return body
-
-    def visit_Binary(self, node: Binary) -> JsonNode:
-        body = {
-            "op": "binary",
-            "operator": node.operator,
-            "left": self.visit(node.left),
-            "right": self.visit(node.right),
-            "type": node.type,
-            "span": list(node.span),
-        }
-        if node.let is not None:
-            body["let"] = node.let
-        return body
-
-    def visit_Conditional(self, node: Conditional) -> JsonNode:
-        return self.expression(
-            node,
-            {
-                "op": "conditional",
-                "cond": self.visit(node.condition),
-                "then": self.visit(node.then),
-                "else": self.visit(node.otherwise),
-            },
+def _shape_of(kind: type[Node]) -> _Shape:
+    """A node class's shape, from `dataclasses.fields` and their metadata; sets its `children`.
+    An annotation the writer cannot say is refused here, at import."""
+    shown: list[_JsonField] = []
+    for item in dataclasses.fields(kind):
+        how = _HOW.get(str(item.type))
+        if how is None:
+            raise TypeError(f"{kind.__name__}.{item.name}: no JSON form for {item.type}")
+        said = item.metadata
+        shown.append(
+            _JsonField(
+                item.name,
+                said.get("key") or item.name,
+                how,
+                said.get("refused", "invalid name {!r}"),
+                said.get("at_most"),
+                said.get("absent", _KEEP),
+                said.get("omitted_when_none", False),
+            )
         )
-
-    def visit_Call(self, node: Call) -> JsonNode:
-        args = [self.visit(arg) for arg in node.args]
-        return self.expression(node, {"op": "call", "fn": node.function, "args": args})
-
-    def quantifier(self, node: Quantifier) -> JsonNode:
-        body = None if node.body is None else self.visit(node.body)
-        key = "value" if node.op in VALUE_QUANTIFIERS else "where"
-        return self.expression(
-            node, {"op": node.op, "var": node.variable, "over": self.visit(node.over), key: body}
-        )
-
-    visit_CountOf = visit_AnyOf = visit_AllOf = visit_SumOf = quantifier
-    visit_FilterOf = visit_MapOf = quantifier
-
-    def visit_SetStatement(self, node: SetStatement) -> JsonNode:
-        return {
-            "op": "set",
-            "name": node.name,
-            "value": self.visit(node.value),
-            "span": list(node.span),
-        }
-
-    def visit_IfStatement(self, node: IfStatement) -> JsonNode:
-        return {
-            "op": "if",
-            "cond": self.visit(node.condition),
-            "then": [self.visit(s) for s in node.then],
-            "else": [self.visit(s) for s in node.otherwise],
-            "span": list(node.span),
-        }
+    kind.children = tuple(f.name for f in shown if f.how in _WRITTEN_AS and f.how != SPAN)
+    written = tuple(
+        (f.name, f.key, _WRITTEN_AS.get(f.how, VALUE), f.omitted_when_none) for f in shown
+    )
+    return _Shape(kind.op, tuple(shown), written)
 
 
-_WRITER = _JsonWriter()
+def _node_classes(base: type[Node]) -> list[type[Node]]:
+    """Every class under `base` with an op of its own (the kinds the JSON names). A class
+    `dataclass(slots=True)` rebuilt is counted once: the class it was built from stays among
+    the subclasses until collected, without the `__slots__` of its own."""
+    found: list[type[Node]] = []
+    pending = [base]
+    while pending:
+        kind = pending.pop()
+        pending.extend(kind.__subclasses__())
+        if "op" in vars(kind) and "__slots__" in vars(kind):
+            found.append(kind)
+    return found
+
+
+#: Every node class the JSON names, by op: expressions and statements.
+EXPRESSION_CLASSES: dict[str, type[Node]] = {kind.op: kind for kind in _node_classes(Expression)}
+STATEMENT_CLASSES: dict[str, type[Node]] = {kind.op: kind for kind in _node_classes(Statement)}
+#: Each node class's JSON shape.
+_SHAPES: dict[type[Node], _Shape] = {
+    kind: _shape_of(kind) for kind in (*EXPRESSION_CLASSES.values(), *STATEMENT_CLASSES.values())
+}
 
 
 def to_json(node: Node) -> JsonNode:
-    """The JSON form of a node (docs/design/ir.md)."""
-    result: JsonNode = _WRITER.visit(node)
-    return result
+    """The JSON form of a node (docs/design/ir.md): `op`, then each field under its key in
+    field order (the order is part of `logic.revision`'s content hash). Every node of a
+    manifest's logic passes here (about 2,000 in a large template, issue 26)."""
+    shape = _SHAPES.get(node.__class__)
+    if shape is None:
+        raise UnknownNode(node, "JSON writer")
+    body: JsonNode = {"op": shape.op}
+    for name, key, how, omitted_when_none in shape.written:
+        value = getattr(node, name)
+        if value is None:
+            if omitted_when_none:
+                continue
+        elif how == NODE:
+            value = to_json(value)
+        elif how == SPAN:
+            value = list(value)
+        elif how == NODES:
+            value = [to_json(item) for item in value]
+        body[key] = value
+    return body
 
 
 class MalformedIR(InspectlangError, ValueError):
@@ -687,17 +639,12 @@ def read_span(node: JsonNode, where: str) -> Span:
     return (span[0], span[1], span[2], span[3])
 
 
-def _text(value: Any, message: str, where: str) -> str:
-    if not isinstance(value, str):
-        raise MalformedIR(message.format(value), where)
-    return value
-
-
 class Decoder:
     """Reads the JSON form back into nodes, checking its structure only: known ops, fields of
-    the right JSON kind, spans of four integers, and the vocabulary's limits on depth, list
-    length and node count (so nothing after it recurses past them). Names and types are for
-    the reader to check (the runtime's verifier). One decoder counts the nodes of one logic."""
+    the right JSON kind (in field order, as their metadata says), spans of four integers, and
+    the vocabulary's limits on depth, list length and node count (so nothing after it recurses
+    past them). Names and types are for the reader to check (the runtime's verifier). One
+    decoder counts the nodes of one logic."""
 
     def __init__(self, max_nodes: int = MAX_NODES) -> None:
         self.nodes = 0
@@ -712,20 +659,11 @@ class Decoder:
         if depth > MAX_EXPRESSION_DEPTH:
             raise MalformedIR(f"expressions nested deeper than {MAX_EXPRESSION_DEPTH}", where)
         op = node.get("op")
-        read = _EXPRESSIONS.get(op) if isinstance(op, str) else None
-        if read is None:
+        kind = EXPRESSION_CLASSES.get(op) if isinstance(op, str) else None
+        if kind is None:
             raise MalformedIR(f"unknown expression op {op!r}", where)
-        type_ = node.get("type")
-        if type_ is not None and not isinstance(type_, str):
-            raise MalformedIR(f"unknown type {type_!r}", where)
-        let = node.get("let")
-        result: Expression = read(self, node, where, depth + 1)
-        result.type, result.span = type_ or "", read_span(node, where)
-        result.let = let if isinstance(let, str) else None
+        result: Expression = self.node(kind, node, where, depth + 1)
         return result
-
-    def optional(self, node: Any, where: str, depth: int) -> Expression | None:
-        return None if node is None else self.expression(node, where, depth)
 
     def statements(self, nodes: Any, where: str, depth: int = 0) -> tuple[Statement, ...]:
         if not isinstance(nodes, list):
@@ -738,132 +676,43 @@ class Decoder:
             if not isinstance(node, dict):
                 raise MalformedIR("a statement must be an object", here)
             op = node.get("op")
-            read = _STATEMENTS.get(op) if isinstance(op, str) else None
-            if read is None:
+            kind = STATEMENT_CLASSES.get(op) if isinstance(op, str) else None
+            if kind is None:
                 raise MalformedIR(f"unknown statement op {op!r}", here)
-            result.append(read(self, node, here, depth))
+            result.append(self.node(kind, node, here, depth))
         return tuple(result)
 
-    # -- one reader per statement op, as for expressions (`_STATEMENTS`) ------------------------
-
-    def set_statement(self, node: JsonNode, where: str, depth: int) -> Statement:
-        name = _text(node.get("name"), "invalid name {!r}", where)
-        value = self.expression(node.get("value"), f"{where}.value", depth)
-        return SetStatement(name, value, read_span(node, where))
-
-    def if_statement(self, node: JsonNode, where: str, depth: int) -> Statement:
-        condition = self.expression(node.get("cond"), f"{where}.cond", depth)
-        then = self.statements(node.get("then"), f"{where}.then", depth + 1)
-        otherwise = self.statements(node.get("else") or [], f"{where}.else", depth + 1)
-        return IfStatement(condition, then, otherwise, read_span(node, where))
-
-    # -- one reader per op: the node with its fields; type, span and let are set after ---------
-
-    def literal(self, node: JsonNode, where: str, depth: int) -> Expression:
-        return Literal(node.get("value"), "", NO_SPAN)
-
-    def list_literal(self, node: JsonNode, where: str, depth: int) -> Expression:
-        items = node.get("items")
-        if not isinstance(items, list) or len(items) > MAX_LIST_ITEMS:
-            raise MalformedIR(f"a list needs at most {MAX_LIST_ITEMS} items", where)
-        return ListLiteral(
-            tuple(
-                self.expression(item, f"{where}.items[{i}]", depth) for i, item in enumerate(items)
-            ),
-            "",
-            NO_SPAN,
-        )
-
-    def field(self, node: JsonNode, where: str, depth: int) -> Expression:
-        of = self.expression(node.get("of"), f"{where}.of", depth)
-        return RecordField(of, _text(node.get("name"), "invalid name {!r}", where), "", NO_SPAN)
-
-    def unary(self, node: JsonNode, where: str, depth: int) -> Expression:
-        operator = _text(node.get("operator"), "unknown operator {!r}", where)
-        return Unary(
-            operator, self.expression(node.get("operand"), f"{where}.operand", depth), "", NO_SPAN
-        )
-
-    def binary(self, node: JsonNode, where: str, depth: int) -> Expression:
-        operator = _text(node.get("operator"), "unknown operator {!r}", where)
-        left = self.expression(node.get("left"), f"{where}.left", depth)
-        right = self.expression(node.get("right"), f"{where}.right", depth)
-        return Binary(operator, left, right, "", NO_SPAN)
-
-    def conditional(self, node: JsonNode, where: str, depth: int) -> Expression:
-        return Conditional(
-            self.expression(node.get("cond"), f"{where}.cond", depth),
-            self.expression(node.get("then"), f"{where}.then", depth),
-            self.expression(node.get("else"), f"{where}.else", depth),
-            "",
-            NO_SPAN,
-        )
-
-    def call(self, node: JsonNode, where: str, depth: int) -> Expression:
-        function = _text(node.get("fn"), "no function {!r}", where)
-        args = node.get("args")
-        if not isinstance(args, list):
-            raise MalformedIR("call arguments must be a list", where)
-        return Call(
-            function,
-            tuple(self.expression(arg, f"{where}.args[{i}]", depth) for i, arg in enumerate(args)),
-            "",
-            NO_SPAN,
-        )
-
-    def quantifier(self, node: JsonNode, where: str, depth: int) -> Expression:
-        kind = QUANTIFIERS[str(node["op"])]
-        variable = node.get("var")
-        if variable is not None:
-            _text(variable, "invalid name {!r}", where)
-        over = self.expression(node.get("over"), f"{where}.over", depth)
-        key = "value" if kind.op in VALUE_QUANTIFIERS else "where"
-        body = self.optional(node.get(key), f"{where}.{key}", depth)
-        return kind(variable, over, body, "", NO_SPAN)
-
-
-def _named(kind: type[_Named], key: str, message: str) -> Any:
-    def read(decoder: Decoder, node: JsonNode, where: str, depth: int) -> Expression:
-        return kind(_text(node.get(key), message, where), "", NO_SPAN)
-
-    return read
-
-
-def _source(kind: type[_Source]) -> Any:
-    def read(decoder: Decoder, node: JsonNode, where: str, depth: int) -> Expression:
-        return kind("", NO_SPAN)
-
-    return read
-
-
-_EXPRESSIONS: dict[str, Any] = {
-    "literal": Decoder.literal,
-    "list": Decoder.list_literal,
-    "var": _named(Variable, "name", "invalid name {!r}"),
-    "local": _named(Local, "name", "invalid name {!r}"),
-    "input": _named(InputValue, "id", "invalid identifier {!r}"),
-    "image": _named(ImageValue, "id", "invalid identifier {!r}"),
-    "check": _named(CheckValue, "id", "invalid identifier {!r}"),
-    "product": _named(ProductField, "field", "unknown product field {!r}"),
-    "consumer": _named(ConsumerField, "field", "unknown consumer field {!r}"),
-    "event": _named(EventSubject, "field", "unknown event subject {!r}"),
-    "images": _source(Images),
-    "damages": _source(Damages),
-    "validations": _source(Validations),
-    "now": _source(Now),
-    "field": Decoder.field,
-    "unary": Decoder.unary,
-    "binary": Decoder.binary,
-    "call": Decoder.call,
-    "conditional": Decoder.conditional,
-    **dict.fromkeys(QUANTIFIERS, Decoder.quantifier),
-}
-
-#: The statement readers by op, as `_EXPRESSIONS` for expressions.
-_STATEMENTS: dict[str, Callable[[Decoder, JsonNode, str, int], Statement]] = {
-    SetStatement.op: Decoder.set_statement,
-    IfStatement.op: Decoder.if_statement,
-}
+    def node(self, kind: type[Node], node: JsonNode, where: str, depth: int) -> Any:
+        """A node of `kind` from its JSON object, field by field: expressions under it at
+        `depth`, statements one deeper."""
+        values: dict[str, Any] = {}
+        for name, key, how, refused, at_most, absent, omitted_when_none in _SHAPES[kind].fields:
+            value = node.get(key)
+            if value is None and absent is not _KEEP:
+                value = absent
+            elif how == NODE:
+                value = self.expression(value, f"{where}.{key}", depth)
+            elif how == SPAN:
+                value = read_span(node, where)
+            elif how in (TEXT, OPTIONAL_TEXT):
+                if not isinstance(value, str) and (how == TEXT or value is not None):
+                    if not omitted_when_none:
+                        raise MalformedIR(refused.format(value), where)
+                    value = None
+            elif how == OPTIONAL_NODE:
+                if value is not None:
+                    value = self.expression(value, f"{where}.{key}", depth)
+            elif how == NODES:
+                if not isinstance(value, list) or (at_most is not None and len(value) > at_most):
+                    raise MalformedIR(refused.format(value), where)
+                value = tuple(
+                    self.expression(item, f"{where}.{key}[{index}]", depth)
+                    for index, item in enumerate(value)
+                )
+            elif how == STATEMENTS:
+                value = self.statements(value, f"{where}.{key}", depth + 1)
+            values[name] = value
+        return kind(**values)
 
 
 def from_json(node: Any, where: str = "expression") -> Expression:

@@ -14,7 +14,7 @@ each use (E004, E037), as the runtime's verifier will count them.
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -442,9 +442,11 @@ class ExpressionChecker:
                 notes=_branch_hint(then_type, else_type),
             )
             result = ERROR
-        for side in (then, otherwise):
-            if isinstance(side, ir.ListLiteral) and not side.items:
-                side.type = ir_type(result)  # `[]` has the other side's list type
+        # `[]` has the other side's list type
+        if isinstance(then, ir.ListLiteral) and not then.items:
+            then = dataclasses.replace(then, type=ir_type(result))
+        if isinstance(otherwise, ir.ListLiteral) and not otherwise.items:
+            otherwise = dataclasses.replace(otherwise, type=ir_type(result))
         node = ir.Conditional(condition, then, otherwise, ir_type(result), expr.span.as_tuple())
         return result, node
 
@@ -723,9 +725,7 @@ class ExpressionChecker:
                 f"`{name}` here nests more than {MAX_QUANTIFIER_DEPTH} count/any/all/sum",
                 expr.span,
             )
-        use = copy.copy(info.node)
-        use.let = name
-        return info.type, use
+        return info.type, info.node.used_as(name)
 
     def check_let(self, decl: ast.LetDecl) -> LetInfo | None:
         """Check a let on its own (no event subject, no bound item); None when it has errors

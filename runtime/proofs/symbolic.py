@@ -2356,8 +2356,8 @@ def _reads(program: Program, wanted: Callable[[Any], bool], rules_only: bool = F
             found = True
             return
         if isinstance(node, ir.Node):
-            for name in node.fields:
-                visit(getattr(node, name, None))
+            for child in ir.child_nodes(node):
+                visit(child)
         elif isinstance(node, list | tuple):
             for item in node:
                 visit(item)

@@ -389,11 +389,12 @@ def test_a_statement_whose_ir_and_ast_agree_decompiles_field_by_field(
         comments: tuple[str, ...] = ()
         trailing_comment: str | None = None
 
+    @dataclasses.dataclass(frozen=True, slots=True)
     class IrTallyStatement(ir.Statement):
-        __slots__ = ("amount", "then", "variable")
-
-        def __init__(self, amount: ir.Expression, variable: str, then: tuple[Any, ...]) -> None:
-            self.amount, self.variable, self.then, self.span = amount, variable, then, ir.NO_SPAN
+        amount: ir.Expression
+        variable: str
+        then: tuple[Any, ...]
+        span: ir.Span = ir.NO_SPAN
 
     IrTallyStatement.__name__ = IrTallyStatement.__qualname__ = "TallyStatement"
     at = (1, 1, 1, 2)

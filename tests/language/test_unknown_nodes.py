@@ -102,14 +102,13 @@ def test_decompiler_refuses_an_unknown_expression_op() -> None:
         decompile(manifest_with(statement))
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
 class Random(ir.Expression):
     """An expression kind no walker knows."""
 
-    __slots__ = ()
-    fields = ("type", "span", "let")
-
-    def __init__(self) -> None:
-        self.type, self.span, self.let = "number", (1, 1, 1, 2), None
+    type: str = "number"
+    span: ir.Span = (1, 1, 1, 2)
+    let: str | None = None
 
 
 @pytest.mark.parametrize(

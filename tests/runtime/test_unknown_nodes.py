@@ -95,14 +95,13 @@ def test_reference_evaluator_refuses_an_unknown_statement(where: str) -> None:
         ReferenceEvaluator().statements(BODIES[where], empty_env())
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
 class Random(ir.Expression):
     """An expression kind no walker knows."""
 
-    __slots__ = ()
-    fields = ("type", "span", "let")
-
-    def __init__(self) -> None:
-        self.type, self.span, self.let = "number", AT, None
+    type: str = "number"
+    span: ir.Span = AT
+    let: str | None = None
 
 
 def test_code_generator_refuses_an_unknown_expression() -> None:
