@@ -1,6 +1,6 @@
-"""The inspection routes' bodies: the Inspection object (built as a dict by
-`runtime.api_view`, on the hot paths, and documented by these Structs), a created inspection,
-a page of inspections.
+"""The inspection routes' bodies: the Inspection object (`runtime.api_view`'s typed view, with
+what only the server adds: the upload's quality and warnings, the delivery, the explanation), a
+created inspection, a page of inspections, and the request bodies.
 
 Fields that depend on the vocabulary (one product object per inspection type) are made from
 `inspectlang.manifest`'s tables with `msgspec.defstruct`, so a new type needs no edit here.
@@ -8,13 +8,12 @@ Fields that depend on the vocabulary (one product object per inspection type) ar
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
 import msgspec
 
 from inspectlang.manifest import (
     CONSUMER_FIELDS,
-    INSPECTION_TYPES,
     PRODUCT_CHOICES,
     PRODUCT_FIELDS,
 )
@@ -25,8 +24,8 @@ from inspectlang.vocabulary import (
     MAX_NUMBER,
     MAX_TEXT_LENGTH,
 )
-from runtime.state import CompletedBy, Status, Veredict
-from server.bodies import InspectionType, RequestBody, ResponseBody
+from runtime import api_view as view
+from server.bodies import RequestBody, ResponseBody
 from server.delivery.schemas import DeliveryView
 
 Nullable = str | None
@@ -36,21 +35,6 @@ UNSET = msgspec.UNSET
 
 #: A validation's value: what it read or measured (a text of at most 1000 characters or a number).
 ResultValue = Annotated[str, msgspec.Meta(max_length=1000)] | int | float | bool | None
-
-
-class ImageValidation(ResponseBody):
-    id: str = msgspec.field(name="_id")
-    validation: str
-    confidence: float | None
-    valid: bool | None
-    #: The value behind the verdict: the plate read, the color found, the face distance, the
-    #: photo's age in hours, the distance in metres (null when nothing was read).
-    result: ResultValue | Unset = UNSET
-    #: `machine`, or `person` when a reviewer recorded it (docs/review.md).
-    source: Literal["machine", "person"] | Unset = UNSET
-    reviewedBy: dict[str, str] | Unset = UNSET
-    reviewedAt: str | Unset = UNSET
-    note: str | Unset = UNSET
 
 
 class Entity(RequestBody):
@@ -75,28 +59,6 @@ class Quality(ResponseBody):
     measures: dict[str, float | int]
 
 
-class Device(ResponseBody):
-    """The camera and the software that wrote the file, as its EXIF says (absent when silent)."""
-
-    make: str | Unset = UNSET
-    model: str | Unset = UNSET
-    software: str | Unset = UNSET
-
-
-class Capture(ResponseBody):
-    """What the photo was judged on (`date`, `distance`, `duplicate`, `edited`): when and where
-    it was taken and where each came from (`exif`: the photo's own data; `browser`: what the
-    uploading client declared; `upload`: no capture time known, `takenAt` is the upload's),
-    and the device."""
-
-    takenAt: Nullable
-    takenAtSource: Literal["exif", "browser", "upload"]
-    latitude: float | None
-    longitude: float | None
-    locationSource: Literal["exif", "browser"] | None
-    device: Device | None
-
-
 class UploadWarning(ResponseBody):
     """Something an upload was accepted with but the client should know (upload answers only)."""
 
@@ -104,144 +66,22 @@ class UploadWarning(ResponseBody):
     message: str
 
 
-class Image(ResponseBody):
+class Image(view.Image):
     """An image of a product (also the response of an upload)."""
 
-    id: str = msgspec.field(name="_id")
-    templateImageIdentifier: Nullable | Unset = UNSET
-    side: Nullable | Unset = UNSET
-    target: Nullable | Unset = UNSET
-    type: Nullable | Unset = UNSET
-    processed: bool | Unset = UNSET
-    approved: bool | Unset | None = UNSET
-    uploadedAt: Nullable | Unset = UNSET
-    src: Nullable | Unset = UNSET
-    label: str | Unset = UNSET
-    productInspectionId: Nullable | Unset = UNSET
-    validations: list[ImageValidation] | Unset = UNSET
-    damages: list[dict[str, Any]] | Unset = UNSET
-    #: This photo's upload number in its slot: 1, then 2, 3... for each retake.
-    attempt: int | Unset = UNSET
-    #: What the photo was judged on: capture time, place, their sources, the device.
-    capture: Capture | Unset = UNSET
-    #: Identity images: the fields read from the document.
-    entities: list[Entity] | Unset = UNSET
     #: Upload answers only: the photo quality check (blur, exposure, size).
-    quality: Quality | Unset = UNSET
+    quality: NotRequired[Quality]
     #: Upload answers only: `unknown_side` when the side names no image of the template.
-    warnings: list[UploadWarning] | Unset = UNSET
-    #: A photo a reviewer's retake replaced (kept in `replacedImages`, docs/review.md).
-    replaced: bool | Unset = UNSET
-    replacedAt: str | Unset = UNSET
+    warnings: NotRequired[list[UploadWarning]]
 
 
-class InputValue(ResponseBody):
-    identifier: str
-    value: Any
-    label: str | Unset = UNSET
-    type: str | Unset = UNSET
-
-
-class Damage(ResponseBody):
-    part: str
-    damage: str
-    severity: str
-    percentage: float | Unset | None = UNSET
-
-
-class ProductBase(ResponseBody):
-    id: str = msgspec.field(name="_id")
-    type: InspectionType
-    images: list[Image]
-    extraImages: list[Image]
-    inputs: list[InputValue] | Unset = UNSET
-    damages: list[Damage] | Unset = UNSET
-    #: Photos replaced by a retake, oldest first (docs/review.md).
-    replacedImages: list[Image] | Unset = UNSET
-
-
-#: A product: its common fields and, under its type's name (`car`, ...), the product data.
-Product = msgspec.defstruct(
-    "Product",
-    [(kind, dict[str, Any] | Unset, UNSET) for kind in INSPECTION_TYPES],
-    bases=(ProductBase,),
-    kw_only=True,
-    omit_defaults=True,
-)
-
-
-class ImagesHolder(ResponseBody):
-    images: list[Image] | Unset = UNSET
-    extraImages: list[Image] | Unset = UNSET
-    inputs: list[InputValue] | Unset = UNSET
-
-
-#: JSON type of each expression type of a consumer field.
-_VALUE_TYPES: dict[str, Any] = {"text": str, "date": str, "number": float}
-
-#: The person inspected: the consumer's fields (`CONSUMER_FIELDS`) beside their photos.
-Identity = msgspec.defstruct(
-    "Identity",
-    [(name, _VALUE_TYPES[kind] | None | Unset, UNSET) for name, kind in CONSUMER_FIELDS.items()],
-    bases=(ImagesHolder,),
-    kw_only=True,
-    omit_defaults=True,
-)
-
-
-class TemplateReference(ResponseBody):
-    id: str = msgspec.field(name="_id")
-    name: str
-    type: str
-    inputs: list[InputValue] | Unset = UNSET
-
-
-class Producer(ResponseBody):
-    companyId: str | Unset = UNSET
-    userId: str | Unset = UNSET
-    internalId: str | Unset = UNSET
-
-
-class VariableValue(ResponseBody):
-    name: str
-    value: float | str | None
-
-
-class GlobalValidation(ResponseBody):
-    id: str = msgspec.field(name="_id")
-    name: str
-    description: str
-    valid: bool
-
-
-class Inspection(ResponseBody):
+class Inspection(view.Inspection):
     """The spec's Inspection object (`runtime.api_view`)."""
 
-    id: str = msgspec.field(name="_id")
-    type: InspectionType
-    status: Status
-    veredict: Veredict
-    template: TemplateReference
-    producer: Producer
-    metadata: dict[str, str]
-    variables: list[VariableValue]
-    globalValidations: list[GlobalValidation]
-    products: list[Product]  # type: ignore[valid-type]
-    testing: bool
-    reasons: list[str] | Unset = UNSET
-    completedBy: CompletedBy | Unset | None = UNSET
-    #: A person's part (docs/review.md): pending validations, reasons, decisions, audit.
-    review: dict[str, Any] | Unset | None = UNSET
-    locale: str | Unset = UNSET
-    identity: Identity | Unset = UNSET  # type: ignore[valid-type]
-    custom: ImagesHolder | Unset = UNSET
-    createdAt: str | Unset = UNSET
-    updatedAt: str | Unset = UNSET
-    startedAt: Nullable | Unset = UNSET
-    completedAt: Nullable | Unset = UNSET
-    expiresAt: Nullable | Unset = UNSET
-    delivery: DeliveryView | Unset = UNSET
-    explanation: dict[str, Any] | Unset = UNSET
+    #: The link's delivery (docs/delivery.md), kept in its own column.
+    delivery: NotRequired[DeliveryView]
+    #: `GET /v1/inspection/:id?explain=true`: the verdict's explanation.
+    explanation: NotRequired[dict[str, Any]]
 
 
 class VerdictExplanation(ResponseBody):
@@ -291,7 +131,7 @@ class CreatedInspection(ResponseBody):
     magicLink: str
 
 
-class FinishedInspection(Inspection, kw_only=True):
+class FinishedInspection(Inspection):
     """The answer of `POST /v1/inspection/finish/:id`: the Inspection object and, beside
     its fields, the `message` the client libraries read."""
 

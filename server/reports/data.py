@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the renderer imports this module: it starts nothing of the server's
+    from runtime.api_view import Image, Inspection
     from server.web.history import Step
 
 
@@ -18,7 +19,7 @@ if TYPE_CHECKING:  # the renderer imports this module: it starts nothing of the 
 class ReportImage:
     """One image record of the inspection with its bytes (None when the blob is gone)."""
 
-    record: dict[str, Any]
+    record: Image
     content: bytes | None = None
     #: "product", "identity" or "custom": where the image belongs.
     target: str = "product"
@@ -32,7 +33,8 @@ class ReportImage:
 class ReportData:
     """Everything one report shows."""
 
-    inspection: dict[str, Any]
+    #: The Inspection object (`runtime.api_view`'s typed view).
+    inspection: Inspection
     template: dict[str, Any]
     explanation: dict[str, Any]
     company_name: str

@@ -9,11 +9,12 @@ tested here without borb.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, cast
 
 from babel import numbers as babel_numbers
 
 from inspectlang.product_fields import fields_of
+from runtime.api_view import ImageValidation, Inspection
 from server.reports.data import ReportData, ReportImage
 from server.web import capture, i18n, moments
 from server.web.validations import validation_label
@@ -100,7 +101,7 @@ class Headline:
     reviewed: list[str] = field(default_factory=list)
 
 
-def reviewed_lines(inspection: dict[str, Any], w: Words | None = None) -> list[str]:
+def reviewed_lines(inspection: Inspection, w: Words | None = None) -> list[str]:
     """A person's decisions, as the report states them under the verdict, in the report's
     language (moments in its time zone)."""
     w = w or Words("en_US")
@@ -201,7 +202,7 @@ VERDICT_WORDS = {
 }
 
 
-def verdict_reasons(inspection: dict[str, Any], explanation: dict[str, Any]) -> list[str]:
+def verdict_reasons(inspection: Inspection, explanation: dict[str, Any]) -> list[str]:
     """The reasons behind the verdict, from the runtime's explanation (or the inspection), each
     once: a person's reason is printed in their decision's line (`reviewed_lines`), not again
     here."""
@@ -294,7 +295,7 @@ COMPLETED_BY_WORDS = {
 }
 
 
-def completed_by_text(inspection: dict[str, Any], w: Words) -> str:
+def completed_by_text(inspection: Inspection, w: Words) -> str:
     """`completedBy` in words; for a review, with the reviewer's name."""
     code = inspection.get("completedBy")
     if code is None:
@@ -330,14 +331,16 @@ def summary_section(report: ReportData) -> Section:
         (w(_("Template")), show((inspection.get("template") or {}).get("name"))),
         (w(_("Producer")), producer_text(report)),
     ]
-    for key, label in (
+    moments: tuple[tuple[Literal["createdAt", "startedAt", "completedAt", "expiresAt"], str], ...]
+    moments = (
         ("createdAt", _("Created")),
         ("startedAt", _("Started")),
         ("completedAt", _("Completed")),
         ("expiresAt", _("Expires")),
-    ):
+    )
+    for key, label in moments:
         if inspection.get(key):
-            rows.append((w(label), w.moment(inspection[key])))
+            rows.append((w(label), w.moment(inspection.get(key))))
     rows.append((w(_("Report generated")), w.moment(report.generated_at)))
     if inspection.get("testing"):
         rows.append((w(_("Mode")), w(_("TEST (created with a test key)"))))
@@ -350,7 +353,9 @@ def product_sections(report: ReportData) -> list[Section]:
     products = report.inspection.get("products") or []
     for index, product in enumerate(products, start=1):
         kind = str(product.get("type") or report.inspection.get("type") or "custom")
-        data = product.get(kind) if isinstance(product.get(kind), dict) else {}
+        # The product data, under its type's name.
+        data = cast(dict[str, Any], product).get(kind)
+        data = data if isinstance(data, dict) else {}
         rows = [(w(_("Type")), w(TYPE_WORDS.get(kind, kind)))]
         for product_field in fields_of(kind):  # the language's table: order and labels
             key = product_field.name
@@ -378,7 +383,7 @@ def product_sections(report: ReportData) -> list[Section]:
 
 
 def consumer_section(report: ReportData) -> Section | None:
-    consumer = report.inspection.get("consumer") or report.inspection.get("identity") or {}
+    consumer = report.inspection.get("identity") or {}
     if not consumer:
         return None
     w = words(report)
@@ -393,7 +398,7 @@ def consumer_section(report: ReportData) -> Section | None:
 
 def inputs_section(report: ReportData, locale: str) -> Section | None:
     template_ref = report.inspection.get("template") or {}
-    values = template_ref.get("inputs") or report.inspection.get("inputs") or []
+    values = template_ref.get("inputs") or []
     w = words(report)
     rows = [
         (
@@ -518,7 +523,7 @@ RULE_ERROR_WORDS: dict[str, str] = {
 NAMES_AN_INSPECTION = frozenset({"duplicate"})
 
 
-def result_text(item: dict[str, Any], report: ReportData, w: Words) -> str:
+def result_text(item: ImageValidation, report: ReportData, w: Words) -> str:
     """What a validation read, in words: a coded value in the report's language, a duplicate's
     inspection named as such (this one, or the other's id on a line of its own, so it wraps
     inside its column), and a person's note after it."""

@@ -20,6 +20,7 @@ from sqlmodel import Session, col
 
 import runtime
 from inspectlang.timestamps import utc_timestamp
+from runtime.api_view import Image, Inspection
 from server.auth import AuthContext
 from server.blobs import BlobNotFound, BlobStore
 from server.db import Database
@@ -226,20 +227,19 @@ def _plain(value: Any) -> dict[str, Any]:
     return {"reasons": [str(value)]} if value else {}
 
 
-def _image_records(document: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
+def _image_records(document: Inspection) -> list[tuple[Image, str]]:
     """Every image record of an inspection document with its target, in document order (the
     photos a retake replaced included: the report shows them, marked as replaced)."""
-    found: list[tuple[dict[str, Any], str]] = []
-    for product in document.get("products") or []:
-        for key in ("images", "extraImages", "replacedImages"):
-            found.extend((image, "product") for image in product.get(key) or [])
+    found: list[tuple[Image, str]] = []
+    for product in document["products"]:
+        for images in (product["images"], product["extraImages"], product.get("replacedImages")):
+            found.extend((image, "product") for image in images or [])
     identity = document.get("identity") or {}
-    for key in ("images", "extraImages"):
-        found.extend((image, "identity") for image in identity.get(key) or [])
     custom = document.get("custom") or {}
-    for key in ("images", "extraImages"):
-        found.extend((image, "custom") for image in custom.get(key) or [])
-    return [(image, target) for image, target in found if isinstance(image, dict)]
+    for holder, target in ((identity, "identity"), (custom, "custom")):
+        for images in (holder.get("images"), holder.get("extraImages")):
+            found.extend((image, target) for image in images or [])
+    return found
 
 
 def _retakes(events: list[Any]) -> dict[str, tuple[str, str]]:
@@ -277,11 +277,7 @@ def build_report_data(
                 select(ImageRecord).where(col(ImageRecord.inspection_id) == inspection.id)
             ).scalars()
         }
-    document: dict[str, Any] = dict(runtime.to_api(loaded.program, loaded.state))
-    for key in ("locale", "createdAt", "startedAt", "completedAt", "testing"):
-        if key not in document and getattr(loaded.state, key, None) is not None:
-            value = getattr(loaded.state, key)
-            document[key] = iso(value) if isinstance(value, datetime) else value
+    document = runtime.to_api(loaded.program, loaded.state)
     explanation = _plain(runtime.explain(loaded.program, loaded.state))
     locale = str(document.get("locale") or loaded.state.locale)
     retakes = _retakes(loaded.state.events)

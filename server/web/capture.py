@@ -12,7 +12,7 @@ from typing import Any
 
 from babel.dates import format_datetime
 
-from runtime.api_view import capture_view
+from runtime.api_view import Capture, Image, capture_view
 from runtime.state import ImageRecord, InspectionState
 from server.web.templating import gettext
 
@@ -44,13 +44,14 @@ MomentWriter = Callable[[Any], str]
 
 
 def describe(
-    capture: dict[str, Any],
+    capture: Capture,
     attempt: int | None,
     locale: str,
     moment: MomentWriter | None = None,
 ) -> list[tuple[str, str]]:
     """Label and value pairs: Taken, Place, Device, Upload attempt; the capture time written
-    by `moment` (default: in `locale`, in UTC)."""
+    by `moment` (default: in `locale`, in UTC). Read with `get`: a stored document may be one
+    written before a key existed."""
     sources = _sources(locale)
     raw = capture.get("takenAt")
     taken = moment(raw) if moment is not None else _moment(raw, locale)
@@ -83,11 +84,12 @@ def describe(
 
 
 def of_record(
-    record: dict[str, Any], locale: str, moment: MomentWriter | None = None
+    record: Image, locale: str, moment: MomentWriter | None = None
 ) -> list[tuple[str, str]]:
-    """The pairs for an image record of an Inspection object (`capture`, `attempt`)."""
+    """The pairs for an image record of an Inspection object (`capture`, `attempt`): none for
+    a record stored before photos had a `capture`."""
     capture = record.get("capture")
-    if not isinstance(capture, dict):
+    if capture is None:
         return []
     attempt = record.get("attempt")
     return describe(capture, attempt if isinstance(attempt, int) else None, locale, moment)

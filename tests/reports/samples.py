@@ -96,7 +96,7 @@ def car_report(images: int = 6, validations: int = 30, with_bytes: bool = True) 
         },
         "producer": {"companyId": "c1", "userId": "u1"},
         "metadata": {"policy": "P-1"},
-        "consumer": {
+        "identity": {
             "firstName": "Ana",
             "lastName": "Pérez",
             "identification": "30125678",

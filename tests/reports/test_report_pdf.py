@@ -180,7 +180,7 @@ def test_first_page_renders_to_a_non_blank_png(pdf_bytes: bytes, tmp_path: Path)
 
 def test_text_outside_latin1_is_transliterated_not_fatal() -> None:
     report = car_report(images=1, validations=2, with_bytes=False)
-    report.inspection["consumer"]["lastName"] = "\u0141ukasz \u6f22\u5b57 \u2713 \u20ac"
+    report.inspection["identity"]["lastName"] = "\u0141ukasz \u6f22\u5b57 \u2713 \u20ac"
     report.inspection["template"]["name"] = "Pr\u00fcfung \u2013 \u201cdeep\u201d"
     pdf = default_renderer().render(report)
     text = "\n".join(p.extract_text() for p in pypdf.PdfReader(io.BytesIO(pdf)).pages)

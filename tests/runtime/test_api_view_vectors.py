@@ -8,12 +8,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
 
 import pytest
 from api_view_vectors.templates import program_of
 
 import runtime as rt
+from inspectlang.manifest import CONSUMER_FIELDS, INSPECTION_TYPES
+from runtime import api_view
 from runtime.program import Program
 from runtime.state import InspectionState
 
@@ -61,3 +63,15 @@ def test_to_api_writes_the_stored_bytes(
     state = InspectionState.model_validate(vector["state"])
     written = json.dumps(rt.to_api(program, state), ensure_ascii=False)
     assert written == json.dumps(vector["inspection"], ensure_ascii=False)
+
+
+def test_the_views_name_every_product_type_and_consumer_field_of_the_vocabulary() -> None:
+    """`Product` and `Identity` spell out, for mypy and the OpenAPI document, keys that come
+    from `inspectlang.manifest`'s tables: they stay equal."""
+    common = {"_id", "type", "images", "extraImages", "inputs", "damages", "replacedImages"}
+    assert set(api_view.Product.__annotations__) - common == set(INSPECTION_TYPES)
+    consumer = get_type_hints(api_view.Identity)
+    for holder in api_view.ImagesHolder.__annotations__:
+        consumer.pop(holder)
+    json_types = {"text": str | None, "date": str | None, "number": float | None}
+    assert consumer == {name: json_types[kind] for name, kind in CONSUMER_FIELDS.items()}
