@@ -170,6 +170,9 @@ REAL_KINDS = {
     "color_selective": ("color",),
     "plate_selective": ("plate",),
     "plate_registry": ("plate",),
+    "color_registry": ("color",),
+    "document_registry": ("dni", "full_name", "birthdate", "sex"),
+    "face_registry": ("face_comparison",),
     "document_selective": ("dni", "full_name", "birthdate", "sex"),
     "serial_selective": ("serialNumber",),
     "quality_selective": ("quality",),
@@ -196,9 +199,12 @@ def real_figures(only: set[str], failures: bool) -> dict[str, Any]:
         "color_plate_anchored": real.colors_plate_anchored,
         "color_selective": real.colors_selective,
         "plate_selective": real.plates_selective,
-        # The second real set, held out: reported only, never fitted on (the review band
-        # comes from the shared set's photos).
+        # The second real set, held out: reported only, never fitted on (each band comes
+        # from the shared set's photos).
         "plate_registry": real.registry_plates,
+        "color_registry": real.registry_colors,
+        "document_registry": real.registry_documents,
+        "face_registry": lambda: real.registry_faces(DEFAULT_MAX_DISTANCE),
         "document_selective": real.documents_selective,
         "serial_selective": real.serials_selective,
         "quality_selective": real.quality_selective,
@@ -269,6 +275,20 @@ def real_targets(figures_: dict[str, Any]) -> dict[str, bool]:
         registry = figures_["plate_registry"]
         out["registry_plate_wrong_accepted_0"] = registry["wrong_accepted"].startswith("0/")
         out["registry_plate_wrong_refused_all"] = _rate(registry["wrong_plate_refused"]) == 1.0
+        out["registry_plate_coverage_ge_90pct"] = _rate(registry["decided"]) >= 0.9
+    # The held-out set judged by the shared set's bands, against the targets.
+    for kind, target, field, risk in (
+        ("color_registry", "registry_color_wrong_le_1pct_of_decided", "wrong_among_decided", 0.01),
+        (
+            "document_registry",
+            "registry_mrz_fields_wrong_le_1pct_of_decided",
+            "wrong_among_decided",
+            0.01,
+        ),
+        ("face_registry", "registry_face_different_accepted_le_0_1pct", "wrong_accepted", 0.001),
+    ):
+        if figures_.get(kind, {}).get("photos"):
+            out[target] = _rate(figures_[kind][field]) <= risk
     if "face_selective" in figures_:
         selective = figures_["face_selective"]
         out["real_face_different_accepted_le_0_1pct_cv"] = (
