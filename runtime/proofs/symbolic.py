@@ -2287,7 +2287,7 @@ def _inputs_read(*roots: Any) -> set[str]:
         if isinstance(node, ir.InputValue):
             found.add(node.name)
         elif isinstance(node, ir.Node):
-            stack += [getattr(node, name, None) for name in node.fields]
+            stack += ir.child_nodes(node)
         elif isinstance(node, list | tuple):
             stack += node
     return found
