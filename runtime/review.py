@@ -3,7 +3,8 @@
 Pure functions like `runtime.engine`'s: each checks its request against the state, builds one
 event (`claim`, `review`, `retake`) holding who did it, and applies it with `apply_event`, so the
 audit trail is the event log (`review.audit` keeps each action's before and after). The
-contract is docs/review.md; `who` is `{"id", "name"}` of the member or API key acting.
+contract is docs/review.md; `who` is the `Person` acting (a member or an API key), made once at
+the server's edge.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ MAX_REASON_CHARS = 2_000
 MAX_RESULTS = 200
 #: Most photos one retake names (unknown ids are 404 `image_not_found`).
 MAX_RETAKE_IMAGES = 50
+#: Longest name of a person acting, as the audit trail keeps it (characters).
+MAX_NAME_CHARS = 200
 #: A person's verdict.
 Veredict = Literal["approved", "disapproved"]
 
@@ -81,17 +84,33 @@ class ReviewRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class Person:
+    """Who acts: a dashboard member or an API key (`id`), and the name the audit trail shows.
+    Made with `Person.acting`, which holds what every event's `by` must be."""
+
+    id: str
+    name: str
+
+    @classmethod
+    def acting(cls, identifier: str, name: str | None = None) -> Person:
+        """A person with a non-empty id; the name trimmed to `MAX_NAME_CHARS`, the id when
+        blank. An empty id is `ValueError`: the server's edge makes persons from its own
+        accounts and keys, never from a request body."""
+        if not identifier:
+            raise ValueError("a person acting needs an id")
+        return cls(identifier, (name or identifier)[:MAX_NAME_CHARS])
+
+    def to_json(self) -> dict[str, str]:
+        """As the events and the audit trail hold it: `{id, name}`."""
+        return {"id": self.id, "name": self.name}
+
+
+@dataclass(frozen=True, slots=True)
 class RetakeRequest:
     """The photos to take again (ids as sent, repeats allowed) and the consumer's message."""
 
     images: tuple[str, ...]
     message: str
-
-
-def _who(who: dict[str, str]) -> dict[str, str]:
-    if not isinstance(who.get("id"), str) or not who["id"]:
-        raise InspectionError("invalid_body", "a person acting needs an id")
-    return {"id": who["id"], "name": str(who.get("name") or who["id"])[:200]}
 
 
 def _in_review(state: InspectionState, event: Event) -> None:
@@ -112,7 +131,7 @@ def _in_review(state: InspectionState, event: Event) -> None:
 def claim(
     program: Program,
     state: InspectionState,
-    who: dict[str, str],
+    who: Person,
     *,
     release: bool = False,
     now: dt.datetime,
@@ -120,15 +139,14 @@ def claim(
     """Take a case of the queue (or give it back): 409 `review_conflict` when another person
     holds it."""
     _in_review(state, "claim")
-    person = _who(who)
     holder = state.review.assignee if state.review is not None else None
-    if holder is not None and holder["id"] != person["id"]:
+    if holder is not None and holder["id"] != who.id:
         raise InspectionError("review_conflict", f"{holder['name']} already holds this case")
     if release and holder is None:
         return state
     if not release and holder is not None:
         return state  # already theirs
-    data = {"by": person, "release": release}
+    data = {"by": who.to_json(), "release": release}
     return apply_event(program, state, EventRecord(kind="claim", at=iso(now), data=data))
 
 
@@ -136,7 +154,7 @@ def review(
     program: Program,
     state: InspectionState,
     request: ReviewRequest,
-    who: dict[str, str],
+    who: Person,
     *,
     now: dt.datetime,
     ids: Ids = new_object_id,
@@ -146,14 +164,13 @@ def review(
     its type (the server decodes the body at its edge); what is left to refuse here is what
     only the state can tell: a photo or validation it does not have, another person's result,
     too many damages."""
-    person = _who(who)
     _in_review(state, "decide" if request.decision is not None else "record")
     if not request.results and request.decision is None:
         return state  # nothing to record
-    results = list(_results(state, request.results, person, ids))
+    results = list(_results(state, request.results, who, ids))
     if state.damage_count() + sum(len(r["damages"]) for r in results) > MAX_DAMAGES:
         raise InspectionError("invalid_body", f"at most {MAX_DAMAGES} damages")
-    data: dict[str, Any] = {"by": person, "results": results}
+    data: dict[str, Any] = {"by": who.to_json(), "results": results}
     if request.decision is not None:
         data["veredict"] = request.decision.veredict
         data["reason"] = request.decision.reason
@@ -163,7 +180,7 @@ def review(
 def _results(
     state: InspectionState,
     results: Sequence[PersonResult],
-    person: dict[str, str],
+    person: Person,
     ids: Ids,
 ) -> Iterable[dict[str, Any]]:
     seen: set[tuple[str, str]] = set()
@@ -177,7 +194,7 @@ def _results(
             raise InspectionError(
                 "validation_not_found", f"photo {image_id} has no validation {name!r}"
             )
-        if record.reviewedBy is not None and record.reviewedBy["id"] != person["id"]:
+        if record.reviewedBy is not None and record.reviewedBy["id"] != person.id:
             raise InspectionError(
                 "review_conflict",
                 f"{record.reviewedBy['name']} already recorded {name} on photo {image_id}",
@@ -215,18 +232,17 @@ def retake(
     program: Program,
     state: InspectionState,
     request: RetakeRequest,
-    who: dict[str, str],
+    who: Person,
     *,
     now: dt.datetime,
 ) -> InspectionState:
     """`POST /v1/inspection/:id/retake`: the named photos' slots reopen, the inspection goes
     back to `started`; 409 `retake_not_possible` once completed or blocked."""
     require(state, "retake")
-    person = _who(who)
     unique = list(dict.fromkeys(request.images))
     for image_id in unique:
         found = state.find_image(image_id)
         if found is None or found[1].templateImageIdentifier is None:
             raise InspectionError("image_not_found", f"no current template photo {image_id!r}")
-    data = {"by": person, "images": unique, "message": request.message}
+    data = {"by": who.to_json(), "images": unique, "message": request.message}
     return apply_event(program, state, EventRecord(kind="retake", at=iso(now), data=data))

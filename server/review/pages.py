@@ -36,7 +36,8 @@ MAX_DAMAGE_CHARS = 100
 
 
 def who(member: Member) -> service.Who:
-    return {"id": member.actor.account_id, "name": member.actor.email}
+    """The signed-in member acting, as the audit trail names them."""
+    return service.Who.acting(member.actor.account_id, member.actor.email)
 
 
 @get("/review", opt=nav(labels._("Review"), "review.view", 20))

@@ -34,12 +34,13 @@ QUEUE_PAGE_SIZE = 50
 #: Most decisions one CSV export holds (newest first).
 MAX_CSV_ROWS = 100_000
 
-Who = dict[str, str]
+#: Who acts (`runtime.review.Person`): made here, at the edge, from the key or the member.
+Who = runtime_review.Person
 
 
 def api_actor(auth: AuthContext) -> Who:
     """Who acts through the API: the key (its id), named as such in the audit trail."""
-    return {"id": f"key:{auth.key_id}", "name": f"API key {auth.key_id[:8]}"}
+    return Who.acting(f"key:{auth.key_id}", f"API key {auth.key_id[:8]}")
 
 
 def review(

@@ -18,7 +18,7 @@ from runtime.wording import review_reason_text
 from tests.language.test_builtins import BARE_BODY
 
 NOW = dt.datetime(2026, 3, 2, 12, 0, tzinfo=dt.UTC)
-ANA = {"id": "m1", "name": "Ana Reviewer"}
+ANA = rv.Person.acting("m1", "Ana Reviewer")
 GPS = [-34.6037, -58.3816]
 SOURCE = """
 template "Declined location"

@@ -31,8 +31,8 @@ from tests.language.test_builtins import BARE_BODY, PAIRS, REQUIRED_UPDATES
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.insp"))
 NOW = dt.datetime(2026, 3, 2, 12, 0, tzinfo=dt.UTC)
-ANA = {"id": "m1", "name": "Ana Reviewer"}
-BEA = {"id": "m2", "name": "Bea Reviewer"}
+ANA = rv.Person.acting("m1", "Ana Reviewer")
+BEA = rv.Person.acting("m2", "Bea Reviewer")
 GPS = (-34.6037, -58.3816)
 
 
@@ -235,7 +235,7 @@ def test_a_person_records_a_result_and_approves_with_a_reason() -> None:
     )
     assert view["source"] == "person"
     assert (view["confidence"], view["valid"], view["note"]) == (100.0, True, "A real car")
-    assert view["reviewedBy"] == ANA
+    assert view["reviewedBy"] == ANA.to_json()
     assert view["reviewedAt"] == rt.engine.iso(at(7))
     assert document["products"][0]["images"][0]["damages"][0]["part"] == "bumper"
     assert document["review"]["pending"] == []
@@ -256,7 +256,7 @@ def test_a_person_records_a_result_and_approves_with_a_reason() -> None:
         {
             "veredict": "approved",
             "reason": "Photos checked by hand",
-            "by": ANA,
+            "by": ANA.to_json(),
             "at": rt.engine.iso(at(8)),
         }
     ]
@@ -315,6 +315,20 @@ def test_the_same_result_twice_in_one_request_is_refused() -> None:
     with pytest.raises(InspectionError) as refused:
         rv.review(program, state, rv.ReviewRequest(results=(result, result)), ANA, now=at(7))
     assert refused.value.code == "invalid_body"
+
+
+def test_a_person_acting_is_made_once_with_an_id_and_a_bounded_name() -> None:
+    """`who` is typed, made at the server's edge (an API key or a member): the audit trail's
+    `{id, name}` comes from it, the name bounded and never blank."""
+    assert rv.Person.acting("m1", "").to_json() == {"id": "m1", "name": "m1"}
+    assert rv.Person.acting("m1", None).name == "m1"
+    assert rv.Person.acting("m1", "x" * 300).name == "x" * rv.MAX_NAME_CHARS
+    with pytest.raises(ValueError, match="needs an id"):
+        rv.Person.acting("")
+    program = program_of()
+    state = rv.claim(program, in_review(program), ANA, now=at(6))
+    assert state.review is not None and state.review.assignee == ANA.to_json()
+    assert state.review.audit[-1]["by"] == ANA.to_json()
 
 
 def test_review_takes_typed_requests_and_refuses_none_for_its_shape() -> None:
@@ -414,7 +428,7 @@ def test_a_case_held_by_another_reviewer_cannot_be_claimed_or_its_results_overwr
     assert refused.value.code == "review_conflict"
     released = rv.claim(program, state, ANA, release=True, now=at(9))
     assert released.review is not None and released.review.assignee is None
-    assert rv.claim(program, released, BEA, now=at(9)).review.assignee == BEA  # type: ignore[union-attr]
+    assert rv.claim(program, released, BEA, now=at(9)).review.assignee == BEA.to_json()  # type: ignore[union-attr]
 
 
 # --- retakes -----------------------------------------------------------------------------------

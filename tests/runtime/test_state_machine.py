@@ -34,7 +34,7 @@ from runtime.state import (
 )
 
 PHOTO = jpeg()
-ANA = {"id": "m1", "name": "Ana Reviewer"}
+ANA = rv.Person.acting("m1", "Ana Reviewer")
 #: The codes that say "not in this status": a request the table allows never gets one.
 STATUS_CODES = frozenset(code for code, _ in REFUSALS.values())
 

@@ -88,7 +88,7 @@ def _in_locale(event: dict[str, Any], locale: str) -> dict[str, Any]:
 
 
 NOW = dt.datetime(2026, 3, 2, 12, 0, tzinfo=dt.UTC)
-ANA = {"id": "m1", "name": "Ana Reviewer"}
+ANA = rv.Person.acting("m1", "Ana Reviewer")
 GPS = [-34.6037, -58.3816]
 
 
