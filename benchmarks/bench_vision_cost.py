@@ -35,19 +35,23 @@ from runtime.vision.plates import PLATE_DETECTION_SIDE
 SIDE = 1600
 #: Plate reading variants: keyword arguments of `runtime.vision.ocr.read_lines`.
 PLATE_VARIANTS: dict[str, dict[str, Any]] = {
-    "today": {"threads": 0, "detection_side": 800},
-    "one_thread_800": {"threads": 1, "detection_side": 800},
+    "today": {"threads": 0, "detection_side": 800, "batch": 6},
+    "one_thread_800": {"threads": 1, "detection_side": 800, "batch": 6},
+    "576_batch_6": {"detection_side": PLATE_DETECTION_SIDE, "batch": 6},
     "shipped": {"detection_side": PLATE_DETECTION_SIDE},
 }
 #: Document reading variants: keyword arguments of `runtime.vision.identity.document_reading`.
-#: `shipped` looks for the MRZ in its rows only (`mrz_band.mrz_rows`); `mrz_whole_page` is the
-#: MRZ-first reading shipped until then (the detector on the whole page at 1280 px first).
+#: `shipped` looks for the MRZ in its rows only (`mrz_band.mrz_rows`) and recognizes a line at
+#: a time (`ocr.RECOGNITION_BATCH`); `mrz_whole_page` is the MRZ-first reading shipped until
+#: then (the detector on the whole page at 1280 px first), `mrz_rows_batch_6` the rows alone
+#: with RapidOCR's batches of 6.
 DOCUMENT_VARIANTS: dict[str, dict[str, Any]] = {
-    "today": {"threads": 0, "detection_side": 1280, "mrz_first": False},
-    "one_thread": {"threads": 1, "detection_side": 1280, "mrz_first": False},
+    "today": {"threads": 0, "detection_side": 1280, "mrz_first": False, "batch": 6},
+    "one_thread": {"threads": 1, "detection_side": 1280, "mrz_first": False, "batch": 6},
     "shipped": {},
-    "mrz_whole_page": {"mrz_band": False},
-    "mrz_first_800": {"threads": 1, "detection_side": 1280, "mrz_side": 800, "mrz_band": False},
+    "mrz_whole_page": {"mrz_band": False, "batch": 6},
+    "mrz_rows_batch_6": {"batch": 6},
+    "mrz_first_800": {"mrz_side": 800, "mrz_band": False, "batch": 6},
 }
 PLATE_TARGET_S = 0.2
 DOCUMENT_TARGET_S = 1.0

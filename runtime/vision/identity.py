@@ -23,7 +23,7 @@ from runtime.vision import AnalysisSubject, register
 from runtime.vision.codes import UNSURE, decide, normalize_code, same_code
 from runtime.vision.documents import DocumentReading, read_document
 from runtime.vision.mrz_band import mrz_rows
-from runtime.vision.ocr import THREADS, long_box, read_lines
+from runtime.vision.ocr import RECOGNITION_BATCH, THREADS, long_box, read_lines
 from runtime.vision.pictures import UnreadablePhoto
 
 __all__ = [
@@ -68,6 +68,7 @@ def document_reading(
     mrz_first: bool = True,
     mrz_side: int = MRZ_DETECTION_SIDE,
     mrz_band: bool = True,
+    batch: int = RECOGNITION_BATCH,
 ) -> DocumentReading | None:
     """The document in a photo, read once per distinct photo (LRU keyed by SHA-256).
 
@@ -78,7 +79,7 @@ def document_reading(
     neither detected nor recognized (most of a document's OCR cost: a passport has 20-40
     lines); else the document is read whole, detected at `detection_side`, as without
     `mrz_first`. The options are the cost benchmark's."""
-    options = f":{detection_side}:{threads}:{mrz_first}:{mrz_side}:{mrz_band}"
+    options = f":{detection_side}:{threads}:{mrz_first}:{mrz_side}:{mrz_band}:{batch}"
     key = hashlib.sha256(data).digest() + options.encode()
     with _cache_lock:
         if key in _cache:
@@ -93,6 +94,7 @@ def document_reading(
                 threads=threads,
                 keep=_mrz_shaped,
                 rows=mrz_rows if mrz_band else None,
+                batch=batch,
             )
             reading = read_document(long_lines)
         if (
@@ -102,7 +104,7 @@ def document_reading(
             or _century_open(reading)
         ):
             reading = read_document(
-                read_lines(data, detection_side=detection_side, threads=threads)
+                read_lines(data, detection_side=detection_side, threads=threads, batch=batch)
             )
     except UnreadablePhoto:
         reading = None

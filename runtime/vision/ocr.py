@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DETECTION_SIDE",
+    "RECOGNITION_BATCH",
     "RECOGNITION_SIDE",
     "THREADS",
     "Rows",
@@ -68,6 +69,11 @@ DETECTION_STRIDE = 32
 #: RapidOCR pads a picture more than this many times wider than high above and below (its
 #: `width_height_ratio`), which would double a band's cost: a band is at least this high.
 WIDEST_BAND = 8
+#: Lines the recognizer reads in one call. RapidOCR's default (6) pads every line of a call to
+#: the longest's width; one at a time, each line costs its own width only: on the 11 real
+#: specimens' MRZ rows, 0.36 s of CPU against 0.59 s (median; even two rows of one width cost
+#: more together), as until 2026-11-28 (the cost benchmark measures both).
+RECOGNITION_BATCH = 1
 #: onnxruntime threads per model (0: onnxruntime's default, one per core, as until 2026-11-28;
 #: the cost benchmark measures both).
 THREADS = 1
@@ -187,6 +193,7 @@ def read_lines(
     threads: int = THREADS,
     keep: Keep | None = None,
     rows: Rows | None = None,
+    batch: int = RECOGNITION_BATCH,
 ) -> list[TextLine]:
     """The text lines of a photo (bytes, decoded by `pictures.rgb_array`, or an RGB array),
     top to bottom then left to right, in the pixels of the photo bounded to
@@ -194,13 +201,13 @@ def read_lines(
     keeps are recognized and returned. With `rows`, text is looked for only in the band of
     the photo it names (the whole width; boxes still in the photo's pixels). Photos given as
     bytes are read once (their boxes and recognized lines cached by their hash: a later call
-    recognizes only boxes not recognized yet); the sides and threads are parameters for the
-    benchmark's comparisons."""
+    recognizes only boxes not recognized yet); the sides, threads and batch are parameters for
+    the benchmark's comparisons."""
     if not isinstance(image, bytes):
         text = _detect(image, detection_side, threads, rows)
-        return _recognize(image, text, keep, threads)
+        return _recognize(image, text, keep, threads, batch)
     band = rows.__qualname__ if rows is not None else ""
-    options = f":{detection_side}:{recognition_side}:{threads}:{band}"
+    options = f":{detection_side}:{recognition_side}:{threads}:{band}:{batch}"
     key = hashlib.sha256(image).digest() + options.encode()
     with _cache_lock:
         known = _cache.get(key)
@@ -212,7 +219,7 @@ def read_lines(
     pixels = rgb_array(image, recognition_side)
     if known is None:
         known = _detect(pixels, detection_side, threads, rows)
-    lines = _recognize(pixels, known, keep, threads)
+    lines = _recognize(pixels, known, keep, threads, batch)
     with _cache_lock:
         _cache[key] = known
         _cache.move_to_end(key)
@@ -304,7 +311,11 @@ def _characters(found: str, word_box: list[Any]) -> tuple[float, ...]:
 
 
 def _recognize(
-    pixels: npt.NDArray[np.uint8], text: _PhotoText, keep: Keep | None, threads: int
+    pixels: npt.NDArray[np.uint8],
+    text: _PhotoText,
+    keep: Keep | None,
+    threads: int,
+    batch: int = RECOGNITION_BATCH,
 ) -> list[TextLine]:
     """Recognize the kept boxes not recognized yet (cut from `pixels`, in BGR as the models
     were trained), and return every kept box's line."""
@@ -314,6 +325,7 @@ def _recognize(
         bgr = pixels[:, :, ::-1].copy()
         with _engine_lock:
             engine = _get_engine(threads)
+            engine.text_rec.rec_batch_num = batch
             crops = engine.get_crop_img_list(bgr, [text.boxes[i] for i in missing])
             # return_word_box: the decoder's per-character probabilities come back too.
             recognized, _ = engine.text_rec(crops, return_word_box=True)
