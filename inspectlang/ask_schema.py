@@ -91,10 +91,10 @@ class _Translator:
 
     def visit_Call(self, node: ir.Call) -> Schema | None:
         if node.function == "defined":
-            path = self.path(node.args[0])
+            path = self.path(node.arguments[0])
             return None if path is None else self.at(path, None)
         if node.function == "contains":
-            path, literal = self.path(node.args[0]), node.args[1]
+            path, literal = self.path(node.arguments[0]), node.arguments[1]
             if path is None or not isinstance(literal, ir.Literal):
                 return None
             return self.at(path, {"contains": {"enum": self.spellings(path, literal.value)}})

@@ -334,9 +334,6 @@ class Decompiler(ir.NodeVisitor):
             return tuple(self.statement(item) for item in value)
         return value
 
-    def visit_SetStatement(self, node: ir.SetStatement) -> ast.Statement:
-        return ast.SetStatement(node.name, self.visit(node.value))
-
     def visit_IfStatement(self, node: ir.IfStatement) -> ast.Statement:
         otherwise = tuple(self.statement(n) for n in node.otherwise)
         if len(otherwise) == 1 and isinstance(otherwise[0], ast.IfStatement):
@@ -444,7 +441,7 @@ class Decompiler(ir.NodeVisitor):
         return ast.Attribute(ast.Name("consumer"), node.name)
 
     def visit_RecordField(self, node: ir.RecordField) -> ast.Expr:
-        return ast.Attribute(self.visit(node.of), node.name)
+        return ast.Attribute(self.visit(node.value), node.name)
 
     def visit_Unary(self, node: ir.Unary) -> ast.Expr:
         return ast.Unary(node.operator, self.visit(node.operand))
@@ -472,7 +469,7 @@ class Decompiler(ir.NodeVisitor):
         )
 
     def visit_Call(self, node: ir.Call) -> ast.Expr:
-        return ast.Call(node.function, tuple(self.visit(a) for a in node.args))
+        return ast.Call(node.function, tuple(self.visit(a) for a in node.arguments))
 
     def quantifier(self, node: ir.Quantifier) -> ast.Expr:
         body = None if node.body is None else self.visit(node.body)
@@ -480,7 +477,7 @@ class Decompiler(ir.NodeVisitor):
         return ast.Quantifier(
             node.op,
             node.variable,
-            self.visit(node.over),
+            self.visit(node.collection),
             None if is_sum else body,
             body if is_sum else None,
         )

@@ -265,10 +265,11 @@ class Now(_Source):
 
 @_node
 class RecordField(Expression):
-    """`of.name`: a field of an image, validation or damage record."""
+    """`value.name`: a field of an image, validation or damage record (`value`, the record, as
+    the AST's `Attribute`)."""
 
     op: ClassVar[str] = "field"
-    of: Expression
+    value: Expression = field(metadata=_json("of"))
     name: str
     type: str = field(metadata=_TYPE)
     span: Span
@@ -320,7 +321,9 @@ class Call(Expression):
 
     op: ClassVar[str] = "call"
     function: str = field(metadata=_json("fn", refused="no function {!r}"))
-    args: tuple[Expression, ...] = field(metadata=_json(refused="call arguments must be a list"))
+    arguments: tuple[Expression, ...] = field(
+        metadata=_json("args", refused="call arguments must be a list")
+    )
     type: str = field(metadata=_TYPE)
     span: Span
     let: str | None = _let()
@@ -333,7 +336,7 @@ class Quantifier(Expression):
     (count, any, all, filter) or the `value` (sum, map: their JSON key), None when absent."""
 
     variable: str | None = field(metadata=_json("var"))
-    over: Expression
+    collection: Expression = field(metadata=_json("over"))
     body: Expression | None = field(metadata=_json("where"))
     type: str = field(metadata=_TYPE)
     span: Span

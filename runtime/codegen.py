@@ -198,8 +198,8 @@ class CodeGenerator(ir.NodeVisitor):
 
     def visit_RecordField(self, node: ir.RecordField) -> tuple[str, bool]:
         target = self.temp()
-        record_code, missing = self.expression(node.of)
-        present = (node.of.type, node.name) in PRESENT_FIELDS
+        record_code, missing = self.expression(node.value)
+        present = (node.value.type, node.name) in PRESENT_FIELDS
         # Records are built by runtime.evaldata with every key; present fields never hold
         # None on an existing record, so they are read by subscription.
         lookup = f"{record_code}[{node.name!r}]" if present else f"{record_code}.get({node.name!r})"
@@ -325,7 +325,7 @@ class CodeGenerator(ir.NodeVisitor):
         if name == "today":
             self.sources.add("now")
             return "d_now", False
-        args = [self.expression(arg) for arg in node.args]
+        args = [self.expression(arg) for arg in node.arguments]
         codes = [code for code, _ in args]
         if name == "defined":
             present = f"{codes[0]} is not None" if args[0][1] else "True"
@@ -347,7 +347,7 @@ class CodeGenerator(ir.NodeVisitor):
         target = self.temp()
         span = repr(node.span)
         op = node.op
-        items, missing = self.expression(node.over)
+        items, missing = self.expression(node.collection)
         body = node.body
         item = self.temp()
         block = False
@@ -362,7 +362,7 @@ class CodeGenerator(ir.NodeVisitor):
             self.emit(f"{target} = {start}")
             self.emit(f"for {item} in {items}:")
             with self.indented():
-                if isinstance(node.over, ir.ListLiteral):
+                if isinstance(node.collection, ir.ListLiteral):
                     # only list literals can hold missing items; data lists never do
                     self.emit(f"if {item} is None: continue")
                 saved = dict(self.locals)

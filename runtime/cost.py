@@ -16,7 +16,7 @@ def static_cost(node: ir.Expression | None) -> int:
     if node is None:
         return 0
     if isinstance(node, ir.Quantifier):
-        return 1 + static_cost(node.over)
+        return 1 + static_cost(node.collection)
     cost = 1
     for child in ir.child_nodes(node):
         cost += static_cost(child)  # type: ignore[arg-type]

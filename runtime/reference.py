@@ -129,7 +129,7 @@ class ReferenceEvaluator(ir.NodeVisitor):
         return env["now"]
 
     def visit_RecordField(self, node: ir.RecordField, env: Env) -> Any:
-        record_value = self.evaluate(node.of, env)
+        record_value = self.evaluate(node.value, env)
         return None if record_value is None else record_value.get(node.name)
 
     def visit_Unary(self, node: ir.Unary, env: Env) -> Any:
@@ -180,11 +180,11 @@ class ReferenceEvaluator(ir.NodeVisitor):
     def visit_Call(self, node: ir.Call, env: Env) -> Any:
         if node.function == "today":
             return env["now"]
-        args = [self.evaluate(arg, env) for arg in node.args]
+        args = [self.evaluate(arg, env) for arg in node.arguments]
         return FUNCTIONS[node.function](env["errors"], node.span, *args)
 
     def items(self, node: ir.Quantifier, env: Env) -> list[Any] | None:
-        items = self.evaluate(node.over, env)
+        items = self.evaluate(node.collection, env)
         if items is None:
             return None
         self.charge(env, len(items) * body_cost(node))

@@ -296,7 +296,7 @@ class Verifier(ir.NodeVisitor):
     def visit_RecordField(
         self, node: ir.RecordField, scope: Scope, where: str, q: int
     ) -> ir.Expression:
-        record = self.verify(node.of, scope, f"{where}.of", q)
+        record = self.verify(node.value, scope, f"{where}.of", q)
         name = self.identifier(node.name, where)
         fields = RECORD_FIELDS.get(record.type)
         if fields is None or name not in fields:
@@ -340,7 +340,7 @@ class Verifier(ir.NodeVisitor):
     def visit_Call(self, node: ir.Call, scope: Scope, where: str, q: int) -> ir.Expression:
         name = node.function
         args = tuple(
-            self.verify(arg, scope, f"{where}.args[{i}]", q) for i, arg in enumerate(node.args)
+            self.verify(arg, scope, f"{where}.args[{i}]", q) for i, arg in enumerate(node.arguments)
         )
         kinds = [arg.type for arg in args]
         result = _signature(name, kinds)
@@ -359,7 +359,7 @@ class Verifier(ir.NodeVisitor):
         op = node.op
         if q >= MAX_QUANTIFIER_DEPTH:
             raise InvalidProgram(f"count/any/all/sum nested deeper than {q}", where)
-        over = self.verify(node.over, scope, f"{where}.over", q)
+        over = self.verify(node.collection, scope, f"{where}.over", q)
         if not over.type.startswith("list<"):
             raise InvalidProgram(f"{op} over {over.type}", where)
         item_type = over.type[5:-1]

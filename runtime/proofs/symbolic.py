@@ -443,11 +443,11 @@ class Evaluator:
         return known(env.today)
 
     def visit_RecordField(self, node: ir.RecordField, env: Env) -> Any:
-        record = self.evaluate(node.of, env)
+        record = self.evaluate(node.value, env)
         if record is None:
             return missing(node.type) if node.type in SORTS else None
         if not isinstance(record, dict):
-            raise Unsupported(f"the field {node.name} of a {node.of.type}")
+            raise Unsupported(f"the field {node.name} of a {node.value.type}")
         found = record.get(node.name)
         if found is None:
             if node.type in SORTS:
@@ -542,7 +542,7 @@ class Evaluator:
     # quantifiers
 
     def over(self, node: ir.Quantifier, env: Env) -> Items:
-        found = self.evaluate(node.over, env)
+        found = self.evaluate(node.collection, env)
         if not isinstance(found, Items):
             raise Unsupported("a quantifier over something that is not a list")
         return found
@@ -623,7 +623,7 @@ class Evaluator:
         name = node.function
         if name == "today":
             return known(env.today)
-        args = [self.evaluate(arg, env) for arg in node.args]
+        args = [self.evaluate(arg, env) for arg in node.arguments]
         exact = getattr(self, f"call_{name}", None)
         if exact is not None:
             found = exact(node, args)
@@ -636,7 +636,7 @@ class Evaluator:
     def library(self, node: ir.Call, args: list[Value]) -> Value:
         """A function of the runtime's library on constants where the arguments are a few
         constants, else uninterpreted (learned lazily)."""
-        types = [a.type for a in node.args]
+        types = [a.type for a in node.arguments]
         if any(t not in SORTS for t in types) or node.type not in SORTS:
             raise Unsupported(f"{node.function}() on these types")
         split = [constant_cases(a.term) for a in args]
@@ -815,7 +815,7 @@ class Evaluator:
 
     def call_number(self, node: ir.Call, args: list[Any]) -> Value | None:
         a = args[0]
-        if node.args[0].type == "boolean":
+        if node.arguments[0].type == "boolean":
             return Value(a.defined, z3.If(a.term, z3.RealVal(1), z3.RealVal(0)))
         if a.digits is not None:
             if not a.digits:
