@@ -15,6 +15,7 @@ of `tests/runtime/api_view_vectors/`), for the same bytes.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, cast
 
 from inspectlang.manifest import InputSpec
@@ -220,6 +221,22 @@ class Inspection(TypedDict):
     startedAt: NotRequired[str | None]
     completedAt: NotRequired[str | None]
     expiresAt: NotRequired[str | None]
+
+
+def every_image(document: Inspection) -> Iterator[tuple[Image, str]]:
+    """Every image record of an Inspection object with where it belongs (`product`,
+    `identity`, `custom`), in document order: each product's photos, extra photos and photos a
+    retake replaced, then the identity's and the custom part's. Tolerates a stored document
+    written before a part existed."""
+    for product in document.get("products") or []:
+        yield from ((image, "product") for image in product.get("images") or [])
+        yield from ((image, "product") for image in product.get("extraImages") or [])
+        yield from ((image, "product") for image in product.get("replacedImages") or [])
+    identity: ImagesHolder = document.get("identity") or {}
+    custom: ImagesHolder = document.get("custom") or {}
+    for holder, target in ((identity, "identity"), (custom, "custom")):
+        for images in (holder.get("images"), holder.get("extraImages")):
+            yield from ((image, target) for image in images or [])
 
 
 def input_label(program: Program, spec: InputSpec, locale: str) -> str:

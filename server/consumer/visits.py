@@ -16,6 +16,7 @@ from litestar import Request
 from litestar.response import Redirect, Template
 
 from runtime import InspectionState
+from runtime.api_view import Inspection, every_image
 from server.auth import AuthContext
 from server.deps import Services, services
 from server.errors import ApiError
@@ -170,13 +171,9 @@ def set_flags(visit: Visit, **changes: Any) -> None:
     sessions.update_data(visit.shared.db, visit.session, {**visit.session.data, **changes})
 
 
-def image_src(document: dict[str, Any], image_id: str) -> str | None:
+def image_src(document: Inspection, image_id: str) -> str | None:
     """The signed `src` of an image in the API's Inspection object (readable without a key)."""
-    holders = [*(document.get("products") or []), document.get("identity") or {}]
-    holders.append(document.get("custom") or {})
-    for holder in holders:
-        for image in [*(holder.get("images") or []), *(holder.get("extraImages") or [])]:
-            if image.get("_id") == image_id:
-                src = image.get("src")
-                return str(src) if src else None
+    for image, _target in every_image(document):
+        if image["_id"] == image_id:
+            return image.get("src") or None
     return None

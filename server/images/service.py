@@ -10,7 +10,7 @@ browser can show the photos without a key, and a leaked link stops working soon.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from sqlmodel import Session
 
@@ -18,6 +18,7 @@ import runtime
 from inspectlang.manifest import Template
 from inspectlang.timestamps import utc_timestamp
 from runtime import ImageUpload, InspectionState, new_object_id
+from runtime.api_view import Inspection, every_image
 from runtime.imagemeta import ImageMeta
 from server import tokens
 from server.auth import AuthContext
@@ -276,15 +277,8 @@ def _unknown_side(manifest: Template, view: dict[str, Any]) -> dict[str, str] | 
 
 def _find_view(document: dict[str, Any], image_id: str) -> dict[str, Any] | None:
     """The image record with this id in an Inspection object (products, identity, custom)."""
-    holders = [*document.get("products", []), document.get("identity"), document.get("custom")]
-    for holder in holders:
-        if not isinstance(holder, dict):
-            continue
-        for key in ("images", "extraImages"):
-            for view in holder.get(key) or []:
-                if isinstance(view, dict) and view.get("_id") == image_id:
-                    return view
-    return None
+    found = (image for image, _target in every_image(cast(Inspection, document)))
+    return next((cast(dict[str, Any], i) for i in found if i["_id"] == image_id), None)
 
 
 def upload_token(

@@ -12,10 +12,11 @@ from __future__ import annotations
 import hmac
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import cast
 
 from inspectlang.manifest import Template
 from runtime import InspectionState, Program
+from runtime.api_view import Inspection
 from server.auth import AuthContext
 from server.common import not_found_inspection
 from server.db import Database
@@ -77,7 +78,7 @@ class ConsumerView:
     manifest: Template
     program: Program
     state: InspectionState
-    document: dict[str, Any]
+    document: Inspection
     created_at: datetime
     company_name: str
     #: When the link that opened these pages stops working (None: never on its own).
@@ -105,7 +106,7 @@ def read_for_consumer(
         manifest=loaded.manifest,
         program=loaded.program,
         state=loaded.state,
-        document=document,
+        document=cast(Inspection, document),  # the object just rendered
         created_at=record.created_at,
         company_name=company.name if company is not None else "",
         link_expires_at=link_expires_at,

@@ -20,7 +20,7 @@ from sqlmodel import Session, col
 
 import runtime
 from inspectlang.timestamps import utc_timestamp
-from runtime.api_view import Image, Inspection
+from runtime.api_view import every_image
 from server.auth import AuthContext
 from server.blobs import BlobNotFound, BlobStore
 from server.db import Database
@@ -227,21 +227,6 @@ def _plain(value: Any) -> dict[str, Any]:
     return {"reasons": [str(value)]} if value else {}
 
 
-def _image_records(document: Inspection) -> list[tuple[Image, str]]:
-    """Every image record of an inspection document with its target, in document order (the
-    photos a retake replaced included: the report shows them, marked as replaced)."""
-    found: list[tuple[Image, str]] = []
-    for product in document["products"]:
-        for images in (product["images"], product["extraImages"], product.get("replacedImages")):
-            found.extend((image, "product") for image in images or [])
-    identity = document.get("identity") or {}
-    custom = document.get("custom") or {}
-    for holder, target in ((identity, "identity"), (custom, "custom")):
-        for images in (holder.get("images"), holder.get("extraImages")):
-            found.extend((image, target) for image in images or [])
-    return found
-
-
 def _retakes(events: list[Any]) -> dict[str, tuple[str, str]]:
     """Image id -> (who asked for its retake, the message they wrote), from the retake events."""
     found: dict[str, tuple[str, str]] = {}
@@ -282,7 +267,7 @@ def build_report_data(
     locale = str(document.get("locale") or loaded.state.locale)
     retakes = _retakes(loaded.state.events)
     images: list[ReportImage] = []
-    for image, target in _image_records(document):
+    for image, target in every_image(document):
         row = stored.get(str(image.get("_id")))
         content: bytes | None = None
         if row is not None:

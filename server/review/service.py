@@ -12,12 +12,13 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from sqlmodel import Session
 
 from runtime import InspectionState
 from runtime import review as runtime_review
+from runtime.api_view import Damage, Image, ImageValidation, Inspection, every_image
 from server.auth import AuthContext
 from server.common import run_runtime
 from server.db import Database
@@ -154,11 +155,11 @@ class Photo:
     id: str
     label: str
     src: str | None
-    validations: list[dict[str, Any]]
+    validations: list[ImageValidation]
     #: Validation names a person may record here: those pending, and `damage` when it runs.
     decidable: list[str]
     pending: list[str]
-    damages: list[dict[str, Any]]
+    damages: list[Damage]
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +175,7 @@ class Case:
     locale: str
     declared: list[tuple[str, str]]
     photos: list[Photo]
-    replaced: list[dict[str, Any]]
+    replaced: list[Image]
     reasons: list[dict[str, Any]]
     decisions: list[dict[str, Any]]
     #: Every step, who did what on which photo, when and why (`server.web.history`).
@@ -210,7 +211,8 @@ def case(
 ) -> Case:
     """The review page's data: the Inspection object (signed photo links) and its state; the
     rules' suggestion in `reader_locale` where the verdict says it in that language."""
-    document = inspections.get_inspection(db, settings, auth, inspection_id)
+    # The stored Inspection object, read through its typed view.
+    document = cast(Inspection, inspections.get_inspection(db, settings, auth, inspection_id))
     with db.session() as session:
         loaded = inspections.load(
             session, inspections.find_inspection(session, auth, inspection_id, lock=False)
@@ -218,20 +220,12 @@ def case(
     state = loaded.state
     review = document.get("review") or {}
     pending = {(p["imageId"], p["validation"]) for p in review.get("pending") or []}
-    views = {
-        view["_id"]: view
-        for holder in [
-            *document.get("products", []),
-            document.get("identity") or {},
-            document.get("custom") or {},
-        ]
-        for view in holder.get("images") or []
-    }
+    views: dict[str, Image] = {view["_id"]: view for view, _target in every_image(document)}
     photos = []
-    replaced: list[dict[str, Any]] = []
+    replaced: list[Image] = []
     for product in state.products:
         for image in product.images:
-            view = views.get(image.id, {})
+            view = views.get(image.id) or {"_id": image.id}
             waiting = [
                 v.validation for v in image.validations if (image.id, v.validation) in pending
             ]

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from runtime.api_view import Inspection, every_image
 from runtime.wording import machine_saw, review_reason_text
 from server.web import i18n, moments
 from server.web.validations import validation_label
@@ -72,20 +73,14 @@ class Step:
     why: str
 
 
-def photo_names(document: Mapping[str, Any], locale: str | None) -> dict[str, str]:
+def photo_names(document: Inspection, locale: str | None) -> dict[str, str]:
     """Image id -> the photo's label (its side in words of `locale` when unlabelled, as the PDF
     says it) from an Inspection object: current and replaced photos of every product, the
     identity and custom images."""
-    names: dict[str, str] = {}
-    holders = [*(document.get("products") or []), document.get("identity") or {}]
-    holders.append(document.get("custom") or {})
-    for holder in holders:
-        for key in ("images", "extraImages", "replacedImages"):
-            for image in holder.get(key) or []:
-                if isinstance(image, dict) and image.get("_id"):
-                    label = image.get("label") or side_word(str(image.get("side") or ""), locale)
-                    names[str(image["_id"])] = str(label)
-    return names
+    return {
+        image["_id"]: image.get("label") or side_word(str(image.get("side") or ""), locale)
+        for image, _target in every_image(document)
+    }
 
 
 def steps(
