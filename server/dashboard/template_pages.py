@@ -42,7 +42,7 @@ from server.dashboard.web import (
     require,
     signed_in,
 )
-from server.errors import ApiError
+from server.errors import ApiError, ServerError
 from server.templates import service as templates
 
 if TYPE_CHECKING:
@@ -422,7 +422,7 @@ def _refusal(error: ApiError, source: str) -> tuple[list[dict[str, Any]], list[s
     return found, [str(item.get("message", "")) for item in items if "line" not in item]
 
 
-class UnreadableTests(Exception):
+class UnreadableTests(ServerError):
     """The editor's tests field is not a tests document: why, in the page's words (`str`)."""
 
 
