@@ -23,7 +23,6 @@ from runtime.evaldata import build_env
 from runtime.program import Program
 from runtime.proofs.events import Replayed, events_of, replay
 from runtime.proofs.symbolic import (
-    FALSE,
     MAX_DECLARED,
     Functions,
     Outcome,
@@ -31,6 +30,7 @@ from runtime.proofs.symbolic import (
     Unsupported,
     late_inputs,
 )
+from runtime.proofs.terms import FALSE
 from runtime.reference import ReferenceEvaluator
 
 Answer = Literal["holds", "fails", "unknown"]
@@ -97,6 +97,7 @@ class Prover:
         self.program = program
         self.programs = (program, *others)
         functions = Functions()
+        self.functions = functions
         #: The inputs an update may give, in either revision: one inspection for both.
         late = frozenset().union(*(late_inputs(p) for p in self.programs))
         first = Scenario(program, functions, late=late)
@@ -116,6 +117,15 @@ class Prover:
                 z3.And(True, *[c for scenario in self.scenarios for c in scenario.realizable]),
             )
         )
+        #: Assumed where a model must be exact: each deferred string atom is its Boolean.
+        self.exact = z3.Bool("deferred atoms exact")
+        self.base.append(
+            z3.Implies(
+                self.exact,
+                z3.And(True, *[b == atom for b, atom, _ in functions.deferred.values()]),
+            )
+        )
+        self.pinned = functions.pinned()
         self.questions = 0
         self.outcome: Outcome = first.outcome
         self.deadline = time.perf_counter() + BUDGET_SECONDS
@@ -193,25 +203,45 @@ class Prover:
         if not expected:
             # Most safety questions are unsatisfiable: one check says so; a model found is
             # then redrawn under the drawing constraints when it can be.
-            answer = solver.check()
+            answer = self._check(solver)
             if answer != z3.sat:
                 why = f"the solver gave up: {solver.reason_unknown()}"
                 return None, why if answer == z3.unknown else ""
             plain = solver.model()
-            return (solver.model() if solver.check(self.drawable) == z3.sat else plain), ""
-        answer = solver.check(self.drawable)
+            return (solver.model() if self._check(solver, self.drawable) == z3.sat else plain), ""
+        answer = self._check(solver, self.drawable)
         if answer == z3.sat:
             return solver.model(), ""
         if answer == z3.unknown:
             solver = new_solver(timeout_ms)
             solver.add(self.base)
             solver.add(goal)
-        answer = solver.check()
+        answer = self._check(solver)
         if answer == z3.sat:
             return solver.model(), ""
         if answer == z3.unknown:
             return None, f"the solver gave up: {solver.reason_unknown()}"
         return None, ""
+
+    def _check(self, solver: z3.Solver, *assumptions: z3.BoolRef) -> z3.CheckSatResult:
+        """The solver's answer with the deferred string atoms exact; when `sat`, the solver's
+        model is exact too.
+
+        The atoms are first left free (`exact` assumed false: merely unassumed, the solver still
+        searched the strings): `unsat` then is the answer (any exact model is one of
+        these). Otherwise the digits they read are fixed to the free model's, which leaves the
+        string solver texts of known digits; only when that fails is the whole question asked
+        exactly."""
+        if not self.functions.deferred:
+            return solver.check(*assumptions)
+        answer = solver.check(*assumptions, z3.Not(self.exact))
+        if answer != z3.sat:
+            return answer
+        model = solver.model()
+        pins = [d == model.eval(d, model_completion=True) for d in self.pinned]
+        if solver.check(*assumptions, self.exact, *pins) == z3.sat:
+            return z3.sat
+        return solver.check(*assumptions, self.exact)
 
 
 def new_solver(timeout_ms: int = SOLVER_TIMEOUT_MS) -> z3.Solver:

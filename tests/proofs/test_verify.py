@@ -182,6 +182,76 @@ verdict
     assert lines["disapprove_line_23_decides"] == "fails"
 
 
+DIGITS = """template "Digits probe"
+    type: cellphone
+
+image imei_screen
+    label: "IMEI screen"
+    validate object
+
+input imei
+    type: text
+    label: "IMEI"
+    asked at: create
+    required
+    pattern: "^[0-9]{15}$"
+
+let even = number(substring(inputs.imei, 1, 2)) + number(substring(inputs.imei, 3, 4))
+"""
+
+
+@pytest.mark.parametrize(
+    ("verdict", "imei"),
+    [
+        # The digits the free atom chose serve: the screen's text is drawn to hold them.
+        (
+            '    disapprove "Odd" when mod(even, 2) = 1\n'
+            "    approve when contains(images.imei_screen.object.result, inputs.imei)\n",
+            None,
+        ),
+        # Only one IMEI is in the constant text: the digits the free atom chose fail when
+        # fixed, and the question is asked again with the atom exact.
+        (
+            '    disapprove "Odd" when mod(even, 2) = 1\n'
+            '    approve when contains("Serial 490154203237518 seen", inputs.imei)\n',
+            "490154203237518",
+        ),
+    ],
+    ids=["free-text", "constant-text"],
+)
+def test_a_string_atom_over_digits_is_exact_in_every_answer(
+    verdict: str, imei: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`contains` of a text of digits is left free while the digits are solved, then made exact
+    (runtime.proofs.properties.Prover._check): every model reported satisfies it."""
+    source = DIGITS + "\nverdict\n" + verdict
+    template = tmp_path / "digits.insp"
+    template.write_text(source)
+    results = by_name(verify(program_of(source)))  # type: ignore[arg-type]
+    approval = results["approval_reachable"]
+    assert approval.answer == "holds"
+    assert approval.replayed is not None and approval.replayed["veredict"] == "approved"
+    given = approval.events["events"][0]["body"]["inputs"]  # type: ignore[index]
+    value = next(item["value"] for item in given if item["input"] == "imei")
+    if imei is not None:
+        assert value == imei
+    assert (int(value[1]) + int(value[3])) % 2 == 0
+    replays(template, list(results.values()), tmp_path, capsys)
+
+
+def test_a_string_atom_over_digits_that_no_digits_satisfy_is_unreachable() -> None:
+    """Left free, the atom could hold; exact, no IMEI of even digits is in the text: the
+    approval is unreachable, never `holds` on the free atom's model."""
+    source = (
+        DIGITS
+        + "\nverdict\n"
+        + '    disapprove "Odd" when mod(even, 2) = 1\n'
+        + '    approve when contains("Serial 491254203237518 seen", inputs.imei)\n'
+    )
+    results = by_name(verify(program_of(source)))  # type: ignore[arg-type]
+    assert results["approval_reachable"].answer == "fails"
+
+
 @pytest.mark.parametrize("template", BUILTINS, ids=[p.stem for p in BUILTINS])
 def test_every_builtin_verifies_and_its_examples_replay(
     template: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
