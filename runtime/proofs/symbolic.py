@@ -345,6 +345,11 @@ TOTAL = frozenset(
 )
 
 
+#: Functions that return a plain text as it is (`lower` of a text without capitals...): drawn
+#: texts are preferably such texts.
+PLAIN_TEXT_FIXED = frozenset({"lower", "upper", "trim", "normalize"})
+
+
 def run_function(name: str, args: list[Any]) -> Any:
     """The runtime's own function on constants (its errors are the caller's concern)."""
     return FUNCTIONS[name]([], (0, 0, 0, 0), *args)
@@ -2288,6 +2293,9 @@ class Scenario:
         completed = And(Not(blocked), Not(review))
         self.errors += verdict_errors + review_errors
         self.constraints += self.axioms
+        for app in self.functions.applications:
+            if app.name in PLAIN_TEXT_FIXED:
+                self.realizable.append(app.result.term == app.args[0].term)
         return Outcome(
             blocked=blocked,
             review=review,
