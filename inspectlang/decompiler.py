@@ -235,6 +235,10 @@ class Decompiler(ir.NodeVisitor):
         if checks.required:
             items.append(ast.Flag("required"))
         items.extend(self.input_checks(checks))
+        for attribute, key in (("notBefore", "not before"), ("notAfter", "not after")):
+            others = getattr(checks, attribute) or []
+            if others:
+                items.append(_prop(key, *(ast.Name(self.input_names.get(o, o)) for o in others)))
         if spec.options is not None:
             keys = [o.key for o in spec.options if o.key is not None]
             if len(keys) != len(spec.options):

@@ -194,6 +194,8 @@ CODES: dict[str, str] = {
     "E047": "a declaration an included file may not hold (only `let`, `check`, `input`)",
     "E048": "`number()` of a select or multiselect whose option keys are not numbers",
     "E049": "two names of one kind that differ only in case",
+    "E050": "a date input's `not before` or `not after` names an input that is not a date",
+    "E051": "dates ordered in a round (`not before` itself, or through other inputs)",
     "W001": "condition is always true or always false",
     "W002": "variable is never used",
     "W003": "a disapproval or review line can never match",

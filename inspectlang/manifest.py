@@ -199,6 +199,10 @@ class ValidationSchema(_Model):
     integer: bool | None = None
     minDate: str | None = None
     maxDate: str | None = None
+    #: `not before: OTHER` / `not after: OTHER`: the identifiers of date inputs this date may
+    #: not precede / follow (checked when both are given; docs/api.md).
+    notBefore: list[str] | None = None
+    notAfter: list[str] | None = None
     minItems: int | None = None
     maxItems: int | None = None
     mediaTypes: list[str] | None = None

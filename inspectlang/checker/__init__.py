@@ -19,6 +19,7 @@ from inspectlang import ast
 from inspectlang.checker import (
     ask,
     checks,
+    date_order,
     declarations,
     header,
     images,
@@ -49,6 +50,7 @@ STAGES: tuple[tuple[str, Stage], ...] = (
     ("features", declarations.declare_features),
     ("images", images.declare_images),
     ("inputs", inputs.declare_inputs),
+    ("date orders", date_order.check_date_order),
     ("lets", lets.declare_lets),
     ("ask when", ask.check_ask_when),
     ("checks", checks.declare_checks),

@@ -64,7 +64,12 @@ TYPE_PROPERTIES: dict[str, dict[str, str]] = {
         "email": "email",
     },
     "numeric": {"minimum": "minimum", "maximum": "maximum", "whole number": "integer"},
-    "date": {"earliest": "minDate", "latest": "maxDate"},
+    "date": {
+        "earliest": "minDate",
+        "latest": "maxDate",
+        "not before": "notBefore",
+        "not after": "notAfter",
+    },
     "select": {},
     "multiselect": {"minimum choices": "minItems", "maximum choices": "maxItems"},
     "check": {},
@@ -93,6 +98,17 @@ def date_value(value: ast.PropertyValue) -> str | None:
         value = value.arguments[0]
     result = text(value)
     return result if result is not None and is_iso_date(result) else None
+
+
+def order_name(value: ast.PropertyValue) -> str | None:
+    """The input a `not before:` / `not after:` names: `promised` or `inputs.promised`."""
+    if (
+        isinstance(value, ast.Attribute)
+        and isinstance(value.value, ast.Name)
+        and value.value.name == "inputs"
+    ):
+        return value.name
+    return word(value)
 
 
 def allowed_note(input_type: str) -> str:
@@ -162,6 +178,14 @@ def read_input_checks(
             value = date_value(single) if single is not None else None
             if single is not None and value is None:
                 report("E019", f'`{key}` takes a date: `date("2024-01-31")`', single.span)
+        elif target in ("notBefore", "notAfter"):
+            # Other inputs' names with their spans, resolved to identifiers once every input
+            # is declared (`inspectlang.checker.date_order`).
+            named = [(order_name(v), v.span) for v in prop.values]
+            for item, (name, _span) in zip(prop.values, named, strict=True):
+                if name is None:
+                    report("E019", f"`{key}` takes the name of a date input", item.span)
+            value = None if any(name is None for name, _span in named) else named
         elif target == "mediaTypes":
             types = [text(v) for v in prop.values]
             bad = [v for v, t in zip(prop.values, types, strict=True) if not t or "/" not in t]

@@ -557,12 +557,29 @@ class MeaningCheck:
                 self.date_order(node, first, second)
 
     def date_order(self, node: ast.Call, first: ast.Expr, second: ast.Expr) -> None:
-        """W018: a date difference whose names say it counts backwards (the first date named
-        for an event that ends a span, the second for one that starts it)."""
-        if self._date_role(first) != "end" or self._date_role(second) != "start":
-            return
+        """A date difference that counts backwards: W012 when the inputs' declared order
+        (`not before` / `not after`) proves it (the first date is never before the second, so
+        the count is never positive), nothing when the order proves it counts forwards, else
+        W018 when the names say so (the first date named for an event that ends a span, the
+        second for one that starts it)."""
         function = node.function
         swapped = f"{function}({written(second)}, {written(first)})"
+        declared = self._declared_order(first, second)
+        if declared == "forwards":
+            return
+        if declared is not None:
+            self.reporter.report(
+                "W012",
+                f"`{written(node)}` is never positive: {declared}, and `{function}(a, b)` is "
+                f"b - a; write `{swapped}`",
+                node.span,
+                suggestion=swapped,
+                notes=(f"to count back on purpose, write `-{swapped}`",),
+                severity="warning",
+            )
+            return
+        if self._date_role(first) != "end" or self._date_role(second) != "start":
+            return
         self.reporter.report(
             "W018",
             f"`{written(node)}` counts from `{written(first)}` back to `{written(second)}`: "
@@ -589,6 +606,47 @@ class MeaningCheck:
             texts.append(found.label)
             texts.extend(str(t.get("label", "")) for t in found.translations.values())
         return date_role(texts)
+
+    def _declared_order(self, first: ast.Expr, second: ast.Expr) -> str | None:
+        """ "forwards" when the inputs' declared orders make `first` never after `second`, the
+        reason (the chain of orders) when they make it never before, else None."""
+        a, b = (
+            self.date_inputs.get(n.name)
+            if isinstance(n, ast.Attribute)
+            and isinstance(n.value, ast.Name)
+            and n.value.name == "inputs"
+            else None
+            for n in (first, second)
+        )
+        if a is None or b is None or a is b:
+            return None
+        if b.identifier in self.later_dates.get(a.identifier, ()):
+            return "forwards"
+        if a.identifier in self.later_dates.get(b.identifier, ()):
+            return f"input `{a.name}` is declared never before `{b.name}`"
+        return None
+
+    @cached_property
+    def later_dates(self) -> dict[str, frozenset[str]]:
+        """Date input identifier -> the identifiers declared never before it, directly or
+        through other orders (`not before` / `not after`, resolved by `date_order`)."""
+        later: dict[str, set[str]] = {}
+        for checked in self.date_inputs.values():
+            for other in checked.checks.get("notBefore", ()):
+                later.setdefault(other, set()).add(checked.identifier)
+            for other in checked.checks.get("notAfter", ()):
+                later.setdefault(checked.identifier, set()).add(other)
+        closed: dict[str, frozenset[str]] = {}
+        for start in later:
+            seen: set[str] = set()
+            stack = list(later[start])
+            while stack:
+                current = stack.pop()
+                if current not in seen:
+                    seen.add(current)
+                    stack.extend(later.get(current, ()))
+            closed[start] = frozenset(seen)
+        return closed
 
     @cached_property
     def date_inputs(self) -> dict[str, CheckedInput]:

@@ -119,6 +119,15 @@ class DocumentIndex:
         own = Path(self.filename).stem
         return [name for name in self.resolver.names() if name != own]
 
+    def date_inputs(self) -> list[str]:
+        """The inputs declared `type: date` (what `not before:` / `not after:` may name)."""
+        return [
+            name
+            for name in self.names("input")
+            if isinstance(declaration := self._declaration(Symbol("input", name)), ast.InputDecl)
+            and _property(declaration.items, "type") == "date"
+        ]
+
     def options(self, input_name: str) -> list[tuple[str, str]]:
         """The (key, label) options of a select or multiselect input, default locale."""
         declaration = self._declaration(Symbol("input", input_name))
@@ -254,6 +263,9 @@ class DocumentIndex:
         if match := re.search(r"\b(inputs|images|checks)\.\w*$", text):
             kind = _NAMESPACE_KINDS[match.group(1)]
             return [(name, kind, kind) for name in self.names(kind)]
+        if re.fullmatch(r"\s+not (?:before|after):\s*(?:\w+\s*,\s*)*\w*", text):
+            # a date order names another date input, bare
+            return [(n, "input", "date input") for n in self.date_inputs()]
         if re.search(r"^\s+(?:label|help|name|description|reason|option \w+)\s+\w*$", text):
             # a translated line (`label es_AR:`, `reason pt_BR:`): the template's other locales
             return [(locale, "keyword", "locale") for locale in self.locales()[1:]]
@@ -432,6 +444,13 @@ class _Indexer:
                 for value in item.values:
                     if isinstance(value, ast.Name):
                         self.add("image", value.name, value.span)
+                return
+            if item.key in ("not before", "not after"):  # another input, bare or `inputs.`
+                for value in item.values:
+                    if isinstance(value, ast.Name):
+                        self.add("input", value.name, value.span)
+                    elif _is_expression(value):
+                        self.expression(value, frozenset())
                 return
             for value in item.values:
                 if _is_expression(value):

@@ -166,6 +166,10 @@ PROPERTIES: dict[str, str] = {
     "maximum choices": "The most options a multiselect accepts.",
     "earliest": "The earliest date accepted.",
     "latest": "The latest date accepted.",
+    "not before": "This date may not come before another date input's (`not before: promised`): "
+    "a value that breaks the order is refused at create and update, and `verify` knows it.",
+    "not after": "This date may not come after another date input's (`not after: expiry`): "
+    "a value that breaks the order is refused at create and update, and `verify` knows it.",
     "accepts": "The media types a file input accepts.",
     "maximum size": "The largest file accepted (`5 MB`).",
     "name": "The check's name in the API.",

@@ -351,6 +351,8 @@ TRIGGERS: dict[str, str] = {
         "check sized\n    valid when: number(inputs.size) > 1\n"
     ),
     "E049": _bike('image Left\n    label: "Left, closer"\n    validate recaptured\n'),
+    "E050": _bike("input km\n    type: numeric\n\ninput sold\n    type: date\n    not after: km\n"),
+    "E051": _bike("input sold\n    type: date\n    not before: sold\n"),
     "W008": _bike(
         "input km\n    type: numeric\n    maximum: 500000\n"
         "check far\n    valid when: inputs.km > 600000\n"

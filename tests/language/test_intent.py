@@ -165,3 +165,50 @@ def test_for_information_is_in_the_manifest_and_comes_back() -> None:
     assert "informational" not in seen
     assert "    for information\n" in decompile(manifest)
     assert format_source(source) == source
+
+
+def _ordered(source: str, later: str, earlier: str, key: str = "not before") -> str:
+    """`source` with input `later` declaring `key: earlier`."""
+    line = f"\ninput {later}\n    type: date\n    required\n"
+    assert line in source
+    return source.replace(line, f"{line}    {key}: {earlier}\n")
+
+
+def test_a_declared_order_makes_w018_a_proof_w012() -> None:
+    """`delivered not before promised`: `days_between(delivered, promised)` is never positive,
+    whatever the names say, so W012 (a sign fixed by the declarations), not W018 (names)."""
+    backwards = dates(
+        "promised", "delivered", "days_between(inputs.delivered, inputs.promised) > 2"
+    )
+    assert codes(backwards) == ["W018"]
+    assert codes(_ordered(backwards, "delivered", "promised")) == ["W012"]
+    # The same order said from the other side, and through a third date.
+    assert codes(_ordered(backwards, "promised", "delivered", "not after")) == ["W012"]
+    neutral = dates("a", "b", "days_between(inputs.b, inputs.a) > 2")
+    assert codes(neutral) == []  # the names say nothing
+    [found] = check_source(_ordered(neutral, "b", "a"), "t.insp")
+    assert (found.code, found.suggestion) == ("W012", "days_between(inputs.a, inputs.b)")
+
+
+def test_a_declared_order_wins_over_the_names() -> None:
+    """Names say `promised` first, the template declares it is never before `delivered`: the
+    count `days_between(delivered, promised)` is then never negative, and nothing is said; the
+    forward count the names like is the one reported as never positive."""
+    backwards = dates(
+        "promised", "delivered", "days_between(inputs.delivered, inputs.promised) > 2"
+    )
+    assert codes(_ordered(backwards, "promised", "delivered")) == []
+    forward = dates("promised", "delivered", "days_between(inputs.promised, inputs.delivered) > 2")
+    assert codes(_ordered(forward, "promised", "delivered")) == ["W012"]
+
+
+def test_the_order_round_trips_through_fmt_and_the_manifest() -> None:
+    source = _ordered(
+        dates("promised", "delivered", "days_between(inputs.promised, inputs.delivered) > 2"),
+        "delivered",
+        "promised",
+    )
+    assert format_source(source) == source
+    again = decompile(compile_source(source, "t.insp"))
+    assert "    not before: promised\n" in again
+    assert compile_source(again, "t.insp").inputs == compile_source(source, "t.insp").inputs
