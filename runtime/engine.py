@@ -198,7 +198,9 @@ def update(
     metadata = intake.check_metadata(body.get("metadata"), state.metadata)
     given = intake.inputs_by_identifier(body.get("inputs"), program.manifest)
     fresh = {k: v for k, v in given.items() if state.inputs.get(k) is None}
-    inputs = intake.check_inputs(program.manifest, fresh, stage="update", locale=state.locale)
+    inputs = intake.check_inputs(
+        program.manifest, fresh, stage="update", locale=state.locale, known=state.inputs
+    )
     data = {
         "consumer": {k: v for k, v in consumer.items() if state.consumer.get(k) is None},
         "metadata": {k: v for k, v in metadata.items() if k not in state.metadata},

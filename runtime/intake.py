@@ -203,8 +203,10 @@ def check_inputs(
     stage: str,
     locale: str,
     unasked: Callable[[dict[str, Any]], frozenset[str]] | None = None,
+    known: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Validate input values (unknown inputs, required ones at this stage, each input's rules).
+    """Validate input values (unknown inputs, required ones at this stage, each input's rules,
+    then the date orders between them and the `known` values already stored).
 
     `unasked(values)` names the inputs whose `ask when` does not hold on the valid values
     given: those are not required."""
@@ -249,11 +251,53 @@ def check_inputs(
         problems.extend(found)
         if not found:
             values[identifier] = value
+    if not problems:
+        problems = order_problems(manifest, values, known or {})
     if problems:
         labels = {spec.identifier: spec.label for spec in manifest.inputs}
         summary = "; ".join(f"{labels.get(p['field'], p['field'])}: {p['code']}" for p in problems)
         raise InspectionError("invalid_input_value", f"invalid inputs: {summary}", problems)
     return values
+
+
+def order_problems(
+    manifest: Template, values: dict[str, Any], known: dict[str, Any]
+) -> list[Problem]:
+    """The date orders (`not before: OTHER`, `not after: OTHER`; `validationSchema.notBefore`
+    and `notAfter`) the new `values` break, with each other or with the `known` values already
+    stored. An order applies only when both dates are there; a problem is reported on the date
+    sent now (the one declaring the order when both are new), its `code` saying where that date
+    must be against the other (`not_before`: it may not be before `other`; `not_after`: it may
+    not be after), its `other` naming the other input, its message naming both."""
+    specs = {spec.identifier: spec for spec in manifest.inputs}
+    found: list[Problem] = []
+    for spec in manifest.inputs:
+        rules = spec.validationSchema
+        pairs = [(o, "not_before") for o in rules.notBefore or ()]
+        pairs += [(o, "not_after") for o in rules.notAfter or ()]
+        for other, code in pairs:
+            if spec.identifier not in values and other not in values:
+                continue  # nothing sent now: what is stored was checked when it was sent
+            mine, theirs = (values.get(i, known.get(i)) for i in (spec.identifier, other))
+            if not isinstance(mine, str) or not isinstance(theirs, str) or other not in specs:
+                continue  # a date missing: the order does not apply
+            if (mine[:10] < theirs[:10]) if code == "not_before" else (mine[:10] > theirs[:10]):
+                field, against, here, there = spec, specs[other], mine[:10], theirs[:10]
+                if spec.identifier not in values:  # the other date is the one sent now
+                    field, against, here, there = against, field, there, here
+                    code = "not_after" if code == "not_before" else "not_before"
+                where = "on or after" if code == "not_before" else "on or before"
+                found.append(
+                    {
+                        **problem(
+                            field.identifier,
+                            code,
+                            f"{field.label!r} ({here}) must be {where} {against.label!r} ({there})",
+                        ),
+                        "other": against.identifier,
+                    }
+                )
+    return found
 
 
 def _unknown_input(manifest: Template, sent: str) -> str:

@@ -110,6 +110,9 @@ class ValidationSchema(ResponseBody):
     integer: bool | Unset | None = UNSET
     minDate: str | Unset | None = UNSET
     maxDate: str | Unset | None = UNSET
+    #: Date orders (`not before: OTHER`, `not after: OTHER`): other date inputs' identifiers.
+    notBefore: list[str] | Unset | None = UNSET
+    notAfter: list[str] | Unset | None = UNSET
     minItems: int | Unset | None = UNSET
     maxItems: int | Unset | None = UNSET
     mediaTypes: list[str] | Unset | None = UNSET
