@@ -10,6 +10,10 @@ The photo is looked at small (160 px). What is body and what is background:
 Colored pixels vote for a hue family (red, orange, yellow, gold, green, blue); colorless ones are
 pooled and named white, grey or black by an upper quantile of their brightness relative to the
 photo's highlights (glass and tyres are dark on every vehicle; exposure varies).
+A colored declaration refused because the body reads as a shade is looked at again in CIELAB
+(`hue_evidence`): a dark or dimly lit paint whose chroma stands clearly above a grey's, given the
+light's and the sensor's uncertainty, is evidence of its hue, not of grey or black, and such a
+refusal is unsure (a person decides) rather than confident.
 """
 
 from __future__ import annotations
@@ -224,18 +228,119 @@ SHADES = frozenset({"white", "grey", "black"})
 SHADE_CEILING = 65.0
 
 
+#: Evidence of a hue that the colorless pool hides. A dark or dimly lit paint (a dark red in a
+#: car park) fails the saturation and chroma tests above and is pooled as grey or black, yet in
+#: CIELAB its chroma stays clearly above a grey's. Each pixel's uncertainty in the a*b* plane is
+#: propagated from an unknown illuminant (each channel's linear gain off by `CAST`) and from
+#: sensor and JPEG noise (`NOISE`, 0-1, on each channel): physical priors, not fitted to photos.
+#: A pixel is evidence of a hue when its chroma exceeds `SIGNIFICANCE` times that uncertainty and
+#: its hue angle lies in the hue's range (`LAB_HUES`) widened by the angle the uncertainty spans
+#: at its chroma (wide in dark, weakly colored pixels; narrow in saturated ones).
+CAST = 0.1
+NOISE = 3 / 255
+SIGNIFICANCE = 2.0
+#: CIELAB hue angle ranges (degrees, from - to, counterclockwise) of the hue families above: the
+#: Lab hues of the HSV boundaries (18, 42, 70, 170, 295 degrees) at full saturation; gold is the
+#: warm range (orange to yellow) at any chroma.
+LAB_HUES: dict[str, tuple[float, float]] = {
+    "red": (325.0, 47.0),
+    "orange": (47.0, 78.0),
+    "yellow": (78.0, 113.0),
+    "gold": (47.0, 113.0),
+    "green": (113.0, 174.0),
+    "blue": (174.0, 325.0),
+}
+#: A refusal of a colored declaration whose body reads as a shade is unsure when at least this
+#: share of the body's weight is evidence of the declared hue: the share at which, counted
+#: colored (`CHROMATIC_BOOST`), those pixels would tie the colorless rest. Derived, not fitted.
+HUE_EVIDENCE = 1.0 / (1.0 + CHROMATIC_BOOST)
+
+
+def _lab(xyz: npt.NDArray[np.float64]) -> tuple[Any, Any]:
+    """CIELAB a*, b* of XYZ colors relative to the D65 white (`_SRGB_TO_XYZ_D65`)."""
+    import numpy as np
+
+    cube = np.where(xyz > (6 / 29) ** 3, np.cbrt(xyz), xyz / (3 * (6 / 29) ** 2) + 4 / 29)
+    return 500.0 * (cube[..., 0] - cube[..., 1]), 200.0 * (cube[..., 1] - cube[..., 2])
+
+
+def _linear(pixels: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Linear light of sRGB values in 0-1."""
+    import numpy as np
+
+    linear: npt.NDArray[np.float64] = np.where(
+        pixels <= 0.04045, pixels / 12.92, ((pixels + 0.055) / 1.055) ** 2.4
+    )
+    return linear
+
+
+#: sRGB (linear) to XYZ, each row divided by the D65 white's X, Y, Z.
+_SRGB_TO_XYZ_D65 = (
+    (0.4124 / 0.95047, 0.3576 / 0.95047, 0.1805 / 0.95047),
+    (0.2126, 0.7152, 0.0722),
+    (0.0193 / 1.08883, 0.1192 / 1.08883, 0.9505 / 1.08883),
+)
+
+
+def hue_evidence(
+    picture: npt.NDArray[np.uint8], weights: npt.NDArray[np.float64] | None = None
+) -> dict[str, float]:
+    """Each colored vocabulary color's share of the body's weight (`_weights` when None) that is
+    evidence of its hue in CIELAB (see `CAST`): what a refusal of that color has to explain."""
+    import numpy as np
+
+    if weights is None:
+        weights = _weights(picture)
+    pixels = picture.astype(np.float64) / 255.0
+    linear = _linear(pixels)
+    matrix = np.array(_SRGB_TO_XYZ_D65)
+    xyz = linear @ matrix.T
+    a, b = _lab(xyz)
+    variance = np.zeros(a.shape)
+    for channel in range(3):
+        # One channel moved moves XYZ along that channel's column: the light's gain (clipped
+        # at full scale, as a camera does), then the sensor's noise.
+        lit = np.minimum(linear[..., channel] * (1.0 + CAST), 1.0)
+        noisy = _linear(np.minimum(pixels[..., channel] + NOISE, 1.0))
+        for moved in (lit, noisy):
+            moved_a, moved_b = _lab(
+                xyz + (moved - linear[..., channel])[..., None] * matrix[:, channel]
+            )
+            variance += (moved_a - a) ** 2 + (moved_b - b) ** 2
+    spread = SIGNIFICANCE * np.sqrt(variance)
+    chroma = np.hypot(a, b)
+    hue = np.degrees(np.arctan2(b, a)) % 360.0
+    significant = chroma > spread
+    widening = np.degrees(np.arcsin(np.clip(spread / np.maximum(chroma, 1e-9), 0.0, 1.0)))
+    total = float(weights.sum()) or 1.0
+    evidence = {}
+    for color, (start, end) in LAB_HUES.items():
+        width = (end - start) % 360.0
+        off = np.abs((hue - (start + width / 2) + 180.0) % 360.0 - 180.0)
+        members = significant & (off <= width / 2 + widening)
+        evidence[color] = float(weights[members].sum()) / total
+    return evidence
+
+
 def contest(scores: dict[str, float], declared: str) -> str:
     """The color `declared` is measured against: the best other one."""
     return max((color for color in scores if color != declared), key=lambda c: scores[c])
 
 
 def pass_confidence(
-    scores: dict[str, float], declared: str, *, shade_ceiling: float = SHADE_CEILING
+    scores: dict[str, float],
+    declared: str,
+    *,
+    shade_ceiling: float = SHADE_CEILING,
+    evidence: dict[str, float] | None = None,
 ) -> float:
     """0-100 confidence that the body is `declared`: 50 when it ties with the best other color,
     >= 95 when it leads by 30% of its score, <= 5 when another leads it by as much; between
     `100 - shade_ceiling` and `shade_ceiling` when a shade is declared and the body reads as
-    a shade (which one, this analyzer cannot tell on real photos: see `SHADE_CEILING`)."""
+    a shade (which one, this analyzer cannot tell on real photos: see `SHADE_CEILING`).
+    A colored declaration refused because the body reads as a shade is not refused under
+    `100 - shade_ceiling` when the body's `evidence` (`hue_evidence`) of its hue reaches
+    `HUE_EVIDENCE`: a dark paint of that hue is not evidence of grey or black."""
     mine = scores[declared]
     rival = contest(scores, declared)
     best_other = scores[rival]
@@ -244,7 +349,27 @@ def pass_confidence(
     best = declared if mine >= best_other else rival
     if declared in SHADES and best in SHADES:
         confidence = min(shade_ceiling, max(100.0 - shade_ceiling, confidence))
+    elif hidden_hue(scores, declared, evidence):
+        confidence = max(100.0 - shade_ceiling, confidence)
     return confidence
+
+
+def loses_to_a_shade(scores: dict[str, float], declared: str) -> bool:
+    """Whether a colored `declared` is refused because the body reads as a shade."""
+    if declared in SHADES:
+        return False
+    rival = contest(scores, declared)
+    return rival in SHADES and scores[declared] < scores[rival]
+
+
+def hidden_hue(scores: dict[str, float], declared: str, evidence: dict[str, float] | None) -> bool:
+    """Whether `declared` (a colored color) loses to a shade while the body's CIELAB evidence
+    of its hue reaches `HUE_EVIDENCE`: the shade may be the light's, not the paint's."""
+    return (
+        evidence is not None
+        and loses_to_a_shade(scores, declared)
+        and evidence.get(declared, 0.0) >= HUE_EVIDENCE
+    )
 
 
 @register
@@ -259,13 +384,18 @@ class ColorAnalyzer:
             picture = rgb_array(subject.data, ANALYSIS_SIDE)
         except UnreadablePhoto:
             return ValidationOutcome(confidence=0.0, valid=False, result="unreadable photo")
-        scores = color_scores(picture)
+        weights = _weights(picture)
+        scores = color_scores(picture, weights=weights)
         found = max(scores, key=lambda color: scores[color])
         declared = canonical(subject.declared.get("color"))
         if declared is None:  # nothing (or no known color) to compare with
             return ValidationOutcome(confidence=0.0, valid=False, result=found)
-        confidence = pass_confidence(scores, declared)
+        # The hue evidence costs 5 times the scores: only a refusal against a shade reads it.
+        evidence = hue_evidence(picture, weights) if loses_to_a_shade(scores, declared) else None
+        confidence = pass_confidence(scores, declared, evidence=evidence)
         second = max((color for color in COLORS if color != found), key=lambda c: scores[c])
+        if hidden_hue(scores, declared, evidence):  # the reviewer reads "between black and red"
+            second = declared
         seen = {"kind": "color", "colors": [found, second], "colorless": {found, second} <= SHADES}
         return ValidationOutcome(
             confidence=confidence, valid=confidence >= 50, result=found, seen=seen

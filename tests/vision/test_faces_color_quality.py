@@ -165,6 +165,53 @@ def test_a_shade_against_a_shade_stays_inside_the_review_band() -> None:
     assert outcome.seen["colorless"] is (second in {"grey", "black"})
 
 
+def test_hue_evidence_sees_a_dark_paint_and_not_a_grey() -> None:
+    """CIELAB evidence of a hue (issue 37): a dark red paint (its saturation passes, its
+    brightness 0.27 too, but much dimmer and the HSV rule pools it colorless) is red evidence on
+    all its pixels; a grey, even under a warm light within `CAST`, is evidence of no hue."""
+    import numpy as np
+
+    from runtime.vision.color import LAB_HUES, hue_evidence
+
+    def patch(rgb: tuple[int, int, int]) -> dict[str, float]:
+        return hue_evidence(np.full((40, 60, 3), rgb, dtype=np.uint8), np.ones((40, 60)))
+
+    for dark_red in ((70, 20, 25), (45, 12, 16), (60, 38, 38)):
+        assert patch(dark_red)["red"] == 1.0, dark_red
+        assert patch(dark_red)["blue"] == 0.0 and patch(dark_red)["green"] == 0.0
+    for grey in ((60, 60, 62), (128, 128, 128), (20, 20, 20), (180, 172, 164)):
+        assert set(patch(grey).values()) == {0.0}, grey
+    assert patch((30, 60, 160))["blue"] == 1.0 and set(patch((30, 60, 160))) == set(LAB_HUES)
+
+
+def test_a_dark_red_read_as_black_is_deferred_not_refused() -> None:
+    """A drawn dark red car in a dim car park reads black; "red" is not refused confidently
+    (inside the band: a person decides), and grey or black bodies keep red refused."""
+    from runtime.vision.color import SHADE_CEILING, hidden_hue, hue_evidence, pass_confidence
+
+    rng = random.Random(1)
+    image = color_cases.background("parking", rng)
+    color_cases.draw_vehicle(image, "car", (100, 35, 35), rng)
+    dark = jpeg(ImageEnhance.Brightness(image).enhance(0.5), quality=75)
+    outcome = ColorAnalyzer().analyze(AnalysisSubject(data=dark, declared={"color": "red"}))
+    assert outcome.result in {"black", "grey"} and not outcome.valid
+    assert outcome.confidence == 100.0 - SHADE_CEILING
+    for shade in ("grey", "black"):
+        body = rgb_array(vehicle(shade, 11), ANALYSIS_SIDE)
+        refused = ColorAnalyzer().analyze(
+            AnalysisSubject(data=vehicle(shade, 11), declared={"color": "red"})
+        )
+        assert refused.confidence < 1, shade
+        assert not hidden_hue(color_scores(body), "red", hue_evidence(body)), shade
+    # The rule reads only a colored declaration that loses to a shade.
+    grey_body = {color: 0.0 for color in COLORS} | {"grey": 0.8, "red": 0.2}
+    assert pass_confidence(grey_body, "red", evidence={"red": 0.5}) == 100.0 - SHADE_CEILING
+    assert pass_confidence(grey_body, "red", evidence={"red": 0.3}) < 1
+    assert pass_confidence(grey_body, "white", evidence={"white": 1.0}) < 50
+    orange_body = {color: 0.0 for color in COLORS} | {"orange": 0.8, "red": 0.2}
+    assert pass_confidence(orange_body, "red", evidence={"red": 0.9}) < 1
+
+
 def test_a_colored_body_says_the_two_colors_it_reads_between() -> None:
     outcome = ColorAnalyzer().analyze(
         AnalysisSubject(data=vehicle("red", 11), declared={"color": "rojo"})
