@@ -171,6 +171,7 @@ REAL_KINDS = {
     "color_cross_validated": ("color",),
     "color_plate_anchored": ("color",),
     "color_selective": ("color",),
+    "color_dimmed": ("color",),
     "plate_selective": ("plate",),
     "plate_registry": ("plate",),
     "color_registry": ("color",),
@@ -205,6 +206,7 @@ def real_figures(only: set[str], failures: bool, held_out: bool = False) -> dict
         "color_cross_validated": real.colors_cross_validated,
         "color_plate_anchored": real.colors_plate_anchored,
         "color_selective": real.colors_selective,
+        "color_dimmed": real.colors_dimmed,
         "plate_selective": real.plates_selective,
         # The second real set, held out: reported only, never fitted on (each band comes
         # from the shared set's photos).

@@ -970,27 +970,36 @@ def shade_ceiling(reads: list[tuple[str, str]]) -> float:
     return max(50.0, 5.0 * (percent // 5))
 
 
-def colors_selective() -> dict[str, Any]:
+def colors_selective(*, hues: bool = True) -> dict[str, Any]:
     """Decide or defer: each real body photo against each of the nine colors (the true one
     must pass, the eight others must fail). Leave one photo out: the shade ceiling
     (`shade_ceiling`) and then the review band (most cases decided with wrong at most 1% of
     decided) are fitted on the other photos and judged on the photo left out; the counts of
     those are the cross-validated risk (wrong among decided) and coverage (share decided).
     Beside them, the ceiling and band all the photos choose (the shipped ceiling; fitted on
-    these photos, so not unseen) and the risk-coverage curve of every band at that ceiling."""
-    from runtime.vision.color import ANALYSIS_SIDE, COLORS, color_scores, pass_confidence
+    these photos, so not unseen) and the risk-coverage curve of every band at that ceiling.
+    `hues=False`: the confidences without the body's CIELAB hue evidence (`color.hue_evidence`),
+    as before issue 37's dark-paint rule, for a before/after in one run."""
+    from runtime.vision import color
     from runtime.vision.pictures import rgb_array
 
     photos = entries("color")
     truths = [entry.truth["color"] for entry in photos]
-    scores = [color_scores(rgb_array(entry.data(), ANALYSIS_SIDE)) for entry in photos]
+    pictures = [rgb_array(entry.data(), color.ANALYSIS_SIDE) for entry in photos]
+    scores = [color.color_scores(picture) for picture in pictures]
+    evidence = [color.hue_evidence(picture) if hues else None for picture in pictures]
     reads = [(truth, max(s, key=lambda c: s[c])) for truth, s in zip(truths, scores, strict=True)]
 
     def cases(indices: list[int], ceiling: float) -> list[tuple[float, bool]]:
         return [
-            (pass_confidence(scores[i], other, shade_ceiling=ceiling), other == truths[i])
+            (
+                color.pass_confidence(
+                    scores[i], other, shade_ceiling=ceiling, evidence=evidence[i]
+                ),
+                other == truths[i],
+            )
             for i in indices
-            for other in COLORS
+            for other in color.COLORS
         ]
 
     decided = wrong = 0
@@ -1019,6 +1028,7 @@ def colors_selective() -> dict[str, Any]:
             }
         )
     all_band = _best_band(every)
+    without = {"without_hue_evidence": _without(colors_selective(hues=False))} if hues else {}
     return {
         "photos": len(photos),
         "cases": total,
@@ -1029,8 +1039,15 @@ def colors_selective() -> dict[str, Any]:
         "chosen_leave_one_out": chosen,
         "shade_ceiling_all_photos": ceiling,
         "band_all_photos": f"{all_band[0]:g}-{all_band[1]:g}",
+        **without,
         "curve": curve,
     }
+
+
+def _without(figures: dict[str, Any]) -> dict[str, Any]:
+    """The before's figures beside an after's: its counts and band, not its curve."""
+    keys = ("decided", "wrong_among_decided", "coverage", "risk", "band_all_photos")
+    return {key: figures[key] for key in keys}
 
 
 #: The issue's target for faces: a different person accepted at most this share.
@@ -1312,36 +1329,103 @@ def registry_plates() -> dict[str, Any]:
     }
 
 
-def _color_cases(data: bytes, truth: str) -> list[tuple[float, bool]]:
+def _color_cases(data: bytes, truth: str, *, hues: bool = True) -> list[tuple[float, bool]]:
     """(confidence, declared is true) of the shipped color analyzer on a photo, each of the
-    nine colors declared."""
-    from runtime.vision.color import COLORS, ColorAnalyzer
+    nine colors declared (`hues=False`: without its CIELAB hue evidence, as before)."""
+    from runtime.vision import color
+    from runtime.vision.pictures import rgb_array
 
-    analyzer = ColorAnalyzer()
+    picture = rgb_array(data, color.ANALYSIS_SIDE)
+    scores = color.color_scores(picture)
+    evidence = color.hue_evidence(picture) if hues else None
     return [
-        (
-            analyzer.analyze(AnalysisSubject(data=data, declared={"color": other})).confidence,
-            other == truth,
-        )
-        for other in COLORS
+        (color.pass_confidence(scores, other, evidence=evidence), other == truth)
+        for other in color.COLORS
     ]
+
+
+#: Exposures (linear light, 1 = as photographed) at which `colors_dimmed` darkens the shared
+#: set's colored bodies: a car park's dim light, as the held-out set's dark red cars show it.
+DIMMED_EXPOSURES = (0.3, 0.15, 0.08)
+
+
+def dimmed(data: bytes, exposure: float) -> bytes:
+    """The photo (at most 380 px, as a car park's entry camera sends) under `exposure` times
+    its light: linear RGB scaled, then sRGB and JPEG 75 again."""
+    import numpy as np
+    from PIL import Image
+
+    from runtime.vision.pictures import open_rgb
+
+    image = open_rgb(data, 380)
+    pixels = np.asarray(image, dtype=np.float64) / 255.0
+    linear = np.where(pixels <= 0.04045, pixels / 12.92, ((pixels + 0.055) / 1.055) ** 2.4)
+    linear = linear * exposure
+    encoded = np.where(linear <= 0.0031308, linear * 12.92, 1.055 * linear ** (1 / 2.4) - 0.055)
+    buffer = io.BytesIO()
+    Image.fromarray(np.round(encoded * 255.0).astype(np.uint8)).save(buffer, "JPEG", quality=75)
+    return buffer.getvalue()
+
+
+def colors_dimmed() -> dict[str, Any]:
+    """The shared set's bodies under a dim light (`DIMMED_EXPOSURES`): the colored ones declared
+    their true color, each body declared each colored color it is not; confidences with and
+    without the CIELAB hue evidence, counted as refused at or under 30 (the shared set's band):
+    a true color refused there is a wrong decision, a wrong one refused a right decision.
+    Nothing is chosen on these: they show what the dark-paint rule does, designed on them."""
+    from runtime.vision import color
+    from runtime.vision.pictures import rgb_array
+
+    counts = {"true_refused": [0, 0], "wrong_refused": [0, 0]}
+    true_cases = wrong_cases = 0
+    for entry in entries("color"):
+        truth = entry.truth["color"]
+        for exposure in DIMMED_EXPOSURES:
+            picture = rgb_array(dimmed(entry.data(), exposure), color.ANALYSIS_SIDE)
+            scores = color.color_scores(picture)
+            evidence = color.hue_evidence(picture)
+            for declared in color.COLORS:
+                if declared in color.SHADES or (declared != truth and truth not in color.SHADES):
+                    continue  # colored declarations; a colored body declared its own only
+                key = "true_refused" if declared == truth else "wrong_refused"
+                true_cases += declared == truth
+                wrong_cases += declared != truth
+                for index, hues in enumerate((None, evidence)):
+                    confidence = color.pass_confidence(scores, declared, evidence=hues)
+                    counts[key][index] += confidence <= 30
+    return {
+        "exposures": list(DIMMED_EXPOSURES),
+        "true_color_refused": {
+            "before": count(counts["true_refused"][0], true_cases),
+            "after": count(counts["true_refused"][1], true_cases),
+        },
+        "shade_body_colored_declaration_refused": {
+            "before": count(counts["wrong_refused"][0], wrong_cases),
+            "after": count(counts["wrong_refused"][1], wrong_cases),
+        },
+    }
 
 
 def registry_colors() -> dict[str, Any]:
     """The registry's cars whose body color is labelled, each against the nine colors (the
     true one must pass, the eight others fail), by the shipped analyzer (its shade ceiling);
     decided or deferred with the band the shared set's 25 bodies choose under the same
-    analyzer (wrong at most `COLOR_RISK_TARGET` of decided)."""
+    analyzer (wrong at most `COLOR_RISK_TARGET` of decided). Beside it, in the same run, the
+    analyzer without its CIELAB hue evidence (as before issue 37's dark-paint rule), judged
+    by the band the shared set chooses for that one."""
     from benchmarks.vision import registry_photos
     from runtime.vision.color import ColorAnalyzer
 
-    band = _best_band(
-        [c for e in entries("color") for c in _color_cases(e.data(), e.truth["color"])]
+    shared = [(e.data(), e.truth["color"]) for e in entries("color")]
+    band, band_before = (
+        _best_band([c for data, truth in shared for c in _color_cases(data, truth, hues=hues)])
+        for hues in (True, False)
     )
     analyzer = ColorAnalyzer()
     found = registry_photos.colored()
     exact = accepted_other = 0
     cases: list[tuple[float, bool]] = []
+    before: list[tuple[float, bool]] = []
     failures = []
     by_color: dict[str, int] = {}
     for photo in found:
@@ -1354,12 +1438,14 @@ def registry_colors() -> dict[str, Any]:
         photo_cases = _color_cases(data, truth)
         accepted_other += sum(conf >= 50 and not true for conf, true in photo_cases)
         cases += photo_cases
+        before += _color_cases(data, truth, hues=False)
     return {
         "photos": len(found),
         "colors": dict(sorted(by_color.items())),
         "exact": count(exact, len(found)),
         "wrong_color_accepted_at_50": count(accepted_other, 8 * len(found)),
         **_held_out(cases, band),
+        "without_hue_evidence": _held_out(before, band_before),
         "failures": failures,
     }
 

@@ -16,6 +16,7 @@ pytest.importorskip("dlib", reason="the vision extra is not installed")
 from benchmarks.vision import real
 from runtime.vision import AnalysisSubject, analyze
 from runtime.vision.faces import DEFAULT_MAX_DISTANCE, compare
+from runtime.vision.pictures import rgb_array
 
 needs_real = pytest.mark.skipif(
     not real.available(),
@@ -78,6 +79,65 @@ def test_body_colors_of_real_cars(file: str, color: str) -> None:
     assert other is not None and not other.valid
 
 
+@pytest.mark.parametrize(
+    ("file", "exposure"),
+    [("color/us_car16.jpg", 0.15), ("color/us_car16.jpg", 0.08), ("color/us_us10.jpg", 0.08)],
+)
+@needs_real
+def test_a_dark_red_body_read_as_a_shade_is_not_confidently_refused(
+    file: str, exposure: float
+) -> None:
+    """Issue 37: the held-out set's dark red cars read grey or black and "red" was refused at
+    confidence 0-1. The shared set's red cars under a dim light (`real.dimmed`) read grey too;
+    their paint's chroma stays clearly above a grey's in CIELAB, so the refusal is unsure
+    (inside the review band, a person decides) and the reviewer reads "between grey and red"."""
+    from runtime.vision import color
+
+    data = real.dimmed(photo(file), exposure)
+    picture = rgb_array(data, color.ANALYSIS_SIDE)
+    scores = color.color_scores(picture)
+    assert max(scores, key=lambda name: scores[name]) in color.SHADES  # the failure: read a shade
+    assert color.pass_confidence(scores, "red") < 10  # as it was: a confident refusal
+    outcome = analyze("color", AnalysisSubject(data=data, declared={"color": "rojo"}))
+    assert outcome is not None and not outcome.valid
+    assert 100 - color.SHADE_CEILING <= outcome.confidence < 50
+    assert outcome.seen is not None and outcome.seen["colors"][1] == "red"
+    assert outcome.seen["colorless"] is False
+
+
+@pytest.mark.parametrize(
+    ("file", "exposure"),
+    [
+        ("color/us_car7.jpg", 1.0),  # grey, red its second color (tail lights, a red car near)
+        ("plate/JST2699.jpg", 0.15),  # grey, dimmed
+        ("plate/NZF0384.jpg", 1.0),  # black, red its second color
+        ("plate/HPM9362.jpg", 0.3),  # black
+    ],
+)
+@needs_real
+def test_a_grey_or_black_body_still_refuses_red_confidently(file: str, exposure: float) -> None:
+    """The dark-paint rule keeps coverage: a shade body's few reddish pixels (under a third of
+    its weight) are no evidence of a red body, dimmed or not."""
+    from runtime.vision import color
+
+    data = real.dimmed(photo(file), exposure)
+    assert color.hue_evidence(rgb_array(data, color.ANALYSIS_SIDE))["red"] < 0.25
+    outcome = analyze("color", AnalysisSubject(data=data, declared={"color": "red"}))
+    assert outcome is not None and not outcome.valid and outcome.confidence < 5
+
+
+@needs_real
+def test_dimmed_shared_bodies_before_and_after_the_dark_paint_rule() -> None:
+    """`real.colors_dimmed`: no right refusal is lost (360/360), and fewer true colors are
+    refused (7/15 before, 4/15 after: a dimmed yellow reads gold, which the rule leaves alone,
+    and one red car dimmed to 0.08 shows its paint on under a third of its weight)."""
+    dimmed = real.colors_dimmed()
+    wrong = dimmed["shade_body_colored_declaration_refused"]
+    assert wrong["before"] == wrong["after"] == "360/360"
+    true = dimmed["true_color_refused"]
+    assert real_rate(true["after"]) < real_rate(true["before"]), true
+
+
 @needs_real
 def test_real_body_colors_no_worse_than_measured() -> None:
     """Issue 23's target is 90% exact (23/25); measured 18/25, every miss a white, silver or
@@ -92,8 +152,9 @@ def test_real_body_colors_no_worse_than_measured() -> None:
 @needs_real
 def test_real_body_colors_decided_or_deferred_cross_validated() -> None:
     """Issue 37's target on the real photos, each judged by a shade ceiling and review band
-    fitted without it: wrong at most 1% of decided, at least 60% decided (0/163 and 163/225
-    measured)."""
+    fitted without it: wrong at most 1% of decided, at least 60% decided (0/160 and 160/225
+    measured; 0/163 and 163/225 without the dark-paint rule, which defers three refusals of a
+    grey car whose warm hues cover a third of its body)."""
     selective = real.colors_selective()
     assert selective["cases"] == 225
     assert real_rate(selective["wrong_among_decided"]) <= 0.01, selective
