@@ -628,25 +628,17 @@ class MeaningCheck:
 
     @cached_property
     def later_dates(self) -> dict[str, frozenset[str]]:
-        """Date input identifier -> the identifiers declared never before it, directly or
-        through other orders (`not before` / `not after`, resolved by `date_order`)."""
+        """Date input identifier -> the identifiers declared never before it (`not before` /
+        `not after`, resolved by `date_order`). Direct orders only: the runtime enforces an
+        order when both its dates are given, so `a >= b >= c` says nothing of `a` and `c`
+        while `b` is missing."""
         later: dict[str, set[str]] = {}
         for checked in self.date_inputs.values():
             for other in checked.checks.get("notBefore", ()):
                 later.setdefault(other, set()).add(checked.identifier)
             for other in checked.checks.get("notAfter", ()):
                 later.setdefault(checked.identifier, set()).add(other)
-        closed: dict[str, frozenset[str]] = {}
-        for start in later:
-            seen: set[str] = set()
-            stack = list(later[start])
-            while stack:
-                current = stack.pop()
-                if current not in seen:
-                    seen.add(current)
-                    stack.extend(later.get(current, ()))
-            closed[start] = frozenset(seen)
-        return closed
+        return {earlier: frozenset(dates) for earlier, dates in later.items()}
 
     @cached_property
     def date_inputs(self) -> dict[str, CheckedInput]:

@@ -1345,6 +1345,17 @@ class Scenario:
         self.errors: list[RuleError] = []
         self.axioms: list[z3.BoolRef] = []
         self.inputs: dict[str, InputLeaf] = shared.inputs if shared else {}
+        #: The date inputs this run has read, and the (later, earlier) identifier pairs of
+        #: the template's date orders (`validationSchema.notBefore` / `notAfter`).
+        self.dates: dict[str, InputLeaf] = {}
+        self.date_orders = [
+            pair
+            for spec in self.manifest.inputs
+            for pair in [
+                *((spec.identifier, o) for o in spec.validationSchema.notBefore or ()),
+                *((o, spec.identifier) for o in spec.validationSchema.notAfter or ()),
+            ]
+        ]
         self.product: dict[str, FieldLeaf] = shared.product if shared else {}
         self.consumer: dict[str, FieldLeaf] = shared.consumer if shared else {}
         self.today: Any = shared.today if shared else z3.Int(f"{prefix}today")
@@ -1385,7 +1396,7 @@ class Scenario:
         name = logic.name if logic is not None else identifier
         key = f"{name}:{spec.type}"
         if key in self.inputs:
-            return self.inputs[key]
+            return self._ordered(identifier, self.inputs[key])
         given = z3.Bool(f"input.{name}?")
         late = z3.Bool(f"input.{name}.late") if name in self.late else FALSE
         if not z3.is_false(late):
@@ -1474,6 +1485,23 @@ class Scenario:
             raise Unsupported(f"an input of type {spec.type}")
         leaf = InputLeaf(spec, name, given, raw, value, late)
         self.inputs[key] = leaf
+        return self._ordered(identifier, leaf)
+
+    def _ordered(self, identifier: str, leaf: InputLeaf) -> InputLeaf:
+        """`leaf`, with the date orders (`not before` / `not after`) between it and the dates
+        this run has already read: the later date is on or after the earlier one whenever both
+        are given, as the runtime enforces at create and update (`runtime.intake`). Only
+        direct orders: through a third date the runtime orders nothing while it is missing."""
+        if leaf.spec.type != "date" or identifier in self.dates:
+            return leaf
+        self.dates[identifier] = leaf
+        for later, earlier in self.date_orders:
+            if identifier not in (later, earlier):
+                continue
+            other = self.dates.get(earlier if identifier == later else later)
+            if other is not None and other is not leaf:
+                a, b = (leaf, other) if identifier == later else (other, leaf)
+                self.constraints.append(z3.Implies(And(a.given, b.given), a.raw >= b.raw))
         return leaf
 
     def input_value(self, identifier: str) -> Any:

@@ -23,7 +23,7 @@ from runtime.state import allows
 from server.boundary import name_problem
 from server.common import in_thread
 from server.consumer import flow
-from server.consumer.messages import localized
+from server.consumer.messages import input_label, localized
 from server.consumer.names import template_name
 from server.consumer.outbox import ClientIdMiddleware, go_to, refusal, wants_json
 from server.consumer.photos import photo_status, upload_photo
@@ -409,8 +409,9 @@ def _field_errors(visit: Visit, error: ApiError) -> dict[str, str]:
         spec = specs.get(field)
         message = str(problem.get("message") or error.description)
         if spec is not None:
+            other = input_label(visit.view.manifest, str(problem.get("other")), visit.locale)
             found.setdefault(
-                field, localized(spec, str(problem.get("code")), message, visit.locale)
+                field, localized(spec, str(problem.get("code")), message, visit.locale, other)
             )
         else:
             found.setdefault("form", message)

@@ -110,6 +110,8 @@ def _catalog_wording(code: str, locale: str) -> str | None:
         "not_a_date": gettext(locale, "Enter a date."),
         "min_date": gettext(locale, "Must be on or after %(min_date)s."),
         "max_date": gettext(locale, "Must be on or before %(max_date)s."),
+        "not_before": gettext(locale, "Cannot be earlier than “%(other)s”."),
+        "not_after": gettext(locale, "Cannot be later than “%(other)s”."),
         "not_a_boolean": gettext(locale, "Check the box or leave it empty."),
         "not_a_file": gettext(locale, "Choose a file."),
         "media_type": gettext(locale, "Accepted types: %(media_types)s."),
@@ -118,14 +120,25 @@ def _catalog_wording(code: str, locale: str) -> str | None:
     return wordings.get(code)
 
 
-def localized(spec: InputSpec, code: str, api_message: str, locale: str) -> str:
+def localized(spec: InputSpec, code: str, api_message: str, locale: str, other: str = "") -> str:
     """The message shown for a problem: the catalog's words in the page's language (en_US
     too: "This field is required.", not the API's "input 'Overall condition' is required"),
-    the API's own only for a problem the catalog has no words for."""
+    the API's own only for a problem the catalog has no words for. `other` is the label, in
+    the page's language, of the other date of a broken date order (`not_before`)."""
     wording = _catalog_wording(code, locale)
     if wording is None:
         return api_message
-    return wording % _bounds(spec)
+    return wording % {**_bounds(spec), "other": other}
+
+
+def input_label(manifest: Template, identifier: str, locale: str) -> str:
+    """An input's label in `locale` (its translation, else the default locale's)."""
+    spec = next((s for s in manifest.inputs if s.identifier == identifier), None)
+    if spec is None:
+        return identifier
+    logic = manifest.logic.inputs.get(identifier)
+    translation = logic.translations.get(locale) if logic is not None else None
+    return (translation.label if translation is not None else None) or spec.label
 
 
 def field_messages(manifest: Template, spec: InputSpec, locale: str) -> dict[str, str]:

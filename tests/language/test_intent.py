@@ -182,7 +182,7 @@ def test_a_declared_order_makes_w018_a_proof_w012() -> None:
     )
     assert codes(backwards) == ["W018"]
     assert codes(_ordered(backwards, "delivered", "promised")) == ["W012"]
-    # The same order said from the other side, and through a third date.
+    # The same order said from the other side.
     assert codes(_ordered(backwards, "promised", "delivered", "not after")) == ["W012"]
     neutral = dates("a", "b", "days_between(inputs.b, inputs.a) > 2")
     assert codes(neutral) == []  # the names say nothing
