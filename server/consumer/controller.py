@@ -18,12 +18,13 @@ from litestar.datastructures import UploadFile
 from litestar.params import FromPath
 from litestar.response import Template
 
+from runtime.api_view import input_label
 from runtime.engine import attempts_left
 from runtime.state import allows
 from server.boundary import name_problem
 from server.common import in_thread
 from server.consumer import flow
-from server.consumer.messages import input_label, localized
+from server.consumer.messages import localized
 from server.consumer.names import template_name
 from server.consumer.outbox import ClientIdMiddleware, go_to, refusal, wants_json
 from server.consumer.photos import photo_status, upload_photo
@@ -409,7 +410,8 @@ def _field_errors(visit: Visit, error: ApiError) -> dict[str, str]:
         spec = specs.get(field)
         message = str(problem.get("message") or error.description)
         if spec is not None:
-            other = input_label(visit.view.manifest, str(problem.get("other")), visit.locale)
+            other_spec = specs.get(str(problem.get("other")))
+            other = input_label(visit.view.program, other_spec, visit.locale) if other_spec else ""
             found.setdefault(
                 field, localized(spec, str(problem.get("code")), message, visit.locale, other)
             )

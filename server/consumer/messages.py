@@ -131,16 +131,6 @@ def localized(spec: InputSpec, code: str, api_message: str, locale: str, other: 
     return wording % {**_bounds(spec), "other": other}
 
 
-def input_label(manifest: Template, identifier: str, locale: str) -> str:
-    """An input's label in `locale` (its translation, else the default locale's)."""
-    spec = next((s for s in manifest.inputs if s.identifier == identifier), None)
-    if spec is None:
-        return identifier
-    logic = manifest.logic.inputs.get(identifier)
-    translation = logic.translations.get(locale) if logic is not None else None
-    return (translation.label if translation is not None else None) or spec.label
-
-
 def field_messages(manifest: Template, spec: InputSpec, locale: str) -> dict[str, str]:
     """The messages of every rule of the input, in the page's locale."""
     return {
