@@ -18,7 +18,7 @@ from runtime import InspectionState, Program
 from runtime.api_view import image_label, input_label, localized_value
 from runtime.evaldata import asked_images, build_env, unasked
 from runtime.validators import NEEDS_EVIDENCE
-from server.consumer.messages import field_messages
+from server.consumer.messages import field_messages, localized
 
 #: Validations whose name says the photo is of the person (front camera).
 SELFIE_HINTS = ("selfie", "face")
@@ -225,6 +225,9 @@ def fields(
             for key, value in spec.validationSchema.model_dump(exclude_none=True).items()
             if key != "required"
         }
+        messages = field_messages(manifest, spec, locale)
+        if spec.type == "date":
+            _stored_order(program, spec, state, locale, schema, messages)
         value = state.inputs.get(spec.identifier)
         result.append(
             Field(
@@ -235,12 +238,44 @@ def fields(
                 required=spec.validationSchema.required,
                 options=list(zip(labels, shown, strict=True)),
                 schema=schema,
-                messages=field_messages(manifest, spec, locale),
+                messages=messages,
                 value=value,
                 shown_value=localized_value(program, spec, locale, value),
             )
         )
     return result
+
+
+def _stored_order(
+    program: Program,
+    spec: InputSpec,
+    state: InspectionState,
+    locale: str,
+    schema: dict[str, Any],
+    messages: dict[str, str],
+) -> None:
+    """The page's own check of a date order against a date already stored: the closest stored
+    date this one may not precede (`orderMin`) or follow (`orderMax`) in `schema` (the field's
+    rules: `consumer.js` checks them, and the date control's `min`/`max` narrows to them), and
+    the catalog's words naming that date in `messages`. A date sent in the same form is
+    checked by the server alone (`runtime.intake.order_problems`)."""
+    own = spec.identifier
+    inputs = program.manifest.inputs
+    earlier = list(spec.validationSchema.notBefore or [])
+    earlier += [s.identifier for s in inputs if own in (s.validationSchema.notAfter or ())]
+    later = list(spec.validationSchema.notAfter or [])
+    later += [s.identifier for s in inputs if own in (s.validationSchema.notBefore or ())]
+    specs = {s.identifier: s for s in inputs}
+    for key, code, others, pick in (
+        ("orderMin", "not_before", earlier, max),
+        ("orderMax", "not_after", later, min),
+    ):
+        stored = [(str(state.inputs[o])[:10], o) for o in others if state.inputs.get(o)]
+        if stored:
+            day, other = pick(stored)
+            schema[key] = day
+            label = input_label(program, specs[other], locale)
+            messages[code] = localized(spec, code, "", locale, label)
 
 
 def photo_label(program: Program, image: ImageSpec, locale: str) -> str:

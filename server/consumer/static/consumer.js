@@ -44,6 +44,8 @@
       if (!/^\d{4}-\d{2}-\d{2}$/.test(v)) return "not_a_date";
       if (rules.minDate && v < rules.minDate.slice(0, 10)) return "min_date";
       if (rules.maxDate && v > rules.maxDate.slice(0, 10)) return "max_date";
+      if (rules.orderMin && v < rules.orderMin) return "not_before";
+      if (rules.orderMax && v > rules.orderMax) return "not_after";
     } else if (t === "multiselect") {
       if (rules.minItems !== undefined && v.length < rules.minItems) return "min_items";
       if (rules.maxItems !== undefined && v.length > rules.maxItems) return "max_items";
