@@ -125,12 +125,26 @@ def _class_char(items: list[Any]) -> str | None:
 
 
 def sample_value(manifest: Template, spec: InputSpec, today: dt.date) -> Any:
-    """A value of the input that its rules accept (the runtime's own check decides), or None."""
-    for candidate in _candidates(spec, today):
+    """A value of the input that its rules accept (the runtime's own check decides), or None.
+    A date in a declared order (`not before` / `not after`) tries today first: dates of one day
+    keep every order, where each one's own `earliest` could break it."""
+    candidates = _candidates(spec, today)
+    if spec.type == "date" and _ordered(manifest, spec.identifier):
+        candidates.insert(0, today.isoformat())
+    for candidate in candidates:
         _value, problems = check_input_value(manifest, spec, candidate)
         if not problems:
             return candidate
     return None
+
+
+def _ordered(manifest: Template, identifier: str) -> bool:
+    """Whether the input is on either side of a date order."""
+    for spec in manifest.inputs:
+        others = [*(spec.validationSchema.notBefore or ()), *(spec.validationSchema.notAfter or ())]
+        if others and (spec.identifier == identifier or identifier in others):
+            return True
+    return False
 
 
 def _field_sample(name: str, kind: str) -> Any:

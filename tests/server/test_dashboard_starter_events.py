@@ -57,8 +57,30 @@ verdict
 """
 
 
+#: A date order whose later date has an `earliest` and the earlier one none: each date's own
+#: first sample (its earliest; today) would break the order.
+ORDERED = """template "Parcel"
+    type: goods
+
+input promised
+    type: date
+    asked at: create
+    required
+
+input delivered
+    type: date
+    asked at: update
+    required
+    earliest: date("2024-01-01")
+    not before: promised
+
+verdict
+    approve when true
+"""
+
+
 def _sources() -> list[tuple[str, str]]:
-    found = [("starter", STARTER), ("asking", ASKING)]
+    found = [("starter", STARTER), ("asking", ASKING), ("ordered", ORDERED)]
     found += [
         (path.stem, path.read_text(encoding="utf-8")) for path in sorted(EXAMPLES.glob("*.insp"))
     ]
