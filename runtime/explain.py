@@ -39,6 +39,8 @@ class ConditionExplanation(BaseModel):
     holds: bool | None
     decided: bool
     values: list[SeenValue] = Field(default_factory=list)
+    #: A check marked `for information`: shown, deciding nothing, so never `decided`.
+    informational: bool = False
 
 
 class ValidationExplanation(BaseModel):
@@ -145,10 +147,12 @@ def explain(program: Program, state: InspectionState, locale: str | None = None)
         for item in missing_items(program, state, locale)
     ]
     checks = [
-        _condition("check", check.name, check.span, check.valid, env) for check in program.checks
+        _condition("check", check.texts(locale)[0], check.span, check.valid, env)
+        for check in program.checks
     ]
-    for item in checks:
-        item.decided = item.holds is not True
+    for item, check in zip(checks, program.checks, strict=True):
+        item.informational = check.informational
+        item.decided = item.holds is not True and not check.informational
     texts = program.reasons_in(locale)
     verdict = [
         _condition("disapprove", ReferenceEvaluator().reason(reason, env), span, when, env)

@@ -61,6 +61,8 @@ class CheckProgram:
     span: list[int]
     #: locale -> (name, description) where the template translates them (`name es_AR:`).
     translations: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: `for information`: shown for a person or the report, deciding nothing on purpose.
+    informational: bool = False
 
     def texts(self, locale: str) -> tuple[str, str]:
         """The name and description in `locale` (the default locale's where not translated)."""
@@ -112,6 +114,10 @@ class Program:
                 )
             self._image_labels[locale] = found
         return found
+
+    def informational_checks(self) -> frozenset[str]:
+        """The ids (`globalValidations[]._id`) of the checks marked `for information`."""
+        return frozenset(check.id for check in self.checks if check.informational)
 
     def reasons_in(self, locale: str | None) -> LocalizedReasons:
         """The verdict's reasons as `locale` reads them (the default text where untranslated)."""
@@ -343,6 +349,7 @@ def build_program(manifest: Template, revision: str | None = None) -> Program:
                     locale: (texts.name or check.name, texts.description or check.description)
                     for locale, texts in (check.translations or {}).items()
                 },
+                informational=bool(check.informational),
             )
         )
         seen.add(check.id)

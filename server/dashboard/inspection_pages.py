@@ -225,6 +225,8 @@ def readable_conditions(
                 "text": span_text(lines, span),
                 "holds": item.holds,
                 "decided": item.decided,
+                # a check marked `for information`: shown, deciding nothing
+                "informational": getattr(item, "informational", False),
                 "seen": values,
             }
         )
@@ -251,6 +253,8 @@ def _detail(
         "inspection": document,
         "state": loaded.state,
         "manifest": loaded.manifest,
+        # the ids of the checks marked `for information` (tagged as such, never a refusal)
+        "informational": loaded.program.informational_checks(),
         "explanation": explanation,
         "verdict_lines": readable_conditions(
             explanation.verdict,

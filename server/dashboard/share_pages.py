@@ -40,6 +40,7 @@ def _shared(request: Request[Any, Any, Any], inspection_id: str, token: str) -> 
         document = inspections.get_inspection(app.db, app.settings, auth, inspection_id)
         # Its photos through the share's own token: they die with the share.
         through_link(app.settings.public_url, document, inspection_id, token)
+        informational = inspections.informational_checks(app.db, auth, inspection_id)
     except ApiError as error:
         if presign.prefers_json(request.headers.get("accept")):
             raise  # a client of the API asked: the error object, as the JSON URL answers
@@ -64,6 +65,7 @@ def _shared(request: Request[Any, Any, Any], inspection_id: str, token: str) -> 
         locale=locale,
         context={
             "inspection": document,
+            "informational": informational,
             "report_url": report_url,
             "json_url": f"{app.settings.public_url}/v1/inspection/presign/detail/"
             f"{inspection_id}?token={token}",

@@ -243,6 +243,15 @@ def get_inspection(
     return present(document, inspection_id, auth.company_id, auth.testing, settings, found[1])
 
 
+def informational_checks(db: Database, auth: AuthContext, inspection_id: str) -> frozenset[str]:
+    """The ids of the inspection's checks marked `for information` in its template revision
+    (`globalValidations[]._id`): a page tags them, their failure being no refusal."""
+    with db.session() as session:
+        record = find_inspection(session, auth, inspection_id, lock=False)
+        manifest = templates.load_manifest(session, record.manifest_key)
+        return templates.program_for(record.manifest_key, manifest).informational_checks()
+
+
 def stored_document(session: Session, inspection_id: str) -> dict[str, Any]:
     """Render the document of a row stored without one (written by other code paths)."""
     record = session.get(InspectionRecord, inspection_id)

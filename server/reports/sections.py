@@ -425,15 +425,33 @@ def variables_section(report: ReportData) -> Section | None:
     return Section(w(_("Variables")), rows=rows) if rows else None
 
 
+def informational_checks(template: dict[str, Any]) -> frozenset[str]:
+    """The ids of the manifest's checks marked `for information` (`logic.checks[]`)."""
+    logic = template.get("logic") or {}
+    return frozenset(
+        str(check.get("_id"))
+        for check in logic.get("checks") or []
+        if isinstance(check, dict) and check.get("informational")
+    )
+
+
 def global_validations_section(report: ReportData) -> Section | None:
     checks = report.inspection.get("globalValidations") or []
     if not checks:
         return None
     w = words(report)
+    informational = informational_checks(report.template)
     table = Table(
         [w(_("Validation")), w(_("Description")), w(_("Valid"))],
         [
-            [show(item.get("name")), show(item.get("description")), w.value(item.get("valid"))]
+            [
+                # a check kept `for information` decides nothing: the reader must tell it apart
+                w(_("%(check)s (for information)")) % {"check": show(item.get("name"))}
+                if item.get("_id") in informational
+                else show(item.get("name")),
+                show(item.get("description")),
+                w.value(item.get("valid")),
+            ]
             for item in checks
         ],
         weights=[3, 6, 2],

@@ -16,7 +16,7 @@ from typing import Any, cast
 
 from sqlmodel import Session
 
-from runtime import InspectionState
+from runtime import InspectionState, Program
 from runtime import review as runtime_review
 from runtime.api_view import Damage, Image, ImageValidation, Inspection, every_image
 from server.auth import AuthContext
@@ -163,6 +163,17 @@ class Photo:
 
 
 @dataclass(frozen=True, slots=True)
+class CaseCheck:
+    """One of the template's checks (`globalValidations`) as the reviewer reads it."""
+
+    name: str
+    description: str
+    valid: bool
+    #: Marked `for information`: shown, deciding nothing (its failure is no refusal).
+    informational: bool
+
+
+@dataclass(frozen=True, slots=True)
 class Case:
     """What the review page shows of one inspection."""
 
@@ -175,6 +186,8 @@ class Case:
     locale: str
     declared: list[tuple[str, str]]
     photos: list[Photo]
+    #: The template's checks, in the reader's language.
+    checks: list[CaseCheck]
     replaced: list[Image]
     reasons: list[dict[str, Any]]
     decisions: list[dict[str, Any]]
@@ -269,6 +282,7 @@ def case(
         locale=state.locale,
         declared=declared,
         photos=photos,
+        checks=case_checks(loaded.program, state, locale),
         replaced=replaced,
         # Why a person decides, while one does: after a retake the old reasons no longer hold.
         reasons=[
@@ -284,6 +298,17 @@ def case(
         retake=review.get("retake"),
         age=age(since, now) if state.status == "review" else None,
     )
+
+
+def case_checks(program: Program, state: InspectionState, locale: str) -> list[CaseCheck]:
+    """The template's checks with their results, named in `locale` where the template
+    translates them."""
+    valid = {item.id: item.valid for item in state.globalValidations}
+    return [
+        CaseCheck(*check.texts(locale), valid.get(check.id, False), check.informational)
+        for check in program.checks
+        if check.id in valid
+    ]
 
 
 def _reworded(reason: dict[str, Any], locale: str | None) -> dict[str, Any]:
