@@ -18,11 +18,13 @@ from typing import Any
 from babel import numbers as babel_numbers
 from babel.support import NullTranslations
 
+from runtime.explain import Explanation, SeenValue
 from runtime.proofs.cases import CasesError
 from server.dashboard import labels
 from server.templates.service import MAX_SOURCE_CHARS
 from server.web import i18n
-from server.web.history import damage_text
+from server.web.history import damage_text, reason_text
+from server.web.validations import validation_label
 from server.web.words import side_word, value_word
 
 
@@ -126,6 +128,22 @@ DECISIONS = {
     "else": _("the if at line %(line)s false (its else)"),
     "check_true": _("the check %(check)s (line %(line)s) valid"),
     "check_false": _("the check %(check)s (line %(line)s) not valid"),
+}
+
+
+#: The simulate panel's problems with the events script itself (`template_pages.simulate`).
+SCRIPT_PROBLEMS = {
+    "too_long": _("The events script is too long."),
+    "not_json": _("The events are not JSON: line %(line)s, column %(column)s."),
+    "not_object": _('The events must be an object: {"events": [...]}'),
+    "no_events": _("The script needs an events list (the first event is create)."),
+    "not_created": _("No inspection was created: start with a create event."),
+}
+#: A validation's state in the simulation's explanation.
+VALIDATION_STATES = {
+    "pending": _("pending"),
+    "valid": _("valid"),
+    "not_valid": _("not valid"),
 }
 
 
@@ -254,6 +272,184 @@ class Words:
         return self.say(
             _("%(name)s = %(value)s"), name=fact["name"], value=self.value(fact["value"])
         )
+
+
+class SimulationWords(Words):
+    """The simulate panel in the page's language: the runtime gives each step's codes and values
+    (`runtime.cli.summary`) and the explanation (`runtime.explain.Explanation`); the sentences
+    are here. `inspectlang simulate` keeps its own English lines (`runtime.cli._line`,
+    `runtime.explain.render_text`)."""
+
+    def script_problem(self, code: str, **values: Any) -> str:
+        return self.say(SCRIPT_PROBLEMS[code], **values)
+
+    def event_problem(self, index: int, event: Any, code: str, name: Any = None) -> str:
+        """An event the runtime could not read (`ScriptError.code`; "unreadable" for a field
+        of the wrong form)."""
+        kind = event.get("event") if isinstance(event, dict) else None
+        message = EVENT_PROBLEMS.get(code, EVENT_PROBLEMS["unreadable"])
+        return self.say(message, event=index, kind=_shown(kind), name=_shown(name))
+
+    def step(self, step: Mapping[str, Any]) -> str:
+        """One step line: the event as written in the script, then where the inspection stands
+        (or why the event was refused)."""
+        head = f"#{step['step']} {_shown(step.get('event'))}"
+        refused = step.get("refused")
+        if isinstance(refused, Mapping):
+            code = str(refused.get("code"))
+            why = self.say(REFUSALS[code]) if code in REFUSALS else code
+            return self.say(_("%(event)s: refused, %(why)s"), event=head, why=why)
+        if "status" not in step:
+            return head
+        return self.say(
+            _("%(event)s: %(status)s, %(verdict)s"),
+            event=head,
+            status=self.status(step["status"]),
+            verdict=self.verdict(step["veredict"]),
+        )
+
+    def explanation(self, found: Explanation, source: str) -> str:
+        """The explanation's text, section by section, as `render_text` lays it out."""
+        lines = source.splitlines()
+        said = [
+            self.say(
+                _("Verdict: %(verdict)s (%(status)s)"),
+                verdict=self.verdict(found.veredict),
+                status=self.status(found.status),
+            )
+        ]
+        said += [
+            "  " + self.say(_("reason: %(reason)s"), reason=reason) for reason in found.reasons
+        ]
+        said += [
+            "  "
+            + self.say(
+                _("waits for a person because: %(why)s"), why=reason_text(reason, self.locale)
+            )
+            for reason in found.reviewReasons
+        ]
+        if found.machine is not None:
+            said.append(
+                "  "
+                + self.say(
+                    _("the rules' suggestion: %(verdict)s (%(reasons)s)"),
+                    verdict=self.verdict(found.machine.get("veredict")),
+                    reasons=self.listed(found.machine.get("reasons")),
+                )
+            )
+        for lacking in found.missing:
+            message = (
+                _("Missing photo: %(label)s")
+                if lacking.kind == "photo"
+                else _("Missing input: %(label)s")
+            )
+            said.append(self.say(message, label=lacking.label))
+        if found.verdict:
+            said.append(self.say(_("Verdict lines:")))
+        for item in found.verdict:
+            if item.kind == "disapprove":
+                line = "  " + self.say(
+                    _("disapprove “%(reason)s” (line %(line)s): %(holds)s"),
+                    reason=item.label,
+                    line=_line_of(item.span),
+                    holds=self.holds(item.holds),
+                )
+            else:
+                line = "  " + self.say(
+                    _("approve when (line %(line)s): %(holds)s"),
+                    line=_line_of(item.span),
+                    holds=self.holds(item.holds),
+                )
+                if item.holds is not True:
+                    line += " · " + self.say(_("otherwise “%(reason)s”"), reason=item.label)
+            if item.decided:
+                line += " · " + self.say(_("decided the verdict"))
+            said.append(line)
+            said += self.seen(item.values, lines)
+        if found.checks:
+            said.append(self.say(_("Checks:")))
+        for item in found.checks:
+            result = _("passes") if item.holds else _("fails")
+            line = "  " + self.say(
+                _("%(check)s (line %(line)s): %(result)s"),
+                check=item.label,
+                line=_line_of(item.span),
+                result=self.say(result),
+            )
+            if item.informational:
+                line += " · " + self.say(_("for information"))
+            said.append(line)
+            said += self.seen(item.values, lines)
+        if found.validations:
+            said.append(self.say(_("Validations:")))
+        for v in found.validations:
+            state = "pending" if not v.reported else ("valid" if v.valid else "not_valid")
+            facts = [self.say(_("threshold %(threshold)s"), threshold=self.value(v.threshold))]
+            if v.confidence is not None:
+                facts.insert(
+                    0, self.say(_("confidence %(confidence)s"), confidence=self.value(v.confidence))
+                )
+            if v.required:
+                facts.append(self.say(_("required")))
+            said.append(
+                "  "
+                + self.say(
+                    _("%(photo)s, %(validation)s: %(state)s (%(facts)s)"),
+                    photo=side_word(v.side, self.locale),
+                    validation=validation_label(v.validation, self.locale),
+                    state=self.say(VALIDATION_STATES[state]),
+                    facts=", ".join(facts),
+                )
+            )
+        if found.rules:
+            said.append(self.say(_("Rules that ran:")))
+        for rule in found.rules:
+            said.append(
+                "  "
+                + self.say(
+                    _("on %(event)s (line %(line)s): %(count)s run(s), sets %(names)s"),
+                    event=rule.on,
+                    line=_line_of(rule.span),
+                    count=len(rule.events),
+                    names=", ".join(rule.sets) or "-",
+                )
+            )
+        if found.variables:
+            values = ", ".join(f"{k} = {self.value(v)}" for k, v in found.variables.items())
+            said.append(self.say(_("Variables: %(values)s"), values=values))
+        for error in found.ruleErrors:
+            said.append(
+                self.say(
+                    _("A rule could not be evaluated at line %(line)s: %(source)s"),
+                    line=_line_of(error.get("span") or []),
+                    source=_shown(error.get("source")),
+                )
+            )
+        return "\n".join(said)
+
+    def holds(self, holds: bool | None) -> str:
+        if holds is None:
+            return self.say(_("not known"))
+        return self.say(_("holds") if holds else _("does not hold"))
+
+    def seen(self, values: list[SeenValue], lines: list[str]) -> list[str]:
+        """Each value a condition read, named by its own text in the source (or by its line)."""
+        said = []
+        for value in values:
+            span = value.span
+            text = ""
+            if len(span) == 4 and span[0] == span[2] and 0 < span[0] <= len(lines):
+                text = lines[span[0] - 1][span[1] - 1 : span[3] - 1]
+            if not text or text.startswith('include "'):
+                text = self.say(_("a value at line %(line)s"), line=_line_of(span))
+            # A value never given reads `missing`, as `inspectlang simulate` says it.
+            shown = self.say(_("missing")) if value.value is None else self.value(value.value)
+            said.append(f"      {text} = {shown}")
+        return said
+
+
+def _line_of(span: Any) -> Any:
+    return span[0] if span and span[0] else "-"
 
 
 def _shown(value: Any) -> str:

@@ -22,13 +22,13 @@ from inspectlang.includes import IncludeResolver
 from runtime import new_object_id
 from runtime.cli import ScriptError, Simulation, summary
 from runtime.errors import InspectionError
-from runtime.explain import explain, render_text
+from runtime.explain import explain
 from runtime.program import load_program
 from runtime.proofs.cases import CasesError, case_lines, read_cases
 from server import routing
 from server.common import in_thread
 from server.dashboard import labels
-from server.dashboard.editor_words import Words
+from server.dashboard.editor_words import SimulationWords, Words
 from server.dashboard.starter_events import starter_events
 from server.dashboard.web import (
     PREFIX,
@@ -596,10 +596,16 @@ def starter_script(
 
 
 def simulate_source(
-    source: str, script: dict[str, Any], now: datetime, includes: IncludeResolver | None = None
+    source: str,
+    script: dict[str, Any],
+    now: datetime,
+    includes: IncludeResolver | None = None,
+    locale: str = "en_US",
 ) -> dict[str, Any]:
-    """Run an events script against the source: steps, verdict and explanation (or the
-    diagnostics when it does not compile, or the script's problem)."""
+    """Run an events script against the source: steps (the runtime's codes and values), their
+    lines, verdict and explanation in `locale`'s words (or the diagnostics when it does not
+    compile, or the script's problem)."""
+    words = SimulationWords(locale)
     found = diagnostics_of(source, now, includes=includes)
     if found:
         return {"diagnostics": found}
@@ -609,7 +615,7 @@ def simulate_source(
     program = load_program(manifest)
     events = script.get("events")
     if not isinstance(events, list) or not events:
-        return {"problem": "The script needs an `events` list (the first event is create)."}
+        return {"problem": words.script_problem("no_events")}
     simulation = Simulation(program, script)
     steps: list[dict[str, Any]] = []
     for index, event in enumerate(events, start=1):
@@ -620,36 +626,46 @@ def simulate_source(
             steps.append(summary(index, event, simulation.state))
         except InspectionError as error:
             steps.append({**summary(index, event, simulation.state), "refused": error.to_dict()})
-        except (ScriptError, KeyError, TypeError, ValueError) as error:
-            return {"problem": f"event {index}: {error}", "steps": steps}
+        except ScriptError as error:
+            problem = words.event_problem(index, event, error.code, error.name)
+            return {"problem": problem, "steps": steps, "lines": _lines(words, steps)}
+        except (KeyError, TypeError, ValueError):
+            problem = words.event_problem(index, event, "unreadable")
+            return {"problem": problem, "steps": steps, "lines": _lines(words, steps)}
     if simulation.state is None:
-        return {"problem": "No inspection was created: start with a create event."}
-    explanation = explain(program, simulation.state)
+        return {"problem": words.script_problem("not_created")}
+    explanation = explain(program, simulation.state, words.locale)
     return {
         "steps": steps,
+        "lines": _lines(words, steps),
         "veredict": simulation.state.veredict,
         "status": simulation.state.status,
-        "explanation": render_text(explanation),
+        "explanation": words.explanation(explanation, source),
     }
+
+
+def _lines(words: SimulationWords, steps: list[dict[str, Any]]) -> list[str]:
+    return [words.step(step) for step in steps]
 
 
 @post("/templates/simulate", status_code=200)
 async def simulate(request: Request[Any, Any, Any]) -> dict[str, Any]:
     member = signed_in(request)
     require(member, "templates.simulate")
+    words = SimulationWords(member_locale(request, member))
     data = await _json_body(request)
     source = _text(data, "source")
     events_text = _text(data, "events")
     if len(events_text) > MAX_SCRIPT_CHARS:
-        return {"problem": "The events script is too long."}
+        return {"problem": words.script_problem("too_long")}
     try:
         script = json.loads(events_text)
-    except ValueError as error:
-        return {"problem": f"The events are not JSON: {error}"}
+    except json.JSONDecodeError as error:
+        return {"problem": words.script_problem("not_json", line=error.lineno, column=error.colno)}
     if not isinstance(script, dict):
-        return {"problem": 'The events must be an object: {"events": [...]}'}
+        return {"problem": words.script_problem("not_object")}
     clock, shared = app_services(request).clock(), _shared_files(request, member)
-    return await in_thread(simulate_source, source, script, clock, shared)
+    return await in_thread(simulate_source, source, script, clock, shared, words.locale)
 
 
 ROUTES: list[Any] = [

@@ -5,11 +5,14 @@ results. One es_AR inspection in review whose deciding check passes and whose
 informational check fails: the reviewer's page, the inspection page and the share page, in a
 real Chromium at 360 px and at 1280 px, tag the informational check "informativo" (never the
 English), show its failure in plain ink (never a refusal's red, never "keeps the inspection from
-approval"), and leave the deciding check untagged. Screenshots under
+approval"), and leave the deciding check untagged. The template editor's Simulate panel, in
+es_AR, words its step lines and explanation in Spanish (a refused event too), the English of
+`inspectlang simulate` nowhere. Screenshots under
 tests/artifacts/test_informational_checks/, axe-checked."""
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Iterator
 from typing import Any
@@ -169,3 +172,82 @@ def test_the_mark_on_every_page_a_person_reads_in_es_ar(
     finally:
         for page in (reviewer, owner):
             choose_language(page, live_server, "en_US")
+
+
+#: The script run in the editor: a Fiat approved on its front photo, then a start refused.
+SCRIPT = {
+    "events": [
+        {
+            "event": "create",
+            "body": {"locale": "es_AR", "car": {"plate": "AB123CD", "make": "Fiat"}},
+        },
+        {"event": "start"},
+        {
+            "event": "image",
+            "image": "front",
+            "validations": [{"validation": "recaptured", "confidence": 97, "result": False}],
+        },
+        {"event": "finish"},
+        {"event": "start"},
+    ]
+}
+#: What `inspectlang simulate` says in English; none of it may reach an es_AR panel.
+SIMULATE_ENGLISH = (
+    "status=", "veredict=", "REFUSED", "Verdict", "reason:", "holds", "Checks:", "Validations",
+    "for information", "refused", "(line", "threshold", "required", "Approved", "Completed",
+    "Renault fleet", "Known make", "otherwise", "decided",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("width", [360, 1280])
+def test_the_simulate_panel_speaks_es_ar(
+    live_server: str,
+    team: dict[str, Any],
+    new_phone: Any,
+    screenshot: Any,
+    axe_check: Any,
+    width: int,
+) -> None:
+    _context, owner, _log = new_phone(width=width)
+    sign_in(owner, live_server, team["emails"]["owner"])
+    try:
+        choose_language(owner, live_server, "es_AR")
+        owner.goto(f"{live_server}/dashboard/templates/{team['template']}")
+        owner.locator("#events").fill(json.dumps(SCRIPT, indent=1))
+        owner.locator("#simulate-button").click()
+        result = owner.locator("#simulate-result")
+        owner.wait_for_function(
+            "() => document.querySelector('#simulate-result').textContent.includes('Veredicto:')"
+        )
+        ran = result.inner_text()
+        lines = ran.splitlines()
+        assert lines[:5] == [
+            "#1 create: Creada, Sin veredicto",
+            "#2 start: Iniciada, Sin veredicto",
+            "#3 image: Iniciada, Sin veredicto",
+            "#4 finish: Completada, Aprobada",
+            "#5 start: rechazado, el estado de la inspección no lo permite",
+        ], ran
+        # Lines as the editor numbers them (a textarea drops the source's first newline).
+        for said in (
+            "Veredicto: Aprobada (Completada)",
+            "Líneas del veredicto:",
+            "  desaprobar “Marca desconocida” (línea 27): no se cumple",
+            "  aprobar cuando (línea 29): se cumple · decidió el veredicto",
+            "Controles:",
+            "  Marca conocida (línea 15): pasa",
+            "  Flota Renault (línea 20): falla · informativo",
+            "      car.make = “Fiat”",
+            "Validaciones:",
+            "  Frente, No es foto de una pantalla: válida (confianza 97, umbral 80, obligatorio)",
+        ):
+            assert said in lines, (said, ran)
+        for english in SIMULATE_ENGLISH:
+            assert english not in ran, (english, ran)
+        if width == 360:
+            fits(owner)
+        axe_check(owner, f"editor-{width}")
+        result.scroll_into_view_if_needed()
+        screenshot(owner, f"04-simulate-es_AR-{width}")
+    finally:
+        choose_language(owner, live_server, "en_US")

@@ -167,13 +167,8 @@
         result.textContent = word("noCompile", "The template does not compile: fix the problems above first.");
         return;
       }
-      var lines = [];
-      (data.steps || []).forEach(function (step) {
-        var line = "#" + step.step + " " + step.event;
-        if (step.refused) line += "  REFUSED " + step.refused.code + ": " + step.refused.description;
-        else if (step.status) line += "  status=" + step.status + " verdict=" + step.veredict;
-        lines.push(line);
-      });
+      // The steps and the explanation come worded in the page's language from the server.
+      var lines = (data.lines || []).slice();
       if (data.problem) lines.push(word("problemLabel", "Problem:") + " " + data.problem);
       if (data.explanation) lines.push("", data.explanation);
       result.textContent = lines.join("\n");
