@@ -24,6 +24,7 @@ from typing import Any
 from lark import Lark, Token
 from lark.exceptions import UnexpectedInput
 from lark.lexer import LexerThread
+from lark.parse_tree_builder import ExpandSingleChild
 from lark.parser_frontends import PostLexConnector
 from lark.parsers.lalr_analysis import Shift
 
@@ -55,7 +56,7 @@ class ParseLoop:
         table = lalr.parse_table
         self._start = table.start_states["start"]
         self._end = table.end_states["start"]
-        reductions: dict[int, tuple[int, Any, str]] = {}
+        reductions: dict[int, tuple[int, Any, str] | str] = {}
         self._states: dict[int, dict[str, Any]] = {}
         for state, actions in table.states.items():
             row: dict[str, Any] = {}
@@ -65,7 +66,13 @@ class ParseLoop:
                     continue
                 reduction = reductions.get(id(argument))
                 if reduction is None:
-                    reduction = (len(argument.expansion), callbacks[argument], argument.origin.name)
+                    size, callback = len(argument.expansion), callbacks[argument]
+                    origin = argument.origin.name
+                    unit = size == 1 and type(callback) is ExpandSingleChild
+                    if unit and origin not in table.start_states:
+                        reduction = origin  # `?sum: product`: the value is its one child's
+                    else:
+                        reduction = (size, callback, origin)
                     reductions[id(argument)] = reduction
                 row[kind] = reduction
             self._states[state] = row
@@ -96,6 +103,9 @@ class ParseLoop:
                         state_stack.append(action)
                         value_stack.append(token)
                         break
+                    if action.__class__ is str:  # `?sum: product`: only the state changes
+                        state_stack[-1] = states[state_stack[-2]][action]
+                        continue
                     size, callback, origin = action
                     if size:
                         children = value_stack[-size:]
