@@ -359,8 +359,8 @@ VARIANTS: dict[str, str] = {
     # measured this way and removed (issue 38): plain `dataclass` cost 7.5% more instructions of
     # a cold start, Lark's own cache 2.7%, the pause about 2.5%, each under the 10% a person
     # could notice.
-    # `inspectlang.parse_loop` runs the parse table in one function (issue 26); the plain tool
-    # is Lark's own loop (`Lark.parse`):
+    # `inspectlang.parse_loop` runs the parse table in one function (issue 26) and lexes in one
+    # generator (issue 33); the plain tool is Lark's own loop and lexer (`Lark.parse`):
     "lark_loop": """
 import sys, types
 stub = types.ModuleType("inspectlang.parse_loop")

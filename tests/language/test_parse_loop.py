@@ -51,13 +51,17 @@ def test_every_example_and_built_in_parses_to_the_same_module(path: Path) -> Non
     assert _agree(text if text.endswith("\n") else text + "\n") == "module"
 
 
-def test_the_benchmark_template_parses_to_the_same_module() -> None:
+def _benchmark_template() -> str:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
         import bench_compile
     finally:
         sys.path.remove(str(ROOT / "benchmarks"))
-    assert _agree(bench_compile.generate()) == "module"
+    return bench_compile.generate()
+
+
+def test_the_benchmark_template_parses_to_the_same_module() -> None:
+    assert _agree(_benchmark_template()) == "module"
 
 
 @COMMON
@@ -85,6 +89,39 @@ def test_mutations_fail_where_lark_fails(source: str) -> None:
 )
 def test_each_kind_of_outcome_is_the_same(text: str, outcome: str) -> None:
     assert _agree(text) == outcome
+
+
+def _tokens(tree: object) -> list[tuple[object, ...]]:
+    """Every token of a Lark tree with all its fields (a `Token` compares by its text only)."""
+    from lark import Token, Tree
+
+    assert isinstance(tree, Tree)
+    return [
+        (t.type, t.value, t.start_pos, t.line, t.column, t.end_line, t.end_column, t.end_pos)
+        for t in tree.scan_values(lambda value: isinstance(value, Token))
+    ]
+
+
+@pytest.mark.parametrize("path", [*FILES, None], ids=lambda path: path.name if path else "bench")
+def test_the_loop_lexes_the_tokens_lark_lexes(path: Path | None) -> None:
+    """The loop's own lexing (the lexer of each state, in one generator) gives Lark's tokens,
+    every field: a plain parser of the grammar that keeps every token builds the same tree."""
+    from lark import Lark
+
+    built = Lark.open_from_package(
+        "inspectlang",
+        "grammar.lark",
+        parser="lalr",
+        lexer="contextual",
+        postlex=parser.Indentation(),
+        maybe_placeholders=True,
+        keep_all_tokens=True,
+    )
+    text = _benchmark_template() if path is None else path.read_text(encoding="utf-8")
+    text = text if text.endswith("\n") else text + "\n"
+    ours, lark = ParseLoop(built).parse(text), built.parse(text)
+    assert ours == lark
+    assert _tokens(ours) == _tokens(lark)
 
 
 def test_a_parser_with_terminal_callbacks_is_refused() -> None:
