@@ -45,6 +45,65 @@ def test_plates_read_exactly_with_no_country_and_a_wrong_one_refused(plate: str)
     assert wrong is not None and not wrong.valid
 
 
+def quick_and_full(data: bytes) -> tuple[list[object], list[object]]:
+    """A photo's lines from the plate's quick look and from its full one."""
+    from runtime.vision.ocr import read_lines
+    from runtime.vision.plates import (
+        PLATE_DETECTION_SIDE,
+        PLATE_RECOGNITION_SIDE,
+        QUICK_DETECTION_SIDE,
+    )
+
+    return (
+        list(
+            read_lines(
+                data, detection_side=QUICK_DETECTION_SIDE, recognition_side=PLATE_RECOGNITION_SIDE
+            )
+        ),
+        list(
+            read_lines(
+                data, detection_side=PLATE_DETECTION_SIDE, recognition_side=PLATE_RECOGNITION_SIDE
+            )
+        ),
+    )
+
+
+@pytest.mark.parametrize("plate", ["JQS5683", "ODJ1599"])
+@needs_real
+def test_the_quick_look_settles_a_plate_that_fills_the_photo(plate: str) -> None:
+    """At the consumer's 1600 px, these plates are found and read sure by the quick look
+    alone (ODJ1599's photo also shows a dealer's name over the plate): the full look is not
+    run, and the plate is read exactly, with and without its country and declared."""
+    from runtime.vision.plates import compare_plate, plate_lines
+
+    data = real.resized(photo(f"plate/{plate}.jpg"), 1600)
+    quick, full = quick_and_full(data)
+    assert quick != full  # two looks that differ, so that which was used shows
+    for country, declared in ((None, None), ("BR", None), ("BR", plate)):
+        lines = plate_lines(data, country, declared)
+        assert lines == quick
+        outcome = compare_plate(lines, country, declared)
+        assert outcome.valid and outcome.result == plate
+
+
+@pytest.mark.parametrize("plate", ["MXQ1601", "AYO9034"])
+@needs_real
+def test_a_plate_the_quick_look_does_not_settle_is_read_by_the_full_look(plate: str) -> None:
+    """At 1600 px, the quick look reads these plates unsure or not at all: the full look
+    reads them, exactly. A wrong declared plate is never settled by the quick look."""
+    from runtime.vision.plates import compare_plate, plate_lines
+
+    data = real.resized(photo(f"plate/{plate}.jpg"), 1600)
+    quick, full = quick_and_full(data)
+    assert quick != full
+    lines = plate_lines(data, None, None)
+    assert lines == full
+    assert compare_plate(lines, None, None).result == plate
+    wrong = real.wrong_plate(plate)
+    assert plate_lines(data, "BR", wrong) == full
+    assert not compare_plate(full, "BR", wrong).valid
+
+
 def test_registry_plates_of_argentina_the_czech_republic_and_vietnam() -> None:
     """The ALPR packages' own test photos (`make vision-data` extracts them), each read exactly
     with no country (20 of 20 when the held-out figures were taken) and one character off
