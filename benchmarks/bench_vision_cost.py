@@ -4,9 +4,11 @@ The real photos (`../shared/vision-real/`, `INSPECTLANG_VISION_REAL`) scaled to 
 the consumer's page sends (`SIDE`, 1600 px, JPEG 90), each photo read by every variant in turn
 (so a busy machine weighs on each alike), with nothing cached between variants. `today` is the
 pipeline before 2026-11-28 (onnxruntime's default threads; every line of a document read);
-`shipped` is the analyzers' defaults; the others are what was tried on the way. Per variant:
+`shipped` is the analyzers' defaults (a plate: `plates.plate_lines`), `576` the plate reading
+shipped before it (one look at 576 px); the others are what was tried on the way. Per variant:
 median and p90 CPU seconds (every thread of the process), and the accuracy on the same photos:
-plates read exactly with no country given, the true plate accepted and a wrong one refused;
+plates read exactly with no country given, the true plate accepted and a wrong one refused
+(each reading timed from an empty cache, the shipped one depending on what is declared);
 MRZ fields right against the transcribed truth, and the true holder's declarations passing.
 
     python benchmarks/bench_vision_cost.py [--variants today,shipped] [--only plate|document]
@@ -22,6 +24,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,16 +32,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.vision import real
 from runtime.vision import AnalysisSubject
-from runtime.vision.plates import PLATE_DETECTION_SIDE
+from runtime.vision.plates import PLATE_DETECTION_SIDE, PLATE_RECOGNITION_SIDE
 
 #: The long side (px) of the photos the consumer's page uploads.
 SIDE = 1600
-#: Plate reading variants: keyword arguments of `runtime.vision.ocr.read_lines`.
-PLATE_VARIANTS: dict[str, dict[str, Any]] = {
+#: Plate reading variants: keyword arguments of `runtime.vision.ocr.read_lines` (one look at
+#: the photo, whatever is declared), or `None` for the analyzer's own reading
+#: (`plates.plate_lines`: a quick look first, the full one when it does not settle the plate).
+PLATE_VARIANTS: dict[str, dict[str, Any] | None] = {
     "today": {"threads": 0, "detection_side": 800, "batch": 6},
     "one_thread_800": {"threads": 1, "detection_side": 800, "batch": 6},
     "576_batch_6": {"detection_side": PLATE_DETECTION_SIDE, "batch": 6},
-    "shipped": {"detection_side": PLATE_DETECTION_SIDE},
+    "576": {"detection_side": PLATE_DETECTION_SIDE},
+    "576_decoded_1600": {
+        "detection_side": PLATE_DETECTION_SIDE,
+        "recognition_side": PLATE_RECOGNITION_SIDE,
+    },
+    "shipped": None,
 }
 #: Document reading variants: keyword arguments of `runtime.vision.identity.document_reading`.
 #: `shipped` looks for the MRZ in its rows only (`mrz_band.mrz_rows`) and recognizes a line at
@@ -71,11 +81,29 @@ def summary(times: list[float]) -> dict[str, float]:
     }
 
 
+def plate_reader(name: str) -> Callable[[bytes, str | None, str | None], Any]:
+    """The variant's reading of a photo's lines given (country, declared plate)."""
+    from runtime.vision.ocr import read_lines
+    from runtime.vision.plates import plate_lines
+
+    options = PLATE_VARIANTS[name]
+    if options is None:
+        return plate_lines
+    return lambda data, country, declared: read_lines(data, **options)
+
+
 def plates(variants: list[str]) -> dict[str, Any]:
-    from runtime.vision.ocr import forget_lines, read_lines
+    """Per variant and photo, three readings from an empty cache, each timed: nothing declared
+    and no country (`median_cpu_s`, the figure of every earlier run), the true plate declared
+    with its country, and a wrong one (one character off): the shipped reading looks twice
+    when the quick look does not find the declared plate."""
+    from runtime.vision.ocr import forget_lines
     from runtime.vision.plates import compare_plate
 
-    times: dict[str, list[float]] = {name: [] for name in variants}
+    kinds = ("nothing", "true", "wrong")
+    times: dict[str, dict[str, list[float]]] = {
+        name: {kind: [] for kind in kinds} for name in variants
+    }
     exact = dict.fromkeys(variants, 0)
     accepted = dict.fromkeys(variants, 0)
     refused = dict.fromkeys(variants, 0)
@@ -84,22 +112,32 @@ def plates(variants: list[str]) -> dict[str, Any]:
     for entry in photos:
         data = real.resized(entry.data(), SIDE)
         truth, country = entry.truth["text"], entry.truth.get("country")
+        wrong = real.wrong_plate(truth)
         for name in variants:
-            options = PLATE_VARIANTS[name]
-            forget_lines()
-            seconds, lines = cpu(lambda data=data, options=options: read_lines(data, **options))
-            times[name].append(seconds)
-            read = compare_plate(lines, None, None).result
+            reader = plate_reader(name)
+            outcomes = {}
+            for kind, place, declared in (
+                ("nothing", None, None),
+                ("true", country, truth),
+                ("wrong", country, wrong),
+            ):
+                forget_lines()
+                seconds, lines = cpu(partial(reader, data, place, declared))
+                times[name][kind].append(seconds)
+                outcomes[kind] = compare_plate(lines, place, declared)
+            read = outcomes["nothing"].result
             exact[name] += read == truth
-            accepted[name] += compare_plate(lines, country, truth).valid
-            refused[name] += not compare_plate(lines, country, real.wrong_plate(truth)).valid
+            accepted[name] += outcomes["true"].valid
+            refused[name] += not outcomes["wrong"].valid
             if read != truth:
                 failures[name].append(f"{entry.file}: {read}")
     total = len(photos)
     return {
         name: {
-            "options": PLATE_VARIANTS[name],
-            **summary(times[name]),
+            "options": PLATE_VARIANTS[name] if PLATE_VARIANTS[name] is not None else "plate_lines",
+            **summary(times[name]["nothing"]),
+            "true_declared_median_cpu_s": summary(times[name]["true"])["median_cpu_s"],
+            "wrong_declared_median_cpu_s": summary(times[name]["wrong"])["median_cpu_s"],
             "exact_no_country": real.count(exact[name], total),
             "true_plate_accepted": real.count(accepted[name], total),
             "wrong_plate_refused": real.count(refused[name], total),

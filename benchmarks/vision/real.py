@@ -595,7 +595,7 @@ def cost(side: int = 2048) -> dict[str, Any]:
 
     from runtime.vision import faces as face_module
     from runtime.vision.ocr import forget_lines, read_lines
-    from runtime.vision.plates import PLATE_DETECTION_SIDE, compare_plate
+    from runtime.vision.plates import compare_plate, plate_lines
 
     out: dict[str, Any] = {"side": side}
     plate_times: dict[str, Timer] = {"before": Timer(), "after": Timer()}
@@ -603,11 +603,12 @@ def cost(side: int = 2048) -> dict[str, Any]:
     photos = entries("plate")
     for entry in photos:
         data = resized(entry.data(), side)
-        after = {"detection_side": PLATE_DETECTION_SIDE}
-        for name, sides in (("before", {"detection_side": 1280}), ("after", after)):
-            forget_lines()
-            lines = plate_times[name].run(lambda data=data, sides=sides: read_lines(data, **sides))
-            plate_exact[name] += compare_plate(lines, None, None).result == entry.truth["text"]
+        forget_lines()
+        lines = plate_times["before"].run(lambda data=data: read_lines(data, detection_side=1280))
+        plate_exact["before"] += compare_plate(lines, None, None).result == entry.truth["text"]
+        forget_lines()
+        lines = plate_times["after"].run(lambda data=data: plate_lines(data, None, None))
+        plate_exact["after"] += compare_plate(lines, None, None).result == entry.truth["text"]
     out["plate"] = {
         name: {
             "median_cpu_s": plate_times[name].figures()["median_cpu_s"],
