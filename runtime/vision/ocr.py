@@ -44,6 +44,7 @@ __all__ = [
     "THREADS",
     "Rows",
     "TextLine",
+    "find_boxes",
     "forget_lines",
     "long_box",
     "read_lines",
@@ -226,6 +227,15 @@ def read_lines(
         while len(_cache) > CACHE_SIZE:
             _cache.popitem(last=False)
     return lines
+
+
+def find_boxes(
+    pixels: npt.NDArray[np.uint8], detection_side: int, threads: int = THREADS
+) -> list[tuple[tuple[float, float], ...]]:
+    """The text boxes of an RGB array (four corners each, in its pixels), found by the
+    detector on a copy at most `detection_side` long and not read: a reader's look for where
+    its text is (`plates.plate_rows`)."""
+    return [_corners(box) for box in _detect(pixels, detection_side, threads).boxes]
 
 
 def forget_lines() -> None:

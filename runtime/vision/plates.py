@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from runtime.validators import ValidationOutcome
 from runtime.vision import AnalysisSubject, register
 from runtime.vision.codes import decide, normalize_code, same_code, to_digit, to_letter
-from runtime.vision.ocr import TextLine, read_lines, same_row
+from runtime.vision.ocr import TextLine, find_boxes, read_lines, same_row
 from runtime.vision.pictures import UnreadablePhoto
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = [
     "PLATE_FORMATS",
@@ -27,6 +31,7 @@ __all__ = [
     "coerce",
     "plate_candidates",
     "plate_lines",
+    "plate_rows",
 ]
 
 #: Plate formats by ISO 3166 alpha-2 country: `L` a letter, `D` a digit, most common first.
@@ -64,13 +69,14 @@ READ_BOUNDARY = 0.5
 #: (benchmarks/bench_vision_cost.py, docs/vision.md "Cost per photo"). At 544 they did too,
 #: but the drawn Mercosur plate whose `CD` runs off the plate was read `AB123CL`.
 PLATE_DETECTION_SIDE = 576
-#: Longest side (pixels) of a first, quick look for the plate (`plate_lines`): a plate filling a
-#: good part of the photo (a phone photo of a parked car's rear) is read as well at 416 as at
-#: 576, for about half the detector's CPU; a plate too small for it, or read unsure, is read
-#: again at `PLATE_DETECTION_SIDE`.
+#: Longest side (pixels) of a first, quick look for where the text is (`plate_rows`): the
+#: detector alone, nothing read, for about half its CPU at 576. The rows it finds text in are
+#: then detected again at `PLATE_DETECTION_SIDE`'s scale and read, so the boxes read are the
+#: ones the whole photo at 576 would give; a plate too small for the quick look, or read
+#: unsure in those rows, is read from the whole photo.
 QUICK_DETECTION_SIDE = 416
-#: The quick look settles the reading when its plate, fitting a known format, scores at least
-#: this (with a declared plate: the declared one, matched).
+#: The rows' reading settles the plate when its plate, fitting a known format, scores at
+#: least this (with a declared plate: the declared one, matched).
 QUICK_SURE = 0.9
 #: Longest side (pixels) of the photo a plate's lines are recognized from: the consumer's page
 #: sends 1600 px photos, which are then decoded as they are, with no Lanczos resampling to
@@ -292,8 +298,9 @@ def compare_plate(
 
 
 def _sure(lines: list[TextLine], country: str | None, declared: str | None) -> bool:
-    """Whether a quick look's lines settle the reading: its best plate (with `declared`, the
-    best one matching it) fits a known format and scores at least `QUICK_SURE`."""
+    """Whether the lines of the plate's rows settle the reading: its best plate (with
+    `declared`, the best one matching it) fits a known format and scores at least
+    `QUICK_SURE`."""
     candidates = plate_candidates(lines, country)
     target = normalize_code(declared or "")
     if target:
@@ -303,16 +310,32 @@ def _sure(lines: list[TextLine], country: str | None, declared: str | None) -> b
     )
 
 
+def plate_rows(pixels: npt.NDArray[np.uint8]) -> tuple[int, int] | None:
+    """The rows of the photo holding its text, as the detector finds it at
+    `QUICK_DETECTION_SIDE` (from the top of the highest box to the bottom of the lowest, a box's
+    height of margin each side), or None when it finds none."""
+    boxes = find_boxes(pixels, QUICK_DETECTION_SIDE)
+    if not boxes:
+        return None
+    tops = [min(y for _, y in box) for box in boxes]
+    bottoms = [max(y for _, y in box) for box in boxes]
+    margin = max(bottom - top for top, bottom in zip(tops, bottoms, strict=True))
+    return max(0, int(min(tops) - margin)), min(pixels.shape[0], int(max(bottoms) + margin) + 1)
+
+
 def plate_lines(data: bytes, country: str | None, declared: str | None) -> list[TextLine]:
-    """The lines a plate is read from: a quick look (`QUICK_DETECTION_SIDE`) when it settles
-    the reading (`_sure`), else a full one (`PLATE_DETECTION_SIDE`), as every plate was read
-    before. A plate the quick look misses, misreads unsure, or reads as another than the
-    declared one costs both looks."""
-    quick = read_lines(
-        data, detection_side=QUICK_DETECTION_SIDE, recognition_side=PLATE_RECOGNITION_SIDE
+    """The lines a plate is read from: those of the rows holding the photo's text
+    (`plate_rows`) when they settle the reading (`_sure`), else the whole photo's, as every
+    plate was read before (`PLATE_DETECTION_SIDE`). A plate the quick look misses, read unsure,
+    or another than the declared one costs both."""
+    rows = read_lines(
+        data,
+        detection_side=PLATE_DETECTION_SIDE,
+        recognition_side=PLATE_RECOGNITION_SIDE,
+        rows=plate_rows,
     )
-    if _sure(quick, country, declared):
-        return quick
+    if _sure(rows, country, declared):
+        return rows
     return read_lines(
         data, detection_side=PLATE_DETECTION_SIDE, recognition_side=PLATE_RECOGNITION_SIDE
     )

@@ -84,14 +84,15 @@ def test_nothing_declared_valid_when_a_plausible_plate_is_read() -> None:
     assert compare_plate([line("7KQ 4521")], None, None).result == "7KQ4521"
 
 
-def test_a_quick_look_settles_only_a_sure_plate_of_a_known_format() -> None:
-    """`plates._sure`: the quick look's lines settle the reading only with a plate fitting a
-    known format read at `QUICK_SURE` or more, and with a declared plate, only that one."""
+def test_the_plate_rows_settle_only_a_sure_plate_of_a_known_format() -> None:
+    """`plates._sure`: the lines of the plate's rows settle the reading only with a plate
+    fitting a known format read at `QUICK_SURE` or more, and with a declared plate, only that
+    one; otherwise the whole photo is read."""
     from runtime.vision.plates import QUICK_SURE, _sure
 
     assert _sure([line("AB 123 CD")], None, None)
     assert _sure([line("AB 123 CD")], "AR", "ab-123-cd")
-    assert not _sure([line("AB 123 CD")], "AR", "AB 128 CD")  # another plate: look again
+    assert not _sure([line("AB 123 CD")], "AR", "AB 128 CD")  # another plate: read all
     assert not _sure([line("AB 123 CD", confidence=QUICK_SURE - 0.05)], None, None)
     # `AB123C` fits no format (a group cut off): the generic rule reads it, unsure.
     assert compare_plate([line("AB 123 C")], None, None).valid

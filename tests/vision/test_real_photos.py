@@ -45,63 +45,70 @@ def test_plates_read_exactly_with_no_country_and_a_wrong_one_refused(plate: str)
     assert wrong is not None and not wrong.valid
 
 
-def quick_and_full(data: bytes) -> tuple[list[object], list[object]]:
-    """A photo's lines from the plate's quick look and from its full one."""
+def rows_and_whole(data: bytes) -> tuple[list[object], list[object]]:
+    """A photo's plate lines read from the rows `plate_rows` finds, and from the whole photo."""
     from runtime.vision.ocr import read_lines
-    from runtime.vision.plates import (
-        PLATE_DETECTION_SIDE,
-        PLATE_RECOGNITION_SIDE,
-        QUICK_DETECTION_SIDE,
-    )
+    from runtime.vision.plates import PLATE_DETECTION_SIDE, PLATE_RECOGNITION_SIDE, plate_rows
 
-    return (
-        list(
-            read_lines(
-                data, detection_side=QUICK_DETECTION_SIDE, recognition_side=PLATE_RECOGNITION_SIDE
-            )
-        ),
-        list(
-            read_lines(
-                data, detection_side=PLATE_DETECTION_SIDE, recognition_side=PLATE_RECOGNITION_SIDE
-            )
-        ),
-    )
+    sides = {"detection_side": PLATE_DETECTION_SIDE, "recognition_side": PLATE_RECOGNITION_SIDE}
+    return list(read_lines(data, rows=plate_rows, **sides)), list(read_lines(data, **sides))
 
 
 @pytest.mark.parametrize("plate", ["JQS5683", "ODJ1599"])
 @needs_real
-def test_the_quick_look_settles_a_plate_that_fills_the_photo(plate: str) -> None:
-    """At the consumer's 1600 px, these plates are found and read sure by the quick look
-    alone (ODJ1599's photo also shows a dealer's name over the plate): the full look is not
-    run, and the plate is read exactly, with and without its country and declared."""
-    from runtime.vision.plates import compare_plate, plate_lines
+def test_the_rows_of_a_plate_filling_the_photo_settle_its_reading(plate: str) -> None:
+    """At the consumer's 1600 px, `plate_rows` finds these plates (ODJ1599's photo also shows
+    a dealer's name over the plate) in a band of under half the photo, and the band's
+    lines settle the reading: the whole photo is not read, and the plate is read exactly, with
+    and without its country and declared."""
+    from runtime.vision.pictures import rgb_array
+    from runtime.vision.plates import PLATE_RECOGNITION_SIDE, compare_plate, plate_lines, plate_rows
 
     data = real.resized(photo(f"plate/{plate}.jpg"), 1600)
-    quick, full = quick_and_full(data)
-    assert quick != full  # two looks that differ, so that which was used shows
+    pixels = rgb_array(data, PLATE_RECOGNITION_SIDE)
+    band = plate_rows(pixels)
+    assert band is not None and band[1] - band[0] < pixels.shape[0] / 2
+    rows, whole = rows_and_whole(data)
+    plate_line = next(line for line in whole if plate[:3] in line.text.replace(" ", ""))
+    assert band[0] <= plate_line.top and plate_line.bottom <= band[1]
     for country, declared in ((None, None), ("BR", None), ("BR", plate)):
         lines = plate_lines(data, country, declared)
-        assert lines == quick
+        assert lines == rows
         outcome = compare_plate(lines, country, declared)
         assert outcome.valid and outcome.result == plate
 
 
 @pytest.mark.parametrize("plate", ["MXQ1601", "AYO9034"])
 @needs_real
-def test_a_plate_the_quick_look_does_not_settle_is_read_by_the_full_look(plate: str) -> None:
-    """At 1600 px, the quick look reads these plates unsure or not at all: the full look
-    reads them, exactly. A wrong declared plate is never settled by the quick look."""
-    from runtime.vision.plates import compare_plate, plate_lines
+def test_a_plate_its_rows_do_not_settle_is_read_from_the_whole_photo(plate: str) -> None:
+    """At 1600 px, these plates' rows read them unsure (MXQ1601) or not at all: the whole photo
+    is read, and the plate exactly. A wrong declared plate is never settled by the rows."""
+    from runtime.vision.plates import _sure, compare_plate, plate_lines
 
     data = real.resized(photo(f"plate/{plate}.jpg"), 1600)
-    quick, full = quick_and_full(data)
-    assert quick != full
+    rows, whole = rows_and_whole(data)
+    assert not _sure(rows, None, None)  # type: ignore[arg-type]
     lines = plate_lines(data, None, None)
-    assert lines == full
+    assert lines == whole
     assert compare_plate(lines, None, None).result == plate
     wrong = real.wrong_plate(plate)
-    assert plate_lines(data, "BR", wrong) == full
-    assert not compare_plate(full, "BR", wrong).valid
+    assert plate_lines(data, "BR", wrong) == whole
+    assert not compare_plate(lines, "BR", wrong).valid
+
+
+@pytest.mark.parametrize("file", ["face/angelina_jolie__img1.jpg", "face/katy_perry__img26.jpg"])
+@needs_real
+def test_no_rows_are_found_in_a_portrait_with_no_text(file: str) -> None:
+    """`plate_rows` on real portraits with no text: no band, so no line is read from rows, and
+    the plate analyzer finds no plate (from the whole photo)."""
+    from runtime.vision.pictures import rgb_array
+    from runtime.vision.plates import PLATE_RECOGNITION_SIDE, plate_rows
+
+    data = real.resized(photo(file), 1600)
+    assert plate_rows(rgb_array(data, PLATE_RECOGNITION_SIDE)) is None
+    assert rows_and_whole(data)[0] == []
+    outcome = analyze("plate", AnalysisSubject(data=data, country="AR"))
+    assert outcome is not None and not outcome.valid
 
 
 def test_registry_plates_of_argentina_the_czech_republic_and_vietnam() -> None:
