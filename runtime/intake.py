@@ -285,7 +285,7 @@ def order_problems(
                 field, against, here, there = spec, specs[other], mine[:10], theirs[:10]
                 if spec.identifier not in values:  # the other date is the one sent now
                     field, against, here, there = against, field, there, here
-                    code = "not_after" if code == "not_before" else "not_before"
+                    code = SWAPPED_ORDER[code]
                 where = "on or after" if code == "not_before" else "on or before"
                 found.append(
                     {
@@ -298,6 +298,10 @@ def order_problems(
                     }
                 )
     return found
+
+
+#: A date order said from the other date's side.
+SWAPPED_ORDER = {"not_before": "not_after", "not_after": "not_before"}
 
 
 def _unknown_input(manifest: Template, sent: str) -> str:
