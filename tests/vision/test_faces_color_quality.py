@@ -427,3 +427,27 @@ def test_an_analyzers_threshold_is_chosen_with_the_band_without_the_photo_judged
     figures = _leave_one_out_choosing(costly, 0.5, 0.0, "floor")
     assert figures["chosen_leave_one_out"]["floor 0.3, band 20-50"] == 1
     assert figures["wrong_among_decided"].startswith("1/")
+
+
+@pytest.mark.parametrize(("orientation", "size"), [(1, (64, 48)), (6, (48, 64)), (3, (64, 48))])
+def test_photos_are_decoded_upright_by_their_exif_orientation(
+    orientation: int, size: tuple[int, int]
+) -> None:
+    """`pictures.open_rgb` turns a JPEG as its EXIF orientation says (6: 90 degrees, so the
+    sides swap; 3: upside down) and leaves an upright one as decoded; the dark corner drawn
+    at the top left ends where the turn puts it."""
+    from PIL import ExifTags
+
+    from runtime.vision.pictures import open_rgb
+
+    stored = Image.new("RGB", (64, 48), (230, 230, 230))
+    stored.paste((10, 10, 10), (0, 0, 16, 12))
+    exif = Image.Exif()
+    exif[ExifTags.Base.Orientation] = orientation
+    buffer = io.BytesIO()
+    stored.save(buffer, "JPEG", quality=95, exif=exif.tobytes())
+    upright = open_rgb(buffer.getvalue())
+    assert upright.size == size
+    corner = {1: (2, 2), 6: (size[0] - 3, 2), 3: (size[0] - 3, size[1] - 3)}[orientation]
+    assert max(upright.getpixel(corner)) < 60  # type: ignore[arg-type]
+    assert min(upright.getpixel((size[0] // 2, size[1] // 2))) > 180  # type: ignore[arg-type]
