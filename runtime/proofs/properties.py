@@ -109,6 +109,9 @@ class Prover:
         #: What every question is asked under: the scenarios' constraints, and the facts the
         #: runtime taught the uninterpreted functions so far.
         self.base: list[z3.BoolRef] = [c for s in self.scenarios for c in s.constraints]
+        if not others:
+            # One revision: only the inspections its intake takes are asked about.
+            self.base += first.intake
         #: Assumed first: the constraints only simulate's drawing needs (`Scenario.realizable`).
         self.drawable = z3.Bool("drawable by simulate")
         self.base.append(
@@ -173,6 +176,8 @@ class Prover:
             ]
             disagreements = [
                 _disagreement(replayed, self.predicted(model, scenario.outcome))
+                if z3.is_true(model.eval(scenario.accepted, model_completion=True))
+                else _refusal_disagreement(replayed)
                 for scenario, replayed in zip(self.scenarios, replays, strict=True)
             ]
             if not any(disagreements) and (observe is None or observe(self.program, replays[0])):
@@ -265,6 +270,14 @@ def _disagreement(replayed: Replayed, expected: tuple[str, str]) -> str:
     return ""
 
 
+def _refusal_disagreement(replayed: Replayed) -> str:
+    """Why simulate did not refuse at intake what the formula says the revision's intake
+    refuses (a date order broken): "" when its first refusal is the inputs'."""
+    if replayed.refused and "invalid_input_value" in replayed.refused[0]:
+        return ""
+    return "simulate took inputs the formula says the revision's intake refuses"
+
+
 def _replayed(found: Found) -> dict[str, Any] | None:
     return None if found.replayed is None else summary(found.replayed)
 
@@ -273,8 +286,10 @@ def summary(replayed: Replayed) -> dict[str, Any] | None:
     """What simulate made of an events file: status, veredict, reasons, rule errors."""
     state = replayed.state
     if state is None:
-        return None
+        return {"refused": list(replayed.refused)} if replayed.refused else None
     data: dict[str, Any] = {"status": state.status, "veredict": state.veredict}
+    if replayed.refused:
+        data["refused"] = list(replayed.refused)
     if state.reasons:
         data["reasons"] = list(state.reasons)
     if state.review is not None and state.review.reasons:

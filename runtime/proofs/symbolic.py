@@ -1348,6 +1348,10 @@ class Scenario:
         #: The date inputs this run has read, and the (later, earlier) identifier pairs of
         #: the template's date orders (`validationSchema.notBefore` / `notAfter`).
         self.dates: dict[str, InputLeaf] = {}
+        #: The date orders between the dates this run read, as the runtime's intake enforces
+        #: them: facts for `verify`; for `diff`, what each revision accepts (`accepted`), since
+        #: an inspection one revision refuses at intake may be one the other approves.
+        self.intake: list[z3.BoolRef] = []
         self.date_orders = [
             pair
             for spec in self.manifest.inputs
@@ -1501,8 +1505,13 @@ class Scenario:
             other = self.dates.get(earlier if identifier == later else later)
             if other is not None and other is not leaf:
                 a, b = (leaf, other) if identifier == later else (other, leaf)
-                self.constraints.append(z3.Implies(And(a.given, b.given), a.raw >= b.raw))
+                self.intake.append(z3.Implies(And(a.given, b.given), a.raw >= b.raw))
         return leaf
+
+    @property
+    def accepted(self) -> z3.BoolRef:
+        """The runtime's intake takes this run's inputs (its date orders hold)."""
+        return And(*self.intake)
 
     def input_value(self, identifier: str) -> Any:
         return self.input_leaf(identifier).value

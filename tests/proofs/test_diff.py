@@ -99,3 +99,56 @@ def test_a_lower_confidence_differs_in_one_direction_and_the_command_says_so(
     assert 80 <= confidence < 90
     assert ends(example.new_events, new, tmp_path, capsys) == ("completed", "approved")
     assert ends(example.old_events, OLD, tmp_path, capsys) == ("completed", "disapproved")
+
+
+DATES = """template "Parcel"
+    type: goods
+
+image packages
+    label: "Packages"
+    validate object
+
+input promised
+    type: date
+    label: "Promised"
+    asked at: create
+    required
+
+input delivered
+    type: date
+    label: "Delivered"
+    asked at: create
+    required
+ORDER
+verdict
+    disapprove "A week late" when days_between(inputs.promised, inputs.delivered) > 7
+    approve when images.packages.approved
+"""
+
+
+def test_a_date_order_added_refuses_at_intake_what_the_old_revision_approved(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """NEW declares `not before: promised`: a delivery dated before the promise, approved by
+    OLD, is refused by NEW's intake. That is a difference, never `equivalent`; the example's
+    NEW events are refused at the create (`invalid_input_value`), OLD's end approved."""
+    old = DATES.replace("ORDER\n", "")
+    new = DATES.replace("ORDER\n", "    not before: promised\n")
+    found = difference(program(old), program(new))  # type: ignore[arg-type]
+    by_key = {d.key: d for d in found.directions}
+    assert not found.equivalent
+    assert by_key["approved_by_new_only"].answer == "same"
+    only_old = by_key["approved_by_old_only"]
+    assert only_old.answer == "differs", only_old.detail
+    assert only_old.old_end is not None and only_old.old_end["veredict"] == "approved"
+    assert only_old.new_end is not None
+    assert "invalid_input_value" in only_old.new_end["refused"][0]
+    body = only_old.old_events["events"][0]["body"]  # type: ignore[index]
+    given = {item["input"]: item["value"] for item in body["inputs"]}
+    assert given["delivered"] < given["promised"]
+    assert ends(only_old.old_events, old, tmp_path, capsys) == ("completed", "approved")  # type: ignore[arg-type]
+
+
+def test_the_same_date_order_in_both_revisions_is_equivalent() -> None:
+    both = DATES.replace("ORDER\n", "    not before: promised\n")
+    assert difference(program(both), program(both)).equivalent  # type: ignore[arg-type]
