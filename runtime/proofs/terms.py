@@ -48,26 +48,26 @@ def _build(make: object, kept: list[z3.BoolRef]) -> z3.BoolRef:
     return z3.BoolRef(make(_CONTEXT.ref(), size, array), _CONTEXT)  # type: ignore[operator]
 
 
-def And(*args: Boolean) -> z3.BoolRef:
-    kept = _folded(args, _TRUE_ID, _FALSE_ID)
+def _junction(
+    args: tuple[Boolean, ...], unit: z3.BoolRef, zero: z3.BoolRef, make: object
+) -> z3.BoolRef:
+    """`make` (z3's and/or) of the operands, `unit` dropped; `zero` when one of them is it."""
+    kept = _folded(args, unit.get_id(), zero.get_id())
     if kept is None:
-        return FALSE
+        return zero
     if not kept:
-        return TRUE
+        return unit
     if len(kept) == 1:
         return kept[0]
-    return _build(z3.Z3_mk_and, kept)
+    return _build(make, kept)
+
+
+def And(*args: Boolean) -> z3.BoolRef:
+    return _junction(args, TRUE, FALSE, z3.Z3_mk_and)
 
 
 def Or(*args: Boolean) -> z3.BoolRef:
-    kept = _folded(args, _FALSE_ID, _TRUE_ID)
-    if kept is None:
-        return TRUE
-    if not kept:
-        return FALSE
-    if len(kept) == 1:
-        return kept[0]
-    return _build(z3.Z3_mk_or, kept)
+    return _junction(args, FALSE, TRUE, z3.Z3_mk_or)
 
 
 def Not(arg: Boolean) -> z3.BoolRef:
