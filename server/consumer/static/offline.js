@@ -344,7 +344,7 @@
     var next = document.querySelector("[data-next]");
     var extras = box.querySelector("[data-extras]"), shownExtras = {};
     var handled = null;  /* items already answered: answered() has run, or the page shows them */
-    var initial = null;  /* items already answered when the page was drawn: the page shows them */
+    var initial = null;  /* items answered before this page was asked for: the server drew them */
     var knownLeft = Number(box.dataset.attemptsLeft);  /* the server's latest word */
     /* How many more photos the slot takes: the server's count less the photos still on the
        phone, which will use theirs; none left hides the camera (a fourth photo offline of a
@@ -409,7 +409,12 @@
     box.render = function (items) {
       if (handled === null) {
         handled = {}; initial = {};
-        items.forEach(function (i) { if (!outbox.pending(i)) handled[i.clientId] = initial[i.clientId] = true; });
+        /* one answered after the page was asked for (the service worker sent it while the
+           page loaded) may be missing from what the server drew: it is shown as sent */
+        var asked = performance.timeOrigin || 0;
+        items.forEach(function (i) {
+          if (!outbox.pending(i) && !(i.answeredAt > asked)) handled[i.clientId] = initial[i.clientId] = true;
+        });
       }
       var sending = items.filter(function (i) { return i.state === "sending"; })[0];
       progress.hidden = !sending;

@@ -95,7 +95,7 @@
                 return self.update(item, { state: "waiting", why: result.why })
                   .then(function () { return { left: items.length - index }; });
               }
-              var changes = { answer: result.body, status: result.status, body: null };
+              var changes = { answer: result.body, status: result.status, body: null, answeredAt: Date.now() };
               changes.state = result.status < 400 ? "sent" : "failed";
               return self.update(item, changes).then(function () { return next(index + 1); });
             });
