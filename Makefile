@@ -91,8 +91,10 @@ vision-data: $(VISION_DATA)/faces/biden.jpg $(VISION_DATA)/registry/.done
 
 # The second real set, held out: sdists on the registry ship test photos (plates of Argentina,
 # the Czech Republic and Vietnam with their cars' colors, two specimen passports, two people's
-# portraits); benchmarks/vision/registry_photos.json lists them with their labels, licenses and
-# sha256, and the script extracts them into build/vision-data/registry/ (only the missing ones;
+# portraits), and a tuning set of 16 other real cars (role `tuning`: a threshold may be chosen
+# on them, no held-out figure reads them); benchmarks/vision/registry_photos.json lists them
+# with their labels, licenses and sha256, and the script extracts them into
+# build/vision-data/registry/ (only the missing ones;
 # the face_recognition sdist above is read where it lies). The shared real set
 # (../shared/vision-real) is read in place by tests/vision/test_real_photos.py and bench_vision.
 $(VISION_DATA)/registry/.done: benchmarks/vision/registry_photos.json \
