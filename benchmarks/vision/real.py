@@ -1407,6 +1407,133 @@ def colors_dimmed() -> dict[str, Any]:
     }
 
 
+#: Shares of the body's weight tried for `color.HUE_EVIDENCE` by `colors_hue_share` (the
+#: derived third among them).
+HUE_SHARES = (0.15, 0.2, 0.25, 0.3, 1 / 3, 0.35, 0.4, 0.5)
+#: The built-ins' color band (`minimum confidence 50, review below confidence 70` decides
+#: acceptances; 30 the refusal the shared set's folds chose): refused at or under 30, accepted
+#: at or over 70.
+SHIPPED_COLOR_BAND = (30.0, 70.0)
+
+
+def _body(data: bytes) -> tuple[dict[str, float], dict[str, float]]:
+    """The color scores and the CIELAB hue evidence of a body photo."""
+    from runtime.vision import color
+    from runtime.vision.pictures import rgb_array
+
+    picture = rgb_array(data, color.ANALYSIS_SIDE)
+    return color.color_scores(picture), color.hue_evidence(picture)
+
+
+def colors_hue_share() -> dict[str, Any]:
+    """Issue 37: `color.HUE_EVIDENCE` chosen on the shared set's bodies and the registry's
+    tuning photos (`registry_photos.TUNING`, never the held-out ones), leave one photo out.
+    Each photo against the nine colors at the shipped shade ceiling, decided by the built-ins'
+    band (`SHIPPED_COLOR_BAND`). For each photo, the share (`HUE_SHARES`) is chosen on the
+    others: among the shares that keep their shared-set cases at 0 wrong and every colored
+    declaration on their shared shade bodies dimmed (`colors_dimmed`) refused, the fewest wrong
+    decisions, then the most decided, then the nearest the derived third; the photo left out is
+    judged by it. Beside it: the share all the photos choose, and the cases the rule can move
+    (a colored declaration refused because the body reads as a shade, with at least 0.15 of the
+    body's weight evidence of its hue), photo by photo."""
+    from benchmarks.vision import registry_photos
+    from runtime.vision import color
+
+    bodies: list[tuple[str, str, bool, dict[str, float], dict[str, float]]] = []
+    dimmed_shades: dict[int, list[tuple[dict[str, float], dict[str, float]]]] = {}
+    for entry in entries("color"):
+        truth = entry.truth["color"]
+        if truth in color.SHADES:
+            dimmed_shades[len(bodies)] = [
+                _body(dimmed(entry.data(), exposure)) for exposure in DIMMED_EXPOSURES
+            ]
+        bodies.append((entry.file, truth, True, *_body(entry.data())))
+    tuning = registry_photos.colored(role=registry_photos.TUNING)
+    for photo in tuning:
+        bodies.append(
+            (photo["file"], photo["truth"]["color"], False, *_body(_registry_data(photo)))
+        )
+
+    def cases(index: int, share: float) -> list[tuple[float, bool]]:
+        _, truth, _, scores, evidence = bodies[index]
+        return [
+            (color.pass_confidence(scores, c, evidence=evidence, hue_share=share), c == truth)
+            for c in color.COLORS
+        ]
+
+    def dimmed_kept(index: int, share: float) -> bool:
+        return all(
+            color.pass_confidence(scores, c, evidence=evidence, hue_share=share)
+            <= SHIPPED_COLOR_BAND[0]
+            for scores, evidence in dimmed_shades.get(index, [])
+            for c in color.COLORS
+            if c not in color.SHADES
+        )
+
+    def choose(indices: list[int]) -> float:
+        def key(share: float) -> tuple[int, int, float]:
+            decided, wrong = _selective(
+                [case for i in indices for case in cases(i, share)], SHIPPED_COLOR_BAND
+            )
+            return (-wrong, decided, -abs(share - color.HUE_EVIDENCE))
+
+        allowed = [
+            share
+            for share in HUE_SHARES
+            if all(dimmed_kept(i, share) for i in indices)
+            and _selective(
+                [case for i in indices if bodies[i][2] for case in cases(i, share)],
+                SHIPPED_COLOR_BAND,
+            )[1]
+            == 0
+        ]
+        return max(allowed, key=key) if allowed else color.HUE_EVIDENCE
+
+    counts = {"shared": [0, 0, 0], "tuning": [0, 0, 0]}
+    chosen: dict[str, int] = {}
+    for index, body in enumerate(bodies):
+        share = choose([i for i in range(len(bodies)) if i != index])
+        chosen[f"{share:.3g}"] = chosen.get(f"{share:.3g}", 0) + 1
+        decided, wrong = _selective(cases(index, share), SHIPPED_COLOR_BAND)
+        tally = counts["shared" if body[2] else "tuning"]
+        tally[0] += 9
+        tally[1] += decided
+        tally[2] += wrong
+    everyone = list(range(len(bodies)))
+    all_share = choose(everyone)
+
+    def at(share: float, shared: bool) -> dict[str, str]:
+        picked = [case for i in everyone if bodies[i][2] == shared for case in cases(i, share)]
+        decided, wrong = _selective(picked, SHIPPED_COLOR_BAND)
+        return {"decided": count(decided, len(picked)), "wrong": count(wrong, decided)}
+
+    moved = {
+        name.rsplit("/", 1)[-1]: {
+            c: [round(evidence[c], 2), "true" if c == truth else "wrong"]
+            for c in color.COLORS
+            if color.loses_to_a_shade(scores, c) and evidence[c] >= 0.15
+        }
+        for name, truth, _, scores, evidence in bodies
+    }
+    return {
+        "photos": {"shared": sum(b[2] for b in bodies), "tuning": len(tuning)},
+        "band": _band_name(SHIPPED_COLOR_BAND),
+        "leave_one_out": {
+            part: {"decided": count(d, n), "wrong_among_decided": count(w, d)}
+            for part, (n, d, w) in counts.items()
+        },
+        "shares_chosen_leave_one_out": chosen,
+        "share_all_photos": round(all_share, 3),
+        "derived_share": round(color.HUE_EVIDENCE, 3),
+        "at_all_photos_share": {"shared": at(all_share, True), "tuning": at(all_share, False)},
+        "at_derived_share": {
+            "shared": at(color.HUE_EVIDENCE, True),
+            "tuning": at(color.HUE_EVIDENCE, False),
+        },
+        "cases_the_rule_can_move": {k: v for k, v in moved.items() if v},
+    }
+
+
 def registry_colors() -> dict[str, Any]:
     """The registry's cars whose body color is labelled, each against the nine colors (the
     true one must pass, the eight others fail), by the shipped analyzer (its shade ceiling);

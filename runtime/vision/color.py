@@ -333,6 +333,7 @@ def pass_confidence(
     *,
     shade_ceiling: float = SHADE_CEILING,
     evidence: dict[str, float] | None = None,
+    hue_share: float = HUE_EVIDENCE,
 ) -> float:
     """0-100 confidence that the body is `declared`: 50 when it ties with the best other color,
     >= 95 when it leads by 30% of its score, <= 5 when another leads it by as much; between
@@ -340,7 +341,7 @@ def pass_confidence(
     a shade (which one, this analyzer cannot tell on real photos: see `SHADE_CEILING`).
     A colored declaration refused because the body reads as a shade is not refused under
     `100 - shade_ceiling` when the body's `evidence` (`hue_evidence`) of its hue reaches
-    `HUE_EVIDENCE`: a dark paint of that hue is not evidence of grey or black."""
+    `hue_share` (`HUE_EVIDENCE`): a dark paint of that hue is not evidence of grey or black."""
     mine = scores[declared]
     rival = contest(scores, declared)
     best_other = scores[rival]
@@ -349,7 +350,7 @@ def pass_confidence(
     best = declared if mine >= best_other else rival
     if declared in SHADES and best in SHADES:
         confidence = min(shade_ceiling, max(100.0 - shade_ceiling, confidence))
-    elif hidden_hue(scores, declared, evidence):
+    elif hidden_hue(scores, declared, evidence, hue_share):
         confidence = max(100.0 - shade_ceiling, confidence)
     return confidence
 
@@ -362,13 +363,19 @@ def loses_to_a_shade(scores: dict[str, float], declared: str) -> bool:
     return rival in SHADES and scores[declared] < scores[rival]
 
 
-def hidden_hue(scores: dict[str, float], declared: str, evidence: dict[str, float] | None) -> bool:
+def hidden_hue(
+    scores: dict[str, float],
+    declared: str,
+    evidence: dict[str, float] | None,
+    hue_share: float = HUE_EVIDENCE,
+) -> bool:
     """Whether `declared` (a colored color) loses to a shade while the body's CIELAB evidence
-    of its hue reaches `HUE_EVIDENCE`: the shade may be the light's, not the paint's."""
+    of its hue reaches `hue_share` (`HUE_EVIDENCE`): the shade may be the light's, not the
+    paint's."""
     return (
         evidence is not None
         and loses_to_a_shade(scores, declared)
-        and evidence.get(declared, 0.0) >= HUE_EVIDENCE
+        and evidence.get(declared, 0.0) >= hue_share
     )
 
 
