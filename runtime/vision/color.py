@@ -252,7 +252,10 @@ LAB_HUES: dict[str, tuple[float, float]] = {
 }
 #: A refusal of a colored declaration whose body reads as a shade is unsure when at least this
 #: share of the body's weight is evidence of the declared hue: the share at which, counted
-#: colored (`CHROMATIC_BOOST`), those pixels would tie the colorless rest. Derived, not fitted.
+#: colored (`CHROMATIC_BOOST`), those pixels would tie the colorless rest. Derived, not fitted:
+#: chosen left one photo out on the shared set and the registry's tuning cars
+#: (`benchmarks/vision/real.py` `colors_hue_share`), a share rests on one pale green car and
+#: decides nothing better on the photo left out, so the third stays (docs/vision.md).
 HUE_EVIDENCE = 1.0 / (1.0 + CHROMATIC_BOOST)
 
 
