@@ -173,6 +173,7 @@ REAL_KINDS = {
     "color_selective": ("color",),
     "color_dimmed": ("color",),
     "color_hue_share": ("color",),
+    "color_lead_share": ("color",),
     "plate_selective": ("plate",),
     "plate_registry": ("plate",),
     "color_registry": ("color",),
@@ -210,6 +211,8 @@ def real_figures(only: set[str], failures: bool, held_out: bool = False) -> dict
         "color_dimmed": real.colors_dimmed,
         # The registry's tuning photos with the shared set: `HUE_EVIDENCE` left one photo out.
         "color_hue_share": real.colors_hue_share,
+        # The same photos: `LEAD_SHARE` and `OWN_SHARE` left one photo out.
+        "color_lead_share": real.colors_lead_share,
         "plate_selective": real.plates_selective,
         # The second real set, held out: reported only, never fitted on (each band comes
         # from the shared set's photos).

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from runtime.validators import ValidationOutcome
 from runtime.vision import AnalysisSubject
@@ -1425,21 +1425,21 @@ def _body(data: bytes) -> tuple[dict[str, float], dict[str, float]]:
     return color.color_scores(picture), color.hue_evidence(picture)
 
 
-def colors_hue_share() -> dict[str, Any]:
-    """Issue 37: `color.HUE_EVIDENCE` chosen on the shared set's bodies and the registry's
-    tuning photos (`registry_photos.TUNING`, never the held-out ones), leave one photo out.
-    Each photo against the nine colors at the shipped shade ceiling, decided by the built-ins'
-    band (`SHIPPED_COLOR_BAND`). For each photo, the share (`HUE_SHARES`) is chosen on the
-    others: among the shares that keep their shared-set cases at 0 wrong and every colored
-    declaration on their shared shade bodies dimmed (`colors_dimmed`) refused, the fewest wrong
-    decisions, then the most decided, then the nearest the derived third; the photo left out is
-    judged by it. Beside it: the share all the photos choose, and the cases the rule can move
-    (a colored declaration refused because the body reads as a shade, with at least 0.15 of the
-    body's weight evidence of its hue), photo by photo."""
+Body = tuple[str, str, bool, dict[str, float], dict[str, float]]
+Choice = TypeVar("Choice")
+
+
+def _choosing_bodies() -> tuple[
+    list[Body], dict[int, list[tuple[dict[str, float], dict[str, float]]]], list[dict[str, Any]]
+]:
+    """The photos a color threshold may be chosen on: the shared set's bodies, then the
+    registry's tuning cars (never the held-out ones), each (file, truth, from the shared set,
+    scores, hue evidence); the scores and evidence of the shared shade bodies dimmed
+    (`DIMMED_EXPOSURES`) by index; and the tuning photos."""
     from benchmarks.vision import registry_photos
     from runtime.vision import color
 
-    bodies: list[tuple[str, str, bool, dict[str, float], dict[str, float]]] = []
+    bodies: list[Body] = []
     dimmed_shades: dict[int, list[tuple[dict[str, float], dict[str, float]]]] = {}
     for entry in entries("color"):
         truth = entry.truth["color"]
@@ -1453,6 +1453,59 @@ def colors_hue_share() -> dict[str, Any]:
         bodies.append(
             (photo["file"], photo["truth"]["color"], False, *_body(_registry_data(photo)))
         )
+    return bodies, dimmed_shades, tuning
+
+
+def _left_one_out(
+    bodies: list[Body],
+    choose: Callable[[list[int]], Choice],
+    judge: Callable[[int, Choice], tuple[int, ...]],
+    name: Callable[[Choice], str],
+) -> tuple[dict[str, list[int]], dict[str, int]]:
+    """Each body judged (`judge`: decided, wrong) by what `choose` makes of the others: per part
+    (shared, tuning) the cases, decided and wrong, and how often each choice (`name`) was made."""
+    counts = {"shared": [0, 0, 0], "tuning": [0, 0, 0]}
+    chosen: dict[str, int] = {}
+    for index, body in enumerate(bodies):
+        choice = choose([i for i in range(len(bodies)) if i != index])
+        chosen[name(choice)] = chosen.get(name(choice), 0) + 1
+        decided, wrong = judge(index, choice)[:2]
+        tally = counts["shared" if body[2] else "tuning"]
+        tally[0] += 9
+        tally[1] += decided
+        tally[2] += wrong
+    return counts, chosen
+
+
+def _choice_figures(
+    bodies: list[Body], tuning: int, counts: dict[str, list[int]]
+) -> dict[str, Any]:
+    """The photos, the band and the leave-one-out counts (cases, decided, wrong) of a choice
+    made on `_choosing_bodies`."""
+    return {
+        "photos": {"shared": sum(body[2] for body in bodies), "tuning": tuning},
+        "band": _band_name(SHIPPED_COLOR_BAND),
+        "leave_one_out": {
+            part: {"decided": count(d, n), "wrong_among_decided": count(w, d)}
+            for part, (n, d, w) in counts.items()
+        },
+    }
+
+
+def colors_hue_share() -> dict[str, Any]:
+    """Issue 37: `color.HUE_EVIDENCE` chosen on the shared set's bodies and the registry's
+    tuning photos (`registry_photos.TUNING`, never the held-out ones), leave one photo out.
+    Each photo against the nine colors at the shipped shade ceiling, decided by the built-ins'
+    band (`SHIPPED_COLOR_BAND`). For each photo, the share (`HUE_SHARES`) is chosen on the
+    others: among the shares that keep their shared-set cases at 0 wrong and every colored
+    declaration on their shared shade bodies dimmed (`colors_dimmed`) refused, the fewest wrong
+    decisions, then the most decided, then the nearest the derived third; the photo left out is
+    judged by it. Beside it: the share all the photos choose, and the cases the rule can move
+    (a colored declaration refused because the body reads as a shade, with at least 0.15 of the
+    body's weight evidence of its hue), photo by photo."""
+    from runtime.vision import color
+
+    bodies, dimmed_shades, tuning = _choosing_bodies()
 
     def cases(index: int, share: float) -> list[tuple[float, bool]]:
         _, truth, _, scores, evidence = bodies[index]
@@ -1489,16 +1542,12 @@ def colors_hue_share() -> dict[str, Any]:
         ]
         return max(allowed, key=key) if allowed else color.HUE_EVIDENCE
 
-    counts = {"shared": [0, 0, 0], "tuning": [0, 0, 0]}
-    chosen: dict[str, int] = {}
-    for index, body in enumerate(bodies):
-        share = choose([i for i in range(len(bodies)) if i != index])
-        chosen[f"{share:.3g}"] = chosen.get(f"{share:.3g}", 0) + 1
-        decided, wrong = _selective(cases(index, share), SHIPPED_COLOR_BAND)
-        tally = counts["shared" if body[2] else "tuning"]
-        tally[0] += 9
-        tally[1] += decided
-        tally[2] += wrong
+    counts, chosen = _left_one_out(
+        bodies,
+        choose,
+        lambda index, share: _selective(cases(index, share), SHIPPED_COLOR_BAND),
+        lambda share: f"{share:.3g}",
+    )
     everyone = list(range(len(bodies)))
     all_share = choose(everyone)
 
@@ -1516,12 +1565,7 @@ def colors_hue_share() -> dict[str, Any]:
         for name, truth, _, scores, evidence in bodies
     }
     return {
-        "photos": {"shared": sum(b[2] for b in bodies), "tuning": len(tuning)},
-        "band": _band_name(SHIPPED_COLOR_BAND),
-        "leave_one_out": {
-            part: {"decided": count(d, n), "wrong_among_decided": count(w, d)}
-            for part, (n, d, w) in counts.items()
-        },
+        **_choice_figures(bodies, len(tuning), counts),
         "shares_chosen_leave_one_out": chosen,
         "share_all_photos": round(all_share, 3),
         "derived_share": round(color.HUE_EVIDENCE, 3),
@@ -1531,6 +1575,106 @@ def colors_hue_share() -> dict[str, Any]:
             "tuning": at(color.HUE_EVIDENCE, False),
         },
         "cases_the_rule_can_move": {k: v for k, v in moved.items() if v},
+    }
+
+
+#: The shares tried for `color.LEAD_SHARE` (0: the rule off, as before) and `color.OWN_SHARE` by
+#: `colors_lead_share`.
+LEAD_SHARES = (0.0, *(round(0.4 + 0.025 * step, 3) for step in range(13)))
+OWN_SHARES = (0.05, 0.1, 0.15, 0.2)
+
+
+def colors_lead_share() -> dict[str, Any]:
+    """Issue 37: `color.LEAD_SHARE` and `color.OWN_SHARE` chosen on the shared set's bodies and
+    the registry's tuning photos (never the held-out ones), leave one photo out. Each photo
+    against the nine colors at the shipped shade ceiling and hue share, decided by the built-ins'
+    band (`SHIPPED_COLOR_BAND`). For each photo the pair is chosen on the others: among the
+    pairs that keep their shared-set cases at 0 wrong and every colored declaration on their
+    shared shade bodies dimmed (`colors_dimmed`) refused, the fewest wrong decisions, then the
+    most decided; of the pairs tied there, the smallest own share and the midpoint of the tied
+    lead shares (they lie between the last weak lead that misleads and the first that reads a
+    body right). The photo left out is judged by it. Beside it, in the same run: the rule off
+    (lead share 0, as before), the pair all the photos choose, and each weak colored lead."""
+    from runtime.vision import color
+
+    bodies, dimmed_shades, tuning = _choosing_bodies()
+    pairs = [(lead, own) for lead in LEAD_SHARES for own in OWN_SHARES]
+    memo: dict[tuple[int, tuple[float, float]], tuple[int, int, bool]] = {}
+
+    def judged(index: int, pair: tuple[float, float]) -> tuple[int, int, bool]:
+        """(decided, wrong, its dimmed shade bodies' colored declarations all refused)."""
+        if (index, pair) not in memo:
+            _, truth, _, scores, evidence = bodies[index]
+            decided, wrong = _selective(
+                [
+                    (
+                        color.pass_confidence(
+                            scores, c, evidence=evidence, lead_share=pair[0], own_share=pair[1]
+                        ),
+                        c == truth,
+                    )
+                    for c in color.COLORS
+                ],
+                SHIPPED_COLOR_BAND,
+            )
+            kept = all(
+                color.pass_confidence(
+                    scores, c, evidence=evidence, lead_share=pair[0], own_share=pair[1]
+                )
+                <= SHIPPED_COLOR_BAND[0]
+                for scores, evidence in dimmed_shades.get(index, [])
+                for c in color.COLORS
+                if c not in color.SHADES
+            )
+            memo[index, pair] = (decided, wrong, kept)
+        return memo[index, pair]
+
+    def choose(indices: list[int]) -> tuple[float, float]:
+        def key(pair: tuple[float, float]) -> tuple[int, int]:
+            counts = [judged(i, pair) for i in indices]
+            return (-sum(c[1] for c in counts), sum(c[0] for c in counts))
+
+        allowed = [
+            pair
+            for pair in pairs
+            if all(judged(i, pair)[2] for i in indices)
+            and sum(judged(i, pair)[1] for i in indices if bodies[i][2]) == 0
+        ]
+        if not allowed:
+            return (color.LEAD_SHARE, color.OWN_SHARE)
+        best = max(key(pair) for pair in allowed)
+        tied = [pair for pair in allowed if key(pair) == best]
+        own = min(pair[1] for pair in tied)
+        leads = sorted(pair[0] for pair in tied if pair[1] == own)
+        return ((leads[0] + leads[-1]) / 2, own)
+
+    counts, chosen = _left_one_out(
+        bodies, choose, lambda index, pair: judged(index, pair)[:2], lambda p: f"{p[0]:g}, {p[1]:g}"
+    )
+    everyone = list(range(len(bodies)))
+    all_pair = choose(everyone)
+
+    def at(pair: tuple[float, float]) -> dict[str, dict[str, str]]:
+        out = {}
+        for part, shared in (("shared", True), ("tuning", False)):
+            picked = [judged(i, pair) for i in everyone if bodies[i][2] == shared]
+            decided, wrong = sum(p[0] for p in picked), sum(p[1] for p in picked)
+            out[part] = {"decided": count(decided, 9 * len(picked)), "wrong": count(wrong, decided)}
+        return out
+
+    leads = {}
+    for name, truth, _, scores, _ in bodies:
+        lead = max(scores, key=lambda c: scores[c])
+        if lead not in color.SHADES and scores[lead] < max(LEAD_SHARES):
+            leads[name.rsplit("/", 1)[-1]] = f"{truth}, leads {lead} {scores[lead]:.3f}"
+    return {
+        **_choice_figures(bodies, len(tuning), counts),
+        "chosen_leave_one_out": chosen,
+        "pair_all_photos": f"{all_pair[0]:g}, {all_pair[1]:g}",
+        "shipped": f"{color.LEAD_SHARE:g}, {color.OWN_SHARE:g}",
+        "at_shipped": at((color.LEAD_SHARE, color.OWN_SHARE)),
+        "rule_off": at((0.0, color.OWN_SHARE)),
+        "colored_leads": leads,
     }
 
 

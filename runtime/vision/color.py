@@ -325,6 +325,33 @@ def hue_evidence(
     return evidence
 
 
+#: A colored reading is only as sure as its share of the body's score: a yellow plate filling a
+#: close-up, tail lights on a white car or the sky in a silver car's paint lead the scores with
+#: a third to a half of them, a colored body's own paint with 0.6 or more. When the leading color
+#: is a colored one under `LEAD_SHARE`, its acceptance and the refusal of every color holding at
+#: least `OWN_SHARE` of the scores (the shades together for a shade) are unsure: confidence
+#: between `100 - SHADE_CEILING` and `SHADE_CEILING`, a person decides. Both chosen left one
+#: photo out on the shared set's 25 bodies and the registry's 16 tuning cars
+#: (`benchmarks/vision/real.py` `colors_lead_share`; docs/vision.md "A colored reading's share").
+LEAD_SHARE = 0.5625
+OWN_SHARE = 0.1
+
+
+def weak_lead(
+    scores: dict[str, float],
+    declared: str,
+    lead_share: float = LEAD_SHARE,
+    own_share: float = OWN_SHARE,
+) -> bool:
+    """Whether the body's leading color is a colored one under `lead_share` of the scores and
+    `declared` is it or holds at least `own_share` of them (the shades' sum for a shade)."""
+    lead = max(scores, key=lambda color: scores[color])
+    if lead in SHADES or scores[lead] >= lead_share:
+        return False
+    own = sum(scores[shade] for shade in SHADES) if declared in SHADES else scores[declared]
+    return declared == lead or own >= own_share
+
+
 def contest(scores: dict[str, float], declared: str) -> str:
     """The color `declared` is measured against: the best other one."""
     return max((color for color in scores if color != declared), key=lambda c: scores[c])
@@ -337,6 +364,8 @@ def pass_confidence(
     shade_ceiling: float = SHADE_CEILING,
     evidence: dict[str, float] | None = None,
     hue_share: float = HUE_EVIDENCE,
+    lead_share: float = LEAD_SHARE,
+    own_share: float = OWN_SHARE,
 ) -> float:
     """0-100 confidence that the body is `declared`: 50 when it ties with the best other color,
     >= 95 when it leads by 30% of its score, <= 5 when another leads it by as much; between
@@ -344,14 +373,17 @@ def pass_confidence(
     a shade (which one, this analyzer cannot tell on real photos: see `SHADE_CEILING`).
     A colored declaration refused because the body reads as a shade is not refused under
     `100 - shade_ceiling` when the body's `evidence` (`hue_evidence`) of its hue reaches
-    `hue_share` (`HUE_EVIDENCE`): a dark paint of that hue is not evidence of grey or black."""
+    `hue_share` (`HUE_EVIDENCE`): a dark paint of that hue is not evidence of grey or black.
+    A weak colored lead (`weak_lead`: under `lead_share`) leaves it between those two too."""
     mine = scores[declared]
     rival = contest(scores, declared)
     best_other = scores[rival]
     margin = (mine - best_other) / max(mine, best_other, 1e-9)
     confidence = 100.0 * _sigmoid(margin / MARGIN_SCALE)
     best = declared if mine >= best_other else rival
-    if declared in SHADES and best in SHADES:
+    if (declared in SHADES and best in SHADES) or weak_lead(
+        scores, declared, lead_share, own_share
+    ):
         confidence = min(shade_ceiling, max(100.0 - shade_ceiling, confidence))
     elif hidden_hue(scores, declared, evidence, hue_share):
         confidence = max(100.0 - shade_ceiling, confidence)
