@@ -4,8 +4,10 @@ The real photos (`../shared/vision-real/`, `INSPECTLANG_VISION_REAL`) scaled to 
 the consumer's page sends (`SIDE`, 1600 px, JPEG 90), each photo read by every variant in turn
 (so a busy machine weighs on each alike), with nothing cached between variants. `today` is the
 pipeline before 2026-11-28 (onnxruntime's default threads; every line of a document read);
-`shipped` is the analyzers' defaults (a plate: `plates.plate_lines`), `576` the plate reading
-shipped before it (one look at 576 px); the others are what was tried on the way. Per variant:
+`shipped` is the analyzers' defaults (a plate: `plates.plate_lines`), `rows_first_resample_whole`
+the same reading as shipped until 2026-11-29 (the whole photo resampled to 576 px and turned to
+BGR, then cut: `ocr.CUT_FIRST` off), `576` the plate reading shipped before the rows first (one
+look at 576 px); the others are what was tried on the way. Per variant:
 median and p90 CPU seconds (every thread of the process), and the accuracy on the same photos:
 plates read exactly with no country given, the true plate accepted and a wrong one refused
 (each reading timed from an empty cache, the shipped one depending on what is declared);
@@ -37,9 +39,8 @@ from runtime.vision.plates import PLATE_DETECTION_SIDE, PLATE_RECOGNITION_SIDE
 #: The long side (px) of the photos the consumer's page uploads.
 SIDE = 1600
 #: Plate reading variants: keyword arguments of `runtime.vision.ocr.read_lines` (one look at
-#: the photo, whatever is declared), or `None` for the analyzer's own reading
-#: (`plates.plate_lines`: a quick look first, the full one when it does not settle the plate).
-PLATE_VARIANTS: dict[str, dict[str, Any] | None] = {
+#: the photo, whatever is declared).
+PLATE_VARIANTS: dict[str, dict[str, Any]] = {
     "today": {"threads": 0, "detection_side": 800, "batch": 6},
     "one_thread_800": {"threads": 1, "detection_side": 800, "batch": 6},
     "576_batch_6": {"detection_side": PLATE_DETECTION_SIDE, "batch": 6},
@@ -48,7 +49,12 @@ PLATE_VARIANTS: dict[str, dict[str, Any] | None] = {
         "detection_side": PLATE_DETECTION_SIDE,
         "recognition_side": PLATE_RECOGNITION_SIDE,
     },
-    "shipped": None,
+}
+#: The analyzer's own reading (`plates.plate_lines`: a quick look first, the full one when it
+#: does not settle the plate), with these keyword arguments.
+ROWS_FIRST_VARIANTS: dict[str, dict[str, Any]] = {
+    "rows_first_resample_whole": {"cut_first": False},
+    "shipped": {},
 }
 #: Document reading variants: keyword arguments of `runtime.vision.identity.document_reading`.
 #: `shipped` looks for the MRZ in its rows only (`mrz_band.mrz_rows`) and recognizes a line at
@@ -86,9 +92,9 @@ def plate_reader(name: str) -> Callable[[bytes, str | None, str | None], Any]:
     from runtime.vision.ocr import read_lines
     from runtime.vision.plates import plate_lines
 
+    if name in ROWS_FIRST_VARIANTS:
+        return partial(plate_lines, **ROWS_FIRST_VARIANTS[name])
     options = PLATE_VARIANTS[name]
-    if options is None:
-        return plate_lines
     return lambda data, country, declared: read_lines(data, **options)
 
 
@@ -134,7 +140,7 @@ def plates(variants: list[str]) -> dict[str, Any]:
     total = len(photos)
     return {
         name: {
-            "options": PLATE_VARIANTS[name] if PLATE_VARIANTS[name] is not None else "plate_lines",
+            "options": PLATE_VARIANTS.get(name, {"plate_lines": ROWS_FIRST_VARIANTS.get(name)}),
             **summary(times[name]["nothing"]),
             "true_declared_median_cpu_s": summary(times[name]["true"])["median_cpu_s"],
             "wrong_declared_median_cpu_s": summary(times[name]["wrong"])["median_cpu_s"],
@@ -212,7 +218,7 @@ def main() -> None:
         read_lines(warm, threads=threads)
     forget_lines()
     if arguments.only in ("", "plate"):
-        names = [n for n in PLATE_VARIANTS if not chosen or n in chosen]
+        names = [n for n in (*PLATE_VARIANTS, *ROWS_FIRST_VARIANTS) if not chosen or n in chosen]
         report["plate"] = plates(names)
     if arguments.only in ("", "document"):
         names = [n for n in DOCUMENT_VARIANTS if not chosen or n in chosen]

@@ -9,7 +9,7 @@ import string
 from collections.abc import Iterator
 from pathlib import Path
 
-from PIL import Image, ImageDraw
+from PIL import Image, ImageDraw, ImageFont
 
 from benchmarks.vision.common import Case
 from benchmarks.vision.render import FONTS, SANS, degrade, font, jpeg, scene, text_fitting
@@ -78,6 +78,49 @@ def plate_photo(plate_image: Image.Image, group: str, rng: random.Random) -> byt
     y = rng.randrange(380, 560)
     photo.paste(resized, (x, y))
     return jpeg(degrade(photo, group, rng))
+
+
+def car_rear(text: str) -> bytes:
+    """A drawn car's rear: a red body and a white plate whose widely spaced `AB  123  CD`
+    runs over its right edge onto the body (OCR boxes it as `AB`, `123` and `CD`, the first
+    two overlapping): issue 37's regression photo."""
+    photo = Image.new("RGB", (1280, 960), (70, 75, 82))
+    draw = ImageDraw.Draw(photo)
+    draw.rectangle([120, 200, 1160, 760], fill=(160, 30, 35))
+    draw.rectangle([390, 520, 890, 650], fill=(245, 245, 245), outline=(20, 20, 20), width=6)
+    face = ImageFont.truetype(str(FONTS["dejavu-sans"]), 84)
+    box = draw.textbbox((0, 0), text, font=face)
+    place = (640 - (box[2] - box[0]) / 2, 585 - (box[3] - box[1]) / 2 - box[1])
+    draw.text(place, text, fill=(15, 15, 15), font=face)
+    return jpeg(photo, quality=90)
+
+
+def regression_photos() -> list[tuple[str, bytes, str, str]]:
+    """The drawn Mercosur photos of the regression tests (`tests/vision/test_ocr_analyzers.py`):
+    (name, JPEG, plate, country)."""
+    return [
+        (
+            "mercosur-ar",
+            plate_photo(
+                draw_plate("AB123CD", "LLDDDLL", "AR", "mercosur", "dejavu-sans"),
+                "clean",
+                random.Random(1),
+            ),
+            "AB123CD",
+            "AR",
+        ),
+        ("mercosur-ar-boxed-apart", car_rear("AB  123  CD"), "AB123CD", "AR"),
+        (
+            "mercosur-br",
+            plate_photo(
+                draw_plate("ABC1D23", "LLLDLDD", "BR", "mercosur", "dejavu-sans"),
+                "clean",
+                random.Random(3),
+            ),
+            "ABC1D23",
+            "BR",
+        ),
+    ]
 
 
 def wrong_plate(plate: str, plate_format: str, rng: random.Random) -> str:

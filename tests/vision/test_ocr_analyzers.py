@@ -416,28 +416,10 @@ def test_model_finds_no_plate_in_a_cat() -> None:
     assert not PlateAnalyzer().analyze(AnalysisSubject(photo, country="AR")).valid
 
 
-def car_rear(text: str) -> bytes:
-    """A drawn car's rear: a red body and a white plate whose widely spaced `AB  123  CD`
-    runs over its right edge onto the body (OCR boxes it as `AB`, `123` and `CD`, the first
-    two overlapping)."""
-    from PIL import Image, ImageDraw, ImageFont
-
-    from benchmarks.vision.render import FONTS
-
-    photo = Image.new("RGB", (1280, 960), (70, 75, 82))
-    draw = ImageDraw.Draw(photo)
-    draw.rectangle([120, 200, 1160, 760], fill=(160, 30, 35))
-    draw.rectangle([390, 520, 890, 650], fill=(245, 245, 245), outline=(20, 20, 20), width=6)
-    face = ImageFont.truetype(str(FONTS["dejavu-sans"]), 84)
-    box = draw.textbbox((0, 0), text, font=face)
-    place = (640 - (box[2] - box[0]) / 2, 585 - (box[3] - box[1]) / 2 - box[1])
-    draw.text(place, text, fill=(15, 15, 15), font=face)
-    return jpeg_of(photo)
-
-
 @needs_model
 def test_model_reads_a_drawn_mercosur_plate_boxed_in_three_pieces() -> None:
     """The regression of issue 37: read `AB123` with no country and nothing with AR."""
+    from benchmarks.vision.plates import car_rear
     from runtime.vision.plates import PlateAnalyzer
 
     photo = car_rear("AB  123  CD")
@@ -646,6 +628,33 @@ def test_a_band_is_cut_where_the_detector_sees_it_as_in_the_whole_photo(
     assert cut_bottom % DETECTION_STRIDE == 0 or cut_bottom == height
     assert cut_top <= top * scale and cut_bottom >= min(height, (top + tall) * scale)
     assert cut_bottom - cut_top >= min(height, width / WIDEST_BAND)
+
+
+def test_a_band_resampled_alone_is_the_whole_photo_resampled_then_cut() -> None:
+    """`ocr.CUT_FIRST`: PIL resamples only the band's rows (its box is passed as 32-bit floats,
+    so a pixel may round one level off), not the whole photo first."""
+    import numpy as np
+
+    from runtime.vision.ocr import _scaled
+
+    pixels = np.random.default_rng(5).integers(0, 256, (1600, 1200, 3), dtype=np.uint8)
+    for band in ((0, 96), (64, 192), (320, 432)):
+        alone = _scaled(pixels, (432, 576), band, cut_first=True)
+        cut = _scaled(pixels, (432, 576), band, cut_first=False)
+        assert alone.shape == cut.shape == (band[1] - band[0], 432, 3)
+        assert np.abs(alone.astype(int) - cut.astype(int)).max() <= 1
+
+
+@needs_model
+def test_model_reads_the_same_lines_cropping_before_turning_to_bgr(plate_photo: bytes) -> None:
+    """Each line's crop turned to BGR reads as the crop of the photo turned to BGR: the same
+    lines, to the last digit of their confidences."""
+    from runtime.vision import ocr
+
+    ocr.forget_lines()
+    cut_first = ocr.read_lines(plate_photo, cut_first=True)
+    ocr.forget_lines()
+    assert cut_first and ocr.read_lines(plate_photo, cut_first=False) == cut_first
 
 
 @pytest.mark.parametrize("kind", ["TD3", "TD1", "card"])
