@@ -5,9 +5,10 @@ the consumer's page sends (`SIDE`, 1600 px, JPEG 90), each photo read by every v
 (so a busy machine weighs on each alike), with nothing cached between variants. `today` is the
 pipeline before 2026-11-28 (onnxruntime's default threads; every line of a document read);
 `shipped` is the analyzers' defaults (a plate: `plates.plate_lines`), `rows_first_resample_whole`
-the same reading as shipped until 2026-11-29 (the whole photo resampled to 576 px and turned to
-BGR, then cut: `ocr.CUT_FIRST` off), `576` the plate reading shipped before the rows first (one
-look at 576 px); the others are what was tried on the way. Per variant:
+the same reading as shipped until 2026-11-29 (`ocr.FRUGAL` off: the whole photo resampled to
+576 px and turned to BGR, then cut, and decoded again when the whole photo is read after its
+rows), `576` the plate reading shipped before the rows first (one look at 576 px); the others
+are what was tried on the way. Per variant:
 median and p90 CPU seconds (every thread of the process), and the accuracy on the same photos:
 plates read exactly with no country given, the true plate accepted and a wrong one refused
 (each reading timed from an empty cache, the shipped one depending on what is declared);
@@ -53,7 +54,7 @@ PLATE_VARIANTS: dict[str, dict[str, Any]] = {
 #: The analyzer's own reading (`plates.plate_lines`: a quick look first, the full one when it
 #: does not settle the plate), with these keyword arguments.
 ROWS_FIRST_VARIANTS: dict[str, dict[str, Any]] = {
-    "rows_first_resample_whole": {"cut_first": False},
+    "rows_first_resample_whole": {"frugal": False},
     "shipped": {},
 }
 #: Document reading variants: keyword arguments of `runtime.vision.identity.document_reading`.

@@ -1,6 +1,6 @@
 """The plate reading's tuning photos, each read by the `plate` analyzer as shipped: the
 parameters of `plates.plate_lines` (the quick look's side, `QUICK_SURE`, the rows' band) and of
-its pixels (`ocr.CUT_FIRST`) are chosen on these, never on the registry's held-out plates.
+its pixels (`ocr.FRUGAL`) are chosen on these, never on the registry's held-out plates.
 
 134 plates: the 25 shared real photos (`../shared/vision-real`) at the consumer's 1600 px and as
 they are (1280 px), the 81 drawn photos of `benchmarks/vision/plates.py` with a plate, and the

@@ -15,8 +15,9 @@ by the photo's hash (`CACHE_SIZE` photos), and every validation that reads text 
 the cache, so asking for the rest later recognizes only the rest. A reader may also say which
 rows of the photo to look in (`rows`: `mrz_band.mrz_rows` for a document's MRZ): the detector
 then sees only that band, at the scale it would see the whole photo, for a fraction of the cost.
-Only what the models see is resampled or turned to BGR (`CUT_FIRST`): the band's rows, each
-line's crop, not the whole photo.
+Only what the models see is resampled or turned to BGR (`FRUGAL`): the band's rows, each
+line's crop, not the whole photo; and a photo looked at twice (a plate's rows, then the whole
+photo) is decoded once.
 
 CPU: each model runs on `THREADS` onnxruntime threads. With onnxruntime's default (a thread per
 core) a photo's CPU time grew by about a third on a busy machine (threads spinning while they
@@ -40,8 +41,8 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 __all__ = [
-    "CUT_FIRST",
     "DETECTION_SIDE",
+    "FRUGAL",
     "RECOGNITION_BATCH",
     "RECOGNITION_SIDE",
     "THREADS",
@@ -63,6 +64,10 @@ DETECTION_SIDE = 800
 RECOGNITION_SIDE = 1280
 #: Photos whose lines are kept (a photo's lines are a few kilobytes).
 CACHE_SIZE = 64
+#: Photos whose decoded pixels are kept: the last one (7.7 MB at 1600 x 1600), so that a reader
+#: looking twice at one photo with other options (a plate's rows, then the whole photo when they
+#: do not settle it) decodes it once (~10 ms of a 1600 px JPEG).
+DECODED_SIZE = 1
 #: Lines whose recognition score is below this are dropped.
 MIN_TEXT_SCORE = 0.3
 #: The detector's box threshold (RapidOCR's default).
@@ -78,12 +83,13 @@ WIDEST_BAND = 8
 #: specimens' MRZ rows, 0.36 s of CPU against 0.59 s (median; even two rows of one width cost
 #: more together), as until 2026-11-28 (the cost benchmark measures both).
 RECOGNITION_BATCH = 1
-#: Resample only a band's rows to the detector's scale (PIL's `resize(box=...)`), and turn only
-#: each line's crop to BGR for the recognizer, not the whole photo first: the same pixels, so
-#: the same lines, for about 20 ms less CPU on a 1600 px photo (of a plate's ~0.13 s; a full
-#: resample to 576 px cost ~12 ms, a BGR copy ~8 ms). False is the reading until 2026-11-29
-#: (the cost benchmark measures both).
-CUT_FIRST = True
+#: Resample only a band's rows to the detector's scale (PIL's `resize(box=...)`), turn only
+#: each line's crop to BGR for the recognizer, not the whole photo first, and keep the last
+#: photo's pixels (`DECODED_SIZE`): the same pixels (a band's within one level), so the same
+#: lines, for about 20 ms less CPU on a 1600 px photo (of a plate's ~0.13 s: a full resample to
+#: 576 px cost ~12 ms, a BGR copy ~8 ms), and a decode less (~10 ms) when the whole photo is
+#: read after its rows. False is the reading until 2026-11-29 (the cost benchmark measures both).
+FRUGAL = True
 #: onnxruntime threads per model (0: onnxruntime's default, one per core, as until 2026-11-28;
 #: the cost benchmark measures both).
 THREADS = 1
@@ -91,6 +97,7 @@ THREADS = 1
 _engines: dict[int, Any] = {}
 _engine_lock = threading.Lock()
 _cache: OrderedDict[bytes, _PhotoText] = OrderedDict()
+_decoded: OrderedDict[bytes, npt.NDArray[np.uint8]] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
@@ -204,7 +211,7 @@ def read_lines(
     keep: Keep | None = None,
     rows: Rows | None = None,
     batch: int = RECOGNITION_BATCH,
-    cut_first: bool = CUT_FIRST,
+    frugal: bool = FRUGAL,
 ) -> list[TextLine]:
     """The text lines of a photo (bytes, decoded by `pictures.rgb_array`, or an RGB array),
     top to bottom then left to right, in the pixels of the photo bounded to
@@ -212,14 +219,15 @@ def read_lines(
     keeps are recognized and returned. With `rows`, text is looked for only in the band of
     the photo it names (the whole width; boxes still in the photo's pixels). Photos given as
     bytes are read once (their boxes and recognized lines cached by their hash: a later call
-    recognizes only boxes not recognized yet); the sides, threads, batch and `cut_first` are
+    recognizes only boxes not recognized yet); the sides, threads, batch and `frugal` are
     parameters for the benchmark's comparisons."""
     if not isinstance(image, bytes):
-        text = _detect(image, detection_side, threads, rows, cut_first)
-        return _recognize(image, text, keep, threads, batch, cut_first)
+        text = _detect(image, detection_side, threads, rows, frugal)
+        return _recognize(image, text, keep, threads, batch, frugal)
     band = rows.__qualname__ if rows is not None else ""
     options = f":{detection_side}:{recognition_side}:{threads}:{band}:{batch}"
-    key = hashlib.sha256(image).digest() + options.encode()
+    digest = hashlib.sha256(image).digest()
+    key = digest + options.encode()
     with _cache_lock:
         known = _cache.get(key)
         if known is not None:
@@ -227,16 +235,31 @@ def read_lines(
             wanted = _wanted(known, keep)
             if all(index in known.read for index in wanted):
                 return _lines(known, wanted)
-    pixels = rgb_array(image, recognition_side)
+    pixels = _pixels(image, digest, recognition_side, frugal)
     if known is None:
-        known = _detect(pixels, detection_side, threads, rows, cut_first)
-    lines = _recognize(pixels, known, keep, threads, batch, cut_first)
+        known = _detect(pixels, detection_side, threads, rows, frugal)
+    lines = _recognize(pixels, known, keep, threads, batch, frugal)
     with _cache_lock:
         _cache[key] = known
         _cache.move_to_end(key)
         while len(_cache) > CACHE_SIZE:
             _cache.popitem(last=False)
     return lines
+
+
+def _pixels(image: bytes, digest: bytes, side: int, frugal: bool) -> npt.NDArray[np.uint8]:
+    """The photo decoded (`pictures.rgb_array`), or with `frugal` its pixels kept from the
+    last decode."""
+    key = digest + f":{side}".encode()
+    with _cache_lock:
+        pixels = _decoded.get(key) if frugal else None
+    if pixels is None:
+        pixels = rgb_array(image, side)
+        with _cache_lock:
+            _decoded[key] = pixels
+            while len(_decoded) > DECODED_SIZE:
+                _decoded.popitem(last=False)
+    return pixels
 
 
 def find_boxes(
@@ -249,9 +272,10 @@ def find_boxes(
 
 
 def forget_lines() -> None:
-    """Empty the lines cache (benchmarks timing the OCR; tests)."""
+    """Empty the lines cache and the decoded pixels (benchmarks timing the OCR; tests)."""
     with _cache_lock:
         _cache.clear()
+        _decoded.clear()
 
 
 def _detect(
@@ -259,7 +283,7 @@ def _detect(
     detection_side: int,
     threads: int,
     rows: Rows | None = None,
-    cut_first: bool = CUT_FIRST,
+    frugal: bool = FRUGAL,
 ) -> _PhotoText:
     """The text boxes of `pixels`, found on a copy at most `detection_side` long (only in the
     band `rows` names, when given)."""
@@ -276,7 +300,7 @@ def _detect(
         if band is None:
             return _PhotoText([], {})
         band_top, band_bottom = _aligned_band(band, scale, size[1], size[0])
-    small = _scaled(pixels, size, (band_top, band_bottom), cut_first)
+    small = _scaled(pixels, size, (band_top, band_bottom), frugal)
     with _engine_lock:
         engine = _get_engine(threads)
         engine.text_det.postprocess_op.box_thresh = BOX_THRESHOLD
@@ -296,11 +320,11 @@ def _detect(
 
 
 def _scaled(
-    pixels: npt.NDArray[np.uint8], size: tuple[int, int], band: tuple[int, int], cut_first: bool
+    pixels: npt.NDArray[np.uint8], size: tuple[int, int], band: tuple[int, int], frugal: bool
 ) -> npt.NDArray[np.uint8]:
     """The rows `band` (top, bottom) of `pixels` resampled (bilinear) to `size` (width, height):
-    with `cut_first`, only those rows are resampled (PIL reads the source rows their filter
-    needs, so the pixels are those of the whole photo resampled, then cut)."""
+    with `frugal`, only those rows are resampled (PIL reads the source rows their filter
+    needs, so the pixels are those of the whole photo resampled, then cut, within one level)."""
     import numpy as np
     from PIL import Image
 
@@ -309,7 +333,7 @@ def _scaled(
     if size == (width, height):
         return pixels[top:bottom]
     picture = Image.fromarray(pixels)
-    if not cut_first:
+    if not frugal:
         return np.asarray(picture.resize(size, Image.Resampling.BILINEAR))[top:bottom]
     step = height / size[1]
     box = (0.0, top * step, float(width), bottom * step)
@@ -359,10 +383,10 @@ def _recognize(
     keep: Keep | None,
     threads: int,
     batch: int = RECOGNITION_BATCH,
-    cut_first: bool = CUT_FIRST,
+    frugal: bool = FRUGAL,
 ) -> list[TextLine]:
     """Recognize the kept boxes not recognized yet (cut from `pixels`, in BGR as the models
-    were trained), and return every kept box's line. With `cut_first`, each crop is turned to
+    were trained), and return every kept box's line. With `frugal`, each crop is turned to
     BGR rather than the whole photo (the crop's interpolation treats each channel alike)."""
     import numpy as np
 
@@ -373,7 +397,7 @@ def _recognize(
         with _engine_lock:
             engine = _get_engine(threads)
             engine.text_rec.rec_batch_num = batch
-            if cut_first:
+            if frugal:
                 crops = [
                     np.ascontiguousarray(crop[:, :, ::-1])
                     for crop in engine.get_crop_img_list(pixels, boxes)

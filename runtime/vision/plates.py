@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, ClassVar
 from runtime.validators import ValidationOutcome
 from runtime.vision import AnalysisSubject, register
 from runtime.vision.codes import decide, normalize_code, same_code, to_digit, to_letter
-from runtime.vision.ocr import CUT_FIRST, TextLine, find_boxes, read_lines, same_row
+from runtime.vision.ocr import FRUGAL, TextLine, find_boxes, read_lines, same_row
 from runtime.vision.pictures import UnreadablePhoto
 
 if TYPE_CHECKING:
@@ -325,19 +325,19 @@ def plate_rows(pixels: npt.NDArray[np.uint8]) -> tuple[int, int] | None:
 
 
 def plate_lines(
-    data: bytes, country: str | None, declared: str | None, *, cut_first: bool = CUT_FIRST
+    data: bytes, country: str | None, declared: str | None, *, frugal: bool = FRUGAL
 ) -> list[TextLine]:
     """The lines a plate is read from: those of the rows holding the photo's text
     (`plate_rows`) when they settle the reading (`_sure`), else the whole photo's, as every
     plate was read before (`PLATE_DETECTION_SIDE`). A plate the quick look misses, read unsure,
-    or another than the declared one costs both. `cut_first` is `ocr.read_lines`' (the cost
+    or another than the declared one costs both. `frugal` is `ocr.read_lines`' (the cost
     benchmark compares both)."""
     read = partial(
         read_lines,
         data,
         detection_side=PLATE_DETECTION_SIDE,
         recognition_side=PLATE_RECOGNITION_SIDE,
-        cut_first=cut_first,
+        frugal=frugal,
     )
     rows = read(rows=plate_rows)
     if _sure(rows, country, declared):

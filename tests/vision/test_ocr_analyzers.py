@@ -631,7 +631,7 @@ def test_a_band_is_cut_where_the_detector_sees_it_as_in_the_whole_photo(
 
 
 def test_a_band_resampled_alone_is_the_whole_photo_resampled_then_cut() -> None:
-    """`ocr.CUT_FIRST`: PIL resamples only the band's rows (its box is passed as 32-bit floats,
+    """`ocr.FRUGAL`: PIL resamples only the band's rows (its box is passed as 32-bit floats,
     so a pixel may round one level off), not the whole photo first."""
     import numpy as np
 
@@ -639,8 +639,8 @@ def test_a_band_resampled_alone_is_the_whole_photo_resampled_then_cut() -> None:
 
     pixels = np.random.default_rng(5).integers(0, 256, (1600, 1200, 3), dtype=np.uint8)
     for band in ((0, 96), (64, 192), (320, 432)):
-        alone = _scaled(pixels, (432, 576), band, cut_first=True)
-        cut = _scaled(pixels, (432, 576), band, cut_first=False)
+        alone = _scaled(pixels, (432, 576), band, frugal=True)
+        cut = _scaled(pixels, (432, 576), band, frugal=False)
         assert alone.shape == cut.shape == (band[1] - band[0], 432, 3)
         assert np.abs(alone.astype(int) - cut.astype(int)).max() <= 1
 
@@ -652,9 +652,32 @@ def test_model_reads_the_same_lines_cropping_before_turning_to_bgr(plate_photo: 
     from runtime.vision import ocr
 
     ocr.forget_lines()
-    cut_first = ocr.read_lines(plate_photo, cut_first=True)
+    frugal = ocr.read_lines(plate_photo, frugal=True)
     ocr.forget_lines()
-    assert cut_first and ocr.read_lines(plate_photo, cut_first=False) == cut_first
+    assert frugal and ocr.read_lines(plate_photo, frugal=False) == frugal
+
+
+@needs_model
+def test_model_decodes_a_photo_looked_at_twice_once(
+    plate_photo: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plate's rows, then the whole photo: one decode (`ocr.DECODED_SIZE`); two without
+    `frugal`, and again after `forget_lines` (the benchmarks time from an empty cache)."""
+    from runtime.vision import ocr
+    from runtime.vision.plates import plate_rows
+
+    decodes: list[int] = []
+    decode = ocr.rgb_array
+    monkeypatch.setattr(ocr, "rgb_array", lambda *args: decodes.append(1) or decode(*args))
+    for frugal, expected in ((True, 1), (False, 2)):
+        ocr.forget_lines()
+        decodes.clear()
+        ocr.read_lines(plate_photo, rows=plate_rows, frugal=frugal)
+        ocr.read_lines(plate_photo, frugal=frugal)
+        assert len(decodes) == expected
+    ocr.forget_lines()
+    ocr.read_lines(plate_photo)
+    assert len(decodes) == 3
 
 
 @pytest.mark.parametrize("kind", ["TD3", "TD1", "card"])
