@@ -7,8 +7,9 @@ pipeline before 2026-11-28 (onnxruntime's default threads; every line of a docum
 `shipped` is the analyzers' defaults (a plate: `plates.plate_lines`), `rows_first_resample_whole`
 the same reading as shipped until 2026-11-29 (`ocr.FRUGAL` off: the whole photo resampled to
 576 px and turned to BGR, then cut, and decoded again when the whole photo is read after its
-rows), `576` the plate reading shipped before the rows first (one look at 576 px); the others
-are what was tried on the way. Per variant:
+rows; the quick look resampled from every pixel), `rows_first_frugal` the same with
+`ocr.FRUGAL` (shipped on 2026-11-29 02:14), `576` the plate reading shipped before the rows
+first (one look at 576 px); the others are what was tried on the way. Per variant:
 median and p90 CPU seconds (every thread of the process), and the accuracy on the same photos:
 plates read exactly with no country given, the true plate accepted and a wrong one refused
 (each reading timed from an empty cache, the shipped one depending on what is declared);
@@ -52,10 +53,12 @@ PLATE_VARIANTS: dict[str, dict[str, Any]] = {
     },
 }
 #: The analyzer's own reading (`plates.plate_lines`: a quick look first, the full one when it
-#: does not settle the plate), with these keyword arguments.
-ROWS_FIRST_VARIANTS: dict[str, dict[str, Any]] = {
-    "rows_first_resample_whole": {"frugal": False},
-    "shipped": {},
+#: does not settle the plate), with these keyword arguments and these module constants of
+#: `runtime.vision.plates` set while it reads (then put back).
+ROWS_FIRST_VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    "rows_first_resample_whole": ({"frugal": False}, {"QUICK_REDUCING_GAP": None}),
+    "rows_first_frugal": ({}, {"QUICK_REDUCING_GAP": None}),
+    "shipped": ({}, {}),
 }
 #: Document reading variants: keyword arguments of `runtime.vision.identity.document_reading`.
 #: `shipped` looks for the MRZ in its rows only (`mrz_band.mrz_rows`) and recognizes a line at
@@ -94,9 +97,29 @@ def plate_reader(name: str) -> Callable[[bytes, str | None, str | None], Any]:
     from runtime.vision.plates import plate_lines
 
     if name in ROWS_FIRST_VARIANTS:
-        return partial(plate_lines, **ROWS_FIRST_VARIANTS[name])
+        options, constants = ROWS_FIRST_VARIANTS[name]
+        return partial(_with_constants, constants, partial(plate_lines, **options))
     options = PLATE_VARIANTS[name]
     return lambda data, country, declared: read_lines(data, **options)
+
+
+def _with_constants(constants: dict[str, Any], call: Callable[..., Any], *arguments: Any) -> Any:
+    """`call(*arguments)` with `constants` of `runtime.vision.plates` set, then put back."""
+    from runtime.vision import plates
+
+    before = {name: getattr(plates, name) for name in constants}
+    for name, value in constants.items():
+        setattr(plates, name, value)
+    try:
+        return call(*arguments)
+    finally:
+        for name, value in before.items():
+            setattr(plates, name, value)
+
+
+def _rows_first_options(name: str) -> dict[str, Any]:
+    options, constants = ROWS_FIRST_VARIANTS[name]
+    return {"plate_lines": options, "plates": constants}
 
 
 def plates(variants: list[str]) -> dict[str, Any]:
@@ -141,7 +164,7 @@ def plates(variants: list[str]) -> dict[str, Any]:
     total = len(photos)
     return {
         name: {
-            "options": PLATE_VARIANTS.get(name, {"plate_lines": ROWS_FIRST_VARIANTS.get(name)}),
+            "options": PLATE_VARIANTS.get(name) or _rows_first_options(name),
             **summary(times[name]["nothing"]),
             "true_declared_median_cpu_s": summary(times[name]["true"])["median_cpu_s"],
             "wrong_declared_median_cpu_s": summary(times[name]["wrong"])["median_cpu_s"],

@@ -10,7 +10,8 @@ character changed: must fail). Then the 10 drawn photos without a plate, with an
 declared plate (must fail). Also counted: how many of the 134, nothing declared, the rows did
 not settle (`plates._sure`), so the whole photo was read too.
 
-    python -m benchmarks.vision.plate_tuning [--quick-side 416]
+    python -m benchmarks.vision.plate_tuning [--quick-side 416] [--row-margin 0.5]
+        [--quick-gap 1.5|none]
 
 The last line printed is one JSON object with every count and the failures.
 """
@@ -59,14 +60,19 @@ def photos() -> dict[str, list[tuple[str, bytes, str | None, str | None]]]:
     return groups
 
 
-def check(quick_side: int | None = None) -> dict[str, Any]:
+def check(parameters: dict[str, Any]) -> dict[str, Any]:
+    """The counts with `parameters` (module constants of `runtime.vision.plates`) set."""
     from runtime.vision import plates
     from runtime.vision.ocr import read_lines
 
-    if quick_side is not None:
-        plates.QUICK_DETECTION_SIDE = quick_side
+    for name, value in parameters.items():
+        setattr(plates, name, value)
     analyzer = plates.PlateAnalyzer()
-    report: dict[str, Any] = {"quick_side": plates.QUICK_DETECTION_SIDE}
+    report: dict[str, Any] = {
+        "quick_side": plates.QUICK_DETECTION_SIDE,
+        "quick_gap": plates.QUICK_REDUCING_GAP,
+        "row_margin": plates.ROW_MARGIN,
+    }
     failures: list[str] = []
     for group, found in photos().items():
         exact = exact_country = accepted = refused = whole = 0
@@ -122,11 +128,21 @@ def check(quick_side: int | None = None) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick-side", type=int, default=None, help="QUICK_DETECTION_SIDE")
+    parser.add_argument("--row-margin", type=float, default=None, help="ROW_MARGIN")
+    parser.add_argument("--quick-gap", default=None, help="QUICK_REDUCING_GAP (none: None)")
     arguments = parser.parse_args()
     if not real.available():
         print(json.dumps({"missing": str(real.REAL)}))
         return
-    report = check(arguments.quick_side)
+    parameters: dict[str, Any] = {}
+    if arguments.quick_side is not None:
+        parameters["QUICK_DETECTION_SIDE"] = arguments.quick_side
+    if arguments.row_margin is not None:
+        parameters["ROW_MARGIN"] = arguments.row_margin
+    if arguments.quick_gap is not None:
+        gap = arguments.quick_gap
+        parameters["QUICK_REDUCING_GAP"] = None if gap == "none" else float(gap)
+    report = check(parameters)
     for group, figures in report.items():
         if group != "failures":
             print(group, json.dumps(figures))

@@ -263,12 +263,17 @@ def _pixels(image: bytes, digest: bytes, side: int, frugal: bool) -> npt.NDArray
 
 
 def find_boxes(
-    pixels: npt.NDArray[np.uint8], detection_side: int, threads: int = THREADS
+    pixels: npt.NDArray[np.uint8],
+    detection_side: int,
+    threads: int = THREADS,
+    reducing_gap: float | None = None,
 ) -> list[tuple[tuple[float, float], ...]]:
     """The text boxes of an RGB array (four corners each, in its pixels), found by the
     detector on a copy at most `detection_side` long and not read: a reader's look for where
-    its text is (`plates.plate_rows`)."""
-    return [_corners(box) for box in _detect(pixels, detection_side, threads).boxes]
+    its text is (`plates.plate_rows`). `reducing_gap` is PIL's for that copy (a box reduction
+    by an integer factor first, cheaper than resampling every source pixel bilinearly)."""
+    found = _detect(pixels, detection_side, threads, reducing_gap=reducing_gap)
+    return [_corners(box) for box in found.boxes]
 
 
 def forget_lines() -> None:
@@ -284,9 +289,10 @@ def _detect(
     threads: int,
     rows: Rows | None = None,
     frugal: bool = FRUGAL,
+    reducing_gap: float | None = None,
 ) -> _PhotoText:
     """The text boxes of `pixels`, found on a copy at most `detection_side` long (only in the
-    band `rows` names, when given)."""
+    band `rows` names, when given; resampled with PIL's `reducing_gap`)."""
     import numpy as np
 
     height, width = pixels.shape[:2]
@@ -300,7 +306,7 @@ def _detect(
         if band is None:
             return _PhotoText([], {})
         band_top, band_bottom = _aligned_band(band, scale, size[1], size[0])
-    small = _scaled(pixels, size, (band_top, band_bottom), frugal)
+    small = _scaled(pixels, size, (band_top, band_bottom), frugal, reducing_gap)
     with _engine_lock:
         engine = _get_engine(threads)
         engine.text_det.postprocess_op.box_thresh = BOX_THRESHOLD
@@ -320,11 +326,16 @@ def _detect(
 
 
 def _scaled(
-    pixels: npt.NDArray[np.uint8], size: tuple[int, int], band: tuple[int, int], frugal: bool
+    pixels: npt.NDArray[np.uint8],
+    size: tuple[int, int],
+    band: tuple[int, int],
+    frugal: bool,
+    reducing_gap: float | None = None,
 ) -> npt.NDArray[np.uint8]:
     """The rows `band` (top, bottom) of `pixels` resampled (bilinear) to `size` (width, height):
     with `frugal`, only those rows are resampled (PIL reads the source rows their filter
-    needs, so the pixels are those of the whole photo resampled, then cut, within one level)."""
+    needs, so the pixels are those of the whole photo resampled, then cut, within one level).
+    With `reducing_gap` (PIL's), the whole photo is resampled so and then cut."""
     import numpy as np
     from PIL import Image
 
@@ -333,8 +344,9 @@ def _scaled(
     if size == (width, height):
         return pixels[top:bottom]
     picture = Image.fromarray(pixels)
-    if not frugal:
-        return np.asarray(picture.resize(size, Image.Resampling.BILINEAR))[top:bottom]
+    if not frugal or reducing_gap is not None:
+        resampled = picture.resize(size, Image.Resampling.BILINEAR, reducing_gap=reducing_gap)
+        return np.asarray(resampled)[top:bottom]
     step = height / size[1]
     box = (0.0, top * step, float(width), bottom * step)
     return np.asarray(picture.resize((size[0], bottom - top), Image.Resampling.BILINEAR, box=box))

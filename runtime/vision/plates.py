@@ -76,6 +76,16 @@ PLATE_DETECTION_SIDE = 576
 #: ones the whole photo at 576 would give; a plate too small for the quick look, or read
 #: unsure in those rows, is read from the whole photo.
 QUICK_DETECTION_SIDE = 416
+#: The quick look's copy is resampled with PIL's `reducing_gap` at this: a 1600 px photo is first
+#: reduced 2 x 2 by averaging, then resampled bilinearly to `QUICK_DETECTION_SIDE` (~6 ms against
+#: ~10 ms), and the 134 tuning plates read as before (`benchmarks/vision/plate_tuning.py`); 1.0,
+#: a 3 x 3 reduction (~5 ms), left the whole photo to read for 13 of them against 11. None
+#: resamples every source pixel, as until 2026-11-29.
+QUICK_REDUCING_GAP: float | None = 1.5
+#: Rows of margin above the highest and below the lowest text the quick look finds, in the
+#: tallest box's heights. 0.75 and 0.5 would cut the band detected again at 576 px by 17% and
+#: 24% on the 25 shared real photos at 1600 px, but both read the drawn `PI852MA` `PL852MA`.
+ROW_MARGIN = 1.0
 #: The rows' reading settles the plate when its plate, fitting a known format, scores at
 #: least this (with a declared plate: the declared one, matched).
 QUICK_SURE = 0.9
@@ -313,14 +323,14 @@ def _sure(lines: list[TextLine], country: str | None, declared: str | None) -> b
 
 def plate_rows(pixels: npt.NDArray[np.uint8]) -> tuple[int, int] | None:
     """The rows of the photo holding its text, as the detector finds it at
-    `QUICK_DETECTION_SIDE` (from the top of the highest box to the bottom of the lowest, a box's
-    height of margin each side), or None when it finds none."""
-    boxes = find_boxes(pixels, QUICK_DETECTION_SIDE)
+    `QUICK_DETECTION_SIDE` (from the top of the highest box to the bottom of the lowest,
+    `ROW_MARGIN` of the tallest box's height of margin each side), or None when it finds none."""
+    boxes = find_boxes(pixels, QUICK_DETECTION_SIDE, reducing_gap=QUICK_REDUCING_GAP)
     if not boxes:
         return None
     tops = [min(y for _, y in box) for box in boxes]
     bottoms = [max(y for _, y in box) for box in boxes]
-    margin = max(bottom - top for top, bottom in zip(tops, bottoms, strict=True))
+    margin = ROW_MARGIN * max(bottom - top for top, bottom in zip(tops, bottoms, strict=True))
     return max(0, int(min(tops) - margin)), min(pixels.shape[0], int(max(bottoms) + margin) + 1)
 
 

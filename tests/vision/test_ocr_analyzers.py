@@ -643,6 +643,9 @@ def test_a_band_resampled_alone_is_the_whole_photo_resampled_then_cut() -> None:
         cut = _scaled(pixels, (432, 576), band, frugal=False)
         assert alone.shape == cut.shape == (band[1] - band[0], 432, 3)
         assert np.abs(alone.astype(int) - cut.astype(int)).max() <= 1
+    # The quick look's copy (`plates.QUICK_REDUCING_GAP`): the whole photo, reduced first.
+    whole = _scaled(pixels, (432, 576), (0, 576), frugal=True, reducing_gap=1.5)
+    assert whole.shape == (576, 432, 3)
 
 
 @needs_model
