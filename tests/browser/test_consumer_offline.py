@@ -306,7 +306,11 @@ SENT_AND_SHOWN = """() => {
 
 
 def closed_with_photos_pending(
-    browser: Any, api: dict[str, Any], camera: list[Path], profile: Path
+    browser: Any,
+    api: dict[str, Any],
+    camera: list[Path],
+    profile: Path,
+    look: Callable[[Any, str], Any] | None = None,
 ) -> Outcome:
     """Photos taken offline, the browser closed; opened again online (the same profile): they
     go out at the page's load."""
@@ -335,6 +339,8 @@ def closed_with_photos_pending(
         # or the service worker (Background Sync, which may run while the page loads) sent
         # them; a photo sent after the page was asked for shows in the list as sent.
         page.wait_for_function(SENT_AND_SHOWN, timeout=30_000)
+        if look:
+            look(page, "reopened-photos-sent")
         assert not page.errors, page.errors
         return outcome
     finally:
@@ -377,10 +383,11 @@ def test_a_slow_network_sends_every_photo_once(
 
 
 def test_photos_pending_when_the_browser_closed_go_out_when_it_opens_again(
-    browser: Any, api: dict[str, Any], camera: list[Path], tmp_path: Path
+    browser: Any, api: dict[str, Any], camera: list[Path], tmp_path: Path, screenshot: Any
 ) -> None:
     for run in range(REPEAT):
-        check(closed_with_photos_pending(browser, api, camera, tmp_path / f"profile-{run}"))
+        look = screenshot if run == 0 else None
+        check(closed_with_photos_pending(browser, api, camera, tmp_path / f"profile-{run}", look))
 
 
 # --- answers given offline, and the Send button -------------------------------------------------
