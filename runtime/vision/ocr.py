@@ -255,6 +255,7 @@ def _pixels(image: bytes, digest: bytes, side: int, frugal: bool) -> npt.NDArray
         pixels = _decoded.get(key) if frugal else None
     if pixels is None:
         pixels = rgb_array(image, side)
+        pixels.flags.writeable = False  # shared by the threads reading this photo: never changed
         with _cache_lock:
             _decoded[key] = pixels
             while len(_decoded) > DECODED_SIZE:
