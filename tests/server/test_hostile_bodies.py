@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
@@ -181,22 +182,46 @@ def _json_operations(
     return sorted(found, key=lambda item: "/finish/" in item[2])
 
 
+def answered_once_more_after_an_outage(
+    call: Callable[[], httpx.Response], label: str, retried: list[str]
+) -> httpx.Response:
+    """`call()`'s answer; after a 503 `service_unavailable` with `Retry-After` (the database
+    did not answer in time: on a loaded machine a burst of new PostgreSQL connections can take
+    over `connect_timeout`), the answer to the same request sent again, `label` noted in
+    `retried`. That 503 is the service's "retry" answer, not the input's doing; a 5xx the
+    input causes comes again and fails the test."""
+    response = call()
+    if response.status_code == 503 and "retry-after" in response.headers:
+        try:
+            code = response.json().get("code")
+        except ValueError:
+            code = None
+        if code == "service_unavailable":
+            retried.append(label)
+            time.sleep(0.5)
+            response = call()
+    return response
+
+
 def test_no_hostile_body_gets_a_5xx(
     live_server: str, test_headers: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     failures: list[str] = []
     sent: list[int] = []
+    retried: list[str] = []
     with fuzzing(live_server, test_headers) as (http, document, known):
         operations = _json_operations(document, known)
         assert len(operations) >= 15, [label for _, _, label, _ in operations]
 
         def send(request: tuple[str, str, str, Any]) -> None:
             method, url, label, body = request
-            response = http.request(
-                method,
-                url,
-                content=json.dumps(body, allow_nan=False),
-                headers={"content-type": "application/json"},
+            content = json.dumps(body, allow_nan=False)
+            response = answered_once_more_after_an_outage(
+                lambda: http.request(
+                    method, url, content=content, headers={"content-type": "application/json"}
+                ),
+                label,
+                retried,
             )
             sent.append(response.status_code)
             if response.status_code >= 500:
@@ -228,5 +253,8 @@ def test_no_hostile_body_gets_a_5xx(
             random_values()
     server_errors = sum(status >= 500 for status in sent)
     with capsys.disabled():
-        print(f"\nhostile bodies: {len(sent)} requests, {server_errors} answered 5xx")
+        print(
+            f"\nhostile bodies: {len(sent)} requests, {server_errors} answered 5xx "
+            f"({len(retried)} sent again after a 503 service_unavailable)"
+        )
     assert not failures, "\n".join(failures[:20])

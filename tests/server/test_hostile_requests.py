@@ -39,7 +39,13 @@ from server.db import Database
 from server.errors import STATUS_BY_CODE
 from server.oauth import service as oauth
 from server.settings import Settings
-from tests.server.test_hostile_bodies import CONCURRENT, CREATION, _url, fuzzing
+from tests.server.test_hostile_bodies import (
+    CONCURRENT,
+    CREATION,
+    _url,
+    answered_once_more_after_an_outage,
+    fuzzing,
+)
 from tests.server.test_images import PHOTO
 
 BOUNDARY = "hostile-boundary-7f3a"
@@ -290,6 +296,7 @@ def test_no_hostile_multipart_body_or_query_string_gets_a_5xx(
 ) -> None:
     failures: list[str] = []
     sent: list[int] = []
+    retried: list[str] = []
     counted = {"multipart": 0, "query": 0}
     with fuzzing(live_server, test_headers) as (http, document, known):
         known["file_id"] = known["image_id"]  # the shared link's photo
@@ -363,7 +370,7 @@ def test_no_hostile_multipart_body_or_query_string_gets_a_5xx(
 
         def send(request: tuple[str, Callable[[], httpx.Response]]) -> None:
             label, call = request
-            response = call()
+            response = answered_once_more_after_an_outage(call, label, retried)
             sent.append(response.status_code)
 
             problem = _problem(response)
@@ -381,6 +388,7 @@ def test_no_hostile_multipart_body_or_query_string_gets_a_5xx(
             f"\nhostile multipart bodies and query strings: {len(sent)} requests "
             f"({counted['multipart']} multipart over {len(multipart_operations)} operations, "
             f"{counted['query']} query strings over {len(query_operations)}), "
-            f"{server_errors} answered 5xx"
+            f"{server_errors} answered 5xx ({len(retried)} sent again after a 503 "
+            "service_unavailable)"
         )
     assert not failures, "\n".join(failures[:30])
